@@ -1,0 +1,22 @@
+import { Module } from '@nestjs/common';
+import { MongooseModule } from '@nestjs/mongoose';
+import { AuthController } from './auth.controller';
+import { AuthService } from './auth.service';
+import { LoginRateLimiter } from './login-rate-limiter';
+import { PasswordHasher } from './password-hasher';
+import { OwnerCredential, OwnerCredentialSchema } from './schemas/owner.schema';
+import { AuthSession, AuthSessionSchema } from './schemas/session.schema';
+import { SessionGuard } from './session.guard';
+
+@Module({
+  imports: [
+    MongooseModule.forFeature([
+      { name: OwnerCredential.name, schema: OwnerCredentialSchema },
+      { name: AuthSession.name, schema: AuthSessionSchema },
+    ]),
+  ],
+  controllers: [AuthController],
+  providers: [AuthService, LoginRateLimiter, { provide: PasswordHasher, useValue: new PasswordHasher() }, SessionGuard],
+  exports: [AuthService, SessionGuard],
+})
+export class AuthModule {}

@@ -1,0 +1,108 @@
+import { ConflictException, HttpException, HttpStatus, Inject, Injectable, Logger, UnauthorizedException } from '@nestjs/common';
+import { InjectModel } from '@nestjs/mongoose';
+import { createHash, randomBytes } from 'node:crypto';
+import type { Model } from 'mongoose';
+import { Clock } from '../clock/clock';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/app-config.provider';
+import { AppEventBus } from '../events/app-event-bus';
+import { LoginRateLimiter } from './login-rate-limiter';
+import { PasswordHasher } from './password-hasher';
+import { OWNER_ID, OwnerCredential } from './schemas/owner.schema';
+import { AuthSession } from './schemas/session.schema';
+
+export interface IssuedSession {
+  token: string;
+  expiresAt: Date;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+@Injectable()
+export class AuthService {
+  private readonly logger = new Logger('Auth');
+
+  constructor(
+    @InjectModel(OwnerCredential.name) private readonly owners: Model<OwnerCredential>,
+    @InjectModel(AuthSession.name) private readonly sessions: Model<AuthSession>,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly hasher: PasswordHasher,
+    private readonly limiter: LoginRateLimiter,
+    private readonly clock: Clock,
+    private readonly events: AppEventBus,
+  ) {}
+
+  async ownerExists(): Promise<boolean> {
+    return (await this.owners.exists({ _id: OWNER_ID })) !== null;
+  }
+
+  /** First run only: stores the owner's password and opens a session. */
+  async setup(password: string): Promise<IssuedSession> {
+    if (await this.ownerExists()) throw new ConflictException('The owner password is already set; log in instead.');
+    const passwordHash = await this.hasher.hash(password);
+    try {
+      await this.owners.create({ _id: OWNER_ID, passwordHash });
+    } catch (error) {
+      if ((error as { code?: number }).code === 11000) {
+        throw new ConflictException('The owner password is already set; log in instead.');
+      }
+      throw error;
+    }
+    this.logger.log('Owner password set');
+    return this.openSession();
+  }
+
+  async login(password: string, client: string): Promise<IssuedSession> {
+    const waitMs = this.limiter.retryAfterMs(client);
+    if (waitMs > 0) throw new TooManyLoginAttemptsException(waitMs);
+    const owner = await this.owners.findById(OWNER_ID).lean();
+    if (!owner) throw new ConflictException('No owner password is set yet; complete the first-run setup.');
+    if (!(await this.hasher.verify(password, owner.passwordHash))) {
+      this.limiter.recordFailure(client);
+      this.logger.warn(`Failed login from ${client}`);
+      throw new UnauthorizedException('Wrong password');
+    }
+    this.limiter.recordSuccess(client);
+    return this.openSession();
+  }
+
+  /** True when `token` names an open, unexpired session. */
+  async isValidSession(token: string | undefined): Promise<boolean> {
+    if (!token) return false;
+    const session = await this.sessions.exists({ _id: hashToken(token), expiresAt: { $gt: this.clock.now() } });
+    return session !== null;
+  }
+
+  async logout(token: string | undefined): Promise<void> {
+    if (!token) return;
+    await this.sessions.deleteOne({ _id: hashToken(token) });
+    this.events.emit('auth.logged_out', { at: this.clock.now().toISOString() });
+  }
+
+  private async openSession(): Promise<IssuedSession> {
+    const now = this.clock.now();
+    await this.sessions.deleteMany({ expiresAt: { $lte: now } });
+    const token = randomBytes(32).toString('base64url');
+    const expiresAt = new Date(now.getTime() + this.config.sessionTtlDays * DAY_MS);
+    await this.sessions.create({ _id: hashToken(token), createdAt: now, expiresAt });
+    return { token, expiresAt };
+  }
+}
+
+export class TooManyLoginAttemptsException extends HttpException {
+  constructor(readonly retryAfterMs: number) {
+    const seconds = Math.ceil(retryAfterMs / 1000);
+    super(
+      {
+        statusCode: HttpStatus.TOO_MANY_REQUESTS,
+        message: `Too many failed login attempts. Try again in ${seconds} seconds.`,
+        error: 'Too Many Requests',
+      },
+      HttpStatus.TOO_MANY_REQUESTS,
+    );
+  }
+}
+
+function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}

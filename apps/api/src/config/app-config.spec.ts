@@ -1,0 +1,80 @@
+import { ConfigError, loadAppConfig, logLevelsFrom, redactMongoUri } from './app-config';
+
+describe('loadAppConfig', () => {
+  it('has safe defaults: loopback, port 3000, ./data, embedded database', () => {
+    const config = loadAppConfig({}, '/srv/metatron');
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      dataDir: '/srv/metatron/data',
+      mongodbUri: undefined,
+      logLevel: 'log',
+      logFormat: 'text',
+      sessionTtlDays: 30,
+      cookieSecure: 'auto',
+    });
+    expect(config.allowedHosts).toEqual(['localhost', '127.0.0.1', '::1']);
+  });
+
+  it('honours every variable', () => {
+    const config = loadAppConfig(
+      {
+        PORT: '8080',
+        HOST: 'metatron.lan',
+        DATA_DIR: '/var/lib/metatron',
+        MONGODB_URI: 'mongodb://db:27017/metatron',
+        LOG_LEVEL: 'debug',
+        LOG_FORMAT: 'json',
+        SESSION_TTL_DAYS: '7',
+        ALLOWED_HOSTS: 'Box.local, other',
+        COOKIE_SECURE: 'always',
+      },
+      '/x',
+    );
+    expect(config).toMatchObject({
+      port: 8080,
+      host: 'metatron.lan',
+      dataDir: '/var/lib/metatron',
+      mongodbUri: 'mongodb://db:27017/metatron',
+      logLevel: 'debug',
+      logFormat: 'json',
+      sessionTtlDays: 7,
+      cookieSecure: 'always',
+    });
+    expect(config.allowedHosts).toEqual(['localhost', '127.0.0.1', '::1', 'metatron.lan', 'box.local', 'other']);
+  });
+
+  it('lets ALLOWED_HOSTS=* switch the host check off', () => {
+    expect(loadAppConfig({ ALLOWED_HOSTS: '*' }).allowedHosts).toBeNull();
+  });
+
+  it('names every bad variable in one error', () => {
+    let error: unknown;
+    try {
+      loadAppConfig({ PORT: '70000', LOG_LEVEL: 'loud', MONGODB_URI: 'postgres://x', SESSION_TTL_DAYS: '1.5' });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems;
+    expect(problems).toEqual([
+      'PORT must be a whole number from 1 to 65535 (got "70000")',
+      'MONGODB_URI must start with mongodb:// or mongodb+srv://',
+      'LOG_LEVEL must be one of fatal, error, warn, log, debug, verbose (got "loud")',
+      'SESSION_TTL_DAYS must be a whole number from 1 to 365 (got "1.5")',
+    ]);
+  });
+});
+
+describe('logLevelsFrom', () => {
+  it('includes the level and everything more severe', () => {
+    expect(logLevelsFrom('warn')).toEqual(['fatal', 'error', 'warn']);
+  });
+});
+
+describe('redactMongoUri', () => {
+  it('hides the password', () => {
+    expect(redactMongoUri('mongodb://me:s3cret@db:27017/x')).toBe('mongodb://me:****@db:27017/x');
+    expect(redactMongoUri('mongodb://db:27017/x')).toBe('mongodb://db:27017/x');
+  });
+});

@@ -1,0 +1,109 @@
+import { isAbsolute, resolve } from 'node:path';
+import type { LogLevel } from '@nestjs/common';
+
+export type LogFormat = 'text' | 'json';
+export type CookieSecureMode = 'auto' | 'always' | 'never';
+
+/** Everything the server reads from its environment, validated once at boot. */
+export interface AppConfig {
+  port: number;
+  host: string;
+  /** Absolute path; holds the embedded database files and later the media. */
+  dataDir: string;
+  /** Unset: start the embedded database. */
+  mongodbUri: string | undefined;
+  logLevel: LogLevel;
+  logFormat: LogFormat;
+  sessionTtlDays: number;
+  /** Host names the server answers to (DNS-rebinding guard); `null` = any. */
+  allowedHosts: string[] | null;
+  cookieSecure: CookieSecureMode;
+  ferretdbBin: string;
+  webDistDir: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration: ${problems.join('; ')}`);
+  }
+}
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
+
+/** Reads and validates the environment; throws one ConfigError naming every bad variable. */
+export function loadAppConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()): AppConfig {
+  const problems: string[] = [];
+  const text = (name: string): string | undefined => {
+    const value = env[name]?.trim();
+    return value ? value : undefined;
+  };
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = text(name);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!/^\d+$/.test(raw) || value < min || value > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return value;
+  };
+  const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
+    const raw = text(name);
+    if (raw === undefined) return fallback;
+    if (!(allowed as readonly string[]).includes(raw)) {
+      problems.push(`${name} must be one of ${allowed.join(', ')} (got "${raw}")`);
+      return fallback;
+    }
+    return raw as T;
+  };
+  const path = (name: string, fallback: string): string => {
+    const raw = text(name) ?? fallback;
+    return isAbsolute(raw) ? raw : resolve(cwd, raw);
+  };
+
+  const port = integer('PORT', 3000, 1, 65535);
+  const host = text('HOST') ?? '127.0.0.1';
+  if (/[\s/]/.test(host)) problems.push(`HOST must be a host name or IP address (got "${host}")`);
+
+  const mongodbUri = text('MONGODB_URI');
+  if (mongodbUri !== undefined && !/^mongodb(\+srv)?:\/\/\S+$/.test(mongodbUri)) {
+    problems.push('MONGODB_URI must start with mongodb:// or mongodb+srv://');
+  }
+
+  const rawHosts = text('ALLOWED_HOSTS');
+  let allowedHosts: string[] | null;
+  if (rawHosts === '*') {
+    allowedHosts = null;
+  } else {
+    const listed = rawHosts ? rawHosts.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean) : [];
+    const bindName = ['0.0.0.0', '::'].includes(host) ? [] : [host.toLowerCase()];
+    allowedHosts = [...new Set([...LOOPBACK_NAMES, ...bindName, ...listed])];
+  }
+
+  const config: AppConfig = {
+    port,
+    host,
+    dataDir: path('DATA_DIR', './data'),
+    mongodbUri,
+    logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, 'log'),
+    logFormat: oneOf('LOG_FORMAT', ['text', 'json'] as const, 'text'),
+    sessionTtlDays: integer('SESSION_TTL_DAYS', 30, 1, 365),
+    allowedHosts,
+    cookieSecure: oneOf('COOKIE_SECURE', ['auto', 'always', 'never'] as const, 'auto'),
+    ferretdbBin: path('FERRETDB_BIN', './tools/ferretdb/bin/ferretdb-launcher'),
+    webDistDir: path('WEB_DIST_DIR', './dist/apps/web/browser'),
+  };
+  if (problems.length) throw new ConfigError(problems);
+  return config;
+}
+
+/** Log levels at and above the configured one, as Nest's logger wants them. */
+export function logLevelsFrom(level: LogLevel): LogLevel[] {
+  return LOG_LEVELS.slice(0, LOG_LEVELS.indexOf(level) + 1);
+}
+
+/** `mongodb://user:secret@host/db` → `mongodb://user:****@host/db`, for logs and errors. */
+export function redactMongoUri(uri: string): string {
+  return uri.replace(/^(mongodb(?:\+srv)?:\/\/[^:/@]+):[^@/]*@/, '$1:****@');
+}

@@ -1,0 +1,29 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { MongooseModule } from '@nestjs/mongoose';
+import { DatabaseAvailableGuard } from './database-available.guard';
+import { DatabaseHealthService } from './database-health.service';
+import { DATABASE_RUNTIME, type DatabaseRuntime } from './database-runtime';
+
+@Global()
+@Module({})
+export class DatabaseModule {
+  static forRoot(runtime: DatabaseRuntime): DynamicModule {
+    return {
+      module: DatabaseModule,
+      imports: [
+        MongooseModule.forRoot(runtime.uri, {
+          dbName: runtime.dbName,
+          // Fail fast instead of queueing operations while the server is away.
+          bufferCommands: false,
+          serverSelectionTimeoutMS: 3000,
+          retryAttempts: 1,
+          retryDelay: 500,
+          // FerretDB 1.x lacks some index options; models create their own indexes explicitly.
+          autoIndex: false,
+        }),
+      ],
+      providers: [{ provide: DATABASE_RUNTIME, useValue: runtime }, DatabaseHealthService, DatabaseAvailableGuard],
+      exports: [DATABASE_RUNTIME, DatabaseHealthService, DatabaseAvailableGuard],
+    };
+  }
+}

@@ -1,0 +1,50 @@
+import { ValidationPipe, type INestApplication } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import cookieParser from 'cookie-parser';
+import helmet from 'helmet';
+import type { AppConfig } from '../config/app-config';
+import { SESSION_COOKIE } from '../auth/session-cookie';
+import { APP_VERSION } from '../version';
+import { AppExceptionFilter } from './app-exception.filter';
+import { hostAllowlist } from './host-allowlist.middleware';
+
+export const API_PREFIX = 'api';
+
+/** Everything main.ts and the tests both need on the app before it listens. */
+export function configureApp(app: INestApplication, config: AppConfig): void {
+  app.use(hostAllowlist(config.allowedHosts));
+  app.use(
+    helmet({
+      contentSecurityPolicy: {
+        directives: {
+          // Angular Material and Swagger UI set inline styles; scripts stay same-origin only.
+          'style-src': ["'self'", "'unsafe-inline'"],
+          'img-src': ["'self'", 'data:', 'blob:'],
+          'upgrade-insecure-requests': null,
+        },
+      },
+      // Served over plain HTTP on loopback by default: HSTS would lock a browser out.
+      strictTransportSecurity: false,
+    }),
+  );
+  app.use(cookieParser());
+  app.setGlobalPrefix(API_PREFIX);
+  app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
+  app.useGlobalFilters(new AppExceptionFilter(app.get(HttpAdapterHost).httpAdapter));
+
+  const document = () =>
+    SwaggerModule.createDocument(
+      app,
+      new DocumentBuilder()
+        .setTitle('MetatronOS API')
+        .setDescription(
+          'REST and SSE API of MetatronOS. Every route except health and auth needs the owner session cookie ' +
+            `(\`${SESSION_COOKIE}\`), obtained from POST /api/auth/login.`,
+        )
+        .setVersion(APP_VERSION)
+        .addCookieAuth(SESSION_COOKIE)
+        .build(),
+    );
+  SwaggerModule.setup(`${API_PREFIX}/docs`, app, document, { jsonDocumentUrl: `${API_PREFIX}/docs-json` });
+}

@@ -1,0 +1,98 @@
+import { ConsoleLogger, Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { AppModule } from './app/app.module';
+import { ConfigError, loadAppConfig, logLevelsFrom, redactMongoUri, type AppConfig } from './config/app-config';
+import { prepareDataDir } from './database/embedded-database';
+import { startDatabase, type DatabaseRuntime } from './database/database-runtime';
+import { configureApp } from './http/configure-app';
+import { DataDirLock } from './data-dir-lock';
+import { StartupError } from './startup-error';
+
+/** Prints one line and exits: start-up failures never print a stack trace. */
+function fail(message: string, code = 1): never {
+  process.stderr.write(`metatronos: ${message}\n`);
+  process.exit(code);
+}
+
+async function main(): Promise<void> {
+  let config: AppConfig;
+  try {
+    config = loadAppConfig(process.env);
+  } catch (error) {
+    fail(error instanceof ConfigError ? error.message : String(error), 2);
+  }
+
+  const logger = new ConsoleLogger('MetatronOS', {
+    json: config.logFormat === 'json',
+    logLevels: logLevelsFrom(config.logLevel),
+    colors: config.logFormat === 'text' && process.stdout.isTTY,
+  });
+  Logger.overrideLogger(logger);
+
+  let lock: DataDirLock | undefined;
+  let database: DatabaseRuntime | undefined;
+  let app: NestExpressApplication | undefined;
+  let shuttingDown = false;
+
+  const shutdown = async (exitCode: number): Promise<never> => {
+    shuttingDown = true;
+    // Close the app (and its database connections) before stopping the server under them.
+    await app?.close().catch((error: Error) => logger.error(`Error while closing: ${error.message}`));
+    await database?.embedded?.stop();
+    lock?.release();
+    process.exit(exitCode);
+  };
+  const abort = async (message: string): Promise<never> => {
+    process.stderr.write(`metatronos: ${message}\n`);
+    return shutdown(1);
+  };
+
+  try {
+    prepareDataDir(config.dataDir);
+    lock = DataDirLock.acquire(config.dataDir);
+    logger.log(
+      config.mongodbUri
+        ? `Using MongoDB at ${redactMongoUri(config.mongodbUri)}`
+        : `Starting the embedded database in ${config.dataDir}/db`,
+    );
+    database = await startDatabase(config);
+  } catch (error) {
+    lock?.release();
+    fail(error instanceof StartupError ? error.message : `Start-up failed: ${(error as Error).message}`);
+  }
+
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      if (shuttingDown) return;
+      logger.log(`${signal} received, shutting down`);
+      void shutdown(0);
+    });
+  }
+
+  try {
+    app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ config, database }), {
+      logger,
+      abortOnError: false,
+    });
+    configureApp(app, config);
+    await app.listen(config.port, config.host);
+  } catch (error) {
+    const err = error as NodeJS.ErrnoException;
+    if (err.code === 'EADDRINUSE') {
+      await abort(`Port ${config.port} on ${config.host} is already in use. Stop the other program or set PORT.`);
+    }
+    if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND') {
+      await abort(`Cannot listen on ${config.host}:${config.port}: ${err.message}. Check HOST.`);
+    }
+    await abort(`Start-up failed: ${err.message}`);
+  }
+
+  const where = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+  logger.log(`MetatronOS is ready at ${where} (database: ${database.kind}, data: ${config.dataDir})`);
+  if (!['127.0.0.1', 'localhost', '::1'].includes(config.host)) {
+    logger.warn(`Listening on ${config.host}: MetatronOS is reachable from other machines. Put it behind HTTPS.`);
+  }
+}
+
+void main();

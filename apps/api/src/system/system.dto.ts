@@ -1,0 +1,20 @@
+import { ApiProperty } from '@nestjs/swagger';
+import type { DatabaseKind, DatabaseStatus, SystemInfo } from '@metatronos/shared-types';
+
+export class SystemDatabaseDto {
+  @ApiProperty({ enum: ['embedded', 'external'], description: 'embedded FerretDB, or the server named by MONGODB_URI' })
+  kind!: DatabaseKind;
+  @ApiProperty({ enum: ['up', 'down'] })
+  status!: DatabaseStatus;
+}
+
+export class SystemInfoDto implements SystemInfo {
+  @ApiProperty({ example: '0.1.0' })
+  version!: string;
+  @ApiProperty({ description: 'Seconds since this API process started' })
+  uptimeSeconds!: number;
+  @ApiProperty({ type: SystemDatabaseDto })
+  database!: SystemDatabaseDto;
+  @ApiProperty({ description: 'Absolute path of the data directory', example: '/home/me/metatronos/data' })
+  dataDir!: string;
+}
