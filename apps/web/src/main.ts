@@ -1,7 +1,5 @@
 import { bootstrapApplication } from '@angular/platform-browser';
-import { appConfig } from './app/app.config';
 import { App } from './app/app';
+import { appConfig } from './app/app.config';
 
-bootstrapApplication(App, appConfig).catch((err) =>
-  console.error(err)
-);
+bootstrapApplication(App, appConfig).catch((error: unknown) => console.error(error));

@@ -3,7 +3,6 @@ import { MongooseModule } from '@nestjs/mongoose';
 import { AuthController } from './auth.controller';
 import { AuthService } from './auth.service';
 import { LoginRateLimiter } from './login-rate-limiter';
-import { PasswordHasher } from './password-hasher';
 import { OwnerCredential, OwnerCredentialSchema } from './schemas/owner.schema';
 import { AuthSession, AuthSessionSchema } from './schemas/session.schema';
 import { SessionGuard } from './session.guard';
@@ -16,7 +15,7 @@ import { SessionGuard } from './session.guard';
     ]),
   ],
   controllers: [AuthController],
-  providers: [AuthService, LoginRateLimiter, { provide: PasswordHasher, useValue: new PasswordHasher() }, SessionGuard],
+  providers: [AuthService, LoginRateLimiter, SessionGuard],
   exports: [AuthService, SessionGuard],
 })
 export class AuthModule {}

@@ -1,9 +1,10 @@
-import { Global, Module } from '@nestjs/common';
-import { Clock, SystemClock } from './clock';
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { Clock } from './clock';
 
 @Global()
-@Module({
-  providers: [{ provide: Clock, useClass: SystemClock }],
-  exports: [Clock],
-})
-export class ClockModule {}
+@Module({})
+export class ClockModule {
+  static forRoot(clock: Clock): DynamicModule {
+    return { module: ClockModule, providers: [{ provide: Clock, useValue: clock }], exports: [Clock] };
+  }
+}

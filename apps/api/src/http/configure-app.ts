@@ -7,9 +7,9 @@ import type { AppConfig } from '../config/app-config';
 import { SESSION_COOKIE } from '../auth/session-cookie';
 import { APP_VERSION } from '../version';
 import { AppExceptionFilter } from './app-exception.filter';
+import { API_PREFIX } from './api-prefix';
 import { hostAllowlist } from './host-allowlist.middleware';
-
-export const API_PREFIX = 'api';
+import { serveConsole } from './serve-console';
 
 /** Everything main.ts and the tests both need on the app before it listens. */
 export function configureApp(app: INestApplication, config: AppConfig): void {
@@ -29,6 +29,7 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
     }),
   );
   app.use(cookieParser());
+  serveConsole(app, config.webDistDir);
   app.setGlobalPrefix(API_PREFIX);
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
   app.useGlobalFilters(new AppExceptionFilter(app.get(HttpAdapterHost).httpAdapter));

@@ -1,0 +1,121 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import mongoose from 'mongoose';
+import { DataDirLock } from '../src/data-dir-lock';
+import { EmbeddedDatabase, prepareDataDir } from '../src/database/embedded-database';
+import { dbNameFromUri, pingMongo, startDatabase } from '../src/database/database-runtime';
+import { StartupError } from '../src/startup-error';
+import { ferretdbBinary } from './support/test-database';
+
+describe('EmbeddedDatabase', () => {
+  let dataDir: string;
+  beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), 'metatron-embedded-'))));
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  async function withClient<T>(uri: string, work: (db: mongoose.mongo.Db) => Promise<T>): Promise<T> {
+    const client = await new mongoose.mongo.MongoClient(uri).connect();
+    try {
+      return await work(client.db('metatronos'));
+    } finally {
+      await client.close();
+    }
+  }
+
+  it('starts on a free loopback port, answers ping, and a second start on the same data dir finds the data', async () => {
+    const first = await startDatabase({ mongodbUri: undefined, dataDir, ferretdbBin: ferretdbBinary() });
+    expect(first.kind).toBe('embedded');
+    expect(first.uri).toMatch(/^mongodb:\/\/127\.0\.0\.1:\d+\/$/);
+    await withClient(first.uri, (db) => db.collection('notes').insertOne({ text: 'kept across restarts' }));
+    await first.embedded?.stop();
+    expect(first.embedded?.running).toBe(false);
+
+    const second = await startDatabase({ mongodbUri: undefined, dataDir, ferretdbBin: ferretdbBinary() });
+    try {
+      const found = await withClient(second.uri, (db) => db.collection('notes').findOne({}, { projection: { _id: 0 } }));
+      expect(found).toEqual({ text: 'kept across restarts' });
+    } finally {
+      await second.embedded?.stop();
+    }
+  });
+
+  it('stops on SIGTERM and leaves no process behind; stop() twice is harmless', async () => {
+    const database = await EmbeddedDatabase.start({ binPath: ferretdbBinary(), dataDir });
+    const pid = database.pid as number;
+    await database.stop();
+    await database.stop();
+    expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  it('tells unexpected exits apart from stops', async () => {
+    const database = await EmbeddedDatabase.start({ binPath: ferretdbBinary(), dataDir });
+    const exited = new Promise((resolve) => database.onUnexpectedExit(resolve));
+    process.kill(database.pid as number, 'SIGKILL');
+    await expect(exited).resolves.toMatchObject({ signal: 'SIGKILL' });
+    expect(database.running).toBe(false);
+  });
+
+  it('says in one line that the launcher is not built', async () => {
+    await expect(EmbeddedDatabase.start({ binPath: join(dataDir, 'missing'), dataDir })).rejects.toThrow(
+      new StartupError(
+        `The embedded database is not built (${join(dataDir, 'missing')} is missing). ` +
+          'Run `npm start`, which builds it with the Go toolchain, or set MONGODB_URI to use an existing MongoDB.',
+      ),
+    );
+  });
+
+  it('reports a launcher that fails at start with its reason', async () => {
+    const fake = join(dataDir, 'broken-launcher');
+    writeFileSync(fake, '#!/bin/sh\necho "ferretdb-launcher: data dir is on fire" >&2\nexit 1\n', { mode: 0o755 });
+    await expect(EmbeddedDatabase.start({ binPath: fake, dataDir })).rejects.toThrow(
+      'The embedded database failed to start: data dir is on fire',
+    );
+  });
+});
+
+describe('external MongoDB', () => {
+  it('fails with one clear line when MONGODB_URI does not answer, hiding the password', async () => {
+    const server = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const error = await pingMongo(`mongodb://me:hunter2@127.0.0.1:${port}/x`, 500).catch((e: Error) => e);
+      expect(error).toBeInstanceOf(StartupError);
+      expect((error as Error).message).toMatch(new RegExp(`^Cannot reach MongoDB at mongodb://me:\\*\\*\\*\\*@127\\.0\\.0\\.1:${port}/x: `));
+      expect((error as Error).message).not.toContain('hunter2');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('takes the database name from the URI path, or uses metatronos', () => {
+    expect(dbNameFromUri('mongodb://db:27017/mine?authSource=admin')).toBe('mine');
+    expect(dbNameFromUri('mongodb://db:27017/')).toBe('metatronos');
+    expect(dbNameFromUri('mongodb+srv://u:p@cluster.example')).toBe('metatronos');
+  });
+});
+
+describe('data dir', () => {
+  let dataDir: string;
+  beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), 'metatron-lock-'))));
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('lets one MetatronOS hold a data dir and refuses a second live one', () => {
+    writeFileSync(join(dataDir, 'metatronos.pid'), `${process.ppid}\n`);
+    expect(() => DataDirLock.acquire(dataDir)).toThrow(`Another MetatronOS (pid ${process.ppid}) is already using ${dataDir}.`);
+  });
+
+  it('takes over a lock left by a process that is gone, and releases it', () => {
+    writeFileSync(join(dataDir, 'metatronos.pid'), '999999999\n');
+    const lock = DataDirLock.acquire(dataDir);
+    lock.release();
+    expect(() => DataDirLock.acquire(dataDir).release()).not.toThrow();
+  });
+
+  it('refuses a data dir that cannot be created', () => {
+    const file = join(dataDir, 'a-file');
+    writeFileSync(file, '');
+    expect(() => prepareDataDir(join(file, 'sub'))).toThrow(`DATA_DIR ${join(file, 'sub')} is not a writable directory`);
+  });
+});

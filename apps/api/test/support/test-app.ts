@@ -1,0 +1,90 @@
+import type { INestApplication } from '@nestjs/common';
+import { getConnectionToken } from '@nestjs/mongoose';
+import { NestFactory } from '@nestjs/core';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Connection } from 'mongoose';
+import request from 'supertest';
+import type TestAgent from 'supertest/lib/agent';
+import { AppModule } from '../../src/app/app.module';
+import { PasswordHasher } from '../../src/auth/password-hasher';
+import { ManualClock } from '../../src/clock/clock';
+import { loadAppConfig, type AppConfig } from '../../src/config/app-config';
+import type { DatabaseRuntime } from '../../src/database/database-runtime';
+import { configureApp } from '../../src/http/configure-app';
+import { TEST_MONGODB_URI_ENV } from './test-database';
+
+export const OWNER_PASSWORD = 'correct horse battery';
+export const TEST_INDEX_HTML = '<!doctype html><title>MetatronOS</title><mt-root></mt-root>';
+
+export interface TestApp {
+  app: INestApplication;
+  config: AppConfig;
+  clock: ManualClock;
+  /** A fresh supertest client without cookies. */
+  http(): TestAgent;
+  /** Creates the owner (once) and returns a client that carries the session cookie. */
+  owner(): Promise<TestAgent>;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  /** Another database (e.g. one a test starts and kills itself). */
+  database?: DatabaseRuntime;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * The real Nest app over HTTP on the real embedded database, in a database of
+ * its own. Only the clock is replaced (a ManualClock) and the password hash is
+ * made cheaper, so tests stay fast.
+ */
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'metatron-test-data-'));
+  // A stand-in for the built console, so the static serving path is the production one.
+  const webDistDir = join(dataDir, 'console');
+  mkdirSync(webDistDir);
+  writeFileSync(join(webDistDir, 'index.html'), TEST_INDEX_HTML);
+  writeFileSync(join(webDistDir, 'main-TEST.js'), 'console.log("console");');
+  const config = loadAppConfig({ DATA_DIR: dataDir, WEB_DIST_DIR: webDistDir, ...options.env });
+  const uri = process.env[TEST_MONGODB_URI_ENV];
+  if (!options.database && !uri) throw new Error(`${TEST_MONGODB_URI_ENV} is not set: is the Jest globalSetup configured?`);
+  const database: DatabaseRuntime = options.database ?? {
+    kind: 'embedded',
+    uri: uri as string,
+    dbName: `test_${randomBytes(6).toString('hex')}`,
+  };
+  const clock = new ManualClock(new Date());
+
+  // NestFactory, as in main.ts: the testing module would build the static-file loader before the HTTP adapter exists.
+  const app = await NestFactory.create(
+    AppModule.forRoot({ config, database, clock, passwordHasher: new PasswordHasher({ N: 2 ** 10, r: 8, p: 1 }) }),
+    { logger: ['error'], abortOnError: false },
+  );
+  configureApp(app, config);
+  await app.init();
+
+  let ownerAgent: TestAgent | undefined;
+  const http = () => request.agent(app.getHttpServer());
+  return {
+    app,
+    config,
+    clock,
+    http,
+    async owner() {
+      if (ownerAgent) return ownerAgent;
+      const agent = http();
+      await agent.post('/api/auth/setup').send({ password: OWNER_PASSWORD }).expect(201);
+      ownerAgent = agent;
+      return agent;
+    },
+    async close() {
+      const connection = app.get<Connection>(getConnectionToken());
+      if (!options.database) await connection.dropDatabase().catch(() => undefined);
+      await app.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

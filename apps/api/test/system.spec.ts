@@ -1,0 +1,101 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EmbeddedDatabase } from '../src/database/embedded-database';
+import { DEFAULT_DB_NAME } from '../src/database/database-runtime';
+import { openSse } from './support/sse';
+import { ferretdbBinary } from './support/test-database';
+import { createTestApp, type TestApp } from './support/test-app';
+
+const packageVersion: string = require('../../../package.json').version;
+
+describe('health, system and events', () => {
+  let t: TestApp;
+  beforeAll(async () => (t = await createTestApp()));
+  afterAll(() => t.close());
+
+  it('GET /api/health pings the database without a session', async () => {
+    await t.http().get('/api/health').expect(200, { status: 'ok', db: 'up' });
+  });
+
+  it('GET /api/system reports version, uptime, database and data dir', async () => {
+    const owner = await t.owner();
+    const first = await owner.get('/api/system').expect(200);
+    expect(first.body).toEqual({
+      version: packageVersion,
+      uptimeSeconds: expect.any(Number),
+      database: { kind: 'embedded', status: 'up' },
+      dataDir: t.config.dataDir,
+    });
+    t.clock.advance(90_000);
+    const later = await owner.get('/api/system').expect(200);
+    expect(later.body.uptimeSeconds - first.body.uptimeSeconds).toBe(90);
+  });
+
+  it('GET /api/events streams the database status first, as a named SSE event', async () => {
+    const owner = await t.owner();
+    await t.app.listen(0, '127.0.0.1');
+    const url = (await t.app.getUrl()).replace('[::1]', '127.0.0.1');
+    const login = await owner.post('/api/auth/login').send({ password: 'correct horse battery' }).expect(200);
+    const cookie = String(login.headers['set-cookie']).split(';')[0];
+
+    const refused = await fetch(`${url}/api/events`);
+    expect(refused.status).toBe(401);
+
+    const stream = await openSse(`${url}/api/events`, { Cookie: cookie });
+    try {
+      expect(stream.status).toBe(200);
+      expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      const first = await stream.next();
+      expect(first).toEqual({ event: 'database.status', data: { status: 'up', at: expect.any(String) } });
+    } finally {
+      stream.close();
+    }
+  });
+});
+
+describe('when the embedded database dies', () => {
+  let dataDir: string;
+  let database: EmbeddedDatabase;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'metatron-dying-db-'));
+    database = await EmbeddedDatabase.start({ binPath: ferretdbBinary(), dataDir });
+    t = await createTestApp({ database: { kind: 'embedded', uri: database.uri, dbName: DEFAULT_DB_NAME, embedded: database } });
+  });
+  afterAll(async () => {
+    await t.close();
+    await database.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('turns health to 503, answers 503 at once instead of hanging, and announces it on the event stream', async () => {
+    const owner = await t.owner();
+    await t.app.listen(0, '127.0.0.1');
+    const url = (await t.app.getUrl()).replace('[::1]', '127.0.0.1');
+    const login = await owner.post('/api/auth/login').send({ password: 'correct horse battery' }).expect(200);
+    const cookie = String(login.headers['set-cookie']).split(';')[0];
+    const stream = await openSse(`${url}/api/events`, { Cookie: cookie });
+    try {
+      await stream.next((e) => e.event === 'database.status');
+      process.kill(database.pid as number, 'SIGKILL');
+
+      const down = await stream.next((e) => e.event === 'database.status');
+      expect(down.data).toMatchObject({ status: 'down', reason: expect.stringContaining('signal SIGKILL') });
+
+      await t.http().get('/api/health').expect(503, { status: 'error', db: 'down' });
+      const started = Date.now();
+      const res = await t.http().get('/api/auth/status').expect(503);
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(res.body).toEqual({
+        statusCode: 503,
+        error: 'Service Unavailable',
+        message: 'The database is unavailable. Check the server log; restarting MetatronOS usually helps.',
+      });
+      await owner.get('/api/system').expect(503);
+    } finally {
+      stream.close();
+    }
+  });
+});

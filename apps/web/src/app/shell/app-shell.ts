@@ -1,0 +1,96 @@
+import { BreakpointObserver } from '@angular/cdk/layout';
+import { ChangeDetectionStrategy, Component, computed, inject, signal } from '@angular/core';
+import { takeUntilDestroyed, toSignal } from '@angular/core/rxjs-interop';
+import { MatButton, MatIconButton } from '@angular/material/button';
+import { MatListItem, MatListItemIcon, MatListItemTitle, MatNavList } from '@angular/material/list';
+import { MatSidenav, MatSidenavContainer, MatSidenavContent } from '@angular/material/sidenav';
+import { MatToolbar } from '@angular/material/toolbar';
+import { NavigationEnd, Router, RouterLink, RouterLinkActive, RouterOutlet } from '@angular/router';
+import { EMPTY, catchError, exhaustMap, filter, map } from 'rxjs';
+import { AuthStore } from '../auth/auth-store';
+import { EventStream } from '../core/event-stream';
+import { Icon, Logo } from '../ui/icon';
+import { NAV_ITEMS } from './nav-items';
+
+/** Wide enough for the navigation to sit beside the page instead of over it. */
+export const WIDE_LAYOUT_QUERY = '(min-width: 960px)';
+
+/** The logged-in frame: toolbar, navigation drawer and the routed page. */
+@Component({
+  selector: 'mt-app-shell',
+  changeDetection: ChangeDetectionStrategy.OnPush,
+  imports: [
+    RouterOutlet,
+    RouterLink,
+    RouterLinkActive,
+    MatToolbar,
+    MatSidenav,
+    MatSidenavContainer,
+    MatSidenavContent,
+    MatNavList,
+    MatListItem,
+    MatListItemIcon,
+    MatListItemTitle,
+    MatButton,
+    MatIconButton,
+    Icon,
+    Logo,
+  ],
+  templateUrl: './app-shell.html',
+  styleUrl: './app-shell.scss',
+})
+export class AppShell {
+  private readonly auth = inject(AuthStore);
+  private readonly router = inject(Router);
+
+  protected readonly navItems = NAV_ITEMS;
+  protected readonly wide = toSignal(
+    inject(BreakpointObserver)
+      .observe(WIDE_LAYOUT_QUERY)
+      .pipe(map((state) => state.matches)),
+    { initialValue: true },
+  );
+  protected readonly menuOpen = signal(false);
+  protected readonly mode = computed(() => (this.wide() ? 'side' : 'over'));
+  protected readonly drawerOpen = computed(() => this.wide() || this.menuOpen());
+  protected readonly loggingOut = signal(false);
+
+  constructor() {
+    // On a narrow screen the drawer covers the page: close it once a link was followed.
+    this.router.events
+      .pipe(
+        filter((event) => event instanceof NavigationEnd),
+        takeUntilDestroyed(),
+      )
+      .subscribe(() => this.menuOpen.set(false));
+
+    // Some session logged out (maybe this one, from another tab): ask the server whether ours is still valid.
+    inject(EventStream)
+      .on('auth.logged_out')
+      .pipe(
+        exhaustMap(() => this.auth.ensureStatus(true).pipe(catchError(() => EMPTY))),
+        takeUntilDestroyed(),
+      )
+      .subscribe((status) => {
+        if (!status.authenticated) void this.router.navigateByUrl('/login');
+      });
+  }
+
+  protected toggleMenu(): void {
+    this.menuOpen.update((open) => !open);
+  }
+
+  protected drawerClosed(): void {
+    this.menuOpen.set(false);
+  }
+
+  protected logout(): void {
+    if (this.loggingOut()) return;
+    this.loggingOut.set(true);
+    this.auth.logout().subscribe({
+      next: () => void this.router.navigateByUrl('/login'),
+      // Unreachable server: the banner explains it; the session is still open, so stay.
+      error: () => this.loggingOut.set(false),
+    });
+  }
+}
