@@ -1,15 +1,4 @@
-import playwright from "eslint-plugin-playwright";
-import baseConfig from "../../eslint.config.mjs";
+import playwright from 'eslint-plugin-playwright';
+import baseConfig from '../../eslint.config.mjs';
 
-export default [
-    playwright.configs["flat/recommended"],
-    ...baseConfig,
-    {
-        files: [
-            "**/*.ts",
-            "**/*.js"
-        ],
-        // Override or add rules here
-        rules: {}
-    }
-];
+export default [playwright.configs['flat/recommended'], ...baseConfig];

@@ -1,4 +1,5 @@
 import { ConsoleLogger, Logger } from '@nestjs/common';
+import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app/app.module';
@@ -23,6 +24,8 @@ async function main(): Promise<void> {
     fail(error instanceof ConfigError ? error.message : String(error), 2);
   }
 
+  // Nest colours its output unless NO_COLOR is set; logs that go to a file or journal stay plain.
+  if (!process.stdout.isTTY) process.env['NO_COLOR'] ??= '1';
   const logger = new ConsoleLogger('MetatronOS', {
     json: config.logFormat === 'json',
     logLevels: logLevelsFrom(config.logLevel),
@@ -76,7 +79,16 @@ async function main(): Promise<void> {
       abortOnError: false,
     });
     configureApp(app, config);
-    await app.listen(config.port, config.host);
+    await app.init();
+    // Listen ourselves rather than app.listen(), which logs its own stack-ish line on failure.
+    const server = app.getHttpServer() as Server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
   } catch (error) {
     const err = error as NodeJS.ErrnoException;
     if (err.code === 'EADDRINUSE') {

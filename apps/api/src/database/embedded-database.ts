@@ -1,4 +1,5 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -33,7 +34,7 @@ export class EmbeddedDatabase {
   private readonly exitPromise: Promise<EmbeddedDatabaseExit>;
 
   private constructor(
-    private readonly child: ChildProcess,
+    private readonly child: ChildProcessByStdio<Writable, Readable, Readable>,
     readonly uri: string,
   ) {
     this.exitPromise = new Promise((resolve) => {
@@ -64,7 +65,7 @@ export class EmbeddedDatabase {
       { stdio: ['pipe', 'pipe', 'pipe'] },
     );
     const stderrLines: string[] = [];
-    createInterface({ input: child.stderr! }).on('line', (line) => {
+    createInterface({ input: child.stderr }).on('line', (line) => {
       stderrLines.push(line);
       if (stderrLines.length > 20) stderrLines.shift();
     });
@@ -74,7 +75,7 @@ export class EmbeddedDatabase {
         child.kill('SIGKILL');
         reject(new StartupError(`The embedded database did not start within ${options.readyTimeoutMs ?? 15000} ms.`));
       }, options.readyTimeoutMs ?? 15000);
-      const lines = createInterface({ input: child.stdout! });
+      const lines = createInterface({ input: child.stdout });
       lines.once('line', (line) => {
         clearTimeout(timer);
         const match = /^ready (\S+)$/.exec(line.trim());
@@ -96,7 +97,7 @@ export class EmbeddedDatabase {
     });
 
     const database = new EmbeddedDatabase(child, `mongodb://${address}/`);
-    createInterface({ input: child.stderr! }).on('line', (line) => {
+    createInterface({ input: child.stderr }).on('line', (line) => {
       // FerretDB's own log lines are noise here; the launcher prefixes what matters.
       if (line.startsWith('ferretdb-launcher: ')) database.lastError = line.slice('ferretdb-launcher: '.length);
     });

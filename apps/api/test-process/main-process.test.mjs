@@ -1,0 +1,175 @@
+// The built server as an operator runs it: `node dist/apps/api/main.js`.
+// Run by `nx run api:test-process` (builds the API and the database launcher first).
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+
+const root = resolve(import.meta.dirname, '../../..');
+const main = join(root, 'dist/apps/api/main.js');
+const dirs = [];
+after(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+function tempDir() {
+  const dir = mkdtempSync(join(tmpdir(), 'metatron-proc-'));
+  dirs.push(dir);
+  return dir;
+}
+
+async function freePort() {
+  const server = createServer();
+  await new Promise((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address();
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+/** Starts main.js; resolves once it is healthy (or rejects with its output). */
+function start(env) {
+  const child = spawn(process.execPath, [main], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = { stdout: '', stderr: '' };
+  child.stdout.on('data', (c) => (out.stdout += c));
+  child.stderr.on('data', (c) => (out.stderr += c));
+  const exit = new Promise((done) => child.once('exit', (code, signal) => done({ code, signal })));
+  return { child, out, exit };
+}
+
+async function waitHealthy(port, proc, timeoutMs = 20000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (proc.child.exitCode !== null) throw new Error(`exited early: ${proc.out.stderr}`);
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/api/health`);
+      if (res.ok) return;
+    } catch {
+      /* not yet */
+    }
+    await new Promise((done) => setTimeout(done, 50));
+  }
+  throw new Error(`not healthy in time: ${proc.out.stderr}`);
+}
+
+/** The embedded database launcher started by `pid`, if any. */
+function launcherOf(pid) {
+  try {
+    return Number(execFileSync('pgrep', ['-P', String(pid), '-f', 'ferretdb-launcher']).toString().trim());
+  } catch {
+    return undefined;
+  }
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return !execFileSync('ps', ['-o', 'stat=', '-p', String(pid)]).toString().startsWith('Z');
+  } catch {
+    return false;
+  }
+}
+
+async function gone(pid, withinMs = 5000) {
+  const deadline = Date.now() + withinMs;
+  while (Date.now() < deadline && alive(pid)) await new Promise((done) => setTimeout(done, 50));
+  return !alive(pid);
+}
+
+describe('main.js', { timeout: 120000 }, () => {
+  it('is built', () => assert.ok(existsSync(main), `${main} is missing: run nx build api`));
+
+  it('starts on the embedded database, stops on SIGTERM with exit 0 and no orphan, and finds its data after a restart', async () => {
+    const dataDir = tempDir();
+    const port = await freePort();
+    const first = start({ PORT: String(port), DATA_DIR: dataDir });
+    await waitHealthy(port, first);
+    const launcher = launcherOf(first.child.pid);
+    assert.ok(launcher, 'the embedded database runs as a child of the API');
+    const setup = await fetch(`http://127.0.0.1:${port}/api/auth/setup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ password: 'process test password' }),
+    });
+    assert.equal(setup.status, 201);
+
+    first.child.kill('SIGTERM');
+    assert.deepEqual(await first.exit, { code: 0, signal: null });
+    assert.ok(await gone(launcher), 'the database process ended with the API');
+    assert.ok(!existsSync(join(dataDir, 'metatronos.pid')), 'the data dir lock is released');
+
+    const second = start({ PORT: String(port), DATA_DIR: dataDir });
+    await waitHealthy(port, second);
+    const status = await (await fetch(`http://127.0.0.1:${port}/api/auth/status`)).json();
+    assert.deepEqual(status, { ownerExists: true, authenticated: false });
+    second.child.kill('SIGINT');
+    assert.equal((await second.exit).code, 0);
+  });
+
+  it('exits non-zero with one clear line when the port is in use, leaving no database behind', async () => {
+    const blocker = createServer();
+    await new Promise((done) => blocker.listen(0, '127.0.0.1', done));
+    const { port } = blocker.address();
+    try {
+      const proc = start({ PORT: String(port), DATA_DIR: tempDir() });
+      const { code } = await proc.exit;
+      assert.equal(code, 1);
+      assert.equal(proc.out.stderr, `metatronos: Port ${port} on 127.0.0.1 is already in use. Stop the other program or set PORT.\n`);
+      assert.equal(launcherOf(proc.child.pid), undefined);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('refuses bad configuration with exit 2 and names the variable', async () => {
+    const proc = start({ PORT: 'eighty', DATA_DIR: tempDir() });
+    assert.equal((await proc.exit).code, 2);
+    assert.equal(proc.out.stderr, 'metatronos: Invalid configuration: PORT must be a whole number from 1 to 65535 (got "eighty")\n');
+  });
+
+  it('says in one line when the embedded database is not built', async () => {
+    const proc = start({ PORT: String(await freePort()), DATA_DIR: tempDir(), FERRETDB_BIN: '/nonexistent/ferretdb-launcher' });
+    assert.equal((await proc.exit).code, 1);
+    assert.match(proc.out.stderr, /^metatronos: The embedded database is not built \(\/nonexistent\/ferretdb-launcher is missing\)\. .*MONGODB_URI.*\n$/);
+  });
+
+  it('says in one line when MONGODB_URI does not answer', async () => {
+    const blocker = createServer((socket) => socket.destroy());
+    await new Promise((done) => blocker.listen(0, '127.0.0.1', done));
+    try {
+      const uri = `mongodb://owner:topsecret@127.0.0.1:${blocker.address().port}/metatron`;
+      const proc = start({ PORT: String(await freePort()), DATA_DIR: tempDir(), MONGODB_URI: uri });
+      assert.equal((await proc.exit).code, 1);
+      assert.match(proc.out.stderr, /^metatronos: Cannot reach MongoDB at mongodb:\/\/owner:\*\*\*\*@127\.0\.0\.1:\d+\/metatron: [^\n]+\n$/);
+      assert.doesNotMatch(proc.out.stderr + proc.out.stdout, /topsecret/);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('refuses a second MetatronOS on the same data dir', async () => {
+    const dataDir = tempDir();
+    const port = await freePort();
+    const first = start({ PORT: String(port), DATA_DIR: dataDir });
+    await waitHealthy(port, first);
+    try {
+      const second = start({ PORT: String(await freePort()), DATA_DIR: dataDir });
+      assert.equal((await second.exit).code, 1);
+      assert.match(second.out.stderr, new RegExp(`^metatronos: Another MetatronOS \\(pid ${first.child.pid}\\) is already using ${dataDir}\\.`));
+    } finally {
+      first.child.kill('SIGTERM');
+      await first.exit;
+    }
+  });
+
+  it('leaves no database process behind when the API is killed with SIGKILL', async () => {
+    const port = await freePort();
+    const proc = start({ PORT: String(port), DATA_DIR: tempDir() });
+    await waitHealthy(port, proc);
+    const launcher = launcherOf(proc.child.pid);
+    assert.ok(launcher);
+    proc.child.kill('SIGKILL');
+    await proc.exit;
+    assert.ok(await gone(launcher), 'the launcher exits when its parent dies');
+  });
+});
