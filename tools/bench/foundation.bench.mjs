@@ -1,0 +1,73 @@
+// Foundation figures: cold start to healthy on the embedded database (median of 5),
+// idle RSS of the API and the database processes, and the console's initial JS (gzip).
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+
+const root = process.cwd();
+const RUNS = 5;
+
+async function freePort() {
+  const server = createServer();
+  await new Promise((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address();
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+const rssMiB = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function coldStart() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'metatron-bench-'));
+  const port = await freePort();
+  const started = performance.now();
+  const child = spawn(process.execPath, ['dist/apps/api/main.js'], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+    stdio: 'ignore',
+  });
+  for (;;) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/api/health`)).ok) break;
+    } catch {
+      /* not yet */
+    }
+    await new Promise((done) => setTimeout(done, 10));
+  }
+  const ms = performance.now() - started;
+  return { ms, child, dataDir, port };
+}
+
+const times = [];
+let rss;
+for (let i = 0; i < RUNS; i++) {
+  const run = await coldStart();
+  times.push(run.ms);
+  if (i === RUNS - 1) {
+    await new Promise((done) => setTimeout(done, 5000)); // let it settle to idle
+    const dbPid = Number(execFileSync('pgrep', ['-P', String(run.child.pid), '-f', 'ferretdb-launcher']).toString().trim());
+    rss = { api: rssMiB(run.child.pid), db: rssMiB(dbPid) };
+  }
+  run.child.kill('SIGTERM');
+  await new Promise((done) => run.child.once('exit', done));
+  rmSync(run.dataDir, { recursive: true, force: true });
+}
+console.log(`cold start to healthy (embedded db), ${RUNS} runs: ${times.map((t) => t.toFixed(0)).join(', ')} ms; median ${median(times).toFixed(0)} ms (goal ≤ 3000 ms)`);
+console.log(`idle RSS after 5 s: API ${rss.api.toFixed(1)} MiB, database ${rss.db.toFixed(1)} MiB`);
+
+// Initial JS = the scripts index.html loads plus the chunks it modulepreloads.
+const web = join(root, 'dist/apps/web/browser');
+const index = readFileSync(join(web, 'index.html'), 'utf8');
+const initial = [...index.matchAll(/<(?:script[^>]+src|link[^>]+rel="modulepreload"[^>]+href)="([^"]+\.js)"/g)].map((m) => m[1]);
+let raw = 0;
+let gz = 0;
+for (const file of new Set(initial)) {
+  const bytes = readFileSync(join(web, file));
+  raw += bytes.length;
+  gz += gzipSync(bytes, { level: 9 }).length;
+}
+console.log(`console initial JS: ${initial.length} files, ${(raw / 1024).toFixed(1)} KB raw, ${(gz / 1024).toFixed(1)} KB gzip (goal ≤ 250 KB gzip)`);

@@ -1,0 +1,41 @@
+# Shared by start.sh and test.sh: installs what MetatronOS needs, each step a no-op when already done.
+# shellcheck shell=bash
+
+export NX_NO_CLOUD=true NX_DAEMON=false NX_TUI=false
+
+say() { printf '\033[1m▸ %s\033[0m\n' "$*"; }
+
+# npm packages, reinstalled only when package-lock.json changed since the last install.
+ensure_node_modules() {
+  local stamp=node_modules/.metatronos-lock.sha256
+  local want
+  want=$(sha256sum package-lock.json | cut -d' ' -f1)
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    return
+  fi
+  say "Installing npm packages (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$want" > "$stamp"
+}
+
+# The embedded database launcher (Go); not needed when MONGODB_URI points elsewhere.
+ensure_ferretdb() {
+  say "Building the embedded database (tools/ferretdb)"
+  bash tools/ferretdb/build.sh
+}
+
+# Debian's Chromium for the browser tests (installed with apt-get when running as root).
+ensure_chromium() {
+  local chromium="${CHROMIUM_PATH:-/usr/bin/chromium}"
+  if [[ -x "$chromium" ]]; then
+    return
+  fi
+  if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    say "Installing Chromium from Debian's packages"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    return
+  fi
+  echo "The browser tests need Chromium at $chromium: install it (sudo apt-get install chromium) or set CHROMIUM_PATH." >&2
+  exit 4
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# `npm start`: install what is missing, build, and run MetatronOS (API + console on one port).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+source tools/scripts/setup.sh
+
+ensure_node_modules
+if [[ -z "${MONGODB_URI:-}" ]]; then
+  ensure_ferretdb
+fi
+say "Building the API and the console"
+npx nx run-many -t build -p api web --outputStyle=static --verbose=false >/tmp/metatronos-build.log 2>&1 || {
+  cat /tmp/metatronos-build.log >&2
+  echo "The build failed (log above)." >&2
+  exit 1
+}
+say "Starting MetatronOS"
+exec node dist/apps/api/main.js
