@@ -60,6 +60,7 @@ async function main(): Promise<void> {
         : `Starting the embedded database in ${config.dataDir}/db`,
     );
     database = await startDatabase(config);
+    if (database.embedded) logger.log(`Embedded database ready at ${database.uri} (loopback only)`);
   } catch (error) {
     lock?.release();
     fail(error instanceof StartupError ? error.message : `Start-up failed: ${(error as Error).message}`);
