@@ -1,4 +1,5 @@
-import { ConsoleLogger, Logger } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
+import { AppLogger } from './app-logger';
 import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -26,7 +27,7 @@ async function main(): Promise<void> {
 
   // Nest colours its output unless NO_COLOR is set; logs that go to a file or journal stay plain.
   if (!process.stdout.isTTY) process.env['NO_COLOR'] ??= '1';
-  const logger = new ConsoleLogger('MetatronOS', {
+  const logger = new AppLogger('MetatronOS', {
     json: config.logFormat === 'json',
     logLevels: logLevelsFrom(config.logLevel),
     colors: config.logFormat === 'text' && process.stdout.isTTY,
