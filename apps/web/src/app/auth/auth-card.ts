@@ -8,7 +8,7 @@ import { Logo } from '../ui/icon';
   imports: [Logo],
   template: `
     <main class="page">
-      <section class="card" [attr.aria-labelledby]="'auth-heading'">
+      <section class="card" aria-labelledby="auth-heading">
         <div class="brand"><mt-logo /><span>MetatronOS</span></div>
         <h1 id="auth-heading" class="heading">{{ heading() }}</h1>
         @if (lead()) {

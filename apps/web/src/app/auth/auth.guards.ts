@@ -5,7 +5,7 @@ import type { AuthStatus } from '@metatronos/shared-types';
 import { serverProblemFrom } from '../core/server-problem';
 import { ServerStatus } from '../core/server-status';
 import { AuthStore, destinationFor } from './auth-store';
-import { HOME_URL, safeReturnUrl } from './return-url';
+import { HOME_URL, loginQueryParams, safeReturnUrl } from './return-url';
 
 type Decision = boolean | UrlTree;
 
@@ -28,8 +28,7 @@ function withAuthStatus(url: string, decide: (status: AuthStatus, router: Router
 }
 
 function loginTree(router: Router, returnUrl: string): UrlTree {
-  const target = safeReturnUrl(returnUrl);
-  return router.createUrlTree(['/login'], target === HOME_URL ? {} : { queryParams: { returnUrl: target } });
+  return router.createUrlTree(['/login'], { queryParams: loginQueryParams(returnUrl) });
 }
 
 /** The shell and its pages: only for the logged-in owner. */

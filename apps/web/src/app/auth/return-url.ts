@@ -13,3 +13,9 @@ export function safeReturnUrl(candidate: string | null | undefined): string {
   if (path === '/' || AUTH_PAGES.includes(path)) return HOME_URL;
   return candidate;
 }
+
+/** Query params for `/login` that bring the owner back to `url` afterwards (none when that is the home page anyway). */
+export function loginQueryParams(url: string): { returnUrl?: string } {
+  const target = safeReturnUrl(url);
+  return target === HOME_URL ? {} : { returnUrl: target };
+}

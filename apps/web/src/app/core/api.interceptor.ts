@@ -3,6 +3,7 @@ import { inject } from '@angular/core';
 import { Router } from '@angular/router';
 import { tap } from 'rxjs';
 import { AuthStore } from '../auth/auth-store';
+import { loginQueryParams } from '../auth/return-url';
 import { API_BASE, AUTH_API_PREFIX } from './api-client';
 import { connectivityProblemFrom } from './server-problem';
 import { ServerStatus } from './server-status';
@@ -31,9 +32,7 @@ export const apiInterceptor: HttpInterceptorFn = (req, next) => {
         if (!(error instanceof HttpErrorResponse)) return;
         if (error.status === 401 && !isAuthRoute) {
           auth.markLoggedOut();
-          const here = router.url;
-          const onAuthPage = here.startsWith('/login') || here.startsWith('/setup');
-          void router.navigate(['/login'], onAuthPage || here === '/' ? {} : { queryParams: { returnUrl: here } });
+          void router.navigate(['/login'], { queryParams: loginQueryParams(router.url) });
           return;
         }
         const problem = connectivityProblemFrom(error);

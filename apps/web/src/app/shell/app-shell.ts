@@ -9,6 +9,7 @@ import { NavigationEnd, Router, RouterLink, RouterLinkActive, RouterOutlet } fro
 import { EMPTY, catchError, exhaustMap, filter, map } from 'rxjs';
 import { AuthStore } from '../auth/auth-store';
 import { EventStream } from '../core/event-stream';
+import { ServerStatus } from '../core/server-status';
 import { Icon, Logo } from '../ui/icon';
 import { NAV_ITEMS } from './nav-items';
 
@@ -64,8 +65,19 @@ export class AppShell {
       )
       .subscribe(() => this.menuOpen.set(false));
 
+    // The database recovered: an outage banner from an earlier request is stale now.
+    const events = inject(EventStream);
+    const server = inject(ServerStatus);
+    events
+      .on('database.status')
+      .pipe(
+        filter((event) => event.status === 'up'),
+        takeUntilDestroyed(),
+      )
+      .subscribe(() => server.markReachable());
+
     // Some session logged out (maybe this one, from another tab): ask the server whether ours is still valid.
-    inject(EventStream)
+    events
       .on('auth.logged_out')
       .pipe(
         exhaustMap(() => this.auth.ensureStatus(true).pipe(catchError(() => EMPTY))),

@@ -9,7 +9,7 @@ import { EMPTY, Subject, catchError, finalize, interval, skip, switchMap, tap } 
 import type { DatabaseKind, DatabaseStatus, SystemInfo } from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
 import { EventStream } from '../core/event-stream';
-import { inlineErrorMessage } from '../core/server-problem';
+import { connectivityProblemFrom, inlineErrorMessage } from '../core/server-problem';
 import { ServerStatus } from '../core/server-status';
 import { Icon } from '../ui/icon';
 import { formatUptime } from './format-uptime';
@@ -73,7 +73,10 @@ export class SystemPage {
           return this.api.systemInfo().pipe(
             tap((info) => this.apply(info)),
             catchError((error: unknown) => {
-              this.error.set(inlineErrorMessage(error, 'Could not load the system information.'));
+              // Outages are explained by the app-wide banner; repeat them here only if there is nothing else to show.
+              if (!this.info() || !connectivityProblemFrom(error)) {
+                this.error.set(inlineErrorMessage(error, 'Could not load the system information.'));
+              }
               return EMPTY;
             }),
             finalize(() => this.loading.set(false)),

@@ -1,0 +1,138 @@
+import { BreakpointObserver, type BreakpointState } from '@angular/cdk/layout';
+import { provideHttpClient } from '@angular/common/http';
+import { HttpTestingController, provideHttpClientTesting } from '@angular/common/http/testing';
+import { Component, signal } from '@angular/core';
+import { type ComponentFixture, TestBed } from '@angular/core/testing';
+import { Router, provideRouter } from '@angular/router';
+import { BehaviorSubject, Subject, filter, map } from 'rxjs';
+import type { AppEventMap, AppEventName } from '@metatronos/shared-types';
+import { AuthStore } from '../auth/auth-store';
+import { type AppEvent, EventStream } from '../core/event-stream';
+import { ServerStatus } from '../core/server-status';
+import { AppShell } from './app-shell';
+import { NAV_ITEMS } from './nav-items';
+
+@Component({ selector: 'mt-stub', template: 'stub page' })
+class Stub {}
+
+class FakeEventStream {
+  readonly state = signal('open');
+  readonly events = new Subject<AppEvent>();
+  on<K extends AppEventName>(name: K) {
+    return this.events.pipe(
+      filter((event) => event.name === name),
+      map((event) => event.data as AppEventMap[K]),
+    );
+  }
+}
+
+describe('AppShell', () => {
+  let fixture: ComponentFixture<AppShell>;
+  let http: HttpTestingController;
+  let router: Router;
+  let events: FakeEventStream;
+  let layout: BehaviorSubject<BreakpointState>;
+
+  const el = (selector: string) => fixture.nativeElement.querySelector(selector) as HTMLElement | null;
+  const byTestId = (id: string) => el(`[data-testid="${id}"]`);
+
+  beforeEach(async () => {
+    events = new FakeEventStream();
+    layout = new BehaviorSubject<BreakpointState>({ matches: true, breakpoints: {} });
+    TestBed.configureTestingModule({
+      imports: [AppShell],
+      providers: [
+        provideHttpClient(),
+        provideHttpClientTesting(),
+        provideRouter([
+          { path: 'system', component: Stub },
+          { path: 'login', component: Stub },
+        ]),
+        { provide: EventStream, useValue: events },
+        { provide: BreakpointObserver, useValue: { observe: () => layout } },
+      ],
+    });
+    http = TestBed.inject(HttpTestingController);
+    router = TestBed.inject(Router);
+    // Logged in.
+    TestBed.inject(AuthStore).login('pw').subscribe();
+    http.expectOne('/api/auth/login').flush({});
+    fixture = TestBed.createComponent(AppShell);
+    await fixture.whenStable();
+  });
+
+  afterEach(() => http.verify());
+
+  it('shows the product name in the toolbar and one link per nav item', () => {
+    expect(byTestId('app-toolbar')?.textContent).toContain('MetatronOS');
+    const links = fixture.nativeElement.querySelectorAll('nav a[data-testid^="nav-"]') as NodeListOf<HTMLAnchorElement>;
+    expect(links).toHaveLength(NAV_ITEMS.length);
+    const system = byTestId('nav-system') as HTMLAnchorElement;
+    expect(system.getAttribute('href')).toBe('/system');
+    expect(system.textContent?.trim()).toBe('System');
+  });
+
+  it('marks the current page in the navigation', async () => {
+    await router.navigateByUrl('/system');
+    await fixture.whenStable();
+    expect(byTestId('nav-system')?.getAttribute('aria-current')).toBe('page');
+  });
+
+  it('keeps the navigation beside the page on wide screens and behind a menu button on narrow ones', async () => {
+    expect(el('.menu-button')).toBeNull();
+    expect(el('mat-sidenav')?.classList).toContain('mat-drawer-side');
+
+    layout.next({ matches: false, breakpoints: {} });
+    await fixture.whenStable();
+    const menu = el('.menu-button');
+    expect(menu).not.toBeNull();
+    expect(el('mat-sidenav')?.classList).toContain('mat-drawer-over');
+    expect(menu?.getAttribute('aria-expanded')).toBe('false');
+    menu?.click();
+    await fixture.whenStable();
+    expect(menu?.getAttribute('aria-expanded')).toBe('true');
+  });
+
+  it('logs out on the server and goes to the login', async () => {
+    const navigateByUrl = jest.spyOn(router, 'navigateByUrl').mockResolvedValue(true);
+    byTestId('logout-button')?.click();
+    await fixture.whenStable();
+    const req = http.expectOne('/api/auth/logout');
+    expect(req.request.method).toBe('POST');
+    req.flush(null, { status: 204, statusText: 'No Content' });
+    await fixture.whenStable();
+    expect(TestBed.inject(AuthStore).authenticated()).toBe(false);
+    expect(navigateByUrl).toHaveBeenCalledWith('/login');
+  });
+
+  it('stays when the server cannot be reached for the logout', async () => {
+    const navigateByUrl = jest.spyOn(router, 'navigateByUrl').mockResolvedValue(true);
+    byTestId('logout-button')?.click();
+    await fixture.whenStable();
+    http.expectOne('/api/auth/logout').error(new ProgressEvent('error'), { status: 0 });
+    await fixture.whenStable();
+    expect(navigateByUrl).not.toHaveBeenCalled();
+    expect((byTestId('logout-button') as HTMLButtonElement).disabled).toBe(false);
+  });
+
+  it('drops a stale outage banner once the database reports it is up again', () => {
+    const server = TestBed.inject(ServerStatus);
+    server.report({ kind: 'database', status: 503, title: 'The database is unavailable', message: 'm' });
+    events.events.next({ name: 'database.status', data: { status: 'down', at: '2026-01-01T00:00:00Z' } });
+    expect(server.problem()).not.toBeNull();
+    events.events.next({ name: 'database.status', data: { status: 'up', at: '2026-01-01T00:00:09Z' } });
+    expect(server.problem()).toBeNull();
+  });
+
+  it('re-checks the session when some session logs out, and leaves only if ours is gone', async () => {
+    const navigateByUrl = jest.spyOn(router, 'navigateByUrl').mockResolvedValue(true);
+
+    events.events.next({ name: 'auth.logged_out', data: { at: '2026-01-01T00:00:00Z' } });
+    http.expectOne('/api/auth/status').flush({ ownerExists: true, authenticated: true });
+    expect(navigateByUrl).not.toHaveBeenCalled();
+
+    events.events.next({ name: 'auth.logged_out', data: { at: '2026-01-01T00:00:01Z' } });
+    http.expectOne('/api/auth/status').flush({ ownerExists: true, authenticated: false });
+    expect(navigateByUrl).toHaveBeenCalledWith('/login');
+  });
+});
