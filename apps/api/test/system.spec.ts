@@ -33,11 +33,7 @@ describe('health, system and events', () => {
   });
 
   it('GET /api/events streams the database status first, as a named SSE event', async () => {
-    const owner = await t.owner();
-    await t.app.listen(0, '127.0.0.1');
-    const url = (await t.app.getUrl()).replace('[::1]', '127.0.0.1');
-    const login = await owner.post('/api/auth/login').send({ password: 'correct horse battery' }).expect(200);
-    const cookie = String(login.headers['set-cookie']).split(';')[0];
+    const { url, cookie } = await t.serve();
 
     const refused = await fetch(`${url}/api/events`);
     expect(refused.status).toBe(401);
@@ -71,11 +67,8 @@ describe('when the embedded database dies', () => {
   });
 
   it('turns health to 503, answers 503 at once instead of hanging, and announces it on the event stream', async () => {
+    const { url, cookie } = await t.serve();
     const owner = await t.owner();
-    await t.app.listen(0, '127.0.0.1');
-    const url = (await t.app.getUrl()).replace('[::1]', '127.0.0.1');
-    const login = await owner.post('/api/auth/login').send({ password: 'correct horse battery' }).expect(200);
-    const cookie = String(login.headers['set-cookie']).split(';')[0];
     const stream = await openSse(`${url}/api/events`, { Cookie: cookie });
     try {
       await stream.next((e) => e.event === 'database.status');

@@ -27,6 +27,8 @@ export interface TestApp {
   http(): TestAgent;
   /** Creates the owner (once) and returns a client that carries the session cookie. */
   owner(): Promise<TestAgent>;
+  /** Listens on a loopback port (for clients supertest cannot be, like SSE readers) and returns its URL and an owner `Cookie` header. */
+  serve(): Promise<{ url: string; cookie: string }>;
   close(): Promise<void>;
 }
 
@@ -68,17 +70,25 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
 
   let ownerAgent: TestAgent | undefined;
   const http = () => request.agent(app.getHttpServer());
+  const owner = async () => {
+    if (ownerAgent) return ownerAgent;
+    const agent = http();
+    await agent.post('/api/auth/setup').send({ password: OWNER_PASSWORD }).expect(201);
+    ownerAgent = agent;
+    return agent;
+  };
   return {
     app,
     config,
     clock,
     http,
-    async owner() {
-      if (ownerAgent) return ownerAgent;
-      const agent = http();
-      await agent.post('/api/auth/setup').send({ password: OWNER_PASSWORD }).expect(201);
-      ownerAgent = agent;
-      return agent;
+    owner,
+    async serve() {
+      await owner();
+      if (!app.getHttpServer().listening) await app.listen(0, '127.0.0.1');
+      const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+      const login = await http().post('/api/auth/login').send({ password: OWNER_PASSWORD }).expect(200);
+      return { url, cookie: String(login.headers['set-cookie']).split(';')[0] };
     },
     async close() {
       const connection = app.get<Connection>(getConnectionToken());
