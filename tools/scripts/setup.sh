@@ -13,8 +13,11 @@ ensure_node_modules() {
   if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
     return
   fi
-  say "Installing npm packages (npm ci)"
-  npm ci --no-audit --no-fund --loglevel=error
+  say "Installing npm packages"
+  # Not `npm ci`: its strict lockfile check fails when a registry mirror lacks another
+  # platform's optional binaries (they are then absent from the lockfile). `install --no-save`
+  # installs the locked versions and leaves package-lock.json alone.
+  npm install --no-audit --no-fund --no-save --loglevel=error
   echo "$want" > "$stamp"
 }
 
