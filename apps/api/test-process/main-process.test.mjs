@@ -162,6 +162,18 @@ describe('main.js', { timeout: 120000 }, () => {
     }
   });
 
+  it('npm start says in one line that the embedded database needs Go when there is no Go and no MONGODB_URI', async () => {
+    const withoutGo = process.env.PATH.split(':').filter((dir) => !existsSync(join(dir, 'go'))).join(':');
+    const env = { ...process.env, PATH: withoutGo };
+    delete env.MONGODB_URI;
+    const proc = spawn('bash', ['tools/scripts/start.sh'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    proc.stderr.on('data', (c) => (stderr += c));
+    const code = await new Promise((done) => proc.once('exit', done));
+    assert.equal(code, 3);
+    assert.equal(stderr, 'The embedded database needs the Go toolchain (https://go.dev/dl) — or set MONGODB_URI to use an existing MongoDB.\n');
+  });
+
   it('leaves no database process behind when the API is killed with SIGKILL', async () => {
     const port = await freePort();
     const proc = start({ PORT: String(port), DATA_DIR: tempDir() });
