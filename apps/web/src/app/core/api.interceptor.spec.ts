@@ -68,7 +68,7 @@ describe('apiInterceptor', () => {
     backend
       .expectOne('/api/system')
       .flush({ statusCode: 503, message: 'The database is unavailable. Check the server log.' }, { status: 503, statusText: 'Service Unavailable' });
-    expect(server.problem()).toMatchObject({ kind: 'database', message: 'The database is unavailable. Check the server log.' });
+    expect(server.problem()).toMatchObject({ kind: 'database', title: 'The database is unavailable', message: 'Check the server log.' });
   });
 
   it('does not raise the banner for auth form posts (they show the error inline) nor for other API errors', () => {

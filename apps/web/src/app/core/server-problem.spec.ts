@@ -18,8 +18,18 @@ describe('server problems', () => {
   });
 
   it("reports 503 as the database being down, with the server's message", () => {
-    const problem = connectivityProblemFrom(httpError(503, { statusCode: 503, message: 'The database is unavailable. Restart.' }));
-    expect(problem).toEqual({ kind: 'database', status: 503, title: DATABASE_TITLE, message: 'The database is unavailable. Restart.' });
+    const problem = connectivityProblemFrom(httpError(503, { statusCode: 503, message: 'Disk full.' }));
+    expect(problem).toEqual({ kind: 'database', status: 503, title: DATABASE_TITLE, message: 'Disk full.' });
+  });
+
+  it('does not repeat the title when the server message opens with it', () => {
+    const problem = connectivityProblemFrom(
+      httpError(503, { statusCode: 503, message: 'The database is unavailable. Check the server log; restarting MetatronOS usually helps.' }),
+    );
+    expect(problem?.message).toBe('Check the server log; restarting MetatronOS usually helps.');
+    expect(inlineErrorMessage(httpError(503, { message: 'The database is unavailable. Restart.' }), 'x')).toBe(
+      'The database is unavailable. Restart.',
+    );
   });
 
   it('leaves ordinary API errors to the caller', () => {
@@ -40,7 +50,7 @@ describe('server problems', () => {
   it('phrases inline errors', () => {
     expect(inlineErrorMessage(httpError(401, { statusCode: 401, message: 'Wrong password' }), 'x')).toBe('Wrong password');
     expect(inlineErrorMessage(httpError(0), 'x')).toBe(`${UNREACHABLE_TITLE}.`);
-    expect(inlineErrorMessage(httpError(503, { message: 'DB down.' }), 'x')).toBe('DB down.');
+    expect(inlineErrorMessage(httpError(503, { message: 'Disk full.' }), 'x')).toBe('The database is unavailable. Disk full.');
     expect(inlineErrorMessage(httpError(500, '<html>'), 'Fallback.')).toBe('Fallback.');
   });
 });

@@ -30,12 +30,10 @@ export function isConnectivityStatus(status: number): boolean {
 export function connectivityProblemFrom(error: unknown): ServerProblem | null {
   if (!(error instanceof HttpErrorResponse) || !isConnectivityStatus(error.status)) return null;
   if (error.status === 503) {
-    return {
-      kind: 'database',
-      status: 503,
-      title: DATABASE_TITLE,
-      message: describeApiError(error.error, 'The server answered 503 Service Unavailable.'),
-    };
+    const said = describeApiError(error.error, 'The server answered 503 Service Unavailable.');
+    // The API's message opens with the same sentence as our title; show only what it adds.
+    const rest = said.startsWith(`${DATABASE_TITLE}.`) ? said.slice(DATABASE_TITLE.length + 1).trim() : said;
+    return { kind: 'database', status: 503, title: DATABASE_TITLE, message: rest || said };
   }
   return {
     kind: 'unreachable',
@@ -65,6 +63,9 @@ export function serverProblemFrom(error: unknown): ServerProblem {
 /** One readable sentence for an inline form error. */
 export function inlineErrorMessage(error: unknown, fallback: string): string {
   const problem = connectivityProblemFrom(error);
-  if (problem) return problem.kind === 'database' ? problem.message : `${problem.title}.`;
+  if (problem?.kind === 'database') {
+    return problem.message.startsWith(problem.title) ? problem.message : `${problem.title}. ${problem.message}`;
+  }
+  if (problem) return `${problem.title}.`;
   return describeApiError(error instanceof HttpErrorResponse ? error.error : null, fallback);
 }
