@@ -56,6 +56,25 @@ describe('EmbeddedDatabase', () => {
     expect(database.running).toBe(false);
   });
 
+  it('restarts after a crash on the same address, with the data intact', async () => {
+    const database = await EmbeddedDatabase.start({ binPath: ferretdbBinary(), dataDir });
+    try {
+      const uri = database.uri;
+      await withClient(uri, (db) => db.collection('notes').insertOne({ text: 'survives a crash' }));
+      const exited = new Promise((resolve) => database.onUnexpectedExit(resolve));
+      process.kill(database.pid as number, 'SIGKILL');
+      await exited;
+
+      await database.restart();
+      expect(database.running).toBe(true);
+      expect(database.uri).toBe(uri);
+      const found = await withClient(uri, (db) => db.collection('notes').findOne({}, { projection: { _id: 0 } }));
+      expect(found).toEqual({ text: 'survives a crash' });
+    } finally {
+      await database.stop();
+    }
+  });
+
   it('says in one line that the launcher is not built', async () => {
     await expect(EmbeddedDatabase.start({ binPath: join(dataDir, 'missing'), dataDir })).rejects.toThrow(
       new StartupError(

@@ -58,7 +58,10 @@ describe('when the embedded database dies', () => {
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'metatron-dying-db-'));
     database = await EmbeddedDatabase.start({ binPath: ferretdbBinary(), dataDir });
-    t = await createTestApp({ database: { kind: 'embedded', uri: database.uri, dbName: DEFAULT_DB_NAME, embedded: database } });
+    // One restart, after 3 s: long enough to see the outage, short enough to see the recovery.
+    t = await createTestApp({
+      database: { kind: 'embedded', uri: database.uri, dbName: DEFAULT_DB_NAME, embedded: database, restartDelaysMs: [3000] },
+    });
   });
   afterAll(async () => {
     await t.close();
@@ -66,7 +69,7 @@ describe('when the embedded database dies', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('turns health to 503, answers 503 at once instead of hanging, and announces it on the event stream', async () => {
+  it('turns health to 503, answers 503 at once instead of hanging, then restarts it and comes back', async () => {
     const { url, cookie } = await t.serve();
     const owner = await t.owner();
     const stream = await openSse(`${url}/api/events`, { Cookie: cookie });
@@ -87,8 +90,22 @@ describe('when the embedded database dies', () => {
         message: 'The database is unavailable. Check the server log; restarting MetatronOS usually helps.',
       });
       await owner.get('/api/system').expect(503);
+
+      const up = await stream.next((e) => e.event === 'database.status', 10_000);
+      expect(up.data).toMatchObject({ status: 'up' });
+      await t.http().get('/api/health').expect(200, { status: 'ok', db: 'up' });
+      // Same data: the owner and the session written before the crash are still there.
+      const info = await owner.get('/api/system').expect(200);
+      expect(info.body.database).toEqual({ kind: 'embedded', status: 'up' });
     } finally {
       stream.close();
     }
+  });
+
+  it('gives up when the restarted database dies again within a minute, and stays down', async () => {
+    process.kill(database.pid as number, 'SIGKILL');
+    await new Promise((resolve) => setTimeout(resolve, 4000));
+    expect(database.running).toBe(false);
+    await t.http().get('/api/health').expect(503, { status: 'error', db: 'down' });
   });
 });

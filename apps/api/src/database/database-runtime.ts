@@ -13,6 +13,8 @@ export interface DatabaseRuntime {
   dbName: string;
   /** Present when this process owns the embedded server. */
   embedded?: EmbeddedDatabase;
+  /** Delays before each restart of a crashed embedded server (tests shorten or lengthen them). */
+  restartDelaysMs?: number[];
 }
 
 export const DATABASE_RUNTIME = Symbol('DATABASE_RUNTIME');

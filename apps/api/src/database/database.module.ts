@@ -2,6 +2,7 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { DatabaseAvailableGuard } from './database-available.guard';
 import { DatabaseHealthService } from './database-health.service';
+import { EmbeddedDatabaseSupervisor } from './embedded-database-supervisor';
 import { DATABASE_RUNTIME, type DatabaseRuntime } from './database-runtime';
 
 @Global()
@@ -22,7 +23,12 @@ export class DatabaseModule {
           autoIndex: false,
         }),
       ],
-      providers: [{ provide: DATABASE_RUNTIME, useValue: runtime }, DatabaseHealthService, DatabaseAvailableGuard],
+      providers: [
+        { provide: DATABASE_RUNTIME, useValue: runtime },
+        DatabaseHealthService,
+        DatabaseAvailableGuard,
+        EmbeddedDatabaseSupervisor,
+      ],
       exports: [DATABASE_RUNTIME, DatabaseHealthService, DatabaseAvailableGuard],
     };
   }

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import type { Readable, Writable } from 'node:stream';
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
 import { StartupError } from '../startup-error';
 
 export interface EmbeddedDatabaseOptions {
@@ -21,30 +21,30 @@ export interface EmbeddedDatabaseExit {
   lastError: string | undefined;
 }
 
+type LauncherProcess = ChildProcessByStdio<Writable, Readable, Readable>;
+const LAUNCHER_PREFIX = 'ferretdb-launcher: ';
+
 /**
  * The embedded FerretDB server (SQLite files under the data dir) as a child process.
- * It listens on a free loopback port and ends with us: it gets SIGTERM on stop,
- * and the launcher itself exits when its stdin closes or its parent dies.
+ * It listens on a free loopback port, keeps that port across restarts, and ends with
+ * us: it gets SIGTERM on stop, and the launcher itself exits when its stdin closes or
+ * its parent dies.
  */
 export class EmbeddedDatabase {
   private stopping = false;
   private exited = false;
   private exitListeners: Array<(exit: EmbeddedDatabaseExit) => void> = [];
   private lastError: string | undefined;
-  private readonly exitPromise: Promise<EmbeddedDatabaseExit>;
+  private exitPromise!: Promise<EmbeddedDatabaseExit>;
+  private child!: LauncherProcess;
 
   private constructor(
-    private readonly child: ChildProcessByStdio<Writable, Readable, Readable>,
-    readonly uri: string,
+    private readonly options: EmbeddedDatabaseOptions,
+    child: LauncherProcess,
+    /** `127.0.0.1:<port>`, fixed for the life of this object. */
+    private readonly address: string,
   ) {
-    this.exitPromise = new Promise((resolve) => {
-      child.once('exit', (code, signal) => {
-        this.exited = true;
-        const exit = { code, signal, lastError: this.lastError };
-        resolve(exit);
-        if (!this.stopping) this.exitListeners.forEach((listener) => listener(exit));
-      });
-    });
+    this.attach(child);
   }
 
   static async start(options: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
@@ -56,52 +56,13 @@ export class EmbeddedDatabase {
           'Run `npm start`, which builds it with the Go toolchain, or set MONGODB_URI to use an existing MongoDB.',
       );
     }
-    const dbDir = join(options.dataDir, 'db');
-    mkdirSync(dbDir, { recursive: true });
+    mkdirSync(join(options.dataDir, 'db'), { recursive: true });
+    const { child, address } = await launch(options, '127.0.0.1:0');
+    return new EmbeddedDatabase(options, child, address);
+  }
 
-    const child = spawn(
-      options.binPath,
-      ['--listen-addr', '127.0.0.1:0', '--data-dir', dbDir, '--exit-on-stdin-eof'],
-      { stdio: ['pipe', 'pipe', 'pipe'] },
-    );
-    const stderrLines: string[] = [];
-    createInterface({ input: child.stderr }).on('line', (line) => {
-      stderrLines.push(line);
-      if (stderrLines.length > 20) stderrLines.shift();
-    });
-
-    const address = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        reject(new StartupError(`The embedded database did not start within ${options.readyTimeoutMs ?? 15000} ms.`));
-      }, options.readyTimeoutMs ?? 15000);
-      const lines = createInterface({ input: child.stdout });
-      lines.once('line', (line) => {
-        clearTimeout(timer);
-        const match = /^ready (\S+)$/.exec(line.trim());
-        if (match) resolve(match[1]);
-        else reject(new StartupError(`The embedded database printed an unexpected first line: ${line}`));
-      });
-      child.once('error', (error) => {
-        clearTimeout(timer);
-        reject(new StartupError(`The embedded database could not be started: ${error.message}`));
-      });
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        // Give the stderr reader a tick to collect the launcher's reason.
-        setImmediate(() => {
-          const reason = stderrLines.at(-1)?.replace(/^ferretdb-launcher: /, '') ?? `exit code ${code}`;
-          reject(new StartupError(`The embedded database failed to start: ${reason}`));
-        });
-      });
-    });
-
-    const database = new EmbeddedDatabase(child, `mongodb://${address}/`);
-    createInterface({ input: child.stderr }).on('line', (line) => {
-      // FerretDB's own log lines are noise here; the launcher prefixes what matters.
-      if (line.startsWith('ferretdb-launcher: ')) database.lastError = line.slice('ferretdb-launcher: '.length);
-    });
-    return database;
+  get uri(): string {
+    return `mongodb://${this.address}/`;
   }
 
   get pid(): number | undefined {
@@ -112,9 +73,21 @@ export class EmbeddedDatabase {
     return !this.exited;
   }
 
-  /** Called when the server exits without being asked to. */
+  /** Called each time the server exits without being asked to. */
   onUnexpectedExit(listener: (exit: EmbeddedDatabaseExit) => void): void {
     this.exitListeners.push(listener);
+  }
+
+  /** Starts the server again after it died, on the same address and data. */
+  async restart(): Promise<void> {
+    if (this.stopping) throw new Error('the embedded database is being stopped');
+    if (!this.exited) return;
+    const { child } = await launch(this.options, this.address);
+    if (this.stopping) {
+      child.kill('SIGTERM');
+      return;
+    }
+    this.attach(child);
   }
 
   /** SIGTERM, then SIGKILL after `graceMs`. Safe to call twice. */
@@ -126,6 +99,66 @@ export class EmbeddedDatabase {
     await this.exitPromise;
     clearTimeout(timer);
   }
+
+  private attach(child: LauncherProcess): void {
+    this.child = child;
+    this.exited = false;
+    this.lastError = undefined;
+    // FerretDB's own log lines are noise here; the launcher prefixes what matters.
+    createInterface({ input: child.stderr }).on('line', (line) => {
+      if (line.startsWith(LAUNCHER_PREFIX)) this.lastError = line.slice(LAUNCHER_PREFIX.length);
+    });
+    this.exitPromise = new Promise((resolve) => {
+      child.once('exit', (code, signal) => {
+        this.exited = true;
+        const exit = { code, signal, lastError: this.lastError };
+        resolve(exit);
+        if (!this.stopping) this.exitListeners.forEach((listener) => listener(exit));
+      });
+    });
+  }
+}
+
+/** Spawns the launcher and waits for its `ready <host:port>` line. */
+async function launch(options: EmbeddedDatabaseOptions, listenAddr: string): Promise<{ child: LauncherProcess; address: string }> {
+  const timeoutMs = options.readyTimeoutMs ?? 15000;
+  const child = spawn(
+    options.binPath,
+    ['--listen-addr', listenAddr, '--data-dir', join(options.dataDir, 'db'), '--exit-on-stdin-eof'],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  const stderrLines: string[] = [];
+  const stderr = createInterface({ input: child.stderr }).on('line', (line) => {
+    stderrLines.push(line);
+    if (stderrLines.length > 20) stderrLines.shift();
+  });
+
+  const address = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new StartupError(`The embedded database did not start within ${timeoutMs} ms.`));
+    }, timeoutMs);
+    createInterface({ input: child.stdout }).once('line', (line) => {
+      clearTimeout(timer);
+      const match = /^ready (\S+)$/.exec(line.trim());
+      if (match) resolve(match[1]);
+      else reject(new StartupError(`The embedded database printed an unexpected first line: ${line}`));
+    });
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(new StartupError(`The embedded database could not be started: ${error.message}`));
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      // Give the stderr reader a tick to collect the launcher's reason.
+      setImmediate(() => {
+        const reason = stderrLines.at(-1)?.replace(LAUNCHER_PREFIX, '') ?? `exit code ${code}`;
+        reject(new StartupError(`The embedded database failed to start: ${reason}`));
+      });
+    });
+  });
+  stderr.close();
+  return { child, address };
 }
 
 /** Fails early with a clear line when the data dir cannot be used. */
