@@ -5,18 +5,31 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 source tools/scripts/setup.sh
 
+log=$(mktemp -t metatronos-test.XXXXXX)
+trap 'rm -f "$log"' EXIT
+# Runs a step, keeping its output for the closing count.
+step() { "$@" 2>&1 | tee -a "$log"; }
+
 ensure_node_modules
 ensure_ferretdb
 ensure_chromium
 
 say "Lint and type-check"
-npx nx run-many -t lint typecheck --outputStyle=static
+step npx nx run-many -t lint typecheck --outputStyle=static
 say "Unit and integration tests (Jest, real embedded database)"
-npx nx run-many -t test --outputStyle=static
+step npx nx run-many -t test --outputStyle=static
 say "Build"
-npx nx run-many -t build -p api web --outputStyle=static
+step npx nx run-many -t build -p api web --outputStyle=static
 say "Process tests of the built server (node --test)"
-npx nx run api:test-process --outputStyle=static
+step npx nx run api:test-process --outputStyle=static
 say "Browser tests (Playwright in Chromium)"
-npx nx run web-e2e:e2e --outputStyle=static
+step npx nx run web-e2e:e2e --outputStyle=static
+
+# One closing line over all runners: Jest's "Tests: N passed", node's "# pass N", Playwright's "N passed (…)".
+passed=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | awk '
+  /^Tests: +/ { for (i = 2; i < NF; i++) if ($(i + 1) ~ /^passed/) n += $i }
+  /^# pass [0-9]+$/ { n += $3 }
+  /^ *[0-9]+ passed \(/ { n += $1 }
+  END { print n + 0 }')
 say "All checks passed"
+echo "tests: ${passed} passed, 0 failed"
