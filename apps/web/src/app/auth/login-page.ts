@@ -10,12 +10,13 @@ import {
   viewChild,
 } from '@angular/core';
 import { FormControl, FormGroup, ReactiveFormsModule } from '@angular/forms';
-import { MatButton, MatIconButton } from '@angular/material/button';
+import { MatButton } from '@angular/material/button';
 import { MatFormField, MatLabel, MatSuffix } from '@angular/material/form-field';
 import { MatInput } from '@angular/material/input';
 import { Router } from '@angular/router';
 import { inlineErrorMessage } from '../core/server-problem';
 import { Icon } from '../ui/icon';
+import { VisibilityToggle } from '../ui/visibility-toggle';
 import { AuthCard } from './auth-card';
 import { AuthStore } from './auth-store';
 import { safeReturnUrl } from './return-url';
@@ -24,7 +25,7 @@ import { safeReturnUrl } from './return-url';
 @Component({
   selector: 'mt-login-page',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [ReactiveFormsModule, MatFormField, MatLabel, MatSuffix, MatInput, MatButton, MatIconButton, Icon, AuthCard],
+  imports: [ReactiveFormsModule, MatFormField, MatLabel, MatSuffix, MatInput, MatButton, VisibilityToggle, Icon, AuthCard],
   templateUrl: './login-page.html',
   styleUrl: './auth-form.scss',
 })
@@ -78,9 +79,6 @@ export class LoginPage {
     if (this.error() && !this.submitting()) this.error.set(null);
   }
 
-  protected toggleVisibility(): void {
-    this.showPassword.update((shown) => !shown);
-  }
 
   private focusPassword(): void {
     this.passwordInput().nativeElement.focus();

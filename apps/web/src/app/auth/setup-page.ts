@@ -2,7 +2,7 @@ import { HttpErrorResponse } from '@angular/common/http';
 import { ChangeDetectionStrategy, Component, computed, inject, signal } from '@angular/core';
 import { toSignal } from '@angular/core/rxjs-interop';
 import { FormControl, FormGroup, ReactiveFormsModule, Validators } from '@angular/forms';
-import { MatButton, MatIconButton } from '@angular/material/button';
+import { MatButton } from '@angular/material/button';
 import { MatError, MatFormField, MatHint, MatLabel, MatSuffix } from '@angular/material/form-field';
 import { MatInput } from '@angular/material/input';
 import { Router, RouterLink } from '@angular/router';
@@ -10,6 +10,7 @@ import { map } from 'rxjs';
 import { OWNER_PASSWORD_MAX_LENGTH, OWNER_PASSWORD_MIN_LENGTH } from '@metatronos/shared-types';
 import { inlineErrorMessage } from '../core/server-problem';
 import { Icon } from '../ui/icon';
+import { VisibilityToggle } from '../ui/visibility-toggle';
 import { AuthCard } from './auth-card';
 import { AuthStore } from './auth-store';
 import { ConfirmErrorStateMatcher, LiveErrorStateMatcher, passwordsMatch } from './password-rules';
@@ -29,7 +30,7 @@ import { HOME_URL } from './return-url';
     MatSuffix,
     MatInput,
     MatButton,
-    MatIconButton,
+    VisibilityToggle,
     Icon,
     AuthCard,
   ],
@@ -93,7 +94,4 @@ export class SetupPage {
     });
   }
 
-  protected toggleVisibility(): void {
-    this.showPassword.update((shown) => !shown);
-  }
 }
