@@ -106,6 +106,28 @@ describe('main.js', { timeout: 120000 }, () => {
     assert.equal((await second.exit).code, 0);
   });
 
+  it('writes one JSON object per log line with LOG_FORMAT=json, and never the password', async () => {
+    const port = await freePort();
+    const proc = start({ PORT: String(port), DATA_DIR: tempDir(), LOG_FORMAT: 'json', LOG_LEVEL: 'log' });
+    await waitHealthy(port, proc);
+    const password = 'json-log-secret-password';
+    for (const path of ['setup', 'login']) {
+      await fetch(`http://127.0.0.1:${port}/api/auth/${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ password: path === 'login' ? `${password}-wrong` : password }),
+      });
+    }
+    proc.child.kill('SIGTERM');
+    await proc.exit;
+    const lines = proc.out.stdout.trim().split('\n');
+    const entries = lines.map((line) => JSON.parse(line));
+    assert.ok(entries.every((e) => typeof e.level === 'string' && typeof e.message === 'string' && typeof e.timestamp === 'number'));
+    assert.ok(entries.some((e) => e.context === 'Auth' && e.message === 'Owner password set'));
+    assert.ok(entries.some((e) => e.level === 'warn' && e.message === 'Failed login from 127.0.0.1'));
+    assert.doesNotMatch(proc.out.stdout + proc.out.stderr, new RegExp(password));
+  });
+
   it('exits non-zero with one clear line when the port is in use, leaving no database behind', async () => {
     const blocker = createServer();
     await new Promise((done) => blocker.listen(0, '127.0.0.1', done));

@@ -116,3 +116,14 @@ describe('owner auth (HTTP, embedded database)', () => {
     });
   });
 });
+
+describe('COOKIE_SECURE=always (behind an HTTPS proxy)', () => {
+  let t: TestApp;
+  beforeAll(async () => (t = await createTestApp({ env: { COOKIE_SECURE: 'always' } })));
+  afterAll(() => t.close());
+
+  it('marks the session cookie Secure even on a plain HTTP request', async () => {
+    const res = await t.http().post('/api/auth/setup').send({ password: OWNER_PASSWORD }).expect(201);
+    expect(String(res.headers['set-cookie'])).toMatch(/; HttpOnly; Secure; SameSite=Strict$/);
+  });
+});

@@ -48,6 +48,21 @@ describe('health, system and events', () => {
       stream.close();
     }
   });
+
+  it('announces a logout on the event stream, so other open consoles can re-check their session', async () => {
+    const { url, cookie } = await t.serve();
+    const watcher = await t.serve();
+    const stream = await openSse(`${url}/api/events`, { Cookie: watcher.cookie });
+    try {
+      await stream.next((e) => e.event === 'database.status');
+      const res = await fetch(`${url}/api/auth/logout`, { method: 'POST', headers: { Cookie: cookie } });
+      expect(res.status).toBe(204);
+      const event = await stream.next((e) => e.event === 'auth.logged_out');
+      expect(event.data).toEqual({ at: expect.any(String) });
+    } finally {
+      stream.close();
+    }
+  });
 });
 
 describe('when the embedded database dies', () => {
