@@ -9,10 +9,12 @@ if [[ -z "${MONGODB_URI:-}" ]]; then
   ensure_ferretdb
 fi
 say "Building the API and the console"
-npx nx run-many -t build -p api web --outputStyle=static --verbose=false >/tmp/metatronos-build.log 2>&1 || {
-  cat /tmp/metatronos-build.log >&2
+build_log=$(mktemp -t metatronos-build.XXXXXX)
+npx nx run-many -t build -p api web --outputStyle=static --verbose=false >"$build_log" 2>&1 || {
+  cat "$build_log" >&2
   echo "The build failed (log above)." >&2
   exit 1
 }
+rm -f "$build_log"
 say "Starting MetatronOS"
 exec node dist/apps/api/main.js
