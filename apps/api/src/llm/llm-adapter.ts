@@ -1,0 +1,90 @@
+import type { AssistantPart, TokenUsage } from '@metatronos/shared-types';
+
+/** A JSON Schema object describing a tool's arguments (always `type: "object"` at the top). */
+export interface JsonSchemaObject {
+  type: 'object';
+  properties: Record<string, unknown>;
+  required?: string[];
+  additionalProperties?: boolean;
+  [keyword: string]: unknown;
+}
+
+/** What the model is told about one tool. */
+export interface LlmToolSpec {
+  name: string;
+  description: string;
+  parameters: JsonSchemaObject;
+}
+
+/** Provider-neutral history: a user turn, or an assistant turn with its text and tool calls in order. */
+export type LlmHistoryMessage =
+  | { role: 'user'; text: string }
+  | { role: 'assistant'; parts: AssistantPart[] };
+
+/** How to reach the provider: the key and, when set, another base URL (tests, proxies, Ollama…). */
+export interface LlmConnection {
+  apiKey: string;
+  baseUrl?: string;
+}
+
+export interface LlmToolCall {
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+export interface LlmTurnRequest {
+  /** The provider's own model name (the runner strips any `<endpoint>/` prefix). */
+  model: string;
+  connection: LlmConnection;
+  /** `null`: send no system instruction. */
+  systemPrompt: string | null;
+  /** Earlier turns, oldest first (already cut to the history limit). */
+  history: LlmHistoryMessage[];
+  /** The new user message. */
+  userMessage: string;
+  /** `null` or empty: no tools, a plain streamed reply. */
+  tools: LlmToolSpec[] | null;
+  /** At most this many model calls that end in tool calls; then the turn ends with `toolRoundsExhausted`. */
+  maxToolRounds: number;
+  /** Aborted by Stop or the turn timeout: the adapter stops reading and resolves/rejects promptly. */
+  signal: AbortSignal;
+}
+
+/** The runner's side of a turn: receives text as it streams and executes tools. */
+export interface LlmTurnSink {
+  onText(delta: string): void;
+  /**
+   * Runs one tool call and returns the JSON string to give back to the model.
+   * Never throws: failures come back as `{"error": "..."}`. Timeouts are the runner's job.
+   */
+  executeTool(call: LlmToolCall): Promise<string>;
+}
+
+export interface LlmTurnResult {
+  usage?: TokenUsage;
+  /** True when the model still wanted tools after `maxToolRounds` rounds. */
+  toolRoundsExhausted?: boolean;
+}
+
+/**
+ * A provider adapter streams one turn, running the provider's tool loop.
+ * Errors are thrown as LlmProviderError with a message the owner can read.
+ */
+export interface LlmAdapter {
+  streamTurn(request: LlmTurnRequest, sink: LlmTurnSink): Promise<LlmTurnResult>;
+}
+
+export type LlmErrorKind = 'auth' | 'rate-limit' | 'server' | 'network' | 'bad-request' | 'aborted' | 'unknown';
+
+/** A provider failure with a readable message (never the key, never a stack). */
+export class LlmProviderError extends Error {
+  constructor(
+    readonly kind: LlmErrorKind,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'LlmProviderError';
+  }
+}

@@ -1,0 +1,93 @@
+/** `GET /api/chats` items (newest first) and the answer to create/rename. */
+export interface ChatSummary {
+  id: string;
+  title: string;
+  createdAt: string;
+  updatedAt: string;
+  /** True while a reply is being generated in this chat. */
+  running: boolean;
+}
+
+export interface CreateChatRequest {
+  title?: string;
+}
+
+export interface RenameChatRequest {
+  title: string;
+}
+
+/** Longest chat title accepted. */
+export const CHAT_TITLE_MAX_LENGTH = 200;
+/** Longest user message accepted (characters). */
+export const MESSAGE_MAX_LENGTH = 100_000;
+
+export interface ToolCallRecord {
+  /** The provider's call id (or one we made up when the provider gives none). */
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  /** The JSON string the model received; null while the call runs. */
+  result: string | null;
+  /** Set when the tool failed, timed out or was refused. */
+  error: string | null;
+  durationMs: number | null;
+}
+
+/** An assistant reply in order: text and tool calls as they happened. */
+export type AssistantPart = { type: 'text'; text: string } | ({ type: 'tool_call' } & ToolCallRecord);
+
+export type MessageStatus = 'streaming' | 'complete' | 'stopped' | 'error';
+
+export interface TokenUsage {
+  inputTokens?: number;
+  outputTokens?: number;
+  totalTokens?: number;
+}
+
+/** `GET /api/chats/:id/messages` items (oldest first). */
+export interface ChatMessage {
+  id: string;
+  chatId: string;
+  role: 'user' | 'assistant';
+  /** All text of the message (for an assistant reply: its text parts joined). */
+  content: string;
+  /** Assistant replies only. */
+  parts?: AssistantPart[];
+  status: MessageStatus;
+  /** Why the reply ended early (error or cap), readable by the owner. */
+  error?: string | null;
+  model?: string | null;
+  usage?: TokenUsage | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** `POST /api/chats/:id/messages` */
+export interface SendMessageRequest {
+  content: string;
+  attachmentIds?: string[];
+}
+
+/** The SSE events of `POST /api/chats/:id/messages`: the `event:` name → the JSON `data:`. */
+export interface ChatStreamEventMap {
+  /** The stored user message. */
+  message: ChatMessage;
+  delta: { text: string };
+  tool_call: { id: string; name: string; arguments: Record<string, unknown> };
+  tool_result: { id: string; name: string; result: string; durationMs: number; error?: string | null };
+  /** The reply ended; `stopped` when the owner pressed Stop. */
+  done: { messageId: string; usage?: TokenUsage; stopped?: boolean };
+  /** The reply failed; `messageId` is set when partial text was kept. */
+  error: { message: string; messageId?: string | null };
+}
+
+export type ChatStreamEventName = keyof ChatStreamEventMap;
+
+export const CHAT_STREAM_EVENT_NAMES: readonly ChatStreamEventName[] = [
+  'message',
+  'delta',
+  'tool_call',
+  'tool_result',
+  'done',
+  'error',
+];
