@@ -1,0 +1,192 @@
+import type { TokenUsage } from '@metatronos/shared-types';
+import { LlmProviderError } from '../llm-adapter';
+
+/** What an adapter needs to word an error: the provider's name, the host it called, the key to hide. */
+export interface ProviderContext {
+  /** "OpenAI", "Gemini", or an OpenAI-compatible endpoint's name. */
+  name: string;
+  /** `host:port` of the base URL. */
+  host: string;
+  apiKey: string;
+}
+
+const MAX_PROVIDER_MESSAGE = 300;
+
+/** Things that look like keys, removed from provider text even when they are not the configured key. */
+const KEY_PATTERNS = [/sk-[A-Za-z0-9_*.-]{6,}/g, /AIza[0-9A-Za-z_-]{10,}/g, /Bearer\s+\S+/gi];
+
+/** A provider's message made safe to show: no key (full or partial), one line, at most 300 characters. */
+export function cleanProviderMessage(message: string, apiKey: string): string {
+  let text = message;
+  if (apiKey) text = text.split(apiKey).join('••••');
+  for (const pattern of KEY_PATTERNS) text = text.replace(pattern, '••••');
+  text = text.replace(/\s+/g, ' ').trim();
+  if (text.length > MAX_PROVIDER_MESSAGE) text = `${text.slice(0, MAX_PROVIDER_MESSAGE - 1)}…`;
+  return text;
+}
+
+/** `host:port` of a base URL, or the URL itself when it does not parse. */
+export function hostOf(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).host;
+  } catch {
+    return baseUrl;
+  }
+}
+
+/** The error and its `cause`s, outermost first. */
+function causeChain(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  let current: unknown = error;
+  while (current !== undefined && current !== null && chain.length < 8 && !chain.includes(current)) {
+    chain.push(current);
+    current = (current as { cause?: unknown }).cause;
+  }
+  return chain;
+}
+
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+const NETWORK_CODES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host not found',
+  ECONNRESET: 'connection reset',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'timed out',
+  CERT_HAS_EXPIRED: 'TLS certificate expired',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'self-signed TLS certificate',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'TLS certificate not trusted',
+};
+
+/** A short reason for a failed connection ("connection refused (ECONNREFUSED)"). */
+export function networkReason(error: unknown): string {
+  for (const link of causeChain(error)) {
+    const code = codeOf(link);
+    if (code && NETWORK_CODES[code]) return `${NETWORK_CODES[code]} (${code})`;
+  }
+  for (const link of causeChain(error)) {
+    const code = codeOf(link);
+    if (code) return code;
+  }
+  return errorLike(causeChain(error).pop())?.message || 'connection failed';
+}
+
+/**
+ * An Error from any realm (Node's fetch errors are not `instanceof Error` inside a Jest sandbox,
+ * and the OpenAI runner then wraps them as `OpenAIError("TypeError: terminated")` without a cause).
+ */
+function errorLike(value: unknown): { name: string; message: string } | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const { name, message } = value as { name?: unknown; message?: unknown };
+  return typeof message === 'string' ? { name: typeof name === 'string' ? name : 'Error', message } : null;
+}
+
+const NETWORK_MESSAGES = /^(TypeError: )?(terminated|fetch failed|other side closed)$/;
+
+/** True when the error is a connection failure (before or during a response), not an HTTP status. */
+export function isNetworkFailure(error: unknown): boolean {
+  return causeChain(error).some((link) => {
+    const code = codeOf(link);
+    if (code && (NETWORK_CODES[code] || code.startsWith('UND_ERR'))) return true;
+    const like = errorLike(link);
+    return like !== null && (like.name === 'SocketError' || NETWORK_MESSAGES.test(like.message));
+  });
+}
+
+/** True for the DOM/undici `AbortError` anywhere in the cause chain. */
+export function isAbortFailure(error: unknown): boolean {
+  return causeChain(error).some((link) => errorLike(link)?.name === 'AbortError');
+}
+
+export function abortedError(provider: ProviderContext): LlmProviderError {
+  return new LlmProviderError('aborted', `The ${provider.name} reply was stopped.`);
+}
+
+export function connectError(provider: ProviderContext, error: unknown): LlmProviderError {
+  return new LlmProviderError(
+    'network',
+    cleanProviderMessage(
+      `Could not reach ${provider.name} at ${provider.host}: ${networkReason(error)}.`,
+      provider.apiKey,
+    ),
+  );
+}
+
+export function cutError(provider: ProviderContext): LlmProviderError {
+  return new LlmProviderError('network', `The connection to ${provider.name} was cut mid-reply.`);
+}
+
+/** An HTTP error status with the provider's own message (used for 4xx other than auth/rate limit). */
+export function statusError(provider: ProviderContext, status: number, providerMessage: string): LlmProviderError {
+  const name = provider.name;
+  if (status === 401 || status === 403) {
+    return new LlmProviderError('auth', `The ${name} API key was rejected (${status}).`, status);
+  }
+  if (status === 429) {
+    return new LlmProviderError('rate-limit', `${name} rate limit reached (429). Try again in a moment.`, status);
+  }
+  if (status >= 500) {
+    return new LlmProviderError('server', `${name} had a server error (${status}).`, status);
+  }
+  const detail = cleanProviderMessage(providerMessage, provider.apiKey);
+  return new LlmProviderError(
+    'bad-request',
+    detail ? `${name} rejected the request (${status}): ${detail}` : `${name} rejected the request (${status}).`,
+    status,
+  );
+}
+
+export function unknownError(provider: ProviderContext, error: unknown): LlmProviderError {
+  const detail = cleanProviderMessage(errorLike(error)?.message ?? String(error), provider.apiKey);
+  return new LlmProviderError('unknown', detail ? `${provider.name} failed: ${detail}` : `${provider.name} failed.`);
+}
+
+/**
+ * Runs `work` until it settles or `signal` aborts, whichever comes first: on abort the promise
+ * rejects at once with `onAbort()` (the work is left to wind down on its own, its outcome ignored).
+ */
+export function untilAborted<T>(signal: AbortSignal, work: () => Promise<T>, onAbort: () => Error): Promise<T> {
+  if (signal.aborted) return Promise.reject(onAbort());
+  return new Promise<T>((resolve, reject) => {
+    const listener = () => reject(onAbort());
+    signal.addEventListener('abort', listener, { once: true });
+    work().then(
+      (value) => {
+        signal.removeEventListener('abort', listener);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', listener);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** Token counts summed over the model calls of one turn. */
+export class UsageTotal {
+  private inputTokens = 0;
+  private outputTokens = 0;
+  private totalTokens = 0;
+  private seen = false;
+
+  add(input: number | null | undefined, output: number | null | undefined, total: number | null | undefined): void {
+    if (input == null && output == null && total == null) return;
+    this.seen = true;
+    this.inputTokens += input ?? 0;
+    this.outputTokens += output ?? 0;
+    this.totalTokens += total ?? (input ?? 0) + (output ?? 0);
+  }
+
+  /** `undefined` when the provider reported no usage at all. */
+  toUsage(): TokenUsage | undefined {
+    if (!this.seen) return undefined;
+    return { inputTokens: this.inputTokens, outputTokens: this.outputTokens, totalTokens: this.totalTokens };
+  }
+}

@@ -1,0 +1,260 @@
+import {
+  ApiError,
+  type Content,
+  type FunctionCall,
+  FunctionCallingConfigMode,
+  type GenerateContentConfig,
+  type GenerateContentResponse,
+  GoogleGenAI,
+  type Part,
+} from '@google/genai';
+import type { LlmAdapter, LlmConnection, LlmTurnRequest, LlmTurnResult, LlmTurnSink } from '../llm-adapter';
+import { LlmProviderError } from '../llm-adapter';
+import {
+  abortedError,
+  connectError,
+  cutError,
+  hostOf,
+  isAbortFailure,
+  isNetworkFailure,
+  type ProviderContext,
+  statusError,
+  UsageTotal,
+  unknownError,
+  untilAborted,
+} from './adapter-support';
+import { toGeminiFunctionResponse, toGeminiHistory } from './history-mapping';
+
+export interface GeminiAdapterOptions {
+  /** Per-request timeout in milliseconds (default none: the runner's signal bounds the turn). */
+  timeoutMs?: number;
+}
+
+const DEFAULT_GEMINI_URL = 'https://generativelanguage.googleapis.com';
+
+const UNDICI_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
+
+/**
+ * In Node the SDK sends each request through Node's global undici dispatcher (found on `globalThis`)
+ * with undici's idle timeouts turned off. In a VM context such as a Jest sandbox that dispatcher lives
+ * on the outer realm and the SDK fails every request ("Undici globalDispatcher is not available");
+ * there, hand the SDK plain `fetch` instead (undici's default 300 s idle timeouts then apply).
+ */
+function fetchFallback(): { fetch?: typeof fetch } {
+  const scope = globalThis as unknown as Record<symbol, unknown>;
+  if (scope[UNDICI_DISPATCHER]) return {};
+  new Headers(); // makes Node initialise its dispatcher lazily, as the SDK does
+  if (scope[UNDICI_DISPATCHER]) return {};
+  return { fetch: (input, init) => fetch(input, init) };
+}
+
+/** Where the request failed: before the reply started (connect/HTTP status) or while it streamed. */
+type Phase = 'connect' | 'stream';
+
+class PhasedError extends Error {
+  constructor(
+    readonly phase: Phase,
+    readonly original: unknown,
+  ) {
+    super('phased');
+  }
+}
+
+/** The Gemini error body inside an ApiError message: `{"error":{"code","message","status","details"}}`. */
+function parseGeminiError(text: string): { message: string; reason?: string } {
+  const start = text.indexOf('{');
+  if (start >= 0) {
+    try {
+      const body = JSON.parse(text.slice(start)) as {
+        error?: { message?: unknown; details?: { reason?: unknown }[] };
+      };
+      const message = typeof body.error?.message === 'string' ? body.error.message : text;
+      const reason = body.error?.details?.find((d) => typeof d?.reason === 'string')?.reason as string | undefined;
+      return { message, reason };
+    } catch {
+      // not JSON: use the text
+    }
+  }
+  return { message: text };
+}
+
+/**
+ * Gemini through `@google/genai` chats: the seed's function-calling loop. Each reply's text is streamed,
+ * its function calls are executed in order, the `functionResponse` parts are sent back, until a reply
+ * has no calls or `maxToolRounds` rounds were used.
+ * Abort: rejects with `LlmProviderError('aborted')` as soon as `request.signal` aborts, runs no further tool.
+ */
+export class GeminiAdapter implements LlmAdapter {
+  private readonly ai: GoogleGenAI;
+  private readonly provider: ProviderContext;
+  /** The base URL requests go to (`connection.baseUrl`, else `GOOGLE_GEMINI_BASE_URL`, else Google's). */
+  readonly baseUrl: string;
+
+  constructor(connection: LlmConnection, providerName = 'Gemini', options: GeminiAdapterOptions = {}) {
+    const baseUrl = connection.baseUrl?.trim() || process.env['GOOGLE_GEMINI_BASE_URL']?.trim() || undefined;
+    this.baseUrl = baseUrl ?? DEFAULT_GEMINI_URL;
+    this.ai = new GoogleGenAI({
+      apiKey: connection.apiKey,
+      // Never the Vertex backend, whatever GOOGLE_GENAI_USE_VERTEXAI says.
+      vertexai: false,
+      // No `retryOptions`: the SDK then makes a single attempt (it retries only when they are given).
+      httpOptions: {
+        baseUrl: this.baseUrl,
+        ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
+        ...fetchFallback(),
+      },
+    });
+    this.provider = { name: providerName, host: hostOf(this.baseUrl), apiKey: connection.apiKey };
+  }
+
+  streamTurn(request: LlmTurnRequest, sink: LlmTurnSink): Promise<LlmTurnResult> {
+    const { provider } = this;
+    return untilAborted(
+      request.signal,
+      async () => {
+        try {
+          return await this.run(request, sink);
+        } catch (error) {
+          throw this.toProviderError(error, provider, request.signal);
+        }
+      },
+      () => abortedError(provider),
+    );
+  }
+
+  private async run(request: LlmTurnRequest, sink: LlmTurnSink): Promise<LlmTurnResult> {
+    const { signal } = request;
+    const { ai } = this;
+    const hasTools = Boolean(request.tools?.length);
+    const config: GenerateContentConfig = {
+      abortSignal: signal,
+      // Continuation would silently re-send a request whose stream dropped before any content.
+      automaticContinuation: false,
+      ...(request.systemPrompt ? { systemInstruction: request.systemPrompt } : {}),
+      ...(hasTools
+        ? {
+            tools: [
+              {
+                functionDeclarations: (request.tools ?? []).map((tool) => ({
+                  name: tool.name,
+                  description: tool.description,
+                  parametersJsonSchema: tool.parameters,
+                })),
+              },
+            ],
+            toolConfig: { functionCallingConfig: { mode: FunctionCallingConfigMode.AUTO } },
+          }
+        : {}),
+    };
+
+    // The new message goes with any user content the history ends on (e.g. function responses of a
+    // reply that stopped on tool calls), so the contents keep alternating.
+    const history: Content[] = toGeminiHistory(request.history);
+    const trailing = history[history.length - 1]?.role === 'user' ? (history.pop()?.parts ?? []) : [];
+    let message: Part[] = [...trailing, { text: request.userMessage }];
+
+    const chat = ai.chats.create({ model: request.model, history, config });
+    const usage = new UsageTotal();
+    let rounds = 0;
+    let generatedIds = 0;
+
+    for (;;) {
+      const reply = await this.streamReply(chat, message, request, sink);
+      if (reply.usage) {
+        usage.add(reply.usage.promptTokenCount, reply.usage.candidatesTokenCount, reply.usage.totalTokenCount);
+      }
+      if (reply.blockReason && !reply.calls.length && !reply.sawText) {
+        throw new LlmProviderError('bad-request', `${this.provider.name} blocked the request (${reply.blockReason}).`);
+      }
+      if (!reply.calls.length || !hasTools) return { usage: usage.toUsage() };
+      if (rounds >= request.maxToolRounds) return { usage: usage.toUsage(), toolRoundsExhausted: true };
+      rounds += 1;
+
+      const responses: Part[] = [];
+      for (const call of reply.calls) {
+        if (signal.aborted) throw new LlmProviderError('aborted', 'aborted');
+        const name = call.name ?? '';
+        const result = await sink.executeTool({
+          id: call.id || `call_${++generatedIds}`,
+          name,
+          arguments: call.args ?? {},
+        });
+        responses.push({
+          functionResponse: { ...(call.id ? { id: call.id } : {}), name, response: toGeminiFunctionResponse(result) },
+        });
+      }
+      if (signal.aborted) throw new LlmProviderError('aborted', 'aborted');
+      message = responses;
+    }
+  }
+
+  /** Sends one message and streams the reply: text to the sink, function calls and usage collected. */
+  private async streamReply(
+    chat: ReturnType<GoogleGenAI['chats']['create']>,
+    message: Part[],
+    request: LlmTurnRequest,
+    sink: LlmTurnSink,
+  ): Promise<{
+    calls: FunctionCall[];
+    usage?: GenerateContentResponse['usageMetadata'];
+    blockReason?: string;
+    sawText: boolean;
+  }> {
+    let stream: AsyncGenerator<GenerateContentResponse>;
+    try {
+      stream = await chat.sendMessageStream({ message });
+    } catch (error) {
+      throw new PhasedError('connect', error);
+    }
+    const calls: FunctionCall[] = [];
+    let usage: GenerateContentResponse['usageMetadata'];
+    let blockReason: string | undefined;
+    let sawText = false;
+    let finished = false;
+    try {
+      for await (const chunk of stream) {
+        if (request.signal.aborted) break;
+        const candidate = chunk.candidates?.[0];
+        if (candidate?.finishReason) finished = true;
+        for (const part of candidate?.content?.parts ?? []) {
+          if (part.thought) continue;
+          if (part.text) {
+            sawText = true;
+            sink.onText(part.text);
+          }
+          if (part.functionCall) calls.push(part.functionCall);
+        }
+        // Each chunk carries the running total of this request.
+        if (chunk.usageMetadata) usage = chunk.usageMetadata;
+        if (chunk.promptFeedback?.blockReason) blockReason = chunk.promptFeedback.blockReason;
+      }
+    } catch (error) {
+      throw new PhasedError('stream', error);
+    }
+    if (request.signal.aborted) throw new LlmProviderError('aborted', 'aborted');
+    // A stream that closed without a finish reason (and was not blocked) was cut short.
+    if (!finished && !blockReason) throw new PhasedError('stream', new Error('terminated'));
+    return { calls, usage, blockReason, sawText };
+  }
+
+  private toProviderError(error: unknown, provider: ProviderContext, signal: AbortSignal): LlmProviderError {
+    const phase: Phase = error instanceof PhasedError ? error.phase : 'connect';
+    const original = error instanceof PhasedError ? error.original : error;
+    if (signal.aborted || isAbortFailure(original)) return abortedError(provider);
+    if (original instanceof LlmProviderError) return original;
+    if (original instanceof ApiError) {
+      const { message, reason } = parseGeminiError(original.message);
+      // Gemini answers a wrong key with 400 INVALID_ARGUMENT / API_KEY_INVALID.
+      if (original.status === 400 && (reason === 'API_KEY_INVALID' || /API key not valid/i.test(message))) {
+        return new LlmProviderError('auth', `The ${provider.name} API key was rejected (400).`, 400);
+      }
+      return statusError(provider, original.status, message);
+    }
+    if (isNetworkFailure(original)) return phase === 'connect' ? connectError(provider, original) : cutError(provider);
+    const message = String((original as { message?: unknown } | null)?.message ?? '');
+    if (phase === 'stream' && /Incomplete JSON segment/.test(message)) {
+      return cutError(provider);
+    }
+    return unknownError(provider, original);
+  }
+}
