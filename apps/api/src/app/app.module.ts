@@ -15,6 +15,13 @@ import type { DatabaseRuntime } from '../database/database-runtime';
 import { EventsModule } from '../events/events.module';
 import { HealthModule } from '../health/health.module';
 import { SystemModule } from '../system/system.module';
+import { AiToolsModule } from '../ai-tools/ai-tools.module';
+import { ChatsModule } from '../chats/chats.module';
+import { DataModule } from '../data/data.module';
+import { LlmModule } from '../llm/llm.module';
+import { PersonalDataModule } from '../personal-data/personal-data.module';
+import { SettingsModule } from '../settings/settings.module';
+import { SystemInstructionModule } from '../system-instruction/system-instruction.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -39,6 +46,13 @@ export class AppModule {
         AuthModule,
         HealthModule,
         SystemModule,
+        SettingsModule,
+        SystemInstructionModule,
+        PersonalDataModule,
+        AiToolsModule,
+        LlmModule,
+        ChatsModule,
+        DataModule,
       ],
       providers: [
         { provide: APP_CONFIG, useValue: config },

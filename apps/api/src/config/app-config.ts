@@ -20,6 +20,17 @@ export interface AppConfig {
   cookieSecure: CookieSecureMode;
   ferretdbBin: string;
   webDistDir: string;
+  /** Caps of one LLM turn (chat, cron, pulse and auto-reply alike). */
+  llm: LlmLimits;
+}
+
+export interface LlmLimits {
+  /** Earlier messages sent with each turn. */
+  historyLimit: number;
+  /** Model calls that end in tool calls, per turn. */
+  maxToolRounds: number;
+  toolTimeoutMs: number;
+  turnTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -93,6 +104,12 @@ export function loadAppConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd(
     cookieSecure: oneOf('COOKIE_SECURE', ['auto', 'always', 'never'] as const, 'auto'),
     ferretdbBin: path('FERRETDB_BIN', './tools/ferretdb/bin/ferretdb-launcher'),
     webDistDir: path('WEB_DIST_DIR', './dist/apps/web/browser'),
+    llm: {
+      historyLimit: integer('CHAT_HISTORY_LIMIT', 20, 0, 500),
+      maxToolRounds: integer('LLM_MAX_TOOL_ROUNDS', 10, 1, 100),
+      toolTimeoutMs: integer('LLM_TOOL_TIMEOUT_MS', 30_000, 100, 3_600_000),
+      turnTimeoutMs: integer('LLM_TURN_TIMEOUT_MS', 300_000, 1_000, 86_400_000),
+    },
   };
   if (problems.length) throw new ConfigError(problems);
   return config;

@@ -8,16 +8,30 @@ export interface SseStream {
   headers: Headers;
   /** Resolves with the first event that matches, or rejects after `timeoutMs`. */
   next(match?: (event: SseEvent) => boolean, timeoutMs?: number): Promise<SseEvent>;
+  /** Waits for the server to end the stream and returns every event not yet taken by next(). */
+  rest(timeoutMs?: number): Promise<SseEvent[]>;
   close(): void;
 }
 
+export interface SseRequest {
+  method?: 'GET' | 'POST';
+  /** Sent as JSON. */
+  body?: unknown;
+}
+
 /** Opens a server-sent-events stream with fetch and parses its events as they arrive. */
-export async function openSse(url: string, headers: Record<string, string> = {}): Promise<SseStream> {
+export async function openSse(url: string, headers: Record<string, string> = {}, request: SseRequest = {}): Promise<SseStream> {
   const controller = new AbortController();
-  const res = await fetch(url, { headers: { Accept: 'text/event-stream', ...headers }, signal: controller.signal });
+  const res = await fetch(url, {
+    method: request.method ?? 'GET',
+    headers: { Accept: 'text/event-stream', ...(request.body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...headers },
+    body: request.body !== undefined ? JSON.stringify(request.body) : undefined,
+    signal: controller.signal,
+  });
   const queue: SseEvent[] = [];
   const waiters: Array<() => void> = [];
   let buffer = '';
+  let ended = !(res.ok && res.body);
   if (res.ok && res.body) {
     void (async () => {
       const decoder = new TextDecoder();
@@ -38,6 +52,8 @@ export async function openSse(url: string, headers: Record<string, string> = {})
       } catch {
         // aborted
       }
+      ended = true;
+      waiters.splice(0).forEach((wake) => wake());
     })();
   }
   return {
@@ -58,6 +74,21 @@ export async function openSse(url: string, headers: Record<string, string> = {})
           });
         });
       }
+    },
+    async rest(timeoutMs = 10000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!ended) {
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`the SSE stream did not end within ${timeoutMs} ms (got ${JSON.stringify(queue)})`);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, left);
+          waiters.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      }
+      return queue.splice(0);
     },
     close: () => controller.abort(),
   };

@@ -1,0 +1,45 @@
+import { DiscoveryService } from '@nestjs/core';
+import type { LlmToolSpec } from '../llm/llm-adapter';
+import type { TurnSource } from '../llm/turn-source';
+import type { AppSettings } from '../settings/settings.service';
+
+/** What decides whether a tool is offered in this turn. */
+export interface AiToolAvailabilityContext {
+  source: TurnSource;
+  settings: AppSettings;
+}
+
+/** What a tool knows about the turn that called it. */
+export interface AiToolContext extends AiToolAvailabilityContext {
+  chatId: string | null;
+  /** The assistant message being written (tools that create media link to it). */
+  messageId: string | null;
+  /** Aborted by Stop, the turn timeout or the tool timeout: long work should stop. */
+  signal: AbortSignal;
+}
+
+/**
+ * A tool the model can call. Feature modules contribute tools by marking a
+ * provider with `@AiToolProvider()`; the registry finds them, so adding a tool
+ * never edits the registry.
+ */
+export interface AiTool {
+  readonly definition: LlmToolSpec;
+  /** One line for the prompt's "Available Tools" section (without the name). */
+  readonly promptLine: string;
+  /** Omitted: always available (when tools are on at all). */
+  isAvailable?(context: AiToolAvailabilityContext): boolean | Promise<boolean>;
+  /**
+   * Arguments are already checked against `definition.parameters` (required
+   * fields, types). Returns the JSON string the model receives; throwing is
+   * allowed and becomes `{"error": message}`.
+   */
+  execute(args: Record<string, unknown>, context: AiToolContext): Promise<string>;
+}
+
+export const AiToolProvider = DiscoveryService.createDecorator<void>();
+
+/** The seed's tool answer for a refusal or failure. */
+export function toolError(message: string): string {
+  return JSON.stringify({ error: message });
+}

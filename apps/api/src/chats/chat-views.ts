@@ -1,0 +1,32 @@
+import type { ChatMessage, ChatSummary } from '@metatronos/shared-types';
+import type { ChatRecord } from './schemas/chat.schema';
+import type { MessageRecord } from './schemas/message.schema';
+
+export function toChatSummary(chat: ChatRecord, running: boolean): ChatSummary {
+  return {
+    id: chat._id.toHexString(),
+    title: chat.title,
+    createdAt: chat.createdAt.toISOString(),
+    updatedAt: chat.updatedAt.toISOString(),
+    running,
+  };
+}
+
+export function toChatMessage(message: MessageRecord): ChatMessage {
+  const view: ChatMessage = {
+    id: message._id.toHexString(),
+    chatId: message.chatId.toHexString(),
+    role: message.role,
+    content: message.content,
+    status: message.status,
+    createdAt: message.createdAt.toISOString(),
+    updatedAt: message.updatedAt.toISOString(),
+  };
+  if (message.role === 'assistant') {
+    view.parts = message.parts ?? [];
+    view.error = message.error ?? null;
+    view.model = message.model ?? null;
+    view.usage = message.usage ?? null;
+  }
+  return view;
+}

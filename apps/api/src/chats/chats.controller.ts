@@ -1,0 +1,102 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Response } from 'express';
+import type { ChatMessage, ChatSummary } from '@metatronos/shared-types';
+import { ChatReplyService } from './chat-reply.service';
+import { ChatsService, DEFAULT_MESSAGES_PAGE } from './chats.service';
+import { ChatMessageDto, ChatSummaryDto, CreateChatDto, MessagesQueryDto, RenameChatDto, SendMessageDto, StopReplyDto } from './dto/chat.dto';
+
+@ApiTags('chats')
+@Controller('chats')
+export class ChatsController {
+  constructor(
+    private readonly chats: ChatsService,
+    private readonly replies: ChatReplyService,
+  ) {}
+
+  @Get()
+  @ApiOperation({ summary: 'All chats, most recently active first' })
+  @ApiOkResponse({ type: [ChatSummaryDto] })
+  list(): Promise<ChatSummary[]> {
+    return this.chats.list();
+  }
+
+  @Post()
+  @ApiOperation({ summary: 'Create a chat' })
+  @ApiCreatedResponse({ type: ChatSummaryDto })
+  create(@Body() body: CreateChatDto): Promise<ChatSummary> {
+    return this.chats.create(body.title);
+  }
+
+  @Patch(':id')
+  @ApiOperation({ summary: 'Rename a chat' })
+  @ApiOkResponse({ type: ChatSummaryDto })
+  @ApiNotFoundResponse({ description: 'No such chat' })
+  rename(@Param('id') id: string, @Body() body: RenameChatDto): Promise<ChatSummary> {
+    return this.chats.rename(id, body.title);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a chat and all its messages (a running reply is stopped first)' })
+  @ApiNoContentResponse()
+  @ApiNotFoundResponse({ description: 'No such chat' })
+  async remove(@Param('id') id: string): Promise<void> {
+    await this.chats.remove(id);
+  }
+
+  @Get(':id/messages')
+  @ApiOperation({ summary: 'Messages, oldest first: the newest page, or the page before `before`' })
+  @ApiOkResponse({ type: [ChatMessageDto] })
+  @ApiNotFoundResponse({ description: 'No such chat' })
+  messages(@Param('id') id: string, @Query() query: MessagesQueryDto): Promise<ChatMessage[]> {
+    return this.chats.messagesPage(id, query.limit ?? DEFAULT_MESSAGES_PAGE, query.before);
+  }
+
+  @Post(':id/messages')
+  @ApiOperation({
+    summary: 'Send a message; the answer is the reply as Server-Sent Events',
+    description:
+      'Events: `message` (the stored user message), `delta` {text}, `tool_call` {id,name,arguments}, ' +
+      '`tool_result` {id,name,result,durationMs,error}, then `done` {messageId,usage?,stopped?} or `error` {message,messageId?}. ' +
+      'The reply keeps running and is stored if the client disconnects.',
+  })
+  @ApiProduces('text/event-stream')
+  @ApiOkResponse({ description: 'text/event-stream of the reply' })
+  @ApiBadRequestResponse({ description: 'Empty content, or no model / API key configured; nothing is stored' })
+  @ApiNotFoundResponse({ description: 'No such chat' })
+  @ApiConflictResponse({ description: 'A reply is already running in this chat' })
+  async send(@Param('id') id: string, @Body() body: SendMessageDto, @Res() res: Response): Promise<void> {
+    const reply = await this.replies.prepare(id, body.content);
+    res.status(200);
+    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-cache, no-transform');
+    res.setHeader('X-Accel-Buffering', 'no');
+    res.flushHeaders();
+    res.socket?.setNoDelay(true);
+    await reply.run((event, data) => {
+      if (!res.writableEnded && !res.destroyed) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    });
+    if (!res.writableEnded) res.end();
+  }
+
+  @Post(':id/stop')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Stop the running reply; the text that arrived is kept' })
+  @ApiOkResponse({ type: StopReplyDto })
+  @ApiNotFoundResponse({ description: 'No such chat' })
+  async stop(@Param('id') id: string): Promise<StopReplyDto> {
+    await this.chats.get(id);
+    return { stopped: this.replies.stop(id) };
+  }
+}

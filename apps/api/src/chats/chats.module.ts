@@ -1,0 +1,20 @@
+import { Module } from '@nestjs/common';
+import { MongooseModule } from '@nestjs/mongoose';
+import { ChatReplyService } from './chat-reply.service';
+import { ChatsController } from './chats.controller';
+import { ChatsService, RunningReplies } from './chats.service';
+import { ChatRecord, ChatSchema } from './schemas/chat.schema';
+import { MessageRecord, MessageSchema } from './schemas/message.schema';
+
+@Module({
+  imports: [
+    MongooseModule.forFeature([
+      { name: ChatRecord.name, schema: ChatSchema },
+      { name: MessageRecord.name, schema: MessageSchema },
+    ]),
+  ],
+  controllers: [ChatsController],
+  providers: [ChatsService, ChatReplyService, { provide: RunningReplies, useExisting: ChatReplyService }],
+  exports: [ChatsService, ChatReplyService],
+})
+export class ChatsModule {}

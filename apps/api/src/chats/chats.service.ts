@@ -1,0 +1,80 @@
+import { Injectable, NotFoundException } from '@nestjs/common';
+import { InjectModel } from '@nestjs/mongoose';
+import { Types, type Model } from 'mongoose';
+import type { ChatMessage, ChatSummary } from '@metatronos/shared-types';
+import { Clock } from '../clock/clock';
+import { AppEventBus } from '../events/app-event-bus';
+import { toChatMessage, toChatSummary } from './chat-views';
+import { ChatRecord, DEFAULT_CHAT_TITLE } from './schemas/chat.schema';
+import { MessageRecord } from './schemas/message.schema';
+
+/** Where running replies are tracked; ChatReplyService implements it. */
+export abstract class RunningReplies {
+  abstract isRunning(chatId: string): boolean;
+  /** Cancels the chat's running reply and resolves once it has ended. */
+  abstract stopAndWait(chatId: string): Promise<boolean>;
+}
+
+export const DEFAULT_MESSAGES_PAGE = 50;
+
+/** Chats and their stored messages (REST side). */
+@Injectable()
+export class ChatsService {
+  constructor(
+    @InjectModel(ChatRecord.name) private readonly chats: Model<ChatRecord>,
+    @InjectModel(MessageRecord.name) private readonly messages: Model<MessageRecord>,
+    private readonly running: RunningReplies,
+    private readonly clock: Clock,
+    private readonly events: AppEventBus,
+  ) {}
+
+  async list(): Promise<ChatSummary[]> {
+    const chats = await this.chats.find().sort({ updatedAt: -1, _id: -1 }).lean<ChatRecord[]>().exec();
+    return chats.map((chat) => toChatSummary(chat, this.running.isRunning(chat._id.toHexString())));
+  }
+
+  async create(title?: string): Promise<ChatSummary> {
+    const now = this.clock.now();
+    const named = title?.trim();
+    const created = await this.chats.create({ title: named || DEFAULT_CHAT_TITLE, autoTitle: !named, createdAt: now, updatedAt: now });
+    const summary = toChatSummary(created.toObject<ChatRecord>(), false);
+    this.events.emit('chats.changed', { chatId: summary.id, change: 'created', at: now.toISOString() });
+    return summary;
+  }
+
+  async get(chatId: string): Promise<ChatRecord> {
+    const chat = Types.ObjectId.isValid(chatId) ? await this.chats.findById(chatId).lean<ChatRecord>().exec() : null;
+    if (!chat) throw new NotFoundException(`Chat '${chatId}' not found`);
+    return chat;
+  }
+
+  async rename(chatId: string, title: string): Promise<ChatSummary> {
+    await this.get(chatId);
+    const now = this.clock.now();
+    const chat = await this.chats
+      .findByIdAndUpdate(chatId, { $set: { title: title.trim(), autoTitle: false, updatedAt: now } }, { new: true })
+      .lean<ChatRecord>()
+      .exec();
+    if (!chat) throw new NotFoundException(`Chat '${chatId}' not found`);
+    this.events.emit('chats.changed', { chatId, change: 'renamed', at: now.toISOString() });
+    return toChatSummary(chat, this.running.isRunning(chatId));
+  }
+
+  /** Deletes the chat and every message in it; a running reply is stopped first. */
+  async remove(chatId: string): Promise<void> {
+    const chat = await this.get(chatId);
+    await this.running.stopAndWait(chatId);
+    await this.messages.deleteMany({ chatId: chat._id }).exec();
+    await this.chats.deleteOne({ _id: chat._id }).exec();
+    this.events.emit('chats.changed', { chatId, change: 'deleted', at: this.clock.now().toISOString() });
+  }
+
+  /** A page of messages, oldest first: the newest `limit` ones, or those just before `before`. */
+  async messagesPage(chatId: string, limit = DEFAULT_MESSAGES_PAGE, before?: string): Promise<ChatMessage[]> {
+    const chat = await this.get(chatId);
+    const filter: Record<string, unknown> = { chatId: chat._id };
+    if (before) filter['_id'] = { $lt: new Types.ObjectId(before) };
+    const page = await this.messages.find(filter).sort({ _id: -1 }).limit(limit).lean<MessageRecord[]>().exec();
+    return page.reverse().map(toChatMessage);
+  }
+}

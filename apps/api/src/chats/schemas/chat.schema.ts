@@ -1,0 +1,21 @@
+import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
+import type { Types } from 'mongoose';
+
+export const DEFAULT_CHAT_TITLE = 'New chat';
+
+@Schema({ collection: 'chats', versionKey: false })
+export class ChatRecord {
+  _id!: Types.ObjectId;
+  @Prop({ required: true })
+  title!: string;
+  /** True until the owner names the chat: the first message then titles it. */
+  @Prop({ type: Boolean, default: true })
+  autoTitle!: boolean;
+  @Prop({ required: true })
+  createdAt!: Date;
+  @Prop({ required: true })
+  updatedAt!: Date;
+}
+
+export const ChatSchema = SchemaFactory.createForClass(ChatRecord);
+ChatSchema.index({ updatedAt: -1 });

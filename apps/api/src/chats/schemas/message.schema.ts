@@ -1,0 +1,32 @@
+import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
+import { Schema as MongooseSchema, type Types } from 'mongoose';
+import type { AssistantPart, MessageStatus, TokenUsage } from '@metatronos/shared-types';
+
+/** One message of a chat. An assistant reply keeps its text and tool calls in order in `parts`. */
+@Schema({ collection: 'messages', versionKey: false })
+export class MessageRecord {
+  _id!: Types.ObjectId;
+  @Prop({ type: MongooseSchema.Types.ObjectId, required: true })
+  chatId!: Types.ObjectId;
+  @Prop({ type: String, required: true, enum: ['user', 'assistant'] })
+  role!: 'user' | 'assistant';
+  @Prop({ type: String, default: '' })
+  content!: string;
+  @Prop({ type: [MongooseSchema.Types.Mixed], default: undefined })
+  parts?: AssistantPart[];
+  @Prop({ type: String, required: true, enum: ['streaming', 'complete', 'stopped', 'error'] })
+  status!: MessageStatus;
+  @Prop({ type: String, default: null })
+  error!: string | null;
+  @Prop({ type: String, default: null })
+  model!: string | null;
+  @Prop({ type: MongooseSchema.Types.Mixed, default: null })
+  usage!: TokenUsage | null;
+  @Prop({ required: true })
+  createdAt!: Date;
+  @Prop({ required: true })
+  updatedAt!: Date;
+}
+
+export const MessageSchema = SchemaFactory.createForClass(MessageRecord);
+MessageSchema.index({ chatId: 1, _id: -1 });

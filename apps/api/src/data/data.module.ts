@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { MongoSandboxModule } from '../mongo-sandbox/mongo-sandbox.module';
+import { DataController } from './data.controller';
+import { DataService } from './data.service';
+
+/** `GET /api/data/collections…`: the owner's read-only data browser. Needs the global SandboxSecrets (SettingsModule). */
+@Module({
+  imports: [MongoSandboxModule],
+  controllers: [DataController],
+  providers: [DataService],
+})
+export class DataModule {}

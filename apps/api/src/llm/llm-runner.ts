@@ -1,0 +1,200 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { TokenUsage, ToolCallRecord } from '@metatronos/shared-types';
+import { AiToolRegistry } from '../ai-tools/ai-tool-registry';
+import { toolError } from '../ai-tools/ai-tool';
+import { APP_CONFIG } from '../config/app-config.provider';
+import type { AppConfig } from '../config/app-config';
+import { MODEL_ID_HELP, routeModel, type ModelRoute } from '../settings/model-route';
+import { SettingsService, type AppSettings } from '../settings/settings.service';
+import { CombinedPromptBuilder, type CombinedPromptOptions } from '../system-instruction/combined-prompt.builder';
+import { SystemInstructionService } from '../system-instruction/system-instruction.service';
+import { LlmAdapterFactory } from './llm-adapter.factory';
+import { LlmProviderError, type LlmConnection, type LlmHistoryMessage, type LlmToolCall } from './llm-adapter';
+import { TurnError } from './llm-errors';
+import type { TurnSource } from './turn-source';
+
+export interface TurnRequest {
+  source: TurnSource;
+  chatId: string | null;
+  /** The assistant message being written, for tools that attach things to it. */
+  messageId: string | null;
+  history: LlmHistoryMessage[];
+  userMessage: string;
+  /** Stop button / caller cancellation. */
+  signal: AbortSignal;
+  /** A model id instead of the primary model. */
+  model?: string;
+  /** Passed to buildCombinedPrompt (Pulse appends its context through `extra`). */
+  prompt?: CombinedPromptOptions;
+  /** Narrows the tool set (a caller's profile); tools still need to be available. */
+  toolFilter?: (name: string) => boolean;
+}
+
+export interface TurnListener {
+  text(delta: string): void;
+  toolCall(call: LlmToolCall): void;
+  toolResult(record: ToolCallRecord): void;
+}
+
+export interface TurnOutcome {
+  model: string;
+  usage?: TokenUsage;
+}
+
+export interface ResolvedModel {
+  id: string;
+  route: ModelRoute;
+  connection: LlmConnection;
+}
+
+/**
+ * One LLM turn, the only place that runs one: builds the prompt, picks the
+ * tools, calls the provider adapter (which loops over tool rounds), executes
+ * tool calls under a per-tool timeout, and enforces the turn caps. Chat, cron,
+ * Pulse and auto-reply all come through here.
+ */
+@Injectable()
+export class LlmRunner {
+  private readonly logger = new Logger(LlmRunner.name);
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly settings: SettingsService,
+    private readonly instruction: SystemInstructionService,
+    private readonly prompt: CombinedPromptBuilder,
+    private readonly tools: AiToolRegistry,
+    private readonly adapters: LlmAdapterFactory,
+  ) {}
+
+  /** Checks a turn could start (model chosen, key present) without calling anyone. Throws TurnError 'not-configured'. */
+  async resolveModel(modelId?: string): Promise<ResolvedModel> {
+    return resolveModel(await this.settings.get(), modelId);
+  }
+
+  async runTurn(request: TurnRequest, listener: TurnListener): Promise<TurnOutcome> {
+    const settings = await this.settings.get();
+    const model = resolveModel(settings, request.model);
+    const { maxToolRounds, toolTimeoutMs, turnTimeoutMs } = this.config.llm;
+    const timeout = AbortSignal.timeout(turnTimeoutMs);
+    const signal = AbortSignal.any([request.signal, timeout]);
+
+    const instruction = await this.instruction.getSystemInstruction();
+    const toolsAllowed = instruction.memoryEnabled && request.prompt?.toolsAllowed !== false;
+    const [systemPrompt, available] = await Promise.all([
+      this.prompt.buildCombinedPrompt({ source: request.source, ...request.prompt, toolsAllowed }),
+      toolsAllowed ? this.tools.specs({ source: request.source, settings }) : Promise.resolve([]),
+    ]);
+    const tools = available.filter((t) => !request.toolFilter || request.toolFilter(t.name));
+    const context = { source: request.source, settings, chatId: request.chatId, messageId: request.messageId };
+
+    const adapter = this.adapters.create(model.route, model.connection);
+    try {
+      const result = await adapter.streamTurn(
+        {
+          model: model.route.model,
+          connection: model.connection,
+          systemPrompt,
+          history: request.history,
+          userMessage: request.userMessage,
+          tools: tools.length ? tools : null,
+          maxToolRounds,
+          signal,
+        },
+        {
+          onText: (delta) => {
+            if (!signal.aborted) listener.text(delta);
+          },
+          executeTool: async (call) => {
+            listener.toolCall(call);
+            const started = performance.now();
+            const toolSignal = AbortSignal.any([signal, AbortSignal.timeout(toolTimeoutMs)]);
+            const result = await withTimeout(
+              this.tools.execute(call.name, call.arguments, { ...context, signal: toolSignal }),
+              toolSignal,
+              () =>
+                signal.aborted
+                  ? toolError('The reply was cancelled before this tool finished.')
+                  : toolError(`The tool '${call.name}' did not finish within ${Math.round(toolTimeoutMs / 1000)} s and was abandoned.`),
+            );
+            listener.toolResult({
+              id: call.id,
+              name: call.name,
+              arguments: call.arguments,
+              result,
+              error: errorOf(result),
+              durationMs: Math.round(performance.now() - started),
+            });
+            return result;
+          },
+        },
+      );
+      if (result.toolRoundsExhausted) {
+        throw new TurnError(
+          'tool-cap',
+          `Metatron stopped after ${maxToolRounds} rounds of tool calls without finishing its answer (the limit per reply). Ask it to continue if needed.`,
+        );
+      }
+      if (signal.aborted) throw abortReason(request.signal, turnTimeoutMs);
+      return { model: model.id, usage: result.usage };
+    } catch (error) {
+      if (error instanceof TurnError) throw error;
+      if (signal.aborted) throw abortReason(request.signal, turnTimeoutMs);
+      if (error instanceof LlmProviderError) throw new TurnError('provider', error.message);
+      this.logger.error(`Turn failed: ${error instanceof Error ? error.message : String(error)}`);
+      throw new TurnError('internal', 'The reply failed because of an internal error; see the server log.');
+    }
+  }
+}
+
+export function resolveModel(settings: AppSettings, modelId?: string): ResolvedModel {
+  const id = modelId ?? settings.primaryModel;
+  if (!id) throw new TurnError('not-configured', 'No model is configured: choose a primary model in Settings.');
+  const route = routeModel(id);
+  if (!route) throw new TurnError('not-configured', `The model '${id}' is not ${MODEL_ID_HELP}. Change it in Settings.`);
+  if (route.provider === 'gemini') {
+    if (!settings.geminiApiKey) throw new TurnError('not-configured', `No Gemini API key is set for '${id}': add one in Settings.`);
+    return { id, route, connection: { apiKey: settings.geminiApiKey } };
+  }
+  if (route.provider === 'openai') {
+    if (!settings.openaiApiKey) throw new TurnError('not-configured', `No OpenAI API key is set for '${id}': add one in Settings.`);
+    return { id, route, connection: { apiKey: settings.openaiApiKey } };
+  }
+  const endpoint = settings.openaiCompatible.find((e) => e.name === route.endpoint);
+  if (!endpoint) throw new TurnError('not-configured', `The endpoint '${route.endpoint}' of model '${id}' is not configured: add it in Settings.`);
+  // Local servers (Ollama…) need no key, but the SDK wants a non-empty one.
+  return { id, route, connection: { apiKey: endpoint.apiKey ?? 'no-key', baseUrl: endpoint.baseUrl } };
+}
+
+function abortReason(callerSignal: AbortSignal, turnTimeoutMs: number): TurnError {
+  return callerSignal.aborted
+    ? new TurnError('stopped', 'Stopped.')
+    : new TurnError('timeout', `The reply took longer than the ${Math.round(turnTimeoutMs / 1000)} s limit and was stopped.`);
+}
+
+function errorOf(result: string): string | null {
+  if (!result.startsWith('{"error"')) return null;
+  try {
+    const parsed = JSON.parse(result) as { error?: unknown };
+    return typeof parsed.error === 'string' ? parsed.error : null;
+  } catch {
+    return null;
+  }
+}
+
+function withTimeout<T>(work: Promise<T>, signal: AbortSignal, onAbort: () => T): Promise<T> {
+  if (signal.aborted) return Promise.resolve(onAbort());
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => resolve(onAbort());
+    signal.addEventListener('abort', abort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', abort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', abort);
+        reject(error);
+      },
+    );
+  });
+}

@@ -1,0 +1,41 @@
+import { Logger, Module, type OnModuleInit } from '@nestjs/common';
+import { InjectModel, MongooseModule } from '@nestjs/mongoose';
+import type { Model } from 'mongoose';
+import { Contact, ContactSchema } from './schemas/contact.schema';
+import { OwnerProfile, OwnerProfileSchema } from './schemas/master.schema';
+import { ScheduleEntry, ScheduleEntrySchema } from './schemas/schedule-entry.schema';
+
+/**
+ * The typed view of the AI-managed collections `master`, `contacts` and
+ * `schedule`. The AI itself writes them through the sandbox's raw driver; other
+ * modules read and write them through these models.
+ */
+@Module({
+  imports: [
+    MongooseModule.forFeature([
+      { name: OwnerProfile.name, schema: OwnerProfileSchema },
+      { name: Contact.name, schema: ContactSchema },
+      { name: ScheduleEntry.name, schema: ScheduleEntrySchema },
+    ]),
+  ],
+  exports: [MongooseModule],
+})
+export class PersonalDataModule implements OnModuleInit {
+  private readonly logger = new Logger('PersonalData');
+
+  constructor(
+    @InjectModel(Contact.name) private readonly contacts: Model<Contact>,
+    @InjectModel(ScheduleEntry.name) private readonly schedule: Model<ScheduleEntry>,
+  ) {}
+
+  /** autoIndex is off (see DatabaseModule): the plain indexes are created here, once per boot. */
+  async onModuleInit(): Promise<void> {
+    for (const model of [this.contacts, this.schedule] as Array<Model<unknown>>) {
+      try {
+        await model.createIndexes();
+      } catch (error) {
+        this.logger.warn(`Could not create the indexes of '${model.collection.name}': ${(error as Error).message}`);
+      }
+    }
+  }
+}

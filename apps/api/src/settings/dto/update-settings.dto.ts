@@ -1,0 +1,102 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsOptional, IsString, IsUrl, Matches, MaxLength, ValidateNested } from 'class-validator';
+import type { AppSettingsView, OpenAiCompatibleEndpoint, UpdateAppSettingsRequest } from '@metatronos/shared-types';
+
+const SECRET_HELP = 'A new value sets it; null or "" clears it; the masked value from GET leaves it unchanged.';
+
+export class EndpointDto {
+  @ApiProperty({ example: 'ollama', description: 'Letters, digits, - and _; the prefix of model ids `<name>/<model>`' })
+  @IsString()
+  @Matches(/^[A-Za-z0-9_-]{1,40}$/, { message: 'openaiCompatible name must be 1-40 letters, digits, - or _' })
+  name!: string;
+
+  @ApiProperty({ example: 'http://127.0.0.1:11434/v1' })
+  @IsString()
+  @IsUrl(
+    { protocols: ['http', 'https'], require_protocol: true, require_tld: false, allow_underscores: true },
+    { message: 'openaiCompatible baseUrl must be an http(s) URL' },
+  )
+  @MaxLength(500)
+  baseUrl!: string;
+
+  @ApiPropertyOptional({ type: String, nullable: true, description: SECRET_HELP })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  apiKey?: string | null;
+}
+
+export class UpdateSettingsDto implements UpdateAppSettingsRequest {
+  @ApiPropertyOptional({ type: String, nullable: true, description: SECRET_HELP })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  geminiApiKey?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, description: SECRET_HELP })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  openaiApiKey?: string | null;
+
+  @ApiPropertyOptional({ type: [EndpointDto], description: 'Replaces the whole list. A masked apiKey keeps the key stored under the same name.' })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(20)
+  @ValidateNested({ each: true })
+  @Type(() => EndpointDto)
+  openaiCompatible?: EndpointDto[];
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'gemini-2.5-flash' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(240)
+  primaryModel?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'gemini-2.5-flash-image' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(240)
+  imageModel?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, description: SECRET_HELP })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  braveApiKey?: string | null;
+
+  @ApiPropertyOptional({ example: 'Europe/Paris', description: 'IANA time zone' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  timezone?: string;
+}
+
+export class EndpointViewDto implements OpenAiCompatibleEndpoint {
+  @ApiProperty()
+  name!: string;
+  @ApiProperty()
+  baseUrl!: string;
+  @ApiProperty({ type: String, nullable: true, example: '••••abcd' })
+  apiKey!: string | null;
+}
+
+export class SettingsViewDto implements AppSettingsView {
+  @ApiProperty({ type: String, nullable: true, example: '••••abcd' })
+  geminiApiKey!: string | null;
+  @ApiProperty({ type: String, nullable: true, example: '••••abcd' })
+  openaiApiKey!: string | null;
+  @ApiProperty({ type: [EndpointViewDto] })
+  openaiCompatible!: EndpointViewDto[];
+  @ApiProperty({ type: String, nullable: true })
+  primaryModel!: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  imageModel!: string | null;
+  @ApiProperty({ type: String, nullable: true, example: '••••abcd' })
+  braveApiKey!: string | null;
+  @ApiProperty({ example: 'Europe/Paris' })
+  timezone!: string;
+  @ApiProperty({ type: String, nullable: true })
+  updatedAt!: string | null;
+}

@@ -1,0 +1,41 @@
+import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
+
+export const APP_SETTINGS_ID = 'app_settings';
+
+@Schema({ _id: false, versionKey: false })
+export class StoredEndpoint {
+  @Prop({ required: true })
+  name!: string;
+  @Prop({ required: true })
+  baseUrl!: string;
+  @Prop({ type: String, default: null })
+  apiKey!: string | null;
+}
+
+/**
+ * The owner's settings: one document in `settings` (which also holds the system
+ * instruction). The AI may read `settings`; the sandbox masks every key field.
+ */
+@Schema({ collection: 'settings', versionKey: false })
+export class AppSettingsRecord {
+  @Prop({ type: String, required: true })
+  _id!: string;
+  @Prop({ type: String, default: null })
+  geminiApiKey!: string | null;
+  @Prop({ type: String, default: null })
+  openaiApiKey!: string | null;
+  @Prop({ type: [SchemaFactory.createForClass(StoredEndpoint)], default: [] })
+  openaiCompatible!: StoredEndpoint[];
+  @Prop({ type: String, default: null })
+  primaryModel!: string | null;
+  @Prop({ type: String, default: null })
+  imageModel!: string | null;
+  @Prop({ type: String, default: null })
+  braveApiKey!: string | null;
+  @Prop({ type: String, default: null })
+  timezone!: string | null;
+  @Prop({ type: Date, default: null })
+  updatedAt!: Date | null;
+}
+
+export const AppSettingsSchema = SchemaFactory.createForClass(AppSettingsRecord);

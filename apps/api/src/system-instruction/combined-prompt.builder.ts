@@ -1,0 +1,68 @@
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import { Clock } from '../clock/clock';
+import type { TurnSource } from '../llm/turn-source';
+import { SettingsService } from '../settings/settings.service';
+import { PromptSectionProvider, type PromptContext, type PromptSection } from './prompt-section';
+import { SystemInstructionService } from './system-instruction.service';
+
+export interface CombinedPromptOptions {
+  source?: TurnSource;
+  /** When the caller will offer no tools (e.g. an auto-reply profile), pass false so none are listed. */
+  toolsAllowed?: boolean;
+  /** Text appended after every section (Pulse adds its execution context this way). */
+  extra?: string;
+}
+
+/**
+ * buildCombinedPrompt(): the core instruction, then every contributed section in
+ * order. A blank core instruction means no system prompt at all (`null`).
+ */
+@Injectable()
+export class CombinedPromptBuilder implements OnModuleInit {
+  private readonly logger = new Logger(CombinedPromptBuilder.name);
+  private sections: PromptSection[] = [];
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly instruction: SystemInstructionService,
+    private readonly settings: SettingsService,
+    private readonly clock: Clock,
+  ) {}
+
+  onModuleInit(): void {
+    const found = this.discovery
+      .getProviders({ metadataKey: PromptSectionProvider.KEY })
+      .map((wrapper) => wrapper.instance as PromptSection | undefined)
+      .filter((s): s is PromptSection => !!s && typeof s.render === 'function');
+    const ids = new Set<string>();
+    for (const section of found) {
+      if (ids.has(section.id)) throw new Error(`Two prompt sections use the id '${section.id}'`);
+      ids.add(section.id);
+    }
+    this.sections = found.sort((a, b) => a.order - b.order || a.id.localeCompare(b.id));
+    this.logger.debug(`Prompt sections: ${this.sections.map((s) => s.id).join(', ')}`);
+  }
+
+  /** The ids of the registered sections, in prompt order. */
+  sectionIds(): string[] {
+    return this.sections.map((s) => s.id);
+  }
+
+  async buildCombinedPrompt(options: CombinedPromptOptions = {}): Promise<string | null> {
+    const [instruction, settings] = await Promise.all([this.instruction.getSystemInstruction(), this.settings.get()]);
+    if (!instruction.coreInstruction.trim()) return null;
+    const context: PromptContext = {
+      now: this.clock.now(),
+      timezone: settings.timezone,
+      instruction,
+      settings,
+      toolsEnabled: instruction.memoryEnabled && options.toolsAllowed !== false,
+      source: options.source ?? 'chat',
+    };
+    const rendered = await Promise.all(this.sections.map((section) => section.render(context)));
+    const blocks = rendered.filter((block): block is string => !!block && block.trim() !== '');
+    if (options.extra?.trim()) blocks.push(options.extra.trim());
+    return `${instruction.coreInstruction.trim()}\n\n---\n\n${blocks.join('\n\n')}`;
+  }
+}

@@ -1,0 +1,56 @@
+import { Injectable } from '@nestjs/common';
+import { PromptSectionProvider, type PromptContext, type PromptSection } from './prompt-section';
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+/** "Saturday, 21 November 2026 at 14:05 (Europe/Paris, GMT+01:00)". Formatters are cached: this runs every turn. */
+export function formatPromptDateTime(at: Date, timeZone: string): string {
+  let format = formatters.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-GB', {
+      timeZone,
+      weekday: 'long',
+      day: 'numeric',
+      month: 'long',
+      year: 'numeric',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+      timeZoneName: 'longOffset',
+    });
+    formatters.set(timeZone, format);
+  }
+  const parts = Object.fromEntries(format.formatToParts(at).map((p) => [p.type, p.value]));
+  return `${parts['weekday']}, ${parts['day']} ${parts['month']} ${parts['year']} at ${parts['hour']}:${parts['minute']} (${timeZone}, ${parts['timeZoneName']})`;
+}
+
+@PromptSectionProvider()
+@Injectable()
+export class DateTimePromptSection implements PromptSection {
+  readonly id = 'datetime';
+  readonly order = 10;
+  render({ now, timezone }: PromptContext): string {
+    return `## Current Date & Time\n${formatPromptDateTime(now, timezone)}`;
+  }
+}
+
+@PromptSectionProvider()
+@Injectable()
+export class MemoryPromptSection implements PromptSection {
+  readonly id = 'memory';
+  readonly order = 20;
+  render({ instruction }: PromptContext): string {
+    return `## Your Memory\n${instruction.memory.trim() || 'No memories stored yet.'}`;
+  }
+}
+
+@PromptSectionProvider()
+@Injectable()
+export class DatabasePromptSection implements PromptSection {
+  readonly id = 'database';
+  readonly order = 30;
+  render({ instruction }: PromptContext): string {
+    const schema = instruction.dbSchema.trim() || 'No collections documented yet. When you create an ai_ collection, document it with update_db_schema.';
+    return `## Your Database\n${schema}`;
+  }
+}

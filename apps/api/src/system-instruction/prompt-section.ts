@@ -1,0 +1,32 @@
+import { DiscoveryService } from '@nestjs/core';
+import type { SystemInstruction } from '@metatronos/shared-types';
+import type { TurnSource } from '../llm/turn-source';
+import type { AppSettings } from '../settings/settings.service';
+
+/** What a prompt section may look at when it renders. */
+export interface PromptContext {
+  now: Date;
+  /** The owner's IANA zone (settings), for every date shown to the model. */
+  timezone: string;
+  instruction: SystemInstruction;
+  settings: AppSettings;
+  /** False when the memory toggle is off: no tools are offered, so none are listed. */
+  toolsEnabled: boolean;
+  source: TurnSource;
+}
+
+/**
+ * One `## …` block of the combined prompt after the core instruction. Feature
+ * modules contribute theirs by marking a provider with `@PromptSectionProvider()`;
+ * the builder finds them all, so adding a section never edits the builder.
+ */
+export interface PromptSection {
+  /** Stable id, for tests and ordering ties. */
+  readonly id: string;
+  /** Lower first. Core: date 10, memory 20, database 30, tools 40; features 50+. */
+  readonly order: number;
+  /** The block with its heading, or `null` to leave it out this time. */
+  render(context: PromptContext): string | null | Promise<string | null>;
+}
+
+export const PromptSectionProvider = DiscoveryService.createDecorator<void>();
