@@ -12,7 +12,8 @@ module.exports = {
       },
     ],
   },
-  transformIgnorePatterns: ['node_modules/(?!.*\\.mjs$)'],
+  // Angular ships .mjs; `marked` is ESM-only (lib/marked.esm.js), so it is transformed too.
+  transformIgnorePatterns: ['node_modules/(?!(.*\\.mjs$|marked/))'],
   snapshotSerializers: [
     'jest-preset-angular/build/serializers/no-ng-attributes',
     'jest-preset-angular/build/serializers/ng-snapshot',

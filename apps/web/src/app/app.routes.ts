@@ -1,9 +1,22 @@
-import type { Routes } from '@angular/router';
+import type { Routes, UrlMatcher, UrlSegment } from '@angular/router';
 import { loginPageGuard, ownerSessionChildGuard, ownerSessionGuard, setupPageGuard } from './auth/auth.guards';
 
 /** Page title for the browser tab: "System · MetatronOS". */
 export function pageTitle(page: string): string {
   return `${page} · MetatronOS`;
+}
+
+/**
+ * Matches `/<path>` and `/<path>/<value>` with one route, so moving between them keeps the page component
+ * (and its list) alive; the value arrives as the `param` input (undefined on the bare path).
+ */
+export function pathWithOptionalParam(path: string, param: string): UrlMatcher {
+  return (segments: UrlSegment[]) => {
+    if (segments.length === 0 || segments.length > 2 || segments[0].path !== path) return null;
+    const posParams: Record<string, UrlSegment> = {};
+    if (segments.length === 2) posParams[param] = segments[1];
+    return { consumed: segments, posParams };
+  };
 }
 
 export const appRoutes: Routes = [
@@ -26,7 +39,29 @@ export const appRoutes: Routes = [
     canActivateChild: [ownerSessionChildGuard],
     loadComponent: () => import('./shell/app-shell').then((m) => m.AppShell),
     children: [
-      { path: '', pathMatch: 'full', redirectTo: 'system' },
+      { path: '', pathMatch: 'full', redirectTo: 'chat' },
+      {
+        // `/chat` and `/chat/:id`
+        matcher: pathWithOptionalParam('chat', 'id'),
+        title: pageTitle('Chat'),
+        loadComponent: () => import('./chat/chat-page').then((m) => m.ChatPage),
+      },
+      {
+        path: 'instruction',
+        title: pageTitle('Instruction'),
+        loadComponent: () => import('./instruction/instruction-page').then((m) => m.InstructionPage),
+      },
+      {
+        // `/data` and `/data/:name`
+        matcher: pathWithOptionalParam('data', 'name'),
+        title: pageTitle('Data'),
+        loadComponent: () => import('./data/data-page').then((m) => m.DataPage),
+      },
+      {
+        path: 'settings',
+        title: pageTitle('Settings'),
+        loadComponent: () => import('./settings/settings-page').then((m) => m.SettingsPage),
+      },
       {
         path: 'system',
         title: pageTitle('System'),

@@ -62,13 +62,37 @@ describe('App', () => {
     expect(document.title).toBe('Set up · MetatronOS');
   });
 
-  it('opens the shell with the System page for the logged-in owner', async () => {
+  it('opens the shell with the Chat page for the logged-in owner', async () => {
     void router.navigateByUrl('/');
     await settle();
     http.expectOne('/api/auth/status').flush({ ownerExists: true, authenticated: true });
     await settle();
-    expect(router.url).toBe('/system');
+    expect(router.url).toBe('/chat');
     expect(byTestId('app-toolbar')).not.toBeNull();
+    http.expectOne('/api/chats').flush([]);
+    await settle();
+    expect(byTestId('chat-empty-state')?.textContent).toContain('Start a new chat');
+    expect(document.title).toBe('Chat · MetatronOS');
+  });
+
+  it('keeps the chat page when opening a chat from /chat, and shows the System page at /system', async () => {
+    void router.navigateByUrl('/chat');
+    await settle();
+    http.expectOne('/api/auth/status').flush({ ownerExists: true, authenticated: true });
+    await settle();
+    http.expectOne('/api/chats').flush([{ id: 'c1', title: 'Hello', createdAt: 'x', updatedAt: 'x', running: false }]);
+    await settle();
+    const list = byTestId('chat-list');
+
+    void router.navigateByUrl('/chat/c1');
+    await settle();
+    expect(byTestId('chat-list')).toBe(list); // same page instance: the list is not fetched again
+    http.expectOne('/api/chats/c1/messages?limit=50').flush([]);
+    await settle();
+    expect(byTestId('chat-title')?.textContent?.trim()).toBe('Hello');
+
+    void router.navigateByUrl('/system');
+    await settle();
     http.expectOne('/api/system').flush({ version: '0.1.0', uptimeSeconds: 5, database: { kind: 'embedded', status: 'up' }, dataDir: '/d' });
     await settle();
     expect(byTestId('system-version')?.textContent?.trim()).toBe('0.1.0');

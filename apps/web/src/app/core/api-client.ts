@@ -1,13 +1,45 @@
-import { HttpClient } from '@angular/common/http';
+import { HttpClient, HttpParams } from '@angular/common/http';
 import { Injectable, inject } from '@angular/core';
 import { Observable, map } from 'rxjs';
-import type { AuthStatus, PasswordRequest, SystemInfo } from '@metatronos/shared-types';
+import type {
+  AppSettingsView,
+  AuthStatus,
+  ChatMessage,
+  ChatSummary,
+  CollectionDocumentsPage,
+  CollectionInfo,
+  CombinedPromptResponse,
+  CreateChatRequest,
+  PasswordRequest,
+  RenameChatRequest,
+  SystemInfo,
+  SystemInstruction,
+  UpdateAppSettingsRequest,
+  UpdateSystemInstructionRequest,
+} from '@metatronos/shared-types';
 
 /** Base path of every REST route; the API serves the console from the same origin. */
 export const API_BASE = '/api';
 
 /** Paths under this prefix are the auth routes: they answer 401 themselves and never mean "session expired". */
 export const AUTH_API_PREFIX = `${API_BASE}/auth/`;
+
+/** One page of `GET /api/chats/:id/messages`: `limit` messages, or those before `before` (a message id). */
+export interface MessagePageQuery {
+  limit: number;
+  before?: string;
+}
+
+/** One page of `GET /api/data/collections/:name/documents`. */
+export interface DocumentPageQuery {
+  limit: number;
+  skip: number;
+}
+
+/** `/api/chats/<id>` with the id escaped. */
+export function chatUrl(chatId: string): string {
+  return `${API_BASE}/chats/${encodeURIComponent(chatId)}`;
+}
 
 /** Typed access to the MetatronOS REST API. The session is an HttpOnly cookie, so nothing here handles tokens. */
 @Injectable({ providedIn: 'root' })
@@ -34,5 +66,75 @@ export class ApiClient {
 
   systemInfo(): Observable<SystemInfo> {
     return this.http.get<SystemInfo>(`${API_BASE}/system`);
+  }
+
+  // Chats
+
+  /** Newest first. */
+  chats(): Observable<ChatSummary[]> {
+    return this.http.get<ChatSummary[]>(`${API_BASE}/chats`);
+  }
+
+  createChat(body: CreateChatRequest = {}): Observable<ChatSummary> {
+    return this.http.post<ChatSummary>(`${API_BASE}/chats`, body);
+  }
+
+  renameChat(chatId: string, title: string): Observable<ChatSummary> {
+    const body: RenameChatRequest = { title };
+    return this.http.patch<ChatSummary>(chatUrl(chatId), body);
+  }
+
+  deleteChat(chatId: string): Observable<void> {
+    return this.http.delete<unknown>(chatUrl(chatId)).pipe(map(() => undefined));
+  }
+
+  /** Oldest first. */
+  chatMessages(chatId: string, query: MessagePageQuery): Observable<ChatMessage[]> {
+    let params = new HttpParams().set('limit', query.limit);
+    if (query.before) params = params.set('before', query.before);
+    return this.http.get<ChatMessage[]>(`${chatUrl(chatId)}/messages`, { params });
+  }
+
+  /** Cancels the reply running in the chat; its stream then ends with `done { stopped: true }`. */
+  stopReply(chatId: string): Observable<void> {
+    return this.http.post<unknown>(`${chatUrl(chatId)}/stop`, null).pipe(map(() => undefined));
+  }
+
+  // System instruction
+
+  systemInstruction(): Observable<SystemInstruction> {
+    return this.http.get<SystemInstruction>(`${API_BASE}/system-instruction`);
+  }
+
+  updateSystemInstruction(body: UpdateSystemInstructionRequest): Observable<SystemInstruction> {
+    return this.http.patch<SystemInstruction>(`${API_BASE}/system-instruction`, body);
+  }
+
+  /** Exactly what the next chat turn would send as the system prompt. */
+  combinedPrompt(): Observable<CombinedPromptResponse> {
+    return this.http.get<CombinedPromptResponse>(`${API_BASE}/system-instruction/prompt`);
+  }
+
+  // Settings
+
+  settings(): Observable<AppSettingsView> {
+    return this.http.get<AppSettingsView>(`${API_BASE}/settings`);
+  }
+
+  updateSettings(body: UpdateAppSettingsRequest): Observable<AppSettingsView> {
+    return this.http.patch<AppSettingsView>(`${API_BASE}/settings`, body);
+  }
+
+  // Data
+
+  collections(): Observable<CollectionInfo[]> {
+    return this.http.get<CollectionInfo[]>(`${API_BASE}/data/collections`);
+  }
+
+  collectionDocuments(name: string, query: DocumentPageQuery): Observable<CollectionDocumentsPage> {
+    const params = new HttpParams().set('limit', query.limit).set('skip', query.skip);
+    return this.http.get<CollectionDocumentsPage>(`${API_BASE}/data/collections/${encodeURIComponent(name)}/documents`, {
+      params,
+    });
   }
 }

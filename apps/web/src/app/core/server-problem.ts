@@ -69,3 +69,17 @@ export function inlineErrorMessage(error: unknown, fallback: string): string {
   if (problem) return `${problem.title}.`;
   return describeApiError(error instanceof HttpErrorResponse ? error.error : null, fallback);
 }
+
+/**
+ * The error panel a page shows when loading its data failed, titled for the page ("Couldn't load your chats"),
+ * or null for connectivity problems: the app-wide banner explains those, and pages reload once it recovers.
+ */
+export function pageProblem(error: unknown, title: string): ServerProblem | null {
+  if (connectivityProblemFrom(error)) return null;
+  return { ...serverProblemFrom(error), title };
+}
+
+/** The HTTP status of a failed request, 0 when there was no answer (or it was not an HTTP error). */
+export function errorStatus(error: unknown): number {
+  return error instanceof HttpErrorResponse ? error.status : 0;
+}

@@ -9,4 +9,10 @@ export interface NavItem {
   icon: IconName;
 }
 
-export const NAV_ITEMS: readonly NavItem[] = [{ id: 'system', label: 'System', path: '/system', icon: 'dns' }];
+export const NAV_ITEMS: readonly NavItem[] = [
+  { id: 'chat', label: 'Chat', path: '/chat', icon: 'chat' },
+  { id: 'instruction', label: 'Instruction', path: '/instruction', icon: 'description' },
+  { id: 'data', label: 'Data', path: '/data', icon: 'tableChart' },
+  { id: 'settings', label: 'Settings', path: '/settings', icon: 'settings' },
+  { id: 'system', label: 'System', path: '/system', icon: 'dns' },
+];

@@ -1,0 +1,134 @@
+import { ChangeDetectionStrategy, Component, computed, input } from '@angular/core';
+import { type MessageView, partsOf } from './live-reply';
+import { MarkdownView } from './markdown-view';
+import { ToolChip } from './tool-chip';
+
+/** One message of a chat: the owner's text as typed, or an assistant reply (Markdown and tool calls, in order). */
+@Component({
+  selector: 'mt-chat-message',
+  changeDetection: ChangeDetectionStrategy.OnPush,
+  imports: [MarkdownView, ToolChip],
+  template: `
+    @if (message().role === 'user') {
+      <div class="bubble user" data-testid="user-message" [attr.data-message-id]="message().id">
+        <span class="mt-visually-hidden">You said:</span>
+        <p class="user-text">{{ message().content }}</p>
+      </div>
+    } @else {
+      <article
+        class="reply"
+        data-testid="assistant-message"
+        [attr.data-message-id]="message().id"
+        [attr.data-status]="message().status"
+        [attr.aria-busy]="streaming()"
+      >
+        <span class="mt-visually-hidden">Metatron replied:</span>
+        @for (part of parts(); track $index) {
+          @if (part.type === 'text') {
+            <mt-markdown [source]="part.text" />
+          } @else {
+            <mt-tool-chip [call]="part" [settled]="!streaming()" />
+          }
+        }
+        @if (streaming() && parts().length === 0) {
+          <p class="thinking" data-testid="assistant-thinking">
+            <span class="dot"></span><span class="dot"></span><span class="dot"></span>
+            <span class="mt-visually-hidden">Metatron is thinking</span>
+          </p>
+        }
+        @if (message().status === 'error') {
+          <p class="reply-error" role="alert" data-testid="assistant-error">
+            {{ message().error || 'The reply failed.' }}
+          </p>
+        }
+        @if (message().status === 'stopped' || message().model) {
+          <p class="meta">
+            @if (message().status === 'stopped') {
+              <span class="stopped" data-testid="assistant-stopped">stopped</span>
+            }
+            @if (message().model; as model) {
+              <span data-testid="assistant-model">{{ model }}</span>
+            }
+          </p>
+        }
+      </article>
+    }
+  `,
+  styles: `
+    :host {
+      display: block;
+    }
+    .bubble.user {
+      max-width: min(80%, 640px);
+      margin-left: auto;
+      padding: 10px 14px;
+      border-radius: 18px 18px 4px 18px;
+      background: var(--mat-sys-primary-container);
+      color: var(--mat-sys-on-primary-container);
+    }
+    .user-text {
+      margin: 0;
+      white-space: pre-wrap;
+      overflow-wrap: anywhere;
+    }
+    .reply {
+      max-width: 100%;
+      min-width: 0;
+    }
+    .thinking {
+      display: flex;
+      gap: 4px;
+      margin: 6px 0;
+    }
+    .dot {
+      width: 8px;
+      height: 8px;
+      border-radius: 50%;
+      background: var(--mat-sys-on-surface-variant);
+      animation: mt-blink 1.2s infinite ease-in-out both;
+    }
+    .dot:nth-child(2) {
+      animation-delay: 0.2s;
+    }
+    .dot:nth-child(3) {
+      animation-delay: 0.4s;
+    }
+    .reply-error {
+      margin: 8px 0 0;
+      padding: 8px 12px;
+      border-radius: var(--mat-sys-corner-small);
+      background: var(--mat-sys-error-container);
+      color: var(--mat-sys-on-error-container);
+      font: var(--mat-sys-body-small);
+    }
+    .meta {
+      display: flex;
+      gap: 8px;
+      margin: 6px 0 0;
+      font: var(--mat-sys-label-small);
+      color: var(--mat-sys-on-surface-variant);
+    }
+    .stopped {
+      padding: 0 6px;
+      border-radius: 4px;
+      background: var(--mat-sys-surface-container-high);
+    }
+    @keyframes mt-blink {
+      0%,
+      80%,
+      100% {
+        opacity: 0.25;
+      }
+      40% {
+        opacity: 1;
+      }
+    }
+  `,
+})
+export class ChatMessageView {
+  readonly message = input.required<MessageView>();
+  /** The reply is still arriving: tool calls without a result are running, not cut off. */
+  readonly streaming = input(false);
+
+  protected readonly parts = computed(() => partsOf(this.message()));
+}

@@ -1,0 +1,339 @@
+import { provideHttpClient } from '@angular/common/http';
+import { HttpTestingController, provideHttpClientTesting } from '@angular/common/http/testing';
+import { type ComponentFixture, TestBed } from '@angular/core/testing';
+import { provideRouter } from '@angular/router';
+import { Subject } from 'rxjs';
+import type { ChatMessage } from '@metatronos/shared-types';
+import { EventStream } from '../core/event-stream';
+import { assistantMessage, conversation, userMessage } from '../testing/chat-data';
+import { FakeEventStream } from '../testing/fake-event-stream';
+import { ChatSendError, ChatStream, ChatStreamBrokenError, type ChatStreamEvent } from './chat-stream';
+import { ChatThread } from './chat-thread';
+import { MESSAGE_PAGE_SIZE } from './message-pages';
+
+const LATEST = `/api/chats/c1/messages?limit=${MESSAGE_PAGE_SIZE}`;
+
+describe('ChatThread', () => {
+  let fixture: ComponentFixture<ChatThread>;
+  let http: HttpTestingController;
+  let events: FakeEventStream;
+  let replies: Subject<ChatStreamEvent>;
+  let send: jest.Mock;
+
+  const root = () => fixture.nativeElement as HTMLElement;
+  const el = <T extends HTMLElement = HTMLElement>(testId: string) => root().querySelector<T>(`[data-testid="${testId}"]`);
+  const all = (testId: string) => Array.from(root().querySelectorAll<HTMLElement>(`[data-testid="${testId}"]`));
+  const input = () => el<HTMLTextAreaElement>('composer-input') as HTMLTextAreaElement;
+  const sendButton = () => el<HTMLButtonElement>('send-button') as HTMLButtonElement;
+  const stable = () => fixture.whenStable();
+
+  function type(text: string): void {
+    input().value = text;
+    input().dispatchEvent(new Event('input'));
+  }
+
+  function press(key: string, init: KeyboardEventInit = {}): KeyboardEvent {
+    const event = new KeyboardEvent('keydown', { key, cancelable: true, ...init });
+    input().dispatchEvent(event);
+    return event;
+  }
+
+  function reply(event: ChatStreamEvent): void {
+    replies.next(event);
+  }
+
+  async function open(page: ChatMessage[], inputs: Record<string, unknown> = {}): Promise<void> {
+    fixture = TestBed.createComponent(ChatThread);
+    fixture.componentRef.setInput('chatId', 'c1');
+    fixture.componentRef.setInput('chatTitle', 'Trip planning');
+    for (const [name, value] of Object.entries(inputs)) fixture.componentRef.setInput(name, value);
+    await stable();
+    http.expectOne(LATEST).flush(page);
+    await stable();
+  }
+
+  /** Types a message, sends it with Enter and lets the stream start. */
+  async function sendMessage(text: string): Promise<void> {
+    type(text);
+    await stable();
+    press('Enter');
+    await stable();
+  }
+
+  beforeEach(() => {
+    events = new FakeEventStream();
+    replies = new Subject<ChatStreamEvent>();
+    send = jest.fn(() => replies.asObservable());
+    TestBed.configureTestingModule({
+      imports: [ChatThread],
+      providers: [
+        provideHttpClient(),
+        provideHttpClientTesting(),
+        provideRouter([]),
+        { provide: EventStream, useValue: events },
+        { provide: ChatStream, useValue: { send } },
+      ],
+    });
+    http = TestBed.inject(HttpTestingController);
+  });
+
+  afterEach(() => http.verify());
+
+  it('shows the stored messages oldest first, with the model, the "stopped" note and stored errors', async () => {
+    await open([
+      userMessage('m1', 'Plan a trip'),
+      assistantMessage('m2', 'Sure, **Lisbon**?', { model: 'gemini-2.5-flash' }),
+      userMessage('m3', 'Longer please'),
+      assistantMessage('m4', 'Day one…', { status: 'stopped' }),
+      userMessage('m5', 'Again'),
+      assistantMessage('m6', 'Partial', { status: 'error', error: 'The model timed out.' }),
+    ]);
+    expect(el('chat-title')?.textContent?.trim()).toBe('Trip planning');
+    expect(all('user-message').map((m) => m.textContent?.replace('You said:', '').trim())).toEqual(['Plan a trip', 'Longer please', 'Again']);
+    const replies = all('assistant-message');
+    expect(replies).toHaveLength(3);
+    expect(replies[0].querySelector('strong')?.textContent).toBe('Lisbon');
+    expect(replies[0].querySelector('[data-testid="assistant-model"]')?.textContent).toBe('gemini-2.5-flash');
+    expect(replies[1].querySelector('[data-testid="assistant-stopped"]')?.textContent).toBe('stopped');
+    expect(replies[2].querySelector('[data-testid="assistant-error"]')?.textContent?.trim()).toBe('The model timed out.');
+    expect(el('load-earlier')).toBeNull();
+  });
+
+  it('renders stored tool calls in order with the text, as chips', async () => {
+    await open([
+      userMessage('m1', 'Who is Ana?'),
+      assistantMessage('m2', 'Let me check. Found her.', {
+        parts: [
+          { type: 'text', text: 'Let me check.' },
+          { type: 'tool_call', id: 't1', name: 'db_query', arguments: { collection: 'contacts' }, result: '{"n":1}', error: null, durationMs: 42 },
+          { type: 'text', text: 'Found her.' },
+        ],
+      }),
+    ]);
+    const reply = all('assistant-message')[0];
+    const order = Array.from(reply.querySelectorAll('mt-markdown, [data-testid="tool-chip"]')).map((node) => node.textContent?.replace(/\s+/g, ' ').trim());
+    expect(order[0]).toBe('Let me check.');
+    expect(order[1]).toContain('db_query');
+    expect(order[1]).toContain('42 ms');
+    expect(order[2]).toBe('Found her.');
+  });
+
+  it('offers older messages when the page came back full, and keeps them above', async () => {
+    const latest = conversation(MESSAGE_PAGE_SIZE, 'n');
+    await open(latest);
+    el('load-earlier')?.click();
+    await stable();
+    http.expectOne(`/api/chats/c1/messages?limit=${MESSAGE_PAGE_SIZE}&before=n1`).flush([userMessage('o1', 'the very first')]);
+    await stable();
+    const users = all('user-message');
+    expect(users[0].textContent).toContain('the very first');
+    expect(users).toHaveLength(MESSAGE_PAGE_SIZE / 2 + 1);
+    expect(el('load-earlier')).toBeNull(); // that page was short: nothing older
+  });
+
+  it('shows an empty conversation hint and cannot send blank input', async () => {
+    await open([]);
+    expect(el('empty-thread')).not.toBeNull();
+    expect(sendButton().disabled).toBe(true);
+    type('   \n  ');
+    await stable();
+    expect(sendButton().disabled).toBe(true);
+    press('Enter');
+    await stable();
+    expect(send).not.toHaveBeenCalled();
+  });
+
+  it('adds a line on Shift+Enter and sends on Enter', async () => {
+    await open([]);
+    type('first line');
+    await stable();
+    const shifted = press('Enter', { shiftKey: true });
+    expect(shifted.defaultPrevented).toBe(false);
+    expect(send).not.toHaveBeenCalled();
+
+    const plain = press('Enter');
+    expect(plain.defaultPrevented).toBe(true);
+    expect(send).toHaveBeenCalledWith('c1', { content: 'first line' });
+  });
+
+  it('streams a reply: optimistic message, growing text, tool chips in order, then the stored version', async () => {
+    await open([]);
+    await sendMessage('What is on today?');
+
+    // Shown at once, composer locked, Stop offered.
+    expect(all('user-message').map((m) => m.textContent)).toEqual([expect.stringContaining('What is on today?')]);
+    expect(input().value).toBe('');
+    expect(input().disabled).toBe(true);
+    expect(sendButton().disabled).toBe(true);
+    expect(el('stop-button')).not.toBeNull();
+    expect(el('assistant-thinking')).not.toBeNull();
+
+    reply({ type: 'message', data: userMessage('u1', 'What is on today?') });
+    reply({ type: 'delta', data: { text: 'Let me ' } });
+    reply({ type: 'delta', data: { text: 'look.' } });
+    reply({ type: 'tool_call', data: { id: 't1', name: 'db_query', arguments: { collection: 'schedule', filter: { day: 'today' } } } });
+    await stable();
+    expect(all('user-message')[0].getAttribute('data-message-id')).toBe('u1');
+    let live = all('assistant-message')[0];
+    expect(live.textContent).toContain('Let me look.');
+    const chip = live.querySelector<HTMLElement>('[data-testid="tool-chip"]');
+    expect(chip?.getAttribute('data-status')).toBe('running');
+    expect(chip?.textContent).toContain('running');
+
+    reply({ type: 'tool_result', data: { id: 't1', name: 'db_query', result: '[{"title":"Dentist"}]', durationMs: 1500 } });
+    reply({ type: 'delta', data: { text: 'You have the **dentist**.' } });
+    await stable();
+    live = all('assistant-message')[0];
+    expect(live.querySelector('[data-testid="tool-chip"]')?.getAttribute('data-status')).toBe('ok');
+    expect(live.querySelector('[data-testid="tool-chip-duration"]')?.textContent).toBe('1.5 s');
+    const order = Array.from(live.querySelectorAll('mt-markdown, [data-testid="tool-chip"]')).map((n) => n.tagName.toLowerCase());
+    expect(order).toEqual(['mt-markdown', 'div', 'mt-markdown']);
+    expect(live.querySelector('strong')?.textContent).toBe('dentist');
+
+    reply({ type: 'done', data: { messageId: 'a1' } });
+    replies.complete();
+    await stable();
+    // The view becomes what was stored.
+    http.expectOne(LATEST).flush([
+      userMessage('u1', 'What is on today?'),
+      assistantMessage('a1', 'Stored reply text', { model: 'gpt-4.1-mini' }),
+    ]);
+    await stable();
+    const stored = all('assistant-message');
+    expect(stored).toHaveLength(1);
+    expect(stored[0].textContent).toContain('Stored reply text');
+    expect(stored[0].querySelector('[data-testid="assistant-model"]')?.textContent).toBe('gpt-4.1-mini');
+    expect(el('stop-button')).toBeNull();
+    expect(input().disabled).toBe(false);
+  });
+
+  it('keeps the partial text and shows the error under it when the reply fails', async () => {
+    await open([]);
+    await sendMessage('Hi');
+    reply({ type: 'message', data: userMessage('u1', 'Hi') });
+    reply({ type: 'delta', data: { text: 'Half an ans' } });
+    reply({ type: 'error', data: { message: 'The provider returned 500.' } });
+    replies.complete();
+    await stable();
+    // Nothing of the reply was stored: the page still shows what happened.
+    http.expectOne(LATEST).flush([userMessage('u1', 'Hi')]);
+    await stable();
+    const live = all('assistant-message')[0];
+    expect(live.textContent).toContain('Half an ans');
+    expect(live.querySelector('[data-testid="assistant-error"]')?.textContent?.trim()).toBe('The provider returned 500.');
+    expect(input().disabled).toBe(false);
+  });
+
+  it('says so when the connection breaks mid-reply', async () => {
+    await open([]);
+    await sendMessage('Hi');
+    reply({ type: 'delta', data: { text: 'Some' } });
+    replies.error(new ChatStreamBrokenError(new Error('network')));
+    await stable();
+    http.expectOne(LATEST).flush([userMessage('u1', 'Hi')]);
+    await stable();
+    expect(el('assistant-error')?.textContent).toContain('connection to the server was lost');
+  });
+
+  it('shows a refused message with a link to the settings, and gives the text back', async () => {
+    await open([]);
+    await sendMessage('Hello there');
+    replies.error(new ChatSendError(400, 'No model configured: choose a primary model in Settings.'));
+    await stable();
+    expect(el('send-error')?.textContent).toContain('No model configured: choose a primary model in Settings.');
+    expect(el('send-error-settings')?.getAttribute('href')).toBe('/settings');
+    expect(all('user-message')).toHaveLength(0);
+    expect(el('assistant-message')).toBeNull();
+    expect(input().value).toBe('Hello there');
+    expect(input().disabled).toBe(false);
+  });
+
+  it('shows other refusals without the settings link', async () => {
+    await open([]);
+    await sendMessage('Hello');
+    replies.error(new ChatSendError(409, 'A reply is already running in this chat.'));
+    await stable();
+    expect(el('send-error')?.textContent).toContain('A reply is already running');
+    expect(el('send-error-settings')).toBeNull();
+  });
+
+  it('stops a streaming reply and shows it as stopped', async () => {
+    await open([]);
+    await sendMessage('Write a long story');
+    reply({ type: 'delta', data: { text: 'Once upon' } });
+    await stable();
+    el('stop-button')?.click();
+    await stable();
+    const stop = http.expectOne('/api/chats/c1/stop');
+    expect(stop.request.method).toBe('POST');
+    stop.flush(null, { status: 204, statusText: 'No Content' });
+    await stable();
+    reply({ type: 'done', data: { messageId: 'a1', stopped: true } });
+    replies.complete();
+    await stable();
+    http.expectOne(LATEST).flush([userMessage('u1', 'Write a long story'), assistantMessage('a1', 'Once upon', { status: 'stopped' })]);
+    await stable();
+    expect(el('assistant-stopped')?.textContent).toBe('stopped');
+    expect(el('stop-button')).toBeNull();
+  });
+
+  it('locks the composer while a reply started elsewhere runs, and shows it when it ends', async () => {
+    await open([userMessage('m1', 'from the phone')], { running: true });
+    expect(el('running-elsewhere')).not.toBeNull();
+    expect(input().disabled).toBe(true);
+    expect(el('stop-button')).not.toBeNull();
+
+    events.emit('chats.changed', { chatId: 'c1', change: 'reply-ended', at: '2026-01-01T00:00:00Z' });
+    await stable();
+    http.expectOne(LATEST).flush([userMessage('m1', 'from the phone'), assistantMessage('m2', 'answer for the phone')]);
+    await stable();
+    expect(all('assistant-message')[0].textContent).toContain('answer for the phone');
+    expect(input().disabled).toBe(false);
+  });
+
+  it('ignores events of other chats', async () => {
+    await open([]);
+    events.emit('chats.changed', { chatId: 'other', change: 'reply-ended', at: '2026-01-01T00:00:00Z' });
+    await stable();
+    http.expectNone(LATEST);
+  });
+
+  it('says when the chat does not exist', async () => {
+    fixture = TestBed.createComponent(ChatThread);
+    fixture.componentRef.setInput('chatId', 'c1');
+    await stable();
+    http.expectOne(LATEST).flush({ statusCode: 404, message: 'Chat not found' }, { status: 404, statusText: 'Not Found' });
+    await stable();
+    expect(el('chat-not-found')?.textContent).toContain('Chat not found');
+    expect(input().disabled).toBe(true);
+  });
+
+  it('shows a failed load with a way to retry', async () => {
+    fixture = TestBed.createComponent(ChatThread);
+    fixture.componentRef.setInput('chatId', 'c1');
+    await stable();
+    http.expectOne(LATEST).flush({ statusCode: 500, message: 'Boom' }, { status: 500, statusText: 'Server Error' });
+    await stable();
+    expect(el('api-error')?.textContent).toContain("Couldn't load the messages");
+    expect(el('api-error')?.textContent).toContain('Boom');
+    el('api-error-retry')?.click();
+    await stable();
+    http.expectOne(LATEST).flush([userMessage('m1', 'hello')]);
+    await stable();
+    expect(el('api-error')).toBeNull();
+    expect(all('user-message')).toHaveLength(1);
+  });
+
+  it('loads the other chat when the id changes, dropping the old stream', async () => {
+    await open([]);
+    await sendMessage('Hi');
+    expect(replies.observed).toBe(true);
+    fixture.componentRef.setInput('chatId', 'c2');
+    await stable();
+    expect(replies.observed).toBe(false);
+    http.expectOne(`/api/chats/c2/messages?limit=${MESSAGE_PAGE_SIZE}`).flush([userMessage('x1', 'other chat', 'c2')]);
+    await stable();
+    expect(all('user-message').map((m) => m.textContent)).toEqual([expect.stringContaining('other chat')]);
+    expect(input().disabled).toBe(false);
+  });
+});

@@ -1,0 +1,351 @@
+import {
+  ChangeDetectionStrategy,
+  Component,
+  DestroyRef,
+  type ElementRef,
+  Injector,
+  afterNextRender,
+  afterRenderEffect,
+  computed,
+  effect,
+  inject,
+  input,
+  linkedSignal,
+  output,
+  signal,
+  untracked,
+  viewChild,
+} from '@angular/core';
+import { takeUntilDestroyed, toObservable } from '@angular/core/rxjs-interop';
+import { MatButton } from '@angular/material/button';
+import { MatProgressBar } from '@angular/material/progress-bar';
+import { RouterLink } from '@angular/router';
+import { type Subscription, filter, skip } from 'rxjs';
+import { type ChatMessage, MESSAGE_MAX_LENGTH } from '@metatronos/shared-types';
+import { ApiClient } from '../core/api-client';
+import { EventStream } from '../core/event-stream';
+import { type ServerProblem, errorStatus, inlineErrorMessage, pageProblem } from '../core/server-problem';
+import { ServerStatus } from '../core/server-status';
+import { Icon } from '../ui/icon';
+import { ServerError } from '../ui/server-error';
+import { ChatMessageView } from './chat-message';
+import { ChatSendError, ChatStream } from './chat-stream';
+import { type LiveReply, NEW_REPLY, applyReplyEvent, liveReplyView } from './live-reply';
+import { LOCAL_ID_PREFIX, MESSAGE_PAGE_SIZE, isLocalMessage, mergeLatestPage, prependPage } from './message-pages';
+
+/** Within this many pixels of the bottom, new text keeps the view scrolled to the end. */
+const STICKY_BOTTOM_PX = 48;
+
+/** An error that mentions the settings (e.g. "No model configured") gets a link there. */
+export function mentionsSettings(message: string): boolean {
+  return /settings?\b/i.test(message);
+}
+
+/** The open chat: its messages (paged), the reply streaming in, and the composer. */
+@Component({
+  selector: 'mt-chat-thread',
+  changeDetection: ChangeDetectionStrategy.OnPush,
+  imports: [MatButton, MatProgressBar, RouterLink, Icon, ServerError, ChatMessageView],
+  templateUrl: './chat-thread.html',
+  styleUrl: './chat-thread.scss',
+})
+export class ChatThread {
+  private readonly api = inject(ApiClient);
+  private readonly chatStream = inject(ChatStream);
+  private readonly injector = inject(Injector);
+  private readonly scroller = viewChild<ElementRef<HTMLElement>>('scroller');
+  private readonly composer = viewChild<ElementRef<HTMLTextAreaElement>>('composer');
+
+  readonly chatId = input.required<string>();
+  readonly chatTitle = input('');
+  /** The chat list says a reply is being generated in this chat. */
+  readonly running = input(false);
+  /** A reply this page sent or stopped has ended: the chat list may have changed (title, running). */
+  readonly replyFinished = output<void>();
+
+  protected readonly maxLength = MESSAGE_MAX_LENGTH;
+  protected readonly messages = signal<ChatMessage[]>([]);
+  protected readonly loading = signal(true);
+  protected readonly loadProblem = signal<ServerProblem | null>(null);
+  protected readonly notFound = signal(false);
+  protected readonly hasEarlier = signal(false);
+  protected readonly loadingEarlier = signal(false);
+  protected readonly earlierError = signal<string | null>(null);
+  protected readonly live = signal<LiveReply | null>(null);
+  protected readonly sending = signal(false);
+  protected readonly sendError = signal<string | null>(null);
+  protected readonly stopping = signal(false);
+  protected readonly draft = signal('');
+  protected readonly awayFromBottom = signal(false);
+  /** A reply runs that this page did not start (another tab, a scheduled job), as the chat list says. */
+  protected readonly runningElsewhere = linkedSignal(() => this.running());
+
+  protected readonly liveView = computed(() => {
+    const reply = this.live();
+    return reply ? liveReplyView(reply) : null;
+  });
+  protected readonly busy = computed(() => this.sending() || this.runningElsewhere());
+  protected readonly tooLong = computed(() => this.draft().length > MESSAGE_MAX_LENGTH);
+  protected readonly composerDisabled = computed(() => this.busy() || this.loading() || this.notFound());
+  protected readonly canSend = computed(
+    () => !this.composerDisabled() && this.draft().trim().length > 0 && !this.tooLong(),
+  );
+  protected readonly sendErrorLinksSettings = computed(() => mentionsSettings(this.sendError() ?? ''));
+  protected readonly composerId = `mt-composer-${Math.random().toString(36).slice(2, 8)}`;
+
+  private streamSub: Subscription | null = null;
+  private latestSub: Subscription | null = null;
+  private earlierSub: Subscription | null = null;
+  private stickToBottom = true;
+  /** Set before older messages are prepended: keep the same content in view. */
+  private keepDistanceFromBottom: number | null = null;
+  private localIds = 0;
+
+  constructor() {
+    effect(() => {
+      const chatId = this.chatId();
+      untracked(() => this.open(chatId));
+    });
+
+    // A reply that this page did not stream ended (or started) in this chat: show what was stored.
+    inject(EventStream)
+      .on('chats.changed')
+      .pipe(
+        filter((event) => event.chatId === this.chatId() && !this.sending()),
+        filter((event) => event.change === 'reply-ended' || event.change === 'reply-started'),
+        takeUntilDestroyed(),
+      )
+      .subscribe((event) => {
+        if (event.change === 'reply-started') this.runningElsewhere.set(true);
+        else {
+          this.runningElsewhere.set(false);
+          this.stopping.set(false);
+        }
+        this.loadLatest(false);
+      });
+
+    // The server is back after an outage banner's Retry.
+    toObservable(inject(ServerStatus).recovered)
+      .pipe(skip(1), takeUntilDestroyed())
+      .subscribe(() => {
+        if (!this.sending()) this.loadLatest(this.messages().length === 0);
+      });
+
+    // Follow the text as it streams, unless the owner scrolled up to read.
+    afterRenderEffect(() => {
+      this.messages();
+      this.live();
+      const element = this.scroller()?.nativeElement;
+      if (!element) return;
+      if (this.keepDistanceFromBottom !== null) {
+        element.scrollTop = element.scrollHeight - this.keepDistanceFromBottom;
+        this.keepDistanceFromBottom = null;
+      } else if (this.stickToBottom) {
+        element.scrollTop = element.scrollHeight;
+      }
+    });
+
+    inject(DestroyRef).onDestroy(() => this.cancelAll());
+  }
+
+  protected onScroll(): void {
+    const element = this.scroller()?.nativeElement;
+    if (!element) return;
+    this.stickToBottom = element.scrollHeight - element.scrollTop - element.clientHeight < STICKY_BOTTOM_PX;
+    this.awayFromBottom.set(!this.stickToBottom);
+  }
+
+  protected scrollToLatest(): void {
+    const element = this.scroller()?.nativeElement;
+    this.stickToBottom = true;
+    this.awayFromBottom.set(false);
+    if (element) element.scrollTop = element.scrollHeight;
+  }
+
+  protected onInput(value: string): void {
+    this.draft.set(value);
+    if (this.sendError()) this.sendError.set(null);
+  }
+
+  /** Enter sends, Shift+Enter (or Enter while an input method composes) adds a line. */
+  protected onKeydown(event: KeyboardEvent): void {
+    if (event.key !== 'Enter' || event.shiftKey || event.isComposing) return;
+    event.preventDefault();
+    this.send();
+  }
+
+  protected retryLoad(): void {
+    this.loadLatest(true);
+  }
+
+  protected send(): void {
+    if (!this.canSend()) return;
+    const content = this.draft().trim();
+    const chatId = this.chatId();
+    const localId = `${LOCAL_ID_PREFIX}${++this.localIds}`;
+    const now = new Date().toISOString();
+    const optimistic: ChatMessage = { id: localId, chatId, role: 'user', content, status: 'complete', createdAt: now, updatedAt: now };
+
+    this.messages.update((list) => [...list, optimistic]);
+    this.draft.set('');
+    this.sendError.set(null);
+    this.sending.set(true);
+    this.live.set(NEW_REPLY);
+    this.scrollToLatest();
+
+    let started = false;
+    this.streamSub = this.chatStream.send(chatId, { content }).subscribe({
+      next: (event) => {
+        started = true;
+        if (event.type === 'message') {
+          this.messages.update((list) => list.map((message) => (message.id === localId ? event.data : message)));
+        } else {
+          this.live.update((reply) => reply && applyReplyEvent(reply, event));
+        }
+      },
+      error: (error: unknown) => {
+        if (error instanceof ChatSendError && !started) {
+          // Refused before anything happened: take the message back into the composer.
+          this.messages.update((list) => list.filter((message) => message.id !== localId));
+          this.live.set(null);
+          this.sending.set(false);
+          if (!this.draft()) this.draft.set(content);
+          this.sendError.set(error.message);
+          this.focusComposer();
+          return;
+        }
+        const message = error instanceof Error ? error.message : 'The reply failed.';
+        this.live.update((reply) => reply && { ...reply, finished: true, error: reply.error ?? message });
+        this.finishReply();
+      },
+      complete: () => {
+        this.live.update((reply) => reply && { ...reply, finished: true });
+        this.finishReply();
+      },
+    });
+  }
+
+  protected stop(): void {
+    if (this.stopping()) return;
+    this.stopping.set(true);
+    this.api.stopReply(this.chatId()).subscribe({
+      next: () => {
+        // Our own stream ends with `done { stopped }`; a reply running elsewhere is over now.
+        if (this.sending()) return;
+        this.stopping.set(false);
+        this.runningElsewhere.set(false);
+        this.loadLatest(false);
+        this.replyFinished.emit();
+      },
+      error: (error: unknown) => {
+        this.stopping.set(false);
+        this.sendError.set(inlineErrorMessage(error, 'Stopping the reply failed.'));
+      },
+    });
+  }
+
+  protected loadEarlier(): void {
+    const oldest = this.messages().find((message) => !isLocalMessage(message));
+    if (!oldest || this.loadingEarlier()) return;
+    this.loadingEarlier.set(true);
+    this.earlierError.set(null);
+    this.earlierSub = this.api.chatMessages(this.chatId(), { limit: MESSAGE_PAGE_SIZE, before: oldest.id }).subscribe({
+      next: (page) => {
+        const element = this.scroller()?.nativeElement;
+        if (element) this.keepDistanceFromBottom = element.scrollHeight - element.scrollTop;
+        this.messages.update((list) => prependPage(list, page));
+        this.hasEarlier.set(page.length >= MESSAGE_PAGE_SIZE);
+        this.loadingEarlier.set(false);
+      },
+      error: (error: unknown) => {
+        this.loadingEarlier.set(false);
+        this.earlierError.set(inlineErrorMessage(error, "Couldn't load the earlier messages."));
+      },
+    });
+  }
+
+  private open(chatId: string): void {
+    this.cancelAll();
+    this.messages.set([]);
+    this.live.set(null);
+    this.sending.set(false);
+    this.stopping.set(false);
+    this.sendError.set(null);
+    this.notFound.set(false);
+    this.hasEarlier.set(false);
+    this.earlierError.set(null);
+    this.loadingEarlier.set(false);
+    this.draft.set('');
+    this.stickToBottom = true;
+    this.awayFromBottom.set(false);
+    this.loadLatest(true, chatId);
+  }
+
+  /** Fetches the latest page; `initial` shows the loading state and decides "Load earlier" from scratch. */
+  private loadLatest(initial: boolean, chatId = this.chatId()): void {
+    this.latestSub?.unsubscribe();
+    if (initial) {
+      this.loading.set(true);
+      this.loadProblem.set(null);
+    }
+    this.latestSub = this.api.chatMessages(chatId, { limit: MESSAGE_PAGE_SIZE }).subscribe({
+      next: (page) => {
+        const full = page.length >= MESSAGE_PAGE_SIZE;
+        if (initial) {
+          this.messages.set(page);
+          this.hasEarlier.set(full);
+        } else {
+          const merged = mergeLatestPage(this.messages(), page);
+          // Older messages kept above the fresh page: "Load earlier" stays as it was; none kept: a full page may have more.
+          this.hasEarlier.set(full && (merged.length > page.length ? this.hasEarlier() : true));
+          this.messages.set(merged);
+        }
+        this.loading.set(false);
+        this.loadProblem.set(null);
+        this.settleLiveReply(page);
+      },
+      error: (error: unknown) => {
+        this.loading.set(false);
+        if (errorStatus(error) === 404) {
+          this.notFound.set(true);
+          this.messages.set([]);
+          this.live.set(null);
+        } else if (initial || this.messages().length === 0) {
+          this.loadProblem.set(pageProblem(error, "Couldn't load the messages"));
+        }
+      },
+    });
+  }
+
+  /**
+   * After the reload that follows `done` / `error`, the stored reply replaces the live one. A failure that
+   * stored nothing (no message id) stays visible until the next message.
+   */
+  private settleLiveReply(page: ChatMessage[]): void {
+    const reply = this.live();
+    if (!reply?.finished || this.sending()) return;
+    const stored = reply.messageId !== null && page.some((message) => message.id === reply.messageId);
+    if (stored || !reply.error) this.live.set(null);
+  }
+
+  private finishReply(): void {
+    this.streamSub = null;
+    this.sending.set(false);
+    this.stopping.set(false);
+    this.runningElsewhere.set(false);
+    this.loadLatest(false);
+    this.replyFinished.emit();
+    this.focusComposer();
+  }
+
+  private focusComposer(): void {
+    afterNextRender(() => this.composer()?.nativeElement.focus(), { injector: this.injector });
+  }
+
+  private cancelAll(): void {
+    this.streamSub?.unsubscribe();
+    this.latestSub?.unsubscribe();
+    this.earlierSub?.unsubscribe();
+    this.streamSub = this.latestSub = this.earlierSub = null;
+  }
+}

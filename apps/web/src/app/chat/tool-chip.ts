@@ -1,0 +1,210 @@
+import { ChangeDetectionStrategy, Component, computed, input, signal } from '@angular/core';
+import type { ToolCallRecord } from '@metatronos/shared-types';
+import { Icon } from '../ui/icon';
+
+export type ToolCallStatus = 'running' | 'ok' | 'error' | 'unfinished';
+
+/** Pretty JSON for humans: objects indented; a JSON string (a tool result) parsed first; anything else as is. */
+export function prettyJson(value: unknown): string {
+  if (typeof value === 'string') {
+    try {
+      return JSON.stringify(JSON.parse(value), null, 2);
+    } catch {
+      return value;
+    }
+  }
+  return JSON.stringify(value, null, 2) ?? String(value);
+}
+
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+const STATUS_LABELS: Record<ToolCallStatus, string> = {
+  running: 'running',
+  ok: 'done',
+  error: 'failed',
+  unfinished: 'not finished',
+};
+
+/** One tool call inside an assistant reply: name, status and duration; expands to its arguments and result. */
+@Component({
+  selector: 'mt-tool-chip',
+  changeDetection: ChangeDetectionStrategy.OnPush,
+  imports: [Icon],
+  template: `
+    <div class="chip" data-testid="tool-chip" [attr.data-status]="status()" [attr.data-tool]="call().name">
+      <button
+        type="button"
+        class="head"
+        data-testid="tool-chip-toggle"
+        [attr.aria-expanded]="expanded()"
+        [attr.aria-controls]="detailsId()"
+        (click)="expanded.set(!expanded())"
+      >
+        <span class="status-icon" aria-hidden="true">
+          @switch (status()) {
+            @case ('running') {
+              <span class="spinner"></span>
+            }
+            @case ('ok') {
+              <mt-icon name="check" />
+            }
+            @case ('error') {
+              <mt-icon name="error" />
+            }
+            @default {
+              <mt-icon name="stop" />
+            }
+          }
+        </span>
+        <mt-icon class="tool-icon" name="build" aria-hidden="true" />
+        <span class="name">{{ call().name }}</span>
+        <span class="status" data-testid="tool-chip-status">{{ statusLabel() }}</span>
+        @if (duration(); as duration) {
+          <span class="duration" data-testid="tool-chip-duration">{{ duration }}</span>
+        }
+        <mt-icon class="chevron" [name]="expanded() ? 'expandLess' : 'expandMore'" aria-hidden="true" />
+      </button>
+      @if (expanded()) {
+        <div class="details" [id]="detailsId()" data-testid="tool-chip-details">
+          <p class="label">Arguments</p>
+          <pre data-testid="tool-chip-arguments">{{ argumentsText() }}</pre>
+          @if (call().error; as error) {
+            <p class="label">Error</p>
+            <pre class="error" data-testid="tool-chip-error">{{ error }}</pre>
+          }
+          @if (call().result !== null) {
+            <p class="label">Result</p>
+            <pre data-testid="tool-chip-result">{{ resultText() }}</pre>
+          }
+        </div>
+      }
+    </div>
+  `,
+  styles: `
+    :host {
+      display: block;
+      margin: 6px 0;
+    }
+    .chip {
+      display: inline-flex;
+      flex-direction: column;
+      max-width: 100%;
+      border: 1px solid var(--mat-sys-outline-variant);
+      border-radius: var(--mat-sys-corner-medium);
+      background: var(--mat-sys-surface-container-low);
+    }
+    .chip[data-status='error'] {
+      border-color: color-mix(in srgb, var(--mat-sys-error) 50%, transparent);
+    }
+    .head {
+      display: flex;
+      align-items: center;
+      gap: 6px;
+      min-height: 32px;
+      padding: 4px 10px;
+      border: 0;
+      border-radius: inherit;
+      background: none;
+      color: var(--mat-sys-on-surface);
+      font: var(--mat-sys-label-large);
+      text-align: left;
+      cursor: pointer;
+      --mt-icon-size: 16px;
+    }
+    .head:hover {
+      background: color-mix(in srgb, var(--mat-sys-on-surface) 6%, transparent);
+    }
+    .head:focus-visible {
+      outline: 2px solid var(--mat-sys-primary);
+      outline-offset: 2px;
+    }
+    .status-icon {
+      display: inline-flex;
+      width: 16px;
+      justify-content: center;
+    }
+    [data-status='ok'] .status-icon {
+      color: var(--mt-success);
+    }
+    [data-status='error'] .status-icon {
+      color: var(--mat-sys-error);
+    }
+    .tool-icon,
+    .status,
+    .duration,
+    .chevron {
+      color: var(--mat-sys-on-surface-variant);
+    }
+    .name {
+      font-family: var(--mt-mono-family);
+      overflow-wrap: anywhere;
+    }
+    .status,
+    .duration {
+      font: var(--mat-sys-label-medium);
+    }
+    .spinner {
+      width: 12px;
+      height: 12px;
+      border: 2px solid var(--mat-sys-primary);
+      border-right-color: transparent;
+      border-radius: 50%;
+      animation: mt-spin 0.8s linear infinite;
+    }
+    .details {
+      padding: 0 12px 10px;
+    }
+    .label {
+      margin: 8px 0 4px;
+      font: var(--mat-sys-label-medium);
+      color: var(--mat-sys-on-surface-variant);
+    }
+    pre {
+      max-height: 320px;
+      margin: 0;
+      padding: 8px 10px;
+      overflow: auto;
+      border-radius: var(--mat-sys-corner-small);
+      background: var(--mat-sys-surface-container-high);
+      font: 13px/1.45 var(--mt-mono-family);
+      white-space: pre-wrap;
+      overflow-wrap: anywhere;
+    }
+    pre.error {
+      color: var(--mat-sys-error);
+    }
+    @keyframes mt-spin {
+      to {
+        transform: rotate(360deg);
+      }
+    }
+  `,
+})
+export class ToolChip {
+  private static nextId = 0;
+
+  readonly call = input.required<ToolCallRecord>();
+  /** The reply is over: a call without a result was cut off rather than still running. */
+  readonly settled = input(false);
+
+  protected readonly expanded = signal(false);
+  protected readonly detailsId = signal(`mt-tool-details-${ToolChip.nextId++}`);
+
+  protected readonly status = computed<ToolCallStatus>(() => {
+    const call = this.call();
+    if (call.error) return 'error';
+    if (call.result !== null) return 'ok';
+    return this.settled() ? 'unfinished' : 'running';
+  });
+  protected readonly statusLabel = computed(() => STATUS_LABELS[this.status()]);
+  protected readonly duration = computed(() => {
+    const ms = this.call().durationMs;
+    return ms === null || ms === undefined ? null : formatDuration(ms);
+  });
+  protected readonly argumentsText = computed(() => prettyJson(this.call().arguments));
+  protected readonly resultText = computed(() => prettyJson(this.call().result));
+}

@@ -1,0 +1,194 @@
+import { ChangeDetectionStrategy, Component, computed, inject, signal } from '@angular/core';
+import { takeUntilDestroyed, toObservable } from '@angular/core/rxjs-interop';
+import { MatButton } from '@angular/material/button';
+import { MatCard, MatCardContent } from '@angular/material/card';
+import { MatFormField, MatHint, MatLabel } from '@angular/material/form-field';
+import { MatInput } from '@angular/material/input';
+import { MatProgressBar } from '@angular/material/progress-bar';
+import { MatSlideToggle } from '@angular/material/slide-toggle';
+import { MatSnackBar } from '@angular/material/snack-bar';
+import { EMPTY, Subject, catchError, finalize, skip, switchMap, tap } from 'rxjs';
+import {
+  MEMORY_MAX_LENGTH,
+  type SystemInstruction,
+  type UpdateSystemInstructionRequest,
+} from '@metatronos/shared-types';
+import { ApiClient } from '../core/api-client';
+import { EventStream } from '../core/event-stream';
+import { type ServerProblem, inlineErrorMessage, pageProblem } from '../core/server-problem';
+import { ServerStatus } from '../core/server-status';
+import { Icon } from '../ui/icon';
+import { ServerError } from '../ui/server-error';
+
+type EditableField = keyof UpdateSystemInstructionRequest;
+const FIELDS: readonly EditableField[] = ['coreInstruction', 'memory', 'memoryEnabled', 'dbSchema'];
+
+/** The fields that differ from what the server has: exactly what a PATCH must send. */
+export function instructionChanges(saved: SystemInstruction, draft: Required<UpdateSystemInstructionRequest>): UpdateSystemInstructionRequest {
+  const changes: UpdateSystemInstructionRequest = {};
+  for (const field of FIELDS) {
+    if (draft[field] !== saved[field]) Object.assign(changes, { [field]: draft[field] });
+  }
+  return changes;
+}
+
+/** `/instruction`: the core instruction, the AI's memory and schema notes, the tools toggle, and the resulting prompt. */
+@Component({
+  selector: 'mt-instruction-page',
+  changeDetection: ChangeDetectionStrategy.OnPush,
+  imports: [MatButton, MatCard, MatCardContent, MatFormField, MatLabel, MatHint, MatInput, MatProgressBar, MatSlideToggle, Icon, ServerError],
+  templateUrl: './instruction-page.html',
+  styleUrl: './instruction-page.scss',
+  host: { '(window:beforeunload)': 'warnBeforeUnload($event)' },
+})
+export class InstructionPage {
+  private readonly api = inject(ApiClient);
+  private readonly snackBar = inject(MatSnackBar);
+  private readonly reload$ = new Subject<void>();
+  private readonly reloadPrompt$ = new Subject<void>();
+
+  protected readonly memoryMax = MEMORY_MAX_LENGTH;
+  protected readonly saved = signal<SystemInstruction | null>(null);
+  protected readonly loading = signal(false);
+  protected readonly loadProblem = signal<ServerProblem | null>(null);
+  protected readonly saving = signal(false);
+  protected readonly saveError = signal<string | null>(null);
+  /** Somebody else (the AI, another tab) changed the instruction while there were unsaved edits here. */
+  protected readonly changedElsewhere = signal<'ai' | 'owner' | null>(null);
+
+  protected readonly coreInstruction = signal('');
+  protected readonly memory = signal('');
+  protected readonly memoryEnabled = signal(true);
+  protected readonly dbSchema = signal('');
+
+  protected readonly prompt = signal<string | null>(null);
+  protected readonly promptLoaded = signal(false);
+  protected readonly promptLoading = signal(false);
+  protected readonly promptError = signal<string | null>(null);
+
+  protected readonly changes = computed(() => {
+    const saved = this.saved();
+    if (!saved) return {};
+    return instructionChanges(saved, {
+      coreInstruction: this.coreInstruction(),
+      memory: this.memory(),
+      memoryEnabled: this.memoryEnabled(),
+      dbSchema: this.dbSchema(),
+    });
+  });
+  protected readonly dirty = computed(() => Object.keys(this.changes()).length > 0);
+  protected readonly memoryLength = computed(() => this.memory().length);
+  protected readonly memoryTooLong = computed(() => this.memoryLength() > MEMORY_MAX_LENGTH);
+  protected readonly canSave = computed(() => this.dirty() && !this.memoryTooLong() && !this.saving());
+
+  constructor() {
+    this.reload$
+      .pipe(
+        switchMap(() => {
+          this.loading.set(true);
+          return this.api.systemInstruction().pipe(
+            tap((instruction) => {
+              this.apply(instruction);
+              this.loadProblem.set(null);
+              this.changedElsewhere.set(null);
+            }),
+            catchError((error: unknown) => {
+              if (!this.saved()) this.loadProblem.set(pageProblem(error, "Couldn't load the system instruction"));
+              return EMPTY;
+            }),
+            finalize(() => this.loading.set(false)),
+          );
+        }),
+        takeUntilDestroyed(),
+      )
+      .subscribe();
+
+    this.reloadPrompt$
+      .pipe(
+        switchMap(() => {
+          this.promptLoading.set(true);
+          return this.api.combinedPrompt().pipe(
+            tap(({ prompt }) => {
+              this.prompt.set(prompt);
+              this.promptLoaded.set(true);
+              this.promptError.set(null);
+            }),
+            catchError((error: unknown) => {
+              this.promptError.set(inlineErrorMessage(error, "Couldn't load the prompt preview."));
+              return EMPTY;
+            }),
+            finalize(() => this.promptLoading.set(false)),
+          );
+        }),
+        takeUntilDestroyed(),
+      )
+      .subscribe();
+
+    inject(EventStream)
+      .on('system-instruction.updated')
+      .pipe(takeUntilDestroyed())
+      .subscribe((event) => {
+        // Our own save: form and preview are up to date already.
+        if (event.updatedAt === this.saved()?.updatedAt) return;
+        this.refreshPrompt();
+        if (this.dirty()) this.changedElsewhere.set(event.by);
+        else this.reload();
+      });
+
+    toObservable(inject(ServerStatus).recovered)
+      .pipe(skip(1), takeUntilDestroyed())
+      .subscribe(() => {
+        if (!this.dirty()) this.reload();
+        this.refreshPrompt();
+      });
+
+    this.reload();
+    this.refreshPrompt();
+  }
+
+  protected reload(): void {
+    this.reload$.next();
+  }
+
+  protected refreshPrompt(): void {
+    this.reloadPrompt$.next();
+  }
+
+  protected discard(): void {
+    const saved = this.saved();
+    if (saved) this.apply(saved);
+    this.saveError.set(null);
+  }
+
+  protected save(): void {
+    if (!this.canSave()) return;
+    const changes = this.changes();
+    this.saving.set(true);
+    this.saveError.set(null);
+    this.api.updateSystemInstruction(changes).subscribe({
+      next: (instruction) => {
+        this.saving.set(false);
+        this.changedElsewhere.set(null);
+        this.apply(instruction);
+        this.refreshPrompt();
+        this.snackBar.open('System instruction saved.', undefined, { duration: 3000 });
+      },
+      error: (error: unknown) => {
+        this.saving.set(false);
+        this.saveError.set(inlineErrorMessage(error, 'Saving failed. Try again.'));
+      },
+    });
+  }
+
+  protected warnBeforeUnload(event: BeforeUnloadEvent): void {
+    if (this.dirty()) event.preventDefault();
+  }
+
+  private apply(instruction: SystemInstruction): void {
+    this.saved.set(instruction);
+    this.coreInstruction.set(instruction.coreInstruction);
+    this.memory.set(instruction.memory);
+    this.memoryEnabled.set(instruction.memoryEnabled);
+    this.dbSchema.set(instruction.dbSchema);
+  }
+}

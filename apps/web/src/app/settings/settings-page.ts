@@ -1,0 +1,224 @@
+import { DatePipe } from '@angular/common';
+import { ChangeDetectionStrategy, Component, computed, inject, signal } from '@angular/core';
+import { takeUntilDestroyed, toObservable } from '@angular/core/rxjs-interop';
+import { MatButton, MatIconButton } from '@angular/material/button';
+import { MatCard, MatCardContent } from '@angular/material/card';
+import { MatFormField, MatHint, MatLabel } from '@angular/material/form-field';
+import { MatInput } from '@angular/material/input';
+import { MatProgressBar } from '@angular/material/progress-bar';
+import { MatSnackBar } from '@angular/material/snack-bar';
+import { EMPTY, Subject, catchError, finalize, skip, switchMap, tap } from 'rxjs';
+import type { AppSettingsView } from '@metatronos/shared-types';
+import { ApiClient } from '../core/api-client';
+import { EventStream } from '../core/event-stream';
+import { type ServerProblem, inlineErrorMessage, pageProblem } from '../core/server-problem';
+import { ServerStatus } from '../core/server-status';
+import { Icon } from '../ui/icon';
+import { ServerError } from '../ui/server-error';
+import { SecretField } from './secret-field';
+import {
+  type EndpointDraft,
+  type SecretDraft,
+  type SettingsDraft,
+  draftFrom,
+  endpointErrors,
+  losesKeyOnRename,
+  modelWarning,
+  newEndpointDraft,
+  secretChange,
+  settingsChanges,
+} from './settings-draft';
+
+export const PRIMARY_MODEL_SUGGESTIONS = [
+  'gemini-2.5-flash',
+  'gemini-2.5-pro',
+  'gemini-2.5-flash-lite',
+  'gpt-4.1-mini',
+  'gpt-4.1',
+  'gpt-4o-mini',
+  'o4-mini',
+];
+export const IMAGE_MODEL_SUGGESTIONS = ['gemini-2.5-flash-image', 'imagen-4.0-generate-001', 'gpt-image-1'];
+
+/** Every IANA zone the browser knows, for the time zone suggestions. */
+export function supportedTimeZones(): string[] {
+  try {
+    return Intl.supportedValuesOf('timeZone');
+  } catch {
+    return [];
+  }
+}
+
+/** `/settings`: provider keys, OpenAI-compatible endpoints, models, web search and the time zone. */
+@Component({
+  selector: 'mt-settings-page',
+  changeDetection: ChangeDetectionStrategy.OnPush,
+  imports: [
+    DatePipe,
+    MatButton,
+    MatIconButton,
+    MatCard,
+    MatCardContent,
+    MatFormField,
+    MatLabel,
+    MatHint,
+    MatInput,
+    MatProgressBar,
+    Icon,
+    ServerError,
+    SecretField,
+  ],
+  templateUrl: './settings-page.html',
+  styleUrl: './settings-page.scss',
+  host: { '(window:beforeunload)': 'warnBeforeUnload($event)' },
+})
+export class SettingsPage {
+  private readonly api = inject(ApiClient);
+  private readonly snackBar = inject(MatSnackBar);
+  private readonly reload$ = new Subject<void>();
+
+  protected readonly saved = signal<AppSettingsView | null>(null);
+  protected readonly draft = signal<SettingsDraft | null>(null);
+  protected readonly loading = signal(false);
+  protected readonly loadProblem = signal<ServerProblem | null>(null);
+  protected readonly saving = signal(false);
+  protected readonly saveError = signal<string | null>(null);
+
+  protected readonly timeZones = supportedTimeZones();
+  protected readonly imageSuggestions = IMAGE_MODEL_SUGGESTIONS;
+  protected readonly losesKeyOnRename = losesKeyOnRename;
+
+  protected readonly changes = computed(() => {
+    const saved = this.saved();
+    const draft = this.draft();
+    return saved && draft ? settingsChanges(saved, draft) : {};
+  });
+  protected readonly dirty = computed(() => Object.keys(this.changes()).length > 0);
+  protected readonly rowErrors = computed(() => endpointErrors(this.draft()?.openaiCompatible ?? []));
+  protected readonly timezoneError = computed(() => {
+    const zone = this.draft()?.timezone.trim() ?? '';
+    return zone ? null : 'Enter a time zone, e.g. Europe/Paris.';
+  });
+  protected readonly timezoneUnknown = computed(() => {
+    const zone = this.draft()?.timezone.trim() ?? '';
+    return !!zone && this.timeZones.length > 0 && zone !== 'UTC' && !this.timeZones.includes(zone);
+  });
+  protected readonly canSave = computed(
+    () => this.dirty() && this.rowErrors().size === 0 && !this.timezoneError() && !this.saving(),
+  );
+  protected readonly modelSuggestions = computed(() => {
+    const endpoints = (this.draft()?.openaiCompatible ?? []).map((row) => row.name.trim()).filter(Boolean);
+    return [...PRIMARY_MODEL_SUGGESTIONS, ...endpoints.map((name) => `${name}/`)];
+  });
+  protected readonly primaryModelWarning = computed(() => {
+    const saved = this.saved();
+    const draft = this.draft();
+    if (!saved || !draft) return null;
+    const hasKey = (field: 'geminiApiKey' | 'openaiApiKey') => {
+      const change = secretChange(draft[field], saved[field]);
+      return change === undefined ? saved[field] !== null : change !== null;
+    };
+    return modelWarning(draft.primaryModel, {
+      gemini: hasKey('geminiApiKey'),
+      openai: hasKey('openaiApiKey'),
+      endpoints: draft.openaiCompatible.map((row) => row.name.trim()),
+    });
+  });
+
+  constructor() {
+    this.reload$
+      .pipe(
+        switchMap(() => {
+          this.loading.set(true);
+          return this.api.settings().pipe(
+            tap((settings) => {
+              this.apply(settings);
+              this.loadProblem.set(null);
+            }),
+            catchError((error: unknown) => {
+              if (!this.saved()) this.loadProblem.set(pageProblem(error, "Couldn't load the settings"));
+              return EMPTY;
+            }),
+            finalize(() => this.loading.set(false)),
+          );
+        }),
+        takeUntilDestroyed(),
+      )
+      .subscribe();
+
+    // Changed in another tab: follow, unless there are edits here.
+    inject(EventStream)
+      .on('settings.updated')
+      .pipe(takeUntilDestroyed())
+      .subscribe((event) => {
+        if (event.updatedAt !== this.saved()?.updatedAt && !this.dirty()) this.reload();
+      });
+
+    toObservable(inject(ServerStatus).recovered)
+      .pipe(skip(1), takeUntilDestroyed())
+      .subscribe(() => {
+        if (!this.dirty()) this.reload();
+      });
+
+    this.reload();
+  }
+
+  protected reload(): void {
+    this.reload$.next();
+  }
+
+  protected patch(changes: Partial<SettingsDraft>): void {
+    this.draft.update((draft) => draft && { ...draft, ...changes });
+    if (this.saveError()) this.saveError.set(null);
+  }
+
+  protected setSecret(field: 'geminiApiKey' | 'openaiApiKey' | 'braveApiKey', value: SecretDraft): void {
+    this.patch({ [field]: value });
+  }
+
+  protected addEndpoint(): void {
+    this.patch({ openaiCompatible: [...(this.draft()?.openaiCompatible ?? []), newEndpointDraft()] });
+  }
+
+  protected updateEndpoint(key: number, changes: Partial<EndpointDraft>): void {
+    const rows = this.draft()?.openaiCompatible ?? [];
+    this.patch({ openaiCompatible: rows.map((row) => (row.key === key ? { ...row, ...changes } : row)) });
+  }
+
+  protected removeEndpoint(key: number): void {
+    const rows = this.draft()?.openaiCompatible ?? [];
+    this.patch({ openaiCompatible: rows.filter((row) => row.key !== key) });
+  }
+
+  protected discard(): void {
+    const saved = this.saved();
+    if (saved) this.apply(saved);
+    this.saveError.set(null);
+  }
+
+  protected save(): void {
+    if (!this.canSave()) return;
+    this.saving.set(true);
+    this.saveError.set(null);
+    this.api.updateSettings(this.changes()).subscribe({
+      next: (settings) => {
+        this.saving.set(false);
+        this.apply(settings);
+        this.snackBar.open('Settings saved.', undefined, { duration: 3000 });
+      },
+      error: (error: unknown) => {
+        this.saving.set(false);
+        this.saveError.set(inlineErrorMessage(error, 'Saving failed. Try again.'));
+      },
+    });
+  }
+
+  protected warnBeforeUnload(event: BeforeUnloadEvent): void {
+    if (this.dirty()) event.preventDefault();
+  }
+
+  private apply(settings: AppSettingsView): void {
+    this.saved.set(settings);
+    this.draft.set(draftFrom(settings));
+  }
+}
