@@ -17,9 +17,9 @@ test.describe('owner access', () => {
     await page.getByTestId('setup-confirm').fill(OWNER_PASSWORD);
     await page.getByTestId('setup-submit').click();
 
-    await expect(page).toHaveURL(/\/system$/);
+    await expect(page).toHaveURL(/\/chat$/);
     await expect(page.getByTestId('app-toolbar')).toContainText('MetatronOS');
-    await expect(page.getByTestId('system-db-status')).toHaveText('Up');
+    await expect(page.getByTestId('new-chat')).toBeVisible();
   });
 
   test('the setup screen is gone once an owner exists', async ({ page }) => {
@@ -29,7 +29,7 @@ test.describe('owner access', () => {
 
   test('logout ends the session: the console asks for the password again', async ({ page }) => {
     await logIn(page);
-    await expect(page.getByTestId('system-version')).toBeVisible();
+    await expect(page.getByTestId('new-chat')).toBeVisible();
     await page.getByTestId('logout-button').click();
     await expect(page).toHaveURL(/\/login/);
 

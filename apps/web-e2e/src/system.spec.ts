@@ -4,6 +4,8 @@ test.describe('System page', () => {
   test('shows version, uptime, the embedded database as up, and the data dir', async ({ page, app }) => {
     await ownerSession(page);
     await page.goto('/');
+    await expect(page).toHaveURL(/\/chat$/);
+    await page.getByTestId('nav-system').click();
     await expect(page).toHaveURL(/\/system$/);
     const info = await (await page.request.get('/api/system')).json();
 

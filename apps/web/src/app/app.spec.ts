@@ -133,7 +133,8 @@ describe('App', () => {
     http.expectOne('/api/auth/status').flush({ ownerExists: true, authenticated: false });
     await settle();
     expect(byTestId('api-error')).toBeNull();
-    expect(router.url).toBe('/login');
+    // System is not the home page, so the login keeps it as the page to return to.
+    expect(router.url).toBe('/login?returnUrl=%2Fsystem');
     expect(byTestId('login-password')).not.toBeNull();
   });
 
@@ -152,6 +153,6 @@ describe('App', () => {
     await settle();
     http.expectOne('/api/system').flush({ statusCode: 401, message: 'Unauthorized' }, { status: 401, statusText: 'Unauthorized' });
     await settle();
-    expect(router.url).toBe('/login');
+    expect(router.url).toBe('/login?returnUrl=%2Fsystem');
   });
 });

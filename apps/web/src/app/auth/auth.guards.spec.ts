@@ -27,7 +27,8 @@ describe('auth guards', () => {
             canActivate: [ownerSessionGuard],
             canActivateChild: [ownerSessionChildGuard],
             children: [
-              { path: '', pathMatch: 'full', redirectTo: 'system' },
+              { path: '', pathMatch: 'full', redirectTo: 'chat' },
+              { path: 'chat', component: Stub },
               { path: 'system', component: Stub },
               { path: 'other', component: Stub },
             ],
@@ -71,9 +72,9 @@ describe('auth guards', () => {
   });
 
   it('lets the logged-in owner in, and keeps them away from /login and /setup', async () => {
-    expect(await navigate('/', LOGGED_IN)).toBe('/system');
+    expect(await navigate('/', LOGGED_IN)).toBe('/chat');
     await router.navigateByUrl('/setup');
-    expect(router.url).toBe('/system');
+    expect(router.url).toBe('/chat');
     await router.navigateByUrl('/login?returnUrl=%2Fother');
     expect(router.url).toBe('/other');
   });

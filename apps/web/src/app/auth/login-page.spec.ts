@@ -94,7 +94,7 @@ describe('LoginPage', () => {
     await submit();
     http.expectOne('/api/auth/login').flush({});
     await fixture.whenStable();
-    expect(navigateByUrl).toHaveBeenCalledWith('/system');
+    expect(navigateByUrl).toHaveBeenCalledWith('/chat');
   });
 
   it('goes to the setup when no owner exists (409)', async () => {

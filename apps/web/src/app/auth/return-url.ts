@@ -1,5 +1,5 @@
 /** Where the console goes after login when no other page was requested. */
-export const HOME_URL = '/system';
+export const HOME_URL = '/chat';
 
 const AUTH_PAGES = ['/login', '/setup'];
 

@@ -82,7 +82,7 @@ describe('SetupPage', () => {
     expect(req.request.body).toEqual({ password: 'long-enough-1' });
     req.flush({ ownerExists: true, authenticated: true }, { status: 201, statusText: 'Created' });
     await fixture.whenStable();
-    expect(navigateByUrl).toHaveBeenCalledWith('/system');
+    expect(navigateByUrl).toHaveBeenCalledWith('/chat');
     expect(TestBed.inject(AuthStore).authenticated()).toBe(true);
   });
 
