@@ -16,6 +16,6 @@ const tsEnv = { ...env, TS_NODE_PROJECT: 'apps/api/tsconfig.app.json', TS_NODE_T
 for (const file of readdirSync(here).filter((f) => /\.bench\.(mjs|ts)$/.test(f)).sort()) {
   if (only && !file.includes(only)) continue;
   console.log(`\n## ${file}`);
-  const command = file.endsWith('.ts') ? `node -r ts-node/register -r tsconfig-paths/register ${join(here, file)}` : `node ${join(here, file)}`;
+  const command = file.endsWith('.ts') ? `node -r ts-node/register -r ${join(here, 'register-paths.cjs')} ${join(here, file)}` : `node ${join(here, file)}`;
   execSync(command, { cwd: root, stdio: 'inherit', env: file.endsWith('.ts') ? tsEnv : env });
 }

@@ -17,10 +17,16 @@ export interface IssuedSession {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/**
+ * How long a session checked against the database is trusted without asking again.
+ * Logout forgets it at once; a session deleted in the database by hand ends within this time.
+ */
+const SESSION_RECHECK_MS = 60_000;
 
 @Injectable()
 export class AuthService {
   private readonly logger = new Logger('Auth');
+  private readonly recentlyChecked = new Map<string, { checkedAt: number; expiresAt: number }>();
 
   constructor(
     @InjectModel(OwnerCredential.name) private readonly owners: Model<OwnerCredential>,
@@ -69,12 +75,24 @@ export class AuthService {
   /** True when `token` names an open, unexpired session. */
   async isValidSession(token: string | undefined): Promise<boolean> {
     if (!token) return false;
-    const session = await this.sessions.exists({ _id: hashToken(token), expiresAt: { $gt: this.clock.now() } });
-    return session !== null;
+    const id = hashToken(token);
+    const now = this.clock.now().getTime();
+    // Every request asks this; a session seen lately is trusted without a database round trip.
+    const known = this.recentlyChecked.get(id);
+    if (known && known.checkedAt + SESSION_RECHECK_MS > now && known.expiresAt > now) return true;
+    const session = await this.sessions.findOne({ _id: id, expiresAt: { $gt: new Date(now) } }, { expiresAt: 1 }).lean().exec();
+    if (!session) {
+      this.recentlyChecked.delete(id);
+      return false;
+    }
+    if (this.recentlyChecked.size >= 1000) this.recentlyChecked.clear();
+    this.recentlyChecked.set(id, { checkedAt: now, expiresAt: session.expiresAt.getTime() });
+    return true;
   }
 
   async logout(token: string | undefined): Promise<void> {
     if (!token) return;
+    this.recentlyChecked.delete(hashToken(token));
     await this.sessions.deleteOne({ _id: hashToken(token) });
     this.events.emit('auth.logged_out', { at: this.clock.now().toISOString() });
   }

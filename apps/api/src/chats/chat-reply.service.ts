@@ -1,22 +1,36 @@
-import { BadRequestException, ConflictException, Inject, Injectable, Logger, NotFoundException, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  BadRequestException,
+  ConflictException,
+  Injectable,
+  Logger,
+  NotFoundException,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
-import type { AssistantPart, ChatStreamEventMap, ChatStreamEventName, TokenUsage } from '@metatronos/shared-types';
+import type {
+  AssistantPart,
+  ChatStreamEventMap,
+  ChatStreamEventName,
+  TokenUsage,
+} from '@metatronos/shared-types';
 import { Clock } from '../clock/clock';
-import type { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/app-config.provider';
 import { AppEventBus } from '../events/app-event-bus';
 import { TurnError } from '../llm/llm-errors';
 import { LlmRunner, type TurnRequest } from '../llm/llm-runner';
 import type { TurnSource } from '../llm/turn-source';
 import { RunningReplies } from './chats.service';
 import { toChatMessage } from './chat-views';
+import { ChatCache } from './chat-cache';
 import { toLlmHistory } from './history';
 import { ChatRecord } from './schemas/chat.schema';
 import { MessageRecord } from './schemas/message.schema';
 
 /** Receives the reply's events; the SSE controller writes them, cron and Pulse may ignore them. */
-export type ReplyEventSink = <K extends ChatStreamEventName>(event: K, data: ChatStreamEventMap[K]) => void;
+export type ReplyEventSink = <K extends ChatStreamEventName>(
+  event: K,
+  data: ChatStreamEventMap[K],
+) => void;
 
 export interface ReplyOptions {
   source?: TurnSource;
@@ -48,15 +62,19 @@ interface RunningReply {
  * One reply at a time per chat.
  */
 @Injectable()
-export class ChatReplyService extends RunningReplies implements OnApplicationBootstrap {
+export class ChatReplyService
+  extends RunningReplies
+  implements OnApplicationBootstrap
+{
   private readonly logger = new Logger(ChatReplyService.name);
   private readonly running = new Map<string, RunningReply>();
 
   constructor(
     @InjectModel(ChatRecord.name) private readonly chats: Model<ChatRecord>,
-    @InjectModel(MessageRecord.name) private readonly messages: Model<MessageRecord>,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectModel(MessageRecord.name)
+    private readonly messages: Model<MessageRecord>,
     private readonly runner: LlmRunner,
+    private readonly cache: ChatCache,
     private readonly clock: Clock,
     private readonly events: AppEventBus,
   ) {
@@ -66,16 +84,29 @@ export class ChatReplyService extends RunningReplies implements OnApplicationBoo
   /** Replies cut off by a crash or restart would stay "streaming" forever: close them. */
   async onApplicationBootstrap(): Promise<void> {
     // autoIndex is off (see DatabaseModule): plain compound indexes, which FerretDB supports too.
-    await Promise.all([this.chats.createIndexes(), this.messages.createIndexes()]).catch((error: Error) =>
+    await Promise.all([
+      this.chats.createIndexes(),
+      this.messages.createIndexes(),
+    ]).catch((error: Error) =>
       this.logger.warn(`Could not create the chat indexes: ${error.message}`),
     );
     await this.messages
       .updateMany(
         { status: 'streaming' },
-        { $set: { status: 'error', error: 'This reply was interrupted because the server stopped.', updatedAt: this.clock.now() } },
+        {
+          $set: {
+            status: 'error',
+            error: 'This reply was interrupted because the server stopped.',
+            updatedAt: this.clock.now(),
+          },
+        },
       )
       .exec()
-      .catch((error: Error) => this.logger.warn(`Could not close interrupted replies: ${error.message}`));
+      .catch((error: Error) =>
+        this.logger.warn(
+          `Could not close interrupted replies: ${error.message}`,
+        ),
+      );
   }
 
   isRunning(chatId: string): boolean {
@@ -102,15 +133,23 @@ export class ChatReplyService extends RunningReplies implements OnApplicationBoo
    * running, a model and key are configured), then stores the user message and
    * an empty assistant message. Throws an HttpException and writes nothing otherwise.
    */
-  async prepare(chatId: string, content: string, options: ReplyOptions = {}): Promise<PreparedReply> {
-    const chat = Types.ObjectId.isValid(chatId) ? await this.chats.findById(chatId).lean<ChatRecord>().exec() : null;
+  async prepare(
+    chatId: string,
+    content: string,
+    options: ReplyOptions = {},
+  ): Promise<PreparedReply> {
+    const chat = await this.cache.chat(chatId);
     if (!chat) throw new NotFoundException(`Chat '${chatId}' not found`);
-    if (this.running.has(chatId)) throw new ConflictException('A reply is already running in this chat. Stop it or wait for it to finish.');
+    if (this.running.has(chatId))
+      throw new ConflictException(
+        'A reply is already running in this chat. Stop it or wait for it to finish.',
+      );
     let modelId: string;
     try {
       modelId = (await this.runner.resolveModel(options.model)).id;
     } catch (error) {
-      if (error instanceof TurnError) throw new BadRequestException(error.message);
+      if (error instanceof TurnError)
+        throw new BadRequestException(error.message);
       throw error;
     }
 
@@ -121,33 +160,84 @@ export class ChatReplyService extends RunningReplies implements OnApplicationBoo
     this.running.set(chatId, { controller, done });
     try {
       const now = this.clock.now();
-      const limit = this.config.llm.historyLimit;
-      // One round trip for both messages, in parallel with the history read: this sits before the first token.
-      const userId = new Types.ObjectId();
+      const user: MessageRecord = {
+        _id: new Types.ObjectId(),
+        chatId: chat._id,
+        role: 'user',
+        content,
+        status: 'complete',
+        error: null,
+        model: null,
+        usage: null,
+        createdAt: now,
+        updatedAt: now,
+      };
       const assistantId = new Types.ObjectId();
-      const user: MessageRecord = { _id: userId, chatId: chat._id, role: 'user', content, status: 'complete', error: null, model: null, usage: null, createdAt: now, updatedAt: now };
-      const assistant: MessageRecord = { _id: assistantId, chatId: chat._id, role: 'assistant', content: '', parts: [], status: 'streaming', error: null, model: modelId, usage: null, createdAt: now, updatedAt: now };
+      const assistant: MessageRecord = {
+        _id: assistantId,
+        chatId: chat._id,
+        role: 'assistant',
+        content: '',
+        parts: [],
+        status: 'streaming',
+        error: null,
+        model: modelId,
+        usage: null,
+        createdAt: now,
+        updatedAt: now,
+      };
       // The first message names a chat the owner has not named.
       const title = chat.autoTitle ? titleFrom(content) : null;
+      // This sits before the first token: one round trip stores both messages, while the history comes from the cache.
       const [earlier] = await Promise.all([
-        limit > 0
-          ? this.messages.find({ chatId: chat._id, _id: { $lt: userId } }).sort({ _id: -1 }).limit(limit).lean<MessageRecord[]>().exec().then((page) => page.reverse())
-          : Promise.resolve([] as MessageRecord[]),
+        this.cache.history(chat, user._id),
         this.messages.collection.insertMany([user, assistant]),
-        this.chats.updateOne({ _id: chat._id }, { $set: { updatedAt: now, ...(title ? { title, autoTitle: false } : {}) } }).exec(),
       ]);
-      this.events.emit('chats.changed', { chatId, change: title ? 'renamed' : 'reply-started', at: now.toISOString() });
+      this.cache.append(chat._id, user);
+      // The chat's activity time and title need not hold up the model call; run() waits for them before it ends.
+      const chatFields: Partial<ChatRecord> = {
+        updatedAt: now,
+        ...(title ? { title, autoTitle: false } : {}),
+      };
+      this.cache.updateChat(chatId, chatFields);
+      const chatUpdated = this.chats
+        .updateOne({ _id: chat._id }, { $set: chatFields })
+        .exec()
+        .catch((error: Error) =>
+          this.logger.warn(`Could not update the chat: ${error.message}`),
+        );
+      this.events.emit('chats.changed', {
+        chatId,
+        change: title ? 'renamed' : 'reply-started',
+        at: now.toISOString(),
+      });
 
       const userView = toChatMessage(user);
       return {
         userMessageId: userView.id,
         assistantMessageId: assistantId.toHexString(),
         run: (sink) =>
-          this.execute({ chatId, chat, content, options, sink, controller, userView, assistantId, history: toLlmHistory(earlier) }).finally(() => {
-            this.running.delete(chatId);
-            finish();
-            this.events.emit('chats.changed', { chatId, change: 'reply-ended', at: this.clock.now().toISOString() });
-          }),
+          this.execute({
+            chatId,
+            chat,
+            content,
+            options,
+            sink,
+            controller,
+            userView,
+            assistant,
+            history: toLlmHistory(earlier),
+          })
+            .then(async () => void (await chatUpdated))
+            .finally(() => {
+              this.running.delete(chatId);
+              finish();
+              this.events.emit('chats.changed', {
+                chatId,
+                change: 'reply-ended',
+                at: this.clock.now().toISOString(),
+              });
+            }),
       };
     } catch (error) {
       this.running.delete(chatId);
@@ -164,15 +254,18 @@ export class ChatReplyService extends RunningReplies implements OnApplicationBoo
     sink: ReplyEventSink;
     controller: AbortController;
     userView: ReturnType<typeof toChatMessage>;
-    assistantId: Types.ObjectId;
+    assistant: MessageRecord;
     history: ReturnType<typeof toLlmHistory>;
   }): Promise<void> {
-    const { sink, assistantId } = turn;
+    const { sink } = turn;
+    const assistantId = turn.assistant._id;
     const emit: ReplyEventSink = (event, data) => {
       try {
         sink(event, data);
       } catch (error) {
-        this.logger.warn(`A reply listener failed: ${(error as Error).message}`);
+        this.logger.warn(
+          `A reply listener failed: ${(error as Error).message}`,
+        );
       }
     };
     const messageId = assistantId.toHexString();
@@ -180,14 +273,24 @@ export class ChatReplyService extends RunningReplies implements OnApplicationBoo
     let flushTimer: NodeJS.Timeout | null = null;
     let writing: Promise<unknown> = Promise.resolve();
 
-    const snapshot = () => ({ parts: parts.map((p) => ({ ...p })), content: textOf(parts), updatedAt: this.clock.now() });
+    const snapshot = () => ({
+      parts: parts.map((p) => ({ ...p })),
+      content: textOf(parts),
+      updatedAt: this.clock.now(),
+    });
     const flush = () => {
       if (flushTimer) clearTimeout(flushTimer);
       flushTimer = null;
       const state = snapshot();
-      writing = writing.then(() => this.messages.updateOne({ _id: assistantId }, { $set: state }).exec()).catch((error: Error) => {
-        this.logger.warn(`Could not store the growing reply: ${error.message}`);
-      });
+      writing = writing
+        .then(() =>
+          this.messages.updateOne({ _id: assistantId }, { $set: state }).exec(),
+        )
+        .catch((error: Error) => {
+          this.logger.warn(
+            `Could not store the growing reply: ${error.message}`,
+          );
+        });
     };
     const scheduleFlush = () => {
       flushTimer ??= setTimeout(flush, FLUSH_INTERVAL_MS);
@@ -218,47 +321,91 @@ export class ChatReplyService extends RunningReplies implements OnApplicationBoo
             scheduleFlush();
           },
           toolCall: (call) => {
-            parts.push({ type: 'tool_call', id: call.id, name: call.name, arguments: call.arguments, result: null, error: null, durationMs: null });
-            emit('tool_call', { id: call.id, name: call.name, arguments: call.arguments });
+            parts.push({
+              type: 'tool_call',
+              id: call.id,
+              name: call.name,
+              arguments: call.arguments,
+              result: null,
+              error: null,
+              durationMs: null,
+            });
+            emit('tool_call', {
+              id: call.id,
+              name: call.name,
+              arguments: call.arguments,
+            });
             flush();
           },
           toolResult: (record) => {
-            const part = parts.find((p) => p.type === 'tool_call' && p.id === record.id && p.result === null);
-            if (part) Object.assign(part, { result: record.result, error: record.error, durationMs: record.durationMs });
-            emit('tool_result', { id: record.id, name: record.name, result: record.result ?? '', durationMs: record.durationMs ?? 0, error: record.error });
+            const part = parts.find(
+              (p) =>
+                p.type === 'tool_call' &&
+                p.id === record.id &&
+                p.result === null,
+            );
+            if (part)
+              Object.assign(part, {
+                result: record.result,
+                error: record.error,
+                durationMs: record.durationMs,
+              });
+            emit('tool_result', {
+              id: record.id,
+              name: record.name,
+              result: record.result ?? '',
+              durationMs: record.durationMs ?? 0,
+              error: record.error,
+            });
             flush();
           },
         },
       );
       usage = outcome.usage;
     } catch (error) {
-      failure = error instanceof TurnError ? error : new TurnError('internal', 'The reply failed because of an internal error; see the server log.');
-      if (!(error instanceof TurnError)) this.logger.error(`Reply failed: ${(error as Error).message}`);
+      failure =
+        error instanceof TurnError
+          ? error
+          : new TurnError(
+              'internal',
+              'The reply failed because of an internal error; see the server log.',
+            );
+      if (!(error instanceof TurnError))
+        this.logger.error(`Reply failed: ${(error as Error).message}`);
     }
 
     if (flushTimer) clearTimeout(flushTimer);
     await writing;
     const final = snapshot();
-    const now = this.clock.now();
     try {
+      const store = async (fields: Partial<MessageRecord>) => {
+        await this.messages
+          .updateOne({ _id: assistantId }, { $set: fields })
+          .exec();
+        this.cache.append(turn.chat._id, { ...turn.assistant, ...fields });
+      };
       if (!failure) {
-        await this.messages.updateOne({ _id: assistantId }, { $set: { ...final, status: 'complete', usage: usage ?? null } }).exec();
+        await store({ ...final, status: 'complete', usage: usage ?? null });
         emit('done', usage ? { messageId, usage } : { messageId });
       } else if (failure.kind === 'stopped') {
-        await this.messages.updateOne({ _id: assistantId }, { $set: { ...final, status: 'stopped' } }).exec();
+        await store({ ...final, status: 'stopped' });
         emit('done', { messageId, stopped: true });
       } else if (parts.length === 0) {
         // Nothing arrived: an empty reply would only be noise in the chat and the history.
         await this.messages.deleteOne({ _id: assistantId }).exec();
         emit('error', { message: failure.message, messageId: null });
       } else {
-        await this.messages.updateOne({ _id: assistantId }, { $set: { ...final, status: 'error', error: failure.message } }).exec();
+        await store({ ...final, status: 'error', error: failure.message });
         emit('error', { message: failure.message, messageId });
       }
-      await this.chats.updateOne({ _id: turn.chat._id }, { $set: { updatedAt: now } }).exec();
     } catch (error) {
-      this.logger.error(`Could not store the end of a reply: ${(error as Error).message}`);
-      emit('error', { message: 'The reply could not be saved: the database is unavailable.', messageId: null });
+      this.logger.error(
+        `Could not store the end of a reply: ${(error as Error).message}`,
+      );
+      emit('error', {
+        message: 'The reply could not be saved: the database is unavailable.',
+        messageId: null,
+      });
     }
   }
 }
@@ -269,5 +416,7 @@ function textOf(parts: AssistantPart[]): string {
 
 function titleFrom(content: string): string {
   const line = content.trim().split('\n')[0].replace(/\s+/g, ' ');
-  return line.length > AUTO_TITLE_LENGTH ? `${line.slice(0, AUTO_TITLE_LENGTH - 1).trimEnd()}…` : line;
+  return line.length > AUTO_TITLE_LENGTH
+    ? `${line.slice(0, AUTO_TITLE_LENGTH - 1).trimEnd()}…`
+    : line;
 }

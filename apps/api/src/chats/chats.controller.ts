@@ -1,4 +1,15 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Param,
+  Patch,
+  Post,
+  Query,
+  Res,
+} from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiConflictResponse,
@@ -14,7 +25,15 @@ import type { Response } from 'express';
 import type { ChatMessage, ChatSummary } from '@metatronos/shared-types';
 import { ChatReplyService } from './chat-reply.service';
 import { ChatsService, DEFAULT_MESSAGES_PAGE } from './chats.service';
-import { ChatMessageDto, ChatSummaryDto, CreateChatDto, MessagesQueryDto, RenameChatDto, SendMessageDto, StopReplyDto } from './dto/chat.dto';
+import {
+  ChatMessageDto,
+  ChatSummaryDto,
+  CreateChatDto,
+  MessagesQueryDto,
+  RenameChatDto,
+  SendMessageDto,
+  StopReplyDto,
+} from './dto/chat.dto';
 
 @ApiTags('chats')
 @Controller('chats')
@@ -42,13 +61,19 @@ export class ChatsController {
   @ApiOperation({ summary: 'Rename a chat' })
   @ApiOkResponse({ type: ChatSummaryDto })
   @ApiNotFoundResponse({ description: 'No such chat' })
-  rename(@Param('id') id: string, @Body() body: RenameChatDto): Promise<ChatSummary> {
+  rename(
+    @Param('id') id: string,
+    @Body() body: RenameChatDto,
+  ): Promise<ChatSummary> {
     return this.chats.rename(id, body.title);
   }
 
   @Delete(':id')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Delete a chat and all its messages (a running reply is stopped first)' })
+  @ApiOperation({
+    summary:
+      'Delete a chat and all its messages (a running reply is stopped first)',
+  })
   @ApiNoContentResponse()
   @ApiNotFoundResponse({ description: 'No such chat' })
   async remove(@Param('id') id: string): Promise<void> {
@@ -56,11 +81,21 @@ export class ChatsController {
   }
 
   @Get(':id/messages')
-  @ApiOperation({ summary: 'Messages, oldest first: the newest page, or the page before `before`' })
+  @ApiOperation({
+    summary:
+      'Messages, oldest first: the newest page, or the page before `before`',
+  })
   @ApiOkResponse({ type: [ChatMessageDto] })
   @ApiNotFoundResponse({ description: 'No such chat' })
-  messages(@Param('id') id: string, @Query() query: MessagesQueryDto): Promise<ChatMessage[]> {
-    return this.chats.messagesPage(id, query.limit ?? DEFAULT_MESSAGES_PAGE, query.before);
+  messages(
+    @Param('id') id: string,
+    @Query() query: MessagesQueryDto,
+  ): Promise<ChatMessage[]> {
+    return this.chats.messagesPage(
+      id,
+      query.limit ?? DEFAULT_MESSAGES_PAGE,
+      query.before,
+    );
   }
 
   @Post(':id/messages')
@@ -73,10 +108,19 @@ export class ChatsController {
   })
   @ApiProduces('text/event-stream')
   @ApiOkResponse({ description: 'text/event-stream of the reply' })
-  @ApiBadRequestResponse({ description: 'Empty content, or no model / API key configured; nothing is stored' })
+  @ApiBadRequestResponse({
+    description:
+      'Empty content, or no model / API key configured; nothing is stored',
+  })
   @ApiNotFoundResponse({ description: 'No such chat' })
-  @ApiConflictResponse({ description: 'A reply is already running in this chat' })
-  async send(@Param('id') id: string, @Body() body: SendMessageDto, @Res() res: Response): Promise<void> {
+  @ApiConflictResponse({
+    description: 'A reply is already running in this chat',
+  })
+  async send(
+    @Param('id') id: string,
+    @Body() body: SendMessageDto,
+    @Res() res: Response,
+  ): Promise<void> {
     const reply = await this.replies.prepare(id, body.content);
     res.status(200);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
@@ -85,14 +129,17 @@ export class ChatsController {
     res.flushHeaders();
     res.socket?.setNoDelay(true);
     await reply.run((event, data) => {
-      if (!res.writableEnded && !res.destroyed) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+      if (!res.writableEnded && !res.destroyed)
+        res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     });
     if (!res.writableEnded) res.end();
   }
 
   @Post(':id/stop')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Stop the running reply; the text that arrived is kept' })
+  @ApiOperation({
+    summary: 'Stop the running reply; the text that arrived is kept',
+  })
   @ApiOkResponse({ type: StopReplyDto })
   @ApiNotFoundResponse({ description: 'No such chat' })
   async stop(@Param('id') id: string): Promise<StopReplyDto> {

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
+import { ChatCache } from './chat-cache';
 import { ChatReplyService } from './chat-reply.service';
 import { ChatsController } from './chats.controller';
 import { ChatsService, RunningReplies } from './chats.service';
@@ -14,7 +15,12 @@ import { MessageRecord, MessageSchema } from './schemas/message.schema';
     ]),
   ],
   controllers: [ChatsController],
-  providers: [ChatsService, ChatReplyService, { provide: RunningReplies, useExisting: ChatReplyService }],
+  providers: [
+    ChatsService,
+    ChatReplyService,
+    ChatCache,
+    { provide: RunningReplies, useExisting: ChatReplyService },
+  ],
   exports: [ChatsService, ChatReplyService],
 })
 export class ChatsModule {}

@@ -4,6 +4,7 @@ import { Types, type Model } from 'mongoose';
 import type { ChatMessage, ChatSummary } from '@metatronos/shared-types';
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
+import { ChatCache } from './chat-cache';
 import { toChatMessage, toChatSummary } from './chat-views';
 import { ChatRecord, DEFAULT_CHAT_TITLE } from './schemas/chat.schema';
 import { MessageRecord } from './schemas/message.schema';
@@ -22,28 +23,45 @@ export const DEFAULT_MESSAGES_PAGE = 50;
 export class ChatsService {
   constructor(
     @InjectModel(ChatRecord.name) private readonly chats: Model<ChatRecord>,
-    @InjectModel(MessageRecord.name) private readonly messages: Model<MessageRecord>,
+    @InjectModel(MessageRecord.name)
+    private readonly messages: Model<MessageRecord>,
     private readonly running: RunningReplies,
+    private readonly cache: ChatCache,
     private readonly clock: Clock,
     private readonly events: AppEventBus,
   ) {}
 
   async list(): Promise<ChatSummary[]> {
-    const chats = await this.chats.find().sort({ updatedAt: -1, _id: -1 }).lean<ChatRecord[]>().exec();
-    return chats.map((chat) => toChatSummary(chat, this.running.isRunning(chat._id.toHexString())));
+    const chats = await this.chats
+      .find()
+      .sort({ updatedAt: -1, _id: -1 })
+      .lean<ChatRecord[]>()
+      .exec();
+    return chats.map((chat) =>
+      toChatSummary(chat, this.running.isRunning(chat._id.toHexString())),
+    );
   }
 
   async create(title?: string): Promise<ChatSummary> {
     const now = this.clock.now();
     const named = title?.trim();
-    const created = await this.chats.create({ title: named || DEFAULT_CHAT_TITLE, autoTitle: !named, createdAt: now, updatedAt: now });
+    const created = await this.chats.create({
+      title: named || DEFAULT_CHAT_TITLE,
+      autoTitle: !named,
+      createdAt: now,
+      updatedAt: now,
+    });
     const summary = toChatSummary(created.toObject<ChatRecord>(), false);
-    this.events.emit('chats.changed', { chatId: summary.id, change: 'created', at: now.toISOString() });
+    this.events.emit('chats.changed', {
+      chatId: summary.id,
+      change: 'created',
+      at: now.toISOString(),
+    });
     return summary;
   }
 
   async get(chatId: string): Promise<ChatRecord> {
-    const chat = Types.ObjectId.isValid(chatId) ? await this.chats.findById(chatId).lean<ChatRecord>().exec() : null;
+    const chat = await this.cache.chat(chatId);
     if (!chat) throw new NotFoundException(`Chat '${chatId}' not found`);
     return chat;
   }
@@ -52,11 +70,20 @@ export class ChatsService {
     await this.get(chatId);
     const now = this.clock.now();
     const chat = await this.chats
-      .findByIdAndUpdate(chatId, { $set: { title: title.trim(), autoTitle: false, updatedAt: now } }, { new: true })
+      .findByIdAndUpdate(
+        chatId,
+        { $set: { title: title.trim(), autoTitle: false, updatedAt: now } },
+        { new: true },
+      )
       .lean<ChatRecord>()
       .exec();
     if (!chat) throw new NotFoundException(`Chat '${chatId}' not found`);
-    this.events.emit('chats.changed', { chatId, change: 'renamed', at: now.toISOString() });
+    this.cache.updateChat(chatId, chat);
+    this.events.emit('chats.changed', {
+      chatId,
+      change: 'renamed',
+      at: now.toISOString(),
+    });
     return toChatSummary(chat, this.running.isRunning(chatId));
   }
 
@@ -66,15 +93,29 @@ export class ChatsService {
     await this.running.stopAndWait(chatId);
     await this.messages.deleteMany({ chatId: chat._id }).exec();
     await this.chats.deleteOne({ _id: chat._id }).exec();
-    this.events.emit('chats.changed', { chatId, change: 'deleted', at: this.clock.now().toISOString() });
+    this.cache.forget(chatId);
+    this.events.emit('chats.changed', {
+      chatId,
+      change: 'deleted',
+      at: this.clock.now().toISOString(),
+    });
   }
 
   /** A page of messages, oldest first: the newest `limit` ones, or those just before `before`. */
-  async messagesPage(chatId: string, limit = DEFAULT_MESSAGES_PAGE, before?: string): Promise<ChatMessage[]> {
+  async messagesPage(
+    chatId: string,
+    limit = DEFAULT_MESSAGES_PAGE,
+    before?: string,
+  ): Promise<ChatMessage[]> {
     const chat = await this.get(chatId);
     const filter: Record<string, unknown> = { chatId: chat._id };
     if (before) filter['_id'] = { $lt: new Types.ObjectId(before) };
-    const page = await this.messages.find(filter).sort({ _id: -1 }).limit(limit).lean<MessageRecord[]>().exec();
+    const page = await this.messages
+      .find(filter)
+      .sort({ _id: -1 })
+      .limit(limit)
+      .lean<MessageRecord[]>()
+      .exec();
     return page.reverse().map(toChatMessage);
   }
 }

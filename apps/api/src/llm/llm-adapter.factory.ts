@@ -4,11 +4,33 @@ import { GeminiAdapter } from './adapters/gemini-adapter';
 import { OpenAiAdapter } from './adapters/openai-adapter';
 import type { LlmAdapter, LlmConnection } from './llm-adapter';
 
-/** Makes the adapter for a model's provider; an OpenAI-compatible endpoint is named by its own name in errors. */
+const MAX_CACHED = 20;
+
+/**
+ * Makes the adapter for a model's provider; an OpenAI-compatible endpoint is
+ * named by its own name in errors. Adapters hold no per-turn state, so one per
+ * provider, key and base URL is reused (the SDK clients are not free to build).
+ */
 @Injectable()
 export class LlmAdapterFactory {
+  private readonly adapters = new Map<string, LlmAdapter>();
+
   create(route: ModelRoute, connection: LlmConnection): LlmAdapter {
-    if (route.provider === 'gemini') return new GeminiAdapter(connection);
-    return new OpenAiAdapter(connection, route.provider === 'openai' ? 'OpenAI' : (route.endpoint ?? 'OpenAI-compatible endpoint'));
+    const key = JSON.stringify([route.provider, route.endpoint ?? '', connection.apiKey, connection.baseUrl ?? '', baseUrlEnv(route)]);
+    let adapter = this.adapters.get(key);
+    if (!adapter) {
+      adapter =
+        route.provider === 'gemini'
+          ? new GeminiAdapter(connection)
+          : new OpenAiAdapter(connection, route.provider === 'openai' ? 'OpenAI' : (route.endpoint ?? 'OpenAI-compatible endpoint'));
+      if (this.adapters.size >= MAX_CACHED) this.adapters.clear();
+      this.adapters.set(key, adapter);
+    }
+    return adapter;
   }
+}
+
+/** The SDKs' own base-URL variables are read when a client is built, so they are part of its identity. */
+function baseUrlEnv(route: ModelRoute): string {
+  return (route.provider === 'gemini' ? process.env['GOOGLE_GEMINI_BASE_URL'] : process.env['OPENAI_BASE_URL']) ?? '';
 }
