@@ -114,7 +114,7 @@ export class LlmRunner {
               () =>
                 signal.aborted
                   ? toolError('The reply was cancelled before this tool finished.')
-                  : toolError(`The tool '${call.name}' did not finish within ${Math.round(toolTimeoutMs / 1000)} s and was abandoned.`),
+                  : toolError(`The tool '${call.name}' did not finish within ${seconds(toolTimeoutMs)} and was abandoned.`),
             );
             listener.toolResult({
               id: call.id,
@@ -168,7 +168,12 @@ export function resolveModel(settings: AppSettings, modelId?: string): ResolvedM
 function abortReason(callerSignal: AbortSignal, turnTimeoutMs: number): TurnError {
   return callerSignal.aborted
     ? new TurnError('stopped', 'Stopped.')
-    : new TurnError('timeout', `The reply took longer than the ${Math.round(turnTimeoutMs / 1000)} s limit and was stopped.`);
+    : new TurnError('timeout', `The reply took longer than the ${seconds(turnTimeoutMs)} limit and was stopped.`);
+}
+
+/** 300000 → "300 s", 1500 → "1.5 s". */
+function seconds(ms: number): string {
+  return `${Number.isInteger(ms / 1000) ? ms / 1000 : (ms / 1000).toFixed(1)} s`;
 }
 
 function errorOf(result: string): string | null {
