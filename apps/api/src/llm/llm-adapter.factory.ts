@@ -16,13 +16,24 @@ export class LlmAdapterFactory {
   private readonly adapters = new Map<string, LlmAdapter>();
 
   create(route: ModelRoute, connection: LlmConnection): LlmAdapter {
-    const key = JSON.stringify([route.provider, route.endpoint ?? '', connection.apiKey, connection.baseUrl ?? '', baseUrlEnv(route)]);
+    const key = JSON.stringify([
+      route.provider,
+      route.endpoint ?? '',
+      connection.apiKey,
+      connection.baseUrl ?? '',
+      baseUrlEnv(route),
+    ]);
     let adapter = this.adapters.get(key);
     if (!adapter) {
       adapter =
         route.provider === 'gemini'
           ? new GeminiAdapter(connection)
-          : new OpenAiAdapter(connection, route.provider === 'openai' ? 'OpenAI' : (route.endpoint ?? 'OpenAI-compatible endpoint'));
+          : new OpenAiAdapter(
+              connection,
+              route.provider === 'openai'
+                ? 'OpenAI'
+                : (route.endpoint ?? 'OpenAI-compatible endpoint'),
+            );
       if (this.adapters.size >= MAX_CACHED) this.adapters.clear();
       this.adapters.set(key, adapter);
     }
@@ -32,5 +43,9 @@ export class LlmAdapterFactory {
 
 /** The SDKs' own base-URL variables are read when a client is built, so they are part of its identity. */
 function baseUrlEnv(route: ModelRoute): string {
-  return (route.provider === 'gemini' ? process.env['GOOGLE_GEMINI_BASE_URL'] : process.env['OPENAI_BASE_URL']) ?? '';
+  return (
+    (route.provider === 'gemini'
+      ? process.env['GOOGLE_GEMINI_BASE_URL']
+      : process.env['OPENAI_BASE_URL']) ?? ''
+  );
 }

@@ -72,10 +72,20 @@ export interface LlmTurnResult {
  * Errors are thrown as LlmProviderError with a message the owner can read.
  */
 export interface LlmAdapter {
-  streamTurn(request: LlmTurnRequest, sink: LlmTurnSink): Promise<LlmTurnResult>;
+  streamTurn(
+    request: LlmTurnRequest,
+    sink: LlmTurnSink,
+  ): Promise<LlmTurnResult>;
 }
 
-export type LlmErrorKind = 'auth' | 'rate-limit' | 'server' | 'network' | 'bad-request' | 'aborted' | 'unknown';
+export type LlmErrorKind =
+  | 'auth'
+  | 'rate-limit'
+  | 'server'
+  | 'network'
+  | 'bad-request'
+  | 'aborted'
+  | 'unknown';
 
 /** A provider failure with a readable message (never the key, never a stack). */
 export class LlmProviderError extends Error {

@@ -4,14 +4,30 @@ import { AiToolRegistry } from '../ai-tools/ai-tool-registry';
 import { toolError } from '../ai-tools/ai-tool';
 import { APP_CONFIG } from '../config/app-config.provider';
 import type { AppConfig } from '../config/app-config';
-import { MODEL_ID_HELP, routeModel, type ModelRoute } from '../settings/model-route';
-import { SettingsService, type AppSettings } from '../settings/settings.service';
-import { CombinedPromptBuilder, type CombinedPromptOptions } from '../system-instruction/combined-prompt.builder';
+import {
+  MODEL_ID_HELP,
+  routeModel,
+  type ModelRoute,
+} from '../settings/model-route';
+import {
+  SettingsService,
+  type AppSettings,
+} from '../settings/settings.service';
+import {
+  CombinedPromptBuilder,
+  type CombinedPromptOptions,
+} from '../system-instruction/combined-prompt.builder';
 import { SystemInstructionService } from '../system-instruction/system-instruction.service';
 import { LlmAdapterFactory } from './llm-adapter.factory';
-import { LlmProviderError, type LlmConnection, type LlmHistoryMessage, type LlmToolCall } from './llm-adapter';
+import {
+  LlmProviderError,
+  type LlmConnection,
+  type LlmHistoryMessage,
+  type LlmToolCall,
+} from './llm-adapter';
 import { TurnError } from './llm-errors';
 import type { TurnSource } from './turn-source';
+import { untilAborted } from './until-aborted';
 
 export interface TurnRequest {
   source: TurnSource;
@@ -71,7 +87,10 @@ export class LlmRunner {
     return resolveModel(await this.settings.get(), modelId);
   }
 
-  async runTurn(request: TurnRequest, listener: TurnListener): Promise<TurnOutcome> {
+  async runTurn(
+    request: TurnRequest,
+    listener: TurnListener,
+  ): Promise<TurnOutcome> {
     const settings = await this.settings.get();
     const model = resolveModel(settings, request.model);
     const { maxToolRounds, toolTimeoutMs, turnTimeoutMs } = this.config.llm;
@@ -79,13 +98,27 @@ export class LlmRunner {
     const signal = AbortSignal.any([request.signal, timeout]);
 
     const instruction = await this.instruction.getSystemInstruction();
-    const toolsAllowed = instruction.memoryEnabled && request.prompt?.toolsAllowed !== false;
+    const toolsAllowed =
+      instruction.memoryEnabled && request.prompt?.toolsAllowed !== false;
     const [systemPrompt, available] = await Promise.all([
-      this.prompt.buildCombinedPrompt({ source: request.source, ...request.prompt, toolsAllowed }),
-      toolsAllowed ? this.tools.specs({ source: request.source, settings }) : Promise.resolve([]),
+      this.prompt.buildCombinedPrompt({
+        source: request.source,
+        ...request.prompt,
+        toolsAllowed,
+      }),
+      toolsAllowed
+        ? this.tools.specs({ source: request.source, settings })
+        : Promise.resolve([]),
     ]);
-    const tools = available.filter((t) => !request.toolFilter || request.toolFilter(t.name));
-    const context = { source: request.source, settings, chatId: request.chatId, messageId: request.messageId };
+    const tools = available.filter(
+      (t) => !request.toolFilter || request.toolFilter(t.name),
+    );
+    const context = {
+      source: request.source,
+      settings,
+      chatId: request.chatId,
+      messageId: request.messageId,
+    };
 
     const adapter = this.adapters.create(model.route, model.connection);
     try {
@@ -107,14 +140,27 @@ export class LlmRunner {
           executeTool: async (call) => {
             listener.toolCall(call);
             const started = performance.now();
-            const toolSignal = AbortSignal.any([signal, AbortSignal.timeout(toolTimeoutMs)]);
-            const result = await withTimeout(
-              this.tools.execute(call.name, call.arguments, { ...context, signal: toolSignal }),
+            const toolSignal = AbortSignal.any([
+              signal,
+              AbortSignal.timeout(toolTimeoutMs),
+            ]);
+            // The registry answers every call with a JSON string and never throws, so a rejection here is the abort.
+            const result = await untilAborted(
               toolSignal,
               () =>
-                signal.aborted
-                  ? toolError('The reply was cancelled before this tool finished.')
-                  : toolError(`The tool '${call.name}' did not finish within ${seconds(toolTimeoutMs)} and was abandoned.`),
+                this.tools.execute(call.name, call.arguments, {
+                  ...context,
+                  signal: toolSignal,
+                }),
+              () => new Error('abandoned'),
+            ).catch(() =>
+              signal.aborted
+                ? toolError(
+                    'The reply was cancelled before this tool finished.',
+                  )
+                : toolError(
+                    `The tool '${call.name}' did not finish within ${seconds(toolTimeoutMs)} and was abandoned.`,
+                  ),
             );
             listener.toolResult({
               id: call.id,
@@ -139,36 +185,80 @@ export class LlmRunner {
     } catch (error) {
       if (error instanceof TurnError) throw error;
       if (signal.aborted) throw abortReason(request.signal, turnTimeoutMs);
-      if (error instanceof LlmProviderError) throw new TurnError('provider', error.message);
-      this.logger.error(`Turn failed: ${error instanceof Error ? error.message : String(error)}`);
-      throw new TurnError('internal', 'The reply failed because of an internal error; see the server log.');
+      if (error instanceof LlmProviderError)
+        throw new TurnError('provider', error.message);
+      this.logger.error(
+        `Turn failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      throw new TurnError(
+        'internal',
+        'The reply failed because of an internal error; see the server log.',
+      );
     }
   }
 }
 
-export function resolveModel(settings: AppSettings, modelId?: string): ResolvedModel {
+export function resolveModel(
+  settings: AppSettings,
+  modelId?: string,
+): ResolvedModel {
   const id = modelId ?? settings.primaryModel;
-  if (!id) throw new TurnError('not-configured', 'No model is configured: choose a primary model in Settings.');
+  if (!id)
+    throw new TurnError(
+      'not-configured',
+      'No model is configured: choose a primary model in Settings.',
+    );
   const route = routeModel(id);
-  if (!route) throw new TurnError('not-configured', `The model '${id}' is not ${MODEL_ID_HELP}. Change it in Settings.`);
+  if (!route)
+    throw new TurnError(
+      'not-configured',
+      `The model '${id}' is not ${MODEL_ID_HELP}. Change it in Settings.`,
+    );
   if (route.provider === 'gemini') {
-    if (!settings.geminiApiKey) throw new TurnError('not-configured', `No Gemini API key is set for '${id}': add one in Settings.`);
+    if (!settings.geminiApiKey)
+      throw new TurnError(
+        'not-configured',
+        `No Gemini API key is set for '${id}': add one in Settings.`,
+      );
     return { id, route, connection: { apiKey: settings.geminiApiKey } };
   }
   if (route.provider === 'openai') {
-    if (!settings.openaiApiKey) throw new TurnError('not-configured', `No OpenAI API key is set for '${id}': add one in Settings.`);
+    if (!settings.openaiApiKey)
+      throw new TurnError(
+        'not-configured',
+        `No OpenAI API key is set for '${id}': add one in Settings.`,
+      );
     return { id, route, connection: { apiKey: settings.openaiApiKey } };
   }
-  const endpoint = settings.openaiCompatible.find((e) => e.name === route.endpoint);
-  if (!endpoint) throw new TurnError('not-configured', `The endpoint '${route.endpoint}' of model '${id}' is not configured: add it in Settings.`);
+  const endpoint = settings.openaiCompatible.find(
+    (e) => e.name === route.endpoint,
+  );
+  if (!endpoint)
+    throw new TurnError(
+      'not-configured',
+      `The endpoint '${route.endpoint}' of model '${id}' is not configured: add it in Settings.`,
+    );
   // Local servers (Ollama…) need no key, but the SDK wants a non-empty one.
-  return { id, route, connection: { apiKey: endpoint.apiKey ?? 'no-key', baseUrl: endpoint.baseUrl } };
+  return {
+    id,
+    route,
+    connection: {
+      apiKey: endpoint.apiKey ?? 'no-key',
+      baseUrl: endpoint.baseUrl,
+    },
+  };
 }
 
-function abortReason(callerSignal: AbortSignal, turnTimeoutMs: number): TurnError {
+function abortReason(
+  callerSignal: AbortSignal,
+  turnTimeoutMs: number,
+): TurnError {
   return callerSignal.aborted
     ? new TurnError('stopped', 'Stopped.')
-    : new TurnError('timeout', `The reply took longer than the ${seconds(turnTimeoutMs)} limit and was stopped.`);
+    : new TurnError(
+        'timeout',
+        `The reply took longer than the ${seconds(turnTimeoutMs)} limit and was stopped.`,
+      );
 }
 
 /** 300000 → "300 s", 1500 → "1.5 s". */
@@ -184,22 +274,4 @@ function errorOf(result: string): string | null {
   } catch {
     return null;
   }
-}
-
-function withTimeout<T>(work: Promise<T>, signal: AbortSignal, onAbort: () => T): Promise<T> {
-  if (signal.aborted) return Promise.resolve(onAbort());
-  return new Promise<T>((resolve, reject) => {
-    const abort = () => resolve(onAbort());
-    signal.addEventListener('abort', abort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', abort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', abort);
-        reject(error);
-      },
-    );
-  });
 }

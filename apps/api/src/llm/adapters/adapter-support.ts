@@ -13,7 +13,11 @@ export interface ProviderContext {
 const MAX_PROVIDER_MESSAGE = 300;
 
 /** Things that look like keys, removed from provider text even when they are not the configured key. */
-const KEY_PATTERNS = [/sk-[A-Za-z0-9_*.-]{6,}/g, /AIza[0-9A-Za-z_-]{10,}/g, /Bearer\s+\S+/gi];
+const KEY_PATTERNS = [
+  /sk-[A-Za-z0-9_*.-]{6,}/g,
+  /AIza[0-9A-Za-z_-]{10,}/g,
+  /Bearer\s+\S+/gi,
+];
 
 /** A provider's message made safe to show: no key (full or partial), one line, at most 300 characters. */
 export function cleanProviderMessage(message: string, apiKey: string): string {
@@ -21,7 +25,8 @@ export function cleanProviderMessage(message: string, apiKey: string): string {
   if (apiKey) text = text.split(apiKey).join('••••');
   for (const pattern of KEY_PATTERNS) text = text.replace(pattern, '••••');
   text = text.replace(/\s+/g, ' ').trim();
-  if (text.length > MAX_PROVIDER_MESSAGE) text = `${text.slice(0, MAX_PROVIDER_MESSAGE - 1)}…`;
+  if (text.length > MAX_PROVIDER_MESSAGE)
+    text = `${text.slice(0, MAX_PROVIDER_MESSAGE - 1)}…`;
   return text;
 }
 
@@ -38,7 +43,12 @@ export function hostOf(baseUrl: string): string {
 function causeChain(error: unknown): unknown[] {
   const chain: unknown[] = [];
   let current: unknown = error;
-  while (current !== undefined && current !== null && chain.length < 8 && !chain.includes(current)) {
+  while (
+    current !== undefined &&
+    current !== null &&
+    chain.length < 8 &&
+    !chain.includes(current)
+  ) {
     chain.push(current);
     current = (current as { cause?: unknown }).cause;
   }
@@ -84,31 +94,46 @@ export function networkReason(error: unknown): string {
 function errorLike(value: unknown): { name: string; message: string } | null {
   if (typeof value !== 'object' || value === null) return null;
   const { name, message } = value as { name?: unknown; message?: unknown };
-  return typeof message === 'string' ? { name: typeof name === 'string' ? name : 'Error', message } : null;
+  return typeof message === 'string'
+    ? { name: typeof name === 'string' ? name : 'Error', message }
+    : null;
 }
 
-const NETWORK_MESSAGES = /^(TypeError: )?(terminated|fetch failed|other side closed)$/;
+const NETWORK_MESSAGES =
+  /^(TypeError: )?(terminated|fetch failed|other side closed)$/;
 
 /** True when the error is a connection failure (before or during a response), not an HTTP status. */
 export function isNetworkFailure(error: unknown): boolean {
   return causeChain(error).some((link) => {
     const code = codeOf(link);
-    if (code && (NETWORK_CODES[code] || code.startsWith('UND_ERR'))) return true;
+    if (code && (NETWORK_CODES[code] || code.startsWith('UND_ERR')))
+      return true;
     const like = errorLike(link);
-    return like !== null && (like.name === 'SocketError' || NETWORK_MESSAGES.test(like.message));
+    return (
+      like !== null &&
+      (like.name === 'SocketError' || NETWORK_MESSAGES.test(like.message))
+    );
   });
 }
 
 /** True for the DOM/undici `AbortError` anywhere in the cause chain. */
 export function isAbortFailure(error: unknown): boolean {
-  return causeChain(error).some((link) => errorLike(link)?.name === 'AbortError');
+  return causeChain(error).some(
+    (link) => errorLike(link)?.name === 'AbortError',
+  );
 }
 
 export function abortedError(provider: ProviderContext): LlmProviderError {
-  return new LlmProviderError('aborted', `The ${provider.name} reply was stopped.`);
+  return new LlmProviderError(
+    'aborted',
+    `The ${provider.name} reply was stopped.`,
+  );
 }
 
-export function connectError(provider: ProviderContext, error: unknown): LlmProviderError {
+export function connectError(
+  provider: ProviderContext,
+  error: unknown,
+): LlmProviderError {
   return new LlmProviderError(
     'network',
     cleanProviderMessage(
@@ -119,64 +144,75 @@ export function connectError(provider: ProviderContext, error: unknown): LlmProv
 }
 
 export function cutError(provider: ProviderContext): LlmProviderError {
-  return new LlmProviderError('network', `The connection to ${provider.name} was cut mid-reply.`);
+  return new LlmProviderError(
+    'network',
+    `The connection to ${provider.name} was cut mid-reply.`,
+  );
 }
 
 /** An HTTP error status with the provider's own message (used for 4xx other than auth/rate limit). */
-export function statusError(provider: ProviderContext, status: number, providerMessage: string): LlmProviderError {
+export function statusError(
+  provider: ProviderContext,
+  status: number,
+  providerMessage: string,
+): LlmProviderError {
   const name = provider.name;
   if (status === 401 || status === 403) {
-    return new LlmProviderError('auth', `The ${name} API key was rejected (${status}).`, status);
+    return new LlmProviderError(
+      'auth',
+      `The ${name} API key was rejected (${status}).`,
+      status,
+    );
   }
   if (status === 429) {
-    return new LlmProviderError('rate-limit', `${name} rate limit reached (429). Try again in a moment.`, status);
+    return new LlmProviderError(
+      'rate-limit',
+      `${name} rate limit reached (429). Try again in a moment.`,
+      status,
+    );
   }
   if (status >= 500) {
-    return new LlmProviderError('server', `${name} had a server error (${status}).`, status);
+    return new LlmProviderError(
+      'server',
+      `${name} had a server error (${status}).`,
+      status,
+    );
   }
   const detail = cleanProviderMessage(providerMessage, provider.apiKey);
   return new LlmProviderError(
     'bad-request',
-    detail ? `${name} rejected the request (${status}): ${detail}` : `${name} rejected the request (${status}).`,
+    detail
+      ? `${name} rejected the request (${status}): ${detail}`
+      : `${name} rejected the request (${status}).`,
     status,
   );
 }
 
-export function unknownError(provider: ProviderContext, error: unknown): LlmProviderError {
-  const detail = cleanProviderMessage(errorLike(error)?.message ?? String(error), provider.apiKey);
-  return new LlmProviderError('unknown', detail ? `${provider.name} failed: ${detail}` : `${provider.name} failed.`);
+export function unknownError(
+  provider: ProviderContext,
+  error: unknown,
+): LlmProviderError {
+  const detail = cleanProviderMessage(
+    errorLike(error)?.message ?? String(error),
+    provider.apiKey,
+  );
+  return new LlmProviderError(
+    'unknown',
+    detail ? `${provider.name} failed: ${detail}` : `${provider.name} failed.`,
+  );
 }
 
-/**
- * Runs `work` until it settles or `signal` aborts, whichever comes first: on abort the promise
- * rejects at once with `onAbort()` (the work is left to wind down on its own, its outcome ignored).
- */
-export function untilAborted<T>(signal: AbortSignal, work: () => Promise<T>, onAbort: () => Error): Promise<T> {
-  if (signal.aborted) return Promise.reject(onAbort());
-  return new Promise<T>((resolve, reject) => {
-    const listener = () => reject(onAbort());
-    signal.addEventListener('abort', listener, { once: true });
-    work().then(
-      (value) => {
-        signal.removeEventListener('abort', listener);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', listener);
-        reject(error);
-      },
-    );
-  });
-}
-
-/** Token counts summed over the model calls of one turn. */
 export class UsageTotal {
   private inputTokens = 0;
   private outputTokens = 0;
   private totalTokens = 0;
   private seen = false;
 
-  add(input: number | null | undefined, output: number | null | undefined, total: number | null | undefined): void {
+  add(
+    input: number | null | undefined,
+    output: number | null | undefined,
+    total: number | null | undefined,
+  ): void {
     if (input == null && output == null && total == null) return;
     this.seen = true;
     this.inputTokens += input ?? 0;
@@ -187,6 +223,10 @@ export class UsageTotal {
   /** `undefined` when the provider reported no usage at all. */
   toUsage(): TokenUsage | undefined {
     if (!this.seen) return undefined;
-    return { inputTokens: this.inputTokens, outputTokens: this.outputTokens, totalTokens: this.totalTokens };
+    return {
+      inputTokens: this.inputTokens,
+      outputTokens: this.outputTokens,
+      totalTokens: this.totalTokens,
+    };
   }
 }

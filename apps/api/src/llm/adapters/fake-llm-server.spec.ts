@@ -1,4 +1,7 @@
-import { startFakeLlmServer, type FakeLlmServer } from '../../../../../tools/fake-llm/fake-llm-server';
+import {
+  startFakeLlmServer,
+  type FakeLlmServer,
+} from '../../../../../tools/fake-llm/fake-llm-server';
 
 // The fake upstream itself, spoken to with plain fetch (the adapter specs drive it through the SDKs).
 let server: FakeLlmServer;
@@ -11,7 +14,11 @@ afterAll(async () => {
 });
 beforeEach(() => server.reset());
 
-function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+function post(
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return fetch(`${server.url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
@@ -36,11 +43,18 @@ describe('fake LLM server', () => {
   it('streams OpenAI chunks with split tool-call arguments, usage last, then [DONE]', async () => {
     server.openai.enqueue({
       text: ['Hi'],
-      toolCalls: [{ id: 'call_x', name: 'f', arguments: { query: 'something long' } }],
+      toolCalls: [
+        { id: 'call_x', name: 'f', arguments: { query: 'something long' } },
+      ],
     });
     const res = await post(
       '/v1/chat/completions',
-      { model: 'gpt-x', stream: true, stream_options: { include_usage: true }, messages: [] },
+      {
+        model: 'gpt-x',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [],
+      },
       { authorization: 'Bearer sk-abc' },
     );
 
@@ -48,7 +62,11 @@ describe('fake LLM server', () => {
     const events = sseData(await res.text());
     expect(events.at(-1)).toBe('[DONE]');
     const chunks = events.slice(0, -1).map((e) => JSON.parse(e));
-    expect(chunks[0].choices[0].delta).toEqual({ role: 'assistant', content: '', refusal: null });
+    expect(chunks[0].choices[0].delta).toEqual({
+      role: 'assistant',
+      content: '',
+      refusal: null,
+    });
     const argumentPieces = chunks
       .flatMap((c) => c.choices[0]?.delta?.tool_calls ?? [])
       .map((t: { function: { arguments: string } }) => t.function.arguments)
@@ -60,57 +78,117 @@ describe('fake LLM server', () => {
       choices: [],
       usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
     });
-    expect(server.openai.requests[0]).toMatchObject({ apiKey: 'sk-abc', model: 'gpt-x', stream: true });
+    expect(server.openai.requests[0]).toMatchObject({
+      apiKey: 'sk-abc',
+      model: 'gpt-x',
+      stream: true,
+    });
   });
 
   it('answers non-streaming requests with one JSON completion', async () => {
     server.openai.enqueue({ text: ['a', 'b'] });
-    server.gemini.enqueue({ text: ['c', 'd'], toolCalls: [{ name: 'g', arguments: { n: 1 } }] });
+    server.gemini.enqueue({
+      text: ['c', 'd'],
+      toolCalls: [{ name: 'g', arguments: { n: 1 } }],
+    });
 
-    const openai = await (await post('/v1/chat/completions', { model: 'gpt-x', messages: [] })).json();
-    expect(openai.choices[0]).toMatchObject({ message: { role: 'assistant', content: 'ab' }, finish_reason: 'stop' });
+    const openai = await (
+      await post('/v1/chat/completions', { model: 'gpt-x', messages: [] })
+    ).json();
+    expect(openai.choices[0]).toMatchObject({
+      message: { role: 'assistant', content: 'ab' },
+      finish_reason: 'stop',
+    });
 
-    const res = await post('/v1beta/models/gemini-x:generateContent', { contents: [] }, { 'x-goog-api-key': 'AIza-k' });
+    const res = await post(
+      '/v1beta/models/gemini-x:generateContent',
+      { contents: [] },
+      { 'x-goog-api-key': 'AIza-k' },
+    );
     const gemini = await res.json();
     expect(gemini.candidates[0]).toMatchObject({
-      content: { role: 'model', parts: [{ text: 'cd' }, { functionCall: { name: 'g', args: { n: 1 } } }] },
+      content: {
+        role: 'model',
+        parts: [
+          { text: 'cd' },
+          { functionCall: { name: 'g', args: { n: 1 } } },
+        ],
+      },
       finishReason: 'STOP',
     });
-    expect(server.gemini.requests[0]).toMatchObject({ apiKey: 'AIza-k', model: 'gemini-x', stream: false });
+    expect(server.gemini.requests[0]).toMatchObject({
+      apiKey: 'AIza-k',
+      model: 'gemini-x',
+      stream: false,
+    });
   });
 
   it('streams Gemini chunks with a finish reason and usage on the last one', async () => {
-    server.gemini.enqueue({ text: ['x', 'y'], usage: { promptTokens: 3, completionTokens: 2 } });
-    const res = await post('/v1beta/models/gemini-x:streamGenerateContent?alt=sse', { contents: [] });
+    server.gemini.enqueue({
+      text: ['x', 'y'],
+      usage: { promptTokens: 3, completionTokens: 2 },
+    });
+    const res = await post(
+      '/v1beta/models/gemini-x:streamGenerateContent?alt=sse',
+      { contents: [] },
+    );
     const chunks = sseData(await res.text()).map((e) => JSON.parse(e));
     expect(chunks).toHaveLength(2);
     expect(chunks[0].candidates[0].finishReason).toBeUndefined();
-    expect(chunks[1].candidates[0]).toMatchObject({ content: { parts: [{ text: 'y' }] }, finishReason: 'STOP' });
-    expect(chunks[1].usageMetadata).toEqual({ promptTokenCount: 3, candidatesTokenCount: 2, totalTokenCount: 5 });
+    expect(chunks[1].candidates[0]).toMatchObject({
+      content: { parts: [{ text: 'y' }] },
+      finishReason: 'STOP',
+    });
+    expect(chunks[1].usageMetadata).toEqual({
+      promptTokenCount: 3,
+      candidatesTokenCount: 2,
+      totalTokenCount: 5,
+    });
   });
 
   it("answers errors in each provider's shape", async () => {
     server.openai.enqueue({ status: 429, message: 'slow down' });
     server.gemini.enqueue({ status: 429, message: 'quota' });
 
-    const openai = await post('/v1/chat/completions', { model: 'm', messages: [] });
+    const openai = await post('/v1/chat/completions', {
+      model: 'm',
+      messages: [],
+    });
     expect(openai.status).toBe(429);
     expect(await openai.json()).toEqual({
-      error: { message: 'slow down', type: 'requests', param: null, code: 'rate_limit_exceeded' },
+      error: {
+        message: 'slow down',
+        type: 'requests',
+        param: null,
+        code: 'rate_limit_exceeded',
+      },
     });
 
-    const gemini = await post('/v1beta/models/m:streamGenerateContent?alt=sse', {});
+    const gemini = await post(
+      '/v1beta/models/m:streamGenerateContent?alt=sse',
+      {},
+    );
     expect(gemini.status).toBe(429);
-    expect(await gemini.json()).toEqual({ error: { code: 429, message: 'quota', status: 'RESOURCE_EXHAUSTED' } });
+    expect(await gemini.json()).toEqual({
+      error: { code: 429, message: 'quota', status: 'RESOURCE_EXHAUSTED' },
+    });
   });
 
   it('uses the fallback, or a 500, when the queue is empty, and lets a function choose the reply', async () => {
-    const empty = await post('/v1/chat/completions', { model: 'm', messages: [] });
+    const empty = await post('/v1/chat/completions', {
+      model: 'm',
+      messages: [],
+    });
     expect(empty.status).toBe(500);
 
-    server.openai.fallback = (request) => ({ text: [`echo ${request.body.messages[0].content}`] });
+    server.openai.fallback = (request) => ({
+      text: [`echo ${request.body.messages[0].content}`],
+    });
     const echoed = await (
-      await post('/v1/chat/completions', { model: 'm', messages: [{ role: 'user', content: 'ping' }] })
+      await post('/v1/chat/completions', {
+        model: 'm',
+        messages: [{ role: 'user', content: 'ping' }],
+      })
     ).json();
     expect(echoed.choices[0].message.content).toBe('echo ping');
     expect(server.openai.pending).toBe(0);

@@ -8,7 +8,13 @@ import {
   GoogleGenAI,
   type Part,
 } from '@google/genai';
-import type { LlmAdapter, LlmConnection, LlmTurnRequest, LlmTurnResult, LlmTurnSink } from '../llm-adapter';
+import type {
+  LlmAdapter,
+  LlmConnection,
+  LlmTurnRequest,
+  LlmTurnResult,
+  LlmTurnSink,
+} from '../llm-adapter';
 import { LlmProviderError } from '../llm-adapter';
 import {
   abortedError,
@@ -21,8 +27,8 @@ import {
   statusError,
   UsageTotal,
   unknownError,
-  untilAborted,
 } from './adapter-support';
+import { untilAborted } from '../until-aborted';
 import { toGeminiFunctionResponse, toGeminiHistory } from './history-mapping';
 
 export interface GeminiAdapterOptions {
@@ -68,8 +74,11 @@ function parseGeminiError(text: string): { message: string; reason?: string } {
       const body = JSON.parse(text.slice(start)) as {
         error?: { message?: unknown; details?: { reason?: unknown }[] };
       };
-      const message = typeof body.error?.message === 'string' ? body.error.message : text;
-      const reason = body.error?.details?.find((d) => typeof d?.reason === 'string')?.reason as string | undefined;
+      const message =
+        typeof body.error?.message === 'string' ? body.error.message : text;
+      const reason = body.error?.details?.find(
+        (d) => typeof d?.reason === 'string',
+      )?.reason as string | undefined;
       return { message, reason };
     } catch {
       // not JSON: use the text
@@ -90,8 +99,15 @@ export class GeminiAdapter implements LlmAdapter {
   /** The base URL requests go to (`connection.baseUrl`, else `GOOGLE_GEMINI_BASE_URL`, else Google's). */
   readonly baseUrl: string;
 
-  constructor(connection: LlmConnection, providerName = 'Gemini', options: GeminiAdapterOptions = {}) {
-    const baseUrl = connection.baseUrl?.trim() || process.env['GOOGLE_GEMINI_BASE_URL']?.trim() || undefined;
+  constructor(
+    connection: LlmConnection,
+    providerName = 'Gemini',
+    options: GeminiAdapterOptions = {},
+  ) {
+    const baseUrl =
+      connection.baseUrl?.trim() ||
+      process.env['GOOGLE_GEMINI_BASE_URL']?.trim() ||
+      undefined;
     this.baseUrl = baseUrl ?? DEFAULT_GEMINI_URL;
     this.ai = new GoogleGenAI({
       apiKey: connection.apiKey,
@@ -104,10 +120,17 @@ export class GeminiAdapter implements LlmAdapter {
         ...fetchFallback(),
       },
     });
-    this.provider = { name: providerName, host: hostOf(this.baseUrl), apiKey: connection.apiKey };
+    this.provider = {
+      name: providerName,
+      host: hostOf(this.baseUrl),
+      apiKey: connection.apiKey,
+    };
   }
 
-  streamTurn(request: LlmTurnRequest, sink: LlmTurnSink): Promise<LlmTurnResult> {
+  streamTurn(
+    request: LlmTurnRequest,
+    sink: LlmTurnSink,
+  ): Promise<LlmTurnResult> {
     const { provider } = this;
     return untilAborted(
       request.signal,
@@ -122,7 +145,10 @@ export class GeminiAdapter implements LlmAdapter {
     );
   }
 
-  private async run(request: LlmTurnRequest, sink: LlmTurnSink): Promise<LlmTurnResult> {
+  private async run(
+    request: LlmTurnRequest,
+    sink: LlmTurnSink,
+  ): Promise<LlmTurnResult> {
     const { signal } = request;
     const { ai } = this;
     const hasTools = Boolean(request.tools?.length);
@@ -130,7 +156,9 @@ export class GeminiAdapter implements LlmAdapter {
       abortSignal: signal,
       // Continuation would silently re-send a request whose stream dropped before any content.
       automaticContinuation: false,
-      ...(request.systemPrompt ? { systemInstruction: request.systemPrompt } : {}),
+      ...(request.systemPrompt
+        ? { systemInstruction: request.systemPrompt }
+        : {}),
       ...(hasTools
         ? {
             tools: [
@@ -142,7 +170,9 @@ export class GeminiAdapter implements LlmAdapter {
                 })),
               },
             ],
-            toolConfig: { functionCallingConfig: { mode: FunctionCallingConfigMode.AUTO } },
+            toolConfig: {
+              functionCallingConfig: { mode: FunctionCallingConfigMode.AUTO },
+            },
           }
         : {}),
     };
@@ -150,7 +180,10 @@ export class GeminiAdapter implements LlmAdapter {
     // The new message goes with any user content the history ends on (e.g. function responses of a
     // reply that stopped on tool calls), so the contents keep alternating.
     const history: Content[] = toGeminiHistory(request.history);
-    const trailing = history[history.length - 1]?.role === 'user' ? (history.pop()?.parts ?? []) : [];
+    const trailing =
+      history[history.length - 1]?.role === 'user'
+        ? (history.pop()?.parts ?? [])
+        : [];
     let message: Part[] = [...trailing, { text: request.userMessage }];
 
     const chat = ai.chats.create({ model: request.model, history, config });
@@ -161,13 +194,21 @@ export class GeminiAdapter implements LlmAdapter {
     for (;;) {
       const reply = await this.streamReply(chat, message, request, sink);
       if (reply.usage) {
-        usage.add(reply.usage.promptTokenCount, reply.usage.candidatesTokenCount, reply.usage.totalTokenCount);
+        usage.add(
+          reply.usage.promptTokenCount,
+          reply.usage.candidatesTokenCount,
+          reply.usage.totalTokenCount,
+        );
       }
       if (reply.blockReason && !reply.calls.length && !reply.sawText) {
-        throw new LlmProviderError('bad-request', `${this.provider.name} blocked the request (${reply.blockReason}).`);
+        throw new LlmProviderError(
+          'bad-request',
+          `${this.provider.name} blocked the request (${reply.blockReason}).`,
+        );
       }
       if (!reply.calls.length || !hasTools) return { usage: usage.toUsage() };
-      if (rounds >= request.maxToolRounds) return { usage: usage.toUsage(), toolRoundsExhausted: true };
+      if (rounds >= request.maxToolRounds)
+        return { usage: usage.toUsage(), toolRoundsExhausted: true };
       rounds += 1;
 
       const responses: Part[] = [];
@@ -180,7 +221,11 @@ export class GeminiAdapter implements LlmAdapter {
           arguments: call.args ?? {},
         });
         responses.push({
-          functionResponse: { ...(call.id ? { id: call.id } : {}), name, response: toGeminiFunctionResponse(result) },
+          functionResponse: {
+            ...(call.id ? { id: call.id } : {}),
+            name,
+            response: toGeminiFunctionResponse(result),
+          },
         });
       }
       if (signal.aborted) throw new LlmProviderError('aborted', 'aborted');
@@ -226,32 +271,52 @@ export class GeminiAdapter implements LlmAdapter {
         }
         // Each chunk carries the running total of this request.
         if (chunk.usageMetadata) usage = chunk.usageMetadata;
-        if (chunk.promptFeedback?.blockReason) blockReason = chunk.promptFeedback.blockReason;
+        if (chunk.promptFeedback?.blockReason)
+          blockReason = chunk.promptFeedback.blockReason;
       }
     } catch (error) {
       throw new PhasedError('stream', error);
     }
-    if (request.signal.aborted) throw new LlmProviderError('aborted', 'aborted');
+    if (request.signal.aborted)
+      throw new LlmProviderError('aborted', 'aborted');
     // A stream that closed without a finish reason (and was not blocked) was cut short.
-    if (!finished && !blockReason) throw new PhasedError('stream', new Error('terminated'));
+    if (!finished && !blockReason)
+      throw new PhasedError('stream', new Error('terminated'));
     return { calls, usage, blockReason, sawText };
   }
 
-  private toProviderError(error: unknown, provider: ProviderContext, signal: AbortSignal): LlmProviderError {
+  private toProviderError(
+    error: unknown,
+    provider: ProviderContext,
+    signal: AbortSignal,
+  ): LlmProviderError {
     const phase: Phase = error instanceof PhasedError ? error.phase : 'connect';
     const original = error instanceof PhasedError ? error.original : error;
-    if (signal.aborted || isAbortFailure(original)) return abortedError(provider);
+    if (signal.aborted || isAbortFailure(original))
+      return abortedError(provider);
     if (original instanceof LlmProviderError) return original;
     if (original instanceof ApiError) {
       const { message, reason } = parseGeminiError(original.message);
       // Gemini answers a wrong key with 400 INVALID_ARGUMENT / API_KEY_INVALID.
-      if (original.status === 400 && (reason === 'API_KEY_INVALID' || /API key not valid/i.test(message))) {
-        return new LlmProviderError('auth', `The ${provider.name} API key was rejected (400).`, 400);
+      if (
+        original.status === 400 &&
+        (reason === 'API_KEY_INVALID' || /API key not valid/i.test(message))
+      ) {
+        return new LlmProviderError(
+          'auth',
+          `The ${provider.name} API key was rejected (400).`,
+          400,
+        );
       }
       return statusError(provider, original.status, message);
     }
-    if (isNetworkFailure(original)) return phase === 'connect' ? connectError(provider, original) : cutError(provider);
-    const message = String((original as { message?: unknown } | null)?.message ?? '');
+    if (isNetworkFailure(original))
+      return phase === 'connect'
+        ? connectError(provider, original)
+        : cutError(provider);
+    const message = String(
+      (original as { message?: unknown } | null)?.message ?? '',
+    );
     if (phase === 'stream' && /Incomplete JSON segment/.test(message)) {
       return cutError(provider);
     }

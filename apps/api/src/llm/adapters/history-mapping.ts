@@ -1,5 +1,8 @@
 import type { Content, Part } from '@google/genai';
-import type { ChatCompletionMessageParam, ChatCompletionMessageToolCall } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionMessageParam,
+  ChatCompletionMessageToolCall,
+} from 'openai/resources/chat/completions';
 import type { ToolCallRecord } from '@metatronos/shared-types';
 import type { LlmHistoryMessage } from '../llm-adapter';
 
@@ -10,7 +13,9 @@ interface ReplySegment {
 }
 
 /** Splits an assistant reply into model calls: text that follows tool calls starts the next call. */
-function segmentsOf(parts: LlmHistoryMessage & { role: 'assistant' }): ReplySegment[] {
+function segmentsOf(
+  parts: LlmHistoryMessage & { role: 'assistant' },
+): ReplySegment[] {
   const segments: ReplySegment[] = [];
   let current: ReplySegment = { text: '', calls: [] };
   for (const part of parts.parts) {
@@ -32,7 +37,9 @@ function segmentsOf(parts: LlmHistoryMessage & { role: 'assistant' }): ReplySegm
 /** The JSON string the model got for a stored call (an error object when the call never finished). */
 export function toolResultText(call: ToolCallRecord): string {
   if (call.result !== null) return call.result;
-  return JSON.stringify({ error: call.error ?? 'The tool call did not finish.' });
+  return JSON.stringify({
+    error: call.error ?? 'The tool call did not finish.',
+  });
 }
 
 // ---------------------------------------------------------------- OpenAI
@@ -48,7 +55,8 @@ export function toOpenAiMessages(
   userMessage: string,
 ): ChatCompletionMessageParam[] {
   const messages: ChatCompletionMessageParam[] = [];
-  if (systemPrompt !== null) messages.push({ role: 'system', content: systemPrompt });
+  if (systemPrompt !== null)
+    messages.push({ role: 'system', content: systemPrompt });
   for (const entry of history) {
     if (entry.role === 'user') {
       messages.push({ role: 'user', content: entry.text });
@@ -59,14 +67,27 @@ export function toOpenAiMessages(
         messages.push({ role: 'assistant', content: segment.text });
         continue;
       }
-      const toolCalls: ChatCompletionMessageToolCall[] = segment.calls.map((call) => ({
-        id: call.id,
-        type: 'function',
-        function: { name: call.name, arguments: JSON.stringify(call.arguments ?? {}) },
-      }));
-      messages.push({ role: 'assistant', content: segment.text || null, tool_calls: toolCalls });
+      const toolCalls: ChatCompletionMessageToolCall[] = segment.calls.map(
+        (call) => ({
+          id: call.id,
+          type: 'function',
+          function: {
+            name: call.name,
+            arguments: JSON.stringify(call.arguments ?? {}),
+          },
+        }),
+      );
+      messages.push({
+        role: 'assistant',
+        content: segment.text || null,
+        tool_calls: toolCalls,
+      });
       for (const call of segment.calls) {
-        messages.push({ role: 'tool', tool_call_id: call.id, content: toolResultText(call) });
+        messages.push({
+          role: 'tool',
+          tool_call_id: call.id,
+          content: toolResultText(call),
+        });
       }
     }
   }
@@ -84,7 +105,9 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * A tool's JSON string as a Gemini `functionResponse.response` (a JSON object / Struct):
  * objects as they are, arrays as `{ data: [...] }`, other JSON values and non-JSON text as `{ result }`.
  */
-export function toGeminiFunctionResponse(result: string): Record<string, unknown> {
+export function toGeminiFunctionResponse(
+  result: string,
+): Record<string, unknown> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(result);
@@ -108,7 +131,8 @@ export function toGeminiHistory(history: LlmHistoryMessage[]): Content[] {
   const push = (role: 'user' | 'model', parts: Part[]) => {
     if (!parts.length) return;
     const last = contents[contents.length - 1];
-    if (last && last.role === role) last.parts = [...(last.parts ?? []), ...parts];
+    if (last && last.role === role)
+      last.parts = [...(last.parts ?? []), ...parts];
     else contents.push({ role, parts });
   };
   for (const entry of history) {
@@ -120,12 +144,17 @@ export function toGeminiHistory(history: LlmHistoryMessage[]): Content[] {
       const modelParts: Part[] = [];
       if (segment.text) modelParts.push({ text: segment.text });
       for (const call of segment.calls)
-        modelParts.push({ functionCall: { name: call.name, args: call.arguments ?? {} } });
+        modelParts.push({
+          functionCall: { name: call.name, args: call.arguments ?? {} },
+        });
       push('model', modelParts);
       push(
         'user',
         segment.calls.map((call) => ({
-          functionResponse: { name: call.name, response: toGeminiFunctionResponse(toolResultText(call)) },
+          functionResponse: {
+            name: call.name,
+            response: toGeminiFunctionResponse(toolResultText(call)),
+          },
         })),
       );
     }

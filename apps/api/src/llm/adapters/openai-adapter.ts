@@ -1,5 +1,13 @@
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import type { ChatCompletionChunk, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import OpenAI, {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+} from 'openai';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
 import type { JSONSchema } from 'openai/lib/jsonschema';
 import type { RunnableToolFunctionWithParse } from 'openai/lib/RunnableFunction';
 import type {
@@ -23,8 +31,8 @@ import {
   statusError,
   UsageTotal,
   unknownError,
-  untilAborted,
 } from './adapter-support';
+import { untilAborted } from '../until-aborted';
 import { toOpenAiMessages } from './history-mapping';
 
 export interface OpenAiAdapterOptions {
@@ -47,7 +55,9 @@ interface PendingCall {
   taken: boolean;
 }
 
-const ROUND_LIMIT_RESULT = JSON.stringify({ error: 'The tool round limit was reached; this tool was not run.' });
+const ROUND_LIMIT_RESULT = JSON.stringify({
+  error: 'The tool round limit was reached; this tool was not run.',
+});
 
 function parseArguments(raw: string): ParsedArguments {
   try {
@@ -55,9 +65,17 @@ function parseArguments(raw: string): ParsedArguments {
     if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
       return { raw, args: value as Record<string, unknown> };
     }
-    return { raw, args: null, problem: 'The tool arguments must be a JSON object.' };
+    return {
+      raw,
+      args: null,
+      problem: 'The tool arguments must be a JSON object.',
+    };
   } catch {
-    return { raw, args: null, problem: 'The tool arguments are not valid JSON.' };
+    return {
+      raw,
+      args: null,
+      problem: 'The tool arguments are not valid JSON.',
+    };
   }
 }
 
@@ -77,8 +95,15 @@ export class OpenAiAdapter implements LlmAdapter {
    * @param providerName the name in error messages; default "OpenAI", or "OpenAI-compatible endpoint"
    *   when `connection.baseUrl` is set (pass the endpoint's name instead).
    */
-  constructor(connection: LlmConnection, providerName?: string, options: OpenAiAdapterOptions = {}) {
-    const baseURL = connection.baseUrl?.trim() || process.env['OPENAI_BASE_URL']?.trim() || undefined;
+  constructor(
+    connection: LlmConnection,
+    providerName?: string,
+    options: OpenAiAdapterOptions = {},
+  ) {
+    const baseURL =
+      connection.baseUrl?.trim() ||
+      process.env['OPENAI_BASE_URL']?.trim() ||
+      undefined;
     this.client = new OpenAI({
       // The SDK refuses an empty key; local OpenAI-compatible servers often need none.
       apiKey: connection.apiKey || 'no-key',
@@ -88,7 +113,9 @@ export class OpenAiAdapter implements LlmAdapter {
       ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
     });
     this.provider = {
-      name: providerName ?? (connection.baseUrl ? 'OpenAI-compatible endpoint' : 'OpenAI'),
+      name:
+        providerName ??
+        (connection.baseUrl ? 'OpenAI-compatible endpoint' : 'OpenAI'),
       host: hostOf(this.client.baseURL),
       apiKey: connection.apiKey,
     };
@@ -99,9 +126,16 @@ export class OpenAiAdapter implements LlmAdapter {
     return this.client.baseURL;
   }
 
-  streamTurn(request: LlmTurnRequest, sink: LlmTurnSink): Promise<LlmTurnResult> {
+  streamTurn(
+    request: LlmTurnRequest,
+    sink: LlmTurnSink,
+  ): Promise<LlmTurnResult> {
     const { client, provider } = this;
-    const messages = toOpenAiMessages(request.systemPrompt || null, request.history, request.userMessage);
+    const messages = toOpenAiMessages(
+      request.systemPrompt || null,
+      request.history,
+      request.userMessage,
+    );
     const onText = (delta: string) => {
       if (delta && !request.signal.aborted) sink.onText(delta);
     };
@@ -111,7 +145,14 @@ export class OpenAiAdapter implements LlmAdapter {
       async () => {
         try {
           return request.tools?.length
-            ? await this.runWithTools(client, request, request.tools, messages, sink, onText)
+            ? await this.runWithTools(
+                client,
+                request,
+                request.tools,
+                messages,
+                sink,
+                onText,
+              )
             : await this.runPlain(client, request, messages, onText, provider);
         } catch (error) {
           throw this.toProviderError(error, provider, request.signal);
@@ -130,7 +171,12 @@ export class OpenAiAdapter implements LlmAdapter {
   ): Promise<LlmTurnResult> {
     const usage = new UsageTotal();
     const stream = await client.chat.completions.create(
-      { model: request.model, messages, stream: true, stream_options: { include_usage: true } },
+      {
+        model: request.model,
+        messages,
+        stream: true,
+        stream_options: { include_usage: true },
+      },
       { signal: request.signal },
     );
     let finished = false;
@@ -168,12 +214,14 @@ export class OpenAiAdapter implements LlmAdapter {
       (input: ParsedArguments): Promise<string> => {
         // The runner does not pass the call id: take it from the completion it came from.
         const call =
-          pending.find((c) => !c.taken && c.name === name && c.raw === input.raw) ??
-          pending.find((c) => !c.taken && c.name === name);
+          pending.find(
+            (c) => !c.taken && c.name === name && c.raw === input.raw,
+          ) ?? pending.find((c) => !c.taken && c.name === name);
         if (call) call.taken = true;
         const id = call?.id ?? `call_${++generatedIds}`;
         if (roundLimitReached) return Promise.resolve(ROUND_LIMIT_RESULT);
-        if (!input.args) return Promise.resolve(JSON.stringify({ error: input.problem }));
+        if (!input.args)
+          return Promise.resolve(JSON.stringify({ error: input.problem }));
         const args = input.args;
         const task = queue.then(() => {
           if (signal.aborted) throw new APIUserAbortError();
@@ -183,20 +231,28 @@ export class OpenAiAdapter implements LlmAdapter {
         return task;
       };
 
-    const tools: RunnableToolFunctionWithParse<ParsedArguments>[] = specs.map((spec) => ({
-      type: 'function',
-      function: {
-        name: spec.name,
-        description: spec.description,
-        // The tool's JSON Schema as it is (the SDK's JSONSchema type is stricter about `properties`).
-        parameters: spec.parameters as unknown as JSONSchema,
-        parse: parseArguments,
-        function: runTool(spec.name),
-      },
-    }));
+    const tools: RunnableToolFunctionWithParse<ParsedArguments>[] = specs.map(
+      (spec) => ({
+        type: 'function',
+        function: {
+          name: spec.name,
+          description: spec.description,
+          // The tool's JSON Schema as it is (the SDK's JSONSchema type is stricter about `properties`).
+          parameters: spec.parameters as unknown as JSONSchema,
+          parse: parseArguments,
+          function: runTool(spec.name),
+        },
+      }),
+    );
 
     const runner = client.chat.completions.runTools(
-      { model: request.model, messages, tools, stream: true, stream_options: { include_usage: true } },
+      {
+        model: request.model,
+        messages,
+        tools,
+        stream: true,
+        stream_options: { include_usage: true },
+      },
       { signal, maxChatCompletions: request.maxToolRounds + 1 },
     );
     runner.on('content', (delta) => onText(delta));
@@ -207,38 +263,69 @@ export class OpenAiAdapter implements LlmAdapter {
       const toolCalls = completion.choices[0]?.message.tool_calls ?? [];
       pending = toolCalls.flatMap((call) =>
         call.type === 'function'
-          ? [{ id: call.id, name: call.function.name, raw: call.function.arguments, taken: false }]
+          ? [
+              {
+                id: call.id,
+                name: call.function.name,
+                raw: call.function.arguments,
+                taken: false,
+              },
+            ]
           : [],
       );
       // The call after the last allowed round: its tools are not run, the turn ends there.
-      roundLimitReached = completions > request.maxToolRounds && pending.length > 0;
+      roundLimitReached =
+        completions > request.maxToolRounds && pending.length > 0;
     });
 
     await runner.done();
     const last = runner.allChatCompletions().at(-1);
     const exhausted = Boolean(last?.choices[0]?.message.tool_calls?.length);
-    return { usage: usage.toUsage(), ...(exhausted ? { toolRoundsExhausted: true } : {}) };
+    return {
+      usage: usage.toUsage(),
+      ...(exhausted ? { toolRoundsExhausted: true } : {}),
+    };
   }
 
-  private toProviderError(error: unknown, provider: ProviderContext, signal: AbortSignal): LlmProviderError {
+  private toProviderError(
+    error: unknown,
+    provider: ProviderContext,
+    signal: AbortSignal,
+  ): LlmProviderError {
     if (error instanceof LlmProviderError) return error;
-    if (signal.aborted || error instanceof APIUserAbortError || isAbortFailure(error)) return abortedError(provider);
+    if (
+      signal.aborted ||
+      error instanceof APIUserAbortError ||
+      isAbortFailure(error)
+    )
+      return abortedError(provider);
     if (error instanceof APIConnectionTimeoutError) {
-      return new LlmProviderError('network', `${provider.name} did not answer in time (${provider.host}).`);
+      return new LlmProviderError(
+        'network',
+        `${provider.name} did not answer in time (${provider.host}).`,
+      );
     }
-    if (error instanceof APIConnectionError) return connectError(provider, error);
+    if (error instanceof APIConnectionError)
+      return connectError(provider, error);
     if (error instanceof APIError) {
       const body = error.error as { message?: unknown } | undefined;
-      const message = typeof body?.message === 'string' ? body.message : error.message;
-      if (typeof error.status === 'number') return statusError(provider, error.status, message);
+      const message =
+        typeof body?.message === 'string' ? body.message : error.message;
+      if (typeof error.status === 'number')
+        return statusError(provider, error.status, message);
       // An error event inside the stream (no HTTP status).
       return new LlmProviderError(
         'server',
         `${provider.name} reported an error mid-reply: ${cleanProviderMessage(message, provider.apiKey)}`,
       );
     }
-    const message = String((error as { message?: unknown } | null)?.message ?? '');
-    if (isNetworkFailure(error) || /missing finish_reason|stream ended without/i.test(message)) {
+    const message = String(
+      (error as { message?: unknown } | null)?.message ?? '',
+    );
+    if (
+      isNetworkFailure(error) ||
+      /missing finish_reason|stream ended without/i.test(message)
+    ) {
       return cutError(provider);
     }
     return unknownError(provider, error);
@@ -247,6 +334,10 @@ export class OpenAiAdapter implements LlmAdapter {
 
 function addChunkUsage(usage: UsageTotal, chunk: ChatCompletionChunk): void {
   if (chunk.usage) {
-    usage.add(chunk.usage.prompt_tokens, chunk.usage.completion_tokens, chunk.usage.total_tokens);
+    usage.add(
+      chunk.usage.prompt_tokens,
+      chunk.usage.completion_tokens,
+      chunk.usage.total_tokens,
+    );
   }
 }
