@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
 import type { AppConfig } from '../config/app-config';
@@ -44,6 +44,13 @@ export class ChatCache {
       .lean<ChatRecord>()
       .exec();
     if (chat) this.store(chatId, { chat, history: null });
+    return chat;
+  }
+
+  /** The chat, or 404 `Chat '<id>' not found`. */
+  async get(chatId: string): Promise<ChatRecord> {
+    const chat = await this.chat(chatId);
+    if (!chat) throw new NotFoundException(`Chat '${chatId}' not found`);
     return chat;
   }
 

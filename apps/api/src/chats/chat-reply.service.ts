@@ -3,7 +3,6 @@ import {
   ConflictException,
   Injectable,
   Logger,
-  NotFoundException,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
@@ -138,8 +137,7 @@ export class ChatReplyService
     content: string,
     options: ReplyOptions = {},
   ): Promise<PreparedReply> {
-    const chat = await this.cache.chat(chatId);
-    if (!chat) throw new NotFoundException(`Chat '${chatId}' not found`);
+    const chat = await this.cache.get(chatId);
     if (this.running.has(chatId))
       throw new ConflictException(
         'A reply is already running in this chat. Stop it or wait for it to finish.',
@@ -206,11 +204,14 @@ export class ChatReplyService
         .catch((error: Error) =>
           this.logger.warn(`Could not update the chat: ${error.message}`),
         );
+      const at = now.toISOString();
       this.events.emit('chats.changed', {
         chatId,
-        change: title ? 'renamed' : 'reply-started',
-        at: now.toISOString(),
+        change: 'reply-started',
+        at,
       });
+      if (title)
+        this.events.emit('chats.changed', { chatId, change: 'renamed', at });
 
       const userView = toChatMessage(user);
       return {

@@ -60,10 +60,8 @@ export class ChatsService {
     return summary;
   }
 
-  async get(chatId: string): Promise<ChatRecord> {
-    const chat = await this.cache.chat(chatId);
-    if (!chat) throw new NotFoundException(`Chat '${chatId}' not found`);
-    return chat;
+  get(chatId: string): Promise<ChatRecord> {
+    return this.cache.get(chatId);
   }
 
   async rename(chatId: string, title: string): Promise<ChatSummary> {
