@@ -162,6 +162,29 @@ describe('chats', () => {
       expect((await owner.get('/api/chats').expect(200)).body.length).toBeGreaterThan(0);
     });
 
+    it('refuses a memory over 4,000 characters and an empty schema document, and writes neither', async () => {
+      const chat = await newChat();
+      const before: SystemInstruction = (await owner.get('/api/system-instruction').expect(200)).body;
+      fake.openai.enqueue(
+        {
+          toolCalls: [
+            { id: 'm', name: 'save_memory', arguments: { memory: 'x'.repeat(4001) } },
+            { id: 's', name: 'update_db_schema', arguments: { schema: '   ' } },
+            { id: 'n', name: 'save_memory', arguments: {} },
+          ],
+        },
+        { text: ['Could not save.'] },
+      );
+      const events = await client.send(chat.id, 'Remember a lot');
+      expect(eventsNamed(events, 'tool_result').map((r) => (r as { error: string }).error)).toEqual([
+        'Memory is 4001 characters; the limit is 4000. Nothing was saved: shorten it and try again.',
+        'The schema documentation must not be empty. Nothing was saved.',
+        "Missing required argument 'memory'",
+      ]);
+      const after: SystemInstruction = (await owner.get('/api/system-instruction').expect(200)).body;
+      expect(after).toEqual(before);
+    });
+
     it('turns provider errors into a readable error event and drops the empty reply', async () => {
       const chat = await newChat();
       for (const [status, expected] of [

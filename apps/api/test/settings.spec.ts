@@ -57,6 +57,7 @@ describe('settings', () => {
     [{ openaiCompatible: [{ name: 'a', baseUrl: 'ftp://x' }] }, 'baseUrl must be an http(s) URL'],
     [{ openaiCompatible: [{ name: 'a', baseUrl: 'http://x' }, { name: 'a', baseUrl: 'http://y' }] }, "two endpoints named 'a'"],
     [{ geminiApiKey: 42 }, 'geminiApiKey must be a string'],
+    [{ imageModel: 'image model!' }, 'imageModel must be a model id'],
     [{ unknownField: true }, 'property unknownField should not exist'],
   ])('refuses %j and writes nothing', async (body, message) => {
     const before = await stored();
