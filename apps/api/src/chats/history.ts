@@ -2,10 +2,6 @@ import type { AssistantPart } from '@metatronos/shared-types';
 import type { LlmHistoryMessage } from '../llm/llm-adapter';
 import type { MessageRecord } from './schemas/message.schema';
 
-const INTERRUPTED = JSON.stringify({
-  error: 'This tool call was interrupted before it finished.',
-});
-
 /**
  * Stored messages (oldest first) → provider-neutral history. Empty replies are
  * skipped, consecutive user messages merged (a failed reply leaves two in a row),
@@ -21,13 +17,10 @@ export function toLlmHistory(messages: MessageRecord[]): LlmHistoryMessage[] {
       else history.push({ role: 'user', text: message.content });
       continue;
     }
-    const parts: AssistantPart[] = (message.parts ?? [])
-      .filter((part) => part.type !== 'text' || part.text !== '')
-      .map((part) =>
-        part.type === 'tool_call' && part.result === null
-          ? { ...part, result: INTERRUPTED }
-          : part,
-      );
+    // A call that never finished (result null) is given to the model as an error by the adapters (toolResultText).
+    const parts: AssistantPart[] = (message.parts ?? []).filter(
+      (part) => part.type !== 'text' || part.text !== '',
+    );
     if (parts.length === 0 || history.length === 0) continue;
     history.push({ role: 'assistant', parts });
   }

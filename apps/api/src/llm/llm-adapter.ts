@@ -36,7 +36,6 @@ export interface LlmToolCall {
 export interface LlmTurnRequest {
   /** The provider's own model name (the runner strips any `<endpoint>/` prefix). */
   model: string;
-  connection: LlmConnection;
   /** `null`: send no system instruction. */
   systemPrompt: string | null;
   /** Earlier turns, oldest first (already cut to the history limit). */

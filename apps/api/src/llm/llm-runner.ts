@@ -125,7 +125,6 @@ export class LlmRunner {
       const result = await adapter.streamTurn(
         {
           model: model.route.model,
-          connection: model.connection,
           systemPrompt,
           history: request.history,
           userMessage: request.userMessage,

@@ -54,7 +54,6 @@ function adapter(
 function turn(overrides: Partial<LlmTurnRequest> = {}): LlmTurnRequest {
   return {
     model: 'gemini-2.5-flash',
-    connection: { apiKey: KEY, baseUrl: server.geminiBaseUrl },
     systemPrompt: 'You are Metatron.',
     history: [],
     userMessage: 'Hello?',
@@ -603,7 +602,7 @@ describe('GeminiAdapter', () => {
       const envAdapter = new GeminiAdapter({ apiKey: KEY });
       const sink = createRecordingSink();
 
-      await envAdapter.streamTurn(turn({ connection: { apiKey: KEY } }), sink);
+      await envAdapter.streamTurn(turn(), sink);
 
       expect(envAdapter.baseUrl).toBe(server.geminiBaseUrl);
       expect(sink.text).toBe('via env');

@@ -53,7 +53,6 @@ function adapter(
 function turn(overrides: Partial<LlmTurnRequest> = {}): LlmTurnRequest {
   return {
     model: 'gpt-test',
-    connection: { apiKey: KEY, baseUrl: server.openaiBaseUrl },
     systemPrompt: 'You are Metatron.',
     history: [],
     userMessage: 'Hello?',
@@ -541,7 +540,7 @@ describe('OpenAiAdapter', () => {
       const envAdapter = new OpenAiAdapter({ apiKey: KEY });
       const sink = createRecordingSink();
 
-      await envAdapter.streamTurn(turn({ connection: { apiKey: KEY } }), sink);
+      await envAdapter.streamTurn(turn(), sink);
 
       expect(envAdapter.baseUrl).toBe(server.openaiBaseUrl);
       expect(sink.text).toBe('via env');
