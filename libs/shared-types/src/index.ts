@@ -6,3 +6,4 @@ export * from './lib/settings';
 export * from './lib/system-instruction';
 export * from './lib/chats';
 export * from './lib/data';
+export * from './lib/automations';

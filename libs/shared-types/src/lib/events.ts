@@ -1,3 +1,4 @@
+import type { CronRunView } from './automations';
 import type { DatabaseStatus } from './system';
 
 /**
@@ -14,6 +15,14 @@ export interface AppEventMap {
   'settings.updated': { updatedAt: string };
   /** The AI wrote to one of its collections through `db_query`. */
   'data.changed': { collection: string; operation: string; at: string };
+  /** A scheduled job was created, edited, paused/resumed or deleted (`by: "ai"` when manage_cronjob or db_query did it). */
+  'cronjobs.changed': { jobId: string; change: 'created' | 'updated' | 'deleted'; by: 'owner' | 'ai'; at: string };
+  /** A job run or a pulse started (`outcome: "running"`) or ended; also sent for skipped and missed runs. */
+  'automation.run': { run: CronRunView; at: string };
+  /** Pulse settings, notes or counters changed. */
+  'pulse.updated': { by: 'owner' | 'ai' | 'schedule'; at: string };
+  /** A pulse began: its run and the Pulse chat it writes to. */
+  'pulse.fired': { runId: string; chatId: string; at: string };
 }
 
 export type AppEventName = keyof AppEventMap;
@@ -25,6 +34,10 @@ export const APP_EVENT_NAMES: readonly AppEventName[] = [
   'system-instruction.updated',
   'settings.updated',
   'data.changed',
+  'cronjobs.changed',
+  'automation.run',
+  'pulse.updated',
+  'pulse.fired',
 ];
 
 /** Sent every 25 s on the events stream so proxies and browsers keep it open. */

@@ -1,0 +1,121 @@
+/** Scheduled jobs (`/api/cronjobs`) and the Pulse heartbeat (`/api/pulse`). */
+
+export const CRONJOB_NAME_MAX_LENGTH = 200;
+export const CRONJOB_INSTRUCTION_MAX_LENGTH = 10_000;
+export const CRON_EXPRESSION_MAX_LENGTH = 200;
+/** Pulse continuity notes longer than this are cut to it, silently (the seed's rule). */
+export const PULSE_NOTES_MAX_LENGTH = 2_000;
+export const PULSES_PER_DAY_CHOICES = [48, 24, 12, 6, 2] as const;
+export type PulsesPerDay = (typeof PULSES_PER_DAY_CHOICES)[number];
+/** At most this many quiet-hour ranges. */
+export const QUIET_HOURS_MAX_RANGES = 10;
+/** How many upcoming run times a job view carries. */
+export const CRONJOB_NEXT_RUNS = 3;
+
+/** How a run ended. `running` while it runs; `skipped` (reason `busy`) and `missed` never ran the model. */
+export type RunOutcome = 'running' | 'success' | 'error' | 'skipped' | 'missed';
+/** What started a run: its schedule, the owner's "Run now", or the catch-up at start for a run due while the app was down. */
+export type RunTrigger = 'schedule' | 'manual' | 'catch-up';
+export type AutomationKind = 'cron' | 'pulse';
+
+/** `GET /api/cronjobs` items and the answer to create/update. */
+export interface CronJobView {
+  id: string;
+  name: string;
+  instruction: string;
+  cronExpression: string;
+  enabled: boolean;
+  /** The job's own chat, where every run writes its turn. */
+  chatId: string | null;
+  /** The schedule in words ("At 08:00, Monday through Friday"). */
+  description: string;
+  /** The next run times (ISO, up to CRONJOB_NEXT_RUNS); empty while paused or when the expression is invalid. */
+  nextRuns: string[];
+  /** The owner's timezone the expression is read in. */
+  timezone: string;
+  /** Set when the stored expression cannot be scheduled (e.g. the AI wrote it through db_query). */
+  scheduleError: string | null;
+  lastRun: CronRunView | null;
+  /** Runs that failed one after another; reset by a success. */
+  consecutiveFailures: number;
+  /** True once consecutiveFailures reaches the alert threshold (CRON_FAILURE_ALERT_AFTER). */
+  failing: boolean;
+  running: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CreateCronJobRequest {
+  name: string;
+  instruction: string;
+  cronExpression: string;
+  enabled?: boolean;
+}
+
+export type UpdateCronJobRequest = Partial<CreateCronJobRequest>;
+
+/** One run of a job or one pulse (`GET /api/cronjobs/:id/runs`, `GET /api/pulse/runs`, newest first). */
+export interface CronRunView {
+  id: string;
+  kind: AutomationKind;
+  /** The job (null for a pulse). */
+  jobId: string | null;
+  trigger: RunTrigger;
+  outcome: RunOutcome;
+  /** When the schedule said it should run (null for a manual run). */
+  dueAt: string | null;
+  startedAt: string;
+  finishedAt: string | null;
+  durationMs: number | null;
+  /** `busy` for a skipped run; the count of missed times for `missed`. */
+  reason: string | null;
+  error: string | null;
+  /** Where the run's turn is: the chat and the assistant message. */
+  chatId: string | null;
+  messageId: string | null;
+  usage: { inputTokens?: number; outputTokens?: number; totalTokens?: number } | null;
+}
+
+/** `GET /api/cronjobs/preview?cronExpression=…`: what the form shows while the owner types. */
+export interface CronPreview {
+  valid: boolean;
+  /** Why it is refused (null when valid). */
+  error: string | null;
+  description: string | null;
+  nextRuns: string[];
+  timezone: string;
+}
+
+export interface QuietHoursRange {
+  /** `HH:mm`, local time, inclusive. */
+  start: string;
+  /** `HH:mm`, exclusive; a range whose end is not after its start crosses midnight. */
+  end: string;
+}
+
+/** The seed's PulseSettings, camelCase. */
+export interface PulseSettings {
+  enabled: boolean;
+  /** 0 = Sunday … 6 = Saturday. */
+  activeDays: number[];
+  pulsesPerDay: PulsesPerDay;
+  quietHours: QuietHoursRange[];
+  /** The AI's continuity notes for its next pulse. */
+  notes: string;
+}
+
+/** `GET /api/pulse`: the settings plus what the server computes. */
+export interface PulseView extends PulseSettings {
+  remaining: number;
+  nextPulseAt: string | null;
+  intervalMinutes: number;
+  pulsesToday: number;
+  lastPulseAt: string | null;
+  /** The dedicated Pulse chat (null until the first pulse). */
+  chatId: string | null;
+  running: boolean;
+  timezone: string;
+  notesUpdatedAt: string | null;
+}
+
+export type UpdatePulseRequest = Partial<PulseSettings>;
