@@ -16,7 +16,10 @@ import { EventsModule } from '../events/events.module';
 import { HealthModule } from '../health/health.module';
 import { SystemModule } from '../system/system.module';
 import { AiToolsModule } from '../ai-tools/ai-tools.module';
+import { AutomationsModule } from '../automations/automations.module';
 import { ChatsModule } from '../chats/chats.module';
+import { CronModule } from '../cron/cron.module';
+import { PulseModule } from '../pulse/pulse.module';
 import { DataModule } from '../data/data.module';
 import { LlmModule } from '../llm/llm.module';
 import { PersonalDataModule } from '../personal-data/personal-data.module';
@@ -53,6 +56,9 @@ export class AppModule {
         LlmModule,
         ChatsModule,
         DataModule,
+        AutomationsModule,
+        CronModule,
+        PulseModule,
       ],
       providers: [
         { provide: APP_CONFIG, useValue: config },

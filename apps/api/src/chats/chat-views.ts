@@ -6,6 +6,7 @@ export function toChatSummary(chat: ChatRecord, running: boolean): ChatSummary {
   return {
     id: chat._id.toHexString(),
     title: chat.title,
+    kind: chat.kind ?? 'chat',
     createdAt: chat.createdAt.toISOString(),
     updatedAt: chat.updatedAt.toISOString(),
     running,

@@ -1,7 +1,7 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
-import type { ChatMessage, ChatSummary } from '@metatronos/shared-types';
+import type { ChatKind, ChatMessage, ChatSummary } from '@metatronos/shared-types';
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
 import { ChatCache } from './chat-cache';
@@ -42,12 +42,13 @@ export class ChatsService {
     );
   }
 
-  async create(title?: string): Promise<ChatSummary> {
+  async create(title?: string, kind: ChatKind = 'chat'): Promise<ChatSummary> {
     const now = this.clock.now();
     const named = title?.trim();
     const created = await this.chats.create({
       title: named || DEFAULT_CHAT_TITLE,
       autoTitle: !named,
+      kind,
       createdAt: now,
       updatedAt: now,
     });

@@ -22,6 +22,16 @@ export interface AppConfig {
   webDistDir: string;
   /** Caps of one LLM turn (chat, cron, pulse and auto-reply alike). */
   llm: LlmLimits;
+  automations: AutomationLimits;
+}
+
+export interface AutomationLimits {
+  /** A job run missed while the app was down is caught up at start if it was due at most this long ago. */
+  catchUpWindowMs: number;
+  /** Runs failing one after another before a job is flagged as failing. */
+  failureAlertAfter: number;
+  /** Run records kept per job (and for Pulse); older ones are pruned. */
+  runHistoryLimit: number;
 }
 
 export interface LlmLimits {
@@ -109,6 +119,11 @@ export function loadAppConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd(
       maxToolRounds: integer('LLM_MAX_TOOL_ROUNDS', 10, 1, 100),
       toolTimeoutMs: integer('LLM_TOOL_TIMEOUT_MS', 30_000, 100, 3_600_000),
       turnTimeoutMs: integer('LLM_TURN_TIMEOUT_MS', 300_000, 1_000, 86_400_000),
+    },
+    automations: {
+      catchUpWindowMs: integer('CRON_CATCH_UP_HOURS', 6, 0, 168) * 3_600_000,
+      failureAlertAfter: integer('CRON_FAILURE_ALERT_AFTER', 3, 1, 100),
+      runHistoryLimit: integer('AUTOMATION_RUN_HISTORY', 200, 10, 10_000),
     },
   };
   if (problems.length) throw new ConfigError(problems);

@@ -1,7 +1,11 @@
+/** What a chat is for: the owner's own conversation, a scheduled job's runs, or the Pulse heartbeat. */
+export type ChatKind = 'chat' | 'cron' | 'pulse';
+
 /** `GET /api/chats` items (newest first) and the answer to create/rename. */
 export interface ChatSummary {
   id: string;
   title: string;
+  kind: ChatKind;
   createdAt: string;
   updatedAt: string;
   /** True while a reply is being generated in this chat. */

@@ -9,6 +9,7 @@ import {
   type ChatSummary,
   type CreateChatRequest,
   type MessageStatus,
+  type ChatKind,
   type RenameChatRequest,
   type SendMessageRequest,
   type TokenUsage,
@@ -67,6 +68,8 @@ export class ChatSummaryDto implements ChatSummary {
   id!: string;
   @ApiProperty()
   title!: string;
+  @ApiProperty({ enum: ['chat', 'cron', 'pulse'], description: "The owner's chat, a scheduled job's chat, or the Pulse chat" })
+  kind!: ChatKind;
   @ApiProperty()
   createdAt!: string;
   @ApiProperty()

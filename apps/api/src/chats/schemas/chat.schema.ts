@@ -1,5 +1,6 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import type { Types } from 'mongoose';
+import type { ChatKind } from '@metatronos/shared-types';
 
 export const DEFAULT_CHAT_TITLE = 'New chat';
 
@@ -11,6 +12,9 @@ export class ChatRecord {
   /** True until the owner names the chat: the first message then titles it. */
   @Prop({ type: Boolean, default: true })
   autoTitle!: boolean;
+  /** Missing on chats stored before kinds existed: those are the owner's. */
+  @Prop({ type: String, default: 'chat' })
+  kind?: ChatKind;
   @Prop({ required: true })
   createdAt!: Date;
   @Prop({ required: true })

@@ -2,7 +2,7 @@ import type { AssistantPart, ChatMessage, ChatSummary } from '@metatronos/shared
 
 /** Test data for the chat specs. */
 export function chatSummary(id: string, title: string, extra: Partial<ChatSummary> = {}): ChatSummary {
-  return { id, title, createdAt: '2026-01-01T10:00:00.000Z', updatedAt: '2026-01-01T10:00:00.000Z', running: false, ...extra };
+  return { id, title, kind: 'chat', createdAt: '2026-01-01T10:00:00.000Z', updatedAt: '2026-01-01T10:00:00.000Z', running: false, ...extra };
 }
 
 let clock = Date.parse('2026-01-01T10:00:00.000Z');

@@ -1,0 +1,183 @@
+import { HttpException, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { InjectModel } from '@nestjs/mongoose';
+import { Types, type Model } from 'mongoose';
+import type { AutomationKind, CronRunView, RunOutcome, RunTrigger, TokenUsage } from '@metatronos/shared-types';
+import { ChatReplyService, type ReplyOptions } from '../chats/chat-reply.service';
+import { Clock } from '../clock/clock';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/app-config.provider';
+import { AppEventBus } from '../events/app-event-bus';
+import { toRunView } from './run-views';
+import { AutomationRunRecord } from './schemas/automation-run.schema';
+
+export interface RunStart {
+  kind: AutomationKind;
+  jobId: string | null;
+  trigger: RunTrigger;
+  dueAt: Date | null;
+  chatId: string | null;
+}
+
+export interface RunPage {
+  limit: number;
+  /** A run id: the runs started before it. */
+  before?: string;
+}
+
+/** What a job or Pulse hears about its runs (to keep counters and "last run" on its own record). */
+export type RunListener = (run: CronRunView) => void | Promise<void>;
+
+/**
+ * The run history of jobs and pulses, and the one way they run a turn: as a
+ * message in their chat through the chat reply service (so the turn is stored
+ * and streamed exactly like the owner's own).
+ */
+@Injectable()
+export class AutomationRunsService implements OnApplicationBootstrap {
+  private readonly logger = new Logger(AutomationRunsService.name);
+
+  constructor(
+    @InjectModel(AutomationRunRecord.name) private readonly runs: Model<AutomationRunRecord>,
+    private readonly replies: ChatReplyService,
+    private readonly clock: Clock,
+    private readonly events: AppEventBus,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** Runs left "running" by a crash or restart would stay so forever: close them. */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.runs.createIndexes().catch((error: Error) => this.logger.warn(`Could not create the run indexes: ${error.message}`));
+    await this.runs
+      .updateMany(
+        { outcome: 'running' },
+        { $set: { outcome: 'error', error: 'This run was interrupted because the server stopped.', finishedAt: this.clock.now() } },
+      )
+      .exec()
+      .catch((error: Error) => this.logger.warn(`Could not close interrupted runs: ${error.message}`));
+  }
+
+  async list(kind: AutomationKind, jobId: string | null, page: RunPage): Promise<CronRunView[]> {
+    const filter: Record<string, unknown> = { kind, jobId: jobId ? new Types.ObjectId(jobId) : null };
+    if (page.before) filter['_id'] = { $lt: new Types.ObjectId(page.before) };
+    const runs = await this.runs.find(filter).sort({ _id: -1 }).limit(page.limit).lean<AutomationRunRecord[]>().exec();
+    return runs.map(toRunView);
+  }
+
+  /** A run that did not call the model (`skipped` because busy, `missed` while the app was down). */
+  async recordWithoutTurn(start: RunStart, outcome: Extract<RunOutcome, 'skipped' | 'missed'>, reason: string): Promise<CronRunView> {
+    const now = this.clock.now();
+    const run = await this.insert(start, { outcome, reason, startedAt: now, finishedAt: now });
+    const view = toRunView(run);
+    this.emit(view);
+    void this.prune(start.kind, start.jobId);
+    return view;
+  }
+
+  /** Stores the run as `running` and tells the console; the turn follows with `runTurn`. */
+  async begin(start: RunStart, startedAt: Date): Promise<AutomationRunRecord> {
+    const run = await this.insert(start, { outcome: 'running', startedAt, finishedAt: null });
+    this.emit(toRunView(run));
+    return run;
+  }
+
+  /**
+   * Sends `content` to the run's chat and waits for the reply to end, then
+   * stores the outcome. Never rejects: every failure ends up on the run.
+   */
+  async runTurn(run: AutomationRunRecord, content: string, options: ReplyOptions, onEnd?: RunListener): Promise<CronRunView> {
+    let outcome: RunOutcome = 'success';
+    let error: string | null = null;
+    let messageId: string | null = null;
+    let usage: TokenUsage | null = null;
+    try {
+      if (!run.chatId) throw new Error('The run has no chat to write to.');
+      const prepared = await this.replies.prepare(run.chatId.toHexString(), content, options);
+      messageId = prepared.assistantMessageId;
+      await this.runs.updateOne({ _id: run._id }, { $set: { messageId: new Types.ObjectId(messageId) } }).exec();
+      await prepared.run((event, data) => {
+        if (event === 'done') {
+          const done = data as { usage?: TokenUsage; stopped?: boolean };
+          usage = done.usage ?? null;
+          if (done.stopped) {
+            outcome = 'error';
+            error = 'The run was stopped before it finished.';
+          }
+        } else if (event === 'error') {
+          const failed = data as { message: string; messageId: string | null };
+          outcome = 'error';
+          error = failed.message;
+          if (!failed.messageId) messageId = null;
+        }
+      });
+    } catch (failure) {
+      outcome = 'error';
+      error = failure instanceof HttpException || failure instanceof Error ? failure.message : String(failure);
+    }
+    const finishedAt = this.clock.now();
+    const fields = {
+      outcome,
+      error,
+      finishedAt,
+      usage,
+      messageId: messageId ? new Types.ObjectId(messageId) : null,
+    };
+    await this.runs
+      .updateOne({ _id: run._id }, { $set: fields })
+      .exec()
+      .catch((failure: Error) => this.logger.error(`Could not store the end of a run: ${failure.message}`));
+    const view = toRunView({ ...run, ...fields });
+    try {
+      await onEnd?.(view);
+    } catch (failure) {
+      this.logger.warn(`A run listener failed: ${(failure as Error).message}`);
+    }
+    this.emit(view);
+    void this.prune(run.kind, run.jobId?.toHexString() ?? null);
+    return view;
+  }
+
+  async removeAll(kind: AutomationKind, jobId: string | null): Promise<void> {
+    await this.runs.deleteMany({ kind, jobId: jobId ? new Types.ObjectId(jobId) : null }).exec();
+  }
+
+  private async insert(start: RunStart, fields: Pick<AutomationRunRecord, 'outcome' | 'startedAt' | 'finishedAt'> & { reason?: string }): Promise<AutomationRunRecord> {
+    const run: AutomationRunRecord = {
+      _id: new Types.ObjectId(),
+      kind: start.kind,
+      jobId: start.jobId ? new Types.ObjectId(start.jobId) : null,
+      trigger: start.trigger,
+      dueAt: start.dueAt,
+      chatId: start.chatId ? new Types.ObjectId(start.chatId) : null,
+      messageId: null,
+      reason: fields.reason ?? null,
+      error: null,
+      usage: null,
+      outcome: fields.outcome,
+      startedAt: fields.startedAt,
+      finishedAt: fields.finishedAt,
+    };
+    await this.runs.collection.insertOne(run);
+    return run;
+  }
+
+  private emit(run: CronRunView): void {
+    this.events.emit('automation.run', { run, at: this.clock.now().toISOString() });
+  }
+
+  /** Keeps the newest `runHistoryLimit` runs of one job (or of Pulse). */
+  private async prune(kind: AutomationKind, jobId: string | null): Promise<void> {
+    const filter = { kind, jobId: jobId ? new Types.ObjectId(jobId) : null };
+    try {
+      const boundary = await this.runs
+        .find(filter, { _id: 1 })
+        .sort({ _id: -1 })
+        .skip(this.config.automations.runHistoryLimit)
+        .limit(1)
+        .lean<{ _id: Types.ObjectId }[]>()
+        .exec();
+      if (boundary.length) await this.runs.deleteMany({ ...filter, _id: { $lte: boundary[0]._id } }).exec();
+    } catch (error) {
+      this.logger.warn(`Could not prune old runs: ${(error as Error).message}`);
+    }
+  }
+}

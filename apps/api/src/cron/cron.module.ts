@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { MongooseModule } from '@nestjs/mongoose';
+import { CronController } from './cron.controller';
+import { CronJobsService } from './cron-jobs.service';
+import { CronScheduler } from './cron-scheduler';
+import { ManageCronjobTool } from './manage-cronjob.tool';
+import { CronJobRecord, CronJobSchema } from './schemas/cron-job.schema';
+
+/** Scheduled jobs: `cronjobs`, their REST routes, the manage_cronjob tool and the scheduler. */
+@Module({
+  imports: [MongooseModule.forFeature([{ name: CronJobRecord.name, schema: CronJobSchema }])],
+  controllers: [CronController],
+  providers: [CronJobsService, CronScheduler, ManageCronjobTool],
+  exports: [CronJobsService],
+})
+export class CronModule {}

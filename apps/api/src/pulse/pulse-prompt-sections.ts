@@ -1,0 +1,47 @@
+import { Injectable } from '@nestjs/common';
+import { formatActiveDays, formatQuietHours } from '../automations/schedule-math/pulse-schedule';
+import { formatPromptDateTime } from '../system-instruction/core-prompt-sections';
+import { PromptSectionProvider, type PromptContext, type PromptSection } from '../system-instruction/prompt-section';
+import { formatInterval } from './pulse-prompt';
+import { computePulseView, PulseService } from './pulse.service';
+
+/** `## Pulse Status`: the heartbeat's configuration and today's counters, in every prompt. */
+@PromptSectionProvider()
+@Injectable()
+export class PulseStatusPromptSection implements PromptSection {
+  readonly id = 'pulse-status';
+  readonly order = 50;
+
+  constructor(private readonly pulse: PulseService) {}
+
+  async render({ now, timezone }: PromptContext): Promise<string> {
+    const pulse = computePulseView(await this.pulse.state(), timezone, now, false);
+    const at = (iso: string | null, none: string) => (iso ? formatPromptDateTime(new Date(iso), timezone) : none);
+    return [
+      '## Pulse Status',
+      `- Pulse (your autonomous heartbeat): ${pulse.enabled ? 'enabled' : 'disabled'}`,
+      `- Interval: every ${formatInterval(pulse.intervalMinutes)} (${pulse.pulsesPerDay} a day)`,
+      `- Active days: ${formatActiveDays(pulse.activeDays)}`,
+      `- Quiet hours: ${formatQuietHours(pulse.quietHours)}`,
+      `- Pulses today: ${pulse.pulsesToday} fired, ${pulse.remaining} remaining`,
+      `- Last pulse: ${at(pulse.lastPulseAt, 'never')}`,
+      `- Next pulse: ${at(pulse.nextPulseAt, pulse.enabled ? 'none scheduled (no active day or quiet all day)' : 'none (Pulse is disabled)')}`,
+      pulse.notes ? '- Continuity notes: below, under "Your Pulse Notes"' : '- Continuity notes: none yet (manage_pulse action "update_notes")',
+    ].join('\n');
+  }
+}
+
+/** `## Your Pulse Notes`: what the AI left for its next pulse; only when there are notes. */
+@PromptSectionProvider()
+@Injectable()
+export class PulseNotesPromptSection implements PromptSection {
+  readonly id = 'pulse-notes';
+  readonly order = 51;
+
+  constructor(private readonly pulse: PulseService) {}
+
+  async render(): Promise<string | null> {
+    const { notes } = await this.pulse.state();
+    return notes.trim() ? `## Your Pulse Notes\n${notes.trim()}` : null;
+  }
+}
