@@ -113,7 +113,7 @@ describe('chats', () => {
       expect(request.body.messages[0].role).toBe('system');
       expect(request.body.messages[0].content).toContain('## Your Memory');
       expect(request.body.messages.at(-1)).toEqual({ role: 'user', content: 'Say hello\nplease' });
-      expect(request.body.tools.map((tool: { function: { name: string } }) => tool.function.name).sort()).toEqual(['db_query', 'save_memory', 'update_db_schema']);
+      expect(request.body.tools.map((tool: { function: { name: string } }) => tool.function.name).sort()).toEqual(['db_query', 'manage_cronjob', 'manage_pulse', 'save_memory', 'update_db_schema']);
     });
 
     it('runs save_memory, shows the call and its result, and the memory reaches the instruction', async () => {

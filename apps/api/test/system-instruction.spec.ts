@@ -32,7 +32,7 @@ describe('system instruction', () => {
   it('builds the combined prompt: core, date in the owner zone, memory, database, available tools', async () => {
     const text = (await prompt()) as string;
     const headings = [...text.matchAll(/^## .+$/gm)].map((m) => m[0]);
-    expect(headings.slice(-4)).toEqual(['## Current Date & Time', '## Your Memory', '## Your Database', '## Available Tools']);
+    expect(headings.slice(-5)).toEqual(['## Current Date & Time', '## Your Memory', '## Your Database', '## Available Tools', '## Pulse Status']);
     expect(text).toContain('Saturday, 21 November 2026 at 14:05 (Europe/Paris, GMT+01:00)');
     expect(text).toContain('## Your Memory\nNo memories stored yet.');
     expect(text).toMatch(/- \*\*save_memory\*\*: /);
@@ -42,7 +42,7 @@ describe('system instruction', () => {
   });
 
   it('lists sections contributed through the registry in order', () => {
-    expect(t.app.get(CombinedPromptBuilder).sectionIds()).toEqual(['datetime', 'memory', 'database', 'tools']);
+    expect(t.app.get(CombinedPromptBuilder).sectionIds()).toEqual(['datetime', 'memory', 'database', 'tools', 'pulse-status', 'pulse-notes']);
   });
 
   it('saves edits, stamps updatedAt and shows them in the prompt', async () => {

@@ -1,4 +1,4 @@
-import { HttpException, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { HttpException, Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
 import type { AutomationKind, CronRunView, RunOutcome, RunTrigger, TokenUsage } from '@metatronos/shared-types';
@@ -9,6 +9,8 @@ import { APP_CONFIG } from '../config/app-config.provider';
 import { AppEventBus } from '../events/app-event-bus';
 import { toRunView } from './run-views';
 import { AutomationRunRecord } from './schemas/automation-run.schema';
+
+const INTERRUPTED = 'This run was interrupted because the server stopped.';
 
 export interface RunStart {
   kind: AutomationKind;
@@ -33,8 +35,10 @@ export type RunListener = (run: CronRunView) => void | Promise<void>;
  * and streamed exactly like the owner's own).
  */
 @Injectable()
-export class AutomationRunsService implements OnApplicationBootstrap {
+export class AutomationRunsService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(AutomationRunsService.name);
+  private readonly inFlight = new Set<Promise<CronRunView>>();
+  private shuttingDown = false;
 
   constructor(
     @InjectModel(AutomationRunRecord.name) private readonly runs: Model<AutomationRunRecord>,
@@ -50,10 +54,17 @@ export class AutomationRunsService implements OnApplicationBootstrap {
     await this.runs
       .updateMany(
         { outcome: 'running' },
-        { $set: { outcome: 'error', error: 'This run was interrupted because the server stopped.', finishedAt: this.clock.now() } },
+        { $set: { outcome: 'error', error: INTERRUPTED, finishedAt: this.clock.now() } },
       )
       .exec()
       .catch((error: Error) => this.logger.warn(`Could not close interrupted runs: ${error.message}`));
+  }
+
+  /** Stops the running turns and stores their runs before the database connection closes. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.shuttingDown = true;
+    await this.replies.stopAll();
+    await Promise.all([...this.inFlight]);
   }
 
   async list(kind: AutomationKind, jobId: string | null, page: RunPage): Promise<CronRunView[]> {
@@ -84,7 +95,14 @@ export class AutomationRunsService implements OnApplicationBootstrap {
    * Sends `content` to the run's chat and waits for the reply to end, then
    * stores the outcome. Never rejects: every failure ends up on the run.
    */
-  async runTurn(run: AutomationRunRecord, content: string, options: ReplyOptions, onEnd?: RunListener): Promise<CronRunView> {
+  runTurn(run: AutomationRunRecord, content: string, options: ReplyOptions, onEnd?: RunListener): Promise<CronRunView> {
+    const turn = this.turn(run, content, options, onEnd);
+    this.inFlight.add(turn);
+    void turn.finally(() => this.inFlight.delete(turn));
+    return turn;
+  }
+
+  private async turn(run: AutomationRunRecord, content: string, options: ReplyOptions, onEnd?: RunListener): Promise<CronRunView> {
     let outcome: RunOutcome = 'success';
     let error: string | null = null;
     let messageId: string | null = null;
@@ -100,7 +118,7 @@ export class AutomationRunsService implements OnApplicationBootstrap {
           usage = done.usage ?? null;
           if (done.stopped) {
             outcome = 'error';
-            error = 'The run was stopped before it finished.';
+            error = this.shuttingDown || this.replies.shuttingDown ? INTERRUPTED : 'The run was stopped before it finished.';
           }
         } else if (event === 'error') {
           const failed = data as { message: string; messageId: string | null };

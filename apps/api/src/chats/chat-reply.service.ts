@@ -3,6 +3,7 @@ import {
   ConflictException,
   Injectable,
   Logger,
+  type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
@@ -63,10 +64,12 @@ interface RunningReply {
 @Injectable()
 export class ChatReplyService
   extends RunningReplies
-  implements OnApplicationBootstrap
+  implements OnApplicationBootstrap, BeforeApplicationShutdown
 {
   private readonly logger = new Logger(ChatReplyService.name);
   private readonly running = new Map<string, RunningReply>();
+  /** Set once the app is closing: replies stopped from now on were stopped by the shutdown. */
+  shuttingDown = false;
 
   constructor(
     @InjectModel(ChatRecord.name) private readonly chats: Model<ChatRecord>,
@@ -106,6 +109,16 @@ export class ChatReplyService
           `Could not close interrupted replies: ${error.message}`,
         ),
       );
+  }
+
+  /** On shutdown every running reply is stopped and stored (status `stopped`) while the database is still there. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.shuttingDown = true;
+    await this.stopAll();
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.running.keys()].map((chatId) => this.stopAndWait(chatId)));
   }
 
   isRunning(chatId: string): boolean {

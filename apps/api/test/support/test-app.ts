@@ -36,6 +36,8 @@ export interface TestAppOptions {
   /** Another database (e.g. one a test starts and kills itself). */
   database?: DatabaseRuntime;
   env?: NodeJS.ProcessEnv;
+  /** Where the manual clock starts (before the app boots, so start-up work reads it). */
+  now?: Date;
 }
 
 /**
@@ -58,7 +60,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     uri: uri as string,
     dbName: `test_${randomBytes(6).toString('hex')}`,
   };
-  const clock = new ManualClock(new Date());
+  const clock = new ManualClock(options.now ?? new Date());
 
   // NestFactory, as in main.ts: the testing module would build the static-file loader before the HTTP adapter exists.
   const app = await NestFactory.create(
@@ -73,7 +75,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const owner = async () => {
     if (ownerAgent) return ownerAgent;
     const agent = http();
-    await agent.post('/api/auth/setup').send({ password: OWNER_PASSWORD }).expect(201);
+    const setup = await agent.post('/api/auth/setup').send({ password: OWNER_PASSWORD });
+    // A restarted app on a kept database already has its owner: log in instead.
+    if (setup.status === 409) await agent.post('/api/auth/login').send({ password: OWNER_PASSWORD }).expect(200);
+    else if (setup.status !== 201) throw new Error(`owner setup answered ${setup.status}`);
     ownerAgent = agent;
     return agent;
   };

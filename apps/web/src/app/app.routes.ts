@@ -47,6 +47,11 @@ export const appRoutes: Routes = [
         loadComponent: () => import('./chat/chat-page').then((m) => m.ChatPage),
       },
       {
+        path: 'automations',
+        title: pageTitle('Automations'),
+        loadComponent: () => import('./automations/automations-page').then((m) => m.AutomationsPage),
+      },
+      {
         path: 'instruction',
         title: pageTitle('Instruction'),
         loadComponent: () => import('./instruction/instruction-page').then((m) => m.InstructionPage),

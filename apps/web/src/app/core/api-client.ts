@@ -10,11 +10,18 @@ import type {
   CollectionInfo,
   CombinedPromptResponse,
   CreateChatRequest,
+  CreateCronJobRequest,
+  CronJobView,
+  CronPreview,
+  CronRunView,
   PasswordRequest,
+  PulseView,
   RenameChatRequest,
   SystemInfo,
   SystemInstruction,
   UpdateAppSettingsRequest,
+  UpdateCronJobRequest,
+  UpdatePulseRequest,
   UpdateSystemInstructionRequest,
 } from '@metatronos/shared-types';
 
@@ -39,6 +46,11 @@ export interface DocumentPageQuery {
 /** `/api/chats/<id>` with the id escaped. */
 export function chatUrl(chatId: string): string {
   return `${API_BASE}/chats/${encodeURIComponent(chatId)}`;
+}
+
+/** `/api/cronjobs/<id>` with the id escaped. */
+export function cronJobUrl(jobId: string): string {
+  return `${API_BASE}/cronjobs/${encodeURIComponent(jobId)}`;
 }
 
 /** Typed access to the MetatronOS REST API. The session is an HttpOnly cookie, so nothing here handles tokens. */
@@ -136,5 +148,64 @@ export class ApiClient {
     return this.http.get<CollectionDocumentsPage>(`${API_BASE}/data/collections/${encodeURIComponent(name)}/documents`, {
       params,
     });
+  }
+
+  // Scheduled jobs
+
+  /** In creation order. */
+  cronJobs(): Observable<CronJobView[]> {
+    return this.http.get<CronJobView[]>(`${API_BASE}/cronjobs`);
+  }
+
+  cronJob(jobId: string): Observable<CronJobView> {
+    return this.http.get<CronJobView>(cronJobUrl(jobId));
+  }
+
+  createCronJob(body: CreateCronJobRequest): Observable<CronJobView> {
+    return this.http.post<CronJobView>(`${API_BASE}/cronjobs`, body);
+  }
+
+  updateCronJob(jobId: string, body: UpdateCronJobRequest): Observable<CronJobView> {
+    return this.http.patch<CronJobView>(cronJobUrl(jobId), body);
+  }
+
+  /** Also deletes the job's chat. */
+  deleteCronJob(jobId: string): Observable<void> {
+    return this.http.delete<unknown>(cronJobUrl(jobId)).pipe(map(() => undefined));
+  }
+
+  /** Starts a run now (202, outcome `running`); 409 while the job is already running. */
+  runCronJob(jobId: string): Observable<CronRunView> {
+    return this.http.post<CronRunView>(`${cronJobUrl(jobId)}/run`, null);
+  }
+
+  /** Newest first. */
+  cronJobRuns(jobId: string, limit: number): Observable<CronRunView[]> {
+    return this.http.get<CronRunView[]>(`${cronJobUrl(jobId)}/runs`, { params: new HttpParams().set('limit', limit) });
+  }
+
+  /** What an expression means and when it would run, in the owner's time zone (200 with `valid: false` when it is refused). */
+  cronPreview(cronExpression: string): Observable<CronPreview> {
+    return this.http.get<CronPreview>(`${API_BASE}/cronjobs/preview`, { params: new HttpParams().set('cronExpression', cronExpression) });
+  }
+
+  // Pulse
+
+  pulse(): Observable<PulseView> {
+    return this.http.get<PulseView>(`${API_BASE}/pulse`);
+  }
+
+  updatePulse(body: UpdatePulseRequest): Observable<PulseView> {
+    return this.http.patch<PulseView>(`${API_BASE}/pulse`, body);
+  }
+
+  /** Starts a pulse now (202); 409 while one runs. */
+  runPulse(): Observable<CronRunView> {
+    return this.http.post<CronRunView>(`${API_BASE}/pulse/run`, null);
+  }
+
+  /** Newest first. */
+  pulseRuns(limit: number): Observable<CronRunView[]> {
+    return this.http.get<CronRunView[]>(`${API_BASE}/pulse/runs`, { params: new HttpParams().set('limit', limit) });
   }
 }

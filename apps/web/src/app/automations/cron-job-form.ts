@@ -1,0 +1,248 @@
+import {
+  ChangeDetectionStrategy,
+  Component,
+  ElementRef,
+  Injector,
+  afterNextRender,
+  computed,
+  effect,
+  inject,
+  input,
+  output,
+  signal,
+  untracked,
+  viewChild,
+} from '@angular/core';
+import { takeUntilDestroyed } from '@angular/core/rxjs-interop';
+import { MatButton } from '@angular/material/button';
+import { MatCard, MatCardContent } from '@angular/material/card';
+import { MatCheckbox } from '@angular/material/checkbox';
+import { MatFormField, MatHint, MatLabel } from '@angular/material/form-field';
+import { MatInput } from '@angular/material/input';
+import { Subject, catchError, debounceTime, distinctUntilChanged, finalize, map, of, switchMap } from 'rxjs';
+import {
+  CRON_EXPRESSION_MAX_LENGTH,
+  CRONJOB_INSTRUCTION_MAX_LENGTH,
+  CRONJOB_NAME_MAX_LENGTH,
+  type CreateCronJobRequest,
+  type CronJobView,
+  type CronPreview,
+  type UpdateCronJobRequest,
+} from '@metatronos/shared-types';
+import { ApiClient } from '../core/api-client';
+import { inlineErrorMessage } from '../core/server-problem';
+import { Icon } from '../ui/icon';
+import { formatInZone } from './automation-format';
+import { InvalidInput } from './invalid-input';
+
+/** Wait this long after the last keystroke before asking the server what an expression means. */
+export const PREVIEW_DEBOUNCE_MS = 300;
+
+export const CRON_PRESETS: readonly { label: string; expression: string }[] = [
+  { label: 'Weekdays at 08:00', expression: '0 8 * * 1-5' },
+  { label: 'Every day at 07:30', expression: '30 7 * * *' },
+  { label: 'Mondays at 09:00', expression: '0 9 * * 1' },
+  { label: 'Every hour', expression: '0 * * * *' },
+];
+
+/** The preview answer for one expression (`problem` when the preview itself could not be fetched). */
+interface PreviewResult {
+  expression: string;
+  preview: CronPreview | null;
+  problem: string | null;
+}
+
+export interface CronJobSaved {
+  job: CronJobView;
+  created: boolean;
+}
+
+/** Creates a job (no `job` input) or edits one, with a live preview of the schedule as it is typed. */
+@Component({
+  selector: 'mt-cron-job-form',
+  changeDetection: ChangeDetectionStrategy.OnPush,
+  imports: [MatButton, MatCard, MatCardContent, MatCheckbox, MatFormField, MatHint, MatLabel, MatInput, Icon, InvalidInput],
+  templateUrl: './cron-job-form.html',
+  styleUrl: './cron-job-form.scss',
+  host: { '(window:beforeunload)': 'warnBeforeUnload($event)' },
+})
+export class CronJobForm {
+  private readonly api = inject(ApiClient);
+  private readonly injector = inject(Injector);
+  private readonly expression$ = new Subject<string>();
+  private readonly nameInput = viewChild<ElementRef<HTMLInputElement>>('nameInput');
+
+  /** The job to edit (a snapshot: later list reloads do not reset the form); null to create one. */
+  readonly job = input<CronJobView | null>(null);
+  readonly saved = output<CronJobSaved>();
+  readonly cancelled = output<void>();
+
+  protected readonly nameMax = CRONJOB_NAME_MAX_LENGTH;
+  protected readonly instructionMax = CRONJOB_INSTRUCTION_MAX_LENGTH;
+  protected readonly expressionMax = CRON_EXPRESSION_MAX_LENGTH;
+  protected readonly presets = CRON_PRESETS;
+  protected readonly formatTime = formatInZone;
+
+  protected readonly name = signal('');
+  protected readonly instruction = signal('');
+  protected readonly expression = signal('');
+  protected readonly enabled = signal(true);
+  protected readonly touched = signal<ReadonlySet<string>>(new Set());
+  protected readonly saving = signal(false);
+  protected readonly saveError = signal<string | null>(null);
+
+  private readonly previewResult = signal<PreviewResult | null>(null);
+  protected readonly previewLoading = signal(false);
+
+  protected readonly editing = computed(() => this.job() !== null);
+  protected readonly trimmedExpression = computed(() => this.expression().trim());
+  /** The preview of the expression as typed now; null while it is being asked for. */
+  protected readonly preview = computed(() => {
+    const result = this.previewResult();
+    return result && result.expression === this.trimmedExpression() ? result : null;
+  });
+  /** The last answer, shown (dimmed) while the next one is on its way. */
+  protected readonly shownPreview = computed(() => (this.trimmedExpression() ? this.previewResult() : null));
+
+  protected readonly nameError = computed(() => {
+    const name = this.name().trim();
+    if (!name) return 'Give the job a name.';
+    if (name.length > CRONJOB_NAME_MAX_LENGTH) return `At most ${CRONJOB_NAME_MAX_LENGTH} characters.`;
+    return null;
+  });
+  protected readonly instructionError = computed(() => {
+    const instruction = this.instruction();
+    if (!instruction.trim()) return 'Say what Metatron should do on each run.';
+    if (instruction.length > CRONJOB_INSTRUCTION_MAX_LENGTH) {
+      return `${instruction.length - CRONJOB_INSTRUCTION_MAX_LENGTH} characters too long.`;
+    }
+    return null;
+  });
+  protected readonly expressionError = computed(() => {
+    if (!this.trimmedExpression()) return 'Enter a cron expression or pick a preset.';
+    const preview = this.preview()?.preview;
+    return preview && !preview.valid ? (preview.error ?? 'This expression is not valid.') : null;
+  });
+  protected readonly nameInvalid = computed(() => this.touched().has('name') && !!this.nameError());
+  protected readonly instructionInvalid = computed(
+    () => (this.touched().has('instruction') && !!this.instructionError()) || this.instruction().length > CRONJOB_INSTRUCTION_MAX_LENGTH,
+  );
+  /** Red once the server said it is invalid, or when left empty. */
+  protected readonly expressionInvalid = computed(
+    () => !!this.expressionError() && (this.touched().has('expression') || !!this.preview()?.preview),
+  );
+
+  /** The expression is known to be fine, or the preview could not be fetched (the server decides on save). */
+  private readonly expressionChecked = computed(() => {
+    const result = this.preview();
+    return !!result && (result.problem !== null || !!result.preview?.valid);
+  });
+
+  protected readonly changes = computed<UpdateCronJobRequest>(() => {
+    const job = this.job();
+    const request = this.request();
+    if (!job) return request;
+    const changes: UpdateCronJobRequest = {};
+    if (request.name !== job.name.trim()) changes.name = request.name;
+    if (request.instruction !== job.instruction.trim()) changes.instruction = request.instruction;
+    if (request.cronExpression !== job.cronExpression.trim()) changes.cronExpression = request.cronExpression;
+    return changes;
+  });
+  protected readonly dirty = computed(() => {
+    const job = this.job();
+    if (job) return Object.keys(this.changes()).length > 0;
+    return !!(this.name().trim() || this.instruction().trim() || this.trimmedExpression());
+  });
+  protected readonly canSave = computed(
+    () =>
+      !this.saving() &&
+      this.dirty() &&
+      !this.nameError() &&
+      !this.instructionError() &&
+      !this.expressionError() &&
+      this.expressionChecked(),
+  );
+
+  constructor() {
+    this.expression$
+      .pipe(
+        map((expression) => expression.trim()),
+        debounceTime(PREVIEW_DEBOUNCE_MS),
+        distinctUntilChanged(),
+        switchMap((expression) => {
+          if (!expression) return of<PreviewResult>({ expression, preview: null, problem: null });
+          this.previewLoading.set(true);
+          return this.api.cronPreview(expression).pipe(
+            map((preview): PreviewResult => ({ expression, preview, problem: null })),
+            catchError((error: unknown) =>
+              of<PreviewResult>({ expression, preview: null, problem: inlineErrorMessage(error, "Couldn't check the expression.") }),
+            ),
+            finalize(() => this.previewLoading.set(false)),
+          );
+        }),
+        takeUntilDestroyed(),
+      )
+      .subscribe((result) => this.previewResult.set(result));
+
+    // A (new) job to edit, or the blank create form: fill the fields and focus the name.
+    effect(() => {
+      const job = this.job();
+      untracked(() => {
+        this.name.set(job?.name ?? '');
+        this.instruction.set(job?.instruction ?? '');
+        this.enabled.set(job?.enabled ?? true);
+        this.touched.set(new Set());
+        this.saveError.set(null);
+        this.setExpression(job?.cronExpression ?? '');
+        afterNextRender(() => this.nameInput()?.nativeElement.focus(), { injector: this.injector });
+      });
+    });
+  }
+
+  protected setExpression(value: string): void {
+    this.expression.set(value);
+    this.expression$.next(value);
+    this.clearSaveError();
+  }
+
+  protected usePreset(expression: string): void {
+    this.setExpression(expression);
+    this.touch('expression');
+  }
+
+  protected touch(field: string): void {
+    if (!this.touched().has(field)) this.touched.update((set) => new Set([...set, field]));
+  }
+
+  protected clearSaveError(): void {
+    if (this.saveError()) this.saveError.set(null);
+  }
+
+  protected save(): void {
+    if (!this.canSave()) return;
+    const job = this.job();
+    this.saving.set(true);
+    this.saveError.set(null);
+    const request = job
+      ? this.api.updateCronJob(job.id, this.changes())
+      : this.api.createCronJob({ ...this.request(), enabled: this.enabled() });
+    request.subscribe({
+      next: (saved) => {
+        this.saving.set(false);
+        this.saved.emit({ job: saved, created: !job });
+      },
+      error: (error: unknown) => {
+        this.saving.set(false);
+        this.saveError.set(inlineErrorMessage(error, 'Saving failed. Try again.'));
+      },
+    });
+  }
+
+  protected warnBeforeUnload(event: BeforeUnloadEvent): void {
+    if (this.dirty()) event.preventDefault();
+  }
+
+  private request(): Required<Omit<CreateCronJobRequest, 'enabled'>> {
+    return { name: this.name().trim(), instruction: this.instruction().trim(), cronExpression: this.trimmedExpression() };
+  }
+}
