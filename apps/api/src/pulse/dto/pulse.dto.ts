@@ -16,12 +16,12 @@ const HM = /^([01]\d|2[0-3]):[0-5]\d$/;
 export class QuietHoursRangeDto implements QuietHoursRange {
   @ApiProperty({ example: '22:00', description: 'HH:mm, local time, inclusive' })
   @IsString()
-  @Matches(HM, { message: 'quietHours start must be a time like "22:00"' })
+  @Matches(HM, { message: 'start must be a time like "22:00"' })
   start!: string;
 
   @ApiProperty({ example: '07:00', description: 'HH:mm, exclusive; an end before the start crosses midnight' })
   @IsString()
-  @Matches(HM, { message: 'quietHours end must be a time like "07:00"' })
+  @Matches(HM, { message: 'end must be a time like "07:00"' })
   end!: string;
 }
 
