@@ -4,6 +4,7 @@ import type { Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
 import { berlinWeek, keptDatabase, settledRuns, tickAt } from './support/automations-kit';
 import { chatClient, eventsNamed, startFakeProviders, useModel, type ChatClient } from './support/llm-test-kit';
+import { openSse } from './support/sse';
 import { createTestApp, type TestApp } from './support/test-app';
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
@@ -213,6 +214,40 @@ describe('Pulse', () => {
       expect(results[8]).toEqual({ success: true, action: 'notes_updated', length: 2000 });
       expect(await pulse(owner)).toMatchObject({ enabled: true, pulsesPerDay: 6, activeDays: [0, 6], quietHours: [{ start: '23:00', end: '06:00' }] });
       expect((await pulse(owner)).notes).toHaveLength(2000);
+    });
+  });
+
+  describe('events', () => {
+    it('streams job changes, run starts and ends, and pulses on /api/events', async () => {
+      const { t, owner } = await boot();
+      const { url, cookie } = await t.serve();
+      const stream = await openSse(`${url}/api/events`, { Cookie: cookie });
+      try {
+        const job = (await owner.post('/api/cronjobs').send({ name: 'Evented', instruction: 'Go.', cronExpression: '0 9 * * *' }).expect(201)).body;
+        expect((await stream.next((e) => e.event === 'cronjobs.changed')).data).toMatchObject({ jobId: job.id, change: 'created', by: 'owner' });
+
+        fake.openai.enqueue({ text: ['Went.'] });
+        await owner.post(`/api/cronjobs/${job.id}/run`).expect(202);
+        const runEvents = [
+          await stream.next((e) => e.event === 'automation.run'),
+          await stream.next((e) => e.event === 'automation.run'),
+        ].map((e) => (e.data as { run: CronRunView }).run);
+        expect(runEvents.map((r) => [r.kind, r.jobId, r.outcome])).toEqual([
+          ['cron', job.id, 'running'],
+          ['cron', job.id, 'success'],
+        ]);
+
+        await owner.patch('/api/pulse').send({ enabled: true }).expect(200);
+        expect((await stream.next((e) => e.event === 'pulse.updated')).data).toMatchObject({ by: 'owner' });
+        fake.openai.enqueue({ text: ['Pulse done.'] });
+        const run: CronRunView = (await owner.post('/api/pulse/run').expect(202)).body;
+        expect((await stream.next((e) => e.event === 'pulse.fired')).data).toMatchObject({ runId: run.id, chatId: run.chatId });
+        const ended = await stream.next((e) => e.event === 'automation.run' && (e.data as { run: CronRunView }).run.outcome === 'success');
+        expect((ended.data as { run: CronRunView }).run).toMatchObject({ id: run.id, kind: 'pulse' });
+      } finally {
+        stream.close();
+        await t.close();
+      }
     });
   });
 

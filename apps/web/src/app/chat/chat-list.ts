@@ -44,6 +44,11 @@ export class ChatList {
   protected readonly confirmingId = signal<string | null>(null);
   protected readonly formatTime = formatChatTime;
 
+  /** Chats the owner did not start say what runs in them. */
+  protected kindLabel(chat: ChatSummary): string {
+    return chat.kind === 'cron' ? 'Job' : chat.kind === 'pulse' ? 'Pulse' : '';
+  }
+
   protected startRename(chat: ChatSummary): void {
     this.confirmingId.set(null);
     this.renamingId.set(chat.id);

@@ -200,6 +200,13 @@ describe('ChatPage', () => {
     expect(el('chat-running', item('c1'))?.textContent).toContain('Replying');
   });
 
+  it("marks a scheduled job's chat and the Pulse chat, but not the owner's own", async () => {
+    await load([chatSummary('c1', 'Job: Morning', { kind: 'cron' }), chatSummary('c2', 'Pulse', { kind: 'pulse' }), chatSummary('c3', 'Mine')]);
+    expect(el('chat-kind', item('c1'))?.textContent?.trim()).toBe('Job');
+    expect(el('chat-kind', item('c2'))?.textContent?.trim()).toBe('Pulse');
+    expect(el('chat-kind', item('c3'))).toBeNull();
+  });
+
   it('explains a failed load and retries', async () => {
     fixture = TestBed.createComponent(ChatPage);
     await stable();

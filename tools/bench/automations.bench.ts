@@ -1,0 +1,267 @@
+// Automation figures (issue 5), on the real Nest app and embedded FerretDB, with the fake provider upstream:
+//  1. scheduling drift: 100 jobs `* * * * *` made through REST fire at the next minute boundary on the
+//     production SystemClock; drift = startedAt − dueAt per run (p50/p95/max), how many ran, time until all finished;
+//  2. Pulse prompt size: GET /api/pulse/prompt with every section filled, counted with gpt-tokenizer, per `## ` section.
+// Run by `npm run bench` (ts-node, paths from apps/api/tsconfig.app.json); alone: `node tools/bench/run-all.mjs automations`.
+import 'reflect-metadata';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { getConnectionToken } from '@nestjs/mongoose';
+import { encode as encodeO200k } from 'gpt-tokenizer';
+import { encode as encodeCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
+import type { Connection } from 'mongoose';
+import { Types } from 'mongoose';
+import { AppModule } from '../../apps/api/src/app/app.module';
+import { PasswordHasher } from '../../apps/api/src/auth/password-hasher';
+import { loadAppConfig } from '../../apps/api/src/config/app-config';
+import { EmbeddedDatabase } from '../../apps/api/src/database/embedded-database';
+import { configureApp } from '../../apps/api/src/http/configure-app';
+import { startFakeLlmServer, type FakeLlmServer } from '../fake-llm/fake-llm-server';
+
+const root = process.cwd();
+const PASSWORD = 'bench password 1';
+const JOBS = 100;
+/** Everything in the drift figure (creation, the boundary, the 100 turns) must fit in this. */
+const DRIFT_BUDGET_MS = 150_000;
+/** Creating the jobs closer than this to a minute boundary would race it: wait for the next minute. */
+const BOUNDARY_MARGIN_MS = 5_000;
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+const percentile = (xs: number[], p: number) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+};
+
+interface Api {
+  url: string;
+  cookie: string;
+  app: INestApplication;
+  close(): Promise<void>;
+}
+
+async function startApi(fake: FakeLlmServer): Promise<Api> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'metatron-bench-'));
+  const database = await EmbeddedDatabase.start({ binPath: join(root, 'tools/ferretdb/bin/ferretdb-launcher'), dataDir });
+  process.env['OPENAI_BASE_URL'] = fake.openaiBaseUrl;
+  const config = loadAppConfig({ DATA_DIR: dataDir, WEB_DIST_DIR: join(dataDir, 'none') });
+  const app = await NestFactory.create(
+    AppModule.forRoot({ config, database: { kind: 'embedded', uri: database.uri, dbName: 'bench' }, passwordHasher: new PasswordHasher({ N: 1024, r: 8, p: 1 }) }),
+    { logger: ['error', 'warn'] },
+  );
+  configureApp(app, config);
+  await app.init();
+  const server = app.getHttpServer() as Server;
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const close = async () => {
+    await app.close();
+    await database.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const setup = await fetch(`${url}/api/auth/setup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: PASSWORD }) });
+    if (!setup.ok) throw new Error(`setup: ${setup.status} ${await setup.text()}`);
+    const cookie = String(setup.headers.get('set-cookie')).split(';')[0];
+    const api = { url, cookie, app, close };
+    await call(api, 'PATCH', '/api/settings', { openaiApiKey: 'sk-bench-000000000000', primaryModel: 'gpt-4.1-mini' });
+    return api;
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+async function call<T = unknown>(api: Pick<Api, 'url' | 'cookie'>, method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${api.url}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', cookie: api.cookie },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return (res.status === 204 ? undefined : await res.json()) as T;
+}
+
+interface RunRow {
+  jobId: Types.ObjectId;
+  outcome: string;
+  dueAt: Date | null;
+  startedAt: Date;
+  finishedAt: Date | null;
+  error: string | null;
+  reason: string | null;
+}
+
+async function schedulingDrift(api: Api, fake: FakeLlmServer): Promise<void> {
+  const deadline = Date.now() + DRIFT_BUDGET_MS;
+  const left = () => deadline - Date.now();
+  fake.openai.fallback = { text: ['Done.'] };
+  const runs = api.app.get<Connection>(getConnectionToken()).db!.collection<RunRow>('automation_runs');
+
+  // Jobs made in minute M fire at the start of M+1: keep the creation clear of a boundary.
+  const untilBoundary = () => 60_000 - (Date.now() % 60_000);
+  if (untilBoundary() < BOUNDARY_MARGIN_MS + 3_000) await sleep(untilBoundary() + 200);
+  const boundary = new Date(Math.ceil(Date.now() / 60_000) * 60_000);
+  const createStarted = performance.now();
+  const ids: string[] = [];
+  try {
+    for (let i = 0; i < JOBS; i++) {
+      const job = await call<{ id: string }>(api, 'POST', '/api/cronjobs', { name: `Bench job ${i + 1}`, instruction: 'Reply with the single word "Done".', cronExpression: '* * * * *' });
+      ids.push(job.id);
+    }
+    const createMs = performance.now() - createStarted;
+    if (Date.now() > boundary.getTime() - 500) throw new Error(`creating ${JOBS} jobs took ${createMs.toFixed(0)} ms and reached the minute boundary; run again`);
+
+    // Wait for the boundary, then for the 100 runs of that minute to start.
+    const jobIds = ids.map((id) => new Types.ObjectId(id));
+    const ofMinute = { kind: 'cron', jobId: { $in: jobIds }, dueAt: boundary };
+    await sleep(Math.max(0, boundary.getTime() - Date.now() + 1_000));
+    let rows: RunRow[] = [];
+    for (;;) {
+      rows = await runs.find(ofMinute).toArray();
+      if (new Set(rows.map((r) => r.jobId.toHexString())).size >= JOBS) break;
+      if (left() <= 0) break;
+      await sleep(250);
+    }
+    // Then for the turns to end.
+    while (rows.some((r) => r.outcome === 'running') && left() > 0) {
+      await sleep(250);
+      rows = await runs.find(ofMinute).toArray();
+    }
+    // Pause first so the next minute cannot fire while the jobs are deleted.
+    for (const id of ids) await call(api, 'PATCH', `/api/cronjobs/${id}`, { enabled: false });
+
+    const started = rows.filter((r) => r.outcome !== 'skipped' && r.outcome !== 'missed');
+    const drift = started.map((r) => r.startedAt.getTime() - r.dueAt!.getTime());
+    const succeeded = started.filter((r) => r.outcome === 'success');
+    const outcomes = Object.entries(rows.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.outcome]: (acc[r.outcome] ?? 0) + 1 }), {}))
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ');
+    console.log(`Created ${JOBS} jobs through POST /api/cronjobs in ${createMs.toFixed(0)} ms; boundary ${boundary.toISOString()}`);
+    if (drift.length) {
+      console.log(
+        `Scheduling drift (startedAt − dueAt): p50 ${percentile(drift, 50)} ms, p95 ${percentile(drift, 95)} ms, max ${Math.max(...drift)} ms; ${started.length}/${JOBS} ran (goal p95 ≤ 1000 ms, all ${JOBS})`,
+      );
+    } else {
+      console.log(`Scheduling drift: no run started within ${DRIFT_BUDGET_MS / 1000} s; 0/${JOBS} ran (goal p95 ≤ 1000 ms, all ${JOBS})`);
+    }
+    const lastFinish = succeeded.length === JOBS ? Math.max(...succeeded.map((r) => r.finishedAt!.getTime())) - boundary.getTime() : null;
+    console.log(
+      lastFinish !== null
+        ? `All ${JOBS} turns finished (success) ${lastFinish} ms after the boundary (runs: ${outcomes})`
+        : `Only ${succeeded.length}/${JOBS} turns ended in success within ${DRIFT_BUDGET_MS / 1000} s (runs: ${outcomes || 'none'})${
+            rows.find((r) => r.error || r.reason) ? `; e.g. ${rows.find((r) => r.error || r.reason)!.error ?? rows.find((r) => r.error || r.reason)!.reason}` : ''
+          }`,
+    );
+  } finally {
+    for (const id of ids) await call(api, 'DELETE', `/api/cronjobs/${id}`).catch(() => undefined);
+    fake.openai.reset();
+  }
+}
+
+const MEMORY = [
+  '- Owner: Claire Martin, prefers "Claire"; product designer at Atelier Nord (remote, team in Lyon).',
+  '- Lives in Paris 11e with partner Julien and their daughter Léa (born 2019-04-12, CE1 at École Voltaire).',
+  '- Works 9:30–18:00 Mon–Thu, Fridays until 13:00; no meetings before 10:00; deep-work blocks on Tuesday mornings.',
+  '- Speaks French with family, English at work; answer in English unless she writes in French.',
+  '- Runs on Monday, Wednesday and Saturday mornings (training for the Paris half-marathon in March, goal under 1h50).',
+  '- Vegetarian; allergic to hazelnuts; likes Japanese and Lebanese food; favourite place: Le Servan.',
+  '- Mother (Anne) in Rennes: calls every Sunday around 18:00; birthday 14 June; likes orchids and crime novels.',
+  '- Brother Thomas in Montréal (6 h behind Paris); nephew Hugo turns 10 on 2 September.',
+  '- Dentist Dr. Benali every six months (last visit October); GP Dr. Roche, Tuesday and Thursday afternoons.',
+  '- Car: none; uses Vélib and the metro; a Navigo pass renewed on the 1st of each month.',
+  '- Budget: rent paid on the 5th; saves 400 € a month for a summer trip to Portugal (Porto and the Douro valley).',
+  '- Prefers short bullet summaries, dislikes long preambles; wants reminders the evening before, at 20:00.',
+  '- Ongoing: renovating the bathroom (quote from Dubois & Fils, decision due end of month).',
+  '- Reading club with friends on the first Thursday of the month at Marion\'s; currently reading "Klara and the Sun".',
+].join('\n');
+
+const NOTES_LINES = [
+  'Pulse notes (handover):',
+  '- Checked schedule through Sunday: dentist reminder set for Thu 14:30; reading club Thu 19:30 at Marion\'s (bring the book).',
+  '- Contacts: Anne\'s birthday in 12 days; suggested orchid delivery, owner has not answered yet. Ask again on Friday if still open.',
+  '- Open items: bathroom quote from Dubois & Fils (decision due on the 30th); compare with the second quote once it arrives by email.',
+  '- Half-marathon plan: week 6 of 12; long run Saturday 16 km; owner reported knee pain on Wednesday, suggested a rest day, follow up.',
+  '- Portugal trip: flights Paris–Porto watched, price dropped to 118 € return; owner wanted a note when under 110 €.',
+  '- Léa: school trip form due Monday; permission slip printed? Not confirmed. Remind Sunday evening at 20:00.',
+  '- Thomas (Montréal): video call proposed Saturday 15:00 Paris time (09:00 there); waiting for his confirmation.',
+  '- Done this pulse: archived three past schedule entries, updated lastContactAt for Marion and Dr. Benali.',
+  '- Do not repeat: weekly summary already sent Monday; Navigo renewal already reminded.',
+];
+
+function notesAtMaximum(max: number): string {
+  let notes = NOTES_LINES.join('\n');
+  for (let i = 1; notes.length < max; i++) notes += `\n- Earlier pulse ${i}: nothing new in schedule or contacts; left the open items above as they were.`;
+  return notes.slice(0, max);
+}
+
+async function pulsePromptSize(api: Api): Promise<void> {
+  const instruction = await call<{ coreInstruction: string; dbSchema: string }>(api, 'PATCH', '/api/system-instruction', { memory: MEMORY, memoryEnabled: true });
+  await call(api, 'PATCH', '/api/pulse', {
+    enabled: true,
+    activeDays: [1, 2, 3, 4, 5, 6, 0],
+    pulsesPerDay: 12,
+    quietHours: [{ start: '22:00', end: '07:00' }],
+    notes: notesAtMaximum(2_000),
+  });
+  const pulse = await call<{ notes: string }>(api, 'GET', '/api/pulse');
+  const { prompt } = await call<{ prompt: string | null }>(api, 'GET', '/api/pulse/prompt');
+  await call(api, 'PATCH', '/api/pulse', { enabled: false });
+  if (!prompt) throw new Error('GET /api/pulse/prompt returned no prompt');
+
+  const o200k = encodeO200k(prompt).length;
+  const cl100k = encodeCl100k(prompt).length;
+  console.log(
+    `Pulse prompt (core ${instruction.coreInstruction.length} chars, memory ${MEMORY.length}, database doc ${instruction.dbSchema.length}, notes ${pulse.notes.length}): ` +
+      `${prompt.length} chars, ${o200k} tokens o200k_base, ${cl100k} tokens cl100k_base (goal ≤ 4000 before history)`,
+  );
+  // Per `## ` section; what comes before the first one is the core instruction (and the `---` after it).
+  const parts: { title: string; text: string }[] = [];
+  let current = { title: '(core instruction)', text: '' };
+  for (const line of prompt.split('\n')) {
+    if (line.startsWith('## ')) {
+      parts.push(current);
+      current = { title: line.slice(3).trim(), text: '' };
+    }
+    current.text += `${line}\n`;
+  }
+  parts.push(current);
+  const rows = parts.map((p) => ({ ...p, tokens: encodeO200k(p.text).length }));
+  const width = Math.max(...rows.map((r) => r.title.length));
+  for (const r of rows) {
+    console.log(`  ${r.title.padEnd(width)}  ${String(r.text.length).padStart(6)} chars  ${String(r.tokens).padStart(5)} tokens  ${((100 * r.tokens) / o200k).toFixed(1).padStart(5)}%`);
+  }
+}
+
+async function main() {
+  const fake = await startFakeLlmServer();
+  try {
+    const api = await startApi(fake);
+    try {
+      await schedulingDrift(api, fake);
+      await pulsePromptSize(api);
+    } finally {
+      await api.close();
+    }
+  } finally {
+    await fake.close();
+  }
+}
+
+main().then(
+  () => {
+    // Exits by itself; if something still holds the loop, say what and stop.
+    setTimeout(() => {
+      console.error(`still running 5 s after the end: ${process.getActiveResourcesInfo().join(', ')}`);
+      process.exit(1);
+    }, 5_000).unref();
+  },
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
