@@ -49,4 +49,7 @@ export const DEFAULT_DB_SCHEMA_DOC = `Use \`db_query\` on these collections (rea
 | status | string | confirmed, tentative, cancelled or done |
 | reminderMinutes | number | remind this many minutes before start |
 | createdAt, updatedAt | date | |
+
+### cronjobs — your scheduled jobs
+Manage them with manage_cronjob. Fields: name, instruction, cronExpression (five fields, owner's timezone), enabled, chatId, lastRun. Run history is in automation_runs (read-only).
 `;
