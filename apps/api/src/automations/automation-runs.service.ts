@@ -139,16 +139,17 @@ export class AutomationRunsService implements OnApplicationBootstrap, BeforeAppl
       usage,
       messageId: messageId ? new Types.ObjectId(messageId) : null,
     };
-    await this.runs
-      .updateOne({ _id: run._id }, { $set: fields })
-      .exec()
-      .catch((failure: Error) => this.logger.error(`Could not store the end of a run: ${failure.message}`));
     const view = toRunView({ ...run, ...fields });
+    // The owner of the run (job counters, last run) first: once the run reads as ended, everything about it is stored.
     try {
       await onEnd?.(view);
     } catch (failure) {
       this.logger.warn(`A run listener failed: ${(failure as Error).message}`);
     }
+    await this.runs
+      .updateOne({ _id: run._id }, { $set: fields })
+      .exec()
+      .catch((failure: Error) => this.logger.error(`Could not store the end of a run: ${failure.message}`));
     this.emit(view);
     void this.prune(run.kind, run.jobId?.toHexString() ?? null);
     return view;

@@ -186,7 +186,11 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
       await this.jobs.updateOne({ _id: job._id }, { $set: { lastRun: toRunView(run) } }).exec();
       const { timezone } = await this.settings.get();
       void this.runs
-        .runTurn(run, job.instruction, { source: 'cron', prompt: { source: 'cron', extra: cronRunContext(job, trigger, dueAt ?? startedAt, timezone) } }, (view) => this.finished(job._id, view))
+        .runTurn(run, job.instruction, { source: 'cron', prompt: { source: 'cron', extra: cronRunContext(job, trigger, dueAt ?? startedAt, timezone) } }, async (view) => {
+          await this.finished(job._id, view);
+          // Free before the run reads as ended, so "Run now" right after it is accepted.
+          this.running.delete(id);
+        })
         .finally(() => this.running.delete(id));
       return toRunView(run);
     } catch (error) {

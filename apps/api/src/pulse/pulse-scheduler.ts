@@ -107,7 +107,10 @@ export class PulseScheduler implements Schedulable, OnApplicationBootstrap {
       const { timezone } = await this.settings.get();
       const view = computePulseView(counted, timezone, startedAt, true);
       void this.runs
-        .runTurn(run, pulseMessage(view.pulsesToday, startedAt, timezone), { source: 'pulse', prompt: pulsePromptOptions(view, startedAt) })
+        .runTurn(run, pulseMessage(view.pulsesToday, startedAt, timezone), { source: 'pulse', prompt: pulsePromptOptions(view, startedAt) }, () => {
+          // Free before the run reads as ended, so "Run a pulse now" right after it is accepted.
+          this.running = false;
+        })
         .finally(() => {
           this.running = false;
           this.events.emit('pulse.updated', { by: 'schedule', at: this.clock.now().toISOString() });
