@@ -2,9 +2,9 @@ import type { ChatMessage, ChatSummary, CronJobView, CronRunView } from '@metatr
 import { getConnectionToken } from '@nestjs/mongoose';
 import { Types, type Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
-import { berlinWeek, keptDatabase, settledRuns, tickAt } from './support/automations-kit';
+import { berlinWeek, bootInBerlin, keptDatabase, settledRuns, tickAt } from './support/automations-kit';
 import { chatClient, eventsNamed, startFakeProviders, useModel, type ChatClient } from './support/llm-test-kit';
-import { createTestApp, type TestApp } from './support/test-app';
+import type { TestApp, TestAppOptions } from './support/test-app';
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
 
@@ -23,13 +23,7 @@ describe('scheduled jobs', () => {
     fake.restoreEnv();
   });
 
-  async function boot(options: Parameters<typeof createTestApp>[0] = {}): Promise<{ t: TestApp; owner: TestAgent }> {
-    const t = await createTestApp({ now: new Date(MONDAY_BEFORE_EIGHT), ...options });
-    const owner = await t.owner();
-    await owner.patch('/api/settings').send({ timezone: 'Europe/Berlin' }).expect(200);
-    await useModel(t, 'gpt-4.1-mini');
-    return { t, owner };
-  }
+  const boot = (options: TestAppOptions = {}) => bootInBerlin(MONDAY_BEFORE_EIGHT, options);
 
   const jobs = async (owner: TestAgent): Promise<CronJobView[]> => (await owner.get('/api/cronjobs').expect(200)).body;
   const runsOf = (owner: TestAgent, id: string) => async (): Promise<CronRunView[]> => (await owner.get(`/api/cronjobs/${id}/runs`).expect(200)).body;

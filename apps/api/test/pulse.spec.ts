@@ -2,10 +2,10 @@ import type { ChatMessage, ChatSummary, CronRunView, PulseView } from '@metatron
 import { getConnectionToken } from '@nestjs/mongoose';
 import type { Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
-import { berlinWeek, keptDatabase, settledRuns, tickAt } from './support/automations-kit';
-import { chatClient, eventsNamed, startFakeProviders, useModel, type ChatClient } from './support/llm-test-kit';
+import { berlinWeek, bootInBerlin, keptDatabase, settledRuns, tickAt } from './support/automations-kit';
+import { chatClient, eventsNamed, startFakeProviders, type ChatClient } from './support/llm-test-kit';
 import { openSse } from './support/sse';
-import { createTestApp, type TestApp } from './support/test-app';
+import type { TestApp, TestAppOptions } from './support/test-app';
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
 
@@ -24,13 +24,7 @@ describe('Pulse', () => {
     fake.restoreEnv();
   });
 
-  async function boot(options: Parameters<typeof createTestApp>[0] = {}): Promise<{ t: TestApp; owner: TestAgent }> {
-    const t = await createTestApp({ now: new Date(week.mondayAt('08:10')), ...options });
-    const owner = await t.owner();
-    await owner.patch('/api/settings').send({ timezone: 'Europe/Berlin' }).expect(200);
-    await useModel(t, 'gpt-4.1-mini');
-    return { t, owner };
-  }
+  const boot = (options: TestAppOptions = {}) => bootInBerlin(week.mondayAt('08:10'), options);
   const pulse = async (owner: TestAgent): Promise<PulseView> => (await owner.get('/api/pulse').expect(200)).body;
   const pulseRuns = (owner: TestAgent) => async (): Promise<CronRunView[]> => (await owner.get('/api/pulse/runs').expect(200)).body;
   const messages = async (owner: TestAgent, chatId: string): Promise<ChatMessage[]> => (await owner.get(`/api/chats/${chatId}/messages`).expect(200)).body;

@@ -2,7 +2,9 @@ import { HttpException, Inject, Injectable, Logger, type BeforeApplicationShutdo
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
 import type { AutomationKind, CronRunView, RunOutcome, RunTrigger, TokenUsage } from '@metatronos/shared-types';
+import type { ChatKind } from '@metatronos/shared-types';
 import { ChatReplyService, type ReplyOptions } from '../chats/chat-reply.service';
+import { ChatsService } from '../chats/chats.service';
 import { Clock } from '../clock/clock';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
@@ -43,6 +45,7 @@ export class AutomationRunsService implements OnApplicationBootstrap, BeforeAppl
   constructor(
     @InjectModel(AutomationRunRecord.name) private readonly runs: Model<AutomationRunRecord>,
     private readonly replies: ChatReplyService,
+    private readonly chats: ChatsService,
     private readonly clock: Clock,
     private readonly events: AppEventBus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -153,6 +156,22 @@ export class AutomationRunsService implements OnApplicationBootstrap, BeforeAppl
     this.emit(view);
     void this.prune(run.kind, run.jobId?.toHexString() ?? null);
     return view;
+  }
+
+  /**
+   * The chat a job or Pulse writes to: `chatId` while it exists, else a new one
+   * (the first run, or the owner deleted it); `created` says which.
+   */
+  async chatFor(chatId: Types.ObjectId | null, title: string, kind: ChatKind): Promise<{ chatId: string; created: boolean }> {
+    if (chatId) {
+      try {
+        await this.chats.get(chatId.toHexString());
+        return { chatId: chatId.toHexString(), created: false };
+      } catch {
+        // Gone: make a new one.
+      }
+    }
+    return { chatId: (await this.chats.create(title, kind)).id, created: true };
   }
 
   async removeAll(kind: AutomationKind, jobId: string | null): Promise<void> {

@@ -8,7 +8,6 @@ import { AutomationTicker, type Schedulable } from '../automations/automation-ti
 import { toRunView } from '../automations/run-views';
 import { checkCronExpression, cronOccurrencesBetween, describeCron, nextCronRuns } from '../automations/schedule-math/cron-schedule';
 import { ChatReplyService } from '../chats/chat-reply.service';
-import { ChatsService } from '../chats/chats.service';
 import { Clock } from '../clock/clock';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
@@ -45,7 +44,6 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
   constructor(
     @InjectModel(CronJobRecord.name) private readonly jobs: Model<CronJobRecord>,
     private readonly runs: AutomationRunsService,
-    private readonly chats: ChatsService,
     private readonly replies: ChatReplyService,
     private readonly settings: SettingsService,
     private readonly ticker: AutomationTicker,
@@ -209,18 +207,12 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
 
   /** The job's chat, made again if the owner deleted it. */
   private async ensureChat(job: CronJobRecord): Promise<string> {
-    if (job.chatId) {
-      try {
-        await this.chats.get(job.chatId.toHexString());
-        return job.chatId.toHexString();
-      } catch {
-        // Gone: make a new one below.
-      }
+    const { chatId, created } = await this.runs.chatFor(job.chatId, cronChatTitle(job.name), 'cron');
+    if (created) {
+      job.chatId = new Types.ObjectId(chatId);
+      await this.jobs.updateOne({ _id: job._id }, { $set: { chatId: job.chatId } }).exec();
     }
-    const chat = await this.chats.create(cronChatTitle(job.name), 'cron');
-    job.chatId = new Types.ObjectId(chat.id);
-    await this.jobs.updateOne({ _id: job._id }, { $set: { chatId: job.chatId } }).exec();
-    return chat.id;
+    return chatId;
   }
 }
 

@@ -5,7 +5,6 @@ import type { CronRunView, RunTrigger } from '@metatronos/shared-types';
 import { AutomationRunsService } from '../automations/automation-runs.service';
 import { AutomationTicker, type Schedulable } from '../automations/automation-ticker';
 import { toRunView } from '../automations/run-views';
-import { ChatsService } from '../chats/chats.service';
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
 import { formatPromptDateTime } from '../system-instruction/core-prompt-sections';
@@ -32,7 +31,6 @@ export class PulseScheduler implements Schedulable, OnApplicationBootstrap {
   constructor(
     private readonly pulse: PulseService,
     private readonly runs: AutomationRunsService,
-    private readonly chats: ChatsService,
     private readonly settings: SettingsService,
     private readonly ticker: AutomationTicker,
     private readonly clock: Clock,
@@ -124,17 +122,9 @@ export class PulseScheduler implements Schedulable, OnApplicationBootstrap {
 
   /** The Pulse chat, made on the first pulse and again if the owner deleted it. */
   private async ensureChat(state: PulseState): Promise<string> {
-    if (state.chatId) {
-      try {
-        await this.chats.get(state.chatId.toHexString());
-        return state.chatId.toHexString();
-      } catch {
-        // Gone: make a new one.
-      }
-    }
-    const chat = await this.chats.create(PULSE_CHAT_TITLE, 'pulse');
-    await this.pulse.setChat(new Types.ObjectId(chat.id));
-    return chat.id;
+    const { chatId, created } = await this.runs.chatFor(state.chatId, PULSE_CHAT_TITLE, 'pulse');
+    if (created) await this.pulse.setChat(new Types.ObjectId(chatId));
+    return chatId;
   }
 }
 

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { DateTime } from 'luxon';
 import type { CronRunView } from '@metatronos/shared-types';
+import type TestAgent from 'supertest/lib/agent';
 import { AutomationTicker } from '../../src/automations/automation-ticker';
 import type { DatabaseRuntime } from '../../src/database/database-runtime';
-import type { TestApp } from './test-app';
+import { useModel } from './llm-test-kit';
+import { createTestApp, type TestApp, type TestAppOptions } from './test-app';
 import { TEST_MONGODB_URI_ENV } from './test-database';
 
 /** Moves the app's clock to `at` and runs the ticker once, as its timer would. */
@@ -48,4 +50,13 @@ export function berlinWeek(): { at(day: number, time: string): string; mondayAt(
       .toISO() as string;
   };
   return { at, mondayAt: (time) => at(0, time) };
+}
+
+/** The app at `now` with the owner in Europe/Berlin and a model on the fake upstream. */
+export async function bootInBerlin(now: string, options: TestAppOptions = {}): Promise<{ t: TestApp; owner: TestAgent }> {
+  const t = await createTestApp({ now: new Date(now), ...options });
+  const owner = await t.owner();
+  await owner.patch('/api/settings').send({ timezone: 'Europe/Berlin' }).expect(200);
+  await useModel(t, 'gpt-4.1-mini');
+  return { t, owner };
 }
