@@ -1,28 +1,6 @@
 import type { Page } from '@playwright/test';
-import { startFakeLlmServer, type FakeLlmServer } from '../../../tools/fake-llm/fake-llm-server';
-import { startApp, type RunningApp } from './support/app-server';
-import { test as base, expect, ownerSession } from './support/fixtures';
+import { expect, ownerSession, test } from './support/fake-llm';
 
-/** This file's MetatronOS talks to a fake OpenAI/Gemini upstream started in the test worker. */
-const test = base.extend<object, { fake: FakeLlmServer; app: RunningApp }>({
-  fake: [
-    // eslint-disable-next-line no-empty-pattern
-    async ({}, use) => {
-      const fake = await startFakeLlmServer();
-      await use(fake);
-      await fake.close();
-    },
-    { scope: 'worker' },
-  ],
-  app: [
-    async ({ fake }, use) => {
-      const app = await startApp({ env: { OPENAI_BASE_URL: fake.openaiBaseUrl, GOOGLE_GEMINI_BASE_URL: fake.geminiBaseUrl } });
-      await use(app);
-      await app.stop();
-    },
-    { scope: 'worker' },
-  ],
-});
 test.use({ appName: 'automations' });
 
 test.describe.configure({ mode: 'serial' });
@@ -37,8 +15,6 @@ async function useFakeModel(page: Page): Promise<void> {
 }
 
 test.describe('Automations', () => {
-  test.afterEach(({ fake }) => fake.reset());
-
   test('a job: created with a live preview, run now, its history links to its chat, then deleted', async ({ page, fake }) => {
     await ownerSession(page);
     await useFakeModel(page);

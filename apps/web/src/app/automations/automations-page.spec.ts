@@ -1,11 +1,9 @@
-import { provideHttpClient } from '@angular/common/http';
-import { HttpTestingController, provideHttpClientTesting } from '@angular/common/http/testing';
+import type { HttpTestingController } from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
-import { provideRouter } from '@angular/router';
 import type { CronJobView, CronPreview } from '@metatronos/shared-types';
-import { EventStream } from '../core/event-stream';
+import { setUpApiTest, tearDownApiTest, testIdQueries } from '../testing/api-test';
 import { TZ, cronJob, cronRun, pulseView } from '../testing/automation-data';
-import { FakeEventStream } from '../testing/fake-event-stream';
+import type { FakeEventStream } from '../testing/fake-event-stream';
 import { AutomationsPage } from './automations-page';
 import { PREVIEW_DEBOUNCE_MS } from './cron-job-form';
 
@@ -62,11 +60,7 @@ describe('AutomationsPage', () => {
   let events: FakeEventStream;
 
   const root = () => fixture.nativeElement as HTMLElement;
-  const el = <T extends HTMLElement = HTMLElement>(testId: string, scope: ParentNode = root()) =>
-    scope.querySelector<T>(`[data-testid="${testId}"]`);
-  const all = (testId: string, scope: ParentNode = root()) => Array.from(scope.querySelectorAll<HTMLElement>(`[data-testid="${testId}"]`));
-  const text = (testId: string, scope: ParentNode = root()) => el(testId, scope)?.textContent?.replace(/\s+/g, ' ').trim();
-  const texts = (testId: string, scope: ParentNode = root()) => all(testId, scope).map((node) => node.textContent?.replace(/\s+/g, ' ').trim());
+  const { el, all, text, texts } = testIdQueries(root);
   const job = (id: string) => all('job-item').find((node) => node.dataset['jobId'] === id) as HTMLElement;
   const button = (testId: string, scope: ParentNode = root()) => el<HTMLButtonElement>(testId, scope) as HTMLButtonElement;
   const stable = () => fixture.whenStable();
@@ -97,18 +91,12 @@ describe('AutomationsPage', () => {
   }
 
   beforeEach(() => {
-    events = new FakeEventStream();
-    TestBed.configureTestingModule({
-      imports: [AutomationsPage],
-      providers: [provideHttpClient(), provideHttpClientTesting(), provideRouter([]), { provide: EventStream, useValue: events }],
-    });
-    http = TestBed.inject(HttpTestingController);
+    ({ http, events } = setUpApiTest(AutomationsPage));
   });
 
   afterEach(() => {
-    http.verify();
+    tearDownApiTest(http);
     jest.useRealTimers();
-    document.querySelectorAll('.cdk-overlay-container').forEach((node) => (node.innerHTML = ''));
   });
 
   it('lists the jobs in creation order with their schedule, next runs in the owner’s zone, state and last run', async () => {

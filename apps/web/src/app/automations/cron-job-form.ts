@@ -31,9 +31,11 @@ import {
 } from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
 import { inlineErrorMessage } from '../core/server-problem';
+import { warnBeforeUnload } from '../core/unsaved-changes';
 import { Icon } from '../ui/icon';
+import { InvalidInput } from '../ui/invalid-input';
+import { LengthCounter } from '../ui/length-counter';
 import { formatInZone } from './automation-format';
-import { InvalidInput } from './invalid-input';
 
 /** Wait this long after the last keystroke before asking the server what an expression means. */
 export const PREVIEW_DEBOUNCE_MS = 300;
@@ -61,10 +63,9 @@ export interface CronJobSaved {
 @Component({
   selector: 'mt-cron-job-form',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [MatButton, MatCard, MatCardContent, MatCheckbox, MatFormField, MatHint, MatLabel, MatInput, Icon, InvalidInput],
+  imports: [MatButton, MatCard, MatCardContent, MatCheckbox, MatFormField, MatHint, MatLabel, MatInput, Icon, InvalidInput, LengthCounter],
   templateUrl: './cron-job-form.html',
   styleUrl: './cron-job-form.scss',
-  host: { '(window:beforeunload)': 'warnBeforeUnload($event)' },
 })
 export class CronJobForm {
   private readonly api = inject(ApiClient);
@@ -197,6 +198,8 @@ export class CronJobForm {
         afterNextRender(() => this.nameInput()?.nativeElement.focus(), { injector: this.injector });
       });
     });
+
+    warnBeforeUnload(this.dirty);
   }
 
   protected setExpression(value: string): void {
@@ -236,10 +239,6 @@ export class CronJobForm {
         this.saveError.set(inlineErrorMessage(error, 'Saving failed. Try again.'));
       },
     });
-  }
-
-  protected warnBeforeUnload(event: BeforeUnloadEvent): void {
-    if (this.dirty()) event.preventDefault();
   }
 
   private request(): Required<Omit<CreateCronJobRequest, 'enabled'>> {

@@ -1,11 +1,9 @@
-import { provideHttpClient } from '@angular/common/http';
-import { HttpTestingController, provideHttpClientTesting } from '@angular/common/http/testing';
+import type { HttpTestingController } from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
-import { provideRouter } from '@angular/router';
 import { PULSE_NOTES_MAX_LENGTH, QUIET_HOURS_MAX_RANGES, type CronRunView, type PulseView } from '@metatronos/shared-types';
-import { EventStream } from '../core/event-stream';
+import { setUpApiTest, tearDownApiTest, testIdQueries } from '../testing/api-test';
 import { cronRun, pulseView } from '../testing/automation-data';
-import { FakeEventStream } from '../testing/fake-event-stream';
+import type { FakeEventStream } from '../testing/fake-event-stream';
 import { PulseCard } from './pulse-card';
 
 const PULSE_RUNS: CronRunView[] = [
@@ -19,11 +17,7 @@ describe('PulseCard', () => {
   let events: FakeEventStream;
 
   const root = () => fixture.nativeElement as HTMLElement;
-  const el = <T extends HTMLElement = HTMLElement>(testId: string, scope: ParentNode = root()) =>
-    scope.querySelector<T>(`[data-testid="${testId}"]`);
-  const all = (testId: string, scope: ParentNode = root()) => Array.from(scope.querySelectorAll<HTMLElement>(`[data-testid="${testId}"]`));
-  const text = (testId: string, scope: ParentNode = root()) => el(testId, scope)?.textContent?.replace(/\s+/g, ' ').trim();
-  const texts = (testId: string) => all(testId).map((node) => node.textContent?.replace(/\s+/g, ' ').trim());
+  const { el, all, text, texts } = testIdQueries(root);
   const day = (n: number) => all('pulse-day').find((node) => node.dataset['day'] === String(n)) as HTMLButtonElement;
   const pressedDays = () => all('pulse-day').filter((node) => node.getAttribute('aria-pressed') === 'true').map((node) => node.textContent?.trim());
   const rows = () => all('quiet-hours-row');
@@ -45,17 +39,11 @@ describe('PulseCard', () => {
   }
 
   beforeEach(() => {
-    events = new FakeEventStream();
-    TestBed.configureTestingModule({
-      imports: [PulseCard],
-      providers: [provideHttpClient(), provideHttpClientTesting(), provideRouter([]), { provide: EventStream, useValue: events }],
-    });
-    http = TestBed.inject(HttpTestingController);
+    ({ http, events } = setUpApiTest(PulseCard));
   });
 
   afterEach(() => {
-    http.verify();
-    document.querySelectorAll('.cdk-overlay-container').forEach((node) => (node.innerHTML = ''));
+    tearDownApiTest(http);
   });
 
   it('shows the settings, and the server’s figures in the owner’s time zone', async () => {

@@ -22,10 +22,12 @@ import { ApiClient } from '../core/api-client';
 import { EventStream } from '../core/event-stream';
 import { type ServerProblem, inlineErrorMessage, pageProblem } from '../core/server-problem';
 import { ServerStatus } from '../core/server-status';
+import { warnBeforeUnload } from '../core/unsaved-changes';
 import { Icon } from '../ui/icon';
+import { InvalidInput } from '../ui/invalid-input';
+import { LengthCounter } from '../ui/length-counter';
 import { ServerError } from '../ui/server-error';
 import { WEEKDAYS, crossesMidnight, formatInZone, formatInterval, pulsesPerDayLabel } from './automation-format';
-import { InvalidInput } from './invalid-input';
 import {
   type PulseDraft,
   type QuietHoursRow,
@@ -61,10 +63,10 @@ export const RECENT_PULSES = 5;
     ServerError,
     RunList,
     InvalidInput,
+    LengthCounter,
   ],
   templateUrl: './pulse-card.html',
   styleUrl: './pulse-card.scss',
-  host: { '(window:beforeunload)': 'warnBeforeUnload($event)' },
 })
 export class PulseCard {
   private readonly api = inject(ApiClient);
@@ -190,6 +192,8 @@ export class PulseCard {
 
     this.reload();
     this.reloadRuns();
+
+    warnBeforeUnload(this.dirty);
   }
 
   protected reload(): void {
@@ -271,10 +275,6 @@ export class PulseCard {
         this.runError.set(inlineErrorMessage(error, "Couldn't start a pulse."));
       },
     });
-  }
-
-  protected warnBeforeUnload(event: BeforeUnloadEvent): void {
-    if (this.dirty()) event.preventDefault();
   }
 
   /** A fresh view from the server: the figures follow; the form too, unless it has unsaved edits. */

@@ -1,10 +1,8 @@
-import { provideHttpClient } from '@angular/common/http';
-import { HttpTestingController, provideHttpClientTesting } from '@angular/common/http/testing';
+import type { HttpTestingController } from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
-import { provideRouter } from '@angular/router';
 import { MEMORY_MAX_LENGTH, type SystemInstruction } from '@metatronos/shared-types';
-import { EventStream } from '../core/event-stream';
-import { FakeEventStream } from '../testing/fake-event-stream';
+import { setUpApiTest, tearDownApiTest } from '../testing/api-test';
+import type { FakeEventStream } from '../testing/fake-event-stream';
 import { InstructionPage } from './instruction-page';
 
 const INSTRUCTION: SystemInstruction = {
@@ -42,17 +40,11 @@ describe('InstructionPage', () => {
   }
 
   beforeEach(() => {
-    events = new FakeEventStream();
-    TestBed.configureTestingModule({
-      imports: [InstructionPage],
-      providers: [provideHttpClient(), provideHttpClientTesting(), provideRouter([]), { provide: EventStream, useValue: events }],
-    });
-    http = TestBed.inject(HttpTestingController);
+    ({ http, events } = setUpApiTest(InstructionPage));
   });
 
   afterEach(() => {
-    http.verify();
-    document.querySelectorAll('.cdk-overlay-container').forEach((node) => (node.innerHTML = ''));
+    tearDownApiTest(http);
   });
 
   it('fills the editors and shows the prompt verbatim', async () => {
@@ -119,12 +111,15 @@ describe('InstructionPage', () => {
     await stable();
     expect(text('memory-counter')).toBe(`${MEMORY_MAX_LENGTH} / ${MEMORY_MAX_LENGTH}`);
     expect(el('memory-counter')?.classList).not.toContain('over');
+    expect(el('memory-input')?.getAttribute('aria-invalid')).toBe('false');
     expect(saveButton().disabled).toBe(false);
 
     type('memory-input', 'x'.repeat(MEMORY_MAX_LENGTH + 3));
     await stable();
     expect(text('memory-counter')).toBe(`${MEMORY_MAX_LENGTH + 3} / ${MEMORY_MAX_LENGTH}`);
     expect(el('memory-counter')?.classList).toContain('over');
+    expect(el('memory-input')?.getAttribute('aria-invalid')).toBe('true');
+    expect(el('memory-input')?.closest('mat-form-field')?.classList).toContain('mat-form-field-invalid');
     expect(text('memory-too-long')).toContain('3 characters too long');
     expect(saveButton().disabled).toBe(true);
   });

@@ -17,7 +17,10 @@ import { ApiClient } from '../core/api-client';
 import { EventStream } from '../core/event-stream';
 import { type ServerProblem, inlineErrorMessage, pageProblem } from '../core/server-problem';
 import { ServerStatus } from '../core/server-status';
+import { warnBeforeUnload } from '../core/unsaved-changes';
 import { Icon } from '../ui/icon';
+import { InvalidInput } from '../ui/invalid-input';
+import { LengthCounter } from '../ui/length-counter';
 import { ServerError } from '../ui/server-error';
 
 type EditableField = keyof UpdateSystemInstructionRequest;
@@ -36,10 +39,9 @@ export function instructionChanges(saved: SystemInstruction, draft: Required<Upd
 @Component({
   selector: 'mt-instruction-page',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [MatButton, MatCard, MatCardContent, MatFormField, MatLabel, MatHint, MatInput, MatProgressBar, MatSlideToggle, Icon, ServerError],
+  imports: [MatButton, MatCard, MatCardContent, MatFormField, MatLabel, MatHint, MatInput, MatProgressBar, MatSlideToggle, Icon, ServerError, InvalidInput, LengthCounter],
   templateUrl: './instruction-page.html',
   styleUrl: './instruction-page.scss',
-  host: { '(window:beforeunload)': 'warnBeforeUnload($event)' },
 })
 export class InstructionPage {
   private readonly api = inject(ApiClient);
@@ -144,6 +146,8 @@ export class InstructionPage {
 
     this.reload();
     this.refreshPrompt();
+
+    warnBeforeUnload(this.dirty);
   }
 
   protected reload(): void {
@@ -178,10 +182,6 @@ export class InstructionPage {
         this.saveError.set(inlineErrorMessage(error, 'Saving failed. Try again.'));
       },
     });
-  }
-
-  protected warnBeforeUnload(event: BeforeUnloadEvent): void {
-    if (this.dirty()) event.preventDefault();
   }
 
   private apply(instruction: SystemInstruction): void {

@@ -1,10 +1,8 @@
-import { provideHttpClient } from '@angular/common/http';
-import { HttpTestingController, provideHttpClientTesting } from '@angular/common/http/testing';
+import type { HttpTestingController } from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
-import { provideRouter } from '@angular/router';
 import type { AppSettingsView } from '@metatronos/shared-types';
-import { EventStream } from '../core/event-stream';
-import { FakeEventStream } from '../testing/fake-event-stream';
+import { setUpApiTest, tearDownApiTest, testIdQueries } from '../testing/api-test';
+import type { FakeEventStream } from '../testing/fake-event-stream';
 import { SettingsPage } from './settings-page';
 
 const SETTINGS: AppSettingsView = {
@@ -24,11 +22,8 @@ describe('SettingsPage', () => {
   let events: FakeEventStream;
 
   const root = () => fixture.nativeElement as HTMLElement;
-  const el = <T extends HTMLElement = HTMLElement>(testId: string, scope: ParentNode = root()) =>
-    scope.querySelector<T>(`[data-testid="${testId}"]`);
-  const all = (testId: string) => Array.from(root().querySelectorAll<HTMLElement>(`[data-testid="${testId}"]`));
+  const { el, all, text } = testIdQueries(root);
   const input = (testId: string, scope?: ParentNode) => el<HTMLInputElement>(testId, scope) as HTMLInputElement;
-  const text = (testId: string) => el(testId)?.textContent?.replace(/\s+/g, ' ').trim();
   const saveButton = () => el<HTMLButtonElement>('save-settings') as HTMLButtonElement;
   const stable = () => fixture.whenStable();
 
@@ -53,17 +48,11 @@ describe('SettingsPage', () => {
   }
 
   beforeEach(() => {
-    events = new FakeEventStream();
-    TestBed.configureTestingModule({
-      imports: [SettingsPage],
-      providers: [provideHttpClient(), provideHttpClientTesting(), provideRouter([]), { provide: EventStream, useValue: events }],
-    });
-    http = TestBed.inject(HttpTestingController);
+    ({ http, events } = setUpApiTest(SettingsPage));
   });
 
   afterEach(() => {
-    http.verify();
-    document.querySelectorAll('.cdk-overlay-container').forEach((node) => (node.innerHTML = ''));
+    tearDownApiTest(http);
   });
 
   it('shows saved secrets only as their mask, with empty inputs, and the other values', async () => {

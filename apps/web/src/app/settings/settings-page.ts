@@ -13,6 +13,7 @@ import { ApiClient } from '../core/api-client';
 import { EventStream } from '../core/event-stream';
 import { type ServerProblem, inlineErrorMessage, pageProblem } from '../core/server-problem';
 import { ServerStatus } from '../core/server-status';
+import { warnBeforeUnload } from '../core/unsaved-changes';
 import { Icon } from '../ui/icon';
 import { ServerError } from '../ui/server-error';
 import { SecretField } from './secret-field';
@@ -70,7 +71,6 @@ export function supportedTimeZones(): string[] {
   ],
   templateUrl: './settings-page.html',
   styleUrl: './settings-page.scss',
-  host: { '(window:beforeunload)': 'warnBeforeUnload($event)' },
 })
 export class SettingsPage {
   private readonly api = inject(ApiClient);
@@ -161,6 +161,8 @@ export class SettingsPage {
       });
 
     this.reload();
+
+    warnBeforeUnload(this.dirty);
   }
 
   protected reload(): void {
@@ -211,10 +213,6 @@ export class SettingsPage {
         this.saveError.set(inlineErrorMessage(error, 'Saving failed. Try again.'));
       },
     });
-  }
-
-  protected warnBeforeUnload(event: BeforeUnloadEvent): void {
-    if (this.dirty()) event.preventDefault();
   }
 
   private apply(settings: AppSettingsView): void {
