@@ -40,7 +40,9 @@ export class CronJobsService {
   async list(): Promise<CronJobView[]> {
     const jobs = await this.jobs.find({}).sort({ createdAt: 1, _id: 1 }).lean<CronJobRecord[]>().exec();
     const timezone = await this.timezone();
-    return jobs.map((job) => this.toView(job, timezone));
+    // One instant for the whole list, so jobs sharing a schedule share its next-runs lookup.
+    const now = this.clock.now();
+    return jobs.map((job) => this.toView(job, timezone, now));
   }
 
   async get(id: string): Promise<CronJobView> {
@@ -82,7 +84,7 @@ export class CronJobsService {
       await this.chats.remove(chat.id).catch(() => undefined);
       throw error;
     }
-    await this.changed(_id, 'created', by);
+    await this.changed(job, 'created', by);
     return this.toView(job, timezone);
   }
 
@@ -101,7 +103,7 @@ export class CronJobsService {
     }
     const updated = await this.jobs.findOneAndUpdate({ _id: job._id }, { $set: set }, { new: true }).lean<CronJobRecord>().exec();
     if (!updated) throw notFound(id);
-    await this.changed(job._id, 'updated', by);
+    await this.changed(updated, 'updated', by);
     return this.toView(updated, timezone);
   }
 
@@ -114,7 +116,7 @@ export class CronJobsService {
   async remove(id: string, by: ChangedBy): Promise<void> {
     const job = await this.record(id);
     await this.jobs.deleteOne({ _id: job._id }).exec();
-    await this.changed(job._id, 'deleted', by);
+    await this.changed(job, 'deleted', by);
     if (job.chatId) await this.chats.remove(job.chatId.toHexString()).catch(() => undefined);
     await this.runs.removeAll('cron', id);
   }
@@ -128,8 +130,10 @@ export class CronJobsService {
     return this.runs.list('cron', id, page);
   }
 
-  private async changed(jobId: Types.ObjectId, change: 'created' | 'updated' | 'deleted', by: ChangedBy): Promise<void> {
-    await this.scheduler.reload();
+  private async changed(job: CronJobRecord, change: 'created' | 'updated' | 'deleted', by: ChangedBy): Promise<void> {
+    const jobId = job._id;
+    if (change === 'deleted') await this.scheduler.remove(jobId.toHexString());
+    else await this.scheduler.upsert(job);
     this.events.emit('cronjobs.changed', { jobId: jobId.toHexString(), change, by, at: this.clock.now().toISOString() });
   }
 
@@ -144,10 +148,10 @@ export class CronJobsService {
     return (await this.settings.get()).timezone;
   }
 
-  private toView(raw: CronJobRecord, timezone: string): CronJobView {
+  private toView(raw: CronJobRecord, timezone: string, now = this.clock.now()): CronJobView {
     const id = raw._id.toHexString();
     const expression = typeof raw.cronExpression === 'string' ? raw.cronExpression : '';
-    const check = checkCronExpression(expression, timezone, this.clock.now(), CRONJOB_NEXT_RUNS);
+    const check = checkCronExpression(expression, timezone, now, CRONJOB_NEXT_RUNS);
     const enabled = raw.enabled !== false;
     const failures = typeof raw.consecutiveFailures === 'number' ? raw.consecutiveFailures : 0;
     return {

@@ -3,8 +3,9 @@ import { InjectModel } from '@nestjs/mongoose';
 import { OnEvent } from '@nestjs/event-emitter';
 import { Types, type Model } from 'mongoose';
 import type { AppEventMap, CronRunView, RunTrigger } from '@metatronos/shared-types';
-import { AutomationRunsService } from '../automations/automation-runs.service';
+import { AutomationRunsService, type RunStart } from '../automations/automation-runs.service';
 import { AutomationTicker, type Schedulable } from '../automations/automation-ticker';
+import { retryWhileBusy } from '../automations/busy-retry';
 import { toRunView } from '../automations/run-views';
 import { checkCronExpression, cronOccurrencesBetween, describeCron, nextCronRuns } from '../automations/schedule-math/cron-schedule';
 import { ChatReplyService } from '../chats/chat-reply.service';
@@ -19,11 +20,20 @@ import { CronJobRecord } from './schemas/cron-job.schema';
 /** A due time handled within this long of its time counts as on time; later, as a catch-up. */
 export const ON_TIME_TOLERANCE_MS = 60_000;
 
+/** What the scheduler keeps of an enabled job with a valid schedule. */
 interface Entry {
-  id: string;
-  expression: string;
+  job: Pick<CronJobRecord, '_id' | 'name' | 'instruction' | 'cronExpression' | 'chatId'>;
   lastDueAt: Date;
   nextDue: Date | null;
+}
+
+/** What a tick decided for one due job, before anything is written. */
+interface Decision {
+  entry: Entry;
+  latest: Date;
+  missed: number;
+  trigger: RunTrigger | null;
+  decidedAt: Date;
 }
 
 /**
@@ -38,7 +48,7 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
   private readonly logger = new Logger(CronScheduler.name);
   private entries = new Map<string, Entry>();
   private readonly running = new Set<string>();
-  /** Loads and ticks run one after another, so a reload never reads a due time a tick is moving. */
+  /** Loads, changes and ticks run one after another, so none reads a due time another is moving. */
   private queue: Promise<void> = Promise.resolve();
 
   constructor(
@@ -71,9 +81,25 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
     return earliest;
   }
 
-  /** Reads every job again (after any change) and re-arms the ticker. */
+  /** Reads every job again (at start, after db_query wrote `cronjobs`, after a timezone change) and re-arms the ticker. */
   async reload(): Promise<void> {
     await this.serial(() => this.load()).catch((error: Error) => this.logger.error(`Could not load the scheduled jobs: ${error.message}`));
+    this.ticker.rearm();
+  }
+
+  /** One job was created or changed through the service: schedule it (or drop it when paused). */
+  async upsert(job: CronJobRecord): Promise<void> {
+    await this.serial(async () => {
+      const { timezone } = await this.settings.get();
+      const entry = this.entryFor(job, timezone);
+      if (entry) this.entries.set(job._id.toHexString(), entry);
+      else this.entries.delete(job._id.toHexString());
+    });
+    this.ticker.rearm();
+  }
+
+  async remove(jobId: string): Promise<void> {
+    await this.serial(async () => void this.entries.delete(jobId));
     this.ticker.rearm();
   }
 
@@ -95,14 +121,6 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
     return this.serial(() => this.fireDue(now));
   }
 
-  private async fireDue(now: Date): Promise<void> {
-    const due = [...this.entries.values()].filter((entry) => entry.nextDue && entry.nextDue <= now);
-    if (!due.length) return;
-    const timezone = (await this.settings.get()).timezone;
-    // Side by side: a hundred jobs due in the same minute all start within it.
-    await Promise.all(due.map((entry) => this.handleDue(entry, now, timezone)));
-  }
-
   /** "Run now": 409 while the job (or a reply in its chat) is running. */
   async runNow(job: CronJobRecord): Promise<CronRunView> {
     const id = job._id.toHexString();
@@ -121,70 +139,109 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
   }
 
   private async load(): Promise<void> {
-    const timezone = (await this.settings.get()).timezone;
+    const { timezone } = await this.settings.get();
     const now = this.clock.now();
     const jobs = await this.jobs.find({}).lean<CronJobRecord[]>().exec();
     const entries = new Map<string, Entry>();
+    const unstarted: Types.ObjectId[] = [];
     for (const job of jobs) {
-      if (job.enabled === false || typeof job.cronExpression !== 'string') continue;
-      if (!checkCronExpression(job.cronExpression, timezone, now).ok) continue;
-      const id = job._id.toHexString();
-      let lastDueAt = job.lastDueAt instanceof Date ? job.lastDueAt : null;
-      if (!lastDueAt) {
+      if (!(job.lastDueAt instanceof Date)) {
         // Written by db_query without a start point: its schedule starts now, nothing is owed from before.
-        lastDueAt = now;
-        await this.jobs.updateOne({ _id: job._id }, { $set: { lastDueAt } }).exec();
+        job.lastDueAt = now;
+        unstarted.push(job._id);
       }
-      const [nextDue] = nextCronRuns(job.cronExpression, timezone, lastDueAt, 1);
-      entries.set(id, { id, expression: job.cronExpression, lastDueAt, nextDue: nextDue ?? null });
+      const entry = this.entryFor(job, timezone);
+      if (entry) entries.set(job._id.toHexString(), entry);
     }
+    if (unstarted.length) await this.jobs.updateMany({ _id: { $in: unstarted } }, { $set: { lastDueAt: now } }).exec();
     this.entries = entries;
   }
 
-  /** Every time due in (lastDueAt, now]: the latest runs (on time or as a catch-up) unless too old; the rest are recorded as missed. */
-  private async handleDue(entry: Entry, now: Date, timezone: string): Promise<void> {
-    const { count, latest } = cronOccurrencesBetween(entry.expression, timezone, entry.lastDueAt, now);
-    const [nextDue] = nextCronRuns(entry.expression, timezone, now, 1);
-    entry.nextDue = nextDue ?? null;
-    if (!latest) return;
-    entry.lastDueAt = latest;
-    const job = await this.jobs.findOneAndUpdate({ _id: new Types.ObjectId(entry.id) }, { $set: { lastDueAt: latest } }, { new: true }).lean<CronJobRecord>().exec();
-    if (!job) {
-      this.entries.delete(entry.id);
-      return;
+  private entryFor(job: CronJobRecord, timezone: string): Entry | null {
+    if (job.enabled === false || typeof job.cronExpression !== 'string' || !(job.lastDueAt instanceof Date)) return null;
+    const [nextDue] = nextCronRuns(job.cronExpression, timezone, job.lastDueAt, 1);
+    if (!nextDue) return null;
+    const { _id, name, instruction, cronExpression, chatId } = job;
+    return { job: { _id, name: typeof name === 'string' && name ? name : 'Untitled job', instruction: String(instruction ?? ''), cronExpression, chatId }, lastDueAt: job.lastDueAt, nextDue };
+  }
+
+  /**
+   * Decides for every due job first (in memory, no I/O), stores the handled
+   * times in one write, then starts the runs side by side.
+   */
+  private async fireDue(now: Date): Promise<void> {
+    const due = [...this.entries.values()].filter((entry) => entry.nextDue && entry.nextDue <= now);
+    if (!due.length) return;
+    const { timezone } = await this.settings.get();
+    const decisions = due.map((entry) => this.decide(entry, now, timezone)).filter((d): d is Decision => d !== null);
+    try {
+      await retryWhileBusy(() =>
+        this.jobs.bulkWrite(decisions.map((d) => ({ updateOne: { filter: { _id: d.entry.job._id }, update: { $set: { lastDueAt: d.latest } } } }))),
+      );
+    } catch (error) {
+      // The runs still start: at worst a restart before the next write catches one of them up again.
+      this.logger.warn(`Could not store the handled due times: ${(error as Error).message}`);
     }
+    for (const decision of decisions) void this.act(decision, timezone);
+  }
+
+  /** Every time due in (lastDueAt, now]: the latest runs (on time or as a catch-up) unless too old; the rest are recorded as missed. */
+  private decide(entry: Entry, now: Date, timezone: string): Decision | null {
+    const { cronExpression } = entry.job;
+    const due = entry.nextDue as Date;
+    // Almost always exactly one time is due: the one after it is the next due time.
+    const [afterDue] = nextCronRuns(cronExpression, timezone, due, 1);
+    let count = 1;
+    let latest = due;
+    if (afterDue && afterDue <= now) ({ count, latest } = cronOccurrencesBetween(cronExpression, timezone, entry.lastDueAt, now) as { count: number; latest: Date });
+    entry.lastDueAt = latest;
+    entry.nextDue = afterDue && afterDue > now ? afterDue : (nextCronRuns(cronExpression, timezone, now, 1)[0] ?? null);
     const late = now.getTime() - latest.getTime();
     const runsLatest = late <= Math.max(this.config.automations.catchUpWindowMs, ON_TIME_TOLERANCE_MS);
-    const missed = runsLatest ? count - 1 : count;
-    const start = { kind: 'cron' as const, jobId: entry.id, chatId: job.chatId?.toHexString() ?? null };
-    if (missed > 0) {
-      const lastMissed = runsLatest ? 'earlier times' : `the last was due at ${formatPromptDateTime(latest, timezone)}`;
-      await this.runs.recordWithoutTurn(
-        { ...start, trigger: 'catch-up', dueAt: latest },
-        'missed',
-        `${count >= 1000 ? 'At least 1000' : missed} scheduled run${missed === 1 ? ' was' : 's were'} missed while MetatronOS was not running (${lastMissed}).`,
-      );
+    return {
+      entry,
+      latest,
+      missed: runsLatest ? count - 1 : count,
+      trigger: runsLatest ? (late <= ON_TIME_TOLERANCE_MS ? 'schedule' : 'catch-up') : null,
+      decidedAt: this.clock.now(),
+    };
+  }
+
+  private async act({ entry, latest, missed, trigger, decidedAt }: Decision, timezone: string): Promise<void> {
+    const { job } = entry;
+    const start: RunStart = { kind: 'cron', jobId: job._id.toHexString(), chatId: job.chatId?.toHexString() ?? null, trigger: trigger ?? 'catch-up', dueAt: latest };
+    try {
+      if (missed > 0) {
+        const which = trigger ? 'earlier times' : `the last was due at ${formatPromptDateTime(latest, timezone)}`;
+        await this.runs.recordWithoutTurn(
+          { ...start, trigger: 'catch-up' },
+          'missed',
+          `${missed >= 1000 ? 'At least 1000' : missed} scheduled run${missed === 1 ? ' was' : 's were'} missed while MetatronOS was not running (${which}).`,
+        );
+      }
+      if (!trigger) return;
+      if (this.isBusy(start.jobId as string, job.chatId)) {
+        await this.runs.recordWithoutTurn(start, 'skipped', 'busy');
+        return;
+      }
+      await this.start(job, trigger, latest, decidedAt);
+    } catch (error) {
+      this.logger.error(`Could not run the job "${job.name}": ${(error as Error).message}`);
     }
-    if (!runsLatest) return;
-    const trigger: RunTrigger = late <= ON_TIME_TOLERANCE_MS ? 'schedule' : 'catch-up';
-    if (this.isBusy(entry.id, job.chatId)) {
-      await this.runs.recordWithoutTurn({ ...start, trigger, dueAt: latest }, 'skipped', 'busy');
-      return;
-    }
-    void this.start(job, trigger, latest, this.clock.now()).catch((error: Error) => this.logger.error(`Could not start the job "${job.name}": ${error.message}`));
   }
 
   /** Marks the job running at once, then stores the run and sends the instruction to the job's chat. */
-  private async start(job: CronJobRecord, trigger: RunTrigger, dueAt: Date | null, startedAt: Date): Promise<CronRunView> {
+  private async start(job: Entry['job'], trigger: RunTrigger, dueAt: Date | null, startedAt: Date): Promise<CronRunView> {
     const id = job._id.toHexString();
     this.running.add(id);
     try {
       const chatId = await this.ensureChat(job);
-      const run = await this.runs.begin({ kind: 'cron', jobId: id, trigger, dueAt, chatId }, startedAt);
+      const run = await retryWhileBusy(() => this.runs.begin({ kind: 'cron', jobId: id, trigger, dueAt, chatId }, startedAt));
       await this.jobs.updateOne({ _id: job._id }, { $set: { lastRun: toRunView(run) } }).exec();
       const { timezone } = await this.settings.get();
+      const context = cronRunContext(job, trigger, dueAt ?? startedAt, timezone);
       void this.runs
-        .runTurn(run, job.instruction, { source: 'cron', prompt: { source: 'cron', extra: cronRunContext(job, trigger, dueAt ?? startedAt, timezone) } }, async (view) => {
+        .runTurn(run, job.instruction, { source: 'cron', prompt: { source: 'cron', extra: context } }, async (view) => {
           await this.finished(job._id, view);
           // Free before the run reads as ended, so "Run now" right after it is accepted.
           this.running.delete(id);
@@ -202,11 +259,11 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
       run.outcome === 'success'
         ? { $set: { lastRun: run, consecutiveFailures: 0 } }
         : { $set: { lastRun: run }, $inc: { consecutiveFailures: 1 } };
-    await this.jobs.updateOne({ _id: jobId }, update).exec();
+    await retryWhileBusy(() => this.jobs.updateOne({ _id: jobId }, update).exec());
   }
 
   /** The job's chat, made again if the owner deleted it. */
-  private async ensureChat(job: CronJobRecord): Promise<string> {
+  private async ensureChat(job: Entry['job']): Promise<string> {
     const { chatId, created } = await this.runs.chatFor(job.chatId, cronChatTitle(job.name), 'cron');
     if (created) {
       job.chatId = new Types.ObjectId(chatId);
@@ -221,7 +278,7 @@ export function cronChatTitle(name: string): string {
 }
 
 /** What the model is told about the run it is in (appended to the combined prompt). */
-export function cronRunContext(job: CronJobRecord, trigger: RunTrigger, dueAt: Date, timezone: string): string {
+export function cronRunContext(job: Pick<CronJobRecord, '_id' | 'name' | 'cronExpression'>, trigger: RunTrigger, dueAt: Date, timezone: string): string {
   const when =
     trigger === 'manual'
       ? 'The owner started this run by hand ("Run now").'

@@ -147,8 +147,28 @@ function joinList(items: string[], conjunction: string): string {
   return `${items.slice(0, -1).join(', ')} ${conjunction} ${items[items.length - 1]}`;
 }
 
-/** Validates `expression` and builds its `CronTime` in `timezone`; every refusal has an owner-readable reason. */
+/** Compiled expressions by zone and text: parsing and `CronTime` construction cost more than the lookups they serve. */
+const compiledCache = new Map<string, Compiled>();
+const COMPILED_CACHE_SIZE = 500;
+/** Next-run lookups by zone, text, start and count: jobs sharing a schedule share the answer (`cron` needs 1–3 ms a step). */
+const runsCache = new Map<string, Date[]>();
+const RUNS_CACHE_SIZE = 2_000;
+
+function remember<T>(cache: Map<string, T>, size: number, key: string, value: T): T {
+  if (cache.size >= size) cache.delete(cache.keys().next().value as string);
+  cache.set(key, value);
+  return value;
+}
+
+/** `compileUncached`, remembered: the answer depends only on the text and the zone. */
 function compile(expression: unknown, timezone: string): Compiled {
+  if (typeof expression !== 'string') return compileUncached(expression, timezone);
+  const key = `${timezone}\u0000${expression}`;
+  return compiledCache.get(key) ?? remember(compiledCache, COMPILED_CACHE_SIZE, key, compileUncached(expression, timezone));
+}
+
+/** Validates `expression` and builds its `CronTime` in `timezone`; every refusal has an owner-readable reason. */
+function compileUncached(expression: unknown, timezone: string): Compiled {
   if (typeof expression !== 'string') return { ok: false, error: `The cron expression must be text. ${HELP}` };
   const trimmed = expression.trim();
   if (trimmed === '') return { ok: false, error: `The cron expression is empty. ${HELP}` };
@@ -219,6 +239,15 @@ function compile(expression: unknown, timezone: string): Compiled {
  * a search it gives up on ends the list. Each step costs `cron` about 1–3 ms.
  */
 function collectRuns(cronTime: CronTime, timezone: string, after: Date, count: number): Date[] {
+  const key = `${timezone}\u0000${cronTime.source.toString()}\u0000${after.getTime()}\u0000${count}`;
+  const known = runsCache.get(key);
+  if (known) return known.map((d) => new Date(d.getTime()));
+  const runs = collectRunsUncached(cronTime, timezone, after, count);
+  remember(runsCache, RUNS_CACHE_SIZE, key, runs.map((d) => new Date(d.getTime())));
+  return runs;
+}
+
+function collectRunsUncached(cronTime: CronTime, timezone: string, after: Date, count: number): Date[] {
   const runs: Date[] = [];
   let cursor = after;
   while (runs.length < count) {
