@@ -7,7 +7,7 @@ import { AutomationRunsService, type RunStart } from '../automations/automation-
 import { AutomationTicker, type Schedulable } from '../automations/automation-ticker';
 import { retryWhileBusy } from '../automations/busy-retry';
 import { toRunView } from '../automations/run-views';
-import { checkCronExpression, cronOccurrencesBetween, describeCron, nextCronRuns } from '../automations/schedule-math/cron-schedule';
+import { cronOccurrencesBetween, describeCron, nextCronRuns } from '../automations/schedule-math/cron-schedule';
 import { ChatReplyService } from '../chats/chat-reply.service';
 import { Clock } from '../clock/clock';
 import type { AppConfig } from '../config/app-config';
