@@ -165,6 +165,17 @@ async function schedulingDrift(api: Api, fake: FakeLlmServer): Promise<void> {
         ? `Scheduling drift (startedAt − dueAt): p50 ${percentile(drift, 50)} ms, p95 ${percentile(drift, 95)} ms, max ${Math.max(...drift)} ms (first ${Math.min(...drift)} ms); ${started.length}/${JOBS} ran (goal p95 ≤ 1000 ms, all ${JOBS}; ${loadBefore})`
         : `Scheduling drift: no run started within ${START_BUDGET_MS / 1000} s of the boundary; 0/${JOBS} ran (goal p95 ≤ 1000 ms, all ${JOBS})`,
     );
+    // Stricter: when each turn's user message was stored (the chat turn has begun and the model call follows).
+    const chatIds = started.map((r) => (r as RunRow & { chatId: Types.ObjectId }).chatId);
+    const userMessages = await db
+      .collection<{ chatId: Types.ObjectId; role: string; createdAt: Date }>('messages')
+      .find({ chatId: { $in: chatIds }, role: 'user', createdAt: { $gte: boundary } })
+      .toArray();
+    const turnDrift = userMessages.map((m) => m.createdAt.getTime() - boundaryMs);
+    if (turnDrift.length)
+      console.log(
+        `Turn begun (user message stored) − dueAt: p50 ${percentile(turnDrift, 50)} ms, p95 ${percentile(turnDrift, 95)} ms, max ${Math.max(...turnDrift)} ms over ${turnDrift.length} turns`,
+      );
     const failed = rows.find((r) => r.error || r.reason);
     console.log(
       succeeded.length === JOBS

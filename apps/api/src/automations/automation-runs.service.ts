@@ -113,8 +113,8 @@ export class AutomationRunsService implements OnApplicationBootstrap, BeforeAppl
     try {
       if (!run.chatId) throw new Error('The run has no chat to write to.');
       const prepared = await this.replies.prepare(run.chatId.toHexString(), content, options);
+      // Stored with the outcome: one write less per run while a burst of runs starts.
       messageId = prepared.assistantMessageId;
-      await this.runs.updateOne({ _id: run._id }, { $set: { messageId: new Types.ObjectId(messageId) } }).exec();
       await prepared.run((event, data) => {
         if (event === 'done') {
           const done = data as { usage?: TokenUsage; stopped?: boolean };

@@ -167,17 +167,20 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
 
   /**
    * Decides for every due job first (in memory, no I/O), stores the handled
-   * times in one write, then starts the runs side by side.
+   * times, then starts the runs side by side.
    */
   private async fireDue(now: Date): Promise<void> {
     const due = [...this.entries.values()].filter((entry) => entry.nextDue && entry.nextDue <= now);
     if (!due.length) return;
     const { timezone } = await this.settings.get();
     const decisions = due.map((entry) => this.decide(entry, now, timezone)).filter((d): d is Decision => d !== null);
+    // One write per distinct due time (usually one): FerretDB 1.24 never answers a bulkWrite of many updates.
+    const byTime = new Map<number, Types.ObjectId[]>();
+    for (const d of decisions) byTime.set(d.latest.getTime(), [...(byTime.get(d.latest.getTime()) ?? []), d.entry.job._id]);
     try {
-      await retryWhileBusy(() =>
-        this.jobs.bulkWrite(decisions.map((d) => ({ updateOne: { filter: { _id: d.entry.job._id }, update: { $set: { lastDueAt: d.latest } } } }))),
-      );
+      for (const [time, ids] of byTime) {
+        await retryWhileBusy(() => this.jobs.updateMany({ _id: { $in: ids } }, { $set: { lastDueAt: new Date(time) } }).exec());
+      }
     } catch (error) {
       // The runs still start: at worst a restart before the next write catches one of them up again.
       this.logger.warn(`Could not store the handled due times: ${(error as Error).message}`);
@@ -237,7 +240,6 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
     try {
       const chatId = await this.ensureChat(job);
       const run = await retryWhileBusy(() => this.runs.begin({ kind: 'cron', jobId: id, trigger, dueAt, chatId }, startedAt));
-      await this.jobs.updateOne({ _id: job._id }, { $set: { lastRun: toRunView(run) } }).exec();
       const { timezone } = await this.settings.get();
       const context = cronRunContext(job, trigger, dueAt ?? startedAt, timezone);
       void this.runs
