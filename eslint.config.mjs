@@ -14,7 +14,7 @@ export default [
         'error',
         {
           enforceBuildableLibDependency: true,
-          allow: ['^.*/eslint(\\.base)?\\.config\\.[cm]?[jt]s$', '^.*/package\\.json$', '^.*/tools/fake-llm/.*$'],
+          allow: ['^.*/eslint(\\.base)?\\.config\\.[cm]?[jt]s$', '^.*/package\\.json$', '^.*/tools/fake-[a-z-]+/.*$'],
           depConstraints: [
             {
               sourceTag: 'scope:api',

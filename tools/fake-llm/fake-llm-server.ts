@@ -4,11 +4,15 @@
  * One HTTP server on 127.0.0.1 answers both wire formats:
  * - OpenAI: `POST /v1/chat/completions` (SSE `data: {chunk}` … `data: [DONE]`, or JSON when not streaming)
  * - Gemini: `POST /v1beta/models/{model}:streamGenerateContent?alt=sse` and `:generateContent`
+ * - Images: OpenAI `POST /v1/images/generations` (JSON) and `POST /v1/images/edits` (multipart), and Gemini
+ *   `:generateContent` asking for `responseModalities: ['IMAGE', …]`, each answered from its own queue
+ *   (`openaiImages`, `geminiImages`) with a small real PNG by default
  *
  * Plain Node (no test framework imports): used by Jest specs, Playwright and benchmarks alike.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { deflateSync } from 'node:zlib';
 
 /** One tool call the fake model makes. `arguments` may be a raw string (e.g. to send invalid JSON). */
 export interface FakeToolCall {
@@ -63,6 +67,47 @@ export interface FakeRecordedRequest {
   /** OpenAI: `body.model`; Gemini: the model in the path. */
   model: string;
   stream: boolean;
+  /** Multipart requests (OpenAI image edits): the file parts; the text fields are in `body`. */
+  files?: FakeUploadedFile[];
+}
+
+export interface FakeUploadedFile {
+  /** The form field, e.g. `image` or `image[]`. */
+  field: string;
+  filename: string;
+  contentType: string;
+  data: Buffer;
+}
+
+/** An image reply (`openaiImages` / `geminiImages`). Every field is optional: `{}` answers the default PNG. */
+export interface FakeImageReply {
+  /** The image bytes (default: `FAKE_PNG`, a real 4×3 PNG). */
+  image?: Buffer;
+  /** Gemini: the part's `mimeType` (default image/png). */
+  mimeType?: string;
+  /** Gemini: a text part before the image; with `noImage`, the only part (as when the model refuses). */
+  text?: string;
+  /** Answer without any image (OpenAI: `data: []`; Gemini: only the text part, `finishReason`). */
+  noImage?: boolean;
+  /** Gemini: the finish reason (default STOP). */
+  finishReason?: string;
+  /** Wait this long before answering (stops early when the client goes away). */
+  delayMs?: number;
+}
+
+/** An HTTP error for an image request, optionally after a delay. */
+export type FakeImageErrorReply = FakeErrorReply & { delayMs?: number };
+
+export type FakeImageReplyScript = FakeImageReply | FakeImageErrorReply | ((request: FakeRecordedRequest) => FakeImageReply | FakeImageErrorReply);
+
+export interface FakeImageProvider {
+  enqueue(...replies: FakeImageReplyScript[]): void;
+  /** Answer when the queue is empty; `{}` (the default PNG) unless set; `null` answers HTTP 500. */
+  fallback: FakeImageReplyScript | null;
+  readonly requests: FakeRecordedRequest[];
+  readonly pending: number;
+  /** Clears the queue and the requests; the fallback goes back to `{}`. */
+  reset(): void;
 }
 
 export interface FakeProvider {
@@ -87,7 +132,11 @@ export interface FakeLlmServer {
   geminiBaseUrl: string;
   openai: FakeProvider;
   gemini: FakeProvider;
-  /** Resets both providers. */
+  /** OpenAI `/v1/images/generations` and `/v1/images/edits`. */
+  openaiImages: FakeImageProvider;
+  /** Gemini `:generateContent` requests asking for image output. */
+  geminiImages: FakeImageProvider;
+  /** Resets every provider. */
   reset(): void;
   /** Stops the server, cutting open connections. */
   close(): Promise<void>;
@@ -95,16 +144,20 @@ export interface FakeLlmServer {
 
 const DEFAULT_USAGE: FakeUsage = { promptTokens: 10, completionTokens: 5 };
 
-function isErrorReply(reply: FakeReply): reply is FakeErrorReply {
+function isErrorReply(reply: object): reply is FakeErrorReply {
   return typeof (reply as FakeErrorReply).status === 'number';
 }
 
-class ScriptedProvider implements FakeProvider {
-  fallback: FakeReplyScript | null = null;
+class ScriptedProvider<R extends object = FakeReply> {
+  fallback: R | ((request: FakeRecordedRequest) => R) | null;
   readonly requests: FakeRecordedRequest[] = [];
-  private readonly queue: FakeReplyScript[] = [];
+  private readonly queue: Array<R | ((request: FakeRecordedRequest) => R)> = [];
 
-  enqueue(...replies: FakeReplyScript[]): void {
+  constructor(private readonly defaultFallback: R | null = null) {
+    this.fallback = defaultFallback;
+  }
+
+  enqueue(...replies: Array<R | ((request: FakeRecordedRequest) => R)>): void {
     this.queue.push(...replies);
   }
 
@@ -114,11 +167,11 @@ class ScriptedProvider implements FakeProvider {
 
   reset(): void {
     this.queue.length = 0;
-    this.fallback = null;
+    this.fallback = this.defaultFallback;
     this.requests.length = 0;
   }
 
-  next(request: FakeRecordedRequest): FakeReply {
+  next(request: FakeRecordedRequest): R | FakeErrorReply {
     const script = this.queue.shift() ?? this.fallback;
     if (script === null) return { status: 500, message: 'fake-llm: no scripted reply for this request' };
     return typeof script === 'function' ? script(request) : script;
@@ -410,13 +463,138 @@ async function answerGemini(req: FakeRecordedRequest, reply: FakeReply, res: Ser
   res.end();
 }
 
+// ---------------------------------------------------------------- Images
+
+const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+
+function crc32(data: Buffer): number {
+  let crc = 0xffffffff;
+  for (const byte of data) crc = CRC_TABLE[(crc ^ byte) & 0xff] ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+function pngChunk(type: string, data: Buffer): Buffer {
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(data.length);
+  const typed = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(typed));
+  return Buffer.concat([length, typed, crc]);
+}
+
+/** A real RGB PNG of `width`×`height` filled with `rgb` (decodable by any viewer). */
+export function makePng(width: number, height: number, rgb: [number, number, number] = [200, 60, 30]): Buffer {
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header[8] = 8; // bit depth
+  header[9] = 2; // colour type RGB
+  const row = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: width }, () => rgb).flat())]);
+  const pixels = Buffer.concat(Array.from({ length: height }, () => row));
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk('IHDR', header),
+    pngChunk('IDAT', deflateSync(pixels)),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+/** The default image reply: a 4×3 PNG. */
+export const FAKE_PNG = makePng(4, 3);
+
+/** Waits `ms`, or less when the client went away. */
+function pause(res: ServerResponse, ms: number | undefined): Promise<void> {
+  if (!ms || ms <= 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    res.once('close', done);
+    function done() {
+      clearTimeout(timer);
+      res.off('close', done);
+      resolve();
+    }
+  });
+}
+
+function clientGone(res: ServerResponse): boolean {
+  return res.destroyed || !res.socket || res.socket.destroyed;
+}
+
+async function answerOpenAiImage(reply: FakeImageReply | FakeImageErrorReply, res: ServerResponse): Promise<void> {
+  await pause(res, reply.delayMs);
+  if (clientGone(res)) return;
+  if (isErrorReply(reply)) return openAiError(res, reply);
+  const image = reply.image ?? FAKE_PNG;
+  sendJson(res, 200, {
+    created: Math.floor(Date.now() / 1000),
+    data: reply.noImage ? [] : [{ b64_json: image.toString('base64') }],
+    usage: { input_tokens: 10, output_tokens: 20, total_tokens: 30 },
+  });
+}
+
+async function answerGeminiImage(req: FakeRecordedRequest, reply: FakeImageReply | FakeImageErrorReply, res: ServerResponse): Promise<void> {
+  await pause(res, reply.delayMs);
+  if (clientGone(res)) return;
+  if (isErrorReply(reply)) return geminiError(res, reply);
+  const parts: Array<Record<string, unknown>> = [];
+  if (reply.text) parts.push({ text: reply.text });
+  if (!reply.noImage) {
+    parts.push({ inlineData: { mimeType: reply.mimeType ?? 'image/png', data: (reply.image ?? FAKE_PNG).toString('base64') } });
+  }
+  sendJson(res, 200, {
+    candidates: [{ content: { parts, role: 'model' }, finishReason: reply.finishReason ?? 'STOP', index: 0 }],
+    usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 20, totalTokenCount: 30 },
+    modelVersion: req.model || 'gemini-fake-image',
+    responseId: randomId('resp-'),
+  });
+}
+
+/** A `multipart/form-data` body: text fields and file parts. */
+function parseMultipart(raw: Buffer, contentType: string | undefined): { fields: Record<string, string>; files: FakeUploadedFile[] } | null {
+  const boundary = /boundary=(?:"([^"]+)"|([^;]+))/i.exec(contentType ?? '');
+  if (!contentType?.startsWith('multipart/form-data') || !boundary) return null;
+  const delimiter = Buffer.from(`--${boundary[1] ?? boundary[2]}`);
+  const fields: Record<string, string> = {};
+  const files: FakeUploadedFile[] = [];
+  let start = raw.indexOf(delimiter);
+  while (start >= 0) {
+    const next = raw.indexOf(delimiter, start + delimiter.length);
+    if (next < 0) break;
+    // Between "--boundary\r\n" and "\r\n--boundary".
+    const part = raw.subarray(start + delimiter.length + 2, next - 2);
+    const split = part.indexOf('\r\n\r\n');
+    if (split >= 0) {
+      const headers = part.subarray(0, split).toString('utf8');
+      const data = part.subarray(split + 4);
+      const name = /name="([^"]*)"/i.exec(headers)?.[1] ?? '';
+      const filename = /filename="([^"]*)"/i.exec(headers)?.[1];
+      if (filename !== undefined) {
+        files.push({ field: name, filename, contentType: /content-type:\s*([^\r\n]+)/i.exec(headers)?.[1] ?? '', data: Buffer.from(data) });
+      } else {
+        fields[name] = data.toString('utf8');
+      }
+    }
+    start = next;
+  }
+  return { fields, files };
+}
+
+function wantsImage(body: unknown): boolean {
+  const modalities = (body as { generationConfig?: { responseModalities?: unknown } } | undefined)?.generationConfig?.responseModalities;
+  return Array.isArray(modalities) && modalities.some((m) => String(m).toUpperCase() === 'IMAGE');
+}
+
 // ---------------------------------------------------------------- server
 
-function readBody(req: IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }
@@ -429,16 +607,20 @@ function header(req: IncomingMessage, name: string): string | undefined {
 const GEMINI_ROUTE = /^\/v1beta\/models\/([^/:]+):(streamGenerateContent|generateContent)$/;
 
 export async function startFakeLlmServer(): Promise<FakeLlmServer> {
-  const openai = new ScriptedProvider();
-  const gemini = new ScriptedProvider();
+  const openai = new ScriptedProvider<FakeReply>();
+  const gemini = new ScriptedProvider<FakeReply>();
+  const openaiImages = new ScriptedProvider<FakeImageReply | FakeImageErrorReply>({});
+  const geminiImages = new ScriptedProvider<FakeImageReply | FakeImageErrorReply>({});
   const sockets = new Set<Socket>();
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const raw = await readBody(req);
-    let body: unknown;
+    const rawBytes = await readBody(req);
+    const multipart = parseMultipart(rawBytes, header(req, 'content-type'));
+    const raw = multipart ? '' : rawBytes.toString('utf8');
+    let body: unknown = multipart?.fields;
     try {
-      body = raw ? JSON.parse(raw) : undefined;
+      if (!multipart) body = raw ? JSON.parse(raw) : undefined;
     } catch {
       body = undefined;
     }
@@ -448,7 +630,20 @@ export async function startFakeLlmServer(): Promise<FakeLlmServer> {
       query: Object.fromEntries(url.searchParams.entries()),
       headers: { ...req.headers },
       body,
+      ...(multipart ? { files: multipart.files } : {}),
     };
+
+    if (req.method === 'POST' && (url.pathname === '/v1/images/generations' || url.pathname === '/v1/images/edits')) {
+      const auth = header(req, 'authorization');
+      const request: FakeRecordedRequest = {
+        ...record,
+        apiKey: auth?.startsWith('Bearer ') ? auth.slice('Bearer '.length) : null,
+        model: String((body as { model?: unknown } | undefined)?.model ?? ''),
+        stream: false,
+      };
+      openaiImages.requests.push(request);
+      return answerOpenAiImage(openaiImages.next(request), res);
+    }
 
     if (req.method === 'POST' && url.pathname === '/v1/chat/completions') {
       const auth = header(req, 'authorization');
@@ -471,6 +666,10 @@ export async function startFakeLlmServer(): Promise<FakeLlmServer> {
         model: decodeURIComponent(match[1]),
         stream: match[2] === 'streamGenerateContent',
       };
+      if (!request.stream && wantsImage(body)) {
+        geminiImages.requests.push(request);
+        return answerGeminiImage(request, geminiImages.next(request), res);
+      }
       gemini.requests.push(request);
       return answerGemini(request, gemini.next(request), res);
     }
@@ -502,9 +701,13 @@ export async function startFakeLlmServer(): Promise<FakeLlmServer> {
     geminiBaseUrl: base,
     openai,
     gemini,
+    openaiImages,
+    geminiImages,
     reset() {
       openai.reset();
       gemini.reset();
+      openaiImages.reset();
+      geminiImages.reset();
     },
     close() {
       return new Promise<void>((resolve) => {

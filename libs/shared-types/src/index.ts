@@ -7,3 +7,6 @@ export * from './lib/system-instruction';
 export * from './lib/chats';
 export * from './lib/data';
 export * from './lib/automations';
+export * from './lib/media';
+export * from './lib/web-search';
+export * from './lib/attachments';

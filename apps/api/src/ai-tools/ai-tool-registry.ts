@@ -26,6 +26,11 @@ export class AiToolRegistry implements OnModuleInit {
     this.logger.debug(`Tools: ${[...this.tools.keys()].join(', ')}`);
   }
 
+  /** The time limit of one call of `name`: the tool's own, or `fallback`. */
+  timeoutOf(name: string, fallback: number): number {
+    return this.tools.get(name)?.timeoutMs ?? fallback;
+  }
+
   names(): string[] {
     return [...this.tools.keys()];
   }

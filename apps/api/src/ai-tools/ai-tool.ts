@@ -27,6 +27,8 @@ export interface AiTool {
   readonly definition: LlmToolSpec;
   /** One line for the prompt's "Available Tools" section (without the name). */
   readonly promptLine: string;
+  /** How long one call may run; omitted: `LLM_TOOL_TIMEOUT_MS`. Slow tools (image generation) set their own. */
+  readonly timeoutMs?: number;
   /** Omitted: always available (when tools are on at all). */
   isAvailable?(context: AiToolAvailabilityContext): boolean | Promise<boolean>;
   /**

@@ -20,6 +20,9 @@ import { AutomationsModule } from '../automations/automations.module';
 import { ChatsModule } from '../chats/chats.module';
 import { CronModule } from '../cron/cron.module';
 import { PulseModule } from '../pulse/pulse.module';
+import { WebSearchModule } from '../web-search/web-search.module';
+import { MediaModule } from '../media/media.module';
+import { AttachmentsModule } from '../attachments/attachments.module';
 import { DataModule } from '../data/data.module';
 import { LlmModule } from '../llm/llm.module';
 import { PersonalDataModule } from '../personal-data/personal-data.module';
@@ -59,6 +62,9 @@ export class AppModule {
         AutomationsModule,
         CronModule,
         PulseModule,
+        WebSearchModule,
+        MediaModule,
+        AttachmentsModule,
       ],
       providers: [
         { provide: APP_CONFIG, useValue: config },

@@ -10,10 +10,12 @@ import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
 import type {
   AssistantPart,
+  MessageAttachment,
   ChatStreamEventMap,
   ChatStreamEventName,
   TokenUsage,
 } from '@metatronos/shared-types';
+import { AttachmentsService } from '../attachments/attachments.service';
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
 import { TurnError } from '../llm/llm-errors';
@@ -37,6 +39,8 @@ export interface ReplyOptions {
   model?: string;
   prompt?: TurnRequest['prompt'];
   toolFilter?: TurnRequest['toolFilter'];
+  /** Uploaded files to send with the message (each unsent so far); refused with 400 otherwise. */
+  attachmentIds?: string[];
 }
 
 export interface PreparedReply {
@@ -79,6 +83,7 @@ export class ChatReplyService
     private readonly cache: ChatCache,
     private readonly clock: Clock,
     private readonly events: AppEventBus,
+    private readonly attachments: AttachmentsService,
   ) {
     super();
   }
@@ -143,7 +148,8 @@ export class ChatReplyService
   /**
    * Checks everything that can be checked before writing (chat exists, no reply
    * running, a model and key are configured), then stores the user message and
-   * an empty assistant message. Throws an HttpException and writes nothing otherwise.
+   * an empty assistant message. Throws an HttpException and writes nothing otherwise (attachments
+   * that are unknown or already sent are refused with 400).
    */
   async prepare(
     chatId: string,
@@ -171,8 +177,11 @@ export class ChatReplyService
     this.running.set(chatId, { controller, done });
     try {
       const now = this.clock.now();
+      const userId = new Types.ObjectId();
+      // Linked first (atomically, refusing any already sent); released again if the messages cannot be stored.
+      const attached = await this.attachments.claim(options.attachmentIds ?? [], chat._id, userId);
       const user: MessageRecord = {
-        _id: new Types.ObjectId(),
+        _id: userId,
         chatId: chat._id,
         role: 'user',
         content,
@@ -180,6 +189,7 @@ export class ChatReplyService
         error: null,
         model: null,
         usage: null,
+        ...(attached.length ? { attachments: attached } : {}),
         createdAt: now,
         updatedAt: now,
       };
@@ -203,7 +213,10 @@ export class ChatReplyService
       const [earlier] = await Promise.all([
         this.cache.history(chat, user._id),
         this.messages.collection.insertMany([user, assistant]),
-      ]);
+      ]).catch(async (error: unknown) => {
+        if (attached.length) await this.attachments.release(userId);
+        throw error;
+      });
       this.cache.append(chat._id, user);
       // The chat's activity time and title need not hold up the model call; run() waits for them before it ends.
       const chatFields: Partial<ChatRecord> = {
@@ -241,6 +254,7 @@ export class ChatReplyService
             userView,
             assistant,
             history: toLlmHistory(earlier),
+            attached,
           })
             .then(async () => void (await chatUpdated))
             .finally(() => {
@@ -270,6 +284,7 @@ export class ChatReplyService
     userView: ReturnType<typeof toChatMessage>;
     assistant: MessageRecord;
     history: ReturnType<typeof toLlmHistory>;
+    attached: MessageAttachment[];
   }): Promise<void> {
     const { sink } = turn;
     const assistantId = turn.assistant._id;
@@ -314,6 +329,7 @@ export class ChatReplyService
     let usage: TokenUsage | undefined;
     let failure: TurnError | null = null;
     try {
+      const attachments = turn.attached.length ? await this.attachments.forTurn(turn.attached) : undefined;
       const outcome = await this.runner.runTurn(
         {
           source: turn.options.source ?? 'chat',
@@ -321,6 +337,7 @@ export class ChatReplyService
           messageId,
           history: turn.history,
           userMessage: turn.content,
+          attachments,
           signal: turn.controller.signal,
           model: turn.options.model,
           prompt: turn.options.prompt,

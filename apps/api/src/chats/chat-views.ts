@@ -23,6 +23,7 @@ export function toChatMessage(message: MessageRecord): ChatMessage {
     createdAt: message.createdAt.toISOString(),
     updatedAt: message.updatedAt.toISOString(),
   };
+  if (message.attachments?.length) view.attachments = message.attachments.map((a) => ({ ...a }));
   if (message.role === 'assistant') {
     view.parts = message.parts ?? [];
     view.error = message.error ?? null;

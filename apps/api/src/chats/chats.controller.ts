@@ -110,7 +110,7 @@ export class ChatsController {
   @ApiOkResponse({ description: 'text/event-stream of the reply' })
   @ApiBadRequestResponse({
     description:
-      'Empty content, or no model / API key configured; nothing is stored',
+      'Empty content, no model / API key configured, or an unknown or already sent attachment; nothing is stored',
   })
   @ApiNotFoundResponse({ description: 'No such chat' })
   @ApiConflictResponse({
@@ -121,7 +121,7 @@ export class ChatsController {
     @Body() body: SendMessageDto,
     @Res() res: Response,
   ): Promise<void> {
-    const reply = await this.replies.prepare(id, body.content);
+    const reply = await this.replies.prepare(id, body.content, { attachmentIds: body.attachmentIds });
     res.status(200);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     res.setHeader('Cache-Control', 'no-cache, no-transform');

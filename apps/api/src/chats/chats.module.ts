@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
+import { AttachmentsModule } from '../attachments/attachments.module';
 import { ChatCache } from './chat-cache';
 import { ChatReplyService } from './chat-reply.service';
 import { ChatsController } from './chats.controller';
@@ -9,6 +10,7 @@ import { MessageRecord, MessageSchema } from './schemas/message.schema';
 
 @Module({
   imports: [
+    AttachmentsModule,
     MongooseModule.forFeature([
       { name: ChatRecord.name, schema: ChatSchema },
       { name: MessageRecord.name, schema: MessageSchema },

@@ -11,10 +11,11 @@ export function toLlmHistory(messages: MessageRecord[]): LlmHistoryMessage[] {
   const history: LlmHistoryMessage[] = [];
   for (const message of messages) {
     if (message.role === 'user') {
+      const text = withAttachmentNotes(message);
       const last = history[history.length - 1];
       if (last?.role === 'user')
-        last.text = `${last.text}\n\n${message.content}`;
-      else history.push({ role: 'user', text: message.content });
+        last.text = `${last.text}\n\n${text}`;
+      else history.push({ role: 'user', text });
       continue;
     }
     // A call that never finished (result null) is given to the model as an error by the adapters (toolResultText).
@@ -25,4 +26,10 @@ export function toLlmHistory(messages: MessageRecord[]): LlmHistoryMessage[] {
     history.push({ role: 'assistant', parts });
   }
   return history;
+}
+
+/** Files are given to the model with their own turn only; later turns keep a note of what was attached. */
+function withAttachmentNotes(message: MessageRecord): string {
+  const notes = (message.attachments ?? []).map((a) => `[attached: ${a.name}]`);
+  return notes.length ? `${message.content}\n${notes.join('\n')}` : message.content;
 }

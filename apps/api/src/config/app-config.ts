@@ -23,6 +23,21 @@ export interface AppConfig {
   /** Caps of one LLM turn (chat, cron, pulse and auto-reply alike). */
   llm: LlmLimits;
   automations: AutomationLimits;
+  webSearch: WebSearchConfig;
+  media: MediaConfig;
+}
+
+export interface WebSearchConfig {
+  /** Brave Search API base (tests point it at a local fake). */
+  braveBaseUrl: string;
+  timeoutMs: number;
+}
+
+export interface MediaConfig {
+  /** Largest attachment accepted (bytes); larger uploads get 413. */
+  attachmentMaxBytes: number;
+  /** How long one image generation or edit may take. */
+  imageTimeoutMs: number;
 }
 
 export interface AutomationLimits {
@@ -102,6 +117,9 @@ export function loadAppConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd(
     allowedHosts = [...new Set([...LOOPBACK_NAMES, ...bindName, ...listed])];
   }
 
+  const braveBaseUrl = (text('BRAVE_SEARCH_BASE_URL') ?? 'https://api.search.brave.com/res/v1').replace(/\/+$/, '');
+  if (!/^https?:\/\/\S+$/.test(braveBaseUrl)) problems.push(`BRAVE_SEARCH_BASE_URL must be an http(s) URL (got "${braveBaseUrl}")`);
+
   const config: AppConfig = {
     port,
     host,
@@ -124,6 +142,14 @@ export function loadAppConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd(
       catchUpWindowMs: integer('CRON_CATCH_UP_HOURS', 6, 0, 168) * 3_600_000,
       failureAlertAfter: integer('CRON_FAILURE_ALERT_AFTER', 3, 1, 100),
       runHistoryLimit: integer('AUTOMATION_RUN_HISTORY', 200, 10, 10_000),
+    },
+    webSearch: {
+      braveBaseUrl,
+      timeoutMs: integer('WEB_SEARCH_TIMEOUT_MS', 10_000, 500, 120_000),
+    },
+    media: {
+      attachmentMaxBytes: integer('ATTACHMENT_MAX_MB', 20, 1, 1024) * 1024 * 1024,
+      imageTimeoutMs: integer('IMAGE_TIMEOUT_MS', 120_000, 1_000, 600_000),
     },
   };
   if (problems.length) throw new ConfigError(problems);

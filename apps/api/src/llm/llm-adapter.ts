@@ -1,5 +1,14 @@
 import type { AssistantPart, TokenUsage } from '@metatronos/shared-types';
 
+/**
+ * A file sent with the new user message, read for this turn only: images and PDF as bytes (the
+ * adapter encodes them the provider's way), text files as text (capped), or a file that could not be read.
+ */
+export type LlmAttachment =
+  | { kind: 'image' | 'pdf'; name: string; mime: string; size: number; data: Buffer }
+  | { kind: 'text'; name: string; mime: string; size: number; text: string; truncated: boolean }
+  | { kind: 'unavailable'; name: string; mime: string; size: number };
+
 /** A JSON Schema object describing a tool's arguments (always `type: "object"` at the top). */
 export interface JsonSchemaObject {
   type: 'object';
@@ -42,6 +51,8 @@ export interface LlmTurnRequest {
   history: LlmHistoryMessage[];
   /** The new user message. */
   userMessage: string;
+  /** Files sent with the new user message (earlier messages only keep an "[attached: name]" note). */
+  attachments?: LlmAttachment[];
   /** `null` or empty: no tools, a plain streamed reply. */
   tools: LlmToolSpec[] | null;
   /** At most this many model calls that end in tool calls; then the turn ends with `toolRoundsExhausted`. */

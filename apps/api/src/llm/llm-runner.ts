@@ -22,6 +22,7 @@ import { LlmAdapterFactory } from './llm-adapter.factory';
 import {
   LlmProviderError,
   type LlmConnection,
+  type LlmAttachment,
   type LlmHistoryMessage,
   type LlmToolCall,
 } from './llm-adapter';
@@ -36,6 +37,8 @@ export interface TurnRequest {
   messageId: string | null;
   history: LlmHistoryMessage[];
   userMessage: string;
+  /** Files sent with the user message. */
+  attachments?: LlmAttachment[];
   /** Stop button / caller cancellation. */
   signal: AbortSignal;
   /** A model id instead of the primary model. */
@@ -128,6 +131,7 @@ export class LlmRunner {
           systemPrompt,
           history: request.history,
           userMessage: request.userMessage,
+          attachments: request.attachments,
           tools: tools.length ? tools : null,
           maxToolRounds,
           signal,
@@ -139,9 +143,10 @@ export class LlmRunner {
           executeTool: async (call) => {
             listener.toolCall(call);
             const started = performance.now();
+            const limit = this.tools.timeoutOf(call.name, toolTimeoutMs);
             const toolSignal = AbortSignal.any([
               signal,
-              AbortSignal.timeout(toolTimeoutMs),
+              AbortSignal.timeout(limit),
             ]);
             // The registry answers every call with a JSON string and never throws, so a rejection here is the abort.
             const result = await untilAborted(
@@ -158,7 +163,7 @@ export class LlmRunner {
                     'The reply was cancelled before this tool finished.',
                   )
                 : toolError(
-                    `The tool '${call.name}' did not finish within ${seconds(toolTimeoutMs)} and was abandoned.`,
+                    `The tool '${call.name}' did not finish within ${seconds(limit)} and was abandoned.`,
                   ),
             );
             listener.toolResult({

@@ -52,6 +52,11 @@ export const appRoutes: Routes = [
         loadComponent: () => import('./automations/automations-page').then((m) => m.AutomationsPage),
       },
       {
+        path: 'tools',
+        title: pageTitle('Tools'),
+        loadComponent: () => import('./tools/tools-page').then((m) => m.ToolsPage),
+      },
+      {
         path: 'instruction',
         title: pageTitle('Instruction'),
         loadComponent: () => import('./instruction/instruction-page').then((m) => m.InstructionPage),

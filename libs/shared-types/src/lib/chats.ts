@@ -1,3 +1,5 @@
+import type { MessageAttachment } from './attachments';
+
 /** What a chat is for: the owner's own conversation, a scheduled job's runs, or the Pulse heartbeat. */
 export type ChatKind = 'chat' | 'cron' | 'pulse';
 
@@ -62,6 +64,8 @@ export interface ChatMessage {
   error?: string | null;
   model?: string | null;
   usage?: TokenUsage | null;
+  /** User messages sent with files: what was attached (the files are at `/api/attachments/<id>`). */
+  attachments?: MessageAttachment[];
   createdAt: string;
   updatedAt: string;
 }
@@ -69,6 +73,7 @@ export interface ChatMessage {
 /** `POST /api/chats/:id/messages` */
 export interface SendMessageRequest {
   content: string;
+  /** Ids from `POST /api/attachments`, each unsent so far (at most MAX_ATTACHMENTS_PER_MESSAGE). */
   attachmentIds?: string[];
 }
 

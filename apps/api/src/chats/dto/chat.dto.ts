@@ -1,9 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsInt, IsMongoId, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsInt, IsMongoId, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import {
   CHAT_TITLE_MAX_LENGTH,
+  MAX_ATTACHMENTS_PER_MESSAGE,
   MESSAGE_MAX_LENGTH,
+  type AttachmentKind,
+  type MessageAttachment,
   type AssistantPart,
   type ChatMessage,
   type ChatSummary,
@@ -41,10 +44,16 @@ export class SendMessageDto implements SendMessageRequest {
   @MaxLength(MESSAGE_MAX_LENGTH)
   content!: string;
 
-  @ApiPropertyOptional({ type: [String], description: 'Reserved for attachments (a later release); must be empty for now' })
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: MAX_ATTACHMENTS_PER_MESSAGE,
+    description: 'Ids from POST /api/attachments, each not yet sent with another message',
+  })
   @IsOptional()
   @IsArray()
-  @ArrayMaxSize(0, { message: 'attachmentIds are not supported yet' })
+  @ArrayMaxSize(MAX_ATTACHMENTS_PER_MESSAGE, { message: `at most ${MAX_ATTACHMENTS_PER_MESSAGE} attachments go with one message` })
+  @ArrayUnique({ message: 'attachmentIds must not repeat an id' })
+  @IsMongoId({ each: true, message: 'each of attachmentIds must be an attachment id' })
   attachmentIds?: string[];
 }
 
@@ -78,6 +87,19 @@ export class ChatSummaryDto implements ChatSummary {
   running!: boolean;
 }
 
+export class MessageAttachmentDto implements MessageAttachment {
+  @ApiProperty({ description: 'The file is at /api/attachments/<id>' })
+  id!: string;
+  @ApiProperty()
+  name!: string;
+  @ApiProperty()
+  mime!: string;
+  @ApiProperty()
+  size!: number;
+  @ApiProperty({ enum: ['image', 'text', 'pdf'] })
+  kind!: AttachmentKind;
+}
+
 export class ChatMessageDto implements ChatMessage {
   @ApiProperty()
   id!: string;
@@ -97,6 +119,8 @@ export class ChatMessageDto implements ChatMessage {
   model?: string | null;
   @ApiPropertyOptional({ type: 'object', nullable: true, additionalProperties: true })
   usage?: TokenUsage | null;
+  @ApiPropertyOptional({ type: [MessageAttachmentDto], description: 'User messages sent with files' })
+  attachments?: MessageAttachment[];
   @ApiProperty()
   createdAt!: string;
   @ApiProperty()

@@ -1,6 +1,6 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import { Schema as MongooseSchema, type Types } from 'mongoose';
-import type { AssistantPart, MessageStatus, TokenUsage } from '@metatronos/shared-types';
+import type { AssistantPart, MessageAttachment, MessageStatus, TokenUsage } from '@metatronos/shared-types';
 
 /** One message of a chat. An assistant reply keeps its text and tool calls in order in `parts`. */
 @Schema({ collection: 'messages', versionKey: false })
@@ -14,6 +14,9 @@ export class MessageRecord {
   content!: string;
   @Prop({ type: [MongooseSchema.Types.Mixed], default: undefined })
   parts?: AssistantPart[];
+  /** User messages: the files sent with it ({ id, name, mime, size, kind }; the records are in `attachments`). */
+  @Prop({ type: [MongooseSchema.Types.Mixed], default: undefined })
+  attachments?: MessageAttachment[];
   @Prop({ type: String, required: true, enum: ['streaming', 'complete', 'stopped', 'error'] })
   status!: MessageStatus;
   @Prop({ type: String, default: null })

@@ -29,6 +29,7 @@ import {
   unknownError,
 } from './adapter-support';
 import { untilAborted } from '../until-aborted';
+import { geminiUserParts } from './attachment-parts';
 import { toGeminiFunctionResponse, toGeminiHistory } from './history-mapping';
 
 export interface GeminiAdapterOptions {
@@ -184,7 +185,7 @@ export class GeminiAdapter implements LlmAdapter {
       history[history.length - 1]?.role === 'user'
         ? (history.pop()?.parts ?? [])
         : [];
-    let message: Part[] = [...trailing, { text: request.userMessage }];
+    let message: Part[] = [...trailing, ...geminiUserParts(request.userMessage, request.attachments)];
 
     const chat = ai.chats.create({ model: request.model, history, config });
     const usage = new UsageTotal();

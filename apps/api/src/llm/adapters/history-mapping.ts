@@ -4,7 +4,8 @@ import type {
   ChatCompletionMessageToolCall,
 } from 'openai/resources/chat/completions';
 import type { ToolCallRecord } from '@metatronos/shared-types';
-import type { LlmHistoryMessage } from '../llm-adapter';
+import type { LlmAttachment, LlmHistoryMessage } from '../llm-adapter';
+import { openAiUserContent } from './attachment-parts';
 
 /** One model call of an earlier assistant reply: the text it wrote, then the tools it called. */
 interface ReplySegment {
@@ -53,6 +54,7 @@ export function toOpenAiMessages(
   systemPrompt: string | null,
   history: LlmHistoryMessage[],
   userMessage: string,
+  attachments: readonly LlmAttachment[] = [],
 ): ChatCompletionMessageParam[] {
   const messages: ChatCompletionMessageParam[] = [];
   if (systemPrompt !== null)
@@ -91,7 +93,7 @@ export function toOpenAiMessages(
       }
     }
   }
-  messages.push({ role: 'user', content: userMessage });
+  messages.push({ role: 'user', content: openAiUserContent(userMessage, attachments) });
   return messages;
 }
 

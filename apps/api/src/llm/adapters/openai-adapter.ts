@@ -135,6 +135,7 @@ export class OpenAiAdapter implements LlmAdapter {
       request.systemPrompt || null,
       request.history,
       request.userMessage,
+      request.attachments,
     );
     const onText = (delta: string) => {
       if (delta && !request.signal.aborted) sink.onText(delta);

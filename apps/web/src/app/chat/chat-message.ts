@@ -1,4 +1,6 @@
 import { ChangeDetectionStrategy, Component, computed, input } from '@angular/core';
+import type { MessageAttachment } from '@metatronos/shared-types';
+import { AttachmentList } from './attachment-list';
 import { type MessageView, partsOf } from './live-reply';
 import { MarkdownView } from './markdown-view';
 import { ToolChip } from './tool-chip';
@@ -7,11 +9,14 @@ import { ToolChip } from './tool-chip';
 @Component({
   selector: 'mt-chat-message',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [MarkdownView, ToolChip],
+  imports: [AttachmentList, MarkdownView, ToolChip],
   template: `
     @if (message().role === 'user') {
       <div class="bubble user" data-testid="user-message" [attr.data-message-id]="message().id">
         <span class="mt-visually-hidden">You said:</span>
+        @if (attachments().length) {
+          <mt-attachment-list [attachments]="attachments()" data-testid="message-attachments" />
+        }
         <p class="user-text">{{ message().content }}</p>
       </div>
     } @else {
@@ -126,9 +131,10 @@ import { ToolChip } from './tool-chip';
   `,
 })
 export class ChatMessageView {
-  readonly message = input.required<MessageView>();
+  readonly message = input.required<MessageView & { attachments?: MessageAttachment[] }>();
   /** The reply is still arriving: tool calls without a result are running, not cut off. */
   readonly streaming = input(false);
 
   protected readonly parts = computed(() => partsOf(this.message()));
+  protected readonly attachments = computed(() => this.message().attachments ?? []);
 }

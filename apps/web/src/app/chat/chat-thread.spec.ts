@@ -336,4 +336,114 @@ describe('ChatThread', () => {
     expect(all('user-message').map((m) => m.textContent)).toEqual([expect.stringContaining('other chat')]);
     expect(input().disabled).toBe(false);
   });
+
+  describe('attachments', () => {
+    const picker = () => el<HTMLInputElement>('attachment-input') as HTMLInputElement;
+
+    async function pick(...files: File[]): Promise<void> {
+      Object.defineProperty(picker(), 'files', { value: files, configurable: true });
+      picker().dispatchEvent(new Event('change'));
+      await stable();
+    }
+
+    function uploadRequests() {
+      return http.match((req) => req.url === '/api/attachments' && req.method === 'POST');
+    }
+
+    it('uploads picked files with a progress bar, then sends their ids with the message', async () => {
+      await open([]);
+      await pick(new File(['png-bytes'], 'dot.png', { type: 'image/png' }));
+      const [upload] = uploadRequests();
+      expect(upload.request.body).toBeInstanceOf(FormData);
+      expect((upload.request.body as FormData).get('file')).toBeInstanceOf(File);
+      upload.event({ type: 1, loaded: 4, total: 8 } as never);
+      await stable();
+      expect(el('pending-attachment')?.getAttribute('data-status')).toBe('uploading');
+      expect(el('attachment-progress')?.getAttribute('aria-valuenow')).toBe('50');
+      type('What is this?');
+      await stable();
+      expect(sendButton().disabled).toBe(true);
+
+      upload.flush({ id: 'a1', name: 'dot.png', mime: 'image/png', size: 9 }, { status: 201, statusText: 'Created' });
+      await stable();
+      expect(el('pending-attachment')?.getAttribute('data-status')).toBe('done');
+      expect(sendButton().disabled).toBe(false);
+      press('Enter');
+      await stable();
+      expect(send).toHaveBeenCalledWith('c1', { content: 'What is this?', attachmentIds: ['a1'] });
+      expect(all('pending-attachment')).toHaveLength(0);
+      // The optimistic message already shows the image.
+      const image = el<HTMLImageElement>('attachment-image')?.querySelector('img');
+      expect(image?.getAttribute('src')).toBe('/api/attachments/a1');
+      expect(image?.getAttribute('alt')).toBe('dot.png');
+      replies.complete();
+      await stable();
+      http.expectOne(LATEST).flush([]);
+    });
+
+    it('shows why the server refused a file, lets it be removed, and sends without it', async () => {
+      await open([]);
+      await pick(new File(['x'], 'huge.txt'), new File(['x'], 'tool.exe'));
+      const [big, exe] = uploadRequests();
+      big.flush({ statusCode: 413, message: 'The file is larger than the 20 MB limit for attachments (ATTACHMENT_MAX_MB).' }, { status: 413, statusText: 'Payload Too Large' });
+      exe.flush(null, { status: 415, statusText: 'Unsupported Media Type' });
+      await stable();
+      expect(all('attachment-error').map((e) => e.textContent?.trim())).toEqual([
+        'The file is larger than the 20 MB limit for attachments (ATTACHMENT_MAX_MB).',
+        '"tool.exe" is not a file type that can be attached.',
+      ]);
+      all('remove-attachment')[0].click();
+      await stable();
+      expect(all('pending-attachment')).toHaveLength(1);
+      type('hello');
+      await stable();
+      press('Enter');
+      await stable();
+      expect(send).toHaveBeenCalledWith('c1', { content: 'hello' });
+      replies.complete();
+      await stable();
+      http.expectOne(LATEST).flush([]);
+    });
+
+    it('puts the files back when the server refuses the message', async () => {
+      await open([]);
+      await pick(new File(['a'], 'notes.txt', { type: 'text/plain' }));
+      uploadRequests()[0].flush({ id: 'a2', name: 'notes.txt', mime: 'text/plain', size: 1 }, { status: 201, statusText: 'Created' });
+      await sendMessage('Summarise');
+      expect(all('pending-attachment')).toHaveLength(0);
+      replies.error(new ChatSendError(409, 'A reply is already running in this chat.'));
+      await stable();
+      expect(all('pending-attachment')).toHaveLength(1);
+      expect(el('send-error')?.textContent).toContain('already running');
+    });
+
+    it('accepts files dropped on the thread', async () => {
+      await open([]);
+      const file = new File(['a'], 'drop.md');
+      const drop = new Event('drop', { cancelable: true }) as DragEvent;
+      Object.defineProperty(drop, 'dataTransfer', { value: { types: ['Files'], files: [file] } });
+      fixture.nativeElement.dispatchEvent(drop);
+      await stable();
+      expect(drop.defaultPrevented).toBe(true);
+      expect(el('pending-attachment')?.textContent).toContain('drop.md');
+      uploadRequests()[0].flush({ id: 'a3', name: 'drop.md', mime: 'text/markdown', size: 1 }, { status: 201, statusText: 'Created' });
+    });
+
+    it('shows the attachments of stored messages: thumbnails for images, download chips for files', async () => {
+      await open([
+        {
+          ...userMessage('m1', 'Look'),
+          attachments: [
+            { id: 'i1', name: 'cat.jpg', mime: 'image/jpeg', size: 2048, kind: 'image' },
+            { id: 'f1', name: 'report.pdf', mime: 'application/pdf', size: 3 * 1024 * 1024, kind: 'pdf' },
+          ],
+        },
+      ]);
+      expect(el('attachment-image')?.getAttribute('href')).toBe('/api/attachments/i1');
+      const chip = el<HTMLAnchorElement>('attachment-file');
+      expect(chip?.getAttribute('href')).toBe('/api/attachments/f1');
+      expect(chip?.getAttribute('download')).toBe('report.pdf');
+      expect(chip?.textContent).toContain('3.0 MB');
+    });
+  });
 });

@@ -17,17 +17,18 @@ import {
   viewChild,
 } from '@angular/core';
 import { takeUntilDestroyed, toObservable } from '@angular/core/rxjs-interop';
-import { MatButton } from '@angular/material/button';
+import { MatButton, MatIconButton } from '@angular/material/button';
 import { MatProgressBar } from '@angular/material/progress-bar';
 import { RouterLink } from '@angular/router';
 import { type Subscription, filter, skip } from 'rxjs';
-import { type ChatMessage, MESSAGE_MAX_LENGTH } from '@metatronos/shared-types';
+import { ATTACHMENT_ACCEPT, type ChatMessage, MESSAGE_MAX_LENGTH, type SendMessageRequest } from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
 import { EventStream } from '../core/event-stream';
 import { type ServerProblem, errorStatus, inlineErrorMessage, pageProblem } from '../core/server-problem';
 import { ServerStatus } from '../core/server-status';
 import { Icon } from '../ui/icon';
 import { ServerError } from '../ui/server-error';
+import { AttachmentUploads, asMessageAttachments, carriesFiles, formatBytes } from './attachment-uploads';
 import { ChatMessageView } from './chat-message';
 import { ChatSendError, ChatStream } from './chat-stream';
 import { type LiveReply, NEW_REPLY, applyReplyEvent, liveReplyView } from './live-reply';
@@ -45,9 +46,16 @@ export function mentionsSettings(message: string): boolean {
 @Component({
   selector: 'mt-chat-thread',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [MatButton, MatProgressBar, RouterLink, Icon, ServerError, ChatMessageView],
+  imports: [MatButton, MatIconButton, MatProgressBar, RouterLink, Icon, ServerError, ChatMessageView],
   templateUrl: './chat-thread.html',
   styleUrl: './chat-thread.scss',
+  host: {
+    '[class.dragging]': 'dragging()',
+    '(dragenter)': 'onDragEnter($event)',
+    '(dragover)': 'onDragOver($event)',
+    '(dragleave)': 'onDragLeave($event)',
+    '(drop)': 'onDrop($event)',
+  },
 })
 export class ChatThread {
   private readonly api = inject(ApiClient);
@@ -64,6 +72,13 @@ export class ChatThread {
   readonly replyFinished = output<void>();
 
   protected readonly maxLength = MESSAGE_MAX_LENGTH;
+  protected readonly accept = ATTACHMENT_ACCEPT;
+  protected readonly formatBytes = formatBytes;
+  /** Files picked (or dropped) for the next message, uploading as soon as they are picked. */
+  protected readonly uploads = new AttachmentUploads(this.api);
+  /** Files are being dragged over the thread. */
+  protected readonly dragging = signal(false);
+  private dragDepth = 0;
   protected readonly messages = signal<ChatMessage[]>([]);
   protected readonly loading = signal(true);
   protected readonly loadProblem = signal<ServerProblem | null>(null);
@@ -88,7 +103,7 @@ export class ChatThread {
   protected readonly tooLong = computed(() => this.draft().length > MESSAGE_MAX_LENGTH);
   protected readonly composerDisabled = computed(() => this.busy() || this.loading() || this.notFound());
   protected readonly canSend = computed(
-    () => !this.composerDisabled() && this.draft().trim().length > 0 && !this.tooLong(),
+    () => !this.composerDisabled() && this.draft().trim().length > 0 && !this.tooLong() && !this.uploads.uploading(),
   );
   protected readonly sendErrorLinksSettings = computed(() => mentionsSettings(this.sendError() ?? ''));
   protected readonly composerId = `mt-composer-${Math.random().toString(36).slice(2, 8)}`;
@@ -145,7 +160,10 @@ export class ChatThread {
       }
     });
 
-    inject(DestroyRef).onDestroy(() => this.cancelAll());
+    inject(DestroyRef).onDestroy(() => {
+      this.cancelAll();
+      this.uploads.clear();
+    });
   }
 
   protected onScroll(): void {
@@ -174,6 +192,42 @@ export class ChatThread {
     this.send();
   }
 
+  /** The paperclip's file input. */
+  protected onFilesPicked(input: HTMLInputElement): void {
+    if (input.files?.length) this.uploads.add(Array.from(input.files));
+    // The same file can be picked again after removing it.
+    input.value = '';
+  }
+
+  protected onDragEnter(event: DragEvent): void {
+    if (!carriesFiles(event)) return;
+    event.preventDefault();
+    this.dragDepth++;
+    this.dragging.set(true);
+  }
+
+  protected onDragOver(event: DragEvent): void {
+    if (!carriesFiles(event)) return;
+    // Without this the browser would open the file instead of dropping it here.
+    event.preventDefault();
+    if (event.dataTransfer) event.dataTransfer.dropEffect = this.composerDisabled() ? 'none' : 'copy';
+  }
+
+  protected onDragLeave(event: DragEvent): void {
+    if (!carriesFiles(event)) return;
+    this.dragDepth = Math.max(0, this.dragDepth - 1);
+    if (this.dragDepth === 0) this.dragging.set(false);
+  }
+
+  protected onDrop(event: DragEvent): void {
+    if (!carriesFiles(event)) return;
+    event.preventDefault();
+    this.dragDepth = 0;
+    this.dragging.set(false);
+    const files = Array.from(event.dataTransfer?.files ?? []);
+    if (files.length && !this.composerDisabled()) this.uploads.add(files);
+  }
+
   protected retryLoad(): void {
     this.loadLatest(true);
   }
@@ -184,7 +238,11 @@ export class ChatThread {
     const chatId = this.chatId();
     const localId = `${LOCAL_ID_PREFIX}${++this.localIds}`;
     const now = new Date().toISOString();
+    const attached = this.uploads.take();
+    const files = attached.flatMap((item) => (item.status === 'done' && item.uploaded ? [item.uploaded] : []));
     const optimistic: ChatMessage = { id: localId, chatId, role: 'user', content, status: 'complete', createdAt: now, updatedAt: now };
+    if (files.length) optimistic.attachments = asMessageAttachments(files);
+    const body: SendMessageRequest = files.length ? { content, attachmentIds: files.map((file) => file.id) } : { content };
 
     this.messages.update((list) => [...list, optimistic]);
     this.draft.set('');
@@ -194,7 +252,7 @@ export class ChatThread {
     this.scrollToLatest();
 
     let started = false;
-    this.streamSub = this.chatStream.send(chatId, { content }).subscribe({
+    this.streamSub = this.chatStream.send(chatId, body).subscribe({
       next: (event) => {
         started = true;
         if (event.type === 'message') {
@@ -210,6 +268,7 @@ export class ChatThread {
           this.live.set(null);
           this.sending.set(false);
           if (!this.draft()) this.draft.set(content);
+          this.uploads.restore(attached);
           this.sendError.set(error.message);
           this.focusComposer();
           return;
@@ -276,6 +335,7 @@ export class ChatThread {
     this.earlierError.set(null);
     this.loadingEarlier.set(false);
     this.draft.set('');
+    this.uploads.clear();
     this.stickToBottom = true;
     this.awayFromBottom.set(false);
     this.loadLatest(true, chatId);

@@ -1,6 +1,7 @@
 import { TestBed } from '@angular/core/testing';
 import type { ToolCallRecord } from '@metatronos/shared-types';
-import { ToolChip, formatDuration, prettyJson } from './tool-chip';
+import { mediaFileName } from './media-image';
+import { ToolChip, formatDuration, imageOfCall, prettyJson } from './tool-chip';
 
 const CALL: ToolCallRecord = {
   id: 't1',
@@ -68,7 +69,95 @@ describe('ToolChip', () => {
   });
 });
 
+const MEDIA_ID = '64b7f0c2a1b2c3d4e5f60718';
+const IMAGE_CALL: ToolCallRecord = {
+  id: 't2',
+  name: 'generate_image',
+  arguments: { prompt: 'A red fox in snow, watercolour', shortDescription: 'Red fox in snow' },
+  result: JSON.stringify({
+    success: true,
+    mediaId: MEDIA_ID,
+    url: `/api/media/${MEDIA_ID}`,
+    markdown: `![Red fox in snow](/api/media/${MEDIA_ID})`,
+    width: 1024,
+    height: 768,
+  }),
+  error: null,
+  durationMs: 8200,
+};
+
+describe('ToolChip with an image tool', () => {
+  it('shows the generated image as a thumbnail served by the API, without expanding', async () => {
+    const { el, root } = await mount(IMAGE_CALL);
+    expect(el('tool-chip-status')?.textContent).toBe('done');
+    const img = el('tool-chip-image')?.querySelector('img');
+    expect(img?.getAttribute('src')).toBe(`/api/media/${MEDIA_ID}`);
+    expect(img?.getAttribute('alt')).toBe('Red fox in snow');
+    expect(img?.getAttribute('width')).toBe('1024');
+    expect(img?.getAttribute('height')).toBe('768');
+    expect(el('tool-chip-details')).toBeNull();
+    expect(root.querySelector('[data-testid="media-viewer"]')).toBeNull();
+  });
+
+  it('opens a viewer with a download link on click, and closes it with the button, Escape or the backdrop', async () => {
+    const { fixture, el } = await mount({ ...IMAGE_CALL, name: 'edit_image', arguments: { ...IMAGE_CALL.arguments, imageId: 'x' } });
+    el('media-thumb')?.click();
+    await fixture.whenStable();
+    const viewer = el('media-viewer');
+    expect(viewer?.querySelector('[role="dialog"]')?.getAttribute('aria-modal')).toBe('true');
+    expect(viewer?.querySelector('img')?.getAttribute('src')).toBe(`/api/media/${MEDIA_ID}`);
+    const download = el('media-download');
+    expect(download?.getAttribute('href')).toBe(`/api/media/${MEDIA_ID}`);
+    expect(download?.getAttribute('download')).toBe('Red-fox-in-snow.png');
+    expect(document.activeElement).toBe(viewer?.querySelector('[role="dialog"]'));
+
+    el('media-close')?.click();
+    await fixture.whenStable();
+    expect(el('media-viewer')).toBeNull();
+
+    el('media-thumb')?.click();
+    await fixture.whenStable();
+    document.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape' }));
+    await fixture.whenStable();
+    expect(el('media-viewer')).toBeNull();
+
+    el('media-thumb')?.click();
+    await fixture.whenStable();
+    el('media-viewer')?.querySelector<HTMLElement>('.full')?.click();
+    await fixture.whenStable();
+    expect(el('media-viewer')).not.toBeNull();
+    el('media-backdrop')?.click();
+    await fixture.whenStable();
+    expect(el('media-viewer')).toBeNull();
+  });
+
+  it('shows no image for a failed or running call, another tool, or a result without a valid id', async () => {
+    const failed = await mount({ ...IMAGE_CALL, result: '{"error":"Image generation failed: boom"}', error: 'Image generation failed: boom' });
+    expect(failed.el('tool-chip-image')).toBeNull();
+    const running = await mount({ ...IMAGE_CALL, result: null, durationMs: null });
+    expect(running.el('tool-chip-image')).toBeNull();
+
+    expect(imageOfCall({ ...IMAGE_CALL, name: 'db_query' })).toBeNull();
+    for (const mediaId of ['../../api/auth/logout', 'javascript:alert(1)', 'https://evil.example/x.png', 42]) {
+      expect(imageOfCall({ ...IMAGE_CALL, result: JSON.stringify({ success: true, mediaId }) })).toBeNull();
+    }
+    expect(imageOfCall({ ...IMAGE_CALL, result: 'not json' })).toBeNull();
+    expect(imageOfCall({ ...IMAGE_CALL, result: JSON.stringify({ success: true, mediaId: MEDIA_ID, width: 'x' }) })).toEqual({
+      mediaId: MEDIA_ID,
+      description: 'Red fox in snow',
+      width: null,
+      height: null,
+    });
+  });
+});
+
 describe('formatting helpers', () => {
+  it('makes safe download names', () => {
+    expect(mediaFileName('Red fox in snow')).toBe('Red-fox-in-snow.png');
+    expect(mediaFileName('../"évil"\r\nname')).toBe('evil-name.png');
+    expect(mediaFileName('  ')).toBe('image.png');
+  });
+
   it('prints durations readably', () => {
     expect(formatDuration(42)).toBe('42 ms');
     expect(formatDuration(1500)).toBe('1.5 s');

@@ -1,6 +1,7 @@
 import { ChangeDetectionStrategy, Component, computed, input, signal } from '@angular/core';
-import type { ToolCallRecord } from '@metatronos/shared-types';
+import { IMAGE_TOOL_NAMES, type ToolCallRecord } from '@metatronos/shared-types';
 import { Icon } from '../ui/icon';
+import { MediaImage } from './media-image';
 
 export type ToolCallStatus = 'running' | 'ok' | 'error' | 'unfinished';
 
@@ -22,6 +23,30 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
+/** The picture a successful generate_image / edit_image call made, or null for any other call or result. */
+export interface ToolImage {
+  mediaId: string;
+  description: string;
+  width: number | null;
+  height: number | null;
+}
+
+export function imageOfCall(call: ToolCallRecord): ToolImage | null {
+  if (!(IMAGE_TOOL_NAMES as readonly string[]).includes(call.name) || call.error || !call.result) return null;
+  let result: unknown;
+  try {
+    result = JSON.parse(call.result);
+  } catch {
+    return null;
+  }
+  const { success, mediaId, width, height } = (result ?? {}) as Record<string, unknown>;
+  // Only a well-formed id becomes a URL: the result is the model's and the tool's output, not trusted markup.
+  if (success !== true || typeof mediaId !== 'string' || !/^[0-9a-f]{24}$/i.test(mediaId)) return null;
+  const description = call.arguments['shortDescription'];
+  const size = (value: unknown) => (typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : null);
+  return { mediaId, description: typeof description === 'string' ? description : '', width: size(width), height: size(height) };
+}
+
 const STATUS_LABELS: Record<ToolCallStatus, string> = {
   running: 'running',
   ok: 'done',
@@ -33,7 +58,7 @@ const STATUS_LABELS: Record<ToolCallStatus, string> = {
 @Component({
   selector: 'mt-tool-chip',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [Icon],
+  imports: [Icon, MediaImage],
   template: `
     <div class="chip" data-testid="tool-chip" [attr.data-status]="status()" [attr.data-tool]="call().name">
       <button
@@ -68,6 +93,16 @@ const STATUS_LABELS: Record<ToolCallStatus, string> = {
         }
         <mt-icon class="chevron" [name]="expanded() ? 'expandLess' : 'expandMore'" aria-hidden="true" />
       </button>
+      @if (image(); as image) {
+        <mt-media-image
+          class="image"
+          data-testid="tool-chip-image"
+          [mediaId]="image.mediaId"
+          [description]="image.description"
+          [width]="image.width"
+          [height]="image.height"
+        />
+      }
       @if (expanded()) {
         <div class="details" [id]="detailsId()" data-testid="tool-chip-details">
           <p class="label">Arguments</p>
@@ -158,6 +193,9 @@ const STATUS_LABELS: Record<ToolCallStatus, string> = {
     .details {
       padding: 0 12px 10px;
     }
+    .image {
+      padding: 2px 10px 10px;
+    }
     .label {
       margin: 8px 0 4px;
       font: var(--mat-sys-label-medium);
@@ -207,4 +245,5 @@ export class ToolChip {
   });
   protected readonly argumentsText = computed(() => prettyJson(this.call().arguments));
   protected readonly resultText = computed(() => prettyJson(this.call().result));
+  protected readonly image = computed(() => imageOfCall(this.call()));
 }

@@ -1,4 +1,4 @@
-import { HttpClient, HttpParams } from '@angular/common/http';
+import { HttpClient, type HttpEvent, HttpParams } from '@angular/common/http';
 import { Injectable, inject } from '@angular/core';
 import { Observable, map } from 'rxjs';
 import type {
@@ -23,6 +23,9 @@ import type {
   UpdateCronJobRequest,
   UpdatePulseRequest,
   UpdateSystemInstructionRequest,
+  UploadedAttachment,
+  WebSearchTestRequest,
+  WebSearchTestResponse,
 } from '@metatronos/shared-types';
 
 /** Base path of every REST route; the API serves the console from the same origin. */
@@ -51,6 +54,11 @@ export function chatUrl(chatId: string): string {
 /** `/api/cronjobs/<id>` with the id escaped. */
 export function cronJobUrl(jobId: string): string {
   return `${API_BASE}/cronjobs/${encodeURIComponent(jobId)}`;
+}
+
+/** `/api/media/<id>`: a generated or edited image, served to the owner's session (also usable as `<img src>`). */
+export function mediaUrl(mediaId: string): string {
+  return `${API_BASE}/media/${encodeURIComponent(mediaId)}`;
 }
 
 /** Typed access to the MetatronOS REST API. The session is an HttpOnly cookie, so nothing here handles tokens. */
@@ -110,6 +118,15 @@ export class ApiClient {
   /** Cancels the reply running in the chat; its stream then ends with `done { stopped: true }`. */
   stopReply(chatId: string): Observable<void> {
     return this.http.post<unknown>(`${chatUrl(chatId)}/stop`, null).pipe(map(() => undefined));
+  }
+
+  // Attachments
+
+  /** Uploads one file (multipart field `file`); the events carry the upload progress, then the response. */
+  uploadAttachment(file: File): Observable<HttpEvent<UploadedAttachment>> {
+    const form = new FormData();
+    form.append('file', file, file.name);
+    return this.http.post<UploadedAttachment>(`${API_BASE}/attachments`, form, { reportProgress: true, observe: 'events' });
   }
 
   // System instruction
@@ -207,5 +224,12 @@ export class ApiClient {
   /** Newest first. */
   pulseRuns(limit: number): Observable<CronRunView[]> {
     return this.http.get<CronRunView[]>(`${API_BASE}/pulse/runs`, { params: new HttpParams().set('limit', limit) });
+  }
+
+  // Web search
+
+  /** One Brave search with the saved key: 200 with `ok: false` when Brave refused; 400 when no key is saved. */
+  testWebSearch(body: WebSearchTestRequest = {}): Observable<WebSearchTestResponse> {
+    return this.http.post<WebSearchTestResponse>(`${API_BASE}/web-search/test`, body);
   }
 }

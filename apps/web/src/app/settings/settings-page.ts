@@ -7,6 +7,7 @@ import { MatFormField, MatHint, MatLabel } from '@angular/material/form-field';
 import { MatInput } from '@angular/material/input';
 import { MatProgressBar } from '@angular/material/progress-bar';
 import { MatSnackBar } from '@angular/material/snack-bar';
+import { RouterLink } from '@angular/router';
 import { EMPTY, Subject, catchError, finalize, skip, switchMap, tap } from 'rxjs';
 import type { AppSettingsView } from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
@@ -68,6 +69,7 @@ export function supportedTimeZones(): string[] {
     Icon,
     ServerError,
     SecretField,
+    RouterLink,
   ],
   templateUrl: './settings-page.html',
   styleUrl: './settings-page.scss',

@@ -67,7 +67,7 @@ describe('AppShell', () => {
     expect(byTestId('app-toolbar')?.textContent).toContain('MetatronOS');
     const links = fixture.nativeElement.querySelectorAll('nav a[data-testid^="nav-"]') as NodeListOf<HTMLAnchorElement>;
     expect(links).toHaveLength(NAV_ITEMS.length);
-    expect(Array.from(links).map((link) => link.textContent?.trim())).toEqual(['Chat', 'Automations', 'Instruction', 'Data', 'Settings', 'System']);
+    expect(Array.from(links).map((link) => link.textContent?.trim())).toEqual(['Chat', 'Automations', 'Tools', 'Instruction', 'Data', 'Settings', 'System']);
     const system = byTestId('nav-system') as HTMLAnchorElement;
     expect(system.getAttribute('href')).toBe('/system');
     expect(system.textContent?.trim()).toBe('System');

@@ -1,0 +1,31 @@
+import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
+import { Schema as MongooseSchema, type Types } from 'mongoose';
+import type { AttachmentKind } from '@metatronos/shared-types';
+
+/**
+ * An uploaded file. The bytes live in `<DATA_DIR>/attachments/<sha256>`; `chatId`/`messageId` are
+ * set when a message is sent with it (an attachment goes with one message only).
+ */
+@Schema({ collection: 'attachments', versionKey: false })
+export class AttachmentRecord {
+  _id!: Types.ObjectId;
+  /** The client's file name, sanitised: display text only. */
+  @Prop({ type: String, required: true })
+  name!: string;
+  @Prop({ type: String, required: true })
+  mime!: string;
+  @Prop({ type: Number, required: true })
+  size!: number;
+  @Prop({ type: String, required: true })
+  sha256!: string;
+  @Prop({ type: String, required: true, enum: ['image', 'text', 'pdf'] })
+  kind!: AttachmentKind;
+  @Prop({ type: MongooseSchema.Types.ObjectId, default: null })
+  chatId!: Types.ObjectId | null;
+  @Prop({ type: MongooseSchema.Types.ObjectId, default: null })
+  messageId!: Types.ObjectId | null;
+  @Prop({ required: true })
+  createdAt!: Date;
+}
+
+export const AttachmentSchema = SchemaFactory.createForClass(AttachmentRecord);

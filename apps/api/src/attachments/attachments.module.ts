@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { MongooseModule } from '@nestjs/mongoose';
+import { AttachmentRecord, AttachmentSchema } from './attachment.schema';
+import { AttachmentsController } from './attachments.controller';
+import { AttachmentsService } from './attachments.service';
+
+/** Files uploaded to go with a message (`POST/GET /api/attachments`), stored under `<DATA_DIR>/attachments/`. */
+@Module({
+  imports: [MongooseModule.forFeature([{ name: AttachmentRecord.name, schema: AttachmentSchema }])],
+  controllers: [AttachmentsController],
+  providers: [AttachmentsService],
+  exports: [AttachmentsService],
+})
+export class AttachmentsModule {}

@@ -1,0 +1,283 @@
+import {
+  BadRequestException,
+  Inject,
+  Injectable,
+  Logger,
+  NotFoundException,
+  PayloadTooLargeException,
+  UnsupportedMediaTypeException,
+} from '@nestjs/common';
+import { InjectModel } from '@nestjs/mongoose';
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream, type ReadStream } from 'node:fs';
+import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
+import { join } from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Types, type Model } from 'mongoose';
+import type { MessageAttachment, UploadedAttachment } from '@metatronos/shared-types';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/app-config.provider';
+import type { LlmAttachment } from '../llm/llm-adapter';
+import { Clock } from '../clock/clock';
+import { AttachmentRecord } from './attachment.schema';
+import { SNIFF_BYTES, TextCheck, decideType, sanitizeFileName, type AttachmentType } from './attachment-type';
+import { busboy, type BusboyParser } from './busboy';
+
+/** A text attachment gives the model at most this many bytes (the rest is cut with a note). */
+export const TEXT_ATTACHMENT_MODEL_BYTES = 100 * 1024;
+
+const SHA256_NAME = /^[0-9a-f]{64}$/;
+const FIELD = 'file';
+
+interface StoredFile extends AttachmentType {
+  name: string;
+  size: number;
+  sha256: string;
+}
+
+export interface AttachmentDownload {
+  record: AttachmentRecord;
+  size: number;
+  stream(): ReadStream;
+}
+
+export function toMessageAttachment(record: AttachmentRecord): MessageAttachment {
+  return { id: record._id.toHexString(), name: record.name, mime: record.mime, size: record.size, kind: record.kind };
+}
+
+/**
+ * Uploaded files: streamed to `<DATA_DIR>/attachments/` (hashed on the way, renamed to their SHA-256,
+ * never held in memory whole), recorded in `attachments`, linked to the message they are sent with,
+ * and read back for that one turn.
+ */
+@Injectable()
+export class AttachmentsService {
+  private readonly logger = new Logger(AttachmentsService.name);
+  readonly directory: string;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectModel(AttachmentRecord.name) private readonly records: Model<AttachmentRecord>,
+    private readonly clock: Clock,
+  ) {
+    this.directory = join(config.dataDir, 'attachments');
+  }
+
+  get maxBytes(): number {
+    return this.config.media.attachmentMaxBytes;
+  }
+
+  /** Reads one multipart upload (field `file`) from the request; 400/413/415 leave no file behind. */
+  async upload(req: IncomingMessage): Promise<UploadedAttachment> {
+    const file = await this.receive(req);
+    const record: AttachmentRecord = {
+      _id: new Types.ObjectId(),
+      name: file.name,
+      mime: file.mime,
+      size: file.size,
+      sha256: file.sha256,
+      kind: file.kind,
+      chatId: null,
+      messageId: null,
+      createdAt: this.clock.now(),
+    };
+    await this.records.collection.insertOne(record);
+    return { id: record._id.toHexString(), name: record.name, mime: record.mime, size: record.size };
+  }
+
+  /** The stored file of an attachment; 404 for an unknown id or a file gone from disk. */
+  async download(id: string): Promise<AttachmentDownload> {
+    const record = await this.find(id);
+    const path = this.pathOf(record);
+    const info = path ? await stat(path).catch(() => null) : null;
+    if (!record || !path || !info?.isFile()) throw new NotFoundException('No such attachment.');
+    return { record, size: info.size, stream: () => createReadStream(path) };
+  }
+
+  /**
+   * Links unsent attachments to a user message, atomically: unknown ids and attachments already
+   * sent with another message are refused (400) and nothing is changed. Returns them in the given order.
+   */
+  async claim(ids: readonly string[], chatId: Types.ObjectId, messageId: Types.ObjectId): Promise<MessageAttachment[]> {
+    if (ids.length === 0) return [];
+    const objectIds = ids.map((id) => new Types.ObjectId(id));
+    const found = await this.records.find({ _id: { $in: objectIds } }).lean<AttachmentRecord[]>().exec();
+    const byId = new Map(found.map((record) => [record._id.toHexString(), record]));
+    const missing = ids.filter((id) => !byId.has(id));
+    if (missing.length)
+      throw new BadRequestException(`Unknown attachment ${missing.map((id) => `"${id}"`).join(', ')}: upload the file first.`);
+    const used = ids.map((id) => byId.get(id) as AttachmentRecord).filter((record) => record.messageId !== null);
+    if (used.length)
+      throw new BadRequestException(
+        `Already sent with another message: ${used.map((r) => `"${r.name}" (${r._id.toHexString()})`).join(', ')}. Upload the file again to send it once more.`,
+      );
+    const result = await this.records
+      .updateMany({ _id: { $in: objectIds }, messageId: null }, { $set: { chatId, messageId } })
+      .exec();
+    if (result.modifiedCount !== ids.length) {
+      await this.release(messageId);
+      throw new BadRequestException('An attachment was just sent with another message. Upload the file again to send it once more.');
+    }
+    return ids.map((id) => toMessageAttachment(byId.get(id) as AttachmentRecord));
+  }
+
+  /** Undoes claim() when the message could not be stored. */
+  async release(messageId: Types.ObjectId): Promise<void> {
+    await this.records
+      .updateMany({ messageId }, { $set: { chatId: null, messageId: null } })
+      .exec()
+      .catch((error: Error) => this.logger.warn(`Could not release attachments: ${error.message}`));
+  }
+
+  /** The attachments of the new user message as the model gets them (bytes for images and PDF, text for text files). */
+  async forTurn(attachments: readonly MessageAttachment[]): Promise<LlmAttachment[]> {
+    return Promise.all(attachments.map((attachment) => this.readForTurn(attachment)));
+  }
+
+  private async readForTurn(attachment: MessageAttachment): Promise<LlmAttachment> {
+    const { name, mime, size } = attachment;
+    try {
+      const record = await this.find(attachment.id);
+      const path = record && this.pathOf(record);
+      if (!path) return { kind: 'unavailable', name, mime, size };
+      if (attachment.kind !== 'text') return { kind: attachment.kind, name, mime, size, data: await readFile(path) };
+      const handle = await open(path, 'r');
+      try {
+        const buffer = Buffer.alloc(Math.min(size, TEXT_ATTACHMENT_MODEL_BYTES));
+        const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+        // `stream: true` holds back a character cut in half at the cap.
+        const text = new TextDecoder('utf-8').decode(buffer.subarray(0, bytesRead), { stream: true });
+        return { kind: 'text', name, mime, size, text: text.replace(/^\uFEFF/, ''), truncated: size > bytesRead };
+      } finally {
+        await handle.close();
+      }
+    } catch (error) {
+      this.logger.warn(`Could not read attachment ${attachment.id}: ${(error as Error).message}`);
+      return { kind: 'unavailable', name, mime, size };
+    }
+  }
+
+  private async find(id: string): Promise<AttachmentRecord | null> {
+    if (!Types.ObjectId.isValid(id) || !/^[0-9a-f]{24}$/i.test(id)) return null;
+    return this.records.findById(id).lean<AttachmentRecord>().exec();
+  }
+
+  private pathOf(record: AttachmentRecord | null): string | null {
+    return record && SHA256_NAME.test(record.sha256) ? join(this.directory, record.sha256) : null;
+  }
+
+  private receive(req: IncomingMessage): Promise<StoredFile> {
+    return new Promise<StoredFile>((resolve, reject) => {
+      let parser: BusboyParser;
+      try {
+        parser = busboy({
+          headers: req.headers,
+          defParamCharset: 'utf8',
+          limits: { files: 1, fields: 20, parts: 21, fileSize: this.maxBytes + 1 },
+        });
+      } catch {
+        reject(new BadRequestException(`Send the file as multipart/form-data in a field named "${FIELD}".`));
+        return;
+      }
+      let settled = false;
+      let stored: Promise<StoredFile> | null = null;
+      const fail = (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        // Read the rest of the body and drop it, so the client gets the answer instead of a reset connection.
+        req.unpipe(parser);
+        req.resume();
+        reject(error);
+      };
+      parser.on('file', (field, stream, info) => {
+        if (field !== FIELD || stored) {
+          stream.resume();
+          if (field !== FIELD) fail(new BadRequestException(`Send the file in a field named "${FIELD}".`));
+          return;
+        }
+        stored = this.store(stream, sanitizeFileName(info.filename));
+        stored.catch(fail);
+      });
+      parser.on('filesLimit', () => fail(new BadRequestException('Send one file per upload.')));
+      parser.on('error', (error) => fail(new BadRequestException(`The upload could not be read: ${error.message}`)));
+      parser.on('close', () => {
+        if (!stored) return fail(new BadRequestException(`No file: send it in a field named "${FIELD}".`));
+        stored.then((file) => {
+          if (settled) return;
+          settled = true;
+          resolve(file);
+        }, fail);
+      });
+      req.on('aborted', () => fail(new BadRequestException('The upload was interrupted.')));
+      req.pipe(parser);
+    });
+  }
+
+  /** Streams one file to a temporary name, hashing and checking it on the way, then renames it to its SHA-256. */
+  private async store(source: Readable, name: string): Promise<StoredFile> {
+    await mkdir(this.directory, { recursive: true });
+    const temp = join(this.directory, `.upload-${randomUUID()}.part`);
+    const hash = createHash('sha256');
+    const maxBytes = this.maxBytes;
+    let size = 0;
+    let head = Buffer.alloc(0);
+    let type: AttachmentType | null = null;
+    let text: TextCheck | null = null;
+    const notText = () => new UnsupportedMediaTypeException(`"${name}" is not a UTF-8 text file.`);
+    const decide = () => {
+      const decided = decideType(head, name);
+      if (typeof decided === 'string') throw new UnsupportedMediaTypeException(decided);
+      type = decided;
+      if (decided.kind === 'text') {
+        text = new TextCheck();
+        if (!text.push(head)) throw notText();
+      }
+    };
+    const check = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        try {
+          size += chunk.length;
+          if (size > maxBytes)
+            throw new PayloadTooLargeException(
+              `The file is larger than the ${Math.round(maxBytes / 1048576)} MB limit for attachments (ATTACHMENT_MAX_MB).`,
+            );
+          hash.update(chunk);
+          if (!type) {
+            head = Buffer.concat([head, chunk]);
+            if (head.length >= SNIFF_BYTES) decide();
+          } else if (text && !text.push(chunk)) {
+            throw notText();
+          }
+          callback(null, chunk);
+        } catch (error) {
+          callback(error as Error);
+        }
+      },
+      flush(callback) {
+        try {
+          if (size === 0) throw new BadRequestException('The file is empty.');
+          if (!type) decide();
+          if (text && !text.end()) throw notText();
+          callback();
+        } catch (error) {
+          callback(error as Error);
+        }
+      },
+    });
+    try {
+      await pipeline(source, check, createWriteStream(temp, { flags: 'wx' }));
+      const sha256 = hash.digest('hex');
+      // Same content, same name: an existing copy is replaced by identical bytes.
+      await rename(temp, join(this.directory, sha256));
+      const decided = type as AttachmentType | null;
+      if (!decided) throw new UnsupportedMediaTypeException('The file type could not be determined.');
+      return { ...decided, name, size, sha256 };
+    } catch (error) {
+      await unlink(temp).catch(() => undefined);
+      source.resume();
+      throw error;
+    }
+  }
+}

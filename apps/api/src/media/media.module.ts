@@ -1,0 +1,18 @@
+import { Module } from '@nestjs/common';
+import { MongooseModule } from '@nestjs/mongoose';
+import { EditImageTool, GenerateImageTool, ImageService } from './image-tools';
+import { MediaController } from './media.controller';
+import { MediaStore } from './media.store';
+import { MediaRecord, MediaSchema } from './schemas/media.schema';
+
+/**
+ * Generated and edited images: the `media` collection, the files under
+ * `<DATA_DIR>/media/`, `GET /api/media/:id` and the generate_image / edit_image tools.
+ */
+@Module({
+  imports: [MongooseModule.forFeature([{ name: MediaRecord.name, schema: MediaSchema }])],
+  controllers: [MediaController],
+  providers: [MediaStore, ImageService, GenerateImageTool, EditImageTool],
+  exports: [MediaStore],
+})
+export class MediaModule {}

@@ -1,0 +1,150 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectModel } from '@nestjs/mongoose';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Types, type Model } from 'mongoose';
+import type { MediaInfo, MediaKind } from '@metatronos/shared-types';
+import { Clock } from '../clock/clock';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/app-config.provider';
+import { EXTENSION_BY_MIME, readImageInfo } from './image-info';
+import { MediaRecord } from './schemas/media.schema';
+
+export interface NewMedia {
+  chatId: string | null;
+  messageId: string | null;
+  kind: MediaKind;
+  prompt: string;
+  shortDescription: string;
+  model: string;
+  sourceMediaId?: string;
+}
+
+const OBJECT_ID = /^[0-9a-f]{24}$/i;
+const SHA256 = /^[0-9a-f]{64}$/;
+
+/** A stored image found by id. */
+export type StoredMedia = MediaRecord;
+
+/**
+ * Images on disk under `<DATA_DIR>/media/`, one file per distinct content
+ * (`<sha256>.<ext>`), and their records in `media`. Paths are only ever built
+ * from a stored hash checked to be 64 hex digits, never from request input.
+ */
+@Injectable()
+export class MediaStore {
+  private readonly logger = new Logger(MediaStore.name);
+  readonly dir: string;
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @InjectModel(MediaRecord.name) private readonly model: Model<MediaRecord>,
+    private readonly clock: Clock,
+  ) {
+    this.dir = join(config.dataDir, 'media');
+  }
+
+  /** Checks the bytes are a PNG/JPEG/WebP image, writes them (once per content) and records them. */
+  async save(bytes: Buffer, meta: NewMedia): Promise<StoredMedia> {
+    const info = readImageInfo(bytes);
+    if (!info) throw new Error('The image model returned data that is not a PNG, JPEG or WebP image.');
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    await this.writeOnce(join(this.dir, `${sha256}.${EXTENSION_BY_MIME[info.mime]}`), bytes);
+    const created = await this.model.create({
+      chatId: toObjectId(meta.chatId),
+      messageId: toObjectId(meta.messageId),
+      kind: meta.kind,
+      prompt: meta.prompt,
+      shortDescription: meta.shortDescription,
+      model: meta.model,
+      mime: info.mime,
+      size: bytes.length,
+      width: info.width,
+      height: info.height,
+      sha256,
+      ...(meta.sourceMediaId ? { sourceMediaId: new Types.ObjectId(meta.sourceMediaId) } : {}),
+      createdAt: this.clock.now(),
+    });
+    return created.toObject();
+  }
+
+  /** The record, or null for an unknown or malformed id. */
+  async find(id: string): Promise<StoredMedia | null> {
+    if (typeof id !== 'string' || !OBJECT_ID.test(id)) return null;
+    return this.model.findById(id).lean().exec();
+  }
+
+  /** Where the record's bytes are, or null when the record's hash or type is not one the store wrote. */
+  filePath(record: StoredMedia): string | null {
+    const ext = EXTENSION_BY_MIME[record.mime];
+    if (typeof record.sha256 !== 'string' || !SHA256.test(record.sha256) || !ext) return null;
+    return join(this.dir, `${record.sha256}.${ext}`);
+  }
+
+  /** The bytes of a stored image, or null when its file is gone. */
+  async readBytes(record: StoredMedia): Promise<Buffer | null> {
+    const path = this.filePath(record);
+    if (!path) return null;
+    try {
+      return await readFile(path);
+    } catch (error) {
+      this.logger.warn(`Media ${String(record._id)}: file missing (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      return null;
+    }
+  }
+
+  /** Size of the file on disk, or null when it is missing. */
+  async fileSize(record: StoredMedia): Promise<number | null> {
+    const path = this.filePath(record);
+    if (!path) return null;
+    try {
+      return (await stat(path)).size;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Same content, same name: an existing file is kept; a new one is written to a temp file then renamed. */
+  private async writeOnce(path: string, bytes: Buffer): Promise<void> {
+    if ((await stat(path).catch(() => null))?.size === bytes.length) return;
+    await mkdir(this.dir, { recursive: true });
+    const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+    try {
+      await writeFile(temp, bytes, { flag: 'wx' });
+      await rename(temp, path);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
+  }
+}
+
+function toObjectId(id: string | null): Types.ObjectId | null {
+  return id && OBJECT_ID.test(id) ? new Types.ObjectId(id) : null;
+}
+
+export function mediaUrl(id: string): string {
+  return `/api/media/${id}`;
+}
+
+export function toMediaInfo(record: StoredMedia): MediaInfo {
+  const id = String(record._id);
+  return {
+    id,
+    chatId: record.chatId ? String(record.chatId) : null,
+    messageId: record.messageId ? String(record.messageId) : null,
+    kind: record.kind,
+    prompt: record.prompt ?? '',
+    shortDescription: record.shortDescription ?? '',
+    model: record.model,
+    mime: record.mime,
+    size: record.size,
+    width: record.width,
+    height: record.height,
+    sha256: record.sha256,
+    sourceMediaId: record.sourceMediaId ? String(record.sourceMediaId) : null,
+    url: mediaUrl(id),
+    createdAt: new Date(record.createdAt).toISOString(),
+  };
+}

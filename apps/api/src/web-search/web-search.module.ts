@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { BraveSearchClient } from './brave-search-client';
+import { WebSearchController } from './web-search.controller';
+import { WebSearchTool } from './web-search.tool';
+
+/** Web search through Brave: the client, the `web_search` tool (offered once a key is set) and `POST /api/web-search/test`. */
+@Module({
+  controllers: [WebSearchController],
+  providers: [BraveSearchClient, WebSearchTool],
+})
+export class WebSearchModule {}

@@ -1,0 +1,37 @@
+import type { HttpTestingController } from '@angular/common/http/testing';
+import { TestBed } from '@angular/core/testing';
+import { setUpApiTest, tearDownApiTest } from '../testing/api-test';
+import { ToolsPage } from './tools-page';
+
+describe('ToolsPage', () => {
+  let http: HttpTestingController;
+
+  beforeEach(() => {
+    ({ http } = setUpApiTest(ToolsPage));
+  });
+
+  afterEach(() => {
+    tearDownApiTest(http);
+  });
+
+  it('is a page of tool sections, starting with web search', async () => {
+    const fixture = TestBed.createComponent(ToolsPage);
+    await fixture.whenStable();
+    http.expectOne('/api/settings').flush({
+      geminiApiKey: null,
+      openaiApiKey: null,
+      openaiCompatible: [],
+      primaryModel: null,
+      imageModel: null,
+      braveApiKey: null,
+      timezone: 'UTC',
+      updatedAt: null,
+    });
+    await fixture.whenStable();
+    const root = fixture.nativeElement as HTMLElement;
+    expect(root.querySelector('h1')?.textContent).toBe('Tools');
+    const section = root.querySelector('[data-testid="tool-sections"] > section');
+    expect(section?.getAttribute('aria-labelledby')).toBe('web-search-heading');
+    expect(section?.querySelector('#web-search-heading')?.textContent?.trim()).toBe('Web search (Brave)');
+  });
+});

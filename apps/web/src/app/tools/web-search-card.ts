@@ -1,0 +1,154 @@
+import { ChangeDetectionStrategy, Component, computed, inject, signal } from '@angular/core';
+import { takeUntilDestroyed, toObservable } from '@angular/core/rxjs-interop';
+import { MatButton } from '@angular/material/button';
+import { MatCard, MatCardContent } from '@angular/material/card';
+import { MatProgressBar } from '@angular/material/progress-bar';
+import { MatSnackBar } from '@angular/material/snack-bar';
+import { EMPTY, Subject, catchError, finalize, skip, switchMap, tap } from 'rxjs';
+import { WEB_SEARCH_TEST_DEFAULT_QUERY, type AppSettingsView, type WebSearchTestResponse } from '@metatronos/shared-types';
+import { ApiClient } from '../core/api-client';
+import { EventStream } from '../core/event-stream';
+import { type ServerProblem, inlineErrorMessage, pageProblem } from '../core/server-problem';
+import { ServerStatus } from '../core/server-status';
+import { warnBeforeUnload } from '../core/unsaved-changes';
+import { SecretField } from '../settings/secret-field';
+import { type SecretDraft, UNCHANGED_SECRET, secretChange } from '../settings/settings-draft';
+import { Icon } from '../ui/icon';
+import { ServerError } from '../ui/server-error';
+
+/** The Brave Search key behind the `web_search` tool: save or remove it, and test it with one search. */
+@Component({
+  selector: 'mt-web-search-card',
+  changeDetection: ChangeDetectionStrategy.OnPush,
+  imports: [MatButton, MatCard, MatCardContent, MatProgressBar, Icon, ServerError, SecretField],
+  templateUrl: './web-search-card.html',
+  styleUrl: './web-search-card.scss',
+})
+export class WebSearchCard {
+  private readonly api = inject(ApiClient);
+  private readonly snackBar = inject(MatSnackBar);
+  private readonly reload$ = new Subject<void>();
+
+  protected readonly testQuery = WEB_SEARCH_TEST_DEFAULT_QUERY;
+  /** The settings as the server last sent them (the key masked); null until loaded. */
+  protected readonly settings = signal<AppSettingsView | null>(null);
+  protected readonly savedKey = computed(() => this.settings()?.braveApiKey ?? null);
+  protected readonly draft = signal<SecretDraft>(UNCHANGED_SECRET);
+  protected readonly loading = signal(false);
+  protected readonly loadProblem = signal<ServerProblem | null>(null);
+  protected readonly saving = signal(false);
+  protected readonly saveError = signal<string | null>(null);
+  protected readonly testing = signal(false);
+  protected readonly outcome = signal<WebSearchTestResponse | null>(null);
+  protected readonly testError = signal<string | null>(null);
+
+  /** What Save sends for `braveApiKey`: a new key, null to remove it, undefined when nothing changed. */
+  private readonly change = computed(() => secretChange(this.draft(), this.savedKey()));
+  protected readonly dirty = computed(() => this.change() !== undefined);
+  protected readonly canSave = computed(() => this.dirty() && !this.saving());
+  protected readonly canTest = computed(() => this.savedKey() !== null && !this.dirty() && !this.testing() && !this.saving());
+  protected readonly testHint = computed(() => {
+    if (!this.settings()) return null;
+    if (this.dirty()) return 'Save the key to test it.';
+    if (this.savedKey() === null) return 'Save a key to test it.';
+    return null;
+  });
+
+  constructor() {
+    this.reload$
+      .pipe(
+        switchMap(() => {
+          this.loading.set(true);
+          return this.api.settings().pipe(
+            tap((settings) => {
+              this.apply(settings);
+              this.loadProblem.set(null);
+            }),
+            catchError((error: unknown) => {
+              if (!this.settings()) this.loadProblem.set(pageProblem(error, "Couldn't load the web search settings"));
+              return EMPTY;
+            }),
+            finalize(() => this.loading.set(false)),
+          );
+        }),
+        takeUntilDestroyed(),
+      )
+      .subscribe();
+
+    // The key changed elsewhere (the Settings page, another tab): follow, unless there is an edit here.
+    inject(EventStream)
+      .on('settings.updated')
+      .pipe(takeUntilDestroyed())
+      .subscribe((event) => {
+        if (event.updatedAt !== this.settings()?.updatedAt && !this.dirty()) this.reload();
+      });
+
+    toObservable(inject(ServerStatus).recovered)
+      .pipe(skip(1), takeUntilDestroyed())
+      .subscribe(() => {
+        if (!this.dirty()) this.reload();
+      });
+
+    this.reload();
+    warnBeforeUnload(this.dirty);
+  }
+
+  protected reload(): void {
+    this.reload$.next();
+  }
+
+  protected edit(draft: SecretDraft): void {
+    this.draft.set(draft);
+    this.saveError.set(null);
+  }
+
+  protected discard(): void {
+    this.draft.set(UNCHANGED_SECRET);
+    this.saveError.set(null);
+  }
+
+  protected save(): void {
+    const braveApiKey = this.change();
+    if (!this.canSave() || braveApiKey === undefined) return;
+    this.saving.set(true);
+    this.saveError.set(null);
+    this.api.updateSettings({ braveApiKey }).subscribe({
+      next: (settings) => {
+        this.saving.set(false);
+        this.apply(settings);
+        this.snackBar.open(braveApiKey === null ? 'Brave Search key removed.' : 'Brave Search key saved.', undefined, { duration: 3000 });
+      },
+      error: (error: unknown) => {
+        this.saving.set(false);
+        this.saveError.set(inlineErrorMessage(error, 'Saving failed. Try again.'));
+      },
+    });
+  }
+
+  protected test(): void {
+    if (!this.canTest()) return;
+    this.testing.set(true);
+    this.outcome.set(null);
+    this.testError.set(null);
+    this.api.testWebSearch().subscribe({
+      next: (outcome) => {
+        this.testing.set(false);
+        this.outcome.set(outcome);
+      },
+      error: (error: unknown) => {
+        this.testing.set(false);
+        this.testError.set(inlineErrorMessage(error, 'The test could not run. Try again.'));
+      },
+    });
+  }
+
+  private apply(settings: AppSettingsView): void {
+    if (settings.braveApiKey !== this.savedKey()) {
+      // An outcome was about the previous key.
+      this.outcome.set(null);
+      this.testError.set(null);
+    }
+    this.settings.set(settings);
+    this.draft.set(UNCHANGED_SECRET);
+  }
+}
