@@ -1,14 +1,14 @@
 import { ChangeDetectionStrategy, Component, computed, inject, signal } from '@angular/core';
-import { takeUntilDestroyed, toObservable } from '@angular/core/rxjs-interop';
+import { takeUntilDestroyed } from '@angular/core/rxjs-interop';
 import { MatButton } from '@angular/material/button';
 import { MatProgressBar } from '@angular/material/progress-bar';
 import { MatSnackBar } from '@angular/material/snack-bar';
-import { EMPTY, Subject, catchError, filter, finalize, mergeMap, skip, switchMap, tap } from 'rxjs';
+import { EMPTY, Subject, catchError, filter, mergeMap, tap } from 'rxjs';
 import type { CronJobView, CronRunView } from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
 import { EventStream } from '../core/event-stream';
-import { type ServerProblem, errorStatus, pageProblem } from '../core/server-problem';
-import { ServerStatus } from '../core/server-status';
+import { liveResource } from '../core/live-resource';
+import { errorStatus } from '../core/server-problem';
 import { Icon } from '../ui/icon';
 import { ServerError } from '../ui/server-error';
 import { CronJobCard } from './cron-job-card';
@@ -37,13 +37,10 @@ export function withRun(job: CronJobView, run: CronRunView): CronJobView {
 export class AutomationsPage {
   private readonly api = inject(ApiClient);
   private readonly snackBar = inject(MatSnackBar);
-  private readonly reload$ = new Subject<void>();
   private readonly reloadJob$ = new Subject<string>();
 
   protected readonly jobs = signal<CronJobView[]>([]);
   protected readonly loaded = signal(false);
-  protected readonly loading = signal(false);
-  protected readonly loadProblem = signal<ServerProblem | null>(null);
   /** The open form: `job` null to create one, or a snapshot of the job being edited. */
   protected readonly form = signal<{ job: CronJobView | null } | null>(null);
   protected readonly empty = computed(() => this.loaded() && this.jobs().length === 0);
@@ -53,28 +50,21 @@ export class AutomationsPage {
     return form !== null && form.job === null;
   });
 
-  constructor() {
-    this.reload$
-      .pipe(
-        switchMap(() => {
-          this.loading.set(true);
-          return this.api.cronJobs().pipe(
-            tap((jobs) => {
-              this.jobs.set(jobs);
-              this.loaded.set(true);
-              this.loadProblem.set(null);
-            }),
-            catchError((error: unknown) => {
-              if (!this.loaded()) this.loadProblem.set(pageProblem(error, "Couldn't load the scheduled jobs"));
-              return EMPTY;
-            }),
-            finalize(() => this.loading.set(false)),
-          );
-        }),
-        takeUntilDestroyed(),
-      )
-      .subscribe();
+  private readonly live = liveResource({
+    load: () => this.api.cronJobs(),
+    apply: (jobs) => {
+      this.jobs.set(jobs);
+      this.loaded.set(true);
+    },
+    hasValue: this.loaded,
+    failure: "Couldn't load the scheduled jobs",
+    event: { name: 'cronjobs.changed' },
+  });
+  protected readonly loading = this.live.loading;
+  protected readonly loadProblem = this.live.problem;
+  protected readonly reload = this.live.reload;
 
+  constructor() {
     this.reloadJob$
       .pipe(
         mergeMap((jobId) =>
@@ -92,10 +82,6 @@ export class AutomationsPage {
 
     const events = inject(EventStream);
     events
-      .on('cronjobs.changed')
-      .pipe(takeUntilDestroyed())
-      .subscribe(() => this.reload());
-    events
       .on('automation.run')
       .pipe(
         filter(({ run }) => run.kind === 'cron' && !!run.jobId),
@@ -108,15 +94,6 @@ export class AutomationsPage {
         this.reloadJob$.next(jobId);
       });
 
-    toObservable(inject(ServerStatus).recovered)
-      .pipe(skip(1), takeUntilDestroyed())
-      .subscribe(() => this.reload());
-
-    this.reload();
-  }
-
-  protected reload(): void {
-    this.reload$.next();
   }
 
   protected newJob(): void {

@@ -8,7 +8,7 @@ import { MatProgressBar } from '@angular/material/progress-bar';
 import { MatSlideToggle } from '@angular/material/slide-toggle';
 import { MatSnackBar } from '@angular/material/snack-bar';
 import { RouterLink } from '@angular/router';
-import { EMPTY, Subject, catchError, filter, finalize, merge, skip, switchMap, tap } from 'rxjs';
+import { EMPTY, Subject, catchError, filter, merge, skip, switchMap, tap } from 'rxjs';
 import {
   PULSE_NOTES_MAX_LENGTH,
   PULSES_PER_DAY_CHOICES,
@@ -20,7 +20,8 @@ import {
 } from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
 import { EventStream } from '../core/event-stream';
-import { type ServerProblem, inlineErrorMessage, pageProblem } from '../core/server-problem';
+import { liveResource } from '../core/live-resource';
+import { inlineErrorMessage } from '../core/server-problem';
 import { ServerStatus } from '../core/server-status';
 import { warnBeforeUnload } from '../core/unsaved-changes';
 import { Icon } from '../ui/icon';
@@ -71,7 +72,6 @@ export const RECENT_PULSES = 5;
 export class PulseCard {
   private readonly api = inject(ApiClient);
   private readonly snackBar = inject(MatSnackBar);
-  private readonly reload$ = new Subject<void>();
   private readonly reloadRuns$ = new Subject<void>();
   private lastChangeBy: 'owner' | 'ai' | 'schedule' = 'owner';
 
@@ -86,8 +86,6 @@ export class PulseCard {
   /** The settings the draft started from. */
   private readonly base = signal<PulseSettings | null>(null);
   protected readonly draft = signal<PulseDraft | null>(null);
-  protected readonly loading = signal(false);
-  protected readonly loadProblem = signal<ServerProblem | null>(null);
   protected readonly saving = signal(false);
   protected readonly saveError = signal<string | null>(null);
   /** Settings changed on the server while there were unsaved edits here: what changed. */
@@ -129,27 +127,24 @@ export class PulseCard {
     };
   });
 
-  constructor() {
-    this.reload$
-      .pipe(
-        switchMap(() => {
-          this.loading.set(true);
-          return this.api.pulse().pipe(
-            tap((view) => {
-              this.loadProblem.set(null);
-              this.follow(view);
-            }),
-            catchError((error: unknown) => {
-              if (!this.view()) this.loadProblem.set(pageProblem(error, "Couldn't load the Pulse settings"));
-              return EMPTY;
-            }),
-            finalize(() => this.loading.set(false)),
-          );
-        }),
-        takeUntilDestroyed(),
-      )
-      .subscribe();
+  /** Reloads on every change, even with unsaved edits: `follow` keeps them and says what changed. */
+  private readonly live = liveResource({
+    load: () => this.api.pulse(),
+    apply: (view) => this.follow(view),
+    hasValue: () => !!this.view(),
+    failure: "Couldn't load the Pulse settings",
+    event: {
+      name: 'pulse.updated',
+      seen: (event) => {
+        this.lastChangeBy = event.by;
+      },
+    },
+  });
+  protected readonly loading = this.live.loading;
+  protected readonly loadProblem = this.live.problem;
+  protected readonly reload = this.live.reload;
 
+  constructor() {
     this.reloadRuns$
       .pipe(
         switchMap(() =>
@@ -169,13 +164,6 @@ export class PulseCard {
       .subscribe();
 
     const events = inject(EventStream);
-    events
-      .on('pulse.updated')
-      .pipe(takeUntilDestroyed())
-      .subscribe((event) => {
-        this.lastChangeBy = event.by;
-        this.reload();
-      });
     merge(events.on('pulse.fired'), events.on('automation.run').pipe(filter(({ run }) => run.kind === 'pulse')))
       .pipe(takeUntilDestroyed())
       .subscribe(() => {
@@ -185,19 +173,11 @@ export class PulseCard {
 
     toObservable(inject(ServerStatus).recovered)
       .pipe(skip(1), takeUntilDestroyed())
-      .subscribe(() => {
-        this.reload();
-        this.reloadRuns();
-      });
+      .subscribe(() => this.reloadRuns());
 
-    this.reload();
     this.reloadRuns();
 
     warnBeforeUnload(this.dirty);
-  }
-
-  protected reload(): void {
-    this.reload$.next();
   }
 
   protected reloadRuns(): void {

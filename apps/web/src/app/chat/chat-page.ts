@@ -1,14 +1,11 @@
 import { ChangeDetectionStrategy, Component, computed, inject, input, signal } from '@angular/core';
-import { takeUntilDestroyed, toObservable } from '@angular/core/rxjs-interop';
 import { MatButton } from '@angular/material/button';
 import { MatProgressBar } from '@angular/material/progress-bar';
 import { Router } from '@angular/router';
-import { EMPTY, Subject, catchError, finalize, skip, switchMap, tap } from 'rxjs';
 import type { ChatSummary } from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
-import { EventStream } from '../core/event-stream';
-import { type ServerProblem, errorStatus, inlineErrorMessage, pageProblem } from '../core/server-problem';
-import { ServerStatus } from '../core/server-status';
+import { liveResource } from '../core/live-resource';
+import { errorStatus, inlineErrorMessage } from '../core/server-problem';
 import { Icon } from '../ui/icon';
 import { ServerError } from '../ui/server-error';
 import { ChatList, type ChatRename } from './chat-list';
@@ -25,15 +22,12 @@ import { ChatThread } from './chat-thread';
 export class ChatPage {
   private readonly api = inject(ApiClient);
   private readonly router = inject(Router);
-  private readonly reload$ = new Subject<void>();
 
   /** Route parameter: the open chat, undefined on `/chat`. */
   readonly id = input<string>();
 
   protected readonly chats = signal<ChatSummary[]>([]);
   protected readonly loaded = signal(false);
-  protected readonly loading = signal(false);
-  protected readonly loadProblem = signal<ServerProblem | null>(null);
   protected readonly actionError = signal<string | null>(null);
   protected readonly creating = signal(false);
   protected readonly pendingIds = signal<ReadonlySet<string>>(new Set());
@@ -41,46 +35,24 @@ export class ChatPage {
   protected readonly activeId = computed(() => this.id() ?? null);
   protected readonly activeChat = computed(() => this.chats().find((chat) => chat.id === this.id()) ?? null);
 
-  constructor() {
-    this.reload$
-      .pipe(
-        switchMap(() => {
-          this.loading.set(true);
-          return this.api.chats().pipe(
-            tap((chats) => {
-              this.chats.set(chats);
-              this.loaded.set(true);
-              this.loadProblem.set(null);
-            }),
-            catchError((error: unknown) => {
-              if (!this.loaded()) this.loadProblem.set(pageProblem(error, "Couldn't load your chats"));
-              return EMPTY;
-            }),
-            finalize(() => this.loading.set(false)),
-          );
-        }),
-        takeUntilDestroyed(),
-      )
-      .subscribe();
-
-    inject(EventStream)
-      .on('chats.changed')
-      .pipe(takeUntilDestroyed())
-      .subscribe((event) => {
+  private readonly live = liveResource({
+    load: () => this.api.chats(),
+    apply: (chats) => {
+      this.chats.set(chats);
+      this.loaded.set(true);
+    },
+    hasValue: this.loaded,
+    failure: "Couldn't load your chats",
+    event: {
+      name: 'chats.changed',
+      seen: (event) => {
         if (event.change === 'deleted' && event.chatId === this.id()) void this.router.navigate(['/chat']);
-        this.refresh();
-      });
-
-    toObservable(inject(ServerStatus).recovered)
-      .pipe(skip(1), takeUntilDestroyed())
-      .subscribe(() => this.refresh());
-
-    this.refresh();
-  }
-
-  protected refresh(): void {
-    this.reload$.next();
-  }
+      },
+    },
+  });
+  protected readonly loading = this.live.loading;
+  protected readonly loadProblem = this.live.problem;
+  protected readonly refresh = this.live.reload;
 
   protected newChat(): void {
     if (this.creating()) return;

@@ -146,10 +146,13 @@ export class ChatThread {
         if (!this.sending()) this.loadLatest(this.messages().length === 0);
       });
 
-    // Follow the text as it streams, unless the owner scrolled up to read.
+    // Follow the text as it streams, unless the owner scrolled up to read. Pending attachments and notices
+    // grow the composer and shrink the list, so they count as a change too.
     afterRenderEffect(() => {
       this.messages();
       this.live();
+      this.uploads.items();
+      this.uploads.notice();
       const element = this.scroller()?.nativeElement;
       if (!element) return;
       if (this.keepDistanceFromBottom !== null) {

@@ -68,8 +68,13 @@ export function mediaFileName(description: string, fallback = 'image'): string {
       outline: 2px solid var(--mat-sys-primary);
       outline-offset: 2px;
     }
+    .thumb {
+      max-width: 100%;
+    }
     .thumb img {
-      max-width: min(240px, 100%);
+      /* A fixed cap (not a percentage of the shrink-to-fit button) so the button hugs the scaled image. */
+      display: block;
+      max-width: 240px;
       max-height: 240px;
       width: auto;
       height: auto;

@@ -14,10 +14,9 @@ import {
   type UpdateSystemInstructionRequest,
 } from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
-import { EventStream } from '../core/event-stream';
-import { type ServerProblem, inlineErrorMessage, pageProblem } from '../core/server-problem';
+import { liveResource } from '../core/live-resource';
+import { inlineErrorMessage } from '../core/server-problem';
 import { ServerStatus } from '../core/server-status';
-import { warnBeforeUnload } from '../core/unsaved-changes';
 import { Icon } from '../ui/icon';
 import { InvalidInput } from '../ui/invalid-input';
 import { LengthCounter } from '../ui/length-counter';
@@ -46,13 +45,10 @@ export function instructionChanges(saved: SystemInstruction, draft: Required<Upd
 export class InstructionPage {
   private readonly api = inject(ApiClient);
   private readonly snackBar = inject(MatSnackBar);
-  private readonly reload$ = new Subject<void>();
   private readonly reloadPrompt$ = new Subject<void>();
 
   protected readonly memoryMax = MEMORY_MAX_LENGTH;
   protected readonly saved = signal<SystemInstruction | null>(null);
-  protected readonly loading = signal(false);
-  protected readonly loadProblem = signal<ServerProblem | null>(null);
   protected readonly saving = signal(false);
   protected readonly saveError = signal<string | null>(null);
   /** Somebody else (the AI, another tab) changed the instruction while there were unsaved edits here. */
@@ -83,28 +79,31 @@ export class InstructionPage {
   protected readonly memoryTooLong = computed(() => this.memoryLength() > MEMORY_MAX_LENGTH);
   protected readonly canSave = computed(() => this.dirty() && !this.memoryTooLong() && !this.saving());
 
-  constructor() {
-    this.reload$
-      .pipe(
-        switchMap(() => {
-          this.loading.set(true);
-          return this.api.systemInstruction().pipe(
-            tap((instruction) => {
-              this.apply(instruction);
-              this.loadProblem.set(null);
-              this.changedElsewhere.set(null);
-            }),
-            catchError((error: unknown) => {
-              if (!this.saved()) this.loadProblem.set(pageProblem(error, "Couldn't load the system instruction"));
-              return EMPTY;
-            }),
-            finalize(() => this.loading.set(false)),
-          );
-        }),
-        takeUntilDestroyed(),
-      )
-      .subscribe();
+  /** Follows changes by the AI or another tab: the form only while it has no edits, the preview always. */
+  private readonly live = liveResource({
+    load: () => this.api.systemInstruction(),
+    apply: (instruction) => {
+      this.apply(instruction);
+      this.changedElsewhere.set(null);
+    },
+    hasValue: () => !!this.saved(),
+    failure: "Couldn't load the system instruction",
+    event: {
+      name: 'system-instruction.updated',
+      // Our own save: form and preview are up to date already.
+      isOwn: (event) => event.updatedAt === this.saved()?.updatedAt,
+      seen: (event) => {
+        this.refreshPrompt();
+        if (this.dirty()) this.changedElsewhere.set(event.by);
+      },
+    },
+    dirty: this.dirty,
+  });
+  protected readonly loading = this.live.loading;
+  protected readonly loadProblem = this.live.problem;
+  protected readonly reload = this.live.reload;
 
+  constructor() {
     this.reloadPrompt$
       .pipe(
         switchMap(() => {
@@ -126,32 +125,11 @@ export class InstructionPage {
       )
       .subscribe();
 
-    inject(EventStream)
-      .on('system-instruction.updated')
-      .pipe(takeUntilDestroyed())
-      .subscribe((event) => {
-        // Our own save: form and preview are up to date already.
-        if (event.updatedAt === this.saved()?.updatedAt) return;
-        this.refreshPrompt();
-        if (this.dirty()) this.changedElsewhere.set(event.by);
-        else this.reload();
-      });
-
     toObservable(inject(ServerStatus).recovered)
       .pipe(skip(1), takeUntilDestroyed())
-      .subscribe(() => {
-        if (!this.dirty()) this.reload();
-        this.refreshPrompt();
-      });
+      .subscribe(() => this.refreshPrompt());
 
-    this.reload();
     this.refreshPrompt();
-
-    warnBeforeUnload(this.dirty);
-  }
-
-  protected reload(): void {
-    this.reload$.next();
   }
 
   protected refreshPrompt(): void {

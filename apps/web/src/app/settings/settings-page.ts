@@ -1,6 +1,5 @@
 import { DatePipe } from '@angular/common';
 import { ChangeDetectionStrategy, Component, computed, inject, signal } from '@angular/core';
-import { takeUntilDestroyed, toObservable } from '@angular/core/rxjs-interop';
 import { MatButton, MatIconButton } from '@angular/material/button';
 import { MatCard, MatCardContent } from '@angular/material/card';
 import { MatFormField, MatHint, MatLabel } from '@angular/material/form-field';
@@ -8,13 +7,10 @@ import { MatInput } from '@angular/material/input';
 import { MatProgressBar } from '@angular/material/progress-bar';
 import { MatSnackBar } from '@angular/material/snack-bar';
 import { RouterLink } from '@angular/router';
-import { EMPTY, Subject, catchError, finalize, skip, switchMap, tap } from 'rxjs';
 import type { AppSettingsView } from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
-import { EventStream } from '../core/event-stream';
-import { type ServerProblem, inlineErrorMessage, pageProblem } from '../core/server-problem';
-import { ServerStatus } from '../core/server-status';
-import { warnBeforeUnload } from '../core/unsaved-changes';
+import { liveResource } from '../core/live-resource';
+import { inlineErrorMessage } from '../core/server-problem';
 import { Icon } from '../ui/icon';
 import { ServerError } from '../ui/server-error';
 import { SecretField } from './secret-field';
@@ -77,12 +73,9 @@ export function supportedTimeZones(): string[] {
 export class SettingsPage {
   private readonly api = inject(ApiClient);
   private readonly snackBar = inject(MatSnackBar);
-  private readonly reload$ = new Subject<void>();
 
   protected readonly saved = signal<AppSettingsView | null>(null);
   protected readonly draft = signal<SettingsDraft | null>(null);
-  protected readonly loading = signal(false);
-  protected readonly loadProblem = signal<ServerProblem | null>(null);
   protected readonly saving = signal(false);
   protected readonly saveError = signal<string | null>(null);
 
@@ -127,49 +120,18 @@ export class SettingsPage {
     });
   });
 
-  constructor() {
-    this.reload$
-      .pipe(
-        switchMap(() => {
-          this.loading.set(true);
-          return this.api.settings().pipe(
-            tap((settings) => {
-              this.apply(settings);
-              this.loadProblem.set(null);
-            }),
-            catchError((error: unknown) => {
-              if (!this.saved()) this.loadProblem.set(pageProblem(error, "Couldn't load the settings"));
-              return EMPTY;
-            }),
-            finalize(() => this.loading.set(false)),
-          );
-        }),
-        takeUntilDestroyed(),
-      )
-      .subscribe();
-
-    // Changed in another tab: follow, unless there are edits here.
-    inject(EventStream)
-      .on('settings.updated')
-      .pipe(takeUntilDestroyed())
-      .subscribe((event) => {
-        if (event.updatedAt !== this.saved()?.updatedAt && !this.dirty()) this.reload();
-      });
-
-    toObservable(inject(ServerStatus).recovered)
-      .pipe(skip(1), takeUntilDestroyed())
-      .subscribe(() => {
-        if (!this.dirty()) this.reload();
-      });
-
-    this.reload();
-
-    warnBeforeUnload(this.dirty);
-  }
-
-  protected reload(): void {
-    this.reload$.next();
-  }
+  /** Follows changes from another tab, unless there are edits here. */
+  private readonly live = liveResource({
+    load: () => this.api.settings(),
+    apply: (settings) => this.apply(settings),
+    hasValue: () => !!this.saved(),
+    failure: "Couldn't load the settings",
+    event: { name: 'settings.updated', isOwn: (event) => event.updatedAt === this.saved()?.updatedAt },
+    dirty: this.dirty,
+  });
+  protected readonly loading = this.live.loading;
+  protected readonly loadProblem = this.live.problem;
+  protected readonly reload = this.live.reload;
 
   protected patch(changes: Partial<SettingsDraft>): void {
     this.draft.update((draft) => draft && { ...draft, ...changes });

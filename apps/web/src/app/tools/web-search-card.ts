@@ -1,16 +1,12 @@
 import { ChangeDetectionStrategy, Component, computed, inject, signal } from '@angular/core';
-import { takeUntilDestroyed, toObservable } from '@angular/core/rxjs-interop';
 import { MatButton } from '@angular/material/button';
 import { MatCard, MatCardContent } from '@angular/material/card';
 import { MatProgressBar } from '@angular/material/progress-bar';
 import { MatSnackBar } from '@angular/material/snack-bar';
-import { EMPTY, Subject, catchError, finalize, skip, switchMap, tap } from 'rxjs';
 import { WEB_SEARCH_TEST_DEFAULT_QUERY, type AppSettingsView, type WebSearchTestResponse } from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
-import { EventStream } from '../core/event-stream';
-import { type ServerProblem, inlineErrorMessage, pageProblem } from '../core/server-problem';
-import { ServerStatus } from '../core/server-status';
-import { warnBeforeUnload } from '../core/unsaved-changes';
+import { liveResource } from '../core/live-resource';
+import { inlineErrorMessage } from '../core/server-problem';
 import { SecretField } from '../settings/secret-field';
 import { type SecretDraft, UNCHANGED_SECRET, secretChange } from '../settings/settings-draft';
 import { Icon } from '../ui/icon';
@@ -27,15 +23,12 @@ import { ServerError } from '../ui/server-error';
 export class WebSearchCard {
   private readonly api = inject(ApiClient);
   private readonly snackBar = inject(MatSnackBar);
-  private readonly reload$ = new Subject<void>();
 
   protected readonly testQuery = WEB_SEARCH_TEST_DEFAULT_QUERY;
   /** The settings as the server last sent them (the key masked); null until loaded. */
   protected readonly settings = signal<AppSettingsView | null>(null);
   protected readonly savedKey = computed(() => this.settings()?.braveApiKey ?? null);
   protected readonly draft = signal<SecretDraft>(UNCHANGED_SECRET);
-  protected readonly loading = signal(false);
-  protected readonly loadProblem = signal<ServerProblem | null>(null);
   protected readonly saving = signal(false);
   protected readonly saveError = signal<string | null>(null);
   protected readonly testing = signal(false);
@@ -54,48 +47,18 @@ export class WebSearchCard {
     return null;
   });
 
-  constructor() {
-    this.reload$
-      .pipe(
-        switchMap(() => {
-          this.loading.set(true);
-          return this.api.settings().pipe(
-            tap((settings) => {
-              this.apply(settings);
-              this.loadProblem.set(null);
-            }),
-            catchError((error: unknown) => {
-              if (!this.settings()) this.loadProblem.set(pageProblem(error, "Couldn't load the web search settings"));
-              return EMPTY;
-            }),
-            finalize(() => this.loading.set(false)),
-          );
-        }),
-        takeUntilDestroyed(),
-      )
-      .subscribe();
-
-    // The key changed elsewhere (the Settings page, another tab): follow, unless there is an edit here.
-    inject(EventStream)
-      .on('settings.updated')
-      .pipe(takeUntilDestroyed())
-      .subscribe((event) => {
-        if (event.updatedAt !== this.settings()?.updatedAt && !this.dirty()) this.reload();
-      });
-
-    toObservable(inject(ServerStatus).recovered)
-      .pipe(skip(1), takeUntilDestroyed())
-      .subscribe(() => {
-        if (!this.dirty()) this.reload();
-      });
-
-    this.reload();
-    warnBeforeUnload(this.dirty);
-  }
-
-  protected reload(): void {
-    this.reload$.next();
-  }
+  /** Follows the key changed elsewhere (the Settings page, another tab), unless there is an edit here. */
+  private readonly live = liveResource({
+    load: () => this.api.settings(),
+    apply: (settings) => this.apply(settings),
+    hasValue: () => !!this.settings(),
+    failure: "Couldn't load the web search settings",
+    event: { name: 'settings.updated', isOwn: (event) => event.updatedAt === this.settings()?.updatedAt },
+    dirty: this.dirty,
+  });
+  protected readonly loading = this.live.loading;
+  protected readonly loadProblem = this.live.problem;
+  protected readonly reload = this.live.reload;
 
   protected edit(draft: SecretDraft): void {
     this.draft.set(draft);
