@@ -97,7 +97,7 @@ test('images: a generated image shows inline and on its tool chip, opens in a vi
   const secondInline = second.locator('mt-markdown img');
   await expect(secondInline).toHaveAttribute('alt', 'Snowy lighthouse');
   await expect(secondInline).toHaveAttribute('src', /^\/api\/media\/[0-9a-f]{24}$/);
-  expect(await secondInline.getAttribute('src')).not.toBe(src);
+  await expect(secondInline).not.toHaveAttribute('src', src);
   await expect.poll(() => naturalWidth(secondInline)).toBe(320);
   await expect(second.getByTestId('tool-chip')).toHaveAttribute('data-tool', 'edit_image');
   await expect(second.getByTestId('tool-chip')).toHaveAttribute('data-status', 'ok');
