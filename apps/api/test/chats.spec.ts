@@ -149,6 +149,22 @@ describe('chats', () => {
       expect(history).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'user']);
     });
 
+    it('stores a reply whose tool arguments hold operator keys ($set) and gives them back intact', async () => {
+      const chat = await newChat();
+      const args = { operation: 'updateOne', collection: 'master', filter: {}, update: { $set: { 'profile.city': 'Lyon' } }, options: { upsert: true } };
+      fake.openai.enqueue({ toolCalls: [{ id: 'call_set', name: 'db_query', arguments: args }] }, { text: ['Saved.'] });
+      await client.send(chat.id, 'I live in Lyon');
+      const [, reply] = await messages(chat.id);
+      expect(reply.status).toBe('complete');
+      expect(reply.parts?.[0]).toMatchObject({ type: 'tool_call', name: 'db_query', arguments: args, error: null });
+
+      // And the stored call goes back to the model in the next turn's history.
+      fake.openai.enqueue({ text: ['Lyon.'] });
+      await client.send(chat.id, 'Where do I live?');
+      const earlier = fake.openai.requests[2].body.messages.find((m: { role: string }) => m.role === 'assistant');
+      expect(JSON.parse(earlier.tool_calls[0].function.arguments)).toEqual(args);
+    });
+
     it('gives a refused tool call back to the model as an error and carries on', async () => {
       const chat = await newChat();
       fake.openai.enqueue(

@@ -25,6 +25,7 @@ import { RunningReplies } from './chats.service';
 import { toChatMessage } from './chat-views';
 import { ChatCache } from './chat-cache';
 import { toLlmHistory } from './history';
+import { encodeParts } from './stored-parts';
 import { ChatRecord } from './schemas/chat.schema';
 import { MessageRecord } from './schemas/message.schema';
 
@@ -303,7 +304,7 @@ export class ChatReplyService
     let writing: Promise<unknown> = Promise.resolve();
 
     const snapshot = () => ({
-      parts: parts.map((p) => ({ ...p })),
+      parts: encodeParts(parts),
       content: textOf(parts),
       updatedAt: this.clock.now(),
     });

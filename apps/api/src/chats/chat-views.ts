@@ -1,3 +1,4 @@
+import { decodeParts } from './stored-parts';
 import type { ChatMessage, ChatSummary } from '@metatronos/shared-types';
 import type { ChatRecord } from './schemas/chat.schema';
 import type { MessageRecord } from './schemas/message.schema';
@@ -25,7 +26,7 @@ export function toChatMessage(message: MessageRecord): ChatMessage {
   };
   if (message.attachments?.length) view.attachments = message.attachments.map((a) => ({ ...a }));
   if (message.role === 'assistant') {
-    view.parts = message.parts ?? [];
+    view.parts = decodeParts(message.parts);
     view.error = message.error ?? null;
     view.model = message.model ?? null;
     view.usage = message.usage ?? null;

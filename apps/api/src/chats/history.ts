@@ -1,3 +1,4 @@
+import { decodeParts } from './stored-parts';
 import type { AssistantPart } from '@metatronos/shared-types';
 import type { LlmHistoryMessage } from '../llm/llm-adapter';
 import type { MessageRecord } from './schemas/message.schema';
@@ -19,7 +20,7 @@ export function toLlmHistory(messages: MessageRecord[]): LlmHistoryMessage[] {
       continue;
     }
     // A call that never finished (result null) is given to the model as an error by the adapters (toolResultText).
-    const parts: AssistantPart[] = (message.parts ?? []).filter(
+    const parts: AssistantPart[] = decodeParts(message.parts).filter(
       (part) => part.type !== 'text' || part.text !== '',
     );
     if (parts.length === 0 || history.length === 0) continue;

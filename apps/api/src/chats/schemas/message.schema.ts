@@ -1,6 +1,7 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import { Schema as MongooseSchema, type Types } from 'mongoose';
-import type { AssistantPart, MessageAttachment, MessageStatus, TokenUsage } from '@metatronos/shared-types';
+import type { MessageAttachment, MessageStatus, TokenUsage } from '@metatronos/shared-types';
+import type { StoredPart } from '../stored-parts';
 
 /** One message of a chat. An assistant reply keeps its text and tool calls in order in `parts`. */
 @Schema({ collection: 'messages', versionKey: false })
@@ -13,7 +14,7 @@ export class MessageRecord {
   @Prop({ type: String, default: '' })
   content!: string;
   @Prop({ type: [MongooseSchema.Types.Mixed], default: undefined })
-  parts?: AssistantPart[];
+  parts?: StoredPart[];
   /** User messages: the files sent with it ({ id, name, mime, size, kind }; the records are in `attachments`). */
   @Prop({ type: [MongooseSchema.Types.Mixed], default: undefined })
   attachments?: MessageAttachment[];
