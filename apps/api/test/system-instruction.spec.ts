@@ -42,7 +42,7 @@ describe('system instruction', () => {
   });
 
   it('lists sections contributed through the registry in order', () => {
-    expect(t.app.get(CombinedPromptBuilder).sectionIds()).toEqual(['datetime', 'memory', 'database', 'tools', 'pulse-status', 'pulse-notes']);
+    expect(t.app.get(CombinedPromptBuilder).sectionIds()).toEqual(['datetime', 'memory', 'database', 'tools', 'pulse-status', 'pulse-notes', 'whatsapp-permissions']);
   });
 
   it('saves edits, stamps updatedAt and shows them in the prompt', async () => {

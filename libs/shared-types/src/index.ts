@@ -10,3 +10,4 @@ export * from './lib/automations';
 export * from './lib/media';
 export * from './lib/web-search';
 export * from './lib/attachments';
+export * from './lib/whatsapp';

@@ -1,4 +1,4 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Module, type Provider } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { ScheduleModule } from '@nestjs/schedule';
@@ -28,6 +28,8 @@ import { LlmModule } from '../llm/llm.module';
 import { PersonalDataModule } from '../personal-data/personal-data.module';
 import { SettingsModule } from '../settings/settings.module';
 import { SystemInstructionModule } from '../system-instruction/system-instruction.module';
+import { WhatsAppModule } from '../whatsapp/whatsapp.module';
+import { WhatsAppPermissionsModule } from '../whatsapp-permissions/whatsapp-permissions.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -35,11 +37,17 @@ export interface AppModuleOptions {
   /** Composition-root overrides (tests move time and use a cheaper hash). */
   clock?: Clock;
   passwordHasher?: PasswordHasher;
+  /**
+   * Test-only: providers (e.g. a fake `WhatsAppGateway`) added to this global
+   * module and exported, so modules that do not provide the token themselves
+   * resolve these.
+   */
+  providers?: Array<Provider & { provide: unknown }>;
 }
 
 @Module({})
 export class AppModule {
-  static forRoot({ config, database, clock, passwordHasher }: AppModuleOptions): DynamicModule {
+  static forRoot({ config, database, clock, passwordHasher, providers = [] }: AppModuleOptions): DynamicModule {
     return {
       module: AppModule,
       global: true,
@@ -65,6 +73,8 @@ export class AppModule {
         WebSearchModule,
         MediaModule,
         AttachmentsModule,
+        WhatsAppModule,
+        WhatsAppPermissionsModule,
       ],
       providers: [
         { provide: APP_CONFIG, useValue: config },
@@ -72,8 +82,11 @@ export class AppModule {
         // Order matters: a dead database answers 503 before the session lookup would hang on it.
         { provide: APP_GUARD, useExisting: DatabaseAvailableGuard },
         { provide: APP_GUARD, useExisting: SessionGuard },
+        ...providers,
       ],
-      exports: [APP_CONFIG, PasswordHasher],
+      // WhatsAppModule is re-exported so its `WhatsAppGateway` reaches every module through this global one;
+      // a test's override of the same token is found first (a direct export of this module).
+      exports: [APP_CONFIG, PasswordHasher, WhatsAppModule, ...providers.map((p) => p.provide as string | symbol)],
     };
   }
 }

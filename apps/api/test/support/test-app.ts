@@ -1,4 +1,4 @@
-import type { INestApplication } from '@nestjs/common';
+import type { INestApplication, Provider } from '@nestjs/common';
 import { getConnectionToken } from '@nestjs/mongoose';
 import { NestFactory } from '@nestjs/core';
 import { randomBytes } from 'node:crypto';
@@ -38,6 +38,10 @@ export interface TestAppOptions {
   env?: NodeJS.ProcessEnv;
   /** Where the manual clock starts (before the app boots, so start-up work reads it). */
   now?: Date;
+  /** Extra providers of the app's global module (e.g. `{ provide: WhatsAppGateway, useValue: fake }`). */
+  providers?: Array<Provider & { provide: unknown }>;
+  /** Runs after the providers exist and before start-up hooks (e.g. to hand in fake network peers). */
+  beforeInit?: (app: INestApplication) => void | Promise<void>;
 }
 
 /**
@@ -64,10 +68,11 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
 
   // NestFactory, as in main.ts: the testing module would build the static-file loader before the HTTP adapter exists.
   const app = await NestFactory.create(
-    AppModule.forRoot({ config, database, clock, passwordHasher: new PasswordHasher({ N: 2 ** 10, r: 8, p: 1 }) }),
+    AppModule.forRoot({ config, database, clock, passwordHasher: new PasswordHasher({ N: 2 ** 10, r: 8, p: 1 }), providers: options.providers }),
     { logger: ['error'], abortOnError: false },
   );
   configureApp(app, config);
+  await options.beforeInit?.(app);
   await app.init();
 
   let ownerAgent: TestAgent | undefined;

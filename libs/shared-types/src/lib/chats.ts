@@ -1,7 +1,7 @@
 import type { MessageAttachment } from './attachments';
 
-/** What a chat is for: the owner's own conversation, a scheduled job's runs, or the Pulse heartbeat. */
-export type ChatKind = 'chat' | 'cron' | 'pulse';
+/** What a chat is for: the owner's own conversation, a scheduled job's runs, the Pulse heartbeat, or a WhatsApp contact's auto-replies. */
+export type ChatKind = 'chat' | 'cron' | 'pulse' | 'whatsapp';
 
 /** `GET /api/chats` items (newest first) and the answer to create/rename. */
 export interface ChatSummary {

@@ -1,5 +1,6 @@
 import type { CronRunView } from './automations';
 import type { DatabaseStatus } from './system';
+import type { BufferedMessage, WhatsAppStatus } from './whatsapp';
 
 /**
  * Every event the server publishes on its bus and streams on `GET /api/events`.
@@ -23,6 +24,14 @@ export interface AppEventMap {
   'pulse.updated': { by: 'owner' | 'ai' | 'schedule'; at: string };
   /** A pulse began: its run and the Pulse chat it writes to. */
   'pulse.fired': { runId: string; chatId: string; at: string };
+  /** A WhatsApp permission was created, edited or deleted (`by: "ai"` when whatsapp_manage_permission did it). */
+  'whatsapp.permissions.changed': { id: string; change: 'created' | 'updated' | 'deleted'; by: 'owner' | 'ai'; at: string };
+  /** The WhatsApp link changed state (`reason` says why it stopped: logged out, forbidden…). */
+  'whatsapp.status': { status: WhatsAppStatus; phoneNumber: string | null; reason: string | null; at: string };
+  /** A new QR code to scan (PNG data URL, 256×256). */
+  'whatsapp.qr': { qr: string; at: string };
+  /** A WhatsApp message was received and stored (sent once per message id). */
+  'whatsapp.message': { message: BufferedMessage; at: string };
 }
 
 export type AppEventName = keyof AppEventMap;
@@ -38,6 +47,10 @@ export const APP_EVENT_NAMES: readonly AppEventName[] = [
   'automation.run',
   'pulse.updated',
   'pulse.fired',
+  'whatsapp.permissions.changed',
+  'whatsapp.status',
+  'whatsapp.qr',
+  'whatsapp.message',
 ];
 
 /** Sent every 25 s on the events stream so proxies and browsers keep it open. */

@@ -1,7 +1,7 @@
 import { ChangeDetectionStrategy, Component, ElementRef, Injector, afterNextRender, inject, input, output, signal, viewChild } from '@angular/core';
 import { MatButton, MatIconButton } from '@angular/material/button';
 import { RouterLink } from '@angular/router';
-import { CHAT_TITLE_MAX_LENGTH, type ChatSummary } from '@metatronos/shared-types';
+import { CHAT_TITLE_MAX_LENGTH, type ChatKind, type ChatSummary } from '@metatronos/shared-types';
 import { Icon } from '../ui/icon';
 
 export interface ChatRename {
@@ -20,6 +20,9 @@ export function formatChatTime(iso: string, now = new Date()): string {
 }
 
 /** The chats, newest first, each with inline rename and a confirmed delete. The page does the API calls. */
+/** The badge of chats the owner did not start (none for the owner's own). */
+const KIND_LABELS: Record<ChatKind, string> = { chat: '', cron: 'Job', pulse: 'Pulse', whatsapp: 'WhatsApp' };
+
 @Component({
   selector: 'mt-chat-list',
   changeDetection: ChangeDetectionStrategy.OnPush,
@@ -46,7 +49,7 @@ export class ChatList {
 
   /** Chats the owner did not start say what runs in them. */
   protected kindLabel(chat: ChatSummary): string {
-    return chat.kind === 'cron' ? 'Job' : chat.kind === 'pulse' ? 'Pulse' : '';
+    return KIND_LABELS[chat.kind];
   }
 
   protected startRename(chat: ChatSummary): void {

@@ -200,9 +200,15 @@ describe('ChatPage', () => {
     expect(el('chat-running', item('c1'))?.textContent).toContain('Replying');
   });
 
-  it("marks a scheduled job's chat and the Pulse chat, but not the owner's own", async () => {
-    await load([chatSummary('c1', 'Job: Morning', { kind: 'cron' }), chatSummary('c2', 'Pulse', { kind: 'pulse' }), chatSummary('c3', 'Mine')]);
+  it("marks a scheduled job's chat, the Pulse chat and WhatsApp auto-reply chats, but not the owner's own", async () => {
+    await load([
+      chatSummary('c1', 'Job: Morning', { kind: 'cron' }),
+      chatSummary('c2', 'Pulse', { kind: 'pulse' }),
+      chatSummary('c3', 'Mine'),
+      chatSummary('c4', 'WhatsApp: Mom', { kind: 'whatsapp' }),
+    ]);
     expect(el('chat-kind', item('c1'))?.textContent?.trim()).toBe('Job');
+    expect(el('chat-kind', item('c4'))?.textContent?.trim()).toBe('WhatsApp');
     expect(el('chat-kind', item('c2'))?.textContent?.trim()).toBe('Pulse');
     expect(el('chat-kind', item('c3'))).toBeNull();
   });

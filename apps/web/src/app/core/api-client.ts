@@ -11,6 +11,7 @@ import type {
   CombinedPromptResponse,
   CreateChatRequest,
   CreateCronJobRequest,
+  CreateWhatsAppPermissionRequest,
   CronJobView,
   CronPreview,
   CronRunView,
@@ -23,9 +24,12 @@ import type {
   UpdateCronJobRequest,
   UpdatePulseRequest,
   UpdateSystemInstructionRequest,
+  UpdateWhatsAppPermissionRequest,
   UploadedAttachment,
   WebSearchTestRequest,
   WebSearchTestResponse,
+  WhatsAppPermission,
+  WhatsAppStatusView,
 } from '@metatronos/shared-types';
 
 /** Base path of every REST route; the API serves the console from the same origin. */
@@ -60,6 +64,17 @@ export function cronJobUrl(jobId: string): string {
 export function mediaUrl(mediaId: string): string {
   return `${API_BASE}/media/${encodeURIComponent(mediaId)}`;
 }
+
+/** `/api/whatsapp/permissions/<id>` with the id escaped. */
+export function whatsAppPermissionUrl(permissionId: string): string {
+  return `${API_BASE}/whatsapp/permissions/${encodeURIComponent(permissionId)}`;
+}
+
+/** The SSE stream of WhatsApp status and QR codes while linking (a GET, so an EventSource sends the session cookie). */
+export const WHATSAPP_QR_STREAM_URL = `${API_BASE}/whatsapp/qr/stream`;
+
+/** `POST /api/whatsapp/connect`: linking started, or the account is linked already. */
+export type WhatsAppConnectResponse = { status: 'connecting' } | { status: 'already_connected'; phoneNumber: string | null };
 
 /** Typed access to the MetatronOS REST API. The session is an HttpOnly cookie, so nothing here handles tokens. */
 @Injectable({ providedIn: 'root' })
@@ -231,5 +246,44 @@ export class ApiClient {
   /** One Brave search with the saved key: 200 with `ok: false` when Brave refused; 400 when no key is saved. */
   testWebSearch(body: WebSearchTestRequest = {}): Observable<WebSearchTestResponse> {
     return this.http.post<WebSearchTestResponse>(`${API_BASE}/web-search/test`, body);
+  }
+
+  // WhatsApp
+
+  whatsAppStatus(): Observable<WhatsAppStatusView> {
+    return this.http.get<WhatsAppStatusView>(`${API_BASE}/whatsapp/status`);
+  }
+
+  /** Starts linking (fire-and-forget on the server); follow it on `WHATSAPP_QR_STREAM_URL`. */
+  connectWhatsApp(): Observable<WhatsAppConnectResponse> {
+    return this.http.post<WhatsAppConnectResponse>(`${API_BASE}/whatsapp/connect`, null);
+  }
+
+  /** The current QR code as a PNG data URL; 404 when there is none. */
+  whatsAppQr(): Observable<{ qr: string }> {
+    return this.http.get<{ qr: string }>(`${API_BASE}/whatsapp/qr`);
+  }
+
+  /** `clearSession` also deletes the saved credentials: the next link needs a new QR scan. */
+  disconnectWhatsApp(clearSession: boolean): Observable<{ status: 'disconnected' }> {
+    return this.http.post<{ status: 'disconnected' }>(`${API_BASE}/whatsapp/disconnect`, { clearSession });
+  }
+
+  /** Sorted by display name. */
+  whatsAppPermissions(): Observable<WhatsAppPermission[]> {
+    return this.http.get<WhatsAppPermission[]>(`${API_BASE}/whatsapp/permissions`);
+  }
+
+  /** 400 when a field is missing or the number is invalid, 409 when the number has a permission already. */
+  createWhatsAppPermission(body: CreateWhatsAppPermissionRequest): Observable<WhatsAppPermission> {
+    return this.http.post<WhatsAppPermission>(`${API_BASE}/whatsapp/permissions`, body);
+  }
+
+  updateWhatsAppPermission(permissionId: string, body: UpdateWhatsAppPermissionRequest): Observable<WhatsAppPermission> {
+    return this.http.patch<WhatsAppPermission>(whatsAppPermissionUrl(permissionId), body);
+  }
+
+  deleteWhatsAppPermission(permissionId: string): Observable<void> {
+    return this.http.delete<unknown>(whatsAppPermissionUrl(permissionId)).pipe(map(() => undefined));
   }
 }

@@ -14,7 +14,7 @@ describe('ToolsPage', () => {
     tearDownApiTest(http);
   });
 
-  it('is a page of tool sections, starting with web search', async () => {
+  it('is a page of tool sections: web search, then WhatsApp', async () => {
     const fixture = TestBed.createComponent(ToolsPage);
     await fixture.whenStable();
     http.expectOne('/api/settings').flush({
@@ -27,11 +27,15 @@ describe('ToolsPage', () => {
       timezone: 'UTC',
       updatedAt: null,
     });
+    http.expectOne('/api/whatsapp/status').flush({ status: 'disconnected', phoneNumber: null });
     await fixture.whenStable();
     const root = fixture.nativeElement as HTMLElement;
     expect(root.querySelector('h1')?.textContent).toBe('Tools');
-    const section = root.querySelector('[data-testid="tool-sections"] > section');
-    expect(section?.getAttribute('aria-labelledby')).toBe('web-search-heading');
-    expect(section?.querySelector('#web-search-heading')?.textContent?.trim()).toBe('Web search (Brave)');
+    const [web, whatsApp] = Array.from(root.querySelectorAll('[data-testid="tool-sections"] > section'));
+    expect(web?.getAttribute('aria-labelledby')).toBe('web-search-heading');
+    expect(web?.querySelector('#web-search-heading')?.textContent?.trim()).toBe('Web search (Brave)');
+    expect(whatsApp?.getAttribute('aria-labelledby')).toBe('whatsapp-heading');
+    expect(whatsApp?.querySelector('#whatsapp-heading')?.textContent?.trim()).toBe('WhatsApp');
+    fixture.destroy();
   });
 });

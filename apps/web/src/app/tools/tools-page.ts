@@ -1,11 +1,12 @@
 import { ChangeDetectionStrategy, Component } from '@angular/core';
 import { WebSearchCard } from './web-search-card';
+import { WhatsAppCard } from './whatsapp-card';
 
 /** `/tools`: what Metatron can reach beyond its own database, one card per tool or channel. */
 @Component({
   selector: 'mt-tools-page',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [WebSearchCard],
+  imports: [WebSearchCard, WhatsAppCard],
   templateUrl: './tools-page.html',
   styleUrl: './tools-page.scss',
 })

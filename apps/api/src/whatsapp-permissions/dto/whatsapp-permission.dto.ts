@@ -1,0 +1,91 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsBoolean, IsOptional, IsString, MaxLength } from 'class-validator';
+import type { CreateWhatsAppPermissionRequest, UpdateWhatsAppPermissionRequest, WhatsAppPermission } from '@metatronos/shared-types';
+import { WHATSAPP_DISPLAY_NAME_MAX_LENGTH } from '../whatsapp-permission-input';
+
+const PHONE_HELP = 'International format; every non-digit is stripped (7 to 15 digits remain), e.g. "+1 415 555 1234" → "14155551234".';
+const TRUSTED_HELP = "Auto-replies to this contact may see the owner's memory (off by default: the sender is untrusted).";
+
+/**
+ * Both fields are checked by the service, so a missing one answers the seed's
+ * "phoneNumber and displayName are required".
+ */
+export class CreateWhatsAppPermissionDto implements CreateWhatsAppPermissionRequest {
+  @ApiProperty({ example: '14155551234', description: PHONE_HELP })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  phoneNumber!: string;
+
+  @ApiProperty({ example: 'Mom', maxLength: WHATSAPP_DISPLAY_NAME_MAX_LENGTH })
+  @IsOptional()
+  @IsString()
+  @MaxLength(WHATSAPP_DISPLAY_NAME_MAX_LENGTH)
+  displayName!: string;
+
+  @ApiPropertyOptional({ default: false, description: 'The AI may read messages from this contact' })
+  @IsOptional()
+  @IsBoolean()
+  canRead?: boolean;
+
+  @ApiPropertyOptional({ default: false, description: 'The AI may reply to this contact (automatic replies included)' })
+  @IsOptional()
+  @IsBoolean()
+  canReply?: boolean;
+
+  @ApiPropertyOptional({ default: false, description: TRUSTED_HELP })
+  @IsOptional()
+  @IsBoolean()
+  trusted?: boolean;
+}
+
+export class UpdateWhatsAppPermissionDto implements UpdateWhatsAppPermissionRequest {
+  @ApiPropertyOptional({ maxLength: WHATSAPP_DISPLAY_NAME_MAX_LENGTH })
+  @IsOptional()
+  @IsString()
+  @MaxLength(WHATSAPP_DISPLAY_NAME_MAX_LENGTH)
+  displayName?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsBoolean()
+  canRead?: boolean;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsBoolean()
+  canReply?: boolean;
+
+  @ApiPropertyOptional({ description: TRUSTED_HELP })
+  @IsOptional()
+  @IsBoolean()
+  trusted?: boolean;
+}
+
+export class WhatsAppPermissionDto implements WhatsAppPermission {
+  @ApiProperty()
+  id!: string;
+  @ApiProperty({ example: '14155551234', description: 'Digits only, unique' })
+  phoneNumber!: string;
+  @ApiProperty({ example: 'Mom' })
+  displayName!: string;
+  @ApiProperty({ type: String, nullable: true, description: 'Optional link to a `contacts` record' })
+  contactId!: string | null;
+  @ApiProperty()
+  canRead!: boolean;
+  @ApiProperty()
+  canReply!: boolean;
+  @ApiProperty({ description: TRUSTED_HELP })
+  trusted!: boolean;
+  @ApiProperty({ type: String, nullable: true, description: "The contact's dedicated auto-reply chat" })
+  chatId!: string | null;
+  @ApiProperty()
+  createdAt!: string;
+  @ApiProperty()
+  updatedAt!: string;
+}
+
+export class SuccessDto {
+  @ApiProperty({ example: true })
+  success!: true;
+}

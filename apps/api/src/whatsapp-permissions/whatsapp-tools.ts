@@ -1,0 +1,212 @@
+import { Injectable } from '@nestjs/common';
+import { NotFoundException } from '@nestjs/common';
+import { WHATSAPP_MESSAGES_MAX_LIMIT, WHATSAPP_TOOL_MESSAGES_DEFAULT_LIMIT, type WhatsAppPermission } from '@metatronos/shared-types';
+import { AiToolProvider, toolError, type AiTool } from '../ai-tools/ai-tool';
+import { WhatsAppLink } from './whatsapp-link';
+import { INVALID_PHONE_NUMBER, normalisePhoneNumber, PERMISSION_NOT_FOUND, WHATSAPP_DISPLAY_NAME_MAX_LENGTH } from './whatsapp-permission-input';
+import { WhatsAppPermissionsService } from './whatsapp-permissions.service';
+
+/** Longest text whatsapp_send_message sends in one message. */
+export const WHATSAPP_SEND_MAX_LENGTH = 4096;
+
+/** What every WhatsApp tool shares: offered only while WhatsApp is connected. */
+abstract class WhatsAppTool {
+  constructor(protected readonly link: WhatsAppLink) {}
+
+  isAvailable(): boolean {
+    return this.link.connected;
+  }
+}
+
+/** The seed's whatsapp_read_messages: recent messages, only from/to contacts with canRead. */
+@AiToolProvider()
+@Injectable()
+export class WhatsAppReadMessagesTool extends WhatsAppTool implements AiTool {
+  readonly definition = {
+    name: 'whatsapp_read_messages',
+    description:
+      'Read recent WhatsApp messages (oldest first). Only contacts with read permission (canRead) are visible; ' +
+      'give contact to read one conversation, or leave it out for all readable contacts.',
+    parameters: {
+      type: 'object' as const,
+      properties: {
+        contact: { type: 'string', description: 'Phone number to filter by, digits only (e.g. "14155551234")' },
+        limit: {
+          type: 'number',
+          description: `Maximum messages to return (default ${WHATSAPP_TOOL_MESSAGES_DEFAULT_LIMIT}, max ${WHATSAPP_MESSAGES_MAX_LIMIT})`,
+        },
+      },
+      required: [],
+    },
+  };
+  readonly promptLine = 'read recent WhatsApp messages from contacts with read permission (optionally one contact).';
+
+  constructor(
+    link: WhatsAppLink,
+    private readonly permissions: WhatsAppPermissionsService,
+  ) {
+    super(link);
+  }
+
+  async execute(args: Record<string, unknown>): Promise<string> {
+    const gateway = this.link.use();
+    const limit = clampLimit(args['limit']);
+    const contact = typeof args['contact'] === 'string' && args['contact'].trim() ? args['contact'] : undefined;
+    if (contact !== undefined) {
+      const phone = normalisePhoneNumber(contact);
+      if (!phone) return toolError(INVALID_PHONE_NUMBER);
+      const permission = await this.permissions.findByPhone(phone);
+      if (!permission?.canRead) return toolError(`No read permission for ${phone}: the owner has not allowed you to read this contact`);
+      return JSON.stringify({ messages: await gateway.getMessages({ contact: phone, limit, onlyPhones: [phone] }) });
+    }
+    const phones = await this.permissions.readablePhones();
+    if (phones.length === 0) return JSON.stringify({ messages: [] });
+    return JSON.stringify({ messages: await gateway.getMessages({ limit, onlyPhones: phones }) });
+  }
+}
+
+/** The seed's whatsapp_send_message: text to a contact with canReply. */
+@AiToolProvider()
+@Injectable()
+export class WhatsAppSendMessageTool extends WhatsAppTool implements AiTool {
+  readonly definition = {
+    name: 'whatsapp_send_message',
+    description:
+      'Send a WhatsApp text message to a contact with reply permission (canReply). Always confirm with the user before sending.',
+    parameters: {
+      type: 'object' as const,
+      properties: {
+        phone: { type: 'string', description: 'International format, digits only (e.g. "14155551234")' },
+        message: { type: 'string', maxLength: WHATSAPP_SEND_MAX_LENGTH, description: 'Text to send' },
+      },
+      required: ['phone', 'message'],
+    },
+  };
+  readonly promptLine = 'send a WhatsApp text to a contact with reply permission. Always confirm with the user before sending.';
+
+  constructor(
+    link: WhatsAppLink,
+    private readonly permissions: WhatsAppPermissionsService,
+  ) {
+    super(link);
+  }
+
+  async execute(args: Record<string, unknown>): Promise<string> {
+    const gateway = this.link.use();
+    const phone = normalisePhoneNumber(args['phone'] as string);
+    if (!phone) return toolError(INVALID_PHONE_NUMBER);
+    const message = args['message'] as string;
+    if (!message.trim()) return toolError('message must not be empty');
+    const permission = await this.permissions.findByPhone(phone);
+    if (!permission?.canReply) return toolError(`No reply permission for ${phone}: the owner has not allowed you to message this contact`);
+    const sent = await gateway.sendText(phone, message);
+    return JSON.stringify({ success: true, jid: sent.jid });
+  }
+}
+
+const ACTIONS = ['grant', 'update', 'revoke', 'remove'] as const;
+type Action = (typeof ACTIONS)[number];
+
+/** The seed's whatsapp_manage_permission: grant (upsert), update, revoke (both flags off, record kept), remove. */
+@AiToolProvider()
+@Injectable()
+export class WhatsAppManagePermissionTool extends WhatsAppTool implements AiTool {
+  readonly definition = {
+    name: 'whatsapp_manage_permission',
+    description:
+      'Grant, update, revoke or remove a WhatsApp contact\'s permissions. grant creates the record or overwrites an existing one ' +
+      '(needs displayName; canRead defaults to true, canReply to false); update changes displayName, canRead, canReply and/or trusted; ' +
+      'revoke sets canRead and canReply to false and keeps the record; remove deletes it. Contacts with canReply=true receive automatic replies; ' +
+      "trusted lets those replies see the owner's memory. Only change permissions when the owner asks you to.",
+    parameters: {
+      type: 'object' as const,
+      properties: {
+        action: { type: 'string', enum: [...ACTIONS], description: 'What to do' },
+        phoneNumber: { type: 'string', description: 'Digits only (e.g. "14155551234")' },
+        displayName: { type: 'string', maxLength: WHATSAPP_DISPLAY_NAME_MAX_LENGTH, description: 'Human label, e.g. "Mom" (required for grant)' },
+        canRead: { type: 'boolean', description: 'You may read messages from this contact (grant: default true)' },
+        canReply: { type: 'boolean', description: 'You may reply to this contact, automatic replies included (grant: default false)' },
+        trusted: { type: 'boolean', description: "update only: automatic replies to this contact may see the owner's memory" },
+      },
+      required: ['action', 'phoneNumber'],
+    },
+  };
+  readonly promptLine = "grant, update, revoke or remove a WhatsApp contact's read/reply permission (only when the owner asks).";
+
+  constructor(
+    link: WhatsAppLink,
+    private readonly permissions: WhatsAppPermissionsService,
+  ) {
+    super(link);
+  }
+
+  async execute(args: Record<string, unknown>): Promise<string> {
+    this.link.use();
+    const action = args['action'] as Action;
+    const phoneNumber = normalisePhoneNumber(args['phoneNumber'] as string);
+    if (!phoneNumber) return toolError(INVALID_PHONE_NUMBER);
+    const displayName = args['displayName'] as string | undefined;
+    const canRead = args['canRead'] as boolean | undefined;
+    const canReply = args['canReply'] as boolean | undefined;
+    const trusted = args['trusted'] as boolean | undefined;
+    const done = () => JSON.stringify({ success: true, action, phoneNumber });
+    try {
+      switch (action) {
+        case 'grant':
+          if (!displayName?.trim()) return toolError('displayName is required for grant');
+          await this.permissions.grant(phoneNumber, displayName, { canRead, canReply }, 'ai');
+          return done();
+        case 'update':
+          if (displayName === undefined && canRead === undefined && canReply === undefined && trusted === undefined) {
+            return toolError('update needs at least one of displayName, canRead, canReply, trusted');
+          }
+          await this.permissions.updateByPhone(phoneNumber, { displayName, canRead, canReply, trusted }, 'ai');
+          return done();
+        case 'revoke':
+          await this.permissions.updateByPhone(phoneNumber, { canRead: false, canReply: false }, 'ai');
+          return done();
+        case 'remove':
+          await this.permissions.removeByPhone(phoneNumber, 'ai');
+          return done();
+        default:
+          return toolError(`Unknown action "${String(action)}": use one of ${ACTIONS.join(', ')}`);
+      }
+    } catch (error) {
+      if (error instanceof NotFoundException) return toolError(`${PERMISSION_NOT_FOUND} for ${phoneNumber}`);
+      throw error;
+    }
+  }
+}
+
+/** The seed's whatsapp_list_permissions. */
+@AiToolProvider()
+@Injectable()
+export class WhatsAppListPermissionsTool extends WhatsAppTool implements AiTool {
+  readonly definition = {
+    name: 'whatsapp_list_permissions',
+    description: 'List every WhatsApp contact permission (phoneNumber, displayName, canRead, canReply, trusted), sorted by displayName.',
+    parameters: { type: 'object' as const, properties: {}, required: [] },
+  };
+  readonly promptLine = 'list the WhatsApp contacts you may read from or reply to.';
+
+  constructor(
+    link: WhatsAppLink,
+    private readonly permissions: WhatsAppPermissionsService,
+  ) {
+    super(link);
+  }
+
+  async execute(): Promise<string> {
+    this.link.use();
+    return JSON.stringify({ permissions: (await this.permissions.list()).map(toolPermission) });
+  }
+}
+
+export function toolPermission(p: WhatsAppPermission) {
+  return { phoneNumber: p.phoneNumber, displayName: p.displayName, canRead: p.canRead, canReply: p.canReply, trusted: p.trusted };
+}
+
+function clampLimit(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return WHATSAPP_TOOL_MESSAGES_DEFAULT_LIMIT;
+  return Math.min(WHATSAPP_MESSAGES_MAX_LIMIT, Math.max(1, Math.floor(value)));
+}

@@ -1,0 +1,42 @@
+import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
+
+/** Where the auto-reply stands with a stored message. */
+export type WhatsAppMessageProcessing = 'pending' | 'done' | 'skipped' | 'stale';
+
+/**
+ * One WhatsApp message (`whatsapp_messages`): the seed's BufferedMessage, keyed
+ * by the WhatsApp message id so a redelivered message is stored once. Owned by
+ * the WhatsApp module; the AI may read it, never write it.
+ */
+@Schema({ collection: 'whatsapp_messages', versionKey: false })
+export class WhatsAppMessageRecord {
+  /** The WhatsApp message id (`key.id`). */
+  @Prop({ type: String, required: true })
+  _id!: string;
+  @Prop({ type: String, required: true })
+  from!: string;
+  @Prop({ type: String, default: null })
+  fromName!: string | null;
+  @Prop({ type: String, required: true })
+  to!: string;
+  @Prop({ type: String, required: true })
+  body!: string;
+  /** Milliseconds since epoch (the message's own time). */
+  @Prop({ type: Number, required: true })
+  timestamp!: number;
+  @Prop({ type: Boolean, required: true })
+  fromMe!: boolean;
+  @Prop({ type: Boolean, required: true })
+  isGroup!: boolean;
+  /** Digits of the other party: the sender of a received message, the recipient of an own one. */
+  @Prop({ type: String, required: true })
+  phone!: string;
+  @Prop({ type: Date, required: true })
+  receivedAt!: Date;
+  @Prop({ type: String, required: true, enum: ['pending', 'done', 'skipped', 'stale'] })
+  processing!: WhatsAppMessageProcessing;
+}
+
+export const WhatsAppMessageSchema = SchemaFactory.createForClass(WhatsAppMessageRecord);
+WhatsAppMessageSchema.index({ timestamp: -1 });
+WhatsAppMessageSchema.index({ phone: 1, timestamp: -1 });

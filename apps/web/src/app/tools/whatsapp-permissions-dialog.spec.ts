@@ -1,0 +1,222 @@
+import type { HttpTestingController } from '@angular/common/http/testing';
+import { type ComponentFixture, TestBed } from '@angular/core/testing';
+import { MatDialogRef } from '@angular/material/dialog';
+import type { WhatsAppPermission } from '@metatronos/shared-types';
+import { setUpApiTest, tearDownApiTest, testIdQueries } from '../testing/api-test';
+import type { FakeEventStream } from '../testing/fake-event-stream';
+import { WhatsAppPermissionsDialog, phoneNumberError } from './whatsapp-permissions-dialog';
+
+const LIST_URL = '/api/whatsapp/permissions';
+
+function permission(id: string, displayName: string, phoneNumber: string, overrides: Partial<WhatsAppPermission> = {}): WhatsAppPermission {
+  return {
+    id,
+    phoneNumber,
+    displayName,
+    contactId: null,
+    canRead: false,
+    canReply: false,
+    trusted: false,
+    chatId: null,
+    createdAt: '2026-11-01T10:00:00.000Z',
+    updatedAt: '2026-11-01T10:00:00.000Z',
+    ...overrides,
+  };
+}
+
+const MOM = permission('p1', 'Mom', '14155551234', { canRead: true });
+const BOB = permission('p2', 'bob', '447700900123');
+const ALICE = permission('p3', 'Alice', '33612345678', { canRead: true, canReply: true, trusted: true });
+
+describe('WhatsAppPermissionsDialog', () => {
+  let fixture: ComponentFixture<WhatsAppPermissionsDialog>;
+  let http: HttpTestingController;
+  let events: FakeEventStream;
+
+  const root = () => fixture.nativeElement as HTMLElement;
+  const { el, all, text, texts } = testIdQueries(root);
+  const stable = () => fixture.whenStable();
+  const row = (id: string) => root().querySelector<HTMLElement>(`[data-permission-id="${id}"]`) as HTMLElement;
+  const switchOf = (id: string, testId: string) => el(testId, row(id))?.querySelector<HTMLButtonElement>('button[role="switch"]') as HTMLButtonElement;
+  const input = (testId: string) => el<HTMLInputElement>(testId) as HTMLInputElement;
+
+  function type(testId: string, value: string): void {
+    input(testId).value = value;
+    input(testId).dispatchEvent(new Event('input'));
+  }
+
+  async function load(list: WhatsAppPermission[] = [MOM, BOB, ALICE]): Promise<void> {
+    fixture = TestBed.createComponent(WhatsAppPermissionsDialog);
+    await stable();
+    http.expectOne(LIST_URL).flush(list);
+    await stable();
+  }
+
+  async function submit(): Promise<void> {
+    el('add-permission')?.click();
+    await stable();
+  }
+
+  beforeEach(() => {
+    TestBed.configureTestingModule({ providers: [{ provide: MatDialogRef, useValue: { close: jest.fn() } }] });
+    ({ http, events } = setUpApiTest(WhatsAppPermissionsDialog));
+  });
+
+  afterEach(() => {
+    tearDownApiTest(http);
+  });
+
+  it('explains that nobody is visible until allowed, and what trusted means', async () => {
+    await load([]);
+    expect(text('permissions-explanation')).toContain('Nobody on WhatsApp is visible to Metatron until you allow them here');
+    expect(text('permissions-explanation')).toContain('Trusted');
+    expect(text('permissions-explanation')).toContain('memory');
+    expect(el('no-permissions')).not.toBeNull();
+  });
+
+  it('lists the contacts by name with their number and switches', async () => {
+    await load();
+    expect(texts('permission-name')).toEqual(['Alice', 'bob', 'Mom']);
+    expect(text('permission-phone', row('p1'))).toBe('+14155551234');
+    expect(switchOf('p1', 'permission-read').getAttribute('aria-checked')).toBe('true');
+    expect(switchOf('p1', 'permission-reply').getAttribute('aria-checked')).toBe('false');
+    expect(switchOf('p3', 'permission-trusted').getAttribute('aria-checked')).toBe('true');
+    expect(switchOf('p1', 'permission-trusted').getAttribute('aria-label')).toBe('Trusted, Mom');
+  });
+
+  it('switches Reply with PATCH { canReply } and takes the answer', async () => {
+    await load();
+    switchOf('p1', 'permission-reply').click();
+    await stable();
+    const req = http.expectOne(`${LIST_URL}/p1`);
+    expect(req.request.method).toBe('PATCH');
+    expect(req.request.body).toEqual({ canReply: true });
+    req.flush({ ...MOM, canReply: true, updatedAt: '2026-11-02T10:00:00.000Z' });
+    await stable();
+    expect(switchOf('p1', 'permission-reply').getAttribute('aria-checked')).toBe('true');
+  });
+
+  it('switches Trusted off with PATCH { trusted: false }', async () => {
+    await load();
+    switchOf('p3', 'permission-trusted').click();
+    await stable();
+    const req = http.expectOne(`${LIST_URL}/p3`);
+    expect(req.request.body).toEqual({ trusted: false });
+    req.flush({ ...ALICE, trusted: false });
+    await stable();
+    expect(switchOf('p3', 'permission-trusted').getAttribute('aria-checked')).toBe('false');
+  });
+
+  it('puts a failed switch back and says why', async () => {
+    await load();
+    switchOf('p1', 'permission-read').click();
+    await stable();
+    http.expectOne(`${LIST_URL}/p1`).flush({ statusCode: 404, message: 'Permission not found', error: 'Not Found' }, { status: 404, statusText: 'Not Found' });
+    await stable();
+    expect(switchOf('p1', 'permission-read').getAttribute('aria-checked')).toBe('true');
+    expect(text('permission-error', row('p1'))).toBe('Permission not found');
+    expect(el('permission-error', row('p2'))).toBeNull();
+  });
+
+  it('checks the form before sending', async () => {
+    await load([]);
+    await submit();
+    expect(text('permission-phone-error')).toBe('Enter a phone number.');
+    expect(text('permission-name-error')).toBe('Enter a name.');
+    type('permission-phone-input', '12 34');
+    await stable();
+    expect(text('permission-phone-error')).toContain('country code');
+    expect(phoneNumberError('+1 (415) 555-1234')).toBeNull();
+    expect(phoneNumberError('1234567890123456')).not.toBeNull();
+  });
+
+  it('adds a contact with its digits and name, keeping the 409 message and the typed values', async () => {
+    await load([MOM]);
+    type('permission-phone-input', '+44 7700 900123');
+    type('permission-name-input', '  Bob ');
+    await stable();
+    await submit();
+    let req = http.expectOne(LIST_URL);
+    expect(req.request.method).toBe('POST');
+    expect(req.request.body).toEqual({ phoneNumber: '447700900123', displayName: 'Bob' });
+    req.flush({ statusCode: 409, message: 'Permission already exists for this phone number', error: 'Conflict' }, { status: 409, statusText: 'Conflict' });
+    await stable();
+    expect(text('permission-add-error')).toBe('Permission already exists for this phone number');
+    expect(el('permission-add-error')?.getAttribute('role')).toBe('alert');
+    expect(input('permission-phone-input').value).toBe('+44 7700 900123');
+    expect(input('permission-name-input').value).toBe('  Bob ');
+
+    type('permission-name-input', 'Bob');
+    await stable();
+    expect(el('permission-add-error')).toBeNull();
+    await submit();
+    req = http.expectOne(LIST_URL);
+    req.flush({ ...BOB, displayName: 'Bob' });
+    await stable();
+    expect(texts('permission-name')).toEqual(['Bob', 'Mom']);
+    expect(input('permission-phone-input').value).toBe('');
+    expect(input('permission-name-input').value).toBe('');
+    expect(el('permission-phone-error')).toBeNull();
+  });
+
+  it("shows the server's 400 in the form", async () => {
+    await load([]);
+    type('permission-phone-input', '+1 415 555 1234');
+    type('permission-name-input', 'Mom');
+    await stable();
+    await submit();
+    http.expectOne(LIST_URL).flush({ statusCode: 400, message: 'Invalid phone number', error: 'Bad Request' }, { status: 400, statusText: 'Bad Request' });
+    await stable();
+    expect(text('permission-add-error')).toBe('Invalid phone number');
+  });
+
+  it('removes a contact after the confirmation', async () => {
+    await load();
+    el('delete-permission', row('p2'))?.click();
+    await stable();
+    expect(text('delete-permission-confirm', row('p2'))).toContain('Remove bob?');
+    el('cancel-delete-permission', row('p2'))?.click();
+    await stable();
+    expect(el('delete-permission-confirm')).toBeNull();
+
+    el('delete-permission', row('p2'))?.click();
+    await stable();
+    el('confirm-delete-permission', row('p2'))?.click();
+    await stable();
+    const req = http.expectOne(`${LIST_URL}/p2`);
+    expect(req.request.method).toBe('DELETE');
+    req.flush({ success: true });
+    await stable();
+    expect(texts('permission-name')).toEqual(['Alice', 'Mom']);
+    expect(all('permission-item')).toHaveLength(2);
+  });
+
+  it('keeps a contact whose removal failed', async () => {
+    await load();
+    el('delete-permission', row('p1'))?.click();
+    await stable();
+    el('confirm-delete-permission', row('p1'))?.click();
+    await stable();
+    http.expectOne(`${LIST_URL}/p1`).flush({ statusCode: 404, message: 'Permission not found', error: 'Not Found' }, { status: 404, statusText: 'Not Found' });
+    await stable();
+    expect(texts('permission-name')).toEqual(['Alice', 'bob', 'Mom']);
+    expect(text('permission-error', row('p1'))).toBe('Permission not found');
+  });
+
+  it('reloads when a permission changes elsewhere, but not for a row with a request running', async () => {
+    await load([MOM]);
+    events.emit('whatsapp.permissions.changed', { id: 'p2', change: 'created', by: 'ai', at: '2026-11-21T22:00:00.000Z' });
+    await stable();
+    http.expectOne(LIST_URL).flush([MOM, BOB]);
+    await stable();
+    expect(texts('permission-name')).toEqual(['bob', 'Mom']);
+
+    switchOf('p1', 'permission-reply').click();
+    await stable();
+    events.emit('whatsapp.permissions.changed', { id: 'p1', change: 'updated', by: 'owner', at: '2026-11-21T22:00:01.000Z' });
+    await stable();
+    http.expectOne(`${LIST_URL}/p1`).flush({ ...MOM, canReply: true });
+    await stable();
+    http.expectNone(LIST_URL);
+  });
+});

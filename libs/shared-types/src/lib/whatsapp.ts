@@ -1,0 +1,56 @@
+/** WhatsApp (the seed's routes under `/api/whatsapp`). */
+
+export type WhatsAppStatus = 'disconnected' | 'connecting' | 'qr_ready' | 'connected';
+
+/** `GET /api/whatsapp/status`. `reason` says why the link stopped (logged out, forbidden…), null otherwise. */
+export interface WhatsAppStatusView {
+  status: WhatsAppStatus;
+  phoneNumber: string | null;
+  reason?: string | null;
+  /** When the next reconnect attempt is due (ISO), while backing off. */
+  reconnectAt?: string | null;
+}
+
+/** The seed's BufferedMessage: one WhatsApp message, text-normalised. */
+export interface BufferedMessage {
+  id: string;
+  from: string;
+  fromName: string | null;
+  to: string;
+  body: string;
+  /** Milliseconds since epoch. */
+  timestamp: number;
+  fromMe: boolean;
+  isGroup: boolean;
+}
+
+/** The seed's WhatsAppPermission (`id` instead of `_id`), plus `trusted`. */
+export interface WhatsAppPermission {
+  id: string;
+  /** Digits only, unique. */
+  phoneNumber: string;
+  displayName: string;
+  contactId: string | null;
+  canRead: boolean;
+  canReply: boolean;
+  /** Auto-replies to this contact may see the owner's memory (off by default: the sender is untrusted). */
+  trusted: boolean;
+  chatId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CreateWhatsAppPermissionRequest {
+  phoneNumber: string;
+  displayName: string;
+  canRead?: boolean;
+  canReply?: boolean;
+  trusted?: boolean;
+}
+
+export type UpdateWhatsAppPermissionRequest = Partial<Pick<WhatsAppPermission, 'displayName' | 'canRead' | 'canReply' | 'trusted'>>;
+
+/** Limits of `/messages` and `whatsapp_read_messages` (the seed's). */
+export const WHATSAPP_MESSAGES_DEFAULT_LIMIT = 50;
+export const WHATSAPP_TOOL_MESSAGES_DEFAULT_LIMIT = 20;
+export const WHATSAPP_MESSAGES_MAX_LIMIT = 100;
