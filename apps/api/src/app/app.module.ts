@@ -30,6 +30,7 @@ import { SettingsModule } from '../settings/settings.module';
 import { SystemInstructionModule } from '../system-instruction/system-instruction.module';
 import { WhatsAppModule } from '../whatsapp/whatsapp.module';
 import { WhatsAppPermissionsModule } from '../whatsapp-permissions/whatsapp-permissions.module';
+import { WhatsAppAutoReplyModule } from '../whatsapp-auto-reply/whatsapp-auto-reply.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -75,6 +76,7 @@ export class AppModule {
         AttachmentsModule,
         WhatsAppModule,
         WhatsAppPermissionsModule,
+        WhatsAppAutoReplyModule,
       ],
       providers: [
         { provide: APP_CONFIG, useValue: config },

@@ -48,6 +48,16 @@ describe('loadAppConfig', () => {
     expect(loadAppConfig({ ALLOWED_HOSTS: '*' }).allowedHosts).toBeNull();
   });
 
+  it('takes WHATSAPP_SOCKET_MODULE only as the absolute path of an existing file', () => {
+    expect(loadAppConfig({}).whatsappSocketModule).toBeUndefined();
+    expect(loadAppConfig({ WHATSAPP_SOCKET_MODULE: __filename }).whatsappSocketModule).toBe(__filename);
+    for (const bad of ['relative/fake.js', '/no/such/fake-socket.js', __dirname]) {
+      expect(() => loadAppConfig({ WHATSAPP_SOCKET_MODULE: bad })).toThrow(
+        `WHATSAPP_SOCKET_MODULE must be the absolute path of an existing file (got "${bad}")`,
+      );
+    }
+  });
+
   it('names every bad variable in one error', () => {
     let error: unknown;
     try {

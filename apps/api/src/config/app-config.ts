@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { LogLevel } from '@nestjs/common';
 
@@ -25,6 +26,11 @@ export interface AppConfig {
   automations: AutomationLimits;
   webSearch: WebSearchConfig;
   media: MediaConfig;
+  /**
+   * Operator/test seam: absolute path of a CommonJS module exporting `createSocket(options)`,
+   * used instead of Baileys for the WhatsApp link (the browser tests' fake). Unset in production.
+   */
+  whatsappSocketModule: string | undefined;
 }
 
 export interface WebSearchConfig {
@@ -120,6 +126,11 @@ export function loadAppConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd(
   const braveBaseUrl = (text('BRAVE_SEARCH_BASE_URL') ?? 'https://api.search.brave.com/res/v1').replace(/\/+$/, '');
   if (!/^https?:\/\/\S+$/.test(braveBaseUrl)) problems.push(`BRAVE_SEARCH_BASE_URL must be an http(s) URL (got "${braveBaseUrl}")`);
 
+  const whatsappSocketModule = text('WHATSAPP_SOCKET_MODULE');
+  if (whatsappSocketModule !== undefined && !isFile(whatsappSocketModule)) {
+    problems.push(`WHATSAPP_SOCKET_MODULE must be the absolute path of an existing file (got "${whatsappSocketModule}")`);
+  }
+
   const config: AppConfig = {
     port,
     host,
@@ -151,9 +162,19 @@ export function loadAppConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd(
       attachmentMaxBytes: integer('ATTACHMENT_MAX_MB', 20, 1, 1024) * 1024 * 1024,
       imageTimeoutMs: integer('IMAGE_TIMEOUT_MS', 120_000, 1_000, 600_000),
     },
+    whatsappSocketModule,
   };
   if (problems.length) throw new ConfigError(problems);
   return config;
+}
+
+function isFile(path: string): boolean {
+  if (!isAbsolute(path)) return false;
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** Log levels at and above the configured one, as Nest's logger wants them. */

@@ -116,6 +116,8 @@ export class LlmRunner {
     const tools = available.filter(
       (t) => !request.toolFilter || request.toolFilter(t.name),
     );
+    // A call to a tool that was not offered this turn (a model making one up, or obeying injected text) is refused.
+    const offered = new Set(tools.map((t) => t.name));
     const context = {
       source: request.source,
       settings,
@@ -152,10 +154,16 @@ export class LlmRunner {
             const result = await untilAborted(
               toolSignal,
               () =>
-                this.tools.execute(call.name, call.arguments, {
-                  ...context,
-                  signal: toolSignal,
-                }),
+                offered.has(call.name)
+                  ? this.tools.execute(call.name, call.arguments, {
+                      ...context,
+                      signal: toolSignal,
+                    })
+                  : Promise.resolve(
+                      toolError(
+                        `The tool '${call.name}' is not available in this reply.`,
+                      ),
+                    ),
               () => new Error('abandoned'),
             ).catch(() =>
               signal.aborted

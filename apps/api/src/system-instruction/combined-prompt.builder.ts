@@ -12,6 +12,8 @@ export interface CombinedPromptOptions {
   toolsAllowed?: boolean;
   /** Text appended after every section (Pulse adds its execution context this way). */
   extra?: string;
+  /** Section ids to leave out this time (an untrusted auto-reply leaves out `memory`, among others). */
+  omitSections?: readonly string[];
 }
 
 /**
@@ -60,7 +62,9 @@ export class CombinedPromptBuilder implements OnModuleInit {
       toolsEnabled: instruction.memoryEnabled && options.toolsAllowed !== false,
       source: options.source ?? 'chat',
     };
-    const rendered = await Promise.all(this.sections.map((section) => section.render(context)));
+    const omitted = new Set(options.omitSections ?? []);
+    const sections = this.sections.filter((section) => !omitted.has(section.id));
+    const rendered = await Promise.all(sections.map((section) => section.render(context)));
     const blocks = rendered.filter((block): block is string => !!block && block.trim() !== '');
     if (options.extra?.trim()) blocks.push(options.extra.trim());
     return `${instruction.coreInstruction.trim()}\n\n---\n\n${blocks.join('\n\n')}`;

@@ -1,6 +1,9 @@
-import { Module } from '@nestjs/common';
+import { Logger, Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/app-config.provider';
 import { BaileysSocketFactory } from './baileys-socket.factory';
+import { ModuleSocketFactory } from './module-socket.factory';
 import { WhatsAppController, WhatsAppStreamSettings } from './whatsapp.controller';
 import { WhatsAppGateway } from './whatsapp-gateway';
 import { WhatsAppMessageStore } from './whatsapp-message.store';
@@ -8,6 +11,14 @@ import { ReplaceableSocketFactory } from './replaceable-socket.factory';
 import { WhatsAppSocketFactory } from './whatsapp-socket';
 import { WhatsAppService } from './whatsapp.service';
 import { WhatsAppMessageRecord, WhatsAppMessageSchema } from './schemas/whatsapp-message.schema';
+
+/** Baileys, unless the operator named a socket module (`WHATSAPP_SOCKET_MODULE`, the browser tests' fake). */
+function socketFactory(baileys: BaileysSocketFactory, config: AppConfig): ReplaceableSocketFactory {
+  const path = config.whatsappSocketModule;
+  if (!path) return new ReplaceableSocketFactory(baileys);
+  new Logger('WhatsApp').warn(`A custom WhatsApp socket module is in use instead of Baileys (WHATSAPP_SOCKET_MODULE=${path})`);
+  return new ReplaceableSocketFactory(new ModuleSocketFactory(path));
+}
 
 /**
  * The WhatsApp link: the Baileys socket (through `WhatsAppSocketFactory`), its
@@ -19,7 +30,7 @@ import { WhatsAppMessageRecord, WhatsAppMessageSchema } from './schemas/whatsapp
   controllers: [WhatsAppController],
   providers: [
     BaileysSocketFactory,
-    { provide: WhatsAppSocketFactory, useFactory: (baileys: BaileysSocketFactory) => new ReplaceableSocketFactory(baileys), inject: [BaileysSocketFactory] },
+    { provide: WhatsAppSocketFactory, useFactory: socketFactory, inject: [BaileysSocketFactory, APP_CONFIG] },
     WhatsAppMessageStore,
     WhatsAppService,
     { provide: WhatsAppGateway, useExisting: WhatsAppService },

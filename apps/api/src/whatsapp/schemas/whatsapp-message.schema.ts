@@ -1,7 +1,8 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 
 /** Where the auto-reply stands with a stored message. */
-export type WhatsAppMessageProcessing = 'pending' | 'done' | 'skipped' | 'stale';
+/** `pending` until the auto-reply takes it (`working`), then `done`, `skipped` (not for it), `stale` (too old at start) or `failed`. */
+export type WhatsAppMessageProcessing = 'pending' | 'working' | 'done' | 'skipped' | 'stale' | 'failed';
 
 /**
  * One WhatsApp message (`whatsapp_messages`): the seed's BufferedMessage, keyed
@@ -33,7 +34,7 @@ export class WhatsAppMessageRecord {
   phone!: string;
   @Prop({ type: Date, required: true })
   receivedAt!: Date;
-  @Prop({ type: String, required: true, enum: ['pending', 'done', 'skipped', 'stale'] })
+  @Prop({ type: String, required: true, enum: ['pending', 'working', 'done', 'skipped', 'stale', 'failed'] })
   processing!: WhatsAppMessageProcessing;
 }
 

@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+import { ChatsModule } from '../chats/chats.module';
+import { WhatsAppPermissionsModule } from '../whatsapp-permissions/whatsapp-permissions.module';
+import { WhatsAppAutoReplyService } from './whatsapp-auto-reply.service';
+import { WhatsAppAutoReplySettings } from './whatsapp-auto-reply.settings';
+
+/**
+ * Answers WhatsApp messages in the background: listens to `whatsapp.message`,
+ * runs a restricted turn in the contact's chat, and sends the answer back
+ * through `WhatsAppGateway` when the contact has `canReply`.
+ */
+@Module({
+  imports: [ChatsModule, WhatsAppPermissionsModule],
+  providers: [WhatsAppAutoReplySettings, WhatsAppAutoReplyService],
+  exports: [WhatsAppAutoReplyService, WhatsAppAutoReplySettings],
+})
+export class WhatsAppAutoReplyModule {}

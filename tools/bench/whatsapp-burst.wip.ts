@@ -1,0 +1,188 @@
+// NOT YET IN `npm run bench` (the name does not end in .bench.ts on purpose): on this machine it hangs after the
+// 1,000 messages are upserted, waiting for WhatsAppService.settled() (the 20-message serial phase completes).
+// Whether the intake is stuck or only slow on FerretDB is open; see the issue 5 note. Fix that, then rename to
+// whatsapp.bench.ts.
+// WhatsApp auto-reply figure (issue 6), on the real Nest app and embedded FerretDB, with the fake WhatsApp
+// socket and the fake provider upstream answering each reply after 200 ms:
+//   1,000 inbound messages from 50 contacts (20 each, interleaved) → total time until every message is
+//   handled, messages lost (no reply sent) and answered twice, and the ratio to a serial queue (the seed's
+//   one-at-a-time AsyncQueue: 1,000 × 200 ms, and measured: 20 messages from one contact, scaled to 1,000).
+// Rate limits and the bot-loop guard are OFF here (30 replies/min would make 1,000 replies take 33 min by design);
+// the figure measures the queueing, claiming and turn pipeline.
+// Alone: TS_NODE_PROJECT=apps/api/tsconfig.app.json TS_NODE_TRANSPILE_ONLY=true
+//   node -r ts-node/register -r ./tools/bench/register-paths.cjs tools/bench/whatsapp.bench.ts
+import 'reflect-metadata';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConsoleLogger, type INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { getConnectionToken } from '@nestjs/mongoose';
+import type { Connection } from 'mongoose';
+import { AppModule } from '../../apps/api/src/app/app.module';
+import { PasswordHasher } from '../../apps/api/src/auth/password-hasher';
+import { loadAppConfig } from '../../apps/api/src/config/app-config';
+import { EmbeddedDatabase } from '../../apps/api/src/database/embedded-database';
+import { configureApp } from '../../apps/api/src/http/configure-app';
+import { WhatsAppAutoReplyService } from '../../apps/api/src/whatsapp-auto-reply/whatsapp-auto-reply.service';
+import { WhatsAppAutoReplySettings } from '../../apps/api/src/whatsapp-auto-reply/whatsapp-auto-reply.settings';
+import type { ReplaceableSocketFactory } from '../../apps/api/src/whatsapp/replaceable-socket.factory';
+import { WhatsAppSocketFactory } from '../../apps/api/src/whatsapp/whatsapp-socket';
+import { WhatsAppService } from '../../apps/api/src/whatsapp/whatsapp.service';
+import { FakeWhatsAppSocketFactory, incoming, type FakeWhatsAppSocket } from '../../apps/api/test/support/fake-whatsapp-socket';
+import { startFakeLlmServer, type FakeLlmServer, type FakeRecordedRequest } from '../fake-llm/fake-llm-server';
+
+const root = process.cwd();
+const PASSWORD = 'bench password 1';
+const CONTACTS = 50;
+const PER_CONTACT = 20;
+const LLM_MS = 200;
+const SERIAL_SAMPLE = 20;
+
+class BenchLogger extends ConsoleLogger {
+  override warn(message: unknown, ...rest: unknown[]): void {
+    if (typeof message === 'string' && message.startsWith('The console is not built')) return;
+    super.warn(message, ...rest);
+  }
+}
+
+interface Api {
+  url: string;
+  cookie: string;
+  app: INestApplication;
+  socket: FakeWhatsAppSocket;
+  close(): Promise<void>;
+}
+
+async function call(api: Pick<Api, 'url' | 'cookie'>, method: string, path: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(`${api.url}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', cookie: api.cookie },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return res.status === 204 ? undefined : res.json();
+}
+
+async function startApi(fake: FakeLlmServer): Promise<Api> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'metatron-bench-'));
+  const database = await EmbeddedDatabase.start({ binPath: join(root, 'tools/ferretdb/bin/ferretdb-launcher'), dataDir });
+  process.env['OPENAI_BASE_URL'] = fake.openaiBaseUrl;
+  const config = loadAppConfig({ DATA_DIR: dataDir, WEB_DIST_DIR: join(dataDir, 'none') });
+  const app = await NestFactory.create(
+    AppModule.forRoot({ config, database: { kind: 'embedded', uri: database.uri, dbName: 'bench' }, passwordHasher: new PasswordHasher({ N: 1024, r: 8, p: 1 }) }),
+    { logger: new BenchLogger({ logLevels: ['error', 'warn'] }) },
+  );
+  configureApp(app, config);
+  const sockets = new FakeWhatsAppSocketFactory();
+  (app.get(WhatsAppSocketFactory) as ReplaceableSocketFactory).replaceWith(sockets);
+  Object.assign(app.get(WhatsAppAutoReplySettings), { perContactIntervalMs: 0, perMinute: 0, loopReplies: 0 });
+  await app.init();
+  const server = app.getHttpServer() as Server;
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const close = async () => {
+    await app.close();
+    await database.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const setup = await fetch(`${url}/api/auth/setup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: PASSWORD }) });
+    if (!setup.ok) throw new Error(`setup: ${setup.status} ${await setup.text()}`);
+    const cookie = String(setup.headers.get('set-cookie')).split(';')[0];
+    const api = { url, cookie };
+    await call(api, 'PATCH', '/api/settings', { openaiApiKey: 'sk-bench-000000000000', primaryModel: 'gpt-4.1-mini' });
+    await call(api, 'POST', '/api/whatsapp/connect');
+    while (sockets.sockets.length === 0) await new Promise((done) => setTimeout(done, 5));
+    sockets.latest.open();
+    return { url, cookie, app, socket: sockets.latest, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+function lastUser(request: FakeRecordedRequest): string {
+  const messages = (request.body?.messages ?? []) as Array<{ role: string; content: unknown }>;
+  const user = messages.filter((m) => m.role === 'user').at(-1);
+  return typeof user?.content === 'string' ? user.content : '';
+}
+
+const phoneOf = (c: number) => `1415600${String(c).padStart(4, '0')}`;
+
+/** Sends `count` messages per contact (interleaved) and waits until every one is handled; returns ms. */
+async function burst(api: Api, prefix: string, contacts: number, count: number): Promise<{ ms: number; texts: string[] }> {
+  const now = Date.now();
+  const messages = [];
+  for (let i = 0; i < count; i++) {
+    for (let c = 0; c < contacts; c++) {
+      messages.push(incoming({ id: `${prefix}-${c}-${i}`, from: `${phoneOf(c)}@s.whatsapp.net`, text: `${prefix} ${c}/${i}`, at: now + i }));
+    }
+  }
+  const started = performance.now();
+  for (let i = 0; i < messages.length; i += 100) api.socket.upsert(messages.slice(i, i + 100));
+  await api.app.get(WhatsAppService).settled();
+  const db = api.app.get<Connection>(getConnectionToken()).collection('whatsapp_messages');
+  const service = api.app.get(WhatsAppAutoReplyService);
+  for (;;) {
+    await service.idle();
+    const open = await db.countDocuments({ _id: { $regex: `^${prefix}-` } as never, processing: { $in: ['pending', 'working'] } });
+    if (open === 0) break;
+    await new Promise((done) => setTimeout(done, 20));
+  }
+  const ms = performance.now() - started;
+  return { ms, texts: messages.map((m) => `re: ${(m.message as { conversation: string }).conversation}`) };
+}
+
+async function main(): Promise<void> {
+  const fake = await startFakeLlmServer();
+  fake.openai.fallback = (request) => ({ text: [`re: ${lastUser(request)}`], chunkDelayMs: LLM_MS });
+  const api = await startApi(fake);
+  try {
+    for (let c = 0; c < CONTACTS; c++) {
+      await call(api, 'POST', '/api/whatsapp/permissions', { phoneNumber: phoneOf(c), displayName: `Contact ${c}`, canRead: true, canReply: true });
+    }
+    // Serial reference: one contact's queue is serial, exactly like the seed's single queue.
+    const serial = await burst(api, 'serial', 1, SERIAL_SAMPLE);
+    const serialPerMessage = serial.ms / SERIAL_SAMPLE;
+    api.socket.sent.length = 0;
+
+    const total = CONTACTS * PER_CONTACT;
+    const run = await burst(api, 'load', CONTACTS, PER_CONTACT);
+    const counts = new Map<string, number>();
+    for (const s of api.socket.sent) counts.set(s.content.text, (counts.get(s.content.text) ?? 0) + 1);
+    const lost = run.texts.filter((text) => !counts.has(text)).length;
+    const twice = [...counts.values()].filter((n) => n > 1).length;
+    const computedSerialMs = total * LLM_MS;
+    const measuredSerialMs = total * serialPerMessage;
+    const result = {
+      messages: total,
+      contacts: CONTACTS,
+      llmDelayMs: LLM_MS,
+      totalMs: Math.round(run.ms),
+      perMessageMs: +(run.ms / total).toFixed(1),
+      repliesSent: api.socket.sent.length,
+      lost,
+      answeredTwice: twice,
+      llmRequests: fake.openai.requests.length - SERIAL_SAMPLE,
+      serialComputedMs: computedSerialMs,
+      serialMeasuredPerMessageMs: +serialPerMessage.toFixed(1),
+      serialMeasuredMs: Math.round(measuredSerialMs),
+      speedupVsComputed: +(computedSerialMs / run.ms).toFixed(1),
+      speedupVsMeasured: +(measuredSerialMs / run.ms).toFixed(1),
+      rateLimits: 'off (bench)',
+    };
+    console.log(JSON.stringify(result, null, 2));
+    if (lost !== 0 || twice !== 0 || result.speedupVsComputed < 10) process.exitCode = 1;
+  } finally {
+    await api.close();
+    await fake.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
