@@ -9,9 +9,16 @@ import { WhatsAppPermissionsService } from './whatsapp-permissions.service';
 /** Longest text whatsapp_send_message sends in one message. */
 export const WHATSAPP_SEND_MAX_LENGTH = 4096;
 
-/** What every WhatsApp tool shares: offered only while WhatsApp is connected. */
+/**
+ * What every WhatsApp tool shares: the link and the contact permissions (injected here once for all of them),
+ * and being offered only while WhatsApp is connected.
+ */
+@Injectable()
 abstract class WhatsAppTool {
-  constructor(protected readonly link: WhatsAppLink) {}
+  constructor(
+    protected readonly link: WhatsAppLink,
+    protected readonly permissions: WhatsAppPermissionsService,
+  ) {}
 
   isAvailable(): boolean {
     return this.link.connected;
@@ -40,13 +47,6 @@ export class WhatsAppReadMessagesTool extends WhatsAppTool implements AiTool {
     },
   };
   readonly promptLine = 'read recent WhatsApp messages from contacts with read permission (optionally one contact).';
-
-  constructor(
-    link: WhatsAppLink,
-    private readonly permissions: WhatsAppPermissionsService,
-  ) {
-    super(link);
-  }
 
   async execute(args: Record<string, unknown>): Promise<string> {
     const gateway = this.link.use();
@@ -83,13 +83,6 @@ export class WhatsAppSendMessageTool extends WhatsAppTool implements AiTool {
     },
   };
   readonly promptLine = 'send a WhatsApp text to a contact with reply permission. Always confirm with the user before sending.';
-
-  constructor(
-    link: WhatsAppLink,
-    private readonly permissions: WhatsAppPermissionsService,
-  ) {
-    super(link);
-  }
 
   async execute(args: Record<string, unknown>): Promise<string> {
     const gateway = this.link.use();
@@ -132,13 +125,6 @@ export class WhatsAppManagePermissionTool extends WhatsAppTool implements AiTool
     },
   };
   readonly promptLine = "grant, update, revoke or remove a WhatsApp contact's read/reply permission (only when the owner asks).";
-
-  constructor(
-    link: WhatsAppLink,
-    private readonly permissions: WhatsAppPermissionsService,
-  ) {
-    super(link);
-  }
 
   async execute(args: Record<string, unknown>): Promise<string> {
     this.link.use();
@@ -188,13 +174,6 @@ export class WhatsAppListPermissionsTool extends WhatsAppTool implements AiTool 
     parameters: { type: 'object' as const, properties: {}, required: [] },
   };
   readonly promptLine = 'list the WhatsApp contacts you may read from or reply to.';
-
-  constructor(
-    link: WhatsAppLink,
-    private readonly permissions: WhatsAppPermissionsService,
-  ) {
-    super(link);
-  }
 
   async execute(): Promise<string> {
     this.link.use();

@@ -1,50 +1,17 @@
 import { TestBed } from '@angular/core/testing';
 import type { AppEventMap } from '@metatronos/shared-types';
-import { EVENT_SOURCE_FACTORY, EventStream, type EventSourceLike } from './event-stream';
-
-class FakeEventSource implements EventSourceLike {
-  static instances: FakeEventSource[] = [];
-  readyState = 0;
-  onopen: ((event: Event) => void) | null = null;
-  onerror: ((event: Event) => void) | null = null;
-  closed = false;
-  private readonly listeners = new Map<string, ((event: MessageEvent<string>) => void)[]>();
-
-  constructor(readonly url: string) {
-    FakeEventSource.instances.push(this);
-  }
-
-  addEventListener(type: string, listener: (event: MessageEvent<string>) => void): void {
-    this.listeners.set(type, [...(this.listeners.get(type) ?? []), listener]);
-  }
-
-  close(): void {
-    this.closed = true;
-    this.readyState = 2;
-  }
-
-  open(): void {
-    this.readyState = 1;
-    this.onopen?.(new Event('open'));
-  }
-
-  emit(type: string, data: string): void {
-    for (const listener of this.listeners.get(type) ?? []) listener(new MessageEvent(type, { data }));
-  }
-
-  fail(readyState: number): void {
-    this.readyState = readyState;
-    this.onerror?.(new Event('error'));
-  }
-}
+import { fakeEventSources, type FakeEventSource } from '../testing/fake-event-source';
+import { EVENT_SOURCE_FACTORY, EventStream } from './event-stream';
 
 describe('EventStream', () => {
   let stream: EventStream;
+  let sources: FakeEventSource[];
 
   beforeEach(() => {
-    FakeEventSource.instances = [];
+    const fake = fakeEventSources();
+    sources = fake.sources;
     TestBed.configureTestingModule({
-      providers: [{ provide: EVENT_SOURCE_FACTORY, useValue: (url: string) => new FakeEventSource(url) }],
+      providers: [{ provide: EVENT_SOURCE_FACTORY, useValue: fake.factory }],
     });
     stream = TestBed.inject(EventStream);
   });
@@ -52,7 +19,7 @@ describe('EventStream', () => {
   afterEach(() => jest.useRealTimers());
 
   it('opens nothing until somebody subscribes', () => {
-    expect(FakeEventSource.instances).toHaveLength(0);
+    expect(sources).toHaveLength(0);
     expect(stream.state()).toBe('closed');
   });
 
@@ -62,17 +29,17 @@ describe('EventStream', () => {
     const a = stream.on('database.status').subscribe((e) => statuses.push(e));
     const b = stream.on('auth.logged_out').subscribe((e) => logouts.push(e));
 
-    expect(FakeEventSource.instances).toHaveLength(1);
-    const source = FakeEventSource.instances[0];
+    expect(sources).toHaveLength(1);
+    const source = sources[0];
     expect(source.url).toBe('/api/events');
     expect(stream.state()).toBe('connecting');
     source.open();
     expect(stream.state()).toBe('open');
 
-    source.emit('database.status', '{"status":"down","reason":"ECONNREFUSED","at":"2026-01-01T00:00:00.000Z"}');
-    source.emit('auth.logged_out', '{"at":"2026-01-01T00:00:01.000Z"}');
-    source.emit('database.status', 'not json');
-    source.emit('heartbeat', '{"at":"x"}');
+    source.emitRaw('database.status', '{"status":"down","reason":"ECONNREFUSED","at":"2026-01-01T00:00:00.000Z"}');
+    source.emitRaw('auth.logged_out', '{"at":"2026-01-01T00:00:01.000Z"}');
+    source.emitRaw('database.status', 'not json');
+    source.emitRaw('heartbeat', '{"at":"x"}');
 
     expect(statuses).toEqual([{ status: 'down', reason: 'ECONNREFUSED', at: '2026-01-01T00:00:00.000Z' }]);
     expect(logouts).toEqual([{ at: '2026-01-01T00:00:01.000Z' }]);
@@ -87,7 +54,7 @@ describe('EventStream', () => {
   it('lets the browser retry network drops, and reconnects itself after the browser gave up', () => {
     jest.useFakeTimers();
     const sub = stream.events$.subscribe();
-    const first = FakeEventSource.instances[0];
+    const first = sources[0];
     first.open();
 
     first.fail(0); // CONNECTING: the browser reconnects by itself
@@ -96,20 +63,20 @@ describe('EventStream', () => {
 
     first.fail(2); // CLOSED, e.g. the server answered 401 or 503
     expect(first.closed).toBe(true);
-    expect(FakeEventSource.instances).toHaveLength(1);
+    expect(sources).toHaveLength(1);
     jest.advanceTimersByTime(2_000);
-    expect(FakeEventSource.instances).toHaveLength(2);
+    expect(sources).toHaveLength(2);
 
     sub.unsubscribe();
-    expect(FakeEventSource.instances[1].closed).toBe(true);
+    expect(sources[1].closed).toBe(true);
   });
 
   it('cancels a pending reconnect on unsubscribe', () => {
     jest.useFakeTimers();
     const sub = stream.events$.subscribe();
-    FakeEventSource.instances[0].fail(2);
+    sources[0].fail(2);
     sub.unsubscribe();
     jest.advanceTimersByTime(60_000);
-    expect(FakeEventSource.instances).toHaveLength(1);
+    expect(sources).toHaveLength(1);
   });
 });

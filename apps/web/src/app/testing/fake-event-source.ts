@@ -26,7 +26,12 @@ export class FakeEventSource implements EventSourceLike {
 
   /** Delivers one SSE event; `data` is sent as JSON. */
   emit(type: string, data: unknown): void {
-    for (const listener of this.listeners.get(type) ?? []) listener(new MessageEvent(type, { data: JSON.stringify(data) }));
+    this.emitRaw(type, JSON.stringify(data));
+  }
+
+  /** Delivers one SSE event with `data` as the text on the wire, e.g. to send something that is not JSON. */
+  emitRaw(type: string, data: string): void {
+    for (const listener of this.listeners.get(type) ?? []) listener(new MessageEvent(type, { data }));
   }
 
   fail(readyState: number): void {
