@@ -58,6 +58,21 @@ describe('loadAppConfig', () => {
     }
   });
 
+  it('reads the WhatsApp auto-reply limits and refuses bad ones', () => {
+    expect(loadAppConfig({}).whatsappAutoReply).toEqual({
+      staleMs: 6 * 3_600_000,
+      perContactIntervalMs: 10_000,
+      perMinute: 30,
+      loopReplies: 10,
+      loopWindowMs: 180_000,
+      loopPauseMs: 1_800_000,
+    });
+    expect(loadAppConfig({ WHATSAPP_REPLIES_PER_MINUTE: '0', WHATSAPP_STALE_HOURS: '1' }).whatsappAutoReply).toMatchObject({ perMinute: 0, staleMs: 3_600_000 });
+    expect(() => loadAppConfig({ WHATSAPP_REPLY_INTERVAL_MS: 'soon' })).toThrow(
+      'WHATSAPP_REPLY_INTERVAL_MS must be a whole number from 0 to 3600000 (got "soon")',
+    );
+  });
+
   it('names every bad variable in one error', () => {
     let error: unknown;
     try {

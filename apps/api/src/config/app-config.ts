@@ -26,6 +26,7 @@ export interface AppConfig {
   automations: AutomationLimits;
   webSearch: WebSearchConfig;
   media: MediaConfig;
+  whatsappAutoReply: WhatsAppAutoReplyLimits;
   /**
    * Operator/test seam: absolute path of a CommonJS module exporting `createSocket(options)`,
    * used instead of Baileys for the WhatsApp link (the browser tests' fake). Unset in production.
@@ -37,6 +38,16 @@ export interface WebSearchConfig {
   /** Brave Search API base (tests point it at a local fake). */
   braveBaseUrl: string;
   timeoutMs: number;
+}
+
+/** Limits of the WhatsApp auto-reply (0 turns the rate limits and the loop guard off). */
+export interface WhatsAppAutoReplyLimits {
+  staleMs: number;
+  perContactIntervalMs: number;
+  perMinute: number;
+  loopReplies: number;
+  loopWindowMs: number;
+  loopPauseMs: number;
 }
 
 export interface MediaConfig {
@@ -157,6 +168,14 @@ export function loadAppConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd(
     webSearch: {
       braveBaseUrl,
       timeoutMs: integer('WEB_SEARCH_TIMEOUT_MS', 10_000, 500, 120_000),
+    },
+    whatsappAutoReply: {
+      staleMs: integer('WHATSAPP_STALE_HOURS', 6, 0, 8_760) * 3_600_000,
+      perContactIntervalMs: integer('WHATSAPP_REPLY_INTERVAL_MS', 10_000, 0, 3_600_000),
+      perMinute: integer('WHATSAPP_REPLIES_PER_MINUTE', 30, 0, 10_000),
+      loopReplies: integer('WHATSAPP_LOOP_REPLIES', 10, 0, 10_000),
+      loopWindowMs: integer('WHATSAPP_LOOP_WINDOW_MS', 180_000, 1_000, 86_400_000),
+      loopPauseMs: integer('WHATSAPP_LOOP_PAUSE_MS', 1_800_000, 0, 604_800_000),
     },
     media: {
       attachmentMaxBytes: integer('ATTACHMENT_MAX_MB', 20, 1, 1024) * 1024 * 1024,
