@@ -65,7 +65,7 @@ async function main(): Promise<void> {
 
     const upload = async (content: Buffer, name: string) => {
       const form = new FormData();
-      form.append('file', new Blob([content], { type: 'image/png' }), name);
+      form.append('file', new Blob([new Uint8Array(content)], { type: 'image/png' }), name);
       const res = await fetch(`${url}/api/attachments`, { method: 'POST', headers: { cookie }, body: form });
       if (res.status !== 201) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
       return (await res.json()) as { id: string; size: number };

@@ -6,27 +6,16 @@
 // (builds first), or without the build: TS_NODE_PROJECT=apps/api/tsconfig.app.json TS_NODE_TRANSPILE_ONLY=true
 //   node -r ts-node/register -r ./tools/bench/register-paths.cjs tools/bench/automations.bench.ts
 import 'reflect-metadata';
-import { mkdtempSync, rmSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { ConsoleLogger, type INestApplication } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { availableParallelism, loadavg } from 'node:os';
+
 import { getConnectionToken } from '@nestjs/mongoose';
 import { encode as encodeO200k } from 'gpt-tokenizer';
 import { encode as encodeCl100k } from 'gpt-tokenizer/cjs/encoding/cl100k_base';
 import type { Connection } from 'mongoose';
 import { Types } from 'mongoose';
-import { AppModule } from '../../apps/api/src/app/app.module';
-import { PasswordHasher } from '../../apps/api/src/auth/password-hasher';
-import { loadAppConfig } from '../../apps/api/src/config/app-config';
-import { EmbeddedDatabase } from '../../apps/api/src/database/embedded-database';
-import { configureApp } from '../../apps/api/src/http/configure-app';
 import { startFakeLlmServer, type FakeLlmServer } from '../fake-llm/fake-llm-server';
+import { startBenchApp, type BenchApp } from './in-process-app';
 
-const root = process.cwd();
-const PASSWORD = 'bench password 1';
 const JOBS = 100;
 const MINUTE = 60_000;
 /** Creating 100 jobs takes ~20 s here (every create reloads and re-checks every job): start it early in a minute. */
@@ -44,63 +33,6 @@ const percentile = (xs: number[], p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 };
 
-/** Errors and warnings from the app, without the one about the web console not being served. */
-class BenchLogger extends ConsoleLogger {
-  override warn(message: unknown, ...rest: unknown[]): void {
-    if (typeof message === 'string' && message.startsWith('The console is not built')) return;
-    super.warn(message, ...rest);
-  }
-}
-
-interface Api {
-  url: string;
-  cookie: string;
-  app: INestApplication;
-  close(): Promise<void>;
-}
-
-async function startApi(fake: FakeLlmServer): Promise<Api> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'metatron-bench-'));
-  const database = await EmbeddedDatabase.start({ binPath: join(root, 'tools/ferretdb/bin/ferretdb-launcher'), dataDir });
-  process.env['OPENAI_BASE_URL'] = fake.openaiBaseUrl;
-  const config = loadAppConfig({ DATA_DIR: dataDir, WEB_DIST_DIR: join(dataDir, 'none') });
-  const app = await NestFactory.create(
-    AppModule.forRoot({ config, database: { kind: 'embedded', uri: database.uri, dbName: 'bench' }, passwordHasher: new PasswordHasher({ N: 1024, r: 8, p: 1 }) }),
-    { logger: new BenchLogger({ logLevels: ['error', 'warn'] }) },
-  );
-  configureApp(app, config);
-  await app.init();
-  const server = app.getHttpServer() as Server;
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const close = async () => {
-    await app.close();
-    await database.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  };
-  try {
-    const setup = await fetch(`${url}/api/auth/setup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: PASSWORD }) });
-    if (!setup.ok) throw new Error(`setup: ${setup.status} ${await setup.text()}`);
-    const cookie = String(setup.headers.get('set-cookie')).split(';')[0];
-    const api = { url, cookie, app, close };
-    await call(api, 'PATCH', '/api/settings', { openaiApiKey: 'sk-bench-000000000000', primaryModel: 'gpt-4.1-mini' });
-    return api;
-  } catch (error) {
-    await close();
-    throw error;
-  }
-}
-
-async function call<T = unknown>(api: Pick<Api, 'url' | 'cookie'>, method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${api.url}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json', cookie: api.cookie },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return (res.status === 204 ? undefined : await res.json()) as T;
-}
-
 interface RunRow {
   jobId: Types.ObjectId;
   outcome: string;
@@ -111,7 +43,7 @@ interface RunRow {
   reason: string | null;
 }
 
-async function schedulingDrift(api: Api, fake: FakeLlmServer): Promise<void> {
+async function schedulingDrift(api: BenchApp, fake: FakeLlmServer): Promise<void> {
   fake.openai.fallback = { text: ['Done.'] };
   const db = api.app.get<Connection>(getConnectionToken()).db;
   if (!db) throw new Error('the app has no database connection');
@@ -125,7 +57,7 @@ async function schedulingDrift(api: Api, fake: FakeLlmServer): Promise<void> {
   const ids: string[] = [];
   try {
     for (let i = 0; i < JOBS; i++) {
-      const job = await call<{ id: string }>(api, 'POST', '/api/cronjobs', { name: `Bench job ${i + 1}`, instruction: 'Reply with the single word "Done".', cronExpression: '* * * * *' });
+      const job = await api.call<{ id: string }>('POST', '/api/cronjobs', { name: `Bench job ${i + 1}`, instruction: 'Reply with the single word "Done".', cronExpression: '* * * * *' });
       ids.push(job.id);
     }
     const createMs = performance.now() - createStarted;
@@ -184,8 +116,8 @@ async function schedulingDrift(api: Api, fake: FakeLlmServer): Promise<void> {
     );
   } finally {
     // Pause first so no further minute fires while the jobs (their chats and runs) are deleted.
-    for (const id of ids) await call(api, 'PATCH', `/api/cronjobs/${id}`, { enabled: false }).catch(() => undefined);
-    for (const id of ids) await call(api, 'DELETE', `/api/cronjobs/${id}`).catch(() => undefined);
+    for (const id of ids) await api.call('PATCH', `/api/cronjobs/${id}`, { enabled: false }).catch(() => undefined);
+    for (const id of ids) await api.call('DELETE', `/api/cronjobs/${id}`).catch(() => undefined);
     fake.openai.reset();
   }
 }
@@ -226,18 +158,18 @@ function notesAtMaximum(max: number): string {
   return notes.slice(0, max);
 }
 
-async function pulsePromptSize(api: Api): Promise<void> {
-  const instruction = await call<{ coreInstruction: string; dbSchema: string }>(api, 'PATCH', '/api/system-instruction', { memory: MEMORY, memoryEnabled: true });
-  await call(api, 'PATCH', '/api/pulse', {
+async function pulsePromptSize(api: BenchApp): Promise<void> {
+  const instruction = await api.call<{ coreInstruction: string; dbSchema: string }>('PATCH', '/api/system-instruction', { memory: MEMORY, memoryEnabled: true });
+  await api.call('PATCH', '/api/pulse', {
     enabled: true,
     activeDays: [1, 2, 3, 4, 5, 6, 0],
     pulsesPerDay: 12,
     quietHours: [{ start: '22:00', end: '07:00' }],
     notes: notesAtMaximum(2_000),
   });
-  const pulse = await call<{ notes: string }>(api, 'GET', '/api/pulse');
-  const { prompt } = await call<{ prompt: string | null }>(api, 'GET', '/api/pulse/prompt');
-  await call(api, 'PATCH', '/api/pulse', { enabled: false });
+  const pulse = await api.call<{ notes: string }>('GET', '/api/pulse');
+  const { prompt } = await api.call<{ prompt: string | null }>('GET', '/api/pulse/prompt');
+  await api.call('PATCH', '/api/pulse', { enabled: false });
   if (!prompt) throw new Error('GET /api/pulse/prompt returned no prompt');
 
   const o200k = encodeO200k(prompt).length;
@@ -274,7 +206,7 @@ async function main() {
   }, WATCHDOG_MS).unref();
   const fake = await startFakeLlmServer();
   try {
-    const api = await startApi(fake);
+    const api = await startBenchApp(fake);
     try {
       await schedulingDrift(api, fake);
       await pulsePromptSize(api);

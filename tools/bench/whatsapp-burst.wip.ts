@@ -13,20 +13,8 @@
 // Alone: TS_NODE_PROJECT=apps/api/tsconfig.app.json TS_NODE_TRANSPILE_ONLY=true
 //   node -r ts-node/register -r ./tools/bench/register-paths.cjs tools/bench/whatsapp.bench.ts
 import 'reflect-metadata';
-import { mkdtempSync, rmSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { ConsoleLogger, type INestApplication } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { getConnectionToken } from '@nestjs/mongoose';
 import type { Connection } from 'mongoose';
-import { AppModule } from '../../apps/api/src/app/app.module';
-import { PasswordHasher } from '../../apps/api/src/auth/password-hasher';
-import { loadAppConfig } from '../../apps/api/src/config/app-config';
-import { EmbeddedDatabase } from '../../apps/api/src/database/embedded-database';
-import { configureApp } from '../../apps/api/src/http/configure-app';
 import { WhatsAppAutoReplyService } from '../../apps/api/src/whatsapp-auto-reply/whatsapp-auto-reply.service';
 import { WhatsAppAutoReplySettings } from '../../apps/api/src/whatsapp-auto-reply/whatsapp-auto-reply.settings';
 import type { ReplaceableSocketFactory } from '../../apps/api/src/whatsapp/replaceable-socket.factory';
@@ -34,73 +22,31 @@ import { WhatsAppSocketFactory } from '../../apps/api/src/whatsapp/whatsapp-sock
 import { WhatsAppService } from '../../apps/api/src/whatsapp/whatsapp.service';
 import { FakeWhatsAppSocketFactory, incoming, type FakeWhatsAppSocket } from '../../apps/api/test/support/fake-whatsapp-socket';
 import { startFakeLlmServer, type FakeLlmServer, type FakeRecordedRequest } from '../fake-llm/fake-llm-server';
+import { startBenchApp, type BenchApp } from './in-process-app';
 
-const root = process.cwd();
-const PASSWORD = 'bench password 1';
-const CONTACTS = Number(process.env["BENCH_CONTACTS"] ?? 50);
-const PER_CONTACT = Number(process.env["BENCH_PER_CONTACT"] ?? 20);
+const CONTACTS = Number(process.env['BENCH_CONTACTS'] ?? 50);
+const PER_CONTACT = Number(process.env['BENCH_PER_CONTACT'] ?? 20);
 const LLM_MS = 200;
 const SERIAL_SAMPLE = 20;
 
-class BenchLogger extends ConsoleLogger {
-  override warn(message: unknown, ...rest: unknown[]): void {
-    if (typeof message === 'string' && message.startsWith('The console is not built')) return;
-    super.warn(message, ...rest);
-  }
-}
+type Api = BenchApp & { socket: FakeWhatsAppSocket };
 
-interface Api {
-  url: string;
-  cookie: string;
-  app: INestApplication;
-  socket: FakeWhatsAppSocket;
-  close(): Promise<void>;
-}
-
-async function call(api: Pick<Api, 'url' | 'cookie'>, method: string, path: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(`${api.url}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json', cookie: api.cookie },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return res.status === 204 ? undefined : res.json();
-}
-
+/** The app with a fake WhatsApp socket in place of Baileys, linked, and the auto-reply limits off. */
 async function startApi(fake: FakeLlmServer): Promise<Api> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'metatron-bench-'));
-  const database = await EmbeddedDatabase.start({ binPath: join(root, 'tools/ferretdb/bin/ferretdb-launcher'), dataDir });
-  process.env['OPENAI_BASE_URL'] = fake.openaiBaseUrl;
-  const config = loadAppConfig({ DATA_DIR: dataDir, WEB_DIST_DIR: join(dataDir, 'none') });
-  const app = await NestFactory.create(
-    AppModule.forRoot({ config, database: { kind: 'embedded', uri: database.uri, dbName: 'bench' }, passwordHasher: new PasswordHasher({ N: 1024, r: 8, p: 1 }) }),
-    { logger: new BenchLogger({ logLevels: ['error', 'warn'] }) },
-  );
-  configureApp(app, config);
   const sockets = new FakeWhatsAppSocketFactory();
-  (app.get(WhatsAppSocketFactory) as ReplaceableSocketFactory).replaceWith(sockets);
-  Object.assign(app.get(WhatsAppAutoReplySettings), { perContactIntervalMs: 0, perMinute: 0, loopReplies: 0 });
-  await app.init();
-  const server = app.getHttpServer() as Server;
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const close = async () => {
-    await app.close();
-    await database.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  };
+  const api = await startBenchApp(fake, {
+    beforeInit: (app) => {
+      (app.get(WhatsAppSocketFactory) as ReplaceableSocketFactory).replaceWith(sockets);
+      Object.assign(app.get(WhatsAppAutoReplySettings), { perContactIntervalMs: 0, perMinute: 0, loopReplies: 0 });
+    },
+  });
   try {
-    const setup = await fetch(`${url}/api/auth/setup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: PASSWORD }) });
-    if (!setup.ok) throw new Error(`setup: ${setup.status} ${await setup.text()}`);
-    const cookie = String(setup.headers.get('set-cookie')).split(';')[0];
-    const api = { url, cookie };
-    await call(api, 'PATCH', '/api/settings', { openaiApiKey: 'sk-bench-000000000000', primaryModel: 'gpt-4.1-mini' });
-    await call(api, 'POST', '/api/whatsapp/connect');
+    await api.call('POST', '/api/whatsapp/connect');
     while (sockets.sockets.length === 0) await new Promise((done) => setTimeout(done, 5));
     sockets.latest.open();
-    return { url, cookie, app, socket: sockets.latest, close };
+    return Object.assign(api, { socket: sockets.latest });
   } catch (error) {
-    await close();
+    await api.close();
     throw error;
   }
 }
@@ -143,7 +89,7 @@ async function main(): Promise<void> {
   const api = await startApi(fake);
   try {
     for (let c = 0; c < CONTACTS; c++) {
-      await call(api, 'POST', '/api/whatsapp/permissions', { phoneNumber: phoneOf(c), displayName: `Contact ${c}`, canRead: true, canReply: true });
+      await api.call('POST', '/api/whatsapp/permissions', { phoneNumber: phoneOf(c), displayName: `Contact ${c}`, canRead: true, canReply: true });
     }
     // Serial reference: one contact's queue is serial, exactly like the seed's single queue.
     const serial = await burst(api, 'serial', 1, SERIAL_SAMPLE);

@@ -1,0 +1,77 @@
+// The real Nest app in the bench process, on its own embedded FerretDB and data dir, listening on a free
+// loopback port, with the owner set up and a model pointed at the fake LLM upstream. Benches that need the
+// app's services (the clock-free scheduler, the WhatsApp socket factory) use this instead of the built server.
+import 'reflect-metadata';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConsoleLogger, type INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { AppModule } from '../../apps/api/src/app/app.module';
+import { PasswordHasher } from '../../apps/api/src/auth/password-hasher';
+import { loadAppConfig } from '../../apps/api/src/config/app-config';
+import { EmbeddedDatabase } from '../../apps/api/src/database/embedded-database';
+import { configureApp } from '../../apps/api/src/http/configure-app';
+import type { FakeLlmServer } from '../fake-llm/fake-llm-server';
+
+const PASSWORD = 'bench password 1';
+
+/** Errors and warnings from the app, without the one about the web console not being served. */
+class BenchLogger extends ConsoleLogger {
+  override warn(message: unknown, ...rest: unknown[]): void {
+    if (typeof message === 'string' && message.startsWith('The console is not built')) return;
+    super.warn(message, ...rest);
+  }
+}
+
+export interface BenchApp {
+  url: string;
+  cookie: string;
+  app: INestApplication;
+  /** One owner request; throws with the status and body unless it succeeded. */
+  call<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
+  close(): Promise<void>;
+}
+
+export async function startBenchApp(fake: FakeLlmServer, options: { beforeInit?: (app: INestApplication) => void } = {}): Promise<BenchApp> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'metatron-bench-'));
+  const database = await EmbeddedDatabase.start({ binPath: join(process.cwd(), 'tools/ferretdb/bin/ferretdb-launcher'), dataDir });
+  process.env['OPENAI_BASE_URL'] = fake.openaiBaseUrl;
+  const config = loadAppConfig({ DATA_DIR: dataDir, WEB_DIST_DIR: join(dataDir, 'none') });
+  const app = await NestFactory.create(
+    AppModule.forRoot({ config, database: { kind: 'embedded', uri: database.uri, dbName: 'bench' }, passwordHasher: new PasswordHasher({ N: 1024, r: 8, p: 1 }) }),
+    { logger: new BenchLogger({ logLevels: ['error', 'warn'] }) },
+  );
+  configureApp(app, config);
+  options.beforeInit?.(app);
+  await app.init();
+  const server = app.getHttpServer() as Server;
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const close = async () => {
+    await app.close();
+    await database.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const setup = await fetch(`${url}/api/auth/setup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: PASSWORD }) });
+    if (!setup.ok) throw new Error(`setup: ${setup.status} ${await setup.text()}`);
+    const cookie = String(setup.headers.get('set-cookie')).split(';')[0];
+    const call = async <T = unknown>(method: string, path: string, body?: unknown): Promise<T> => {
+      const res = await fetch(`${url}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', cookie },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+      return (res.status === 204 ? undefined : await res.json()) as T;
+    };
+    await call('PATCH', '/api/settings', { openaiApiKey: 'sk-bench-000000000000', primaryModel: 'gpt-4.1-mini' });
+    return { url, cookie, app, call, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
