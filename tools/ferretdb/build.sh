@@ -14,7 +14,7 @@ bin=bin/ferretdb-launcher
 
 if [[ -x "$bin" ]]; then
   stale=0
-  for src in go.mod go.sum *.go; do
+  for src in go.mod go.sum *.go patches/*.patch; do
     if [[ "$src" -nt "$bin" ]]; then
       stale=1
       break
@@ -26,7 +26,32 @@ if [[ -x "$bin" ]]; then
   fi
 fi
 
+# FerretDB is built from a patched copy (patches/*.patch, see the README): the
+# module is downloaded through the Go module proxy as usual, copied to a temp
+# directory, patched there, and swapped in with a `replace` in a temporary
+# modfile, so go.mod itself stays the plain upstream dependency.
+module=github.com/FerretDB/FerretDB
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+src=$(GOFLAGS=-mod=mod go mod download -json "$module" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+if [[ -z "$src" || ! -d "$src" ]]; then
+  echo "Could not download $module through the Go module proxy." >&2
+  exit 1
+fi
+cp -R "$src" "$work/ferretdb"
+chmod -R u+w "$work/ferretdb"
+for patch in patches/*.patch; do
+  # GIT_CEILING_DIRECTORIES keeps git from finding an enclosing repository: a plain patch run.
+  if ! (cd "$work/ferretdb" && GIT_CEILING_DIRECTORIES="$work" git apply --whitespace=nowarn "$OLDPWD/$patch"); then
+    echo "The FerretDB patch $patch no longer applies to $module (did go.mod change its version?)." >&2
+    exit 1
+  fi
+done
+cp go.mod "$work/go.mod"
+cp go.sum "$work/go.sum"
+echo "replace $module => $work/ferretdb" >>"$work/go.mod"
+
 # modernc.org/sqlite is pure Go, so no C toolchain is needed.
 # ferretdb_no_postgresql leaves out the unused PostgreSQL backend.
-CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -buildvcs=false -tags ferretdb_no_postgresql -ldflags='-s -w' -o "$bin" .
-echo "built $PWD/$bin"
+CGO_ENABLED=0 GOFLAGS=-mod=mod go build -modfile="$work/go.mod" -trimpath -buildvcs=false -tags ferretdb_no_postgresql -ldflags='-s -w' -o "$bin" .
+echo "built $PWD/$bin (FerretDB with $(ls patches/*.patch | wc -l) patch(es) from patches/)"
