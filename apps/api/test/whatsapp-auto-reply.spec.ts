@@ -1,5 +1,6 @@
 import { getConnectionToken } from '@nestjs/mongoose';
-import { Types, type Connection } from 'mongoose';
+import { mongo, Types, type Connection } from 'mongoose';
+import type { DatabaseRuntime } from '../src/database/database-runtime';
 import type { FakeRecordedRequest } from '../../../tools/fake-llm/fake-llm-server';
 import { WhatsAppAutoReplyService } from '../src/whatsapp-auto-reply/whatsapp-auto-reply.service';
 import { WhatsAppAutoReplySettings } from '../src/whatsapp-auto-reply/whatsapp-auto-reply.settings';
@@ -16,6 +17,7 @@ type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
 const ALICE = '14155551234';
 const BOB = '14155550000';
 const STRANGER = '15550001111';
+const CAROL = '14155557777';
 const jid = (phone: string) => `${phone}@s.whatsapp.net`;
 
 async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
@@ -94,6 +96,16 @@ async function permissionOf(t: TestApp, phone: string) {
 async function states(db: Connection): Promise<Record<string, string>> {
   const docs = await db.collection('whatsapp_messages').find({}, { projection: { processing: 1 } }).toArray();
   return Object.fromEntries(docs.map((d) => [String(d._id), String(d.processing)]));
+}
+
+/** A stored WhatsApp message, read while no app is running. */
+async function keptDoc(database: DatabaseRuntime, id: string) {
+  const client = await new mongo.MongoClient(database.uri).connect();
+  try {
+    return await client.db(database.dbName).collection('whatsapp_messages').findOne({ _id: id as never });
+  } finally {
+    await client.close();
+  }
 }
 
 async function settle(b: Booted): Promise<void> {
@@ -252,6 +264,18 @@ describe('WhatsApp auto-reply', () => {
       }
     });
 
+    it('does not send when the owner withdraws canReply while the model is answering', async () => {
+      const perm = await grant(b.t, CAROL, 'Carol', { canRead: true, canReply: true });
+      fake.openai.fallback = echo(300);
+      b.socket.upsert([incoming({ id: 'W1', from: jid(CAROL), text: 'are you there?', at: b.t.clock.now().getTime() })]);
+      await waitFor(() => fake.openai.requests.length === 1, 'the model call');
+      await (await b.t.owner()).patch(`/api/whatsapp/permissions/${perm.id}`).send({ canReply: false }).expect(200);
+      await settle(b);
+      expect(b.socket.sent).toEqual([]);
+      const doc = await b.db.collection('whatsapp_messages').findOne({ _id: 'W1' as never });
+      expect(doc).toMatchObject({ processing: 'done', sent: false, replyText: 're: are you there?' });
+    });
+
     it('pauses a contact that keeps the auto-reply busy like another bot', async () => {
       Object.assign(b.settings, { loopReplies: 3, loopWindowMs: 60_000 });
       try {
@@ -295,6 +319,39 @@ describe('WhatsApp auto-reply', () => {
       await b.t.close();
     }
   });
+
+  it('keeps an answer held back by the rate limit across a restart and sends it without a second turn', async () => {
+    const database = keptDatabase();
+    let b = await boot({ database }, { perContactIntervalMs: 60_000 });
+    try {
+      await grant(b.t, ALICE, 'Alice', { canRead: true, canReply: true });
+      fake.openai.fallback = echo();
+      const now = b.t.clock.now().getTime();
+      b.socket.upsert([
+        incoming({ id: 'H1', from: jid(ALICE), text: 'one', at: now }),
+        incoming({ id: 'H2', from: jid(ALICE), text: 'two', at: now + 1 }),
+      ]);
+      await waitFor(() => b.socket.sent.length === 1 && fake.openai.requests.length === 2, 'the first reply and the second answer');
+      // H2's answer waits for the interval: it is stored before the wait.
+      await waitFor(async () => typeof (await b.db.collection('whatsapp_messages').findOne({ _id: 'H2' as never }))?.['replyText'] === 'string', 'the stored answer');
+      await b.t.close();
+      const held = await keptDoc(database, 'H2');
+      expect(held).toMatchObject({ processing: 'pending', replyText: 're: two' });
+      expect(held?.['sendingAt']).toBeUndefined();
+
+      b = await boot({ database });
+      await waitFor(async () => (await states(b.db))['H2'] === 'done', 'the held answer sent');
+      expect(b.socket.sent).toEqual([{ jid: jid(ALICE), content: { text: 're: two' } }]);
+      // No second model call, and the contact's chat holds the exchange once.
+      expect(fake.openai.requests).toHaveLength(2);
+      const chatId = (await permissionOf(b.t, ALICE))?.chatId as string;
+      const contents = (await b.db.collection('messages').find({ chatId: new Types.ObjectId(chatId) }).toArray()).map((m) => m['content']);
+      expect(contents.filter((c) => c === 'two')).toHaveLength(1);
+    } finally {
+      await b.db.dropDatabase();
+      await b.t.close();
+    }
+  }, 30_000);
 
   it('loses and repeats nothing when the app restarts in the middle of a burst', async () => {
     const database = keptDatabase();

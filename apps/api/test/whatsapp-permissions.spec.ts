@@ -7,6 +7,7 @@ import { AppEventBus, type AppEvent } from '../src/events/app-event-bus';
 import { WhatsAppGateway, phoneDigits } from '../src/whatsapp/whatsapp-gateway';
 import { WhatsAppModule } from '../src/whatsapp/whatsapp.module';
 import { WhatsAppLink } from '../src/whatsapp-permissions/whatsapp-link';
+import { WhatsAppPermissionsService } from '../src/whatsapp-permissions/whatsapp-permissions.service';
 import { chatClient, eventsNamed, startFakeProviders, useModel, type ChatClient } from './support/llm-test-kit';
 import { createTestApp, type TestApp } from './support/test-app';
 
@@ -81,8 +82,10 @@ describe('WhatsApp permissions', () => {
     gateway.messages = [];
     gateway.sent = [];
     gateway.queries = [];
+    // Through the service (it keeps an in-memory copy of the collection), before the events are cleared.
+    const permissions = t.app.get(WhatsAppPermissionsService);
+    for (const { id } of await permissions.list()) await permissions.remove(id, 'owner');
     events.length = 0;
-    await collection().deleteMany({});
   });
   afterAll(async () => {
     subscription.unsubscribe();

@@ -418,6 +418,21 @@ describe('WhatsApp', () => {
       expect(messages.map((m: { id: string }) => m.id)).toEqual(['DUP1']);
       const announced = events.filter((e) => e.name === 'whatsapp.message');
       expect(announced).toEqual([{ name: 'whatsapp.message', payload: { message: expect.objectContaining({ id: 'DUP1', body: 'once' }), at: expect.any(String) } }]);
+
+      // One upsert (one insert) holding a stored id, the same new id twice, and another new one:
+      // the new ones go in and are announced once each, the rest is dropped.
+      events.length = 0;
+      const from = '15550001111@s.whatsapp.net';
+      socket.upsert([
+        incoming({ id: 'DUP1', from, text: 'once' }),
+        incoming({ id: 'BATCH1', from, text: 'first' }),
+        incoming({ id: 'BATCH1', from, text: 'first again' }),
+        incoming({ id: 'BATCH2', from, text: 'second' }),
+      ]);
+      await service.settled();
+      const ids = (await (await t.owner()).get('/api/whatsapp/messages').query({ contact: '15550001111' }).expect(200)).body.messages.map((m: { id: string; body: string }) => `${m.id}:${m.body}`);
+      expect(ids.sort()).toEqual(['BATCH1:first', 'BATCH2:second', 'DUP1:once']);
+      expect(events.filter((e) => e.name === 'whatsapp.message').map((e) => (e.payload as { message: { id: string } }).message.id)).toEqual(['BATCH1', 'BATCH2']);
     });
 
     it('keeps the stored messages for the next start and hands direct messages from others to the auto-reply', async () => {

@@ -223,16 +223,25 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
       if (turn.stopped && (this.closing || this.replies.shuttingDown)) return this.release(doc);
       if (turn.error !== null) return this.finish(doc, 'failed', turn.error, { chatId });
       text = turn.text.trim();
-      await this.messages.updateOne({ _id: doc._id }, { $set: { replyText: text, chatId } });
     }
     // Read again: the owner may have withdrawn canReply while the model was answering.
     const current = await this.permissions.findByPhone(doc.phone);
-    if (!text || !current?.canReply) return this.finish(doc, 'done', null, { chatId, sent: false });
+    if (!text || !current?.canReply) return this.finish(doc, 'done', null, { chatId, replyText: text, sent: false });
 
-    await this.waitForRateLimits(doc.phone);
+    // The answer is stored before any wait, so a restart sends it without a second turn;
+    // with no wait it goes in the same write as `sendingAt`.
+    let saved = false;
+    const save = async () => {
+      saved = true;
+      await this.messages.updateOne({ _id: doc._id }, { $set: { replyText: text, chatId } });
+    };
+    await this.waitForRateLimits(doc.phone, save);
     // Shutting down while held back by the limits: the next start sends the stored answer.
-    if (this.closing) return this.release(doc);
-    await this.messages.updateOne({ _id: doc._id }, { $set: { sendingAt: this.clock.now() } });
+    if (this.closing) {
+      if (!saved) await save();
+      return this.release(doc);
+    }
+    await this.messages.updateOne({ _id: doc._id }, { $set: { replyText: text, chatId, sendingAt: this.clock.now() } });
     try {
       await this.gateway.sendText(doc.phone, text);
     } catch (error) {
@@ -298,13 +307,24 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
     return result;
   }
 
-  /** Delays (never drops) a reply: 1 per contact per interval, `perMinute` per minute overall. */
-  private async waitForRateLimits(phone: string): Promise<void> {
+  /**
+   * Delays (never drops) a reply: 1 per contact per interval, `perMinute` per
+   * minute overall. `beforeWaiting` runs once, before the first wait (if any).
+   */
+  private async waitForRateLimits(phone: string, beforeWaiting: () => Promise<void>): Promise<void> {
     const { perContactIntervalMs, perMinute } = this.settings;
+    let prepared = false;
+    const pause = async (ms: number) => {
+      if (!prepared) {
+        prepared = true;
+        await beforeWaiting();
+      }
+      await sleep(ms, this.stopping.signal);
+    };
     const last = this.lastReplyAt.get(phone);
     if (perContactIntervalMs > 0 && last !== undefined) {
       const wait = last + perContactIntervalMs - Date.now();
-      if (wait > 0) await sleep(wait, this.stopping.signal);
+      if (wait > 0) await pause(wait);
     }
     if (perMinute <= 0) return;
     // One contact at a time takes a slot, so two contacts cannot both take the last one.
@@ -317,7 +337,7 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
           return;
         }
         if (this.closing) return;
-        await sleep(this.sentTimes[0] + 60_000 - now + 1, this.stopping.signal);
+        await pause(this.sentTimes[0] + 60_000 - now + 1);
       }
     });
     this.globalGate = gate.catch(() => undefined);

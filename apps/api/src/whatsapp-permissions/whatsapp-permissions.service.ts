@@ -18,10 +18,18 @@ export type PermissionChangedBy = 'owner' | 'ai';
 
 type Flags = Partial<Pick<WhatsAppPermission, 'canRead' | 'canReply' | 'trusted'>>;
 
-/** `whatsapp_permissions`: the owner's REST routes and the AI's tools both go through here. */
+/**
+ * `whatsapp_permissions`: the owner's REST routes and the AI's tools both go
+ * through here. Lookups by phone (each inbound message makes two) read an
+ * in-memory copy of the collection: only this service writes it (db_query may
+ * only read it), and every write here drops the copy.
+ */
 @Injectable()
 export class WhatsAppPermissionsService implements OnApplicationBootstrap {
   private indexes: Promise<void> | null = null;
+  private snapshot: Promise<Map<string, WhatsAppPermission>> | null = null;
+  /** Bumped by every write, so a read that raced a write is not kept. */
+  private generation = 0;
 
   constructor(
     @InjectModel(WhatsAppPermissionRecord.name) private readonly permissions: Model<WhatsAppPermissionRecord>,
@@ -40,19 +48,54 @@ export class WhatsAppPermissionsService implements OnApplicationBootstrap {
   }
 
   async findByPhone(phoneNumber: string): Promise<WhatsAppPermission | null> {
-    const record = await this.permissions.findOne({ phoneNumber }).lean<WhatsAppPermissionRecord>().exec();
-    return record ? toView(record) : null;
+    return (await this.byPhone()).get(phoneNumber) ?? null;
   }
 
   /** The phone numbers the AI may read (canRead). */
   async readablePhones(): Promise<string[]> {
-    const records = await this.permissions.find({ canRead: true }, { phoneNumber: 1 }).lean<Array<Pick<WhatsAppPermissionRecord, 'phoneNumber'>>>().exec();
-    return records.map((r) => r.phoneNumber).filter((p): p is string => typeof p === 'string');
+    return [...(await this.byPhone()).values()].filter((p) => p.canRead && p.phoneNumber).map((p) => p.phoneNumber);
   }
 
   /** The auto-reply service records the contact's dedicated chat (no event: nothing the owner changed). */
   async setChatId(phoneNumber: string, chatId: string): Promise<void> {
-    await this.permissions.updateOne({ phoneNumber }, { $set: { chatId } }).exec();
+    await this.write(() => this.permissions.updateOne({ phoneNumber }, { $set: { chatId } }).exec());
+  }
+
+  /** Every record by phone number, read once and kept until the next write. */
+  private byPhone(): Promise<Map<string, WhatsAppPermission>> {
+    if (this.snapshot) return this.snapshot;
+    const generation = this.generation;
+    const loading = this.permissions
+      .find({})
+      .lean<WhatsAppPermissionRecord[]>()
+      .exec()
+      .then((records) => new Map(records.map((record) => [String(record.phoneNumber ?? ''), toView(record)])));
+    this.snapshot = loading;
+    // A failed read is not kept; neither is one that a write overtook.
+    loading.then(
+      () => {
+        if (this.generation !== generation && this.snapshot === loading) this.snapshot = null;
+      },
+      () => {
+        if (this.snapshot === loading) this.snapshot = null;
+      },
+    );
+    return loading;
+  }
+
+  /** Runs a write with the in-memory copy dropped before and after it, so no read overlapping the write is kept. */
+  private async write<T>(operation: () => Promise<T>): Promise<T> {
+    this.forget();
+    try {
+      return await operation();
+    } finally {
+      this.forget();
+    }
+  }
+
+  private forget(): void {
+    this.generation++;
+    this.snapshot = null;
   }
 
   async create(request: CreateWhatsAppPermissionRequest, by: PermissionChangedBy): Promise<WhatsAppPermission> {
@@ -77,7 +120,7 @@ export class WhatsAppPermissionsService implements OnApplicationBootstrap {
       updatedAt: now,
     };
     try {
-      await this.permissions.collection.insertOne(record);
+      await this.write(() => this.permissions.collection.insertOne(record));
     } catch (error) {
       if ((error as { code?: number }).code === 11000) throw new ConflictException(PERMISSION_EXISTS);
       throw error;
@@ -95,7 +138,7 @@ export class WhatsAppPermissionsService implements OnApplicationBootstrap {
 
   async remove(id: string, by: PermissionChangedBy): Promise<void> {
     const _id = objectId(id);
-    const record = await this.permissions.findOneAndDelete({ _id }).lean<WhatsAppPermissionRecord>().exec();
+    const record = await this.write(() => this.permissions.findOneAndDelete({ _id }).lean<WhatsAppPermissionRecord>().exec());
     if (!record) throw new NotFoundException(PERMISSION_NOT_FOUND);
     this.changed(record, 'deleted', by);
   }
@@ -123,16 +166,18 @@ export class WhatsAppPermissionsService implements OnApplicationBootstrap {
   }
 
   async removeByPhone(phoneNumber: string, by: PermissionChangedBy): Promise<void> {
-    const record = await this.permissions.findOneAndDelete({ phoneNumber }).lean<WhatsAppPermissionRecord>().exec();
+    const record = await this.write(() => this.permissions.findOneAndDelete({ phoneNumber }).lean<WhatsAppPermissionRecord>().exec());
     if (!record) throw new NotFoundException(PERMISSION_NOT_FOUND);
     this.changed(record, 'deleted', by);
   }
 
   private async apply(filter: { _id: Types.ObjectId } | { phoneNumber: string }, set: Partial<WhatsAppPermissionRecord>, by: PermissionChangedBy): Promise<WhatsAppPermission> {
-    const updated = await this.permissions
-      .findOneAndUpdate(filter, { $set: { ...set, updatedAt: this.clock.now() } }, { new: true })
-      .lean<WhatsAppPermissionRecord>()
-      .exec();
+    const updated = await this.write(() =>
+      this.permissions
+        .findOneAndUpdate(filter, { $set: { ...set, updatedAt: this.clock.now() } }, { new: true })
+        .lean<WhatsAppPermissionRecord>()
+        .exec(),
+    );
     if (!updated) throw new NotFoundException(PERMISSION_NOT_FOUND);
     this.changed(updated, 'updated', by);
     return toView(updated);

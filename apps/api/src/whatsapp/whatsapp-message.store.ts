@@ -11,6 +11,15 @@ export interface StoredWhatsAppMessage {
   processing: WhatsAppMessageProcessing;
 }
 
+export interface AddedMessages {
+  /** Ids stored by this call, in the order given. */
+  stored: string[];
+  /** Ids that were already stored (or came twice in the batch): dropped. */
+  duplicates: string[];
+  /** Ids that could not be stored, with the database's reason. */
+  failed: Array<{ id: string; error: string }>;
+}
+
 export interface WhatsAppMessageQuery {
   contact?: string;
   limit: number;
@@ -24,16 +33,31 @@ const DUPLICATE_KEY = 11000;
 export class WhatsAppMessageStore {
   constructor(@InjectModel(WhatsAppMessageRecord.name) private readonly model: Model<WhatsAppMessageRecord>) {}
 
-  /** Stores the message unless its id is already stored; true when it was new. */
-  async add({ message, phone, receivedAt, processing }: StoredWhatsAppMessage): Promise<boolean> {
-    const { id, ...fields } = message;
+  /**
+   * Stores a batch (one `messages.upsert`) in one round trip; a message whose
+   * id is already stored is dropped, the others still go in.
+   */
+  async addMany(items: readonly StoredWhatsAppMessage[]): Promise<AddedMessages> {
+    const result: AddedMessages = { stored: [], duplicates: [], failed: [] };
+    if (items.length === 0) return result;
+    const docs = items.map(({ message: { id, ...fields }, phone, receivedAt, processing }) => ({ _id: id as never, ...fields, phone, receivedAt, processing }));
+    let errors: Array<{ index: number; code?: number; errmsg?: string }> = [];
     try {
-      await this.model.collection.insertOne({ _id: id as never, ...fields, phone, receivedAt, processing });
-      return true;
+      await this.model.collection.insertMany(docs, { ordered: false });
     } catch (error) {
-      if ((error as { code?: number }).code === DUPLICATE_KEY) return false;
-      throw error;
+      const writeErrors = (error as { writeErrors?: unknown }).writeErrors;
+      // Not a per-document refusal (the database is away): nothing is known to be stored.
+      if (!Array.isArray(writeErrors)) throw error;
+      errors = writeErrors as typeof errors;
     }
+    const refused = new Map(errors.map((e) => [e.index, e]));
+    items.forEach(({ message: { id } }, index) => {
+      const error = refused.get(index);
+      if (!error) result.stored.push(id);
+      else if (error.code === DUPLICATE_KEY) result.duplicates.push(id);
+      else result.failed.push({ id, error: error.errmsg ?? `error ${error.code}` });
+    });
+    return result;
   }
 
   /** The last `limit` messages matching the query, oldest first. */

@@ -327,19 +327,18 @@ export class WhatsAppService extends WhatsAppGateway implements OnApplicationBoo
     const ownJid = `${this.currentPhone ?? phoneDigits(socket.user?.id ?? '')}@s.whatsapp.net`;
     const now = this.clock.now();
     const items = upsert.messages.map((raw) => normaliseMessage(raw, ownJid, now.getTime())).filter((item) => item !== null);
+    if (items.length === 0) return;
     this.inbox = this.inbox.then(async () => {
-      for (const { message, phone } of items) {
-        try {
-          const stored = await this.store.add({
-            message,
-            phone,
-            receivedAt: now,
-            processing: message.fromMe || message.isGroup ? 'skipped' : 'pending',
-          });
-          if (stored) this.events.emit('whatsapp.message', { message, at: now.toISOString() });
-        } catch (error) {
-          this.logger.error(`Could not store WhatsApp message ${message.id}: ${(error as Error).message}`);
-        }
+      // Stored (one insert for the whole upsert) before anything is announced: a restart finds every message.
+      const byId = new Map(items.map((item) => [item.message.id, item.message]));
+      try {
+        const { stored, failed } = await this.store.addMany(
+          items.map(({ message, phone }) => ({ message, phone, receivedAt: now, processing: message.fromMe || message.isGroup ? 'skipped' : 'pending' })),
+        );
+        for (const { id, error } of failed) this.logger.error(`Could not store WhatsApp message ${id}: ${error}`);
+        for (const id of stored) this.events.emit('whatsapp.message', { message: byId.get(id) as BufferedMessage, at: now.toISOString() });
+      } catch (error) {
+        this.logger.error(`Could not store ${items.length} WhatsApp message(s) (${[...byId.keys()].join(', ')}): ${(error as Error).message}`);
       }
     });
   }
