@@ -379,7 +379,10 @@ describe('WhatsApp auto-reply', () => {
 
       b = await boot({ database });
       second = b.socket;
-      await waitFor(async () => Object.values(await states(b.db)).every((s) => s === 'done'), 'every message answered', 20_000);
+      await waitFor(async () => {
+        const s = await states(b.db);
+        return ids.every((id) => s[id] === 'done');
+      }, 'every message answered', 20_000);
       await b.service.idle();
       const texts = [...first.sent, ...(second?.sent ?? [])].map((s) => s.content.text).sort();
       expect(texts).toEqual(burst.map((m) => `re: ${(m.message as { conversation: string }).conversation}`).sort());

@@ -4,7 +4,7 @@ import type { Connection } from 'mongoose';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AppEventMap } from '@metatronos/shared-types';
+import type { AppEventMap, BufferedMessage } from '@metatronos/shared-types';
 import { WhatsAppStreamSettings } from '../src/whatsapp/whatsapp.controller';
 import { WhatsAppGateway } from '../src/whatsapp/whatsapp-gateway';
 import { ReplaceableSocketFactory } from '../src/whatsapp/replaceable-socket.factory';
@@ -479,6 +479,13 @@ describe('WhatsApp', () => {
         { jid: '14155551234@s.whatsapp.net', content: { text: 'hi there' } },
         { jid: '120363025246125486@g.us', content: { text: 'to the group' } },
       ]);
+      // What was sent is kept next to what was received (own and `skipped`: never auto-answered).
+      const conversation = (await (await t.owner()).get('/api/whatsapp/messages').query({ contact: '14155551234' }).expect(200)).body.messages as BufferedMessage[];
+      expect(conversation.filter((m) => m.fromMe && m.body === 'hi there')).toEqual([
+        { id: expect.stringMatching(/^3EB0/), from: expect.stringMatching(/@s\.whatsapp\.net$/), fromName: null, to: '14155551234@s.whatsapp.net', body: 'hi there', timestamp: expect.any(Number), fromMe: true, isGroup: false },
+      ]);
+      const stored = await t.app.get<Connection>(getConnectionToken()).collection('whatsapp_messages').findOne({ _id: conversation.at(-1)?.id as never });
+      expect(stored).toMatchObject({ phone: '14155551234', processing: 'skipped' });
       socket.failSend = new Error('not on WhatsApp');
       await expect(service.sendText('14155551234', 'x')).rejects.toThrow('WhatsApp could not send the message: not on WhatsApp');
       socket.failSend = null;

@@ -14,7 +14,7 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
 import { AppEventBus } from '../events/app-event-bus';
 import { WhatsAppGateway, phoneDigits } from './whatsapp-gateway';
-import { normaliseMessage, toJid } from './whatsapp-message-normaliser';
+import { isGroupJid, normaliseMessage, toJid } from './whatsapp-message-normaliser';
 import { WhatsAppMessageStore } from './whatsapp-message.store';
 import {
   WhatsAppDisconnectCode,
@@ -172,12 +172,34 @@ export class WhatsAppService extends WhatsAppGateway implements OnApplicationBoo
     if (this.currentStatus !== 'connected' || !socket) throw new Error(NOT_CONNECTED_MESSAGE);
     if (!phoneOrJid.includes('@') && !phoneDigits(phoneOrJid)) throw new Error('Invalid phone number');
     const jid = toJid(phoneOrJid);
+    let sent;
     try {
-      await socket.sendMessage(jid, { text });
+      sent = await socket.sendMessage(jid, { text });
     } catch (error) {
       throw new Error(`WhatsApp could not send the message: ${(error as Error).message}`);
     }
+    await this.storeOwnMessage(socket, sent?.key?.id, jid, text);
     return { success: true, jid };
+  }
+
+  /**
+   * Keeps what the linked account sent next to what it received, so reading a
+   * contact's messages shows both sides. (Baileys reports its own sends as an
+   * `append` upsert, which is not taken.) A failure here does not undo the send.
+   */
+  private async storeOwnMessage(socket: WhatsAppSocket, id: string | null | undefined, jid: string, body: string): Promise<void> {
+    if (!id) return;
+    const now = this.clock.now();
+    const message: BufferedMessage = { id, from: this.ownJid(socket), fromName: null, to: jid, body, timestamp: now.getTime(), fromMe: true, isGroup: isGroupJid(jid) };
+    try {
+      await this.store.addMany([{ message, phone: phoneDigits(jid), receivedAt: now, processing: 'skipped' }]);
+    } catch (error) {
+      this.logger.warn(`Sent WhatsApp message ${id} could not be stored: ${(error as Error).message}`);
+    }
+  }
+
+  private ownJid(socket: WhatsAppSocket): string {
+    return `${this.currentPhone ?? phoneDigits(socket.user?.id ?? '')}@s.whatsapp.net`;
   }
 
   async getMessages({ contact, limit, onlyPhones }: { contact?: string; limit: number; onlyPhones?: readonly string[] }): Promise<BufferedMessage[]> {
@@ -324,7 +346,7 @@ export class WhatsAppService extends WhatsAppGateway implements OnApplicationBoo
   private onMessagesUpsert(socket: WhatsAppSocket, upsert: WhatsAppMessagesUpsert): void {
     // The seed keeps `notify` only: `append` is history and own echoes.
     if (upsert.type !== 'notify') return;
-    const ownJid = `${this.currentPhone ?? phoneDigits(socket.user?.id ?? '')}@s.whatsapp.net`;
+    const ownJid = this.ownJid(socket);
     const now = this.clock.now();
     const items = upsert.messages.map((raw) => normaliseMessage(raw, ownJid, now.getTime())).filter((item) => item !== null);
     if (items.length === 0) return;

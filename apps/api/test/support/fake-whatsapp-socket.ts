@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { WhatsAppSocket, WhatsAppSocketFactory, WhatsAppSocketOptions, WhatsAppWebMessage } from '../../src/whatsapp/whatsapp-socket';
 
@@ -17,7 +18,8 @@ export class FakeWhatsAppSocket extends EventEmitter implements WhatsAppSocket {
   async sendMessage(jid: string, content: { text: string }) {
     if (this.failSend) throw this.failSend;
     this.sent.push({ jid, content });
-    return { key: { id: `SENT${this.sent.length}` } };
+    // Unique like WhatsApp's own ids: sent messages are stored under them.
+    return { key: { id: `3EB0${randomBytes(8).toString('hex').toUpperCase()}` } };
   }
 
   async logout(): Promise<void> {

@@ -64,7 +64,7 @@ class FakeWhatsAppSocket extends EventEmitter {
   }
 
   async sendMessage() {
-    return { key: { id: `FAKE${Date.now()}` } };
+    return { key: { id: `3EB0${require('node:crypto').randomBytes(8).toString('hex').toUpperCase()}` } };
   }
 
   async logout() {
