@@ -286,8 +286,22 @@ describe('WhatsApp auto-reply', () => {
         expect(b.socket.sent.map((s) => s.content.text)).toEqual(['re: bot 1', 're: bot 2', 're: bot 3']);
         const s = await states(b.db);
         expect([s['L4'], s['L5']]).toEqual(['skipped', 'skipped']);
-        expect(b.service.isPaused(ALICE)).toBe(true);
         expect(fake.openai.requests).toHaveLength(3);
+        // The pause is on the permission (kept across restarts, shown in the console) until the owner lifts it.
+        const owner = await b.t.owner();
+        const paused = (await owner.get('/api/whatsapp/permissions').expect(200)).body.find((p: { phoneNumber: string }) => p.phoneNumber === ALICE);
+        expect(Date.parse(paused.autoReplyPausedUntil)).toBeGreaterThan(Date.now() + 60_000);
+        b.socket.upsert([incoming({ id: 'L6', from: jid(ALICE), text: 'bot 6', at: now + 6 })]);
+        await settle(b);
+        expect((await states(b.db))['L6']).toBe('skipped');
+
+        await owner.post('/api/whatsapp/permissions/0123456789abcdef01234567/resume-auto-reply').expect(404);
+        const resumed = (await owner.post(`/api/whatsapp/permissions/${paused.id}/resume-auto-reply`).expect(200)).body;
+        expect(resumed).toMatchObject({ id: paused.id, autoReplyPausedUntil: null, canReply: true });
+        Object.assign(b.settings, { loopReplies: 0 });
+        b.socket.upsert([incoming({ id: 'L7', from: jid(ALICE), text: 'human again', at: now + 7 })]);
+        await settle(b);
+        expect(b.socket.sent.map((s) => s.content.text).at(-1)).toBe('re: human again');
       } finally {
         Object.assign(b.settings, { loopReplies: 0 });
       }

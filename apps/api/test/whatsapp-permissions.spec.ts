@@ -107,6 +107,7 @@ describe('WhatsApp permissions', () => {
         canReply: false,
         trusted: false,
         chatId: null,
+        autoReplyPausedUntil: null,
         createdAt: t.clock.now().toISOString(),
         updatedAt: t.clock.now().toISOString(),
       });

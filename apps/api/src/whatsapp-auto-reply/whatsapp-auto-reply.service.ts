@@ -85,7 +85,6 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
   private readonly queued = new Set<string>();
   private readonly lastReplyAt = new Map<string, number>();
   private readonly recentReplies = new Map<string, number[]>();
-  private readonly pausedUntil = new Map<string, number>();
   private sentTimes: number[] = [];
   /** Serialises the overall rate limit's bookkeeping. */
   private globalGate: Promise<void> = Promise.resolve();
@@ -143,11 +142,6 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
   /** Resolves once every queue is empty (tests, the bench, shutdown). */
   async idle(): Promise<void> {
     while (this.queues.size) await Promise.all([...this.queues.values()]);
-  }
-
-  /** Whether a contact's auto-replies are paused by the bot-loop guard. */
-  isPaused(phone: string): boolean {
-    return (this.pausedUntil.get(phone) ?? 0) > Date.now();
   }
 
   /** `working` messages left by a crash: retried once unless a send had started. */
@@ -209,7 +203,9 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
     if (doc.timestamp < this.clock.now().getTime() - this.settings.staleMs) return this.finish(doc, 'stale');
     const permission = await this.permissions.findByPhone(doc.phone);
     if (!permission?.canRead) return this.finish(doc, 'skipped', 'no read permission');
-    if (this.isPaused(doc.phone)) return this.finish(doc, 'skipped', 'auto-reply paused for this contact (bot loop)');
+    if (permission.autoReplyPausedUntil && Date.parse(permission.autoReplyPausedUntil) > Date.now()) {
+      return this.finish(doc, 'skipped', 'auto-reply paused for this contact (bot loop)');
+    }
 
     let chatId: string;
     let text: string;
@@ -247,7 +243,7 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
     } catch (error) {
       return this.finish(doc, 'failed', (error as Error).message, { chatId, sent: false });
     }
-    this.noteReply(doc.phone, permission.displayName);
+    await this.noteReply(doc.phone, permission.displayName);
     await this.finish(doc, 'done', null, { chatId, sent: true });
   }
 
@@ -345,7 +341,7 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
   }
 
   /** Records a sent reply and pauses the contact when replies pile up like a conversation with another bot. */
-  private noteReply(phone: string, name: string): void {
+  private async noteReply(phone: string, name: string): Promise<void> {
     const now = Date.now();
     this.lastReplyAt.set(phone, now);
     const { loopReplies, loopWindowMs, loopPauseMs } = this.settings;
@@ -354,8 +350,12 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
     recent.push(now);
     this.recentReplies.set(phone, recent);
     if (recent.length >= loopReplies) {
-      this.pausedUntil.set(phone, now + loopPauseMs);
       this.recentReplies.delete(phone);
+      try {
+        await this.permissions.pauseAutoReply(phone, new Date(now + loopPauseMs));
+      } catch (error) {
+        this.logger.error(`Could not pause the auto-reply for ${name} (+${phone}): ${(error as Error).message}`);
+      }
       this.logger.warn(
         `Auto-reply paused for ${name} (+${phone}) for ${Math.round(loopPauseMs / 60_000)} min: ${recent.length} replies within ${Math.round(loopWindowMs / 1000)} s looks like a loop with another bot`,
       );

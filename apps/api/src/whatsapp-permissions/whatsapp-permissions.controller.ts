@@ -35,6 +35,15 @@ export class WhatsAppPermissionsController {
     return this.permissions.update(id, body, 'owner');
   }
 
+  @Post(':id/resume-auto-reply')
+  @HttpCode(200)
+  @ApiOperation({ summary: "Lift the bot-loop guard's pause: auto-replies to the contact start again with its next message" })
+  @ApiOkResponse({ type: WhatsAppPermissionDto })
+  @ApiNotFoundResponse({ description: '"Permission not found"' })
+  resumeAutoReply(@Param('id') id: string): Promise<WhatsAppPermission> {
+    return this.permissions.resumeAutoReply(id);
+  }
+
   @Delete(':id')
   @ApiOperation({ summary: 'Delete a permission: the AI can no longer read from or reply to the contact' })
   @ApiOkResponse({ type: SuccessDto })

@@ -14,7 +14,7 @@ import {
   requirePhoneNumber,
 } from './whatsapp-permission-input';
 
-export type PermissionChangedBy = 'owner' | 'ai';
+export type PermissionChangedBy = 'owner' | 'ai' | 'auto-reply';
 
 type Flags = Partial<Pick<WhatsAppPermission, 'canRead' | 'canReply' | 'trusted'>>;
 
@@ -59,6 +59,22 @@ export class WhatsAppPermissionsService implements OnApplicationBootstrap {
   /** The auto-reply service records the contact's dedicated chat (no event: nothing the owner changed). */
   async setChatId(phoneNumber: string, chatId: string): Promise<void> {
     await this.write(() => this.permissions.updateOne({ phoneNumber }, { $set: { chatId } }).exec());
+  }
+
+  /** The bot-loop guard: no auto-replies to this contact until `until` (kept across restarts; the owner can lift it). */
+  async pauseAutoReply(phoneNumber: string, until: Date): Promise<void> {
+    const updated = await this.write(() =>
+      this.permissions
+        .findOneAndUpdate({ phoneNumber }, { $set: { autoReplyPausedUntil: until, updatedAt: this.clock.now() } }, { new: true })
+        .lean<WhatsAppPermissionRecord>()
+        .exec(),
+    );
+    if (updated) this.changed(updated, 'updated', 'auto-reply');
+  }
+
+  /** The owner lifts a bot-loop pause. */
+  async resumeAutoReply(id: string): Promise<WhatsAppPermission> {
+    return this.apply({ _id: objectId(id) }, { autoReplyPausedUntil: null }, 'owner');
   }
 
   /** Every record by phone number, read once and kept until the next write. */
@@ -116,6 +132,7 @@ export class WhatsAppPermissionsService implements OnApplicationBootstrap {
       canReply: request.canReply ?? false,
       trusted: request.trusted ?? false,
       chatId: null,
+      autoReplyPausedUntil: null,
       createdAt: now,
       updatedAt: now,
     };
@@ -228,6 +245,7 @@ function toView(raw: WhatsAppPermissionRecord): WhatsAppPermission {
     canReply: raw.canReply === true,
     trusted: raw.trusted === true,
     chatId: idOrNull(raw.chatId),
+    autoReplyPausedUntil: raw.autoReplyPausedUntil instanceof Date ? raw.autoReplyPausedUntil.toISOString() : null,
     createdAt: toIso(raw.createdAt),
     updatedAt: toIso(raw.updatedAt ?? raw.createdAt),
   };

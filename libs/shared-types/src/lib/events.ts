@@ -24,8 +24,11 @@ export interface AppEventMap {
   'pulse.updated': { by: 'owner' | 'ai' | 'schedule'; at: string };
   /** A pulse began: its run and the Pulse chat it writes to. */
   'pulse.fired': { runId: string; chatId: string; at: string };
-  /** A WhatsApp permission was created, edited or deleted (`by: "ai"` when whatsapp_manage_permission did it). */
-  'whatsapp.permissions.changed': { id: string; change: 'created' | 'updated' | 'deleted'; by: 'owner' | 'ai'; at: string };
+  /**
+   * A WhatsApp permission was created, edited or deleted (`by: "ai"` when
+   * whatsapp_manage_permission did it, `"auto-reply"` when the bot-loop guard paused the contact).
+   */
+  'whatsapp.permissions.changed': { id: string; change: 'created' | 'updated' | 'deleted'; by: 'owner' | 'ai' | 'auto-reply'; at: string };
   /** The WhatsApp link changed state (`reason` says why it stopped: logged out, forbidden…). */
   'whatsapp.status': { status: WhatsAppStatus; phoneNumber: string | null; reason: string | null; at: string };
   /** A new QR code to scan (PNG data URL, 256×256). */

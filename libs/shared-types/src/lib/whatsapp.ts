@@ -36,6 +36,11 @@ export interface WhatsAppPermission {
   /** Auto-replies to this contact may see the owner's memory (off by default: the sender is untrusted). */
   trusted: boolean;
   chatId: string | null;
+  /**
+   * Auto-replies to this contact are paused until this time: the bot-loop
+   * guard stopped them (the owner can lift it). Null when never paused.
+   */
+  autoReplyPausedUntil: string | null;
   createdAt: string;
   updatedAt: string;
 }

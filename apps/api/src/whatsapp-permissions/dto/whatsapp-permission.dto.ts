@@ -79,6 +79,13 @@ export class WhatsAppPermissionDto implements WhatsAppPermission {
   trusted!: boolean;
   @ApiProperty({ type: String, nullable: true, description: "The contact's dedicated auto-reply chat" })
   chatId!: string | null;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'Auto-replies to this contact are paused until then: the bot-loop guard stopped them. Null when never paused; POST …/resume-auto-reply lifts it',
+  })
+  autoReplyPausedUntil!: string | null;
   @ApiProperty()
   createdAt!: string;
   @ApiProperty()

@@ -29,6 +29,9 @@ export class WhatsAppPermissionRecord {
   /** The contact's dedicated chat, set lazily by the auto-reply service. */
   @Prop({ type: MongooseSchema.Types.Mixed, default: null })
   chatId!: string | null;
+  /** Set by the auto-reply's bot-loop guard: no auto-replies to this contact until then. */
+  @Prop({ type: Date, default: null })
+  autoReplyPausedUntil!: Date | null;
   @Prop({ type: Date, required: true })
   createdAt!: Date;
   @Prop({ type: Date, required: true })

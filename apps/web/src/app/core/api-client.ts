@@ -283,6 +283,11 @@ export class ApiClient {
     return this.http.patch<WhatsAppPermission>(whatsAppPermissionUrl(permissionId), body);
   }
 
+  /** Lifts the bot-loop guard's pause on a contact's auto-replies. */
+  resumeWhatsAppAutoReply(permissionId: string): Observable<WhatsAppPermission> {
+    return this.http.post<WhatsAppPermission>(`${whatsAppPermissionUrl(permissionId)}/resume-auto-reply`, {});
+  }
+
   deleteWhatsAppPermission(permissionId: string): Observable<void> {
     return this.http.delete<unknown>(whatsAppPermissionUrl(permissionId)).pipe(map(() => undefined));
   }

@@ -4,7 +4,7 @@ import { MatDialogRef } from '@angular/material/dialog';
 import type { WhatsAppPermission } from '@metatronos/shared-types';
 import { setUpApiTest, tearDownApiTest, testIdQueries } from '../testing/api-test';
 import type { FakeEventStream } from '../testing/fake-event-stream';
-import { WhatsAppPermissionsDialog, phoneNumberError } from './whatsapp-permissions-dialog';
+import { WhatsAppPermissionsDialog, autoReplyPausedUntil, phoneNumberError } from './whatsapp-permissions-dialog';
 
 const LIST_URL = '/api/whatsapp/permissions';
 
@@ -18,6 +18,7 @@ function permission(id: string, displayName: string, phoneNumber: string, overri
     canReply: false,
     trusted: false,
     chatId: null,
+    autoReplyPausedUntil: null,
     createdAt: '2026-11-01T10:00:00.000Z',
     updatedAt: '2026-11-01T10:00:00.000Z',
     ...overrides,
@@ -105,6 +106,36 @@ describe('WhatsAppPermissionsDialog', () => {
     req.flush({ ...ALICE, trusted: false });
     await stable();
     expect(switchOf('p3', 'permission-trusted').getAttribute('aria-checked')).toBe('false');
+  });
+
+  it('shows a bot-loop pause with its end, and Resume lifts it', async () => {
+    const until = new Date(Date.now() + 3_600_000).toISOString();
+    const paused = { ...ALICE, autoReplyPausedUntil: until };
+    await load([MOM, paused, permission('p4', 'Old', '14155550000', { autoReplyPausedUntil: '2020-01-01T00:00:00.000Z' })]);
+    expect(all('permission-paused')).toHaveLength(1);
+    expect(text('permission-paused', row('p3'))).toContain(`Auto-replies paused until ${autoReplyPausedUntil(paused)}`);
+    expect(text('permission-paused', row('p3'))).toContain('loop with another bot');
+    const resume = el<HTMLButtonElement>('resume-auto-reply', row('p3')) as HTMLButtonElement;
+    expect(resume.getAttribute('aria-label')).toBe('Resume auto-replies to Alice');
+    resume.click();
+    await stable();
+    const req = http.expectOne(`${LIST_URL}/p3/resume-auto-reply`);
+    expect(req.request.method).toBe('POST');
+    expect(el<HTMLButtonElement>('resume-auto-reply', row('p3'))?.disabled).toBe(true);
+    req.flush({ ...ALICE, autoReplyPausedUntil: null });
+    await stable();
+    expect(all('permission-paused')).toHaveLength(0);
+  });
+
+  it('keeps the pause and says why when Resume fails', async () => {
+    const paused = { ...ALICE, autoReplyPausedUntil: new Date(Date.now() + 3_600_000).toISOString() };
+    await load([paused]);
+    el('resume-auto-reply', row('p3'))?.click();
+    await stable();
+    http.expectOne(`${LIST_URL}/p3/resume-auto-reply`).flush({ statusCode: 404, message: 'Permission not found' }, { status: 404, statusText: 'Not Found' });
+    await stable();
+    expect(all('permission-paused')).toHaveLength(1);
+    expect(text('permission-error', row('p3'))).toContain('Permission not found');
   });
 
   it('puts a failed switch back and says why', async () => {

@@ -35,6 +35,13 @@ export function phoneNumberError(value: string): string | null {
   return null;
 }
 
+/** When the bot-loop guard has paused the contact's auto-replies: "Sat 14:05" (local time); null when not paused now. */
+export function autoReplyPausedUntil(permission: WhatsAppPermission, now = Date.now()): string | null {
+  const until = permission.autoReplyPausedUntil ? Date.parse(permission.autoReplyPausedUntil) : NaN;
+  if (!(until > now)) return null;
+  return new Date(until).toLocaleString([], { weekday: 'short', hour: '2-digit', minute: '2-digit' });
+}
+
 function byName(a: WhatsAppPermission, b: WhatsAppPermission): number {
   return a.displayName.localeCompare(b.displayName, undefined, { sensitivity: 'base' }) || a.phoneNumber.localeCompare(b.phoneNumber);
 }
@@ -100,6 +107,7 @@ export class WhatsAppPermissionsDialog {
   protected readonly reload = this.live.reload;
 
   protected readonly formatPhone = formatPhone;
+  protected readonly pausedUntil = autoReplyPausedUntil;
 
   protected isPending(id: string): boolean {
     return this.pending().has(id);
@@ -120,6 +128,22 @@ export class WhatsAppPermissionsDialog {
         const current = this.permissions()?.find((item) => item.id === permission.id);
         if (current) this.replace({ ...current, [field]: before });
         this.setRowError(permission.id, inlineErrorMessage(error, `Couldn't change ${permission.displayName}. Try again.`));
+      },
+    });
+  }
+
+  /** Lifts the bot-loop pause: the contact's next message is answered again. */
+  protected resume(permission: WhatsAppPermission): void {
+    this.setRowError(permission.id, null);
+    this.setPending(permission.id, true);
+    this.api.resumeWhatsAppAutoReply(permission.id).subscribe({
+      next: (updated) => {
+        this.setPending(permission.id, false);
+        this.replace(updated);
+      },
+      error: (error: unknown) => {
+        this.setPending(permission.id, false);
+        this.setRowError(permission.id, inlineErrorMessage(error, `Couldn't resume the auto-replies to ${permission.displayName}. Try again.`));
       },
     });
   }
