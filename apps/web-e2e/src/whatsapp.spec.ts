@@ -46,27 +46,8 @@ test.describe('WhatsApp', () => {
     const link = card.getByTestId('whatsapp-link');
     await expect(link).toBeEnabled();
 
-    // The figure: from the click (in the page) until the QR image is on screen and decoded.
-    await page.evaluate(() => {
-      document.addEventListener('click', () => ((window as unknown as { linkClickedAt?: number }).linkClickedAt ??= performance.now()), {
-        capture: true,
-        once: true,
-      });
-    });
+    // How fast the QR shows is a figure of `npm run bench` (tools/bench/whatsapp-qr.bench.mjs), not a test.
     await link.click();
-    const elapsed = await page.waitForFunction(
-      () => {
-        const clickedAt = (window as unknown as { linkClickedAt?: number }).linkClickedAt;
-        const img = document.querySelector<HTMLImageElement>('[data-testid="whatsapp-qr"]');
-        const shown = clickedAt !== undefined && !!img && img.complete && img.naturalWidth > 0 && img.getBoundingClientRect().width > 0;
-        return shown ? performance.now() - clickedAt : false;
-      },
-      undefined,
-      { polling: 'raf', timeout: 5_000 },
-    );
-    const ms = Math.round((await elapsed.jsonValue()) as number);
-    console.log(`[figure] WhatsApp QR shown ${ms} ms after clicking Link device (goal ≤ 1000 ms)`);
-    expect(ms).toBeLessThan(3_000);
 
     const qr = card.getByTestId('whatsapp-qr');
     await expect(qr).toHaveAttribute('src', /^data:image\/png;base64,/);
