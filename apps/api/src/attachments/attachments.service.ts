@@ -6,17 +6,21 @@ import {
   NotFoundException,
   PayloadTooLargeException,
   UnsupportedMediaTypeException,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
 } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, type ReadStream } from 'node:fs';
-import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Types, type Model } from 'mongoose';
 import type { MessageAttachment, UploadedAttachment } from '@metatronos/shared-types';
+import { ChatDeletionCleanup, OneAtATime } from '../chats/chat-deletion-cleanup';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
 import type { LlmAttachment } from '../llm/llm-adapter';
@@ -27,6 +31,8 @@ import { busboy, type BusboyParser } from './busboy';
 
 /** A text attachment gives the model at most this many bytes (the rest is cut with a note). */
 export const TEXT_ATTACHMENT_MODEL_BYTES = 100 * 1024;
+/** An upload never sent with a message is removed at the next start once it is this old. */
+export const ABANDONED_UPLOAD_MS = 24 * 60 * 60 * 1000;
 
 const SHA256_NAME = /^[0-9a-f]{64}$/;
 const FIELD = 'file';
@@ -35,6 +41,8 @@ interface StoredFile extends AttachmentType {
   name: string;
   size: number;
   sha256: string;
+  /** Where the checked bytes wait until upload() moves them to their SHA-256 name. */
+  temp: string;
 }
 
 export interface AttachmentDownload {
@@ -51,18 +59,54 @@ export function toMessageAttachment(record: AttachmentRecord): MessageAttachment
  * Uploaded files: streamed to `<DATA_DIR>/attachments/` (hashed on the way, renamed to their SHA-256,
  * never held in memory whole), recorded in `attachments`, linked to the message they are sent with,
  * and read back for that one turn.
+ *
+ * Deleting a chat deletes its attachments, and each start deletes uploads never sent and older than
+ * ABANDONED_UPLOAD_MS: the records first, then each file no other record uses. "Rename the file to
+ * its hash + insert its record" and "see that no record uses a file + delete it" run one at a time
+ * (`exclusive`), so an upload of the same bytes never ends with a record whose file was just deleted.
+ * One process owns DATA_DIR (DataDirLock), so an in-process queue is enough; no transaction needed.
  */
 @Injectable()
-export class AttachmentsService {
+export class AttachmentsService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(AttachmentsService.name);
   readonly directory: string;
+  private readonly exclusive = new OneAtATime();
+  private readonly chatCleanup: ChatDeletionCleanup;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectModel(AttachmentRecord.name) private readonly records: Model<AttachmentRecord>,
     private readonly clock: Clock,
+    emitter: EventEmitter2,
   ) {
     this.directory = join(config.dataDir, 'attachments');
+    this.chatCleanup = new ChatDeletionCleanup(emitter, this.logger, 'attachments', (chatId) => this.deleteChat(chatId));
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.chatCleanup.start();
+    await this.deleteAbandoned().catch((error: Error) => this.logger.warn(`Could not delete abandoned uploads: ${error.message}`));
+  }
+
+  beforeApplicationShutdown(): Promise<void> {
+    return this.chatCleanup.stop();
+  }
+
+  /** Resolves once the cleanups started by deleted chats have finished (tests, shutdown). */
+  settled(): Promise<void> {
+    return this.chatCleanup.settled();
+  }
+
+  /** Deletes every attachment of the chat, then the files no other record (of any chat) still uses. Returns how many records went. */
+  async deleteChat(chatId: string): Promise<number> {
+    if (typeof chatId !== 'string' || !/^[0-9a-f]{24}$/i.test(chatId)) return 0;
+    return this.deleteRecords({ chatId: new Types.ObjectId(chatId) });
+  }
+
+  /** Deletes uploads never sent with a message and older than ABANDONED_UPLOAD_MS, and their unused files. */
+  async deleteAbandoned(): Promise<number> {
+    const before = new Date(this.clock.now().getTime() - ABANDONED_UPLOAD_MS);
+    return this.deleteRecords({ chatId: null, messageId: null, createdAt: { $lt: before } });
   }
 
   get maxBytes(): number {
@@ -83,7 +127,17 @@ export class AttachmentsService {
       messageId: null,
       createdAt: this.clock.now(),
     };
-    await this.records.collection.insertOne(record);
+    await this.exclusive.run(async () => {
+      try {
+        // Same content, same name: an existing copy is replaced by identical bytes.
+        await rename(file.temp, join(this.directory, file.sha256));
+        await this.records.collection.insertOne(record);
+      } catch (error) {
+        await unlink(file.temp).catch(() => undefined);
+        await this.deleteUnusedFiles([file.sha256]).catch(() => undefined);
+        throw error;
+      }
+    });
     return { id: record._id.toHexString(), name: record.name, mime: record.mime, size: record.size };
   }
 
@@ -168,6 +222,23 @@ export class AttachmentsService {
     return record && SHA256_NAME.test(record.sha256) ? join(this.directory, record.sha256) : null;
   }
 
+  /** Deletes the matching records (those still matching at the delete), then the files they leave unused. */
+  private async deleteRecords(filter: Record<string, unknown>): Promise<number> {
+    const found = await this.records.find(filter, { _id: 1, sha256: 1 }).lean<Array<Pick<AttachmentRecord, '_id' | 'sha256'>>>().exec();
+    if (!found.length) return 0;
+    const { deletedCount } = await this.records.deleteMany({ ...filter, _id: { $in: found.map((record) => record._id) } }).exec();
+    await this.exclusive.run(() => this.deleteUnusedFiles(found.map((record) => record.sha256)));
+    return deletedCount;
+  }
+
+  /** Deletes the files of these hashes that no record uses any more. Call inside `exclusive`. */
+  private async deleteUnusedFiles(hashes: readonly string[]): Promise<void> {
+    for (const sha256 of new Set(hashes)) {
+      if (!SHA256_NAME.test(sha256) || (await this.records.exists({ sha256 }).exec())) continue;
+      await rm(join(this.directory, sha256), { force: true });
+    }
+  }
+
   private receive(req: IncomingMessage): Promise<StoredFile> {
     return new Promise<StoredFile>((resolve, reject) => {
       let parser: BusboyParser;
@@ -186,13 +257,15 @@ export class AttachmentsService {
       const fail = (error: unknown) => {
         if (settled) return;
         settled = true;
+        // A file already (or still being) checked is not kept.
+        stored?.then((file) => unlink(file.temp)).catch(() => undefined);
         // Read the rest of the body and drop it, so the client gets the answer instead of a reset connection.
         req.unpipe(parser);
         req.resume();
         reject(error);
       };
       parser.on('file', (field, stream, info) => {
-        if (field !== FIELD || stored) {
+        if (field !== FIELD || stored || settled) {
           stream.resume();
           if (field !== FIELD) fail(new BadRequestException(`Send the file in a field named "${FIELD}".`));
           return;
@@ -215,7 +288,7 @@ export class AttachmentsService {
     });
   }
 
-  /** Streams one file to a temporary name, hashing and checking it on the way, then renames it to its SHA-256. */
+  /** Streams one file to a temporary name, hashing and checking it on the way; upload() renames it to its SHA-256. */
   private async store(source: Readable, name: string): Promise<StoredFile> {
     await mkdir(this.directory, { recursive: true });
     const temp = join(this.directory, `.upload-${randomUUID()}.part`);
@@ -269,11 +342,9 @@ export class AttachmentsService {
     try {
       await pipeline(source, check, createWriteStream(temp, { flags: 'wx' }));
       const sha256 = hash.digest('hex');
-      // Same content, same name: an existing copy is replaced by identical bytes.
-      await rename(temp, join(this.directory, sha256));
       const decided = type as AttachmentType | null;
       if (!decided) throw new UnsupportedMediaTypeException('The file type could not be determined.');
-      return { ...decided, name, size, sha256 };
+      return { ...decided, name, size, sha256, temp };
     } catch (error) {
       await unlink(temp).catch(() => undefined);
       source.resume();

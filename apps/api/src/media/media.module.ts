@@ -8,6 +8,7 @@ import { MediaRecord, MediaSchema } from './schemas/media.schema';
 /**
  * Generated and edited images: the `media` collection, the files under
  * `<DATA_DIR>/media/`, `GET /api/media/:id` and the generate_image / edit_image tools.
+ * A deleted chat's images go with it (MediaStore listens to `chats.changed`).
  */
 @Module({
   imports: [MongooseModule.forFeature([{ name: MediaRecord.name, schema: MediaSchema }])],

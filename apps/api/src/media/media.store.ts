@@ -1,10 +1,12 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Types, type Model } from 'mongoose';
 import type { MediaInfo, MediaKind } from '@metatronos/shared-types';
+import { ChatDeletionCleanup, OneAtATime } from '../chats/chat-deletion-cleanup';
 import { Clock } from '../clock/clock';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
@@ -31,18 +33,52 @@ export type StoredMedia = MediaRecord;
  * Images on disk under `<DATA_DIR>/media/`, one file per distinct content
  * (`<sha256>.<ext>`), and their records in `media`. Paths are only ever built
  * from a stored hash checked to be 64 hex digits, never from request input.
+ *
+ * Deleting a chat deletes its records, then each file no other record uses.
+ * "Write the file + create its record" and "see that no record uses a file +
+ * delete it" run one at a time (`exclusive`), so a save of the same bytes never
+ * ends with a record whose file was just deleted. One process owns DATA_DIR
+ * (DataDirLock), so an in-process queue is enough; no database transaction needed.
  */
 @Injectable()
-export class MediaStore {
+export class MediaStore implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(MediaStore.name);
   readonly dir: string;
+  private readonly exclusive = new OneAtATime();
+  private readonly chatCleanup: ChatDeletionCleanup;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     @InjectModel(MediaRecord.name) private readonly model: Model<MediaRecord>,
     private readonly clock: Clock,
+    emitter: EventEmitter2,
   ) {
     this.dir = join(config.dataDir, 'media');
+    this.chatCleanup = new ChatDeletionCleanup(emitter, this.logger, 'images', (chatId) => this.deleteChat(chatId));
+  }
+
+  onApplicationBootstrap(): void {
+    this.chatCleanup.start();
+  }
+
+  beforeApplicationShutdown(): Promise<void> {
+    return this.chatCleanup.stop();
+  }
+
+  /** Resolves once the cleanups started by deleted chats have finished (tests, shutdown). */
+  settled(): Promise<void> {
+    return this.chatCleanup.settled();
+  }
+
+  /** Deletes every image record of the chat, then the files no other record (of any chat) still uses. Returns how many records went. */
+  async deleteChat(chatId: string): Promise<number> {
+    const id = toObjectId(chatId);
+    if (!id) return 0;
+    const records = await this.model.find({ chatId: id }, { _id: 1, sha256: 1, mime: 1 }).lean<StoredMedia[]>().exec();
+    if (!records.length) return 0;
+    await this.model.deleteMany({ _id: { $in: records.map((record) => record._id) } }).exec();
+    await this.exclusive.run(() => this.deleteUnusedFiles(records));
+    return records.length;
   }
 
   /** Checks the bytes are a PNG/JPEG/WebP image, writes them (once per content) and records them. */
@@ -50,23 +86,30 @@ export class MediaStore {
     const info = readImageInfo(bytes);
     if (!info) throw new Error('The image model returned data that is not a PNG, JPEG or WebP image.');
     const sha256 = createHash('sha256').update(bytes).digest('hex');
-    await this.writeOnce(join(this.dir, `${sha256}.${EXTENSION_BY_MIME[info.mime]}`), bytes);
-    const created = await this.model.create({
-      chatId: toObjectId(meta.chatId),
-      messageId: toObjectId(meta.messageId),
-      kind: meta.kind,
-      prompt: meta.prompt,
-      shortDescription: meta.shortDescription,
-      model: meta.model,
-      mime: info.mime,
-      size: bytes.length,
-      width: info.width,
-      height: info.height,
-      sha256,
-      ...(meta.sourceMediaId ? { sourceMediaId: new Types.ObjectId(meta.sourceMediaId) } : {}),
-      createdAt: this.clock.now(),
+    return this.exclusive.run(async () => {
+      await this.writeOnce(join(this.dir, `${sha256}.${EXTENSION_BY_MIME[info.mime]}`), bytes);
+      try {
+        const created = await this.model.create({
+          chatId: toObjectId(meta.chatId),
+          messageId: toObjectId(meta.messageId),
+          kind: meta.kind,
+          prompt: meta.prompt,
+          shortDescription: meta.shortDescription,
+          model: meta.model,
+          mime: info.mime,
+          size: bytes.length,
+          width: info.width,
+          height: info.height,
+          sha256,
+          ...(meta.sourceMediaId ? { sourceMediaId: new Types.ObjectId(meta.sourceMediaId) } : {}),
+          createdAt: this.clock.now(),
+        });
+        return created.toObject();
+      } catch (error) {
+        await this.deleteUnusedFiles([{ sha256, mime: info.mime }]).catch(() => undefined);
+        throw error;
+      }
     });
-    return created.toObject();
   }
 
   /** The record, or null for an unknown or malformed id. */
@@ -76,7 +119,7 @@ export class MediaStore {
   }
 
   /** Where the record's bytes are, or null when the record's hash or type is not one the store wrote. */
-  filePath(record: StoredMedia): string | null {
+  filePath(record: Pick<StoredMedia, 'sha256' | 'mime'>): string | null {
     const ext = EXTENSION_BY_MIME[record.mime];
     if (typeof record.sha256 !== 'string' || !SHA256.test(record.sha256) || !ext) return null;
     return join(this.dir, `${record.sha256}.${ext}`);
@@ -102,6 +145,19 @@ export class MediaStore {
       return (await stat(path)).size;
     } catch {
       return null;
+    }
+  }
+
+  /** Deletes the files of these hashes that no record uses any more. Call inside `exclusive`. */
+  private async deleteUnusedFiles(records: ReadonlyArray<Pick<StoredMedia, 'sha256' | 'mime'>>): Promise<void> {
+    const paths = new Map<string, string>();
+    for (const record of records) {
+      const path = this.filePath(record);
+      if (path) paths.set(path, record.sha256);
+    }
+    for (const [path, sha256] of paths) {
+      if (await this.model.exists({ sha256 }).exec()) continue;
+      await rm(path, { force: true });
     }
   }
 
