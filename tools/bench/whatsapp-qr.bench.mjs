@@ -4,22 +4,14 @@
 // until the QR image is decoded and on screen, 5 runs (disconnect in between). Goal ≤ 1 s.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+import { freePort } from './free-port.mjs';
 
 const root = process.cwd();
 const RUNS = 5;
 const PASSWORD = 'bench owner password';
-
-async function freePort() {
-  const server = createServer();
-  await new Promise((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address();
-  await new Promise((done) => server.close(done));
-  return port;
-}
 
 const dataDir = mkdtempSync(join(tmpdir(), 'metatron-bench-qr-'));
 const port = await freePort();
