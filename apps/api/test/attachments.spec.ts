@@ -140,7 +140,7 @@ describe('attachments', () => {
       const user = fake.openai.requests[0].body.messages.at(-1);
       expect(user.role).toBe('user');
       expect(user.content).toEqual([
-        { type: 'text', text: 'What is this?\n\n[Attached image: dot.png]' },
+        { type: 'text', text: `What is this?\n\n[Attached image: dot.png (attachment ${image.id})]` },
         { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG.toString('base64')}` } },
       ]);
 
@@ -152,7 +152,7 @@ describe('attachments', () => {
 
       await send(chat.id, 'And now?', []);
       const next = fake.openai.requests[1].body.messages;
-      expect(next.find((m: { role: string }) => m.role === 'user').content).toBe('What is this?\n[attached: dot.png]');
+      expect(next.find((m: { role: string }) => m.role === 'user').content).toBe(`What is this?\n[attached: dot.png (attachment ${image.id})]`);
       expect(JSON.stringify(next)).not.toContain('image_url');
     });
 
@@ -180,7 +180,7 @@ describe('attachments', () => {
         const last = fake.gemini.requests[0].body.contents.at(-1);
         expect(last.role).toBe('user');
         expect(last.parts).toEqual([
-          { text: 'Look\n\n[Attached image: dot.png]\n\n[Attached PDF: scan.pdf]' },
+          { text: `Look\n\n[Attached image: dot.png (attachment ${image.id})]\n\n[Attached PDF: scan.pdf]` },
           { inlineData: { mimeType: 'image/png', data: PNG.toString('base64') } },
           { inlineData: { mimeType: 'application/pdf', data: PDF.toString('base64') } },
         ]);

@@ -10,7 +10,7 @@ import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
 import { readImageInfo } from '../src/media/image-info';
 import { SettingsService } from '../src/settings/settings.service';
 import { chatClient, eventsNamed, GEMINI_TEST_KEY, OPENAI_TEST_KEY, startFakeProviders, useModel, type ChatClient } from './support/llm-test-kit';
-import type { SseEvent } from './support/sse';
+import { openSse, type SseEvent } from './support/sse';
 import { createTestApp, type TestApp } from './support/test-app';
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
@@ -162,6 +162,40 @@ describe('media: generate_image, edit_image and GET /api/media/:id', () => {
       expect(info).toMatchObject({ kind: 'edited', sourceMediaId: sourceId, prompt: 'Make the sky stormy', sha256: sha256(edited) });
       const file = await owner.get(`/api/media/${body['mediaId']}`).expect(200);
       expect(file.headers['content-length']).toBe(String(edited.length));
+    });
+
+    it('edits an image the owner attached, by the attachment id shown next to it', async () => {
+      const photo = makePng(5, 4, [200, 30, 30]);
+      const attach = async (bytes: Buffer, name: string) => (await owner.post('/api/attachments').attach('file', bytes, name).expect(201)).body as { id: string };
+      const attached = await attach(photo, 'holiday.png');
+      const text = await attach(Buffer.from('just words'), 'notes.txt');
+      const gif = await attach(Buffer.from('GIF89a...'), 'anim.gif');
+      const { url, cookie } = await t.serve();
+      fake.openai.enqueue({ text: ['A nice photo.'] });
+      const stream = await openSse(`${url}/api/chats/${chat.id}/messages`, { Cookie: cookie }, { method: 'POST', body: { content: 'My photo', attachmentIds: [attached.id] } });
+      expect(stream.status).toBe(200);
+      await stream.rest();
+      // The model sees the id next to the image, and in later turns in the note that replaces it.
+      expect(JSON.stringify(fake.openai.requests[0].body.messages)).toContain(`[Attached image: holiday.png (attachment ${attached.id})]`);
+
+      const edited = makePng(5, 4, [90, 90, 90]);
+      fake.openaiImages.enqueue({ image: edited });
+      const { body } = await callTool('edit_image', { imageId: `/api/attachments/${attached.id}`, prompt: 'Black and white', shortDescription: 'Holiday in black and white' });
+      expect(JSON.stringify(fake.openai.requests[1].body.messages)).toContain(`[attached: holiday.png (attachment ${attached.id})]`);
+      expect(body).toMatchObject({ success: true, width: 5, height: 4 });
+      const request = fake.openaiImages.requests[0];
+      expect(request).toMatchObject({ path: '/v1/images/edits' });
+      expect(request.files?.[0].data.equals(photo)).toBe(true);
+      expect(request.files?.[0].contentType).toBe('image/png');
+      const info: MediaInfo = (await owner.get(`/api/media/${body['mediaId']}/info`).expect(200)).body;
+      expect(info).toMatchObject({ kind: 'edited', sourceMediaId: null, sourceAttachmentId: attached.id, sha256: sha256(edited) });
+
+      // Not an image, or a type the image models do not take: a tool error, no model call.
+      expect((await callTool('edit_image', { imageId: text.id, prompt: 'x', shortDescription: 'x' })).tool.error).toContain('No image with id');
+      expect((await callTool('edit_image', { imageId: gif.id, prompt: 'x', shortDescription: 'x' })).tool.error).toBe(
+        `The attached image ${gif.id} is image/gif; edit_image takes PNG, JPEG or WebP images.`,
+      );
+      expect(fake.openaiImages.requests).toHaveLength(1);
     });
 
     it('answers an unknown or malformed image id with a tool error, without calling the model', async () => {

@@ -31,6 +31,8 @@ import { busboy, type BusboyParser } from './busboy';
 
 /** A text attachment gives the model at most this many bytes (the rest is cut with a note). */
 export const TEXT_ATTACHMENT_MODEL_BYTES = 100 * 1024;
+/** Image types the image models take as an edit source (not GIF). */
+const EDITABLE_IMAGE_MIMES = new Set(['image/png', 'image/jpeg', 'image/webp']);
 /** An upload never sent with a message is removed at the next start once it is this old. */
 export const ABANDONED_UPLOAD_MS = 24 * 60 * 60 * 1000;
 
@@ -191,26 +193,39 @@ export class AttachmentsService implements OnApplicationBootstrap, BeforeApplica
   }
 
   private async readForTurn(attachment: MessageAttachment): Promise<LlmAttachment> {
-    const { name, mime, size } = attachment;
+    const { id, name, mime, size } = attachment;
     try {
-      const record = await this.find(attachment.id);
+      const record = await this.find(id);
       const path = record && this.pathOf(record);
-      if (!path) return { kind: 'unavailable', name, mime, size };
-      if (attachment.kind !== 'text') return { kind: attachment.kind, name, mime, size, data: await readFile(path) };
+      if (!path) return { kind: 'unavailable', id, name, mime, size };
+      if (attachment.kind !== 'text') return { kind: attachment.kind, id, name, mime, size, data: await readFile(path) };
       const handle = await open(path, 'r');
       try {
         const buffer = Buffer.alloc(Math.min(size, TEXT_ATTACHMENT_MODEL_BYTES));
         const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
         // `stream: true` holds back a character cut in half at the cap.
         const text = new TextDecoder('utf-8').decode(buffer.subarray(0, bytesRead), { stream: true });
-        return { kind: 'text', name, mime, size, text: text.replace(/^\uFEFF/, ''), truncated: size > bytesRead };
+        return { kind: 'text', id, name, mime, size, text: text.replace(/^\uFEFF/, ''), truncated: size > bytesRead };
       } finally {
         await handle.close();
       }
     } catch (error) {
-      this.logger.warn(`Could not read attachment ${attachment.id}: ${(error as Error).message}`);
-      return { kind: 'unavailable', name, mime, size };
+      this.logger.warn(`Could not read attachment ${id}: ${(error as Error).message}`);
+      return { kind: 'unavailable', id, name, mime, size };
     }
+  }
+
+  /**
+   * An attached image as edit_image's source: its bytes and type, or null when the id is not an
+   * image attachment (or its file is gone). `unsupported` names a type the image models do not take.
+   */
+  async imageSource(id: string): Promise<{ id: string; bytes: Buffer; mime: string } | { unsupported: string } | null> {
+    const record = await this.find(id);
+    if (!record || record.kind !== 'image') return null;
+    if (!EDITABLE_IMAGE_MIMES.has(record.mime)) return { unsupported: record.mime };
+    const path = this.pathOf(record);
+    const bytes = path ? await readFile(path).catch(() => null) : null;
+    return bytes ? { id: record._id.toHexString(), bytes, mime: record.mime } : null;
   }
 
   private async find(id: string): Promise<AttachmentRecord | null> {

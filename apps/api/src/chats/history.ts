@@ -29,8 +29,8 @@ export function toLlmHistory(messages: MessageRecord[]): LlmHistoryMessage[] {
   return history;
 }
 
-/** Files are given to the model with their own turn only; later turns keep a note of what was attached. */
+/** Files are given to the model with their own turn only; later turns keep a note of what was attached (images with their id, for edit_image). */
 function withAttachmentNotes(message: MessageRecord): string {
-  const notes = (message.attachments ?? []).map((a) => `[attached: ${a.name}]`);
+  const notes = (message.attachments ?? []).map((a) => (a.kind === 'image' ? `[attached: ${a.name} (attachment ${a.id})]` : `[attached: ${a.name}]`));
   return notes.length ? `${message.content}\n${notes.join('\n')}` : message.content;
 }

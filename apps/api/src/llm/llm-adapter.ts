@@ -4,10 +4,11 @@ import type { AssistantPart, TokenUsage } from '@metatronos/shared-types';
  * A file sent with the new user message, read for this turn only: images and PDF as bytes (the
  * adapter encodes them the provider's way), text files as text (capped), or a file that could not be read.
  */
-export type LlmAttachment =
-  | { kind: 'image' | 'pdf'; name: string; mime: string; size: number; data: Buffer }
-  | { kind: 'text'; name: string; mime: string; size: number; text: string; truncated: boolean }
-  | { kind: 'unavailable'; name: string; mime: string; size: number };
+export type LlmAttachment = { name: string; mime: string; size: number; /** The attachment id (edit_image takes an image's). */ id?: string } & (
+  | { kind: 'image' | 'pdf'; data: Buffer }
+  | { kind: 'text'; text: string; truncated: boolean }
+  | { kind: 'unavailable' }
+);
 
 /** A JSON Schema object describing a tool's arguments (always `type: "object"` at the top). */
 export interface JsonSchemaObject {

@@ -7,8 +7,17 @@ import {
 import { AiToolProvider, toolError, type AiTool, type AiToolAvailabilityContext, type AiToolContext } from '../ai-tools/ai-tool';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
+import { AttachmentsService } from '../attachments/attachments.service';
 import { createImageModel, resolveImageModel } from './image-models';
-import { MediaStore, mediaUrl, type StoredMedia } from './media.store';
+import { MediaStore, mediaUrl } from './media.store';
+
+/** The image an edit starts from: one made earlier (`mediaId`) or one the owner attached (`attachmentId`). */
+export interface EditSource {
+  bytes: Buffer;
+  mime: string;
+  mediaId?: string;
+  attachmentId?: string;
+}
 
 /**
  * Runs the configured image model and stores what it returns. Only from the
@@ -32,16 +41,11 @@ export class ImageService {
     return source === 'chat' && !!settings.imageModel;
   }
 
-  async generate(args: { prompt: string; shortDescription: string; source?: StoredMedia }, context: AiToolContext): Promise<string> {
+  async generate(args: { prompt: string; shortDescription: string; source?: EditSource }, context: AiToolContext): Promise<string> {
     const resolved = resolveImageModel(context.settings);
     const timeoutMs = this.config.media.imageTimeoutMs;
     const signal = AbortSignal.any([context.signal, AbortSignal.timeout(timeoutMs)]);
-    let sourceImage: { bytes: Buffer; mime: string } | undefined;
-    if (args.source) {
-      const bytes = await this.store.readBytes(args.source);
-      if (!bytes) return toolError(`The file of image ${String(args.source._id)} is missing; it cannot be edited.`);
-      sourceImage = { bytes, mime: args.source.mime };
-    }
+    const sourceImage = args.source && { bytes: args.source.bytes, mime: args.source.mime };
 
     let bytes: Buffer;
     try {
@@ -59,7 +63,8 @@ export class ImageService {
       prompt: args.prompt,
       shortDescription: args.shortDescription,
       model: resolved.id,
-      ...(args.source ? { sourceMediaId: String(args.source._id) } : {}),
+      ...(args.source?.mediaId ? { sourceMediaId: args.source.mediaId } : {}),
+      ...(args.source?.attachmentId ? { sourceAttachmentId: args.source.attachmentId } : {}),
     });
     const id = String(stored._id);
     const url = mediaUrl(id);
@@ -144,12 +149,13 @@ export class EditImageTool implements AiTool {
   readonly definition = {
     name: 'edit_image',
     description:
-      'Change an image made earlier with generate_image or edit_image, by its mediaId (the id in /api/media/<id>). The original is kept; ' +
+      'Change an image made earlier with generate_image or edit_image (by its mediaId, the id in /api/media/<id>), or a PNG, JPEG or WebP ' +
+      'image the owner attached (by its attachment id, shown next to the attached image). The original is kept; ' +
       'answers a new image as { success, mediaId, url, markdown, width, height }: put the returned markdown in your reply.',
     parameters: {
       type: 'object' as const,
       properties: {
-        imageId: { type: 'string', maxLength: 100, description: 'The mediaId of the image to change' },
+        imageId: { type: 'string', maxLength: 100, description: 'The mediaId of the image to change, or the attachment id of an image the owner attached' },
         prompt: { ...PROMPT, description: 'What to change, e.g. "make the sky stormy, keep everything else"' },
         shortDescription: SHORT_DESCRIPTION,
       },
@@ -157,11 +163,12 @@ export class EditImageTool implements AiTool {
     },
   };
   readonly promptLine =
-    'change an image made earlier, by its mediaId (from /api/media/<id>); include the returned `markdown` in your reply so the new image shows inline.';
+    'change an image made earlier (its mediaId, from /api/media/<id>) or one the owner attached (its attachment id); include the returned `markdown` in your reply so the new image shows inline.';
 
   constructor(
     private readonly images: ImageService,
     private readonly store: MediaStore,
+    private readonly attachments: AttachmentsService,
   ) {}
 
   /** As generate_image: IMAGE_TIMEOUT_MS plus a margin. */
@@ -177,12 +184,26 @@ export class EditImageTool implements AiTool {
     const problem =
       requireText(args['imageId'], 'imageId') ?? requireText(args['prompt'], 'prompt') ?? requireText(args['shortDescription'], 'shortDescription');
     if (problem) return toolError(problem);
-    const imageId = (args['imageId'] as string).trim().replace(/^\/?api\/media\//, '');
-    const source = await this.store.find(imageId);
-    if (!source) return toolError(`No image with id ${JSON.stringify(imageId.slice(0, 100))}: use the mediaId returned by generate_image or edit_image.`);
+    const imageId = (args['imageId'] as string).trim().replace(/^\/?api\/(media|attachments)\//, '');
+    const found = await this.source(imageId);
+    if (typeof found === 'string') return toolError(found);
     return this.images.generate(
-      { prompt: (args['prompt'] as string).trim(), shortDescription: (args['shortDescription'] as string).trim(), source },
+      { prompt: (args['prompt'] as string).trim(), shortDescription: (args['shortDescription'] as string).trim(), source: found },
       context,
     );
+  }
+
+  /** A generated image first, then an attached one; a sentence for the model when neither fits. */
+  private async source(id: string): Promise<EditSource | string> {
+    const media = await this.store.find(id);
+    if (media) {
+      const bytes = await this.store.readBytes(media);
+      if (!bytes) return `The file of image ${id} is missing; it cannot be edited.`;
+      return { bytes, mime: media.mime, mediaId: id };
+    }
+    const attached = await this.attachments.imageSource(id);
+    if (attached && 'unsupported' in attached) return `The attached image ${id} is ${attached.unsupported}; edit_image takes PNG, JPEG or WebP images.`;
+    if (attached) return { bytes: attached.bytes, mime: attached.mime, attachmentId: attached.id };
+    return `No image with id ${JSON.stringify(id.slice(0, 100))}: use the mediaId returned by generate_image or edit_image, or the attachment id of an image the owner attached.`;
   }
 }

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
+import { AttachmentsModule } from '../attachments/attachments.module';
 import { EditImageTool, GenerateImageTool, ImageService } from './image-tools';
 import { MediaController } from './media.controller';
 import { MediaStore } from './media.store';
@@ -11,7 +12,7 @@ import { MediaRecord, MediaSchema } from './schemas/media.schema';
  * A deleted chat's images go with it (MediaStore listens to `chats.changed`).
  */
 @Module({
-  imports: [MongooseModule.forFeature([{ name: MediaRecord.name, schema: MediaSchema }])],
+  imports: [MongooseModule.forFeature([{ name: MediaRecord.name, schema: MediaSchema }]), AttachmentsModule],
   controllers: [MediaController],
   providers: [MediaStore, ImageService, GenerateImageTool, EditImageTool],
   exports: [MediaStore],

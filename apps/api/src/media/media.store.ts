@@ -21,6 +21,7 @@ export interface NewMedia {
   shortDescription: string;
   model: string;
   sourceMediaId?: string;
+  sourceAttachmentId?: string;
 }
 
 const OBJECT_ID = /^[0-9a-f]{24}$/i;
@@ -102,6 +103,7 @@ export class MediaStore implements OnApplicationBootstrap, BeforeApplicationShut
           height: info.height,
           sha256,
           ...(meta.sourceMediaId ? { sourceMediaId: new Types.ObjectId(meta.sourceMediaId) } : {}),
+          ...(meta.sourceAttachmentId ? { sourceAttachmentId: new Types.ObjectId(meta.sourceAttachmentId) } : {}),
           createdAt: this.clock.now(),
         });
         return created.toObject();
@@ -200,6 +202,7 @@ export function toMediaInfo(record: StoredMedia): MediaInfo {
     height: record.height,
     sha256: record.sha256,
     sourceMediaId: record.sourceMediaId ? String(record.sourceMediaId) : null,
+    sourceAttachmentId: record.sourceAttachmentId ? String(record.sourceAttachmentId) : null,
     url: mediaUrl(id),
     createdAt: new Date(record.createdAt).toISOString(),
   };

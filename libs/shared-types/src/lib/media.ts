@@ -24,6 +24,8 @@ export interface MediaInfo {
   sha256: string;
   /** For an edit: the image it was made from. */
   sourceMediaId: string | null;
+  /** For an edit of an image the owner attached: that attachment. */
+  sourceAttachmentId: string | null;
   /** `/api/media/<id>` */
   url: string;
   createdAt: string;

@@ -27,7 +27,7 @@ export function userTurnText(userMessage: string, attachments: readonly LlmAttac
       case 'text':
         return textBlock(file);
       case 'image':
-        return `[Attached image: ${file.name}]`;
+        return file.id ? `[Attached image: ${file.name} (attachment ${file.id})]` : `[Attached image: ${file.name}]`;
       case 'pdf':
         return pdfInline
           ? `[Attached PDF: ${file.name}]`

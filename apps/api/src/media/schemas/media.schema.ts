@@ -35,6 +35,8 @@ export class MediaRecord {
   /** An edit: the image it was made from. */
   @Prop({ type: MongooseSchema.Types.ObjectId, default: undefined })
   sourceMediaId?: Types.ObjectId;
+  @Prop({ type: MongooseSchema.Types.ObjectId, default: undefined })
+  sourceAttachmentId?: Types.ObjectId;
   @Prop({ type: Date, required: true })
   createdAt!: Date;
 }
