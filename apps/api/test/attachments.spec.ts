@@ -156,17 +156,33 @@ describe('attachments', () => {
       expect(JSON.stringify(next)).not.toContain('image_url');
     });
 
-    it('gives the model the content of a text file, and tells OpenAI it cannot read a PDF', async () => {
+    it('gives the model the content of a text file, and OpenAI a PDF as a file part', async () => {
       const chat = await newChat();
       const notes = await uploaded('Buy oat milk\nCall Anna', 'todo.txt');
       const pdf = await uploaded(PDF, 'scan.pdf');
       fake.openai.enqueue({ text: ['Done.'] });
       await send(chat.id, 'Summarise', [notes.id, pdf.id]);
       const content = fake.openai.requests[0].body.messages.at(-1).content;
-      expect(content).toHaveLength(1);
+      expect(content).toHaveLength(2);
       expect(content[0].text).toContain('--- Attached file: todo.txt (text/plain) ---\nBuy oat milk\nCall Anna\n--- End of todo.txt ---');
-      expect(content[0].text).toContain('[Attached PDF: scan.pdf');
-      expect(content[0].text).toContain('This model cannot read PDF files here');
+      expect(content[0].text).toContain('[Attached PDF: scan.pdf]');
+      expect(content[1]).toEqual({ type: 'file', file: { filename: 'scan.pdf', file_data: `data:application/pdf;base64,${PDF.toString('base64')}` } });
+    });
+
+    it('tells an OpenAI-compatible endpoint model that it cannot read a PDF, and sends no file part', async () => {
+      await owner.patch('/api/settings').send({ openaiCompatible: [{ name: 'local', baseUrl: fake.openaiBaseUrl }], primaryModel: 'local/llama3.2' }).expect(200);
+      try {
+        const chat = await newChat();
+        const pdf = await uploaded(PDF, 'scan.pdf');
+        fake.openai.enqueue({ text: ['Done.'] });
+        await send(chat.id, 'Summarise', [pdf.id]);
+        const content = fake.openai.requests[0].body.messages.at(-1).content;
+        expect(content).toHaveLength(1);
+        expect(content[0].text).toContain('[Attached PDF: scan.pdf (');
+        expect(content[0].text).toContain('This model cannot read PDF files here');
+      } finally {
+        await useModel(t, 'gpt-4.1-mini');
+      }
     });
 
     it('gives Gemini images and PDFs as inlineData', async () => {

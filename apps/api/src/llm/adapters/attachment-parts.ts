@@ -31,7 +31,7 @@ export function userTurnText(userMessage: string, attachments: readonly LlmAttac
       case 'pdf':
         return pdfInline
           ? `[Attached PDF: ${file.name}]`
-          : `[Attached PDF: ${file.name} (${sizeText(file.size)}). This model cannot read PDF files here, so its content is not included: ask the owner to paste the text, or to use a Gemini model.]`;
+          : `[Attached PDF: ${file.name} (${sizeText(file.size)}). This model cannot read PDF files here, so its content is not included: ask the owner to paste the text, or to use an OpenAI or Gemini model.]`;
       default:
         return `[Attached file: ${file.name}. It could not be read on the server, so its content is not included.]`;
     }
@@ -42,14 +42,21 @@ export function userTurnText(userMessage: string, attachments: readonly LlmAttac
 /**
  * OpenAI (and compatible endpoints): a plain string without attachments; otherwise a text part
  * (message + text files + notes) followed by one `image_url` part per image, as a `data:` URL.
- * PDFs are not sent: chat completions of compatible endpoints do not take them.
+ * PDFs go as `file` parts (`file_data` data URL) only with `pdfInline`: OpenAI's own API reads
+ * them, but the chat completions of compatible endpoints (Ollama, LM Studio…) do not take them.
  */
-export function openAiUserContent(userMessage: string, attachments: readonly LlmAttachment[]): string | ChatCompletionContentPart[] {
+export function openAiUserContent(
+  userMessage: string,
+  attachments: readonly LlmAttachment[],
+  { pdfInline = false }: { pdfInline?: boolean } = {},
+): string | ChatCompletionContentPart[] {
   if (attachments.length === 0) return userMessage;
-  const parts: ChatCompletionContentPart[] = [{ type: 'text', text: userTurnText(userMessage, attachments, false) }];
+  const parts: ChatCompletionContentPart[] = [{ type: 'text', text: userTurnText(userMessage, attachments, pdfInline) }];
   for (const file of attachments) {
     if (file.kind === 'image')
       parts.push({ type: 'image_url', image_url: { url: `data:${file.mime};base64,${file.data.toString('base64')}` } });
+    else if (file.kind === 'pdf' && pdfInline)
+      parts.push({ type: 'file', file: { filename: file.name, file_data: `data:${file.mime};base64,${file.data.toString('base64')}` } });
   }
   return parts;
 }

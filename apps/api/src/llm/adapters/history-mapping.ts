@@ -55,6 +55,8 @@ export function toOpenAiMessages(
   history: LlmHistoryMessage[],
   userMessage: string,
   attachments: readonly LlmAttachment[] = [],
+  /** OpenAI's own API reads PDFs; compatible endpoints get a note instead. */
+  pdfInline = false,
 ): ChatCompletionMessageParam[] {
   const messages: ChatCompletionMessageParam[] = [];
   if (systemPrompt !== null)
@@ -93,7 +95,7 @@ export function toOpenAiMessages(
       }
     }
   }
-  messages.push({ role: 'user', content: openAiUserContent(userMessage, attachments) });
+  messages.push({ role: 'user', content: openAiUserContent(userMessage, attachments, { pdfInline }) });
   return messages;
 }
 

@@ -89,6 +89,8 @@ function parseArguments(raw: string): ParsedArguments {
 export class OpenAiAdapter implements LlmAdapter {
   private readonly client: OpenAI;
   private readonly provider: ProviderContext;
+  /** OpenAI's own API (no endpoint base URL) reads PDF attachments; compatible endpoints do not. */
+  private readonly pdfInline: boolean;
 
   /**
    * @param connection the key and, when set, another base URL (else `OPENAI_BASE_URL`, else api.openai.com).
@@ -112,6 +114,7 @@ export class OpenAiAdapter implements LlmAdapter {
       maxRetries: 0,
       ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
     });
+    this.pdfInline = !connection.baseUrl?.trim();
     this.provider = {
       name:
         providerName ??
@@ -136,6 +139,7 @@ export class OpenAiAdapter implements LlmAdapter {
       request.history,
       request.userMessage,
       request.attachments,
+      this.pdfInline,
     );
     const onText = (delta: string) => {
       if (delta && !request.signal.aborted) sink.onText(delta);
