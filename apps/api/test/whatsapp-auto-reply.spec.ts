@@ -192,11 +192,27 @@ describe('WhatsApp auto-reply', () => {
         ['assistant', 're: second question'],
       ]);
 
+      // The console shows, on each answer, whether it went out on WhatsApp.
+      const views = (await owner.get(`/api/chats/${chatId}/messages`).expect(200)).body as Array<{ role: string; delivery?: unknown }>;
+      expect(views.filter((m) => m.role === 'assistant').map((m) => m.delivery)).toEqual([
+        { channel: 'whatsapp', status: 'not-sent', detail: 'Replies to this contact are off.', at: expect.any(String) },
+        { channel: 'whatsapp', status: 'sent', detail: null, at: expect.any(String) },
+      ]);
+
+      // WhatsApp refuses the send: the answer stays in the chat, marked as failed with the reason.
+      b.socket.failSend = new Error('not on WhatsApp');
+      b.socket.upsert([incoming({ id: 'A3', from: jid(ALICE), text: 'third question', at: now + 2 })]);
+      await settle(b);
+      b.socket.failSend = null;
+      expect((await states(b.db))['A3']).toBe('failed');
+      const last = ((await owner.get(`/api/chats/${chatId}/messages`).expect(200)).body as Array<{ content: string; delivery?: unknown }>).at(-1);
+      expect(last).toMatchObject({ content: 're: third question', delivery: { status: 'failed', detail: 'WhatsApp could not send the message: not on WhatsApp' } });
+
       // Redelivered: stored once, answered once.
       b.socket.upsert([incoming({ id: 'A2', from: jid(ALICE), text: 'second question', at: now + 1 })]);
       await settle(b);
       expect(b.socket.sent).toHaveLength(1);
-      expect(fake.openai.requests).toHaveLength(2);
+      expect(fake.openai.requests).toHaveLength(3);
       await owner.patch(`/api/whatsapp/permissions/${perm.id}`).send({ trusted: false }).expect(200);
     });
 

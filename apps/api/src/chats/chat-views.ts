@@ -30,6 +30,7 @@ export function toChatMessage(message: MessageRecord): ChatMessage {
     view.error = message.error ?? null;
     view.model = message.model ?? null;
     view.usage = message.usage ?? null;
+    if (message.delivery) view.delivery = { ...message.delivery };
   }
   return view;
 }

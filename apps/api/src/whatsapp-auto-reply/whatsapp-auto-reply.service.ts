@@ -9,7 +9,7 @@ import {
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { InjectConnection } from '@nestjs/mongoose';
 import type { Connection } from 'mongoose';
-import type { AppEventMap, WhatsAppPermission } from '@metatronos/shared-types';
+import type { AppEventMap, MessageDelivery, WhatsAppPermission } from '@metatronos/shared-types';
 import { ChatReplyService } from '../chats/chat-reply.service';
 import { ChatsService } from '../chats/chats.service';
 import { Clock } from '../clock/clock';
@@ -40,12 +40,16 @@ interface StoredMessage {
   /** The model's answer, kept until it is sent (a restart then sends it without a second turn). */
   replyText?: string | null;
   chatId?: string | null;
+  /** The answer's message in the contact's chat: where the console shows whether it went out. */
+  replyMessageId?: string | null;
 }
 
 interface TurnResult {
   text: string;
   error: string | null;
   stopped: boolean;
+  /** The assistant message in the contact's chat (null when the turn could not start). */
+  messageId: string | null;
 }
 
 /** Waits `ms`, or less when `signal` aborts. */
@@ -147,10 +151,12 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
   /** `working` messages left by a crash: retried once unless a send had started. */
   async recover(): Promise<void> {
     try {
-      await this.messages.updateMany(
-        { processing: 'working', sendingAt: { $ne: null } },
-        { $set: { processing: 'failed', error: 'The server stopped while this reply was being sent; it is not sent again.' } },
-      );
+      const interrupted = 'The server stopped while this reply was being sent; it is not sent again.';
+      const cut = await this.messages
+        .find({ processing: 'working', sendingAt: { $ne: null } }, { projection: { chatId: 1, replyMessageId: 1 } })
+        .toArray();
+      await this.messages.updateMany({ processing: 'working', sendingAt: { $ne: null } }, { $set: { processing: 'failed', error: interrupted } });
+      for (const doc of cut) if (doc.chatId) await this.noteDelivery(doc.chatId, doc.replyMessageId ?? null, 'failed', `${interrupted} It may or may not have reached WhatsApp.`);
       await this.messages.updateMany(
         { processing: 'working', attempts: { $gte: MAX_ATTEMPTS } },
         { $set: { processing: 'failed', error: 'The server stopped twice while answering this message.' } },
@@ -209,27 +215,34 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
 
     let chatId: string;
     let text: string;
+    let replyMessageId: string | null;
     if (typeof doc.replyText === 'string' && doc.chatId) {
       // Answered before a restart, not sent yet: send that answer, without a second turn.
       chatId = doc.chatId;
       text = doc.replyText;
+      replyMessageId = doc.replyMessageId ?? null;
     } else {
       chatId = await this.chatFor(permission);
       const turn = await this.runTurn(chatId, doc, permission);
       if (turn.stopped && (this.closing || this.replies.shuttingDown)) return this.release(doc);
       if (turn.error !== null) return this.finish(doc, 'failed', turn.error, { chatId });
       text = turn.text.trim();
+      replyMessageId = turn.messageId;
     }
+    const delivered = (status: MessageDelivery['status'], detail: string | null = null) => this.noteDelivery(chatId, replyMessageId, status, detail);
     // Read again: the owner may have withdrawn canReply while the model was answering.
     const current = await this.permissions.findByPhone(doc.phone);
-    if (!text || !current?.canReply) return this.finish(doc, 'done', null, { chatId, replyText: text, sent: false });
+    if (!text || !current?.canReply) {
+      await delivered('not-sent', text ? 'Replies to this contact are off.' : 'The answer was empty.');
+      return this.finish(doc, 'done', null, { chatId, replyText: text, replyMessageId, sent: false });
+    }
 
     // The answer is stored before any wait, so a restart sends it without a second turn;
     // with no wait it goes in the same write as `sendingAt`.
     let saved = false;
     const save = async () => {
       saved = true;
-      await this.messages.updateOne({ _id: doc._id }, { $set: { replyText: text, chatId } });
+      await this.messages.updateOne({ _id: doc._id }, { $set: { replyText: text, chatId, replyMessageId } });
     };
     await this.waitForRateLimits(doc.phone, save);
     // Shutting down while held back by the limits: the next start sends the stored answer.
@@ -237,14 +250,26 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
       if (!saved) await save();
       return this.release(doc);
     }
-    await this.messages.updateOne({ _id: doc._id }, { $set: { replyText: text, chatId, sendingAt: this.clock.now() } });
+    await this.messages.updateOne({ _id: doc._id }, { $set: { replyText: text, chatId, replyMessageId, sendingAt: this.clock.now() } });
     try {
       await this.gateway.sendText(doc.phone, text);
     } catch (error) {
+      await delivered('failed', (error as Error).message);
       return this.finish(doc, 'failed', (error as Error).message, { chatId, sent: false });
     }
+    await delivered('sent');
     await this.noteReply(doc.phone, permission.displayName);
     await this.finish(doc, 'done', null, { chatId, sent: true });
+  }
+
+  /** Marks the answer in the contact's chat as sent or not; a failure here only loses that mark. */
+  private async noteDelivery(chatId: string, messageId: string | null, status: MessageDelivery['status'], detail: string | null): Promise<void> {
+    if (!messageId) return;
+    try {
+      await this.chats.setDelivery(chatId, messageId, { channel: 'whatsapp', status, detail });
+    } catch (error) {
+      this.logger.warn(`Could not mark the WhatsApp delivery of message ${messageId}: ${(error as Error).message}`);
+    }
   }
 
   /** Gives a claimed message back (nothing was sent): the next start handles it again, not counted as an attempt. */
@@ -290,10 +315,10 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
           await sleep(100, this.stopping.signal);
           continue;
         }
-        return { text: '', error: (error as Error).message, stopped: false };
+        return { text: '', error: (error as Error).message, stopped: false, messageId: null };
       }
     }
-    const result: TurnResult = { text: '', error: null, stopped: false };
+    const result: TurnResult = { text: '', error: null, stopped: false, messageId: prepared.assistantMessageId };
     await prepared.run((event, data) => {
       if (event === 'delta') result.text += (data as { text: string }).text;
       else if (event === 'done' && (data as { stopped?: boolean }).stopped) result.stopped = true;

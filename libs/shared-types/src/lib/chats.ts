@@ -66,8 +66,20 @@ export interface ChatMessage {
   usage?: TokenUsage | null;
   /** User messages sent with files: what was attached (the files are at `/api/attachments/<id>`). */
   attachments?: MessageAttachment[];
+  /** An auto-reply: whether it went out on WhatsApp. Absent for replies that go nowhere else. */
+  delivery?: MessageDelivery | null;
   createdAt: string;
   updatedAt: string;
+}
+
+/** Where an assistant reply was sent besides the chat (WhatsApp auto-replies). */
+export interface MessageDelivery {
+  channel: 'whatsapp';
+  /** `not-sent`: on purpose (replies to the contact are off, empty answer); `failed`: WhatsApp refused or the server stopped. */
+  status: 'sent' | 'not-sent' | 'failed';
+  /** Why it was not sent, for the owner. */
+  detail: string | null;
+  at: string;
 }
 
 /** `POST /api/chats/:id/messages` */

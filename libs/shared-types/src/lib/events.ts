@@ -10,7 +10,7 @@ export interface AppEventMap {
   'database.status': { status: DatabaseStatus; reason?: string; at: string };
   'auth.logged_out': { at: string };
   /** A chat was created, renamed, deleted, or a reply in it started or ended. */
-  'chats.changed': { chatId: string; change: 'created' | 'renamed' | 'deleted' | 'reply-started' | 'reply-ended'; at: string };
+  'chats.changed': { chatId: string; change: 'created' | 'renamed' | 'deleted' | 'reply-started' | 'reply-ended' | 'delivery'; at: string };
   /** Core instruction, memory, schema doc or the toggle changed (`by: "ai"` when a tool did it). */
   'system-instruction.updated': { updatedAt: string; by: 'owner' | 'ai' };
   'settings.updated': { updatedAt: string };

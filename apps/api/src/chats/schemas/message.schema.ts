@@ -1,6 +1,6 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import { Schema as MongooseSchema, type Types } from 'mongoose';
-import type { MessageAttachment, MessageStatus, TokenUsage } from '@metatronos/shared-types';
+import type { MessageAttachment, MessageDelivery, MessageStatus, TokenUsage } from '@metatronos/shared-types';
 import type { StoredPart } from '../stored-parts';
 
 /** One message of a chat. An assistant reply keeps its text and tool calls in order in `parts`. */
@@ -26,6 +26,9 @@ export class MessageRecord {
   model!: string | null;
   @Prop({ type: MongooseSchema.Types.Mixed, default: null })
   usage!: TokenUsage | null;
+  /** Auto-replies: whether the answer went out on WhatsApp. */
+  @Prop({ type: MongooseSchema.Types.Mixed, default: undefined })
+  delivery?: MessageDelivery;
   @Prop({ required: true })
   createdAt!: Date;
   @Prop({ required: true })

@@ -1,5 +1,5 @@
 import { ChangeDetectionStrategy, Component, computed, input } from '@angular/core';
-import type { MessageAttachment } from '@metatronos/shared-types';
+import type { MessageAttachment, MessageDelivery } from '@metatronos/shared-types';
 import { AttachmentList } from './attachment-list';
 import { type MessageView, partsOf } from './live-reply';
 import { MarkdownView } from './markdown-view';
@@ -46,13 +46,18 @@ import { ToolChip } from './tool-chip';
             {{ message().error || 'The reply failed.' }}
           </p>
         }
-        @if (message().status === 'stopped' || message().model) {
+        @if (message().status === 'stopped' || message().model || message().delivery) {
           <p class="meta">
             @if (message().status === 'stopped') {
               <span class="stopped" data-testid="assistant-stopped">stopped</span>
             }
             @if (message().model; as model) {
               <span data-testid="assistant-model">{{ model }}</span>
+            }
+            @if (message().delivery; as delivery) {
+              <span class="delivery" data-testid="assistant-delivery" [attr.data-delivery]="delivery.status" [class.failed]="delivery.status === 'failed'">
+                {{ deliveryText(delivery) }}
+              </span>
             }
           </p>
         }
@@ -113,6 +118,9 @@ import { ToolChip } from './tool-chip';
       font: var(--mat-sys-label-small);
       color: var(--mat-sys-on-surface-variant);
     }
+    .delivery.failed {
+      color: var(--mat-sys-error);
+    }
     .stopped {
       padding: 0 6px;
       border-radius: 4px;
@@ -137,4 +145,12 @@ export class ChatMessageView {
 
   protected readonly parts = computed(() => partsOf(this.message()));
   protected readonly attachments = computed(() => this.message().attachments ?? []);
+  protected readonly deliveryText = deliveryText;
+}
+
+/** Whether an auto-reply went out on WhatsApp, in words. */
+export function deliveryText({ status, detail }: MessageDelivery): string {
+  if (status === 'sent') return 'Sent on WhatsApp';
+  const why = detail ? `: ${detail.replace(/\.$/, '')}` : '';
+  return status === 'failed' ? `Couldn't send on WhatsApp${why}` : `Not sent on WhatsApp${why}`;
 }

@@ -291,6 +291,30 @@ describe('ChatThread', () => {
     expect(input().disabled).toBe(false);
   });
 
+  it("shows whether an auto-reply went out on WhatsApp, and reloads when that is known", async () => {
+    await open([userMessage('m1', 'hi from WhatsApp'), assistantMessage('m2', 'hello!')]);
+    expect(el('assistant-delivery')).toBeNull();
+
+    events.emit('chats.changed', { chatId: 'c1', change: 'delivery', at: '2026-01-01T00:00:00Z' });
+    await stable();
+    http.expectOne(LATEST).flush([
+      userMessage('m1', 'hi from WhatsApp'),
+      assistantMessage('m2', 'hello!', { delivery: { channel: 'whatsapp', status: 'sent', detail: null, at: '2026-01-01T00:00:00Z' } }),
+      userMessage('m3', 'and?'),
+      assistantMessage('m4', 'kept here', { delivery: { channel: 'whatsapp', status: 'not-sent', detail: 'Replies to this contact are off.', at: '2026-01-01T00:00:01Z' } }),
+      userMessage('m5', 'again'),
+      assistantMessage('m6', 'refused', { delivery: { channel: 'whatsapp', status: 'failed', detail: 'WhatsApp could not send the message: not on WhatsApp', at: '2026-01-01T00:00:02Z' } }),
+    ]);
+    await stable();
+    expect(all('assistant-delivery').map((e) => e.textContent?.trim())).toEqual([
+      'Sent on WhatsApp',
+      'Not sent on WhatsApp: Replies to this contact are off',
+      "Couldn't send on WhatsApp: WhatsApp could not send the message: not on WhatsApp",
+    ]);
+    expect(all('assistant-delivery').map((e) => e.getAttribute('data-delivery'))).toEqual(['sent', 'not-sent', 'failed']);
+    expect(input().disabled).toBe(false);
+  });
+
   it('ignores events of other chats', async () => {
     await open([]);
     events.emit('chats.changed', { chatId: 'other', change: 'reply-ended', at: '2026-01-01T00:00:00Z' });

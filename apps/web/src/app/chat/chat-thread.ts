@@ -127,12 +127,12 @@ export class ChatThread {
       .on('chats.changed')
       .pipe(
         filter((event) => event.chatId === this.chatId() && !this.sending()),
-        filter((event) => event.change === 'reply-ended' || event.change === 'reply-started'),
+        filter((event) => event.change === 'reply-ended' || event.change === 'reply-started' || event.change === 'delivery'),
         takeUntilDestroyed(),
       )
       .subscribe((event) => {
         if (event.change === 'reply-started') this.runningElsewhere.set(true);
-        else {
+        else if (event.change === 'reply-ended') {
           this.runningElsewhere.set(false);
           this.stopping.set(false);
         }

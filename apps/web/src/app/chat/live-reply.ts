@@ -57,7 +57,7 @@ export function applyReplyEvent(reply: LiveReply, event: ChatStreamEvent): LiveR
 
 /** What the message view draws: a stored message, or the live reply dressed as one. */
 export type MessageView = Pick<ChatMessage, 'id' | 'role' | 'content' | 'status'> &
-  Partial<Pick<ChatMessage, 'parts' | 'error' | 'model'>>;
+  Partial<Pick<ChatMessage, 'parts' | 'error' | 'model' | 'delivery'>>;
 
 export const LIVE_REPLY_ID = 'live-reply';
 
