@@ -31,6 +31,10 @@ fi
 # directory, patched there, and swapped in with a `replace` in a temporary
 # modfile, so go.mod itself stays the plain upstream dependency.
 module=github.com/FerretDB/FerretDB
+if ! command -v git >/dev/null 2>&1; then
+  echo "Building the embedded database needs git (to apply tools/ferretdb/patches) — or set MONGODB_URI to use an existing MongoDB." >&2
+  exit 3
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 src=$(GOFLAGS=-mod=mod go mod download -json "$module" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')

@@ -42,11 +42,16 @@ export interface WebSearchConfig {
 
 /** Limits of the WhatsApp auto-reply (0 turns the rate limits and the loop guard off). */
 export interface WhatsAppAutoReplyLimits {
+  /** Messages older than this (their own time) are marked `stale` and never answered. */
   staleMs: number;
+  /** At most one reply per contact this often. */
   perContactIntervalMs: number;
+  /** At most this many replies per minute over all contacts. */
   perMinute: number;
+  /** Bot-loop guard: this many replies to one contact within `loopWindowMs` pause it. */
   loopReplies: number;
   loopWindowMs: number;
+  /** How long a looping contact gets no auto-replies. */
   loopPauseMs: number;
 }
 

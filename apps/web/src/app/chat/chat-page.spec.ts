@@ -189,6 +189,11 @@ describe('ChatPage', () => {
     await stable();
     expect(titles()).toEqual(['From WhatsApp', 'Groceries', 'Trip planning']);
 
+    // A WhatsApp delivery mark changes a message, not the list.
+    events.emit('chats.changed', { chatId: 'c9', change: 'delivery', at: '2026-01-01T00:00:00Z' });
+    await stable();
+    http.expectNone('/api/chats');
+
     events.emit('chats.changed', { chatId: 'c1', change: 'deleted', at: '2026-01-01T00:00:01Z' });
     await stable();
     expect(navigate).toHaveBeenCalledWith(['/chat']);

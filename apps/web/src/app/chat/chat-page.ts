@@ -45,6 +45,8 @@ export class ChatPage {
     failure: "Couldn't load your chats",
     event: {
       name: 'chats.changed',
+      // Whether an auto-reply went out on WhatsApp shows in the thread, not in the list.
+      affects: (event) => event.change !== 'delivery',
       seen: (event) => {
         if (event.change === 'deleted' && event.chatId === this.id()) void this.router.navigate(['/chat']);
       },

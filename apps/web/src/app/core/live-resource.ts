@@ -12,6 +12,8 @@ export interface LiveResourceEvent<K extends AppEventName = AppEventName> {
   name: K;
   /** Our own change (e.g. the answer to our save was applied already): ignored. */
   isOwn?(payload: AppEventMap[K]): boolean;
+  /** Whether the event changes this resource at all (default: every event does); false: ignored. */
+  affects?(payload: AppEventMap[K]): boolean;
   /** Called for every event that is not our own, before the reload (which is skipped while dirty). */
   seen?(payload: AppEventMap[K]): void;
 }
@@ -71,12 +73,12 @@ export function liveResource<T>(options: LiveResourceOptions<T>): LiveResource {
     .subscribe();
 
   if (event) {
-    const follow = <K extends AppEventName>({ name, isOwn, seen }: LiveResourceEvent<K>) =>
+    const follow = <K extends AppEventName>({ name, isOwn, affects, seen }: LiveResourceEvent<K>) =>
       inject(EventStream)
         .on(name)
         .pipe(takeUntilDestroyed())
         .subscribe((payload) => {
-          if (isOwn?.(payload)) return;
+          if (isOwn?.(payload) || affects?.(payload) === false) return;
           seen?.(payload);
           if (!dirty()) reload();
         });
