@@ -21,7 +21,12 @@ module.exports = {
       generatePackageJson: false,
       sourceMap: true,
       // Swagger metadata from DTO types and JSDoc, at compile time.
-      transformers: [{ name: '@nestjs/swagger/plugin', options: { introspectComments: true } }],
+      transformers: [
+        {
+          name: '@nestjs/swagger/plugin',
+          options: { introspectComments: true },
+        },
+      ],
     }),
   ],
 };

@@ -24,7 +24,9 @@ async function freePort(): Promise<number> {
 
 /** Resident set size of a process (Linux /proc), in bytes. */
 function rss(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'));
   return Number(line?.match(/(\d+)/)?.[1] ?? 0) * 1024;
 }
 
@@ -42,7 +44,13 @@ async function main(): Promise<void> {
   const port = await freePort();
   const child = spawn(process.execPath, ['dist/apps/api/main.js'], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn', ATTACHMENT_MAX_MB: '20' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      ATTACHMENT_MAX_MB: '20',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const pid = child.pid as number;
@@ -65,9 +73,18 @@ async function main(): Promise<void> {
 
     const upload = async (content: Buffer, name: string) => {
       const form = new FormData();
-      form.append('file', new Blob([new Uint8Array(content)], { type: 'image/png' }), name);
-      const res = await fetch(`${url}/api/attachments`, { method: 'POST', headers: { cookie }, body: form });
-      if (res.status !== 201) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
+      form.append(
+        'file',
+        new Blob([new Uint8Array(content)], { type: 'image/png' }),
+        name,
+      );
+      const res = await fetch(`${url}/api/attachments`, {
+        method: 'POST',
+        headers: { cookie },
+        body: form,
+      });
+      if (res.status !== 201)
+        throw new Error(`upload answered ${res.status}: ${await res.text()}`);
       return (await res.json()) as { id: string; size: number };
     };
 
@@ -78,7 +95,9 @@ async function main(): Promise<void> {
       await new Promise((done) => setTimeout(done, 200));
     }
 
-    console.log(`POST /api/attachments, ${mb(FILE_BYTES)} file, ${RUNS} runs (API process RSS sampled every 2 ms):`);
+    console.log(
+      `POST /api/attachments, ${mb(FILE_BYTES)} file, ${RUNS} runs (API process RSS sampled every 2 ms):`,
+    );
     const times: number[] = [];
     const increases: number[] = [];
     for (let run = 1; run <= RUNS; run++) {
@@ -92,12 +111,15 @@ async function main(): Promise<void> {
       const ms = performance.now() - started;
       clearInterval(sampler);
       peak = Math.max(peak, rss(pid));
-      if (body.size !== FILE_BYTES) throw new Error(`stored ${body.size} bytes`);
+      if (body.size !== FILE_BYTES)
+        throw new Error(`stored ${body.size} bytes`);
       const files = statSync(join(dataDir, 'attachments')).isDirectory();
       if (!files) throw new Error('no attachments directory');
       times.push(ms);
       increases.push(peak - before);
-      console.log(`  run ${run}: ${ms.toFixed(0)} ms (${(FILE_BYTES / 1048576 / (ms / 1000)).toFixed(0)} MB/s), RSS ${mb(before)} → peak ${mb(peak)} (+${mb(peak - before)})`);
+      console.log(
+        `  run ${run}: ${ms.toFixed(0)} ms (${(FILE_BYTES / 1048576 / (ms / 1000)).toFixed(0)} MB/s), RSS ${mb(before)} → peak ${mb(peak)} (+${mb(peak - before)})`,
+      );
     }
     const worst = Math.max(...increases);
     console.log(

@@ -13,7 +13,10 @@ import { encode as encodeO200k } from 'gpt-tokenizer';
 import { encode as encodeCl100k } from 'gpt-tokenizer/cjs/encoding/cl100k_base';
 import type { Connection } from 'mongoose';
 import { Types } from 'mongoose';
-import { startFakeLlmServer, type FakeLlmServer } from '../fake-llm/fake-llm-server';
+import {
+  startFakeLlmServer,
+  type FakeLlmServer,
+} from '../fake-llm/fake-llm-server';
 import { startBenchApp, type BenchApp } from './in-process-app';
 
 const JOBS = 100;
@@ -30,7 +33,9 @@ const FINISH_BUDGET_MS = 90_000;
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 const percentile = (xs: number[], p: number) => {
   const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+  return sorted[
+    Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)
+  ];
 };
 
 interface RunRow {
@@ -43,7 +48,10 @@ interface RunRow {
   reason: string | null;
 }
 
-async function schedulingDrift(api: BenchApp, fake: FakeLlmServer): Promise<void> {
+async function schedulingDrift(
+  api: BenchApp,
+  fake: FakeLlmServer,
+): Promise<void> {
   fake.openai.fallback = { text: ['Done.'] };
   const db = api.app.get<Connection>(getConnectionToken()).db;
   if (!db) throw new Error('the app has no database connection');
@@ -51,13 +59,18 @@ async function schedulingDrift(api: BenchApp, fake: FakeLlmServer): Promise<void
   const nextBoundary = () => Math.ceil((Date.now() + 1) / MINUTE) * MINUTE;
 
   // Jobs made in minute M fire at the start of M+1: make them all in one minute, clear of its end.
-  if (nextBoundary() - Date.now() < CREATE_WINDOW_MS) await sleep(nextBoundary() - Date.now() + 200);
+  if (nextBoundary() - Date.now() < CREATE_WINDOW_MS)
+    await sleep(nextBoundary() - Date.now() + 200);
   const plannedBoundary = nextBoundary();
   const createStarted = performance.now();
   const ids: string[] = [];
   try {
     for (let i = 0; i < JOBS; i++) {
-      const job = await api.call<{ id: string }>('POST', '/api/cronjobs', { name: `Bench job ${i + 1}`, instruction: 'Reply with the single word "Done".', cronExpression: '* * * * *' });
+      const job = await api.call<{ id: string }>('POST', '/api/cronjobs', {
+        name: `Bench job ${i + 1}`,
+        instruction: 'Reply with the single word "Done".',
+        cronExpression: '* * * * *',
+      });
       ids.push(job.id);
     }
     const createMs = performance.now() - createStarted;
@@ -67,43 +80,70 @@ async function schedulingDrift(api: BenchApp, fake: FakeLlmServer): Promise<void
     const boundary = new Date(boundaryMs);
     console.log(
       `Created ${JOBS} jobs through POST /api/cronjobs in ${createMs.toFixed(0)} ms (${(createMs / JOBS).toFixed(0)} ms each); measuring the boundary at ${boundary.toISOString()}` +
-        (boundaryMs !== plannedBoundary ? ` (the creation crossed ${new Date(plannedBoundary).toISOString()})` : ''),
+        (boundaryMs !== plannedBoundary
+          ? ` (the creation crossed ${new Date(plannedBoundary).toISOString()})`
+          : ''),
     );
 
     // Wait for the boundary, then for the runs of that minute to start, then for their turns to end.
-    const load = () => `load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} CPUs`;
-    const ofMinute = { kind: 'cron', jobId: { $in: ids.map((id) => new Types.ObjectId(id)) }, dueAt: boundary };
+    const load = () =>
+      `load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} CPUs`;
+    const ofMinute = {
+      kind: 'cron',
+      jobId: { $in: ids.map((id) => new Types.ObjectId(id)) },
+      dueAt: boundary,
+    };
     await sleep(Math.max(0, boundaryMs - 1_000 - Date.now()));
     const loadBefore = load();
     await sleep(Math.max(0, boundaryMs - Date.now() + 1_000));
     let rows: RunRow[] = await runs.find(ofMinute).toArray();
-    while (new Set(rows.map((r) => r.jobId.toHexString())).size < JOBS && Date.now() < boundaryMs + START_BUDGET_MS) {
+    while (
+      new Set(rows.map((r) => r.jobId.toHexString())).size < JOBS &&
+      Date.now() < boundaryMs + START_BUDGET_MS
+    ) {
       await sleep(250);
       rows = await runs.find(ofMinute).toArray();
     }
-    while (rows.some((r) => r.outcome === 'running') && Date.now() < boundaryMs + FINISH_BUDGET_MS) {
+    while (
+      rows.some((r) => r.outcome === 'running') &&
+      Date.now() < boundaryMs + FINISH_BUDGET_MS
+    ) {
       await sleep(250);
       rows = await runs.find(ofMinute).toArray();
     }
 
-    const started = rows.filter((r) => r.outcome !== 'skipped' && r.outcome !== 'missed');
+    const started = rows.filter(
+      (r) => r.outcome !== 'skipped' && r.outcome !== 'missed',
+    );
     const drift = started.map((r) => r.startedAt.getTime() - boundaryMs);
     const succeeded = started.filter((r) => r.outcome === 'success');
     const counts = new Map<string, number>();
-    for (const r of rows) counts.set(r.outcome, (counts.get(r.outcome) ?? 0) + 1);
-    const outcomes = [...counts].map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
+    for (const r of rows)
+      counts.set(r.outcome, (counts.get(r.outcome) ?? 0) + 1);
+    const outcomes =
+      [...counts].map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
     console.log(
       drift.length
         ? `Scheduling drift (startedAt − dueAt): p50 ${percentile(drift, 50)} ms, p95 ${percentile(drift, 95)} ms, max ${Math.max(...drift)} ms (first ${Math.min(...drift)} ms); ${started.length}/${JOBS} ran (goal p95 ≤ 1000 ms, all ${JOBS}; ${loadBefore})`
         : `Scheduling drift: no run started within ${START_BUDGET_MS / 1000} s of the boundary; 0/${JOBS} ran (goal p95 ≤ 1000 ms, all ${JOBS})`,
     );
     // Stricter: when each turn's user message was stored (the chat turn has begun and the model call follows).
-    const chatIds = started.map((r) => (r as RunRow & { chatId: Types.ObjectId }).chatId);
+    const chatIds = started.map(
+      (r) => (r as RunRow & { chatId: Types.ObjectId }).chatId,
+    );
     const userMessages = await db
-      .collection<{ chatId: Types.ObjectId; role: string; createdAt: Date }>('messages')
-      .find({ chatId: { $in: chatIds }, role: 'user', createdAt: { $gte: boundary } })
+      .collection<{ chatId: Types.ObjectId; role: string; createdAt: Date }>(
+        'messages',
+      )
+      .find({
+        chatId: { $in: chatIds },
+        role: 'user',
+        createdAt: { $gte: boundary },
+      })
       .toArray();
-    const turnDrift = userMessages.map((m) => m.createdAt.getTime() - boundaryMs);
+    const turnDrift = userMessages.map(
+      (m) => m.createdAt.getTime() - boundaryMs,
+    );
     if (turnDrift.length)
       console.log(
         `Turn begun (user message stored) − dueAt: p50 ${percentile(turnDrift, 50)} ms, p95 ${percentile(turnDrift, 95)} ms, max ${Math.max(...turnDrift)} ms over ${turnDrift.length} turns`,
@@ -116,8 +156,12 @@ async function schedulingDrift(api: BenchApp, fake: FakeLlmServer): Promise<void
     );
   } finally {
     // Pause first so no further minute fires while the jobs (their chats and runs) are deleted.
-    for (const id of ids) await api.call('PATCH', `/api/cronjobs/${id}`, { enabled: false }).catch(() => undefined);
-    for (const id of ids) await api.call('DELETE', `/api/cronjobs/${id}`).catch(() => undefined);
+    for (const id of ids)
+      await api
+        .call('PATCH', `/api/cronjobs/${id}`, { enabled: false })
+        .catch(() => undefined);
+    for (const id of ids)
+      await api.call('DELETE', `/api/cronjobs/${id}`).catch(() => undefined);
     fake.openai.reset();
   }
 }
@@ -141,8 +185,8 @@ const MEMORY = [
 
 const NOTES_LINES = [
   'Pulse notes (handover):',
-  '- Checked schedule through Sunday: dentist reminder set for Thu 14:30; reading club Thu 19:30 at Marion\'s (bring the book).',
-  '- Contacts: Anne\'s birthday in 12 days; suggested orchid delivery, owner has not answered yet. Ask again on Friday if still open.',
+  "- Checked schedule through Sunday: dentist reminder set for Thu 14:30; reading club Thu 19:30 at Marion's (bring the book).",
+  "- Contacts: Anne's birthday in 12 days; suggested orchid delivery, owner has not answered yet. Ask again on Friday if still open.",
   '- Open items: bathroom quote from Dubois & Fils (decision due on the 30th); compare with the second quote once it arrives by email.',
   '- Half-marathon plan: week 6 of 12; long run Saturday 16 km; owner reported knee pain on Wednesday, suggested a rest day, follow up.',
   '- Portugal trip: flights Paris–Porto watched, price dropped to 118 € return; owner wanted a note when under 110 €.',
@@ -154,12 +198,19 @@ const NOTES_LINES = [
 
 function notesAtMaximum(max: number): string {
   let notes = NOTES_LINES.join('\n');
-  for (let i = 1; notes.length < max; i++) notes += `\n- Earlier pulse ${i}: nothing new in schedule or contacts; left the open items above as they were.`;
+  for (let i = 1; notes.length < max; i++)
+    notes += `\n- Earlier pulse ${i}: nothing new in schedule or contacts; left the open items above as they were.`;
   return notes.slice(0, max);
 }
 
 async function pulsePromptSize(api: BenchApp): Promise<void> {
-  const instruction = await api.call<{ coreInstruction: string; dbSchema: string }>('PATCH', '/api/system-instruction', { memory: MEMORY, memoryEnabled: true });
+  const instruction = await api.call<{
+    coreInstruction: string;
+    dbSchema: string;
+  }>('PATCH', '/api/system-instruction', {
+    memory: MEMORY,
+    memoryEnabled: true,
+  });
   await api.call('PATCH', '/api/pulse', {
     enabled: true,
     activeDays: [1, 2, 3, 4, 5, 6, 0],
@@ -168,7 +219,10 @@ async function pulsePromptSize(api: BenchApp): Promise<void> {
     notes: notesAtMaximum(2_000),
   });
   const pulse = await api.call<{ notes: string }>('GET', '/api/pulse');
-  const { prompt } = await api.call<{ prompt: string | null }>('GET', '/api/pulse/prompt');
+  const { prompt } = await api.call<{ prompt: string | null }>(
+    'GET',
+    '/api/pulse/prompt',
+  );
   await api.call('PATCH', '/api/pulse', { enabled: false });
   if (!prompt) throw new Error('GET /api/pulse/prompt returned no prompt');
 
@@ -192,7 +246,9 @@ async function pulsePromptSize(api: BenchApp): Promise<void> {
   const rows = parts.map((p) => ({ ...p, tokens: encodeO200k(p.text).length }));
   const width = Math.max(...rows.map((r) => r.title.length));
   for (const r of rows) {
-    console.log(`  ${r.title.padEnd(width)}  ${String(r.text.length).padStart(6)} chars  ${String(r.tokens).padStart(5)} tokens  ${((100 * r.tokens) / o200k).toFixed(1).padStart(5)}%`);
+    console.log(
+      `  ${r.title.padEnd(width)}  ${String(r.text.length).padStart(6)} chars  ${String(r.tokens).padStart(5)} tokens  ${((100 * r.tokens) / o200k).toFixed(1).padStart(5)}%`,
+    );
   }
 }
 
@@ -201,7 +257,9 @@ const WATCHDOG_MS = 300_000;
 
 async function main() {
   setTimeout(() => {
-    console.error(`automations.bench: still running after ${WATCHDOG_MS / 1000} s; giving up`);
+    console.error(
+      `automations.bench: still running after ${WATCHDOG_MS / 1000} s; giving up`,
+    );
     process.exit(1);
   }, WATCHDOG_MS).unref();
   const fake = await startFakeLlmServer();
@@ -222,7 +280,9 @@ main().then(
   () => {
     // Exits by itself; if something still holds the loop, say what and stop.
     setTimeout(() => {
-      console.error(`still running 5 s after the end: ${process.getActiveResourcesInfo().join(', ')}`);
+      console.error(
+        `still running 5 s after the end: ${process.getActiveResourcesInfo().join(', ')}`,
+      );
       process.exit(1);
     }, 5_000).unref();
   },

@@ -20,7 +20,10 @@ import { EmbeddedDatabase } from '../../apps/api/src/database/embedded-database'
 import { MongoSandboxService } from '../../apps/api/src/mongo-sandbox/mongo-sandbox.service';
 import { CombinedPromptBuilder } from '../../apps/api/src/system-instruction/combined-prompt.builder';
 import { SystemInstructionService } from '../../apps/api/src/system-instruction/system-instruction.service';
-import { startFakeLlmServer, type FakeLlmServer } from '../fake-llm/fake-llm-server';
+import {
+  startFakeLlmServer,
+  type FakeLlmServer,
+} from '../fake-llm/fake-llm-server';
 
 const root = process.cwd();
 const PASSWORD = 'bench password 1';
@@ -35,9 +38,12 @@ async function freePort(): Promise<number> {
 
 const percentile = (xs: number[], p: number) => {
   const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+  return sorted[
+    Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)
+  ];
 };
-const fmt = (xs: number[]) => `p50 ${percentile(xs, 50).toFixed(2)} ms, p95 ${percentile(xs, 95).toFixed(2)} ms (n=${xs.length})`;
+const fmt = (xs: number[]) =>
+  `p50 ${percentile(xs, 50).toFixed(2)} ms, p95 ${percentile(xs, 95).toFixed(2)} ms (n=${xs.length})`;
 
 /** Reads an SSE body until the first `delta` event; returns ms since `started`, then drains the rest. */
 async function firstDelta(res: Response, started: number): Promise<number> {
@@ -49,18 +55,30 @@ async function firstDelta(res: Response, started: number): Promise<number> {
     const { value, done } = await reader.read();
     if (done) break;
     buffer += decoder.decode(value, { stream: true });
-    if (at < 0 && buffer.includes('event: delta')) at = performance.now() - started;
+    if (at < 0 && buffer.includes('event: delta'))
+      at = performance.now() - started;
   }
   if (at < 0) throw new Error(`no delta in the reply: ${buffer.slice(0, 300)}`);
   return at;
 }
 
-async function startApi(fake: FakeLlmServer): Promise<{ url: string; cookie: string; child: ChildProcess; dataDir: string }> {
+async function startApi(fake: FakeLlmServer): Promise<{
+  url: string;
+  cookie: string;
+  child: ChildProcess;
+  dataDir: string;
+}> {
   const dataDir = mkdtempSync(join(tmpdir(), 'metatron-bench-'));
   const port = await freePort();
   const child = spawn(process.execPath, ['dist/apps/api/main.js'], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn', OPENAI_BASE_URL: fake.openaiBaseUrl },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      OPENAI_BASE_URL: fake.openaiBaseUrl,
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
@@ -72,12 +90,19 @@ async function startApi(fake: FakeLlmServer): Promise<{ url: string; cookie: str
     }
     await new Promise((done) => setTimeout(done, 20));
   }
-  const setup = await fetch(`${url}/api/auth/setup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: PASSWORD }) });
+  const setup = await fetch(`${url}/api/auth/setup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ password: PASSWORD }),
+  });
   const cookie = String(setup.headers.get('set-cookie')).split(';')[0];
   const patch = await fetch(`${url}/api/settings`, {
     method: 'PATCH',
     headers: { 'content-type': 'application/json', cookie },
-    body: JSON.stringify({ openaiApiKey: 'sk-bench-000000000000', primaryModel: 'gpt-4.1-mini' }),
+    body: JSON.stringify({
+      openaiApiKey: 'sk-bench-000000000000',
+      primaryModel: 'gpt-4.1-mini',
+    }),
   });
   if (!patch.ok) throw new Error(`settings: ${patch.status}`);
   return { url, cookie, child, dataDir };
@@ -85,28 +110,47 @@ async function startApi(fake: FakeLlmServer): Promise<{ url: string; cookie: str
 
 async function ttft(fake: FakeLlmServer, concurrency: number, rounds: number) {
   const api = await startApi(fake);
-  const sdk = new OpenAI({ apiKey: 'sk-bench-000000000000', baseURL: fake.openaiBaseUrl, maxRetries: 0 });
+  const sdk = new OpenAI({
+    apiKey: 'sk-bench-000000000000',
+    baseURL: fake.openaiBaseUrl,
+    maxRetries: 0,
+  });
   fake.openai.fallback = { text: ['Hello', ' there', '.'] };
   const chats: string[] = [];
   for (let i = 0; i < concurrency; i++) {
-    const res = await fetch(`${api.url}/api/chats`, { method: 'POST', headers: { 'content-type': 'application/json', cookie: api.cookie }, body: '{}' });
+    const res = await fetch(`${api.url}/api/chats`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: api.cookie },
+      body: '{}',
+    });
     chats.push(((await res.json()) as { id: string }).id);
   }
   const viaApi = async (chatId: string) => {
     const started = performance.now();
     const res = await fetch(`${api.url}/api/chats/${chatId}/messages`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', cookie: api.cookie },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        cookie: api.cookie,
+      },
       body: JSON.stringify({ content: 'Say hello' }),
     });
-    if (res.status !== 200) throw new Error(`send: ${res.status} ${await res.text()}`);
+    if (res.status !== 200)
+      throw new Error(`send: ${res.status} ${await res.text()}`);
     return firstDelta(res, started);
   };
   const direct = async () => {
     const started = performance.now();
-    const stream = await sdk.chat.completions.create({ model: 'gpt-4.1-mini', messages: [{ role: 'user', content: 'Say hello' }], stream: true });
+    const stream = await sdk.chat.completions.create({
+      model: 'gpt-4.1-mini',
+      messages: [{ role: 'user', content: 'Say hello' }],
+      stream: true,
+    });
     let at = -1;
-    for await (const chunk of stream) if (at < 0 && chunk.choices[0]?.delta?.content) at = performance.now() - started;
+    for await (const chunk of stream)
+      if (at < 0 && chunk.choices[0]?.delta?.content)
+        at = performance.now() - started;
     return at;
   };
   // Warm up both paths (JIT, connection pools, indexes).
@@ -125,22 +169,37 @@ async function ttft(fake: FakeLlmServer, concurrency: number, rounds: number) {
   rmSync(api.dataDir, { recursive: true, force: true });
   fake.openai.reset();
   const added95 = percentile(apiTimes, 95) - percentile(directTimes, 95);
-  console.log(`TTFT at ${concurrency} concurrent: via API ${fmt(apiTimes)}; direct SDK ${fmt(directTimes)}; added at p95 ${added95.toFixed(2)} ms (goal ≤ 10 ms)`);
+  console.log(
+    `TTFT at ${concurrency} concurrent: via API ${fmt(apiTimes)}; direct SDK ${fmt(directTimes)}; added at p95 ${added95.toFixed(2)} ms (goal ≤ 10 ms)`,
+  );
 }
 
 async function internals() {
   const dataDir = mkdtempSync(join(tmpdir(), 'metatron-bench-'));
-  const database = await EmbeddedDatabase.start({ binPath: join(root, 'tools/ferretdb/bin/ferretdb-launcher'), dataDir });
-  const config = loadAppConfig({ DATA_DIR: dataDir, WEB_DIST_DIR: join(dataDir, 'none') });
+  const database = await EmbeddedDatabase.start({
+    binPath: join(root, 'tools/ferretdb/bin/ferretdb-launcher'),
+    dataDir,
+  });
+  const config = loadAppConfig({
+    DATA_DIR: dataDir,
+    WEB_DIST_DIR: join(dataDir, 'none'),
+  });
   const app = await NestFactory.create(
-    AppModule.forRoot({ config, database: { kind: 'embedded', uri: database.uri, dbName: 'bench' }, passwordHasher: new PasswordHasher({ N: 1024, r: 8, p: 1 }) }),
+    AppModule.forRoot({
+      config,
+      database: { kind: 'embedded', uri: database.uri, dbName: 'bench' },
+      passwordHasher: new PasswordHasher({ N: 1024, r: 8, p: 1 }),
+    }),
     { logger: ['error'] },
   );
   await app.init();
   try {
     // buildCombinedPrompt with every section filled.
     const instruction = app.get(SystemInstructionService);
-    await instruction.updateSystemInstruction({ memory: '- '.padEnd(3900, 'memory '), dbSchema: '## ai_books\n'.padEnd(3000, '| f | t |\n') });
+    await instruction.updateSystemInstruction({
+      memory: '- '.padEnd(3900, 'memory '),
+      dbSchema: '## ai_books\n'.padEnd(3000, '| f | t |\n'),
+    });
     const builder = app.get(CombinedPromptBuilder);
     const promptTimes: number[] = [];
     for (let i = 0; i < 2000; i++) {
@@ -148,14 +207,28 @@ async function internals() {
       await builder.buildCombinedPrompt();
       promptTimes.push(performance.now() - started);
     }
-    console.log(`buildCombinedPrompt() with all sections: ${fmt(promptTimes.slice(200))} (goal p95 ≤ 5 ms)`);
+    console.log(
+      `buildCombinedPrompt() with all sections: ${fmt(promptTimes.slice(200))} (goal p95 ≤ 5 ms)`,
+    );
 
     // db_query find vs the raw driver, same query, interleaved.
     const connection = app.get<Connection>(getConnectionToken());
     const books = connection.db!.collection('ai_books');
-    await books.insertMany(Array.from({ length: 500 }, (_, i) => ({ title: `Book ${i}`, author: `Author ${i % 37}`, year: 1900 + (i % 120), tags: ['a', 'b'] })));
+    await books.insertMany(
+      Array.from({ length: 500 }, (_, i) => ({
+        title: `Book ${i}`,
+        author: `Author ${i % 37}`,
+        year: 1900 + (i % 120),
+        tags: ['a', 'b'],
+      })),
+    );
     const sandbox = app.get(MongoSandboxService);
-    const op = { operation: 'find', collection: 'ai_books', filter: { year: { $gte: 1950 } }, options: { sort: { year: 1 }, limit: 50 } };
+    const op = {
+      operation: 'find',
+      collection: 'ai_books',
+      filter: { year: { $gte: 1950 } },
+      options: { sort: { year: 1 }, limit: 50 },
+    };
     const sandboxTimes: number[] = [];
     const rawTimes: number[] = [];
     for (let i = 0; i < 400; i++) {
@@ -164,12 +237,21 @@ async function internals() {
       JSON.stringify(result);
       sandboxTimes.push(performance.now() - started);
       started = performance.now();
-      const rows = await books.find({ year: { $gte: 1950 } }, { sort: { year: 1 }, limit: 50, maxTimeMS: 5000 }).toArray();
+      const rows = await books
+        .find(
+          { year: { $gte: 1950 } },
+          { sort: { year: 1 }, limit: 50, maxTimeMS: 5000 },
+        )
+        .toArray();
       JSON.stringify({ rows });
       rawTimes.push(performance.now() - started);
     }
-    const ratio = percentile(sandboxTimes.slice(50), 50) / percentile(rawTimes.slice(50), 50);
-    console.log(`db_query find (50 of 500 docs): sandbox ${fmt(sandboxTimes.slice(50))}; raw driver ${fmt(rawTimes.slice(50))}; ratio at p50 ${ratio.toFixed(2)}× (goal ≤ 1.2×)`);
+    const ratio =
+      percentile(sandboxTimes.slice(50), 50) /
+      percentile(rawTimes.slice(50), 50);
+    console.log(
+      `db_query find (50 of 500 docs): sandbox ${fmt(sandboxTimes.slice(50))}; raw driver ${fmt(rawTimes.slice(50))}; ratio at p50 ${ratio.toFixed(2)}× (goal ≤ 1.2×)`,
+    );
   } finally {
     await app.close();
     await database.stop();

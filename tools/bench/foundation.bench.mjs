@@ -10,7 +10,10 @@ import { freePort } from './free-port.mjs';
 const root = process.cwd();
 const RUNS = 5;
 
-const rssMiB = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
+const rssMiB = (pid) =>
+  Number(
+    /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1],
+  ) / 1024;
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function coldStart() {
@@ -19,7 +22,12 @@ async function coldStart() {
   const started = performance.now();
   const child = spawn(process.execPath, ['dist/apps/api/main.js'], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+    },
     stdio: 'ignore',
   });
   for (;;) {
@@ -41,20 +49,37 @@ for (let i = 0; i < RUNS; i++) {
   times.push(run.ms);
   if (i === RUNS - 1) {
     await new Promise((done) => setTimeout(done, 5000)); // let it settle to idle
-    const dbPid = Number(execFileSync('pgrep', ['-P', String(run.child.pid), '-f', 'ferretdb-launcher']).toString().trim());
+    const dbPid = Number(
+      execFileSync('pgrep', [
+        '-P',
+        String(run.child.pid),
+        '-f',
+        'ferretdb-launcher',
+      ])
+        .toString()
+        .trim(),
+    );
     rss = { api: rssMiB(run.child.pid), db: rssMiB(dbPid) };
   }
   run.child.kill('SIGTERM');
   await new Promise((done) => run.child.once('exit', done));
   rmSync(run.dataDir, { recursive: true, force: true });
 }
-console.log(`cold start to healthy (embedded db), ${RUNS} runs: ${times.map((t) => t.toFixed(0)).join(', ')} ms; median ${median(times).toFixed(0)} ms (goal ≤ 3000 ms)`);
-console.log(`idle RSS after 5 s: API ${rss.api.toFixed(1)} MiB, database ${rss.db.toFixed(1)} MiB`);
+console.log(
+  `cold start to healthy (embedded db), ${RUNS} runs: ${times.map((t) => t.toFixed(0)).join(', ')} ms; median ${median(times).toFixed(0)} ms (goal ≤ 3000 ms)`,
+);
+console.log(
+  `idle RSS after 5 s: API ${rss.api.toFixed(1)} MiB, database ${rss.db.toFixed(1)} MiB`,
+);
 
 // Initial JS = the scripts index.html loads plus the chunks it modulepreloads.
 const web = join(root, 'dist/apps/web/browser');
 const index = readFileSync(join(web, 'index.html'), 'utf8');
-const initial = [...index.matchAll(/<(?:script[^>]+src|link[^>]+rel="modulepreload"[^>]+href)="([^"]+\.js)"/g)].map((m) => m[1]);
+const initial = [
+  ...index.matchAll(
+    /<(?:script[^>]+src|link[^>]+rel="modulepreload"[^>]+href)="([^"]+\.js)"/g,
+  ),
+].map((m) => m[1]);
 let raw = 0;
 let gz = 0;
 for (const file of new Set(initial)) {
@@ -62,4 +87,6 @@ for (const file of new Set(initial)) {
   raw += bytes.length;
   gz += gzipSync(bytes, { level: 9 }).length;
 }
-console.log(`console initial JS: ${initial.length} files, ${(raw / 1024).toFixed(1)} KB raw, ${(gz / 1024).toFixed(1)} KB gzip (goal ≤ 250 KB gzip)`);
+console.log(
+  `console initial JS: ${initial.length} files, ${(raw / 1024).toFixed(1)} KB raw, ${(gz / 1024).toFixed(1)} KB gzip (goal ≤ 250 KB gzip)`,
+);

@@ -21,7 +21,11 @@ const PASSWORD = 'bench password 1';
 /** Errors and warnings from the app, without the one about the web console not being served. */
 class BenchLogger extends ConsoleLogger {
   override warn(message: unknown, ...rest: unknown[]): void {
-    if (typeof message === 'string' && message.startsWith('The console is not built')) return;
+    if (
+      typeof message === 'string' &&
+      message.startsWith('The console is not built')
+    )
+      return;
     super.warn(message, ...rest);
   }
 }
@@ -35,13 +39,26 @@ export interface BenchApp {
   close(): Promise<void>;
 }
 
-export async function startBenchApp(fake: FakeLlmServer, options: { beforeInit?: (app: INestApplication) => void } = {}): Promise<BenchApp> {
+export async function startBenchApp(
+  fake: FakeLlmServer,
+  options: { beforeInit?: (app: INestApplication) => void } = {},
+): Promise<BenchApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'metatron-bench-'));
-  const database = await EmbeddedDatabase.start({ binPath: join(process.cwd(), 'tools/ferretdb/bin/ferretdb-launcher'), dataDir });
+  const database = await EmbeddedDatabase.start({
+    binPath: join(process.cwd(), 'tools/ferretdb/bin/ferretdb-launcher'),
+    dataDir,
+  });
   process.env['OPENAI_BASE_URL'] = fake.openaiBaseUrl;
-  const config = loadAppConfig({ DATA_DIR: dataDir, WEB_DIST_DIR: join(dataDir, 'none') });
+  const config = loadAppConfig({
+    DATA_DIR: dataDir,
+    WEB_DIST_DIR: join(dataDir, 'none'),
+  });
   const app = await NestFactory.create(
-    AppModule.forRoot({ config, database: { kind: 'embedded', uri: database.uri, dbName: 'bench' }, passwordHasher: new PasswordHasher({ N: 1024, r: 8, p: 1 }) }),
+    AppModule.forRoot({
+      config,
+      database: { kind: 'embedded', uri: database.uri, dbName: 'bench' },
+      passwordHasher: new PasswordHasher({ N: 1024, r: 8, p: 1 }),
+    }),
     { logger: new BenchLogger({ logLevels: ['error', 'warn'] }) },
   );
   configureApp(app, config);
@@ -56,19 +73,32 @@ export async function startBenchApp(fake: FakeLlmServer, options: { beforeInit?:
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    const setup = await fetch(`${url}/api/auth/setup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: PASSWORD }) });
-    if (!setup.ok) throw new Error(`setup: ${setup.status} ${await setup.text()}`);
+    const setup = await fetch(`${url}/api/auth/setup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ password: PASSWORD }),
+    });
+    if (!setup.ok)
+      throw new Error(`setup: ${setup.status} ${await setup.text()}`);
     const cookie = String(setup.headers.get('set-cookie')).split(';')[0];
-    const call = async <T = unknown>(method: string, path: string, body?: unknown): Promise<T> => {
+    const call = async <T = unknown>(
+      method: string,
+      path: string,
+      body?: unknown,
+    ): Promise<T> => {
       const res = await fetch(`${url}${path}`, {
         method,
         headers: { 'content-type': 'application/json', cookie },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
-      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+      if (!res.ok)
+        throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
       return (res.status === 204 ? undefined : await res.json()) as T;
     };
-    await call('PATCH', '/api/settings', { openaiApiKey: 'sk-bench-000000000000', primaryModel: 'gpt-4.1-mini' });
+    await call('PATCH', '/api/settings', {
+      openaiApiKey: 'sk-bench-000000000000',
+      primaryModel: 'gpt-4.1-mini',
+    });
     return { url, cookie, app, call, close };
   } catch (error) {
     await close();

@@ -4,5 +4,8 @@ const { join } = require('node:path');
 const { register } = require('tsconfig-paths');
 const root = join(__dirname, '../..');
 const ts = require('typescript');
-const { config } = ts.readConfigFile(join(root, 'tsconfig.base.json'), ts.sys.readFile);
+const { config } = ts.readConfigFile(
+  join(root, 'tsconfig.base.json'),
+  ts.sys.readFile,
+);
 register({ baseUrl: root, paths: config.compilerOptions.paths });

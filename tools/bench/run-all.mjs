@@ -6,16 +6,37 @@ import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '../..');
-const env = { ...process.env, NX_NO_CLOUD: 'true', NX_DAEMON: 'false', NX_TUI: 'false' };
+const env = {
+  ...process.env,
+  NX_NO_CLOUD: 'true',
+  NX_DAEMON: 'false',
+  NX_TUI: 'false',
+};
 execSync('bash tools/ferretdb/build.sh', { cwd: root, stdio: 'inherit', env });
-execSync('npx nx run-many -t build -p api web --outputStyle=static', { cwd: root, stdio: 'inherit', env });
+execSync('npx nx run-many -t build -p api web --outputStyle=static', {
+  cwd: root,
+  stdio: 'inherit',
+  env,
+});
 
 const only = process.argv[2];
 // TypeScript benchmarks use the API's sources directly (ts-node, paths from the API's tsconfig).
-const tsEnv = { ...env, TS_NODE_PROJECT: 'apps/api/tsconfig.app.json', TS_NODE_TRANSPILE_ONLY: 'true' };
-for (const file of readdirSync(here).filter((f) => /\.bench\.(mjs|ts)$/.test(f)).sort()) {
+const tsEnv = {
+  ...env,
+  TS_NODE_PROJECT: 'apps/api/tsconfig.app.json',
+  TS_NODE_TRANSPILE_ONLY: 'true',
+};
+for (const file of readdirSync(here)
+  .filter((f) => /\.bench\.(mjs|ts)$/.test(f))
+  .sort()) {
   if (only && !file.includes(only)) continue;
   console.log(`\n## ${file}`);
-  const command = file.endsWith('.ts') ? `node -r ts-node/register -r ${join(here, 'register-paths.cjs')} ${join(here, file)}` : `node ${join(here, file)}`;
-  execSync(command, { cwd: root, stdio: 'inherit', env: file.endsWith('.ts') ? tsEnv : env });
+  const command = file.endsWith('.ts')
+    ? `node -r ts-node/register -r ${join(here, 'register-paths.cjs')} ${join(here, file)}`
+    : `node ${join(here, file)}`;
+  execSync(command, {
+    cwd: root,
+    stdio: 'inherit',
+    env: file.endsWith('.ts') ? tsEnv : env,
+  });
 }

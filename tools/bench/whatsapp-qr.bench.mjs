@@ -23,44 +23,74 @@ const server = spawn(process.execPath, ['dist/apps/api/main.js'], {
     PORT: String(port),
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
-    WHATSAPP_SOCKET_MODULE: join(root, 'apps/web-e2e/src/support/fake-whatsapp-socket.cjs'),
+    WHATSAPP_SOCKET_MODULE: join(
+      root,
+      'apps/web-e2e/src/support/fake-whatsapp-socket.cjs',
+    ),
   },
   stdio: 'ignore',
 });
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+  ],
 });
 try {
   for (let ready = false; !ready; ) {
-    ready = await fetch(`${base}/api/health`).then((r) => r.ok, () => false);
+    ready = await fetch(`${base}/api/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (!ready) await new Promise((done) => setTimeout(done, 20));
   }
   const context = await browser.newContext({ baseURL: base });
-  const setup = await context.request.post('/api/auth/setup', { data: { password: PASSWORD } });
-  if (setup.status() !== 201) throw new Error(`setup answered ${setup.status()}`);
+  const setup = await context.request.post('/api/auth/setup', {
+    data: { password: PASSWORD },
+  });
+  if (setup.status() !== 201)
+    throw new Error(`setup answered ${setup.status()}`);
   const page = await context.newPage();
   const times = [];
   for (let run = 0; run < RUNS; run++) {
     await page.goto('/tools');
     const link = page.getByTestId('whatsapp-link');
     await link.waitFor({ state: 'visible' });
-    await page.waitForFunction(() => !document.querySelector('[data-testid="whatsapp-link"]')?.hasAttribute('disabled'));
+    await page.waitForFunction(
+      () =>
+        !document
+          .querySelector('[data-testid="whatsapp-link"]')
+          ?.hasAttribute('disabled'),
+    );
     await page.evaluate(() => {
-      document.addEventListener('click', () => (window.linkClickedAt ??= performance.now()), { capture: true, once: true });
+      document.addEventListener(
+        'click',
+        () => (window.linkClickedAt ??= performance.now()),
+        { capture: true, once: true },
+      );
     });
     await link.click();
     const elapsed = await page.waitForFunction(
       () => {
         const img = document.querySelector('[data-testid="whatsapp-qr"]');
-        const shown = window.linkClickedAt !== undefined && !!img && img.complete && img.naturalWidth > 0 && img.getBoundingClientRect().width > 0;
+        const shown =
+          window.linkClickedAt !== undefined &&
+          !!img &&
+          img.complete &&
+          img.naturalWidth > 0 &&
+          img.getBoundingClientRect().width > 0;
         return shown ? performance.now() - window.linkClickedAt : false;
       },
       undefined,
       { polling: 'raf', timeout: 10_000 },
     );
     times.push(Math.round(await elapsed.jsonValue()));
-    const off = await context.request.post('/api/whatsapp/disconnect', { data: { clearSession: true } });
+    const off = await context.request.post('/api/whatsapp/disconnect', {
+      data: { clearSession: true },
+    });
     if (!off.ok()) throw new Error(`disconnect answered ${off.status()}`);
   }
   const sorted = [...times].sort((a, b) => a - b);

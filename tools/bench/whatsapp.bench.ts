@@ -20,8 +20,16 @@ import { WhatsAppAutoReplySettings } from '../../apps/api/src/whatsapp-auto-repl
 import type { ReplaceableSocketFactory } from '../../apps/api/src/whatsapp/replaceable-socket.factory';
 import { WhatsAppSocketFactory } from '../../apps/api/src/whatsapp/whatsapp-socket';
 import { WhatsAppService } from '../../apps/api/src/whatsapp/whatsapp.service';
-import { FakeWhatsAppSocketFactory, incoming, type FakeWhatsAppSocket } from '../../apps/api/test/support/fake-whatsapp-socket';
-import { startFakeLlmServer, type FakeLlmServer, type FakeRecordedRequest } from '../fake-llm/fake-llm-server';
+import {
+  FakeWhatsAppSocketFactory,
+  incoming,
+  type FakeWhatsAppSocket,
+} from '../../apps/api/test/support/fake-whatsapp-socket';
+import {
+  startFakeLlmServer,
+  type FakeLlmServer,
+  type FakeRecordedRequest,
+} from '../fake-llm/fake-llm-server';
 import { startBenchApp, type BenchApp } from './in-process-app';
 
 const CONTACTS = Number(process.env['BENCH_CONTACTS'] ?? 50);
@@ -36,13 +44,20 @@ async function startApi(fake: FakeLlmServer): Promise<Api> {
   const sockets = new FakeWhatsAppSocketFactory();
   const api = await startBenchApp(fake, {
     beforeInit: (app) => {
-      (app.get(WhatsAppSocketFactory) as ReplaceableSocketFactory).replaceWith(sockets);
-      Object.assign(app.get(WhatsAppAutoReplySettings), { perContactIntervalMs: 0, perMinute: 0, loopReplies: 0 });
+      (app.get(WhatsAppSocketFactory) as ReplaceableSocketFactory).replaceWith(
+        sockets,
+      );
+      Object.assign(app.get(WhatsAppAutoReplySettings), {
+        perContactIntervalMs: 0,
+        perMinute: 0,
+        loopReplies: 0,
+      });
     },
   });
   try {
     await api.call('POST', '/api/whatsapp/connect');
-    while (sockets.sockets.length === 0) await new Promise((done) => setTimeout(done, 5));
+    while (sockets.sockets.length === 0)
+      await new Promise((done) => setTimeout(done, 5));
     sockets.latest.open();
     return Object.assign(api, { socket: sockets.latest });
   } catch (error) {
@@ -52,7 +67,10 @@ async function startApi(fake: FakeLlmServer): Promise<Api> {
 }
 
 function lastUser(request: FakeRecordedRequest): string {
-  const messages = (request.body?.messages ?? []) as Array<{ role: string; content: unknown }>;
+  const messages = (request.body?.messages ?? []) as Array<{
+    role: string;
+    content: unknown;
+  }>;
   const user = messages.filter((m) => m.role === 'user').at(-1);
   return typeof user?.content === 'string' ? user.content : '';
 }
@@ -60,36 +78,67 @@ function lastUser(request: FakeRecordedRequest): string {
 const phoneOf = (c: number) => `1415600${String(c).padStart(4, '0')}`;
 
 /** Sends `count` messages per contact (interleaved) and waits until every one is handled; returns ms. */
-async function burst(api: Api, prefix: string, contacts: number, count: number): Promise<{ ms: number; texts: string[] }> {
+async function burst(
+  api: Api,
+  prefix: string,
+  contacts: number,
+  count: number,
+): Promise<{ ms: number; texts: string[] }> {
   const now = Date.now();
   const messages = [];
   for (let i = 0; i < count; i++) {
     for (let c = 0; c < contacts; c++) {
-      messages.push(incoming({ id: `${prefix}-${c}-${i}`, from: `${phoneOf(c)}@s.whatsapp.net`, text: `${prefix} ${c}/${i}`, at: now + i }));
+      messages.push(
+        incoming({
+          id: `${prefix}-${c}-${i}`,
+          from: `${phoneOf(c)}@s.whatsapp.net`,
+          text: `${prefix} ${c}/${i}`,
+          at: now + i,
+        }),
+      );
     }
   }
   const started = performance.now();
-  for (let i = 0; i < messages.length; i += 100) api.socket.upsert(messages.slice(i, i + 100));
+  for (let i = 0; i < messages.length; i += 100)
+    api.socket.upsert(messages.slice(i, i + 100));
   await api.app.get(WhatsAppService).settled();
-  const db = api.app.get<Connection>(getConnectionToken()).collection('whatsapp_messages');
+  const db = api.app
+    .get<Connection>(getConnectionToken())
+    .collection('whatsapp_messages');
   const service = api.app.get(WhatsAppAutoReplyService);
   for (;;) {
     await service.idle();
-    const open = await db.countDocuments({ _id: { $regex: `^${prefix}-` } as never, processing: { $in: ['pending', 'working'] } });
+    const open = await db.countDocuments({
+      _id: { $regex: `^${prefix}-` } as never,
+      processing: { $in: ['pending', 'working'] },
+    });
     if (open === 0) break;
     await new Promise((done) => setTimeout(done, 20));
   }
   const ms = performance.now() - started;
-  return { ms, texts: messages.map((m) => `re: ${(m.message as { conversation: string }).conversation}`) };
+  return {
+    ms,
+    texts: messages.map(
+      (m) => `re: ${(m.message as { conversation: string }).conversation}`,
+    ),
+  };
 }
 
 async function main(): Promise<void> {
   const fake = await startFakeLlmServer();
-  fake.openai.fallback = (request) => ({ text: [`re: ${lastUser(request)}`], chunkDelayMs: LLM_MS });
+  fake.openai.fallback = (request) => ({
+    text: [`re: ${lastUser(request)}`],
+    chunkDelayMs: LLM_MS,
+  });
   const api = await startApi(fake);
   try {
     for (let c = 0; c < CONTACTS; c++) {
-      await api.call('POST', '/api/whatsapp/permissions', { phoneNumber: phoneOf(c), displayName: `Contact ${c}`, canRead: true, canReply: true });
+      await api.call('POST', '/api/whatsapp/permissions', {
+        phoneNumber: phoneOf(c),
+        displayName: `Contact ${c}`,
+        canRead: true,
+        canReply: true,
+      });
     }
     // Serial reference: one contact's queue is serial, exactly like the seed's single queue.
     const serial = await burst(api, 'serial', 1, SERIAL_SAMPLE);
@@ -99,7 +148,8 @@ async function main(): Promise<void> {
     const total = CONTACTS * PER_CONTACT;
     const run = await burst(api, 'load', CONTACTS, PER_CONTACT);
     const counts = new Map<string, number>();
-    for (const s of api.socket.sent) counts.set(s.content.text, (counts.get(s.content.text) ?? 0) + 1);
+    for (const s of api.socket.sent)
+      counts.set(s.content.text, (counts.get(s.content.text) ?? 0) + 1);
     const lost = run.texts.filter((text) => !counts.has(text)).length;
     const twice = [...counts.values()].filter((n) => n > 1).length;
     const computedSerialMs = total * LLM_MS;
@@ -122,7 +172,8 @@ async function main(): Promise<void> {
       rateLimits: 'off (bench)',
     };
     console.log(JSON.stringify(result, null, 2));
-    if (lost !== 0 || twice !== 0 || result.speedupVsComputed < 10) process.exitCode = 1;
+    if (lost !== 0 || twice !== 0 || result.speedupVsComputed < 10)
+      process.exitCode = 1;
   } finally {
     await api.close();
     await fake.close();

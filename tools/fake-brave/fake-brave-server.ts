@@ -8,7 +8,11 @@
  *
  * Plain Node (no test framework imports): used by Jest specs and Playwright alike.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 /** One web result as Brave sends it: `description` may hold `<strong>` marks and HTML entities. */
@@ -37,7 +41,9 @@ export interface FakeBraveError {
 export type FakeBraveReply = FakeBraveResults | FakeBraveError;
 
 /** A reply, or a function choosing one from the request (e.g. to echo the query). */
-export type FakeBraveScript = FakeBraveReply | ((request: FakeBraveRequest) => FakeBraveReply);
+export type FakeBraveScript =
+  | FakeBraveReply
+  | ((request: FakeBraveRequest) => FakeBraveReply);
 
 export interface FakeBraveRequest {
   method: string;
@@ -68,7 +74,10 @@ export interface FakeBraveServer {
 }
 
 /** `count` results for `query`, numbered, with a `<strong>` mark and an entity in each description. */
-export function fakeBraveResults(query: string, count: number): FakeBraveResult[] {
+export function fakeBraveResults(
+  query: string,
+  count: number,
+): FakeBraveResult[] {
   return Array.from({ length: count }, (_, i) => ({
     title: `${query} – result ${i + 1}`,
     url: `https://example.com/${encodeURIComponent(query)}/${i + 1}`,
@@ -89,12 +98,19 @@ function isError(reply: FakeBraveReply): reply is FakeBraveError {
 
 function send(res: ServerResponse, status: number, body: unknown): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
 /** Waits, or stops waiting when the client went away. Resolves false in that case. */
-function wait(req: IncomingMessage, res: ServerResponse, ms: number): Promise<boolean> {
+function wait(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ms: number,
+): Promise<boolean> {
   if (ms <= 0) return Promise.resolve(true);
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve(!res.destroyed), ms);
@@ -128,28 +144,61 @@ export async function startFakeBraveServer(): Promise<FakeBraveServer> {
       };
       requests.push(request);
       if (request.method !== 'GET' || request.path !== '/res/v1/web/search') {
-        return send(res, 404, { type: 'ErrorResponse', error: { status: 404, code: 'NOT_FOUND', detail: 'fake-brave: unknown route' } });
+        return send(res, 404, {
+          type: 'ErrorResponse',
+          error: {
+            status: 404,
+            code: 'NOT_FOUND',
+            detail: 'fake-brave: unknown route',
+          },
+        });
       }
       const script = queue.shift() ?? fallback;
       const reply: FakeBraveReply =
-        script === null ? { status: 500, detail: 'fake-brave: no scripted reply' } : typeof script === 'function' ? script(request) : script;
+        script === null
+          ? { status: 500, detail: 'fake-brave: no scripted reply' }
+          : typeof script === 'function'
+            ? script(request)
+            : script;
       if (!(await wait(req, res, reply.delayMs ?? 0))) return;
       if (isError(reply)) {
         const body = reply.body ?? {
           type: 'ErrorResponse',
-          error: { id: 'fake', status: reply.status, code: ERROR_CODES[reply.status] ?? 'INTERNAL', detail: reply.detail ?? 'fake-brave error', meta: {} },
+          error: {
+            id: 'fake',
+            status: reply.status,
+            code: ERROR_CODES[reply.status] ?? 'INTERNAL',
+            detail: reply.detail ?? 'fake-brave error',
+            meta: {},
+          },
           time: Math.floor(Date.now() / 1000),
         };
         return send(res, reply.status, body);
       }
       send(res, 200, {
         type: 'search',
-        query: { original: request.query['q'] ?? '', more_results_available: false },
-        mixed: { type: 'mixed', main: reply.results.map((_, index) => ({ type: 'web', index, all: false })) },
+        query: {
+          original: request.query['q'] ?? '',
+          more_results_available: false,
+        },
+        mixed: {
+          type: 'mixed',
+          main: reply.results.map((_, index) => ({
+            type: 'web',
+            index,
+            all: false,
+          })),
+        },
         web: {
           type: 'search',
           family_friendly: true,
-          results: reply.results.map((r) => ({ type: 'search_result', title: r.title, url: r.url, description: r.description, language: 'en' })),
+          results: reply.results.map((r) => ({
+            type: 'search_result',
+            title: r.title,
+            url: r.url,
+            description: r.description,
+            language: 'en',
+          })),
         },
       });
     })().catch(() => res.destroy());
@@ -182,7 +231,9 @@ export async function startFakeBraveServer(): Promise<FakeBraveServer> {
     },
     close() {
       for (const socket of sockets) socket.destroy();
-      return new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+      return new Promise<void>((resolve, reject) =>
+        server.close((error) => (error ? reject(error) : resolve())),
+      );
     },
   };
 }

@@ -10,7 +10,12 @@
  *
  * Plain Node (no test framework imports): used by Jest specs, Playwright and benchmarks alike.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { deflateSync } from 'node:zlib';
 
@@ -52,7 +57,9 @@ export interface FakeErrorReply {
 export type FakeReply = FakeModelReply | FakeErrorReply;
 
 /** A reply, or a function choosing one from the request (e.g. to echo the prompt). */
-export type FakeReplyScript = FakeReply | ((request: FakeRecordedRequest) => FakeReply);
+export type FakeReplyScript =
+  | FakeReply
+  | ((request: FakeRecordedRequest) => FakeReply);
 
 export interface FakeRecordedRequest {
   method: string;
@@ -98,7 +105,10 @@ export interface FakeImageReply {
 /** An HTTP error for an image request, optionally after a delay. */
 export type FakeImageErrorReply = FakeErrorReply & { delayMs?: number };
 
-export type FakeImageReplyScript = FakeImageReply | FakeImageErrorReply | ((request: FakeRecordedRequest) => FakeImageReply | FakeImageErrorReply);
+export type FakeImageReplyScript =
+  | FakeImageReply
+  | FakeImageErrorReply
+  | ((request: FakeRecordedRequest) => FakeImageReply | FakeImageErrorReply);
 
 export interface FakeImageProvider {
   enqueue(...replies: FakeImageReplyScript[]): void;
@@ -173,7 +183,11 @@ class ScriptedProvider<R extends object = FakeReply> {
 
   next(request: FakeRecordedRequest): R | FakeErrorReply {
     const script = this.queue.shift() ?? this.fallback;
-    if (script === null) return { status: 500, message: 'fake-llm: no scripted reply for this request' };
+    if (script === null)
+      return {
+        status: 500,
+        message: 'fake-llm: no scripted reply for this request',
+      };
     return typeof script === 'function' ? script(request) : script;
   }
 }
@@ -231,7 +245,9 @@ function argumentsObject(call: FakeToolCall): Record<string, unknown> {
   if (typeof call.arguments !== 'string') return call.arguments ?? {};
   try {
     const parsed: unknown = JSON.parse(call.arguments);
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : {};
   } catch {
     return {};
   }
@@ -242,7 +258,8 @@ function splitInPieces(value: string, n: number): string[] {
   if (value.length <= 1) return [value];
   const size = Math.ceil(value.length / n);
   const pieces: string[] = [];
-  for (let i = 0; i < value.length; i += size) pieces.push(value.slice(i, i + size));
+  for (let i = 0; i < value.length; i += size)
+    pieces.push(value.slice(i, i + size));
   return pieces;
 }
 
@@ -272,20 +289,40 @@ function randomId(prefix: string): string {
 
 // ---------------------------------------------------------------- OpenAI
 
-const OPENAI_ERROR_TYPES: Record<number, { type: string; code: string | null }> = {
+const OPENAI_ERROR_TYPES: Record<
+  number,
+  { type: string; code: string | null }
+> = {
   400: { type: 'invalid_request_error', code: null },
   401: { type: 'invalid_request_error', code: 'invalid_api_key' },
-  403: { type: 'invalid_request_error', code: 'unsupported_country_region_territory' },
+  403: {
+    type: 'invalid_request_error',
+    code: 'unsupported_country_region_territory',
+  },
   404: { type: 'invalid_request_error', code: 'model_not_found' },
   429: { type: 'requests', code: 'rate_limit_exceeded' },
 };
 
 function openAiError(res: ServerResponse, reply: FakeErrorReply): void {
-  const kind = OPENAI_ERROR_TYPES[reply.status] ?? { type: 'server_error', code: null };
-  sendJson(res, reply.status, { error: { message: reply.message, type: kind.type, param: null, code: kind.code } });
+  const kind = OPENAI_ERROR_TYPES[reply.status] ?? {
+    type: 'server_error',
+    code: null,
+  };
+  sendJson(res, reply.status, {
+    error: {
+      message: reply.message,
+      type: kind.type,
+      param: null,
+      code: kind.code,
+    },
+  });
 }
 
-async function answerOpenAi(req: FakeRecordedRequest, reply: FakeReply, res: ServerResponse): Promise<void> {
+async function answerOpenAi(
+  req: FakeRecordedRequest,
+  reply: FakeReply,
+  res: ServerResponse,
+): Promise<void> {
   if (isErrorReply(reply)) return openAiError(res, reply);
 
   const id = randomId('chatcmpl-');
@@ -303,7 +340,8 @@ async function answerOpenAi(req: FakeRecordedRequest, reply: FakeReply, res: Ser
     args: argumentsString(call),
   }));
   const text = reply.text ?? [];
-  const finishReason = reply.finishReason ?? (calls.length ? 'tool_calls' : 'stop');
+  const finishReason =
+    reply.finishReason ?? (calls.length ? 'tool_calls' : 'stop');
 
   if (!req.stream) {
     const content = text.join('');
@@ -339,7 +377,10 @@ async function answerOpenAi(req: FakeRecordedRequest, reply: FakeReply, res: Ser
   }
 
   const includeUsage = req.body?.stream_options?.include_usage === true;
-  const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+  const chunk = (
+    delta: Record<string, unknown>,
+    finish: string | null = null,
+  ) =>
     `data: ${JSON.stringify({
       id,
       object: 'chat.completion.chunk',
@@ -354,10 +395,21 @@ async function answerOpenAi(req: FakeRecordedRequest, reply: FakeReply, res: Ser
   const pieces: string[] = text.map((t) => chunk({ content: t }));
   calls.forEach((call, index) => {
     pieces.push(
-      chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }),
+      chunk({
+        tool_calls: [
+          {
+            index,
+            id: call.id,
+            type: 'function',
+            function: { name: call.name, arguments: '' },
+          },
+        ],
+      }),
     );
     for (const fragment of splitInPieces(call.args, 3)) {
-      pieces.push(chunk({ tool_calls: [{ index, function: { arguments: fragment } }] }));
+      pieces.push(
+        chunk({ tool_calls: [{ index, function: { arguments: fragment } }] }),
+      );
     }
   });
 
@@ -365,12 +417,14 @@ async function answerOpenAi(req: FakeRecordedRequest, reply: FakeReply, res: Ser
   const writer = new ChunkWriter(res);
   await writer.write(chunk({ role: 'assistant', content: '', refusal: null }));
   for (let i = 0; i < pieces.length; i++) {
-    if (reply.cutAfter !== undefined && i >= reply.cutAfter) return writer.cut();
+    if (reply.cutAfter !== undefined && i >= reply.cutAfter)
+      return writer.cut();
     if (i > 0) await writer.sleep(reply.chunkDelayMs ?? 0);
     if (writer.gone) return;
     await writer.write(pieces[i]);
   }
-  if (reply.cutAfter !== undefined && reply.cutAfter <= pieces.length) return writer.cut();
+  if (reply.cutAfter !== undefined && reply.cutAfter <= pieces.length)
+    return writer.cut();
   await writer.sleep(reply.chunkDelayMs ?? 0);
   if (writer.gone) return;
   await writer.write(chunk({}, finishReason));
@@ -398,7 +452,11 @@ const GEMINI_STATUS: Record<number, string> = {
 
 function geminiError(res: ServerResponse, reply: FakeErrorReply): void {
   sendJson(res, reply.status, {
-    error: { code: reply.status, message: reply.message, status: GEMINI_STATUS[reply.status] ?? 'UNKNOWN' },
+    error: {
+      code: reply.status,
+      message: reply.message,
+      status: GEMINI_STATUS[reply.status] ?? 'UNKNOWN',
+    },
   });
 }
 
@@ -407,7 +465,11 @@ interface GeminiPart {
   functionCall?: { name: string; args: Record<string, unknown>; id?: string };
 }
 
-async function answerGemini(req: FakeRecordedRequest, reply: FakeReply, res: ServerResponse): Promise<void> {
+async function answerGemini(
+  req: FakeRecordedRequest,
+  reply: FakeReply,
+  res: ServerResponse,
+): Promise<void> {
   if (isErrorReply(reply)) return geminiError(res, reply);
 
   const usage = reply.usage ?? DEFAULT_USAGE;
@@ -420,7 +482,11 @@ async function answerGemini(req: FakeRecordedRequest, reply: FakeReply, res: Ser
     totalTokenCount: usage.promptTokens + (final ? usage.completionTokens : 0),
   });
   const functionParts: GeminiPart[] = (reply.toolCalls ?? []).map((call) => ({
-    functionCall: { name: call.name, args: argumentsObject(call), ...(call.id ? { id: call.id } : {}) },
+    functionCall: {
+      name: call.name,
+      args: argumentsObject(call),
+      ...(call.id ? { id: call.id } : {}),
+    },
   }));
   const textParts: GeminiPart[] = (reply.text ?? []).map((text) => ({ text }));
   const body = (parts: GeminiPart[], final: boolean) => ({
@@ -453,11 +519,14 @@ async function answerGemini(req: FakeRecordedRequest, reply: FakeReply, res: Ser
   startSse(res);
   const writer = new ChunkWriter(res);
   for (let i = 0; i < chunks.length; i++) {
-    if (reply.cutAfter !== undefined && i >= reply.cutAfter) return writer.cut();
+    if (reply.cutAfter !== undefined && i >= reply.cutAfter)
+      return writer.cut();
     if (i > 0) await writer.sleep(reply.chunkDelayMs ?? 0);
     if (writer.gone) return;
     const final = i === chunks.length - 1 && reply.cutAfter === undefined;
-    await writer.write(`data: ${JSON.stringify(body(chunks[i], final))}\r\n\r\n`);
+    await writer.write(
+      `data: ${JSON.stringify(body(chunks[i], final))}\r\n\r\n`,
+    );
   }
   if (reply.cutAfter !== undefined) return writer.cut();
   res.end();
@@ -487,13 +556,20 @@ function pngChunk(type: string, data: Buffer): Buffer {
 }
 
 /** A real RGB PNG of `width`×`height` filled with `rgb` (decodable by any viewer). */
-export function makePng(width: number, height: number, rgb: [number, number, number] = [200, 60, 30]): Buffer {
+export function makePng(
+  width: number,
+  height: number,
+  rgb: [number, number, number] = [200, 60, 30],
+): Buffer {
   const header = Buffer.alloc(13);
   header.writeUInt32BE(width, 0);
   header.writeUInt32BE(height, 4);
   header[8] = 8; // bit depth
   header[9] = 2; // colour type RGB
-  const row = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: width }, () => rgb).flat())]);
+  const row = Buffer.concat([
+    Buffer.from([0]),
+    Buffer.from(Array.from({ length: width }, () => rgb).flat()),
+  ]);
   const pixels = Buffer.concat(Array.from({ length: height }, () => row));
   return Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
@@ -524,7 +600,10 @@ function clientGone(res: ServerResponse): boolean {
   return res.destroyed || !res.socket || res.socket.destroyed;
 }
 
-async function answerOpenAiImage(reply: FakeImageReply | FakeImageErrorReply, res: ServerResponse): Promise<void> {
+async function answerOpenAiImage(
+  reply: FakeImageReply | FakeImageErrorReply,
+  res: ServerResponse,
+): Promise<void> {
   await pause(res, reply.delayMs);
   if (clientGone(res)) return;
   if (isErrorReply(reply)) return openAiError(res, reply);
@@ -536,25 +615,47 @@ async function answerOpenAiImage(reply: FakeImageReply | FakeImageErrorReply, re
   });
 }
 
-async function answerGeminiImage(req: FakeRecordedRequest, reply: FakeImageReply | FakeImageErrorReply, res: ServerResponse): Promise<void> {
+async function answerGeminiImage(
+  req: FakeRecordedRequest,
+  reply: FakeImageReply | FakeImageErrorReply,
+  res: ServerResponse,
+): Promise<void> {
   await pause(res, reply.delayMs);
   if (clientGone(res)) return;
   if (isErrorReply(reply)) return geminiError(res, reply);
   const parts: Array<Record<string, unknown>> = [];
   if (reply.text) parts.push({ text: reply.text });
   if (!reply.noImage) {
-    parts.push({ inlineData: { mimeType: reply.mimeType ?? 'image/png', data: (reply.image ?? FAKE_PNG).toString('base64') } });
+    parts.push({
+      inlineData: {
+        mimeType: reply.mimeType ?? 'image/png',
+        data: (reply.image ?? FAKE_PNG).toString('base64'),
+      },
+    });
   }
   sendJson(res, 200, {
-    candidates: [{ content: { parts, role: 'model' }, finishReason: reply.finishReason ?? 'STOP', index: 0 }],
-    usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 20, totalTokenCount: 30 },
+    candidates: [
+      {
+        content: { parts, role: 'model' },
+        finishReason: reply.finishReason ?? 'STOP',
+        index: 0,
+      },
+    ],
+    usageMetadata: {
+      promptTokenCount: 10,
+      candidatesTokenCount: 20,
+      totalTokenCount: 30,
+    },
     modelVersion: req.model || 'gemini-fake-image',
     responseId: randomId('resp-'),
   });
 }
 
 /** A `multipart/form-data` body: text fields and file parts. */
-function parseMultipart(raw: Buffer, contentType: string | undefined): { fields: Record<string, string>; files: FakeUploadedFile[] } | null {
+function parseMultipart(
+  raw: Buffer,
+  contentType: string | undefined,
+): { fields: Record<string, string>; files: FakeUploadedFile[] } | null {
   const boundary = /boundary=(?:"([^"]+)"|([^;]+))/i.exec(contentType ?? '');
   if (!contentType?.startsWith('multipart/form-data') || !boundary) return null;
   const delimiter = Buffer.from(`--${boundary[1] ?? boundary[2]}`);
@@ -573,7 +674,12 @@ function parseMultipart(raw: Buffer, contentType: string | undefined): { fields:
       const name = /name="([^"]*)"/i.exec(headers)?.[1] ?? '';
       const filename = /filename="([^"]*)"/i.exec(headers)?.[1];
       if (filename !== undefined) {
-        files.push({ field: name, filename, contentType: /content-type:\s*([^\r\n]+)/i.exec(headers)?.[1] ?? '', data: Buffer.from(data) });
+        files.push({
+          field: name,
+          filename,
+          contentType: /content-type:\s*([^\r\n]+)/i.exec(headers)?.[1] ?? '',
+          data: Buffer.from(data),
+        });
       } else {
         fields[name] = data.toString('utf8');
       }
@@ -584,8 +690,13 @@ function parseMultipart(raw: Buffer, contentType: string | undefined): { fields:
 }
 
 function wantsImage(body: unknown): boolean {
-  const modalities = (body as { generationConfig?: { responseModalities?: unknown } } | undefined)?.generationConfig?.responseModalities;
-  return Array.isArray(modalities) && modalities.some((m) => String(m).toUpperCase() === 'IMAGE');
+  const modalities = (
+    body as { generationConfig?: { responseModalities?: unknown } } | undefined
+  )?.generationConfig?.responseModalities;
+  return (
+    Array.isArray(modalities) &&
+    modalities.some((m) => String(m).toUpperCase() === 'IMAGE')
+  );
 }
 
 // ---------------------------------------------------------------- server
@@ -604,16 +715,24 @@ function header(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-const GEMINI_ROUTE = /^\/v1beta\/models\/([^/:]+):(streamGenerateContent|generateContent)$/;
+const GEMINI_ROUTE =
+  /^\/v1beta\/models\/([^/:]+):(streamGenerateContent|generateContent)$/;
 
 export async function startFakeLlmServer(): Promise<FakeLlmServer> {
   const openai = new ScriptedProvider<FakeReply>();
   const gemini = new ScriptedProvider<FakeReply>();
-  const openaiImages = new ScriptedProvider<FakeImageReply | FakeImageErrorReply>({});
-  const geminiImages = new ScriptedProvider<FakeImageReply | FakeImageErrorReply>({});
+  const openaiImages = new ScriptedProvider<
+    FakeImageReply | FakeImageErrorReply
+  >({});
+  const geminiImages = new ScriptedProvider<
+    FakeImageReply | FakeImageErrorReply
+  >({});
   const sockets = new Set<Socket>();
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const handle = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const rawBytes = await readBody(req);
     const multipart = parseMultipart(rawBytes, header(req, 'content-type'));
@@ -633,11 +752,17 @@ export async function startFakeLlmServer(): Promise<FakeLlmServer> {
       ...(multipart ? { files: multipart.files } : {}),
     };
 
-    if (req.method === 'POST' && (url.pathname === '/v1/images/generations' || url.pathname === '/v1/images/edits')) {
+    if (
+      req.method === 'POST' &&
+      (url.pathname === '/v1/images/generations' ||
+        url.pathname === '/v1/images/edits')
+    ) {
       const auth = header(req, 'authorization');
       const request: FakeRecordedRequest = {
         ...record,
-        apiKey: auth?.startsWith('Bearer ') ? auth.slice('Bearer '.length) : null,
+        apiKey: auth?.startsWith('Bearer ')
+          ? auth.slice('Bearer '.length)
+          : null,
         model: String((body as { model?: unknown } | undefined)?.model ?? ''),
         stream: false,
       };
@@ -650,7 +775,9 @@ export async function startFakeLlmServer(): Promise<FakeLlmServer> {
       const typed = body as { model?: string; stream?: boolean } | undefined;
       const request: FakeRecordedRequest = {
         ...record,
-        apiKey: auth?.startsWith('Bearer ') ? auth.slice('Bearer '.length) : null,
+        apiKey: auth?.startsWith('Bearer ')
+          ? auth.slice('Bearer '.length)
+          : null,
         model: typed?.model ?? '',
         stream: typed?.stream === true,
       };
@@ -658,7 +785,8 @@ export async function startFakeLlmServer(): Promise<FakeLlmServer> {
       return answerOpenAi(request, openai.next(request), res);
     }
 
-    const match = req.method === 'POST' ? GEMINI_ROUTE.exec(url.pathname) : null;
+    const match =
+      req.method === 'POST' ? GEMINI_ROUTE.exec(url.pathname) : null;
     if (match) {
       const request: FakeRecordedRequest = {
         ...record,
@@ -674,12 +802,18 @@ export async function startFakeLlmServer(): Promise<FakeLlmServer> {
       return answerGemini(request, gemini.next(request), res);
     }
 
-    sendJson(res, 404, { error: { code: 404, message: `fake-llm: no route for ${req.method} ${url.pathname}` } });
+    sendJson(res, 404, {
+      error: {
+        code: 404,
+        message: `fake-llm: no route for ${req.method} ${url.pathname}`,
+      },
+    });
   };
 
   const server: Server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, { error: { code: 500, message: String(error) } });
+      if (!res.headersSent)
+        sendJson(res, 500, { error: { code: 500, message: String(error) } });
       else res.destroy();
     });
   });

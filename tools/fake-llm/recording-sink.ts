@@ -19,7 +19,11 @@ export type ToolAnswer = (call: {
 
 export interface RecordingSink {
   onText(delta: string): void;
-  executeTool(call: { id: string; name: string; arguments: Record<string, unknown> }): Promise<string>;
+  executeTool(call: {
+    id: string;
+    name: string;
+    arguments: Record<string, unknown>;
+  }): Promise<string>;
   /** Every text delta, in order. */
   readonly deltas: string[];
   /** The deltas joined. */
@@ -30,7 +34,9 @@ export interface RecordingSink {
 }
 
 /** `answer` defaults to `{"ok":true}` for every call. */
-export function createRecordingSink(answer: ToolAnswer = () => '{"ok":true}'): RecordingSink {
+export function createRecordingSink(
+  answer: ToolAnswer = () => '{"ok":true}',
+): RecordingSink {
   const deltas: string[] = [];
   const toolCalls: RecordedToolCall[] = [];
   const sink: RecordingSink = {

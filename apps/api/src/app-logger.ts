@@ -1,7 +1,13 @@
 import { ConsoleLogger } from '@nestjs/common';
 
 /** Nest's own start-up chatter (one line per module and route): useful when debugging, noise otherwise. */
-const WIRING_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestFactory', 'NestApplication']);
+const WIRING_CONTEXTS = new Set([
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestFactory',
+  'NestApplication',
+]);
 
 export class AppLogger extends ConsoleLogger {
   override log(message: unknown, ...rest: unknown[]): void {

@@ -4,9 +4,18 @@ import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app/app.module';
-import { ConfigError, loadAppConfig, logLevelsFrom, redactMongoUri, type AppConfig } from './config/app-config';
+import {
+  ConfigError,
+  loadAppConfig,
+  logLevelsFrom,
+  redactMongoUri,
+  type AppConfig,
+} from './config/app-config';
 import { prepareDataDir } from './database/embedded-database';
-import { startDatabase, type DatabaseRuntime } from './database/database-runtime';
+import {
+  startDatabase,
+  type DatabaseRuntime,
+} from './database/database-runtime';
 import { configureApp } from './http/configure-app';
 import { DataDirLock } from './data-dir-lock';
 import { StartupError } from './startup-error';
@@ -42,7 +51,11 @@ async function main(): Promise<void> {
   const shutdown = async (exitCode: number): Promise<never> => {
     shuttingDown = true;
     // Close the app (and its database connections) before stopping the server under them.
-    await app?.close().catch((error: Error) => logger.error(`Error while closing: ${error.message}`));
+    await app
+      ?.close()
+      .catch((error: Error) =>
+        logger.error(`Error while closing: ${error.message}`),
+      );
     await database?.embedded?.stop();
     lock?.release();
     process.exit(exitCode);
@@ -61,10 +74,15 @@ async function main(): Promise<void> {
         : `Starting the embedded database in ${config.dataDir}/db`,
     );
     database = await startDatabase(config);
-    if (database.embedded) logger.log(`Embedded database ready at ${database.uri} (loopback only)`);
+    if (database.embedded)
+      logger.log(`Embedded database ready at ${database.uri} (loopback only)`);
   } catch (error) {
     lock?.release();
-    fail(error instanceof StartupError ? error.message : `Start-up failed: ${(error as Error).message}`);
+    fail(
+      error instanceof StartupError
+        ? error.message
+        : `Start-up failed: ${(error as Error).message}`,
+    );
   }
 
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -76,10 +94,13 @@ async function main(): Promise<void> {
   }
 
   try {
-    app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ config, database }), {
-      logger,
-      abortOnError: false,
-    });
+    app = await NestFactory.create<NestExpressApplication>(
+      AppModule.forRoot({ config, database }),
+      {
+        logger,
+        abortOnError: false,
+      },
+    );
     configureApp(app, config);
     await app.init();
     // Listen ourselves rather than app.listen(), which logs its own stack-ish line on failure.
@@ -94,18 +115,26 @@ async function main(): Promise<void> {
   } catch (error) {
     const err = error as NodeJS.ErrnoException;
     if (err.code === 'EADDRINUSE') {
-      await abort(`Port ${config.port} on ${config.host} is already in use. Stop the other program or set PORT.`);
+      await abort(
+        `Port ${config.port} on ${config.host} is already in use. Stop the other program or set PORT.`,
+      );
     }
     if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND') {
-      await abort(`Cannot listen on ${config.host}:${config.port}: ${err.message}. Check HOST.`);
+      await abort(
+        `Cannot listen on ${config.host}:${config.port}: ${err.message}. Check HOST.`,
+      );
     }
     await abort(`Start-up failed: ${err.message}`);
   }
 
   const where = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
-  logger.log(`MetatronOS is ready at ${where} (database: ${database.kind}, data: ${config.dataDir})`);
+  logger.log(
+    `MetatronOS is ready at ${where} (database: ${database.kind}, data: ${config.dataDir})`,
+  );
   if (!['127.0.0.1', 'localhost', '::1'].includes(config.host)) {
-    logger.warn(`Listening on ${config.host}: MetatronOS is reachable from other machines. Put it behind HTTPS.`);
+    logger.warn(
+      `Listening on ${config.host}: MetatronOS is reachable from other machines. Put it behind HTTPS.`,
+    );
   }
 }
 

@@ -11,7 +11,9 @@ import assert from 'node:assert/strict';
 const root = resolve(import.meta.dirname, '../../..');
 const main = join(root, 'dist/apps/api/main.js');
 const dirs = [];
-after(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+after(() =>
+  dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })),
+);
 
 function tempDir() {
   const dir = mkdtempSync(join(tmpdir(), 'metatron-proc-'));
@@ -29,18 +31,25 @@ async function freePort() {
 
 /** Starts main.js; resolves once it is healthy (or rejects with its output). */
 function start(env) {
-  const child = spawn(process.execPath, [main], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [main], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const out = { stdout: '', stderr: '' };
   child.stdout.on('data', (c) => (out.stdout += c));
   child.stderr.on('data', (c) => (out.stderr += c));
-  const exit = new Promise((done) => child.once('exit', (code, signal) => done({ code, signal })));
+  const exit = new Promise((done) =>
+    child.once('exit', (code, signal) => done({ code, signal })),
+  );
   return { child, out, exit };
 }
 
 async function waitHealthy(port, proc, timeoutMs = 20000) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (proc.child.exitCode !== null) throw new Error(`exited early: ${proc.out.stderr}`);
+    if (proc.child.exitCode !== null)
+      throw new Error(`exited early: ${proc.out.stderr}`);
     try {
       const res = await fetch(`http://127.0.0.1:${port}/api/health`);
       if (res.ok) return;
@@ -55,7 +64,11 @@ async function waitHealthy(port, proc, timeoutMs = 20000) {
 /** The embedded database launcher started by `pid`, if any. */
 function launcherOf(pid) {
   try {
-    return Number(execFileSync('pgrep', ['-P', String(pid), '-f', 'ferretdb-launcher']).toString().trim());
+    return Number(
+      execFileSync('pgrep', ['-P', String(pid), '-f', 'ferretdb-launcher'])
+        .toString()
+        .trim(),
+    );
   } catch {
     return undefined;
   }
@@ -64,7 +77,9 @@ function launcherOf(pid) {
 function alive(pid) {
   try {
     process.kill(pid, 0);
-    return !execFileSync('ps', ['-o', 'stat=', '-p', String(pid)]).toString().startsWith('Z');
+    return !execFileSync('ps', ['-o', 'stat=', '-p', String(pid)])
+      .toString()
+      .startsWith('Z');
   } catch {
     return false;
   }
@@ -72,12 +87,14 @@ function alive(pid) {
 
 async function gone(pid, withinMs = 5000) {
   const deadline = Date.now() + withinMs;
-  while (Date.now() < deadline && alive(pid)) await new Promise((done) => setTimeout(done, 50));
+  while (Date.now() < deadline && alive(pid))
+    await new Promise((done) => setTimeout(done, 50));
   return !alive(pid);
 }
 
 describe('main.js', { timeout: 120000 }, () => {
-  it('is built', () => assert.ok(existsSync(main), `${main} is missing: run nx build api`));
+  it('is built', () =>
+    assert.ok(existsSync(main), `${main} is missing: run nx build api`));
 
   it('starts on the embedded database, stops on SIGTERM with exit 0 and no orphan, and finds its data after a restart', async () => {
     const dataDir = tempDir();
@@ -96,11 +113,16 @@ describe('main.js', { timeout: 120000 }, () => {
     first.child.kill('SIGTERM');
     assert.deepEqual(await first.exit, { code: 0, signal: null });
     assert.ok(await gone(launcher), 'the database process ended with the API');
-    assert.ok(!existsSync(join(dataDir, 'metatronos.pid')), 'the data dir lock is released');
+    assert.ok(
+      !existsSync(join(dataDir, 'metatronos.pid')),
+      'the data dir lock is released',
+    );
 
     const second = start({ PORT: String(port), DATA_DIR: dataDir });
     await waitHealthy(port, second);
-    const status = await (await fetch(`http://127.0.0.1:${port}/api/auth/status`)).json();
+    const status = await (
+      await fetch(`http://127.0.0.1:${port}/api/auth/status`)
+    ).json();
     assert.deepEqual(status, { ownerExists: true, authenticated: false });
     second.child.kill('SIGINT');
     assert.equal((await second.exit).code, 0);
@@ -108,24 +130,50 @@ describe('main.js', { timeout: 120000 }, () => {
 
   it('writes one JSON object per log line with LOG_FORMAT=json, and never the password', async () => {
     const port = await freePort();
-    const proc = start({ PORT: String(port), DATA_DIR: tempDir(), LOG_FORMAT: 'json', LOG_LEVEL: 'log' });
+    const proc = start({
+      PORT: String(port),
+      DATA_DIR: tempDir(),
+      LOG_FORMAT: 'json',
+      LOG_LEVEL: 'log',
+    });
     await waitHealthy(port, proc);
     const password = 'json-log-secret-password';
     for (const path of ['setup', 'login']) {
       await fetch(`http://127.0.0.1:${port}/api/auth/${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ password: path === 'login' ? `${password}-wrong` : password }),
+        body: JSON.stringify({
+          password: path === 'login' ? `${password}-wrong` : password,
+        }),
       });
     }
     proc.child.kill('SIGTERM');
     await proc.exit;
     const lines = proc.out.stdout.trim().split('\n');
     const entries = lines.map((line) => JSON.parse(line));
-    assert.ok(entries.every((e) => typeof e.level === 'string' && typeof e.message === 'string' && typeof e.timestamp === 'number'));
-    assert.ok(entries.some((e) => e.context === 'Auth' && e.message === 'Owner password set'));
-    assert.ok(entries.some((e) => e.level === 'warn' && e.message === 'Failed login from 127.0.0.1'));
-    assert.doesNotMatch(proc.out.stdout + proc.out.stderr, new RegExp(password));
+    assert.ok(
+      entries.every(
+        (e) =>
+          typeof e.level === 'string' &&
+          typeof e.message === 'string' &&
+          typeof e.timestamp === 'number',
+      ),
+    );
+    assert.ok(
+      entries.some(
+        (e) => e.context === 'Auth' && e.message === 'Owner password set',
+      ),
+    );
+    assert.ok(
+      entries.some(
+        (e) =>
+          e.level === 'warn' && e.message === 'Failed login from 127.0.0.1',
+      ),
+    );
+    assert.doesNotMatch(
+      proc.out.stdout + proc.out.stderr,
+      new RegExp(password),
+    );
   });
 
   it('exits non-zero with one clear line when the port is in use, leaving no database behind', async () => {
@@ -136,7 +184,10 @@ describe('main.js', { timeout: 120000 }, () => {
       const proc = start({ PORT: String(port), DATA_DIR: tempDir() });
       const { code } = await proc.exit;
       assert.equal(code, 1);
-      assert.equal(proc.out.stderr, `metatronos: Port ${port} on 127.0.0.1 is already in use. Stop the other program or set PORT.\n`);
+      assert.equal(
+        proc.out.stderr,
+        `metatronos: Port ${port} on 127.0.0.1 is already in use. Stop the other program or set PORT.\n`,
+      );
       assert.equal(launcherOf(proc.child.pid), undefined);
     } finally {
       blocker.close();
@@ -146,13 +197,23 @@ describe('main.js', { timeout: 120000 }, () => {
   it('refuses bad configuration with exit 2 and names the variable', async () => {
     const proc = start({ PORT: 'eighty', DATA_DIR: tempDir() });
     assert.equal((await proc.exit).code, 2);
-    assert.equal(proc.out.stderr, 'metatronos: Invalid configuration: PORT must be a whole number from 1 to 65535 (got "eighty")\n');
+    assert.equal(
+      proc.out.stderr,
+      'metatronos: Invalid configuration: PORT must be a whole number from 1 to 65535 (got "eighty")\n',
+    );
   });
 
   it('says in one line when the embedded database is not built', async () => {
-    const proc = start({ PORT: String(await freePort()), DATA_DIR: tempDir(), FERRETDB_BIN: '/nonexistent/ferretdb-launcher' });
+    const proc = start({
+      PORT: String(await freePort()),
+      DATA_DIR: tempDir(),
+      FERRETDB_BIN: '/nonexistent/ferretdb-launcher',
+    });
     assert.equal((await proc.exit).code, 1);
-    assert.match(proc.out.stderr, /^metatronos: The embedded database is not built \(\/nonexistent\/ferretdb-launcher is missing\)\. .*MONGODB_URI.*\n$/);
+    assert.match(
+      proc.out.stderr,
+      /^metatronos: The embedded database is not built \(\/nonexistent\/ferretdb-launcher is missing\)\. .*MONGODB_URI.*\n$/,
+    );
   });
 
   it('says in one line when MONGODB_URI does not answer', async () => {
@@ -160,9 +221,16 @@ describe('main.js', { timeout: 120000 }, () => {
     await new Promise((done) => blocker.listen(0, '127.0.0.1', done));
     try {
       const uri = `mongodb://owner:topsecret@127.0.0.1:${blocker.address().port}/metatron`;
-      const proc = start({ PORT: String(await freePort()), DATA_DIR: tempDir(), MONGODB_URI: uri });
+      const proc = start({
+        PORT: String(await freePort()),
+        DATA_DIR: tempDir(),
+        MONGODB_URI: uri,
+      });
       assert.equal((await proc.exit).code, 1);
-      assert.match(proc.out.stderr, /^metatronos: Cannot reach MongoDB at mongodb:\/\/owner:\*\*\*\*@127\.0\.0\.1:\d+\/metatron: [^\n]+\n$/);
+      assert.match(
+        proc.out.stderr,
+        /^metatronos: Cannot reach MongoDB at mongodb:\/\/owner:\*\*\*\*@127\.0\.0\.1:\d+\/metatron: [^\n]+\n$/,
+      );
       assert.doesNotMatch(proc.out.stderr + proc.out.stdout, /topsecret/);
     } finally {
       blocker.close();
@@ -175,9 +243,17 @@ describe('main.js', { timeout: 120000 }, () => {
     const first = start({ PORT: String(port), DATA_DIR: dataDir });
     await waitHealthy(port, first);
     try {
-      const second = start({ PORT: String(await freePort()), DATA_DIR: dataDir });
+      const second = start({
+        PORT: String(await freePort()),
+        DATA_DIR: dataDir,
+      });
       assert.equal((await second.exit).code, 1);
-      assert.match(second.out.stderr, new RegExp(`^metatronos: Another MetatronOS \\(pid ${first.child.pid}\\) is already using ${dataDir}\\.`));
+      assert.match(
+        second.out.stderr,
+        new RegExp(
+          `^metatronos: Another MetatronOS \\(pid ${first.child.pid}\\) is already using ${dataDir}\\.`,
+        ),
+      );
     } finally {
       first.child.kill('SIGTERM');
       await first.exit;
@@ -185,15 +261,24 @@ describe('main.js', { timeout: 120000 }, () => {
   });
 
   it('npm start says in one line that the embedded database needs Go when there is no Go and no MONGODB_URI', async () => {
-    const withoutGo = process.env.PATH.split(':').filter((dir) => !existsSync(join(dir, 'go'))).join(':');
+    const withoutGo = process.env.PATH.split(':')
+      .filter((dir) => !existsSync(join(dir, 'go')))
+      .join(':');
     const env = { ...process.env, PATH: withoutGo };
     delete env.MONGODB_URI;
-    const proc = spawn('bash', ['tools/scripts/start.sh'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn('bash', ['tools/scripts/start.sh'], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     proc.stderr.on('data', (c) => (stderr += c));
     const code = await new Promise((done) => proc.once('exit', done));
     assert.equal(code, 3);
-    assert.equal(stderr, 'The embedded database needs the Go toolchain (https://go.dev/dl) — or set MONGODB_URI to use an existing MongoDB.\n');
+    assert.equal(
+      stderr,
+      'The embedded database needs the Go toolchain (https://go.dev/dl) — or set MONGODB_URI to use an existing MongoDB.\n',
+    );
   });
 
   it('leaves no database process behind when the API is killed with SIGKILL', async () => {

@@ -1,7 +1,12 @@
 import { createTestApp, type TestApp } from './support/test-app';
 
 /** Routes that answer without a session; everything else must say 401. */
-const OPEN_ROUTES = new Set(['get /api/health', 'get /api/auth/status', 'post /api/auth/setup', 'post /api/auth/login']);
+const OPEN_ROUTES = new Set([
+  'get /api/health',
+  'get /api/auth/status',
+  'post /api/auth/setup',
+  'post /api/auth/login',
+]);
 
 describe('access control', () => {
   let t: TestApp;
@@ -15,38 +20,70 @@ describe('access control', () => {
   });
 
   it('answers 401 on every documented route but health and auth without a session', async () => {
-    const doc = (await t.http().get('/api/docs-json').expect(200)).body as { paths: Record<string, Record<string, unknown>> };
+    const doc = (await t.http().get('/api/docs-json').expect(200)).body as {
+      paths: Record<string, Record<string, unknown>>;
+    };
     const routes = Object.entries(doc.paths).flatMap(([path, methods]) =>
-      Object.keys(methods).map((method) => ({ method, path: path.replace(/\{[^}]+\}/g, '000000000000000000000000') })),
+      Object.keys(methods).map((method) => ({
+        method,
+        path: path.replace(/\{[^}]+\}/g, '000000000000000000000000'),
+      })),
     );
     expect(routes.length).toBeGreaterThanOrEqual(7);
-    const guarded = routes.filter(({ method, path }) => !OPEN_ROUTES.has(`${method} ${path}`));
+    const guarded = routes.filter(
+      ({ method, path }) => !OPEN_ROUTES.has(`${method} ${path}`),
+    );
     expect(guarded.map((r) => `${r.method} ${r.path}`)).toEqual(
-      expect.arrayContaining(['post /api/auth/logout', 'get /api/system', 'get /api/events']),
+      expect.arrayContaining([
+        'post /api/auth/logout',
+        'get /api/system',
+        'get /api/events',
+      ]),
     );
     for (const { method, path } of guarded) {
       const res = await t.http()[method as 'get'](path);
-      expect({ route: `${method} ${path}`, status: res.status }).toEqual({ route: `${method} ${path}`, status: 401 });
+      expect({ route: `${method} ${path}`, status: res.status }).toEqual({
+        route: `${method} ${path}`,
+        status: 401,
+      });
       expect(res.body.message).toBe('Log in to MetatronOS first');
     }
   });
 
   it('refuses a forged or garbage session cookie', async () => {
-    await t.http().get('/api/system').set('Cookie', 'metatron_session=forged').expect(401);
-    await t.http().get('/api/system').set('Cookie', 'metatron_session=').expect(401);
+    await t
+      .http()
+      .get('/api/system')
+      .set('Cookie', 'metatron_session=forged')
+      .expect(401);
+    await t
+      .http()
+      .get('/api/system')
+      .set('Cookie', 'metatron_session=')
+      .expect(401);
   });
 
   it('answers 421 to a Host name outside ALLOWED_HOSTS (DNS rebinding)', async () => {
-    const res = await t.http().post('/api/auth/setup').set('Host', 'attacker.example:3000').send({ password: 'rebinding!' }).expect(421);
+    const res = await t
+      .http()
+      .post('/api/auth/setup')
+      .set('Host', 'attacker.example:3000')
+      .send({ password: 'rebinding!' })
+      .expect(421);
     expect(res.body.message).toContain('ALLOWED_HOSTS');
-    await t.http().get('/api/auth/status').expect(200, { ownerExists: false, authenticated: false });
+    await t
+      .http()
+      .get('/api/auth/status')
+      .expect(200, { ownerExists: false, authenticated: false });
     await t.http().get('/api/health').set('Host', 'localhost:3000').expect(200);
     await t.http().get('/api/health').set('Host', '[::1]:3000').expect(200);
   });
 
   it('sends security headers', async () => {
     const res = await t.http().get('/api/health').expect(200);
-    expect(res.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(res.headers['content-security-policy']).toContain(
+      "script-src 'self'",
+    );
     expect(res.headers['x-content-type-options']).toBe('nosniff');
     expect(res.headers['x-powered-by']).toBeUndefined();
   });

@@ -1,20 +1,36 @@
-import type { ChatMessage, ChatSummary, UploadedAttachment } from '@metatronos/shared-types';
+import type {
+  ChatMessage,
+  ChatSummary,
+  UploadedAttachment,
+} from '@metatronos/shared-types';
 import { getConnectionToken } from '@nestjs/mongoose';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Types, type Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
-import { chatClient, startFakeProviders, useModel } from './support/llm-test-kit';
+import {
+  chatClient,
+  startFakeProviders,
+  useModel,
+} from './support/llm-test-kit';
 import { openSse } from './support/sse';
 import { createTestApp, type TestApp } from './support/test-app';
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
 
 /** A 1×1 PNG. */
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
-const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n');
-const ELF = Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0]), Buffer.alloc(200)]);
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+  'base64',
+);
+const PDF = Buffer.from(
+  '%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n',
+);
+const ELF = Buffer.concat([
+  Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0]),
+  Buffer.alloc(200),
+]);
 
 describe('attachments', () => {
   let fake: Fake;
@@ -39,73 +55,144 @@ describe('attachments', () => {
     fake.restoreEnv();
   });
 
-  const db = () => t.app.get<Connection>(getConnectionToken()).db as NonNullable<Connection['db']>;
+  const db = () =>
+    t.app.get<Connection>(getConnectionToken()).db as NonNullable<
+      Connection['db']
+    >;
   const upload = (content: Buffer | string, name: string) =>
     owner.post('/api/attachments').attach('file', Buffer.from(content), name);
-  const uploaded = async (content: Buffer | string, name: string): Promise<UploadedAttachment> =>
+  const uploaded = async (
+    content: Buffer | string,
+    name: string,
+  ): Promise<UploadedAttachment> =>
     (await upload(content, name).expect(201)).body;
-  const newChat = async (): Promise<ChatSummary> => (await owner.post('/api/chats').send({}).expect(201)).body;
-  const messages = async (chatId: string): Promise<ChatMessage[]> => (await owner.get(`/api/chats/${chatId}/messages`).expect(200)).body;
-  const send = async (chatId: string, content: string, attachmentIds: string[]) => {
-    const stream = await openSse(`${url}/api/chats/${chatId}/messages`, { Cookie: cookie }, { method: 'POST', body: { content, attachmentIds } });
-    if (stream.status !== 200) throw new Error(`send answered ${stream.status}`);
+  const newChat = async (): Promise<ChatSummary> =>
+    (await owner.post('/api/chats').send({}).expect(201)).body;
+  const messages = async (chatId: string): Promise<ChatMessage[]> =>
+    (await owner.get(`/api/chats/${chatId}/messages`).expect(200)).body;
+  const send = async (
+    chatId: string,
+    content: string,
+    attachmentIds: string[],
+  ) => {
+    const stream = await openSse(
+      `${url}/api/chats/${chatId}/messages`,
+      { Cookie: cookie },
+      { method: 'POST', body: { content, attachmentIds } },
+    );
+    if (stream.status !== 200)
+      throw new Error(`send answered ${stream.status}`);
     return stream.rest();
   };
   const files = () => (existsSync(dir) ? readdirSync(dir) : []);
-  const sha = (content: Buffer | string) => createHash('sha256').update(content).digest('hex');
+  const sha = (content: Buffer | string) =>
+    createHash('sha256').update(content).digest('hex');
 
   describe('upload and download', () => {
     it('stores a PNG under its SHA-256 with a record, and serves it back to the owner', async () => {
       const body = await uploaded(PNG, 'dot.png');
-      expect(body).toEqual({ id: expect.stringMatching(/^[0-9a-f]{24}$/), name: 'dot.png', mime: 'image/png', size: PNG.length });
+      expect(body).toEqual({
+        id: expect.stringMatching(/^[0-9a-f]{24}$/),
+        name: 'dot.png',
+        mime: 'image/png',
+        size: PNG.length,
+      });
       expect(readFileSync(join(dir, sha(PNG)))).toEqual(PNG);
-      const record = await db().collection('attachments').findOne({ name: 'dot.png' });
-      expect(record).toMatchObject({ mime: 'image/png', size: PNG.length, sha256: sha(PNG), kind: 'image', chatId: null, messageId: null });
+      const record = await db()
+        .collection('attachments')
+        .findOne({ name: 'dot.png' });
+      expect(record).toMatchObject({
+        mime: 'image/png',
+        size: PNG.length,
+        sha256: sha(PNG),
+        kind: 'image',
+        chatId: null,
+        messageId: null,
+      });
       expect(record?.['createdAt']).toBeInstanceOf(Date);
 
-      const res = await owner.get(`/api/attachments/${body.id}`).buffer(true).expect(200);
+      const res = await owner
+        .get(`/api/attachments/${body.id}`)
+        .buffer(true)
+        .expect(200);
       expect(res.headers['content-type']).toBe('image/png');
       expect(res.headers['x-content-type-options']).toBe('nosniff');
       expect(res.headers['cache-control']).toContain('private');
-      expect(res.headers['content-disposition']).toBe(`inline; filename="dot.png"; filename*=UTF-8''dot.png`);
+      expect(res.headers['content-disposition']).toBe(
+        `inline; filename="dot.png"; filename*=UTF-8''dot.png`,
+      );
       expect(Buffer.from(res.body)).toEqual(PNG);
     });
 
     it('takes UTF-8 text files and serves them as downloads', async () => {
-      const body = await uploaded('# Shopping\n- thé vert\n', 'Liste de courses.md');
-      expect(body).toMatchObject({ name: 'Liste de courses.md', mime: 'text/markdown' });
+      const body = await uploaded(
+        '# Shopping\n- thé vert\n',
+        'Liste de courses.md',
+      );
+      expect(body).toMatchObject({
+        name: 'Liste de courses.md',
+        mime: 'text/markdown',
+      });
       const res = await owner.get(`/api/attachments/${body.id}`).expect(200);
       expect(res.headers['content-type']).toBe('text/markdown; charset=utf-8');
-      expect(res.headers['content-disposition']).toMatch(/^attachment; filename="Liste de courses.md"/);
+      expect(res.headers['content-disposition']).toMatch(
+        /^attachment; filename="Liste de courses.md"/,
+      );
       expect(res.text).toBe('# Shopping\n- thé vert\n');
-      expect((await uploaded('{"a":1}', 'data.json')).mime).toBe('application/json');
+      expect((await uploaded('{"a":1}', 'data.json')).mime).toBe(
+        'application/json',
+      );
       expect((await uploaded('a,b\n1,2\n', 'table.csv')).mime).toBe('text/csv');
       expect((await uploaded(PDF, 'scan.pdf')).mime).toBe('application/pdf');
     });
 
     it('refuses a file over ATTACHMENT_MAX_MB with 413 and keeps no part of it', async () => {
       const before = files();
-      const res = await upload(Buffer.alloc(2 * 1024 * 1024, 'a'), 'big.txt').expect(413);
-      expect(res.body.message).toBe('The file is larger than the 1 MB limit for attachments (ATTACHMENT_MAX_MB).');
+      const res = await upload(
+        Buffer.alloc(2 * 1024 * 1024, 'a'),
+        'big.txt',
+      ).expect(413);
+      expect(res.body.message).toBe(
+        'The file is larger than the 1 MB limit for attachments (ATTACHMENT_MAX_MB).',
+      );
       expect(files()).toEqual(before);
-      expect(await db().collection('attachments').countDocuments({ name: 'big.txt' })).toBe(0);
+      expect(
+        await db()
+          .collection('attachments')
+          .countDocuments({ name: 'big.txt' }),
+      ).toBe(0);
     });
 
     it('refuses types outside the allowlist (by content, not only by name) with 415', async () => {
       const before = files();
       const exe = await upload(ELF, 'tool.exe').expect(415);
-      expect(exe.body.message).toContain('This file type is not accepted (.exe)');
+      expect(exe.body.message).toContain(
+        'This file type is not accepted (.exe)',
+      );
       // A binary named like a text file, and a fake image.
-      expect((await upload(ELF, 'notes.txt').expect(415)).body.message).toBe('"notes.txt" is not a UTF-8 text file.');
-      expect((await upload('not really a png', 'photo.png').expect(415)).body.message).toBe('The file is not a valid .png file.');
-      expect((await upload(PNG, 'dot.txt').expect(415)).body.message).toContain('does not match its name');
+      expect((await upload(ELF, 'notes.txt').expect(415)).body.message).toBe(
+        '"notes.txt" is not a UTF-8 text file.',
+      );
+      expect(
+        (await upload('not really a png', 'photo.png').expect(415)).body
+          .message,
+      ).toBe('The file is not a valid .png file.');
+      expect((await upload(PNG, 'dot.txt').expect(415)).body.message).toContain(
+        'does not match its name',
+      );
       expect(files()).toEqual(before);
     });
 
     it('refuses requests that are not one file in the field "file"', async () => {
       await owner.post('/api/attachments').send({ file: 'x' }).expect(400);
-      await owner.post('/api/attachments').attach('document', PNG, 'dot.png').expect(400);
-      await owner.post('/api/attachments').attach('file', Buffer.alloc(0), 'empty.txt').expect(400);
+      await owner
+        .post('/api/attachments')
+        .attach('document', PNG, 'dot.png')
+        .expect(400);
+      await owner
+        .post('/api/attachments')
+        .attach('file', Buffer.alloc(0), 'empty.txt')
+        .expect(400);
     });
 
     it('keeps the client file name as display text only', async () => {
@@ -120,7 +207,11 @@ describe('attachments', () => {
 
     it('needs the owner session, and answers 404 for unknown ids', async () => {
       const { id } = await uploaded('secret', 'secret.txt');
-      await t.http().post('/api/attachments').attach('file', PNG, 'dot.png').expect(401);
+      await t
+        .http()
+        .post('/api/attachments')
+        .attach('file', PNG, 'dot.png')
+        .expect(401);
       await t.http().get(`/api/attachments/${id}`).expect(401);
       await owner.get('/api/attachments/64b7f0c2a1b2c3d4e5f60718').expect(404);
       await owner.get('/api/attachments/not-an-id').expect(404);
@@ -133,26 +224,45 @@ describe('attachments', () => {
       const image = await uploaded(PNG, 'dot.png');
       fake.openai.enqueue({ text: ['A dot.'] }, { text: ['Still a dot.'] });
       const events = await send(chat.id, 'What is this?', [image.id]);
-      const sent = events.find((e) => e.event === 'message')?.data as ChatMessage;
-      const expected = [{ id: image.id, name: 'dot.png', mime: 'image/png', size: PNG.length, kind: 'image' }];
+      const sent = events.find((e) => e.event === 'message')
+        ?.data as ChatMessage;
+      const expected = [
+        {
+          id: image.id,
+          name: 'dot.png',
+          mime: 'image/png',
+          size: PNG.length,
+          kind: 'image',
+        },
+      ];
       expect(sent.attachments).toEqual(expected);
 
       const user = fake.openai.requests[0].body.messages.at(-1);
       expect(user.role).toBe('user');
       expect(user.content).toEqual([
-        { type: 'text', text: `What is this?\n\n[Attached image: dot.png (attachment ${image.id})]` },
-        { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG.toString('base64')}` } },
+        {
+          type: 'text',
+          text: `What is this?\n\n[Attached image: dot.png (attachment ${image.id})]`,
+        },
+        {
+          type: 'image_url',
+          image_url: { url: `data:image/png;base64,${PNG.toString('base64')}` },
+        },
       ]);
 
       const stored = await messages(chat.id);
       expect(stored[0].attachments).toEqual(expected);
-      const record = await db().collection('attachments').findOne({ _id: new Types.ObjectId(image.id) });
+      const record = await db()
+        .collection('attachments')
+        .findOne({ _id: new Types.ObjectId(image.id) });
       expect(record?.['chatId']?.toHexString()).toBe(chat.id);
       expect(record?.['messageId']?.toHexString()).toBe(stored[0].id);
 
       await send(chat.id, 'And now?', []);
       const next = fake.openai.requests[1].body.messages;
-      expect(next.find((m: { role: string }) => m.role === 'user').content).toBe(`What is this?\n[attached: dot.png (attachment ${image.id})]`);
+      expect(
+        next.find((m: { role: string }) => m.role === 'user').content,
+      ).toBe(`What is this?\n[attached: dot.png (attachment ${image.id})]`);
       expect(JSON.stringify(next)).not.toContain('image_url');
     });
 
@@ -164,13 +274,27 @@ describe('attachments', () => {
       await send(chat.id, 'Summarise', [notes.id, pdf.id]);
       const content = fake.openai.requests[0].body.messages.at(-1).content;
       expect(content).toHaveLength(2);
-      expect(content[0].text).toContain('--- Attached file: todo.txt (text/plain) ---\nBuy oat milk\nCall Anna\n--- End of todo.txt ---');
+      expect(content[0].text).toContain(
+        '--- Attached file: todo.txt (text/plain) ---\nBuy oat milk\nCall Anna\n--- End of todo.txt ---',
+      );
       expect(content[0].text).toContain('[Attached PDF: scan.pdf]');
-      expect(content[1]).toEqual({ type: 'file', file: { filename: 'scan.pdf', file_data: `data:application/pdf;base64,${PDF.toString('base64')}` } });
+      expect(content[1]).toEqual({
+        type: 'file',
+        file: {
+          filename: 'scan.pdf',
+          file_data: `data:application/pdf;base64,${PDF.toString('base64')}`,
+        },
+      });
     });
 
     it('tells an OpenAI-compatible endpoint model that it cannot read a PDF, and sends no file part', async () => {
-      await owner.patch('/api/settings').send({ openaiCompatible: [{ name: 'local', baseUrl: fake.openaiBaseUrl }], primaryModel: 'local/llama3.2' }).expect(200);
+      await owner
+        .patch('/api/settings')
+        .send({
+          openaiCompatible: [{ name: 'local', baseUrl: fake.openaiBaseUrl }],
+          primaryModel: 'local/llama3.2',
+        })
+        .expect(200);
       try {
         const chat = await newChat();
         const pdf = await uploaded(PDF, 'scan.pdf');
@@ -179,7 +303,9 @@ describe('attachments', () => {
         const content = fake.openai.requests[0].body.messages.at(-1).content;
         expect(content).toHaveLength(1);
         expect(content[0].text).toContain('[Attached PDF: scan.pdf (');
-        expect(content[0].text).toContain('This model cannot read PDF files here');
+        expect(content[0].text).toContain(
+          'This model cannot read PDF files here',
+        );
       } finally {
         await useModel(t, 'gpt-4.1-mini');
       }
@@ -196,9 +322,18 @@ describe('attachments', () => {
         const last = fake.gemini.requests[0].body.contents.at(-1);
         expect(last.role).toBe('user');
         expect(last.parts).toEqual([
-          { text: `Look\n\n[Attached image: dot.png (attachment ${image.id})]\n\n[Attached PDF: scan.pdf]` },
-          { inlineData: { mimeType: 'image/png', data: PNG.toString('base64') } },
-          { inlineData: { mimeType: 'application/pdf', data: PDF.toString('base64') } },
+          {
+            text: `Look\n\n[Attached image: dot.png (attachment ${image.id})]\n\n[Attached PDF: scan.pdf]`,
+          },
+          {
+            inlineData: { mimeType: 'image/png', data: PNG.toString('base64') },
+          },
+          {
+            inlineData: {
+              mimeType: 'application/pdf',
+              data: PDF.toString('base64'),
+            },
+          },
         ]);
       } finally {
         await useModel(t, 'gpt-4.1-mini');
@@ -215,20 +350,46 @@ describe('attachments', () => {
 
       const unknown = await owner
         .post(`/api/chats/${other.id}/messages`)
-        .send({ content: 'hi', attachmentIds: [fresh.id, '64b7f0c2a1b2c3d4e5f60718'] })
+        .send({
+          content: 'hi',
+          attachmentIds: [fresh.id, '64b7f0c2a1b2c3d4e5f60718'],
+        })
         .expect(400);
-      expect(unknown.body.message).toBe('Unknown attachment "64b7f0c2a1b2c3d4e5f60718": upload the file first.');
-      const reused = await owner.post(`/api/chats/${other.id}/messages`).send({ content: 'hi', attachmentIds: [image.id] }).expect(400);
-      expect(reused.body.message).toContain(`Already sent with another message: "dot.png" (${image.id})`);
-      const bad = await owner.post(`/api/chats/${other.id}/messages`).send({ content: 'hi', attachmentIds: ['nope'] }).expect(400);
-      expect(JSON.stringify(bad.body.message)).toContain('each of attachmentIds must be an attachment id');
-      const tooMany = Array.from({ length: 11 }, (_, i) => `64b7f0c2a1b2c3d4e5f607${String(i).padStart(2, '0')}`);
-      await owner.post(`/api/chats/${other.id}/messages`).send({ content: 'hi', attachmentIds: tooMany }).expect(400);
-      await owner.post(`/api/chats/${other.id}/messages`).send({ content: 'hi', attachmentIds: [fresh.id, fresh.id] }).expect(400);
+      expect(unknown.body.message).toBe(
+        'Unknown attachment "64b7f0c2a1b2c3d4e5f60718": upload the file first.',
+      );
+      const reused = await owner
+        .post(`/api/chats/${other.id}/messages`)
+        .send({ content: 'hi', attachmentIds: [image.id] })
+        .expect(400);
+      expect(reused.body.message).toContain(
+        `Already sent with another message: "dot.png" (${image.id})`,
+      );
+      const bad = await owner
+        .post(`/api/chats/${other.id}/messages`)
+        .send({ content: 'hi', attachmentIds: ['nope'] })
+        .expect(400);
+      expect(JSON.stringify(bad.body.message)).toContain(
+        'each of attachmentIds must be an attachment id',
+      );
+      const tooMany = Array.from(
+        { length: 11 },
+        (_, i) => `64b7f0c2a1b2c3d4e5f607${String(i).padStart(2, '0')}`,
+      );
+      await owner
+        .post(`/api/chats/${other.id}/messages`)
+        .send({ content: 'hi', attachmentIds: tooMany })
+        .expect(400);
+      await owner
+        .post(`/api/chats/${other.id}/messages`)
+        .send({ content: 'hi', attachmentIds: [fresh.id, fresh.id] })
+        .expect(400);
 
       expect(await messages(other.id)).toEqual([]);
       expect(fake.openai.requests).toHaveLength(1);
-      const record = await db().collection('attachments').findOne({ name: 'fresh.txt' });
+      const record = await db()
+        .collection('attachments')
+        .findOne({ name: 'fresh.txt' });
       expect(record).toMatchObject({ chatId: null, messageId: null });
     });
 
@@ -237,7 +398,10 @@ describe('attachments', () => {
       const chat = await newChat();
       fake.openai.enqueue({ text: ['hi'] });
       await client.send(chat.id, 'hello');
-      expect(fake.openai.requests[0].body.messages.at(-1)).toEqual({ role: 'user', content: 'hello' });
+      expect(fake.openai.requests[0].body.messages.at(-1)).toEqual({
+        role: 'user',
+        content: 'hello',
+      });
       expect((await messages(chat.id))[0].attachments).toBeUndefined();
     });
   });

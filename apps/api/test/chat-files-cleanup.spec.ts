@@ -1,4 +1,8 @@
-import type { ChatSummary, ImageToolResult, UploadedAttachment } from '@metatronos/shared-types';
+import type {
+  ChatSummary,
+  ImageToolResult,
+  UploadedAttachment,
+} from '@metatronos/shared-types';
 import { getConnectionToken } from '@nestjs/mongoose';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -9,7 +13,11 @@ import type TestAgent from 'supertest/lib/agent';
 import { makePng } from '../../../tools/fake-llm/fake-llm-server';
 import { AttachmentsService } from '../src/attachments/attachments.service';
 import { MediaStore } from '../src/media/media.store';
-import { eventsNamed, startFakeProviders, useModel } from './support/llm-test-kit';
+import {
+  eventsNamed,
+  startFakeProviders,
+  useModel,
+} from './support/llm-test-kit';
 import { openSse } from './support/sse';
 import { createTestApp, type TestApp } from './support/test-app';
 import { TEST_MONGODB_URI_ENV } from './support/test-database';
@@ -17,36 +25,75 @@ import { TEST_MONGODB_URI_ENV } from './support/test-database';
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
 
 const HOUR = 60 * 60 * 1000;
-const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
+const sha256 = (bytes: Buffer | string) =>
+  createHash('sha256').update(bytes).digest('hex');
 
 /** What one app needs to upload, send, generate images and look at the stored files and records. */
 function helpers(t: TestApp, fake: Fake) {
-  const db = () => t.app.get<Connection>(getConnectionToken()).db as NonNullable<Connection['db']>;
+  const db = () =>
+    t.app.get<Connection>(getConnectionToken()).db as NonNullable<
+      Connection['db']
+    >;
   const owner = () => t.owner();
   const server = () => t.serve();
   return {
     db,
-    attachmentFile: (content: Buffer | string) => join(t.config.dataDir, 'attachments', sha256(content)),
-    mediaFile: (png: Buffer) => join(t.config.dataDir, 'media', `${sha256(png)}.png`),
-    newChat: async (): Promise<ChatSummary> => (await (await owner()).post('/api/chats').send({}).expect(201)).body,
-    upload: async (content: Buffer | string, name: string): Promise<UploadedAttachment> =>
-      (await (await owner()).post('/api/attachments').attach('file', Buffer.from(content), name).expect(201)).body,
+    attachmentFile: (content: Buffer | string) =>
+      join(t.config.dataDir, 'attachments', sha256(content)),
+    mediaFile: (png: Buffer) =>
+      join(t.config.dataDir, 'media', `${sha256(png)}.png`),
+    newChat: async (): Promise<ChatSummary> =>
+      (await (await owner()).post('/api/chats').send({}).expect(201)).body,
+    upload: async (
+      content: Buffer | string,
+      name: string,
+    ): Promise<UploadedAttachment> =>
+      (
+        await (await owner())
+          .post('/api/attachments')
+          .attach('file', Buffer.from(content), name)
+          .expect(201)
+      ).body,
     /** A user message in the chat with these attachments; the model answers "ok". */
     async send(chatId: string, attachmentIds: string[]): Promise<void> {
       const { url, cookie } = await server();
       fake.openai.enqueue({ text: ['ok'] });
-      const stream = await openSse(`${url}/api/chats/${chatId}/messages`, { Cookie: cookie }, { method: 'POST', body: { content: 'see attached', attachmentIds } });
-      if (stream.status !== 200) throw new Error(`send answered ${stream.status}`);
+      const stream = await openSse(
+        `${url}/api/chats/${chatId}/messages`,
+        { Cookie: cookie },
+        { method: 'POST', body: { content: 'see attached', attachmentIds } },
+      );
+      if (stream.status !== 200)
+        throw new Error(`send answered ${stream.status}`);
       await stream.rest();
     },
     /** A chat turn in which the model calls generate_image and the image model returns `png`. */
     async generate(chatId: string, png: Buffer): Promise<ImageToolResult> {
       const { url, cookie } = await server();
-      fake.openai.enqueue({ toolCalls: [{ id: 'call_image', name: 'generate_image', arguments: { prompt: 'a picture', shortDescription: 'Picture' } }] }, { text: ['Here it is.'] });
+      fake.openai.enqueue(
+        {
+          toolCalls: [
+            {
+              id: 'call_image',
+              name: 'generate_image',
+              arguments: { prompt: 'a picture', shortDescription: 'Picture' },
+            },
+          ],
+        },
+        { text: ['Here it is.'] },
+      );
       fake.openaiImages.enqueue({ image: png });
-      const stream = await openSse(`${url}/api/chats/${chatId}/messages`, { Cookie: cookie }, { method: 'POST', body: { content: 'draw it' } });
-      if (stream.status !== 200) throw new Error(`send answered ${stream.status}`);
-      const [tool] = eventsNamed(await stream.rest(), 'tool_result') as Array<{ name: string; result: string }>;
+      const stream = await openSse(
+        `${url}/api/chats/${chatId}/messages`,
+        { Cookie: cookie },
+        { method: 'POST', body: { content: 'draw it' } },
+      );
+      if (stream.status !== 200)
+        throw new Error(`send answered ${stream.status}`);
+      const [tool] = eventsNamed(await stream.rest(), 'tool_result') as Array<{
+        name: string;
+        result: string;
+      }>;
       expect(tool?.name).toBe('generate_image');
       const result = JSON.parse(tool.result) as ImageToolResult;
       expect(result).toMatchObject({ success: true });
@@ -55,10 +102,19 @@ function helpers(t: TestApp, fake: Fake) {
     /** Deletes the chat over HTTP and waits for both cleanups to finish. */
     async deleteChat(chatId: string): Promise<void> {
       await (await owner()).delete(`/api/chats/${chatId}`).expect(204);
-      await Promise.all([t.app.get(MediaStore).settled(), t.app.get(AttachmentsService).settled()]);
+      await Promise.all([
+        t.app.get(MediaStore).settled(),
+        t.app.get(AttachmentsService).settled(),
+      ]);
     },
-    mediaRecord: (id: string) => db().collection('media').findOne({ _id: new Types.ObjectId(id) }),
-    attachmentRecord: (id: string) => db().collection('attachments').findOne({ _id: new Types.ObjectId(id) }),
+    mediaRecord: (id: string) =>
+      db()
+        .collection('media')
+        .findOne({ _id: new Types.ObjectId(id) }),
+    attachmentRecord: (id: string) =>
+      db()
+        .collection('attachments')
+        .findOne({ _id: new Types.ObjectId(id) }),
   };
 }
 
@@ -73,7 +129,10 @@ describe('deleting a chat deletes its images and attachments', () => {
     t = await createTestApp();
     owner = await t.owner();
     await useModel(t, 'gpt-4.1-mini');
-    await owner.patch('/api/settings').send({ imageModel: 'gpt-image-1' }).expect(200);
+    await owner
+      .patch('/api/settings')
+      .send({ imageModel: 'gpt-image-1' })
+      .expect(200);
     h = helpers(t, fake);
   });
   afterEach(() => fake.reset());
@@ -102,8 +161,18 @@ describe('deleting a chat deletes its images and attachments', () => {
 
     expect(await h.mediaRecord(image.mediaId)).toBeNull();
     expect(await h.attachmentRecord(sent.id)).toBeNull();
-    expect(await h.db().collection('media').countDocuments({ chatId: new Types.ObjectId(chat.id) })).toBe(0);
-    expect(await h.db().collection('attachments').countDocuments({ chatId: new Types.ObjectId(chat.id) })).toBe(0);
+    expect(
+      await h
+        .db()
+        .collection('media')
+        .countDocuments({ chatId: new Types.ObjectId(chat.id) }),
+    ).toBe(0);
+    expect(
+      await h
+        .db()
+        .collection('attachments')
+        .countDocuments({ chatId: new Types.ObjectId(chat.id) }),
+    ).toBe(0);
     expect(existsSync(h.mediaFile(png))).toBe(false);
     expect(existsSync(h.attachmentFile(notes))).toBe(false);
     await owner.get(`/api/media/${image.mediaId}`).expect(404);
@@ -113,7 +182,9 @@ describe('deleting a chat deletes its images and attachments', () => {
     // The other chat's image and the upload not sent yet are untouched.
     await owner.get(`/api/media/${otherImage.mediaId}`).expect(200);
     expect(existsSync(h.mediaFile(otherPng))).toBe(true);
-    expect((await owner.get(`/api/attachments/${unsent.id}`).expect(200)).text).toBe('An upload not sent yet\n');
+    expect(
+      (await owner.get(`/api/attachments/${unsent.id}`).expect(200)).text,
+    ).toBe('An upload not sent yet\n');
   });
 
   it('keeps a file another chat still uses, and deletes it with the last chat that used it', async () => {
@@ -134,8 +205,13 @@ describe('deleting a chat deletes its images and attachments', () => {
     await owner.get(`/api/attachments/${inA.id}`).expect(404);
     await owner.get(`/api/media/${imageA.mediaId}`).expect(404);
     expect(readFileSync(h.attachmentFile(shared), 'utf8')).toBe(shared);
-    expect((await owner.get(`/api/attachments/${inB.id}`).expect(200)).text).toBe(shared);
-    const kept = await owner.get(`/api/media/${imageB.mediaId}`).buffer(true).expect(200);
+    expect(
+      (await owner.get(`/api/attachments/${inB.id}`).expect(200)).text,
+    ).toBe(shared);
+    const kept = await owner
+      .get(`/api/media/${imageB.mediaId}`)
+      .buffer(true)
+      .expect(200);
     expect(kept.headers['content-length']).toBe(String(png.length));
     expect(existsSync(h.mediaFile(png))).toBe(true);
 
@@ -151,13 +227,22 @@ describe('deleting a chat deletes its images and attachments', () => {
   it('never leaves an image record without its file when the same bytes are saved while a chat is deleted', async () => {
     const store = t.app.get(MediaStore);
     const png = makePng(3, 3, [10, 11, 12]);
-    const meta = { messageId: null, kind: 'generated' as const, prompt: 'p', shortDescription: 'race', model: 'gpt-image-1' };
+    const meta = {
+      messageId: null,
+      kind: 'generated' as const,
+      prompt: 'p',
+      shortDescription: 'race',
+      model: 'gpt-image-1',
+    };
     for (let round = 0; round < 20; round++) {
       const doomed = new Types.ObjectId().toHexString();
       const survivor = new Types.ObjectId().toHexString();
       await store.save(png, { ...meta, chatId: doomed });
       // The chat's last record goes while another chat saves the same bytes.
-      const [, saved] = await Promise.all([store.deleteChat(doomed), store.save(png, { ...meta, chatId: survivor })]);
+      const [, saved] = await Promise.all([
+        store.deleteChat(doomed),
+        store.save(png, { ...meta, chatId: survivor }),
+      ]);
       expect(await store.readBytes(saved)).toEqual(png);
       await store.deleteChat(survivor);
       expect(existsSync(h.mediaFile(png))).toBe(false);
@@ -170,10 +255,24 @@ describe('deleting a chat deletes its images and attachments', () => {
     for (let round = 0; round < 20; round++) {
       const doomed = new Types.ObjectId();
       const first = await h.upload(content, 'race.txt');
-      await h.db().collection('attachments').updateOne({ _id: new Types.ObjectId(first.id) }, { $set: { chatId: doomed, messageId: new Types.ObjectId() } });
-      const [, again] = await Promise.all([service.deleteChat(doomed.toHexString()), h.upload(content, 'race.txt')]);
-      expect((await owner.get(`/api/attachments/${again.id}`).expect(200)).text).toBe(content);
-      await h.db().collection('attachments').deleteOne({ _id: new Types.ObjectId(again.id) });
+      await h
+        .db()
+        .collection('attachments')
+        .updateOne(
+          { _id: new Types.ObjectId(first.id) },
+          { $set: { chatId: doomed, messageId: new Types.ObjectId() } },
+        );
+      const [, again] = await Promise.all([
+        service.deleteChat(doomed.toHexString()),
+        h.upload(content, 'race.txt'),
+      ]);
+      expect(
+        (await owner.get(`/api/attachments/${again.id}`).expect(200)).text,
+      ).toBe(content);
+      await h
+        .db()
+        .collection('attachments')
+        .deleteOne({ _id: new Types.ObjectId(again.id) });
     }
   });
 });
@@ -186,7 +285,11 @@ describe('uploads never sent', () => {
     createTestApp({
       now,
       env: { DATA_DIR: dataDir },
-      database: { kind: 'embedded', uri: process.env[TEST_MONGODB_URI_ENV] as string, dbName },
+      database: {
+        kind: 'embedded',
+        uri: process.env[TEST_MONGODB_URI_ENV] as string,
+        dbName,
+      },
     });
   let fake: Fake;
 
@@ -209,12 +312,18 @@ describe('uploads never sent', () => {
     try {
       await useModel(t, 'gpt-4.1-mini');
       stale = await h.upload('Abandoned, only copy\n', 'stale.txt');
-      staleShared = await h.upload('Same bytes as a fresh upload\n', 'stale-shared.txt');
+      staleShared = await h.upload(
+        'Same bytes as a fresh upload\n',
+        'stale-shared.txt',
+      );
       const sent = await h.upload('Sent the same morning\n', 'sent.txt');
       await h.send((await h.newChat()).id, [sent.id]);
       kept.push({ id: sent.id, content: 'Sent the same morning\n' });
       t.clock.advance(23 * HOUR);
-      for (const content of ['Same bytes as a fresh upload\n', 'Fresh, only copy\n'])
+      for (const content of [
+        'Same bytes as a fresh upload\n',
+        'Fresh, only copy\n',
+      ])
         kept.push({ id: (await h.upload(content, 'fresh.txt')).id, content });
       // Nothing goes while the app runs.
       expect(await h.attachmentRecord(stale.id)).not.toBeNull();
@@ -229,17 +338,26 @@ describe('uploads never sent', () => {
       const owner = await t.owner();
       expect(await h.attachmentRecord(stale.id)).toBeNull();
       expect(await h.attachmentRecord(staleShared.id)).toBeNull();
-      expect(existsSync(h.attachmentFile('Abandoned, only copy\n'))).toBe(false);
+      expect(existsSync(h.attachmentFile('Abandoned, only copy\n'))).toBe(
+        false,
+      );
       await owner.get(`/api/attachments/${stale.id}`).expect(404);
       await owner.get(`/api/attachments/${staleShared.id}`).expect(404);
       // The stale upload's bytes are kept for the fresh upload of the same content.
-      expect(existsSync(h.attachmentFile('Same bytes as a fresh upload\n'))).toBe(true);
+      expect(
+        existsSync(h.attachmentFile('Same bytes as a fresh upload\n')),
+      ).toBe(true);
       for (const { id, content } of kept) {
         expect(await h.attachmentRecord(id)).not.toBeNull();
-        expect((await owner.get(`/api/attachments/${id}`).expect(200)).text).toBe(content);
+        expect(
+          (await owner.get(`/api/attachments/${id}`).expect(200)).text,
+        ).toBe(content);
       }
     } finally {
-      await h.db().dropDatabase().catch(() => undefined);
+      await h
+        .db()
+        .dropDatabase()
+        .catch(() => undefined);
       await t.close();
     }
   });

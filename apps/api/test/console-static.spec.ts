@@ -1,4 +1,8 @@
-import { TEST_INDEX_HTML, createTestApp, type TestApp } from './support/test-app';
+import {
+  TEST_INDEX_HTML,
+  createTestApp,
+  type TestApp,
+} from './support/test-app';
 
 describe('the console served by the API', () => {
   let t: TestApp;
@@ -6,7 +10,11 @@ describe('the console served by the API', () => {
   afterAll(() => t.close());
 
   it('serves index.html at / without a session, revalidated on every load', async () => {
-    const res = await t.http().get('/').expect(200).expect('Content-Type', /html/);
+    const res = await t
+      .http()
+      .get('/')
+      .expect(200)
+      .expect('Content-Type', /html/);
     expect(res.text).toBe(TEST_INDEX_HTML);
     expect(res.headers['cache-control']).toBe('no-cache');
   });
@@ -18,7 +26,9 @@ describe('the console served by the API', () => {
 
   it('serves hashed bundles as immutable', async () => {
     const res = await t.http().get('/main-TEST.js').expect(200);
-    expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(res.headers['cache-control']).toBe(
+      'public, max-age=31536000, immutable',
+    );
   });
 
   it('answers a missing asset with 404, not with the console', async () => {

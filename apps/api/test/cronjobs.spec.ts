@@ -1,9 +1,26 @@
-import type { ChatMessage, ChatSummary, CronJobView, CronRunView } from '@metatronos/shared-types';
+import type {
+  ChatMessage,
+  ChatSummary,
+  CronJobView,
+  CronRunView,
+} from '@metatronos/shared-types';
 import { getConnectionToken } from '@nestjs/mongoose';
 import { Types, type Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
-import { berlinWeek, bootInBerlin, keptDatabase, settledRuns, tickAt } from './support/automations-kit';
-import { chatClient, eventsNamed, startFakeProviders, useModel, type ChatClient } from './support/llm-test-kit';
+import {
+  berlinWeek,
+  bootInBerlin,
+  keptDatabase,
+  settledRuns,
+  tickAt,
+} from './support/automations-kit';
+import {
+  chatClient,
+  eventsNamed,
+  startFakeProviders,
+  useModel,
+  type ChatClient,
+} from './support/llm-test-kit';
 import type { TestApp, TestAppOptions } from './support/test-app';
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
@@ -23,12 +40,23 @@ describe('scheduled jobs', () => {
     fake.restoreEnv();
   });
 
-  const boot = (options: TestAppOptions = {}) => bootInBerlin(MONDAY_BEFORE_EIGHT, options);
+  const boot = (options: TestAppOptions = {}) =>
+    bootInBerlin(MONDAY_BEFORE_EIGHT, options);
 
-  const jobs = async (owner: TestAgent): Promise<CronJobView[]> => (await owner.get('/api/cronjobs').expect(200)).body;
-  const runsOf = (owner: TestAgent, id: string) => async (): Promise<CronRunView[]> => (await owner.get(`/api/cronjobs/${id}/runs`).expect(200)).body;
-  const messages = async (owner: TestAgent, chatId: string): Promise<ChatMessage[]> => (await owner.get(`/api/chats/${chatId}/messages`).expect(200)).body;
-  const create = async (owner: TestAgent, body: Record<string, unknown>): Promise<CronJobView> =>
+  const jobs = async (owner: TestAgent): Promise<CronJobView[]> =>
+    (await owner.get('/api/cronjobs').expect(200)).body;
+  const runsOf =
+    (owner: TestAgent, id: string) => async (): Promise<CronRunView[]> =>
+      (await owner.get(`/api/cronjobs/${id}/runs`).expect(200)).body;
+  const messages = async (
+    owner: TestAgent,
+    chatId: string,
+  ): Promise<ChatMessage[]> =>
+    (await owner.get(`/api/chats/${chatId}/messages`).expect(200)).body;
+  const create = async (
+    owner: TestAgent,
+    body: Record<string, unknown>,
+  ): Promise<CronJobView> =>
     (await owner.post('/api/cronjobs').send(body).expect(201)).body;
 
   describe('REST and runs', () => {
@@ -38,7 +66,11 @@ describe('scheduled jobs', () => {
     afterAll(() => t.close());
 
     it('creates a job with its own chat, describes it and lists its next runs in the owner timezone', async () => {
-      const job = await create(owner, { name: 'Morning summary', instruction: "Summarise today's schedule.", cronExpression: '0 8 * * 1-5' });
+      const job = await create(owner, {
+        name: 'Morning summary',
+        instruction: "Summarise today's schedule.",
+        cronExpression: '0 8 * * 1-5',
+      });
       expect(job).toMatchObject({
         name: 'Morning summary',
         cronExpression: '0 8 * * 1-5',
@@ -51,23 +83,43 @@ describe('scheduled jobs', () => {
         failing: false,
         running: false,
       });
-      const chats: ChatSummary[] = (await owner.get('/api/chats').expect(200)).body;
-      expect(chats.find((c) => c.id === job.chatId)).toMatchObject({ title: 'Job: Morning summary', kind: 'cron' });
-      expect((await owner.get(`/api/cronjobs/${job.id}`).expect(200)).body.id).toBe(job.id);
+      const chats: ChatSummary[] = (await owner.get('/api/chats').expect(200))
+        .body;
+      expect(chats.find((c) => c.id === job.chatId)).toMatchObject({
+        title: 'Job: Morning summary',
+        kind: 'cron',
+      });
+      expect(
+        (await owner.get(`/api/cronjobs/${job.id}`).expect(200)).body.id,
+      ).toBe(job.id);
       await owner.delete(`/api/cronjobs/${job.id}`).expect(204);
     });
 
     it('previews an expression, or says why it is refused', async () => {
-      const ok = await owner.get('/api/cronjobs/preview').query({ cronExpression: '30 7 * * *' }).expect(200);
+      const ok = await owner
+        .get('/api/cronjobs/preview')
+        .query({ cronExpression: '30 7 * * *' })
+        .expect(200);
       expect(ok.body).toEqual({
         valid: true,
         error: null,
         description: 'At 07:30',
-        nextRuns: [week.at(1, '07:30'), week.at(2, '07:30'), week.at(3, '07:30')],
+        nextRuns: [
+          week.at(1, '07:30'),
+          week.at(2, '07:30'),
+          week.at(3, '07:30'),
+        ],
         timezone: 'Europe/Berlin',
       });
-      const bad = await owner.get('/api/cronjobs/preview').query({ cronExpression: '*/20 * * * * *' }).expect(200);
-      expect(bad.body).toMatchObject({ valid: false, description: null, nextRuns: [] });
+      const bad = await owner
+        .get('/api/cronjobs/preview')
+        .query({ cronExpression: '*/20 * * * * *' })
+        .expect(200);
+      expect(bad.body).toMatchObject({
+        valid: false,
+        description: null,
+        nextRuns: [],
+      });
       expect(bad.body.error).toContain('more often than once a minute');
       await owner.get('/api/cronjobs/preview').expect(400);
     });
@@ -77,38 +129,108 @@ describe('scheduled jobs', () => {
         [{ instruction: 'x', cronExpression: '0 8 * * *' }, 'name'],
         [{ name: 'x', cronExpression: '0 8 * * *' }, 'instruction'],
         [{ name: 'x', instruction: 'y' }, 'cron'],
-        [{ name: '   ', instruction: 'y', cronExpression: '0 8 * * *' }, 'name must be a non-empty text'],
-        [{ name: 'x', instruction: 'y', cronExpression: 'every morning' }, 'Invalid cron expression'],
-        [{ name: 'x', instruction: 'y', cronExpression: '* * * * * *' }, 'more often than once a minute'],
-        [{ name: 'x', instruction: 'y', cronExpression: '0 0 30 2 *' }, 'never runs'],
-        [{ name: 'x'.repeat(201), instruction: 'y', cronExpression: '0 8 * * *' }, 'name'],
-        [{ name: 'x', instruction: 'y', cronExpression: '0 8 * * *', enabled: 'yes' }, 'enabled'],
-        [{ name: 'x', instruction: 'y', cronExpression: '0 8 * * *', chatId: 'abc' }, 'chatId should not exist'],
+        [
+          { name: '   ', instruction: 'y', cronExpression: '0 8 * * *' },
+          'name must be a non-empty text',
+        ],
+        [
+          { name: 'x', instruction: 'y', cronExpression: 'every morning' },
+          'Invalid cron expression',
+        ],
+        [
+          { name: 'x', instruction: 'y', cronExpression: '* * * * * *' },
+          'more often than once a minute',
+        ],
+        [
+          { name: 'x', instruction: 'y', cronExpression: '0 0 30 2 *' },
+          'never runs',
+        ],
+        [
+          {
+            name: 'x'.repeat(201),
+            instruction: 'y',
+            cronExpression: '0 8 * * *',
+          },
+          'name',
+        ],
+        [
+          {
+            name: 'x',
+            instruction: 'y',
+            cronExpression: '0 8 * * *',
+            enabled: 'yes',
+          },
+          'enabled',
+        ],
+        [
+          {
+            name: 'x',
+            instruction: 'y',
+            cronExpression: '0 8 * * *',
+            chatId: 'abc',
+          },
+          'chatId should not exist',
+        ],
       ];
       for (const [body, text] of cases) {
         const res = await owner.post('/api/cronjobs').send(body).expect(400);
         expect([res.body.message].flat().join('; ')).toContain(text);
       }
-      const job = await create(owner, { name: 'Keep', instruction: 'Keep me.', cronExpression: '0 9 * * *' });
-      await owner.patch(`/api/cronjobs/${job.id}`).send({ cronExpression: '61 * * * *' }).expect(400);
+      const job = await create(owner, {
+        name: 'Keep',
+        instruction: 'Keep me.',
+        cronExpression: '0 9 * * *',
+      });
+      await owner
+        .patch(`/api/cronjobs/${job.id}`)
+        .send({ cronExpression: '61 * * * *' })
+        .expect(400);
       await owner.patch(`/api/cronjobs/${job.id}`).send({}).expect(400);
-      await owner.patch(`/api/cronjobs/${job.id}`).send({ name: 'Renamed', cronExpression: 'nope' }).expect(400);
-      await owner.patch('/api/cronjobs/000000000000000000000000').send({ name: 'x' }).expect(404);
+      await owner
+        .patch(`/api/cronjobs/${job.id}`)
+        .send({ name: 'Renamed', cronExpression: 'nope' })
+        .expect(400);
+      await owner
+        .patch('/api/cronjobs/000000000000000000000000')
+        .send({ name: 'x' })
+        .expect(404);
       await owner.get('/api/cronjobs/not-an-id').expect(404);
       await owner.delete('/api/cronjobs/000000000000000000000000').expect(404);
-      await owner.post('/api/cronjobs/000000000000000000000000/run').expect(404);
-      await owner.get(`/api/cronjobs/${job.id}/runs`).query({ limit: 0 }).expect(400);
-      await owner.get(`/api/cronjobs/${job.id}/runs`).query({ before: 'x' }).expect(400);
-      expect(await jobs(owner)).toEqual([expect.objectContaining({ id: job.id, name: 'Keep', cronExpression: '0 9 * * *' })]);
-      const chats: ChatSummary[] = (await owner.get('/api/chats').expect(200)).body;
+      await owner
+        .post('/api/cronjobs/000000000000000000000000/run')
+        .expect(404);
+      await owner
+        .get(`/api/cronjobs/${job.id}/runs`)
+        .query({ limit: 0 })
+        .expect(400);
+      await owner
+        .get(`/api/cronjobs/${job.id}/runs`)
+        .query({ before: 'x' })
+        .expect(400);
+      expect(await jobs(owner)).toEqual([
+        expect.objectContaining({
+          id: job.id,
+          name: 'Keep',
+          cronExpression: '0 9 * * *',
+        }),
+      ]);
+      const chats: ChatSummary[] = (await owner.get('/api/chats').expect(200))
+        .body;
       expect(chats.filter((c) => c.kind === 'cron')).toHaveLength(1);
       await owner.delete(`/api/cronjobs/${job.id}`).expect(204);
     });
 
     it('fires a due job in its chat, records the run, and deletes job, chat and history together', async () => {
       t.clock.set(new Date(MONDAY_BEFORE_EIGHT));
-      const job = await create(owner, { name: 'Morning summary', instruction: "Summarise today's schedule.", cronExpression: '0 8 * * 1-5' });
-      fake.openai.enqueue({ text: ['You have ', 'two meetings.'], usage: { promptTokens: 40, completionTokens: 4 } });
+      const job = await create(owner, {
+        name: 'Morning summary',
+        instruction: "Summarise today's schedule.",
+        cronExpression: '0 8 * * 1-5',
+      });
+      fake.openai.enqueue({
+        text: ['You have ', 'two meetings.'],
+        usage: { promptTokens: 40, completionTokens: 4 },
+      });
 
       await tickAt(t, week.at(0, '07:59:59'));
       expect(fake.openai.requests).toHaveLength(0);
@@ -140,7 +262,8 @@ describe('scheduled jobs', () => {
       // The same due time is never fired twice.
       await tickAt(t, week.at(0, '08:00:30'));
       expect(await runsOf(owner, job.id)()).toHaveLength(1);
-      const view = (await owner.get(`/api/cronjobs/${job.id}`).expect(200)).body as CronJobView;
+      const view = (await owner.get(`/api/cronjobs/${job.id}`).expect(200))
+        .body as CronJobView;
       expect(view.lastRun).toMatchObject({ id: run.id, outcome: 'success' });
       expect(view.nextRuns[0]).toBe(week.at(1, '08:00'));
 
@@ -148,16 +271,24 @@ describe('scheduled jobs', () => {
       await owner.get(`/api/chats/${job.chatId}/messages`).expect(404);
       await owner.get(`/api/cronjobs/${job.id}/runs`).expect(404);
       const connection = t.app.get<Connection>(getConnectionToken());
-      expect(await connection.collection('automation_runs').countDocuments({})).toBe(0);
+      expect(
+        await connection.collection('automation_runs').countDocuments({}),
+      ).toBe(0);
     });
 
     it('skips a run while the previous one is still running and records it as busy; "run now" answers 409 meanwhile', async () => {
       t.clock.set(new Date(week.at(0, '10:00:10')));
-      const job = await create(owner, { name: 'Every minute', instruction: 'Tick.', cronExpression: '* * * * *' });
+      const job = await create(owner, {
+        name: 'Every minute',
+        instruction: 'Tick.',
+        cronExpression: '* * * * *',
+      });
       fake.openai.enqueue({ text: ['slow ', 'answer'], chunkDelayMs: 400 });
       await tickAt(t, week.at(0, '10:01:00.050'));
       await owner.post(`/api/cronjobs/${job.id}/run`).expect(409);
-      expect((await owner.get(`/api/cronjobs/${job.id}`).expect(200)).body.running).toBe(true);
+      expect(
+        (await owner.get(`/api/cronjobs/${job.id}`).expect(200)).body.running,
+      ).toBe(true);
       await tickAt(t, week.at(0, '10:02:00.050'));
       const runs = await settledRuns(runsOf(owner, job.id), 2);
       expect(runs.map((r) => [r.outcome, r.reason, r.dueAt])).toEqual([
@@ -168,32 +299,63 @@ describe('scheduled jobs', () => {
     });
 
     it('runs a paused job by hand, flags a job that keeps failing, and clears the flag after a success', async () => {
-      const job = await create(owner, { name: 'Fragile', instruction: 'Try.', cronExpression: '0 12 * * *', enabled: false });
+      const job = await create(owner, {
+        name: 'Fragile',
+        instruction: 'Try.',
+        cronExpression: '0 12 * * *',
+        enabled: false,
+      });
       expect(job.nextRuns).toEqual([]);
       for (let i = 0; i < 3; i++) {
         fake.openai.enqueue({ status: 500, message: 'upstream broke' });
-        const started = await owner.post(`/api/cronjobs/${job.id}/run`).expect(202);
-        expect(started.body).toMatchObject({ outcome: 'running', trigger: 'manual', dueAt: null });
+        const started = await owner
+          .post(`/api/cronjobs/${job.id}/run`)
+          .expect(202);
+        expect(started.body).toMatchObject({
+          outcome: 'running',
+          trigger: 'manual',
+          dueAt: null,
+        });
         await settledRuns(runsOf(owner, job.id), i + 1);
       }
-      let view: CronJobView = (await owner.get(`/api/cronjobs/${job.id}`).expect(200)).body;
-      expect(view).toMatchObject({ consecutiveFailures: 3, failing: true, lastRun: { outcome: 'error' } });
+      let view: CronJobView = (
+        await owner.get(`/api/cronjobs/${job.id}`).expect(200)
+      ).body;
+      expect(view).toMatchObject({
+        consecutiveFailures: 3,
+        failing: true,
+        lastRun: { outcome: 'error' },
+      });
       expect(view.lastRun?.error).toMatch(/500|server error/i);
 
       fake.openai.enqueue({ text: ['Fine now.'] });
       await owner.post(`/api/cronjobs/${job.id}/run`).expect(202);
       await settledRuns(runsOf(owner, job.id), 4);
       view = (await owner.get(`/api/cronjobs/${job.id}`).expect(200)).body;
-      expect(view).toMatchObject({ consecutiveFailures: 0, failing: false, lastRun: { outcome: 'success' } });
+      expect(view).toMatchObject({
+        consecutiveFailures: 0,
+        failing: false,
+        lastRun: { outcome: 'success' },
+      });
 
-      const resumed = await owner.patch(`/api/cronjobs/${job.id}`).send({ enabled: true }).expect(200);
+      const resumed = await owner
+        .patch(`/api/cronjobs/${job.id}`)
+        .send({ enabled: true })
+        .expect(200);
       expect(resumed.body.nextRuns).toHaveLength(3);
       await owner.delete(`/api/cronjobs/${job.id}`).expect(204);
     });
 
     it('records a run that cannot start (no model) as an error instead of losing it', async () => {
-      const job = await create(owner, { name: 'No model', instruction: 'x', cronExpression: '0 12 * * *' });
-      await owner.patch('/api/settings').send({ primaryModel: null }).expect(200);
+      const job = await create(owner, {
+        name: 'No model',
+        instruction: 'x',
+        cronExpression: '0 12 * * *',
+      });
+      await owner
+        .patch('/api/settings')
+        .send({ primaryModel: null })
+        .expect(200);
       try {
         await owner.post(`/api/cronjobs/${job.id}/run`).expect(202);
         const [run] = await settledRuns(runsOf(owner, job.id));
@@ -217,21 +379,33 @@ describe('scheduled jobs', () => {
     afterAll(() => t.close());
 
     it('lets the AI create a job from chat that then fires and writes its reply in its own chat', async () => {
-      const chat: ChatSummary = (await owner.post('/api/chats').send({}).expect(201)).body;
+      const chat: ChatSummary = (
+        await owner.post('/api/chats').send({}).expect(201)
+      ).body;
       fake.openai.enqueue(
         {
           toolCalls: [
             {
               id: 'call_job',
               name: 'manage_cronjob',
-              arguments: { action: 'create', name: 'Weekday summary', instruction: 'Summarise my schedule for today.', cron_expression: '0 8 * * 1-5' },
+              arguments: {
+                action: 'create',
+                name: 'Weekday summary',
+                instruction: 'Summarise my schedule for today.',
+                cron_expression: '0 8 * * 1-5',
+              },
             },
           ],
         },
         { text: ['Done: every weekday at 08:00.'] },
       );
-      const events = await client.send(chat.id, 'every weekday at 8:00 summarise my schedule for today');
-      const [result] = eventsNamed(events, 'tool_result') as { result: string }[];
+      const events = await client.send(
+        chat.id,
+        'every weekday at 8:00 summarise my schedule for today',
+      );
+      const [result] = eventsNamed(events, 'tool_result') as {
+        result: string;
+      }[];
       const created = JSON.parse(result.result);
       expect(created).toMatchObject({
         name: 'Weekday summary',
@@ -242,25 +416,37 @@ describe('scheduled jobs', () => {
       });
       const [job] = await jobs(owner);
       expect(job.id).toBe(created.job_id);
-      expect(fake.openai.requests[0].body.tools.map((tool: { function: { name: string } }) => tool.function.name)).toEqual(
-        expect.arrayContaining(['manage_cronjob', 'manage_pulse']),
-      );
+      expect(
+        fake.openai.requests[0].body.tools.map(
+          (tool: { function: { name: string } }) => tool.function.name,
+        ),
+      ).toEqual(expect.arrayContaining(['manage_cronjob', 'manage_pulse']));
 
       fake.openai.enqueue({ text: ['Today: dentist at 10:00.'] });
       await tickAt(t, week.at(0, '08:00:00.100'));
       const [run] = await settledRuns(runsOf(owner, job.id));
       expect(run.outcome).toBe('success');
       const thread = await messages(owner, job.chatId as string);
-      expect(thread.map((m) => m.content)).toEqual(['Summarise my schedule for today.', 'Today: dentist at 10:00.']);
+      expect(thread.map((m) => m.content)).toEqual([
+        'Summarise my schedule for today.',
+        'Today: dentist at 10:00.',
+      ]);
     });
 
     it('answers every action with the seed shapes and refuses bad arguments without writing', async () => {
-      const chat: ChatSummary = (await owner.post('/api/chats').send({}).expect(201)).body;
+      const chat: ChatSummary = (
+        await owner.post('/api/chats').send({}).expect(201)
+      ).body;
       const [job] = await jobs(owner);
       const calls = [
         { action: 'list' },
         { action: 'toggle', job_id: job.id },
-        { action: 'update', job_id: job.id, name: 'Renamed', cron_expression: '15 9 * * *' },
+        {
+          action: 'update',
+          job_id: job.id,
+          name: 'Renamed',
+          cron_expression: '15 9 * * *',
+        },
         { action: 'create', name: 'Half' },
         { action: 'update', job_id: job.id, cron_expression: '*/5 * * * * *' },
         { action: 'update' },
@@ -269,12 +455,31 @@ describe('scheduled jobs', () => {
         { action: 'create', name: 'x', instruction: 'y', cron_expression: 5 },
         { action: 'delete', job_id: job.id },
       ];
-      fake.openai.enqueue({ toolCalls: calls.map((args, i) => ({ id: `c${i}`, name: 'manage_cronjob', arguments: args })) }, { text: ['ok'] });
+      fake.openai.enqueue(
+        {
+          toolCalls: calls.map((args, i) => ({
+            id: `c${i}`,
+            name: 'manage_cronjob',
+            arguments: args,
+          })),
+        },
+        { text: ['ok'] },
+      );
       const events = await client.send(chat.id, 'manage my jobs');
-      const results = (eventsNamed(events, 'tool_result') as { id: string; result: string }[]).map((r) => JSON.parse(r.result));
+      const results = (
+        eventsNamed(events, 'tool_result') as { id: string; result: string }[]
+      ).map((r) => JSON.parse(r.result));
       expect(results[0].jobs).toHaveLength(1);
-      expect(results[1]).toMatchObject({ job_id: job.id, enabled: false, next_runs: [] });
-      expect(results[2]).toMatchObject({ name: 'Renamed', cron_expression: '15 9 * * *', schedule: 'At 09:15' });
+      expect(results[1]).toMatchObject({
+        job_id: job.id,
+        enabled: false,
+        next_runs: [],
+      });
+      expect(results[2]).toMatchObject({
+        name: 'Renamed',
+        cron_expression: '15 9 * * *',
+        schedule: 'At 09:15',
+      });
       expect(results[3].error).toContain('instruction is required');
       expect(results[4].error).toContain('more often than once a minute');
       expect(results[5].error).toContain('update needs job_id');
@@ -287,7 +492,9 @@ describe('scheduled jobs', () => {
     });
 
     it('schedules a job the AI wrote straight into cronjobs with db_query', async () => {
-      const chat: ChatSummary = (await owner.post('/api/chats').send({}).expect(201)).body;
+      const chat: ChatSummary = (
+        await owner.post('/api/chats').send({}).expect(201)
+      ).body;
       t.clock.set(new Date(week.at(0, '11:00')));
       fake.openai.enqueue(
         {
@@ -295,7 +502,16 @@ describe('scheduled jobs', () => {
             {
               id: 'call_db',
               name: 'db_query',
-              arguments: { operation: 'insertOne', collection: 'cronjobs', data: { name: 'Raw', instruction: 'Raw run.', cronExpression: '30 11 * * *', enabled: true } },
+              arguments: {
+                operation: 'insertOne',
+                collection: 'cronjobs',
+                data: {
+                  name: 'Raw',
+                  instruction: 'Raw run.',
+                  cronExpression: '30 11 * * *',
+                  enabled: true,
+                },
+              },
             },
           ],
         },
@@ -303,14 +519,24 @@ describe('scheduled jobs', () => {
       );
       await client.send(chat.id, 'insert a job directly');
       const [raw] = await jobs(owner);
-      expect(raw).toMatchObject({ name: 'Raw', chatId: null, nextRuns: [week.at(0, '11:30'), week.at(1, '11:30'), week.at(2, '11:30')] });
+      expect(raw).toMatchObject({
+        name: 'Raw',
+        chatId: null,
+        nextRuns: [
+          week.at(0, '11:30'),
+          week.at(1, '11:30'),
+          week.at(2, '11:30'),
+        ],
+      });
       fake.openai.enqueue({ text: ['Raw done.'] });
       await tickAt(t, week.at(0, '11:30:00.100'));
       const [run] = await settledRuns(runsOf(owner, raw.id));
       expect(run.outcome).toBe('success');
       const [after] = await jobs(owner);
       expect(after.chatId).toBe(run.chatId);
-      expect((await messages(owner, after.chatId as string)).map((m) => m.content)).toEqual(['Raw run.', 'Raw done.']);
+      expect(
+        (await messages(owner, after.chatId as string)).map((m) => m.content),
+      ).toEqual(['Raw run.', 'Raw done.']);
     });
   });
 
@@ -318,13 +544,24 @@ describe('scheduled jobs', () => {
     it('re-registers jobs, catches a recently missed run up once, and records older ones as missed', async () => {
       const database = keptDatabase();
       let { t, owner } = await boot({ database });
-      const hourly = await create(owner, { name: 'Hourly', instruction: 'Hourly check.', cronExpression: '0 * * * *' });
-      const daily = await create(owner, { name: 'Daily', instruction: 'Daily check.', cronExpression: '0 8 * * *' });
+      const hourly = await create(owner, {
+        name: 'Hourly',
+        instruction: 'Hourly check.',
+        cronExpression: '0 * * * *',
+      });
+      const daily = await create(owner, {
+        name: 'Daily',
+        instruction: 'Daily check.',
+        cronExpression: '0 8 * * *',
+      });
       await t.close();
 
       // Down from Monday 07:59:30 to 18:20: eleven hourly times passed (08:00 … 18:00), the daily 08:00 over 10 h ago.
       fake.openai.fallback = { text: ['caught up'] };
-      ({ t, owner } = await boot({ database, now: new Date(week.at(0, '18:20')) }));
+      ({ t, owner } = await boot({
+        database,
+        now: new Date(week.at(0, '18:20')),
+      }));
       try {
         const hourlyRuns = await settledRuns(runsOf(owner, hourly.id), 2);
         expect(hourlyRuns.map((r) => [r.trigger, r.outcome, r.dueAt])).toEqual([
@@ -333,14 +570,20 @@ describe('scheduled jobs', () => {
         ]);
         expect(hourlyRuns[1].reason).toContain('10 scheduled runs were missed');
         const dailyRuns = await settledRuns(runsOf(owner, daily.id), 1);
-        expect(dailyRuns).toEqual([expect.objectContaining({ outcome: 'missed', dueAt: MONDAY_EIGHT })]);
+        expect(dailyRuns).toEqual([
+          expect.objectContaining({ outcome: 'missed', dueAt: MONDAY_EIGHT }),
+        ]);
         expect(dailyRuns[0].reason).toContain('1 scheduled run was missed');
         expect(fake.openai.requests).toHaveLength(1);
 
         // Registered again: the next hour fires on time, once.
         await tickAt(t, week.at(0, '19:00:00.200'));
         const next = await settledRuns(runsOf(owner, hourly.id), 3);
-        expect(next[0]).toMatchObject({ trigger: 'schedule', outcome: 'success', dueAt: week.at(0, '19:00') });
+        expect(next[0]).toMatchObject({
+          trigger: 'schedule',
+          outcome: 'success',
+          dueAt: week.at(0, '19:00'),
+        });
         expect(fake.openai.requests).toHaveLength(2);
       } finally {
         await t.app.get<Connection>(getConnectionToken()).dropDatabase();
@@ -351,17 +594,31 @@ describe('scheduled jobs', () => {
     it('stores a run cut by a shutdown as interrupted, and closes one a crash left running', async () => {
       const database = keptDatabase();
       let { t, owner } = await boot({ database });
-      const job = await create(owner, { name: 'Long', instruction: 'Long work.', cronExpression: '0 12 * * *' });
-      fake.openai.enqueue({ text: ['Partial ', 'answer', ' never', ' finished'], chunkDelayMs: 1500 });
+      const job = await create(owner, {
+        name: 'Long',
+        instruction: 'Long work.',
+        cronExpression: '0 12 * * *',
+      });
+      fake.openai.enqueue({
+        text: ['Partial ', 'answer', ' never', ' finished'],
+        chunkDelayMs: 1500,
+      });
       await owner.post(`/api/cronjobs/${job.id}/run`).expect(202);
       await new Promise((resolve) => setTimeout(resolve, 300));
       await t.close();
 
       ({ t, owner } = await boot({ database }));
       const [run] = await settledRuns(runsOf(owner, job.id));
-      expect(run).toMatchObject({ outcome: 'error', error: 'This run was interrupted because the server stopped.' });
+      expect(run).toMatchObject({
+        outcome: 'error',
+        error: 'This run was interrupted because the server stopped.',
+      });
       const thread = await messages(owner, job.chatId as string);
-      expect(thread[1]).toMatchObject({ role: 'assistant', content: 'Partial ', status: 'stopped' });
+      expect(thread[1]).toMatchObject({
+        role: 'assistant',
+        content: 'Partial ',
+        status: 'stopped',
+      });
 
       // A crash leaves no chance to store: the next start closes the run.
       const connection = t.app.get<Connection>(getConnectionToken());

@@ -1,4 +1,7 @@
-import { MEMORY_MAX_LENGTH, type SystemInstruction } from '@metatronos/shared-types';
+import {
+  MEMORY_MAX_LENGTH,
+  type SystemInstruction,
+} from '@metatronos/shared-types';
 import { getConnectionToken } from '@nestjs/mongoose';
 import type { Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
@@ -8,14 +11,19 @@ import { createTestApp, type TestApp } from './support/test-app';
 describe('system instruction', () => {
   let t: TestApp;
   let owner: TestAgent;
-  const settings = () => t.app.get<Connection>(getConnectionToken()).collection('settings');
-  const prompt = async (): Promise<string | null> => (await owner.get('/api/system-instruction/prompt').expect(200)).body.prompt;
+  const settings = () =>
+    t.app.get<Connection>(getConnectionToken()).collection('settings');
+  const prompt = async (): Promise<string | null> =>
+    (await owner.get('/api/system-instruction/prompt').expect(200)).body.prompt;
 
   beforeAll(async () => {
     t = await createTestApp();
     owner = await t.owner();
     t.clock.set(new Date('2026-11-21T13:05:00Z'));
-    await owner.patch('/api/settings').send({ timezone: 'Europe/Paris' }).expect(200);
+    await owner
+      .patch('/api/settings')
+      .send({ timezone: 'Europe/Paris' })
+      .expect(200);
   });
   afterAll(() => t.close());
 
@@ -26,14 +34,23 @@ describe('system instruction', () => {
     expect(instruction.coreInstruction).toContain('Personal Data Management');
     expect(instruction.memory).toBe('');
     expect(instruction.memoryEnabled).toBe(true);
-    for (const name of ['master', 'contacts', 'schedule']) expect(instruction.dbSchema).toContain(name);
+    for (const name of ['master', 'contacts', 'schedule'])
+      expect(instruction.dbSchema).toContain(name);
   });
 
   it('builds the combined prompt: core, date in the owner zone, memory, database, available tools', async () => {
     const text = (await prompt()) as string;
     const headings = [...text.matchAll(/^## .+$/gm)].map((m) => m[0]);
-    expect(headings.slice(-5)).toEqual(['## Current Date & Time', '## Your Memory', '## Your Database', '## Available Tools', '## Pulse Status']);
-    expect(text).toContain('Saturday, 21 November 2026 at 14:05 (Europe/Paris, GMT+01:00)');
+    expect(headings.slice(-5)).toEqual([
+      '## Current Date & Time',
+      '## Your Memory',
+      '## Your Database',
+      '## Available Tools',
+      '## Pulse Status',
+    ]);
+    expect(text).toContain(
+      'Saturday, 21 November 2026 at 14:05 (Europe/Paris, GMT+01:00)',
+    );
     expect(text).toContain('## Your Memory\nNo memories stored yet.');
     expect(text).toMatch(/- \*\*save_memory\*\*: /);
     expect(text).toMatch(/- \*\*db_query\*\*: /);
@@ -42,41 +59,103 @@ describe('system instruction', () => {
   });
 
   it('lists sections contributed through the registry in order', () => {
-    expect(t.app.get(CombinedPromptBuilder).sectionIds()).toEqual(['datetime', 'memory', 'database', 'tools', 'pulse-status', 'pulse-notes', 'whatsapp-permissions']);
+    expect(t.app.get(CombinedPromptBuilder).sectionIds()).toEqual([
+      'datetime',
+      'memory',
+      'database',
+      'tools',
+      'pulse-status',
+      'pulse-notes',
+      'whatsapp-permissions',
+    ]);
   });
 
   it('saves edits, stamps updatedAt and shows them in the prompt', async () => {
     t.clock.advance(60_000);
-    const res = await owner.patch('/api/system-instruction').send({ coreInstruction: 'You are Metatron, terse.', memory: '- Owner: Ada' }).expect(200);
-    expect(res.body).toMatchObject({ coreInstruction: 'You are Metatron, terse.', memory: '- Owner: Ada', memoryEnabled: true });
+    const res = await owner
+      .patch('/api/system-instruction')
+      .send({
+        coreInstruction: 'You are Metatron, terse.',
+        memory: '- Owner: Ada',
+      })
+      .expect(200);
+    expect(res.body).toMatchObject({
+      coreInstruction: 'You are Metatron, terse.',
+      memory: '- Owner: Ada',
+      memoryEnabled: true,
+    });
     expect(res.body.updatedAt).toBe(t.clock.now().toISOString());
     const text = (await prompt()) as string;
-    expect(text.startsWith('You are Metatron, terse.\n\n---\n\n## Current Date & Time')).toBe(true);
+    expect(
+      text.startsWith(
+        'You are Metatron, terse.\n\n---\n\n## Current Date & Time',
+      ),
+    ).toBe(true);
     expect(text).toContain('## Your Memory\n- Owner: Ada');
   });
 
   it('refuses a memory over 4,000 characters and keeps the old one', async () => {
-    const res = await owner.patch('/api/system-instruction').send({ memory: 'x'.repeat(MEMORY_MAX_LENGTH + 1) }).expect(400);
-    expect(JSON.stringify(res.body.message)).toContain(`memory must be at most ${MEMORY_MAX_LENGTH} characters`);
-    await owner.patch('/api/system-instruction').send({ memoryEnabled: 'yes' }).expect(400);
-    expect((await owner.get('/api/system-instruction').expect(200)).body.memory).toBe('- Owner: Ada');
-    await owner.patch('/api/system-instruction').send({ memory: 'y'.repeat(MEMORY_MAX_LENGTH) }).expect(200);
+    const res = await owner
+      .patch('/api/system-instruction')
+      .send({ memory: 'x'.repeat(MEMORY_MAX_LENGTH + 1) })
+      .expect(400);
+    expect(JSON.stringify(res.body.message)).toContain(
+      `memory must be at most ${MEMORY_MAX_LENGTH} characters`,
+    );
+    await owner
+      .patch('/api/system-instruction')
+      .send({ memoryEnabled: 'yes' })
+      .expect(400);
+    expect(
+      (await owner.get('/api/system-instruction').expect(200)).body.memory,
+    ).toBe('- Owner: Ada');
+    await owner
+      .patch('/api/system-instruction')
+      .send({ memory: 'y'.repeat(MEMORY_MAX_LENGTH) })
+      .expect(200);
   });
 
   it('leaves the tools out of the prompt when memory is off, and sends no prompt for a blank core', async () => {
-    await owner.patch('/api/system-instruction').send({ memoryEnabled: false }).expect(200);
+    await owner
+      .patch('/api/system-instruction')
+      .send({ memoryEnabled: false })
+      .expect(200);
     expect(await prompt()).not.toContain('## Available Tools');
-    await owner.patch('/api/system-instruction').send({ coreInstruction: '  \n ' }).expect(200);
+    await owner
+      .patch('/api/system-instruction')
+      .send({ coreInstruction: '  \n ' })
+      .expect(200);
     expect(await prompt()).toBeNull();
   });
 
   it('backfills an empty stored database documentation with the default one', async () => {
-    await settings().updateOne({ _id: 'system_instruction' as never }, { $set: { dbSchema: '' } });
-    const fresh = await createTestApp({ database: { kind: 'embedded', uri: process.env['METATRON_TEST_MONGODB_URI'] as string, dbName: t.app.get<Connection>(getConnectionToken()).name } });
+    await settings().updateOne(
+      { _id: 'system_instruction' as never },
+      { $set: { dbSchema: '' } },
+    );
+    const fresh = await createTestApp({
+      database: {
+        kind: 'embedded',
+        uri: process.env['METATRON_TEST_MONGODB_URI'] as string,
+        dbName: t.app.get<Connection>(getConnectionToken()).name,
+      },
+    });
     try {
-      const res = await (await fresh.http().post('/api/auth/login').send({ password: 'correct horse battery' }).expect(200)).headers;
+      const res = await (
+        await fresh
+          .http()
+          .post('/api/auth/login')
+          .send({ password: 'correct horse battery' })
+          .expect(200)
+      ).headers;
       const cookie = String(res['set-cookie']).split(';')[0];
-      const instruction: SystemInstruction = (await fresh.http().get('/api/system-instruction').set('Cookie', cookie).expect(200)).body;
+      const instruction: SystemInstruction = (
+        await fresh
+          .http()
+          .get('/api/system-instruction')
+          .set('Cookie', cookie)
+          .expect(200)
+      ).body;
       expect(instruction.dbSchema).toContain('contacts');
     } finally {
       await fresh.close();

@@ -43,7 +43,10 @@ describe('health, system and events', () => {
       expect(stream.status).toBe(200);
       expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
       const first = await stream.next();
-      expect(first).toEqual({ event: 'database.status', data: { status: 'up', at: expect.any(String) } });
+      expect(first).toEqual({
+        event: 'database.status',
+        data: { status: 'up', at: expect.any(String) },
+      });
     } finally {
       stream.close();
     }
@@ -52,10 +55,15 @@ describe('health, system and events', () => {
   it('announces a logout on the event stream, so other open consoles can re-check their session', async () => {
     const { url, cookie } = await t.serve();
     const watcher = await t.serve();
-    const stream = await openSse(`${url}/api/events`, { Cookie: watcher.cookie });
+    const stream = await openSse(`${url}/api/events`, {
+      Cookie: watcher.cookie,
+    });
     try {
       await stream.next((e) => e.event === 'database.status');
-      const res = await fetch(`${url}/api/auth/logout`, { method: 'POST', headers: { Cookie: cookie } });
+      const res = await fetch(`${url}/api/auth/logout`, {
+        method: 'POST',
+        headers: { Cookie: cookie },
+      });
       expect(res.status).toBe(204);
       const event = await stream.next((e) => e.event === 'auth.logged_out');
       expect(event.data).toEqual({ at: expect.any(String) });
@@ -72,10 +80,19 @@ describe('when the embedded database dies', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'metatron-dying-db-'));
-    database = await EmbeddedDatabase.start({ binPath: ferretdbBinary(), dataDir });
+    database = await EmbeddedDatabase.start({
+      binPath: ferretdbBinary(),
+      dataDir,
+    });
     // One restart, after 3 s: long enough to see the outage, short enough to see the recovery.
     t = await createTestApp({
-      database: { kind: 'embedded', uri: database.uri, dbName: DEFAULT_DB_NAME, embedded: database, restartDelaysMs: [3000] },
+      database: {
+        kind: 'embedded',
+        uri: database.uri,
+        dbName: DEFAULT_DB_NAME,
+        embedded: database,
+        restartDelaysMs: [3000],
+      },
     });
   });
   afterAll(async () => {
@@ -93,20 +110,30 @@ describe('when the embedded database dies', () => {
       process.kill(database.pid as number, 'SIGKILL');
 
       const down = await stream.next((e) => e.event === 'database.status');
-      expect(down.data).toMatchObject({ status: 'down', reason: expect.stringContaining('signal SIGKILL') });
+      expect(down.data).toMatchObject({
+        status: 'down',
+        reason: expect.stringContaining('signal SIGKILL'),
+      });
 
-      await t.http().get('/api/health').expect(503, { status: 'error', db: 'down' });
+      await t
+        .http()
+        .get('/api/health')
+        .expect(503, { status: 'error', db: 'down' });
       const started = Date.now();
       const res = await t.http().get('/api/auth/status').expect(503);
       expect(Date.now() - started).toBeLessThan(1000);
       expect(res.body).toEqual({
         statusCode: 503,
         error: 'Service Unavailable',
-        message: 'The database is unavailable. Check the server log; restarting MetatronOS usually helps.',
+        message:
+          'The database is unavailable. Check the server log; restarting MetatronOS usually helps.',
       });
       await owner.get('/api/system').expect(503);
 
-      const up = await stream.next((e) => e.event === 'database.status', 10_000);
+      const up = await stream.next(
+        (e) => e.event === 'database.status',
+        10_000,
+      );
       expect(up.data).toMatchObject({ status: 'up' });
       await t.http().get('/api/health').expect(200, { status: 'ok', db: 'up' });
       // Same data: the owner and the session written before the crash are still there.
@@ -121,6 +148,9 @@ describe('when the embedded database dies', () => {
     process.kill(database.pid as number, 'SIGKILL');
     await new Promise((resolve) => setTimeout(resolve, 4000));
     expect(database.running).toBe(false);
-    await t.http().get('/api/health').expect(503, { status: 'error', db: 'down' });
+    await t
+      .http()
+      .get('/api/health')
+      .expect(503, { status: 'error', db: 'down' });
   });
 });

@@ -1,7 +1,17 @@
 import type { ChatSummary } from '@metatronos/shared-types';
 import type TestAgent from 'supertest/lib/agent';
-import { fakeBraveResults, startFakeBraveServer, type FakeBraveServer } from '../../../tools/fake-brave/fake-brave-server';
-import { chatClient, eventsNamed, startFakeProviders, useModel, type ChatClient } from './support/llm-test-kit';
+import {
+  fakeBraveResults,
+  startFakeBraveServer,
+  type FakeBraveServer,
+} from '../../../tools/fake-brave/fake-brave-server';
+import {
+  chatClient,
+  eventsNamed,
+  startFakeProviders,
+  useModel,
+  type ChatClient,
+} from './support/llm-test-kit';
 import { createTestApp, type TestApp } from './support/test-app';
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
@@ -19,7 +29,12 @@ describe('web search', () => {
   beforeAll(async () => {
     fake = await startFakeProviders();
     brave = await startFakeBraveServer();
-    t = await createTestApp({ env: { BRAVE_SEARCH_BASE_URL: brave.baseUrl, WEB_SEARCH_TIMEOUT_MS: String(TIMEOUT_MS) } });
+    t = await createTestApp({
+      env: {
+        BRAVE_SEARCH_BASE_URL: brave.baseUrl,
+        WEB_SEARCH_TIMEOUT_MS: String(TIMEOUT_MS),
+      },
+    });
     owner = await t.owner();
     await useModel(t, 'gpt-4.1-mini');
     client = await chatClient(t);
@@ -35,18 +50,31 @@ describe('web search', () => {
     fake.restoreEnv();
   });
 
-  const setKey = (braveApiKey: string | null) => owner.patch('/api/settings').send({ braveApiKey }).expect(200);
-  const newChat = async (): Promise<ChatSummary> => (await owner.post('/api/chats').send({}).expect(201)).body;
+  const setKey = (braveApiKey: string | null) =>
+    owner.patch('/api/settings').send({ braveApiKey }).expect(200);
+  const newChat = async (): Promise<ChatSummary> =>
+    (await owner.post('/api/chats').send({}).expect(201)).body;
   const toolNames = (index: number): string[] =>
-    (fake.openai.requests[index].body.tools ?? []).map((tool: { function: { name: string } }) => tool.function.name);
-  const systemPrompt = (index: number): string => fake.openai.requests[index].body.messages[0].content;
+    (fake.openai.requests[index].body.tools ?? []).map(
+      (tool: { function: { name: string } }) => tool.function.name,
+    );
+  const systemPrompt = (index: number): string =>
+    fake.openai.requests[index].body.messages[0].content;
 
   /** One chat turn where the model calls web_search with `args`, then answers; returns the parsed tool result. */
-  async function searchTurn(args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  async function searchTurn(
+    args: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
     const chat = await newChat();
-    fake.openai.enqueue({ toolCalls: [{ id: 'call_ws', name: 'web_search', arguments: args }] }, { text: ['Here is what I found.'] });
+    fake.openai.enqueue(
+      { toolCalls: [{ id: 'call_ws', name: 'web_search', arguments: args }] },
+      { text: ['Here is what I found.'] },
+    );
     const events = await client.send(chat.id, 'search the web please');
-    const [result] = eventsNamed(events, 'tool_result') as { name: string; result: string }[];
+    const [result] = eventsNamed(events, 'tool_result') as {
+      name: string;
+      result: string;
+    }[];
     expect(result.name).toBe('web_search');
     return JSON.parse(result.result);
   }
@@ -56,23 +84,41 @@ describe('web search', () => {
       const chat = await newChat();
       fake.openai.enqueue({ text: ['Hi.'] });
       await client.send(chat.id, 'hello');
-      expect(toolNames(0)).toEqual(expect.arrayContaining(['save_memory', 'db_query']));
+      expect(toolNames(0)).toEqual(
+        expect.arrayContaining(['save_memory', 'db_query']),
+      );
       expect(toolNames(0)).not.toContain('web_search');
       expect(systemPrompt(0)).not.toContain('web_search');
     });
 
     it('answers 400 on the test route and calls nobody', async () => {
       const res = await owner.post('/api/web-search/test').send({}).expect(400);
-      expect(res.body.message).toBe('No Brave Search API key is configured: save one first.');
+      expect(res.body.message).toBe(
+        'No Brave Search API key is configured: save one first.',
+      );
       expect(brave.requests).toHaveLength(0);
     });
 
     it('never searches when the model calls web_search anyway', async () => {
       const chat = await newChat();
-      fake.openai.enqueue({ toolCalls: [{ id: 'call_ws', name: 'web_search', arguments: { query: 'anything' } }] }, { text: ['Sorry.'] });
+      fake.openai.enqueue(
+        {
+          toolCalls: [
+            {
+              id: 'call_ws',
+              name: 'web_search',
+              arguments: { query: 'anything' },
+            },
+          ],
+        },
+        { text: ['Sorry.'] },
+      );
       const events = await client.send(chat.id, 'search the web please');
       expect(eventsNamed(events, 'tool_result')).toEqual([]);
-      expect(fake.openai.requests[1].body.messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_ws' });
+      expect(fake.openai.requests[1].body.messages.at(-1)).toMatchObject({
+        role: 'tool',
+        tool_call_id: 'call_ws',
+      });
       expect(brave.requests).toHaveLength(0);
     });
   });
@@ -90,13 +136,23 @@ describe('web search', () => {
       fake.openai.enqueue({ text: ['Hi.'] });
       await client.send(chat.id, 'hello');
       expect(toolNames(0)).toContain('web_search');
-      const spec = fake.openai.requests[0].body.tools.find((tool: { function: { name: string } }) => tool.function.name === 'web_search');
+      const spec = fake.openai.requests[0].body.tools.find(
+        (tool: { function: { name: string } }) =>
+          tool.function.name === 'web_search',
+      );
       expect(spec.function.parameters).toMatchObject({
         required: ['query'],
-        properties: { query: { type: 'string', maxLength: 400 }, count: { type: 'integer', minimum: 1, maximum: 10 } },
+        properties: {
+          query: { type: 'string', maxLength: 400 },
+          count: { type: 'integer', minimum: 1, maximum: 10 },
+        },
       });
-      expect(systemPrompt(0)).toMatch(/- \*\*web_search\*\*: .*cite the results you used as Markdown links/);
-      const prompt = (await owner.get('/api/system-instruction/prompt').expect(200)).body.prompt as string;
+      expect(systemPrompt(0)).toMatch(
+        /- \*\*web_search\*\*: .*cite the results you used as Markdown links/,
+      );
+      const prompt = (
+        await owner.get('/api/system-instruction/prompt').expect(200)
+      ).body.prompt as string;
       expect(prompt).toContain('- **web_search**:');
       expect(prompt).not.toContain(BRAVE_KEY);
     });
@@ -104,17 +160,37 @@ describe('web search', () => {
     it('runs a search in a chat turn: Brave gets the token and query, the model gets plain-text results', async () => {
       brave.enqueue({
         results: [
-          { title: 'Angular &amp; <b>Signals</b>', url: 'https://angular.dev/guide/signals', description: 'Learn <strong>signals</strong> &mdash; the &quot;new&quot; way.' },
+          {
+            title: 'Angular &amp; <b>Signals</b>',
+            url: 'https://angular.dev/guide/signals',
+            description:
+              'Learn <strong>signals</strong> &mdash; the &quot;new&quot; way.',
+          },
           ...fakeBraveResults('angular', 11),
         ],
       });
-      const result = await searchTurn({ query: '  angular signals ', count: 3 });
+      const result = await searchTurn({
+        query: '  angular signals ',
+        count: 3,
+      });
       expect(result).toEqual({
         query: 'angular signals',
         results: [
-          { title: 'Angular & Signals', url: 'https://angular.dev/guide/signals', snippet: 'Learn signals — the "new" way.' },
-          { title: 'angular – result 1', url: 'https://example.com/angular/1', snippet: 'About angular & more, part 1.' },
-          { title: 'angular – result 2', url: 'https://example.com/angular/2', snippet: 'About angular & more, part 2.' },
+          {
+            title: 'Angular & Signals',
+            url: 'https://angular.dev/guide/signals',
+            snippet: 'Learn signals — the "new" way.',
+          },
+          {
+            title: 'angular – result 1',
+            url: 'https://example.com/angular/1',
+            snippet: 'About angular & more, part 1.',
+          },
+          {
+            title: 'angular – result 2',
+            url: 'https://example.com/angular/2',
+            snippet: 'About angular & more, part 2.',
+          },
         ],
       });
 
@@ -127,10 +203,18 @@ describe('web search', () => {
 
       // The result reached the model in the follow-up request, and the key did not.
       const followUp = fake.openai.requests[1].body.messages;
-      expect(followUp.at(-2)).toMatchObject({ role: 'assistant', tool_calls: [{ id: 'call_ws', function: { name: 'web_search' } }] });
-      expect(followUp.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_ws' });
+      expect(followUp.at(-2)).toMatchObject({
+        role: 'assistant',
+        tool_calls: [{ id: 'call_ws', function: { name: 'web_search' } }],
+      });
+      expect(followUp.at(-1)).toMatchObject({
+        role: 'tool',
+        tool_call_id: 'call_ws',
+      });
       expect(JSON.parse(followUp.at(-1).content)).toEqual(result);
-      expect(JSON.stringify(fake.openai.requests[1].body)).not.toContain(BRAVE_KEY);
+      expect(JSON.stringify(fake.openai.requests[1].body)).not.toContain(
+        BRAVE_KEY,
+      );
     });
 
     it('asks for 5 results by default and keeps at most that many', async () => {
@@ -140,75 +224,141 @@ describe('web search', () => {
       expect(result['results']).toHaveLength(5);
 
       brave.enqueue({ results: fakeBraveResults('tea', 20) });
-      expect((await searchTurn({ query: 'tea', count: 10 }))['results']).toHaveLength(10);
+      expect(
+        (await searchTurn({ query: 'tea', count: 10 }))['results'],
+      ).toHaveLength(10);
       expect(brave.requests[1].query['count']).toBe('10');
     });
 
     it('gives the model a clear error for a refused key, the rate limit, a Brave outage and a timeout', async () => {
-      brave.enqueue({ status: 401, detail: 'The provided subscription token is invalid.' });
-      expect(await searchTurn({ query: 'a' })).toEqual({ error: 'The Brave Search key was refused (HTTP 401). Check the key on the Tools page.' });
+      brave.enqueue({
+        status: 401,
+        detail: 'The provided subscription token is invalid.',
+      });
+      expect(await searchTurn({ query: 'a' })).toEqual({
+        error:
+          'The Brave Search key was refused (HTTP 401). Check the key on the Tools page.',
+      });
 
-      brave.enqueue({ status: 429, detail: 'Request rate limit exceeded for plan.' });
-      expect((await searchTurn({ query: 'b' }))['error']).toMatch(/^Brave Search rate limit reached \(HTTP 429\)/);
+      brave.enqueue({
+        status: 429,
+        detail: 'Request rate limit exceeded for plan.',
+      });
+      expect((await searchTurn({ query: 'b' }))['error']).toMatch(
+        /^Brave Search rate limit reached \(HTTP 429\)/,
+      );
 
       brave.enqueue({ status: 503 });
-      expect(await searchTurn({ query: 'c' })).toEqual({ error: 'Brave Search is having trouble (HTTP 503). Try again later.' });
+      expect(await searchTurn({ query: 'c' })).toEqual({
+        error: 'Brave Search is having trouble (HTTP 503). Try again later.',
+      });
 
-      brave.enqueue({ results: fakeBraveResults('slow', 3), delayMs: TIMEOUT_MS + 3_000 });
+      brave.enqueue({
+        results: fakeBraveResults('slow', 3),
+        delayMs: TIMEOUT_MS + 3_000,
+      });
       const started = Date.now();
-      expect(await searchTurn({ query: 'slow' })).toEqual({ error: 'Brave Search did not answer within 1.5 s.' });
+      expect(await searchTurn({ query: 'slow' })).toEqual({
+        error: 'Brave Search did not answer within 1.5 s.',
+      });
       expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 2_500);
     });
 
     it('refuses bad arguments without calling Brave', async () => {
-      expect(await searchTurn({ query: '   ' })).toEqual({ error: 'query must not be empty' });
-      expect(await searchTurn({ query: 'x', count: 50 })).toEqual({ error: "Argument 'count' must be at most 10" });
-      expect(await searchTurn({ query: 'x', count: 0 })).toEqual({ error: "Argument 'count' must be at least 1" });
-      expect(await searchTurn({ query: 'x'.repeat(401) })).toEqual({ error: "Argument 'query' is 401 characters; the limit is 400" });
-      expect(await searchTurn({})).toEqual({ error: "Missing required argument 'query'" });
+      expect(await searchTurn({ query: '   ' })).toEqual({
+        error: 'query must not be empty',
+      });
+      expect(await searchTurn({ query: 'x', count: 50 })).toEqual({
+        error: "Argument 'count' must be at most 10",
+      });
+      expect(await searchTurn({ query: 'x', count: 0 })).toEqual({
+        error: "Argument 'count' must be at least 1",
+      });
+      expect(await searchTurn({ query: 'x'.repeat(401) })).toEqual({
+        error: "Argument 'query' is 401 characters; the limit is 400",
+      });
+      expect(await searchTurn({})).toEqual({
+        error: "Missing required argument 'query'",
+      });
       expect(brave.requests).toHaveLength(0);
     });
 
     describe('POST /api/web-search/test', () => {
       it('searches "MetatronOS" by default and reports the count, the first result and the time', async () => {
         brave.enqueue({ results: fakeBraveResults('MetatronOS', 4) });
-        const res = await owner.post('/api/web-search/test').send({}).expect(200);
+        const res = await owner
+          .post('/api/web-search/test')
+          .send({})
+          .expect(200);
         expect(res.body).toEqual({
           ok: true,
           results: 4,
           durationMs: expect.any(Number),
-          sample: { title: 'MetatronOS – result 1', url: 'https://example.com/MetatronOS/1' },
+          sample: {
+            title: 'MetatronOS – result 1',
+            url: 'https://example.com/MetatronOS/1',
+          },
         });
-        expect(brave.requests[0].query).toEqual({ q: 'MetatronOS', count: '5' });
+        expect(brave.requests[0].query).toEqual({
+          q: 'MetatronOS',
+          count: '5',
+        });
         expect(brave.requests[0].token).toBe(BRAVE_KEY);
       });
 
       it('searches the given query; no results is still ok', async () => {
         brave.enqueue({ results: [] });
-        const res = await owner.post('/api/web-search/test').send({ query: 'nothing at all' }).expect(200);
+        const res = await owner
+          .post('/api/web-search/test')
+          .send({ query: 'nothing at all' })
+          .expect(200);
         expect(res.body).toMatchObject({ ok: true, results: 0, sample: null });
         expect(brave.requests[0].query['q']).toBe('nothing at all');
       });
 
       it('answers 200 with ok: false and the reason when Brave refuses, never the key', async () => {
-        brave.enqueue({ status: 403, detail: `token ${BRAVE_KEY} is not allowed` });
-        const refused = await owner.post('/api/web-search/test').send({}).expect(200);
+        brave.enqueue({
+          status: 403,
+          detail: `token ${BRAVE_KEY} is not allowed`,
+        });
+        const refused = await owner
+          .post('/api/web-search/test')
+          .send({})
+          .expect(200);
         expect(refused.body).toEqual({
           ok: false,
-          error: 'The Brave Search key was refused (HTTP 403). Check the key on the Tools page.',
+          error:
+            'The Brave Search key was refused (HTTP 403). Check the key on the Tools page.',
           durationMs: expect.any(Number),
         });
         brave.enqueue({ status: 400, detail: `token ${BRAVE_KEY} is odd` });
-        const odd = await owner.post('/api/web-search/test').send({}).expect(200);
-        expect(odd.body.error).toBe('Brave Search refused the search (HTTP 400): token •••• is odd');
-        expect(JSON.stringify([refused.body, odd.body])).not.toContain(BRAVE_KEY);
+        const odd = await owner
+          .post('/api/web-search/test')
+          .send({})
+          .expect(200);
+        expect(odd.body.error).toBe(
+          'Brave Search refused the search (HTTP 400): token •••• is odd',
+        );
+        expect(JSON.stringify([refused.body, odd.body])).not.toContain(
+          BRAVE_KEY,
+        );
       });
 
       it('rejects a bad body with 400 and calls nobody', async () => {
-        const long = await owner.post('/api/web-search/test').send({ query: 'q'.repeat(401) }).expect(400);
-        expect(long.body.message).toEqual(['query must be shorter than or equal to 400 characters']);
-        const notString = await owner.post('/api/web-search/test').send({ query: 42 }).expect(400);
-        expect(notString.body.message).toEqual(expect.arrayContaining(['query must be a string']));
+        const long = await owner
+          .post('/api/web-search/test')
+          .send({ query: 'q'.repeat(401) })
+          .expect(400);
+        expect(long.body.message).toEqual([
+          'query must be shorter than or equal to 400 characters',
+        ]);
+        const notString = await owner
+          .post('/api/web-search/test')
+          .send({ query: 42 })
+          .expect(400);
+        expect(notString.body.message).toEqual(
+          expect.arrayContaining(['query must be a string']),
+        );
         await owner.post('/api/web-search/test').send({ count: 3 }).expect(400);
         expect(brave.requests).toHaveLength(0);
       });

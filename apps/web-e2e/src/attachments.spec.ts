@@ -30,7 +30,10 @@ function solidPng(size: number, [r, g, b]: [number, number, number]): Buffer {
   header.writeUInt32BE(size, 0);
   header.writeUInt32BE(size, 4);
   header.set([8, 2, 0, 0, 0], 8);
-  const row = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: size }, () => [r, g, b]).flat())]);
+  const row = Buffer.concat([
+    Buffer.from([0]),
+    Buffer.from(Array.from({ length: size }, () => [r, g, b]).flat()),
+  ]);
   const pixels = Buffer.concat(Array.from({ length: size }, () => row));
   return Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
@@ -40,9 +43,17 @@ function solidPng(size: number, [r, g, b]: [number, number, number]): Buffer {
   ]);
 }
 
-test('attachments: an image goes with a message to the model and stays on the message after a reload', async ({ page, fake }) => {
+test('attachments: an image goes with a message to the model and stays on the message after a reload', async ({
+  page,
+  fake,
+}) => {
   await ownerSession(page);
-  const settings = await page.request.patch('/api/settings', { data: { openaiApiKey: 'sk-e2e-openai-key-7890', primaryModel: 'gpt-4.1-mini' } });
+  const settings = await page.request.patch('/api/settings', {
+    data: {
+      openaiApiKey: 'sk-e2e-openai-key-7890',
+      primaryModel: 'gpt-4.1-mini',
+    },
+  });
   expect(settings.status()).toBe(200);
   fake.openai.enqueue({ text: ['A green square.'] });
   const png = solidPng(48, [20, 160, 60]);
@@ -50,30 +61,60 @@ test('attachments: an image goes with a message to the model and stays on the me
   await page.goto('/chat');
   await page.getByTestId('new-chat').click();
   await expect(page).toHaveURL(/\/chat\/[0-9a-f]{24}$/);
-  await page.getByTestId('attachment-input').setInputFiles({ name: 'square.png', mimeType: 'image/png', buffer: png });
-  await expect(page.getByTestId('pending-attachment')).toHaveAttribute('data-status', 'done');
-  await expect(page.getByTestId('pending-attachment')).toContainText('square.png');
+  await page
+    .getByTestId('attachment-input')
+    .setInputFiles({ name: 'square.png', mimeType: 'image/png', buffer: png });
+  await expect(page.getByTestId('pending-attachment')).toHaveAttribute(
+    'data-status',
+    'done',
+  );
+  await expect(page.getByTestId('pending-attachment')).toContainText(
+    'square.png',
+  );
   // A refused type is explained and can be removed.
-  await page.getByTestId('attachment-input').setInputFiles({ name: 'tool.exe', mimeType: 'application/octet-stream', buffer: Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]) });
-  await expect(page.getByTestId('attachment-error')).toContainText('This file type is not accepted (.exe)');
+  await page.getByTestId('attachment-input').setInputFiles({
+    name: 'tool.exe',
+    mimeType: 'application/octet-stream',
+    buffer: Buffer.from([
+      0x7f, 0x45, 0x4c, 0x46, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    ]),
+  });
+  await expect(page.getByTestId('attachment-error')).toContainText(
+    'This file type is not accepted (.exe)',
+  );
   await page.getByTestId('remove-attachment').last().click();
   await expect(page.getByTestId('pending-attachment')).toHaveCount(1);
 
   await page.getByTestId('composer-input').fill('What colour is this?');
   await page.getByTestId('send-button').click();
-  await expect(page.getByTestId('assistant-message').last()).toContainText('A green square.');
+  await expect(page.getByTestId('assistant-message').last()).toContainText(
+    'A green square.',
+  );
   await expect(page.getByTestId('pending-attachment')).toHaveCount(0);
 
-  const image = page.getByTestId('user-message').getByTestId('attachment-image').locator('img');
+  const image = page
+    .getByTestId('user-message')
+    .getByTestId('attachment-image')
+    .locator('img');
   await expect(image).toHaveAttribute('alt', 'square.png');
-  await expect.poll(() => image.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(48);
+  await expect
+    .poll(() => image.evaluate((img: HTMLImageElement) => img.naturalWidth))
+    .toBe(48);
   const content = fake.openai.requests[0].body.messages.at(-1).content;
-  expect(content[1]).toEqual({ type: 'image_url', image_url: { url: `data:image/png;base64,${png.toString('base64')}` } });
+  expect(content[1]).toEqual({
+    type: 'image_url',
+    image_url: { url: `data:image/png;base64,${png.toString('base64')}` },
+  });
 
   await page.reload();
-  const reloaded = page.getByTestId('user-message').getByTestId('attachment-image').locator('img');
+  const reloaded = page
+    .getByTestId('user-message')
+    .getByTestId('attachment-image')
+    .locator('img');
   await expect(reloaded).toHaveAttribute('alt', 'square.png');
-  await expect.poll(() => reloaded.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(48);
+  await expect
+    .poll(() => reloaded.evaluate((img: HTMLImageElement) => img.naturalWidth))
+    .toBe(48);
   const src = await reloaded.getAttribute('src');
   const file = await page.request.get(src as string);
   expect(file.headers()['content-type']).toBe('image/png');

@@ -6,7 +6,9 @@ test.use({ appName: 'first-run' });
 test.describe.configure({ mode: 'serial' });
 
 test.describe('owner access', () => {
-  test('first visit asks for a password, refuses a mismatch, then sets it up and opens the console', async ({ page }) => {
+  test('first visit asks for a password, refuses a mismatch, then sets it up and opens the console', async ({
+    page,
+  }) => {
     await page.goto('/');
     await expect(page).toHaveURL(/\/setup$/);
 
@@ -27,7 +29,9 @@ test.describe('owner access', () => {
     await expect(page).not.toHaveURL(/\/setup$/);
   });
 
-  test('logout ends the session: the console asks for the password again', async ({ page }) => {
+  test('logout ends the session: the console asks for the password again', async ({
+    page,
+  }) => {
     await logIn(page);
     await expect(page.getByTestId('new-chat')).toBeVisible();
     await page.getByTestId('logout-button').click();
@@ -36,7 +40,10 @@ test.describe('owner access', () => {
     await page.goto('/system');
     await expect(page).toHaveURL(/\/login/);
     const status = await page.request.get('/api/auth/status');
-    expect(await status.json()).toEqual({ ownerExists: true, authenticated: false });
+    expect(await status.json()).toEqual({
+      ownerExists: true,
+      authenticated: false,
+    });
   });
 
   test('a wrong password is refused with a clear message', async ({ page }) => {
@@ -47,7 +54,9 @@ test.describe('owner access', () => {
     expect((await status.json()).authenticated).toBe(false);
   });
 
-  test('the right password logs in and returns to the page asked for', async ({ page }) => {
+  test('the right password logs in and returns to the page asked for', async ({
+    page,
+  }) => {
     await page.goto('/system');
     await expect(page).toHaveURL(/\/login/);
     await page.getByTestId('login-password').fill(OWNER_PASSWORD);

@@ -25,7 +25,12 @@ const test = base.extend<object, { scanFile: string; app: RunningApp }>({
   ],
   app: [
     async ({ scanFile }, use) => {
-      const app = await startApp({ env: { WHATSAPP_SOCKET_MODULE: FAKE_SOCKET_MODULE, FAKE_WHATSAPP_SCAN_FILE: scanFile } });
+      const app = await startApp({
+        env: {
+          WHATSAPP_SOCKET_MODULE: FAKE_SOCKET_MODULE,
+          FAKE_WHATSAPP_SCAN_FILE: scanFile,
+        },
+      });
       await use(app);
       await app.stop();
     },
@@ -36,7 +41,11 @@ const test = base.extend<object, { scanFile: string; app: RunningApp }>({
 test.use({ appName: 'whatsapp' });
 
 test.describe('WhatsApp', () => {
-  test('link flow: the QR shows right after Link device, the scan connects, disconnect clears the session', async ({ page, app, scanFile }) => {
+  test('link flow: the QR shows right after Link device, the scan connects, disconnect clears the session', async ({
+    page,
+    app,
+    scanFile,
+  }) => {
     expect(app.output()).toContain('A custom WhatsApp socket module is in use');
     await ownerSession(page);
     await page.goto('/tools');
@@ -61,7 +70,9 @@ test.describe('WhatsApp', () => {
     await expect(card.getByTestId('whatsapp-linking')).toHaveCount(0);
     const creds = join(app.dataDir, 'whatsapp-auth', 'creds.json');
     expect(existsSync(creds)).toBe(true);
-    expect(await (await page.request.get('/api/whatsapp/status')).json()).toMatchObject({ status: 'connected', phoneNumber: PHONE });
+    expect(
+      await (await page.request.get('/api/whatsapp/status')).json(),
+    ).toMatchObject({ status: 'connected', phoneNumber: PHONE });
 
     // Still connected after a reload (the status comes from the server).
     await page.reload();
@@ -72,19 +83,27 @@ test.describe('WhatsApp', () => {
     const confirm = card.getByTestId('whatsapp-disconnect-confirm');
     await expect(confirm).toBeVisible();
     await expect(card.getByTestId('whatsapp-disconnect-cancel')).toBeFocused();
-    const clearSession = card.getByTestId('whatsapp-clear-session').getByRole('checkbox');
+    const clearSession = card
+      .getByTestId('whatsapp-clear-session')
+      .getByRole('checkbox');
     await expect(clearSession).not.toBeChecked();
     await clearSession.check();
     await card.getByTestId('whatsapp-disconnect-confirm-button').click();
     await expect(state).toHaveText('Disconnected');
     await expect(confirm).toHaveCount(0);
-    await expect(page.getByText('WhatsApp disconnected and the saved session cleared.')).toBeVisible();
+    await expect(
+      page.getByText('WhatsApp disconnected and the saved session cleared.'),
+    ).toBeVisible();
     await expect(card.getByTestId('whatsapp-link')).toBeEnabled();
     expect(existsSync(creds)).toBe(false);
-    expect(await (await page.request.get('/api/whatsapp/status')).json()).toMatchObject({ status: 'disconnected', phoneNumber: null });
+    expect(
+      await (await page.request.get('/api/whatsapp/status')).json(),
+    ).toMatchObject({ status: 'disconnected', phoneNumber: null });
   });
 
-  test('permissions dialog: add a contact, switch read/reply/trusted, refuse a duplicate, remove it', async ({ page }) => {
+  test('permissions dialog: add a contact, switch read/reply/trusted, refuse a duplicate, remove it', async ({
+    page,
+  }) => {
     await ownerSession(page);
     await page.goto('/tools');
     await page.getByTestId('whatsapp-permissions').click();
@@ -98,26 +117,44 @@ test.describe('WhatsApp', () => {
     const item = dialog.getByTestId('permission-item');
     await expect(item).toHaveCount(1);
     await expect(item.getByTestId('permission-name')).toHaveText('Mom');
-    await expect(item.getByTestId('permission-phone')).toHaveText('+14155551234');
+    await expect(item.getByTestId('permission-phone')).toHaveText(
+      '+14155551234',
+    );
     await expect(dialog.getByTestId('permission-phone-input')).toHaveValue('');
     await expect(dialog.getByTestId('permission-name-input')).toHaveValue('');
 
     const read = item.getByRole('switch', { name: 'Read, Mom' });
     const reply = item.getByRole('switch', { name: 'Reply, Mom' });
     const trusted = item.getByRole('switch', { name: 'Trusted, Mom' });
-    for (const toggle of [read, reply, trusted]) await expect(toggle).not.toBeChecked();
+    for (const toggle of [read, reply, trusted])
+      await expect(toggle).not.toBeChecked();
     for (const toggle of [read, reply, trusted]) {
       await toggle.click();
       await expect(toggle).toBeChecked();
       await expect(toggle).toBeEnabled();
     }
-    const listed = async () => (await page.request.get('/api/whatsapp/permissions')).json();
-    await expect.poll(listed).toEqual([expect.objectContaining({ phoneNumber: '14155551234', displayName: 'Mom', canRead: true, canReply: true, trusted: true })]);
+    const listed = async () =>
+      (await page.request.get('/api/whatsapp/permissions')).json();
+    await expect.poll(listed).toEqual([
+      expect.objectContaining({
+        phoneNumber: '14155551234',
+        displayName: 'Mom',
+        canRead: true,
+        canReply: true,
+        trusted: true,
+      }),
+    ]);
 
     await trusted.click();
     await expect(trusted).not.toBeChecked();
     await expect(trusted).toBeEnabled();
-    await expect.poll(listed).toEqual([expect.objectContaining({ canRead: true, canReply: true, trusted: false })]);
+    await expect.poll(listed).toEqual([
+      expect.objectContaining({
+        canRead: true,
+        canReply: true,
+        trusted: false,
+      }),
+    ]);
 
     // After a reload the dialog shows what the server kept.
     await page.reload();
@@ -131,7 +168,9 @@ test.describe('WhatsApp', () => {
     await dialog.getByTestId('permission-phone-input').fill('14155551234');
     await dialog.getByTestId('permission-name-input').fill('Mother');
     await dialog.getByTestId('add-permission').click();
-    await expect(dialog.getByTestId('permission-add-error')).toHaveText(PERMISSION_EXISTS);
+    await expect(dialog.getByTestId('permission-add-error')).toHaveText(
+      PERMISSION_EXISTS,
+    );
     await expect(dialog.getByTestId('permission-item')).toHaveCount(1);
 
     // Remove, with its confirmation (cancel once first).

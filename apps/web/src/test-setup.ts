@@ -2,5 +2,5 @@ import { setupZonelessTestEnv } from 'jest-preset-angular/setup-env/zoneless';
 
 setupZonelessTestEnv({
   errorOnUnknownElements: true,
-  errorOnUnknownProperties: true
+  errorOnUnknownProperties: true,
 });

@@ -1,7 +1,13 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import type { LlmToolSpec } from '../llm/llm-adapter';
-import { AiToolProvider, toolError, type AiTool, type AiToolAvailabilityContext, type AiToolContext } from './ai-tool';
+import {
+  AiToolProvider,
+  toolError,
+  type AiTool,
+  type AiToolAvailabilityContext,
+  type AiToolContext,
+} from './ai-tool';
 import { checkToolArguments } from './tool-arguments';
 
 const TOOL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]{0,63}$/;
@@ -15,12 +21,16 @@ export class AiToolRegistry implements OnModuleInit {
   constructor(private readonly discovery: DiscoveryService) {}
 
   onModuleInit(): void {
-    for (const wrapper of this.discovery.getProviders({ metadataKey: AiToolProvider.KEY })) {
+    for (const wrapper of this.discovery.getProviders({
+      metadataKey: AiToolProvider.KEY,
+    })) {
       const tool = wrapper.instance as AiTool | undefined;
       if (!tool?.definition) continue;
       const { name } = tool.definition;
-      if (!TOOL_NAME.test(name)) throw new Error(`Tool name '${name}' is not a valid function name`);
-      if (this.tools.has(name)) throw new Error(`Two tools are named '${name}'`);
+      if (!TOOL_NAME.test(name))
+        throw new Error(`Tool name '${name}' is not a valid function name`);
+      if (this.tools.has(name))
+        throw new Error(`Two tools are named '${name}'`);
       this.tools.set(name, tool);
     }
     this.logger.debug(`Tools: ${[...this.tools.keys()].join(', ')}`);
@@ -38,7 +48,9 @@ export class AiToolRegistry implements OnModuleInit {
   /** The tools offered in this context, in registration order. */
   async available(context: AiToolAvailabilityContext): Promise<AiTool[]> {
     const checks = await Promise.all(
-      [...this.tools.values()].map(async (tool) => ((await (tool.isAvailable?.(context) ?? true)) ? tool : null)),
+      [...this.tools.values()].map(async (tool) =>
+        (await (tool.isAvailable?.(context) ?? true)) ? tool : null,
+      ),
     );
     return checks.filter((t): t is AiTool => t !== null);
   }
@@ -51,9 +63,14 @@ export class AiToolRegistry implements OnModuleInit {
    * Runs one call and always answers with a JSON string: an unknown or
    * unavailable tool, bad arguments or a thrown error become `{"error": "..."}`.
    */
-  async execute(name: string, args: Record<string, unknown>, context: AiToolContext): Promise<string> {
+  async execute(
+    name: string,
+    args: Record<string, unknown>,
+    context: AiToolContext,
+  ): Promise<string> {
     const tool = this.tools.get(name);
-    if (!tool || !(await (tool.isAvailable?.(context) ?? true))) return toolError(`Unknown or unavailable tool '${name}'`);
+    if (!tool || !(await (tool.isAvailable?.(context) ?? true)))
+      return toolError(`Unknown or unavailable tool '${name}'`);
     const problem = checkToolArguments(tool.definition.parameters, args);
     if (problem) return toolError(problem);
     try {

@@ -36,7 +36,10 @@ export interface AiTool {
    * fields, types). Returns the JSON string the model receives; throwing is
    * allowed and becomes `{"error": message}`.
    */
-  execute(args: Record<string, unknown>, context: AiToolContext): Promise<string>;
+  execute(
+    args: Record<string, unknown>,
+    context: AiToolContext,
+  ): Promise<string>;
 }
 
 export const AiToolProvider = DiscoveryService.createDecorator<void>();

@@ -14,7 +14,13 @@ import { UpdateDbSchemaTool } from './core-tools/update-db-schema.tool';
 @Global()
 @Module({
   imports: [DiscoveryModule, MongoSandboxModule],
-  providers: [AiToolRegistry, AvailableToolsPromptSection, SaveMemoryTool, DbQueryTool, UpdateDbSchemaTool],
+  providers: [
+    AiToolRegistry,
+    AvailableToolsPromptSection,
+    SaveMemoryTool,
+    DbQueryTool,
+    UpdateDbSchemaTool,
+  ],
   exports: [AiToolRegistry],
 })
 export class AiToolsModule {}

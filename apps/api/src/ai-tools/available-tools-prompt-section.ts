@@ -1,5 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { PromptSectionProvider, type PromptContext, type PromptSection } from '../system-instruction/prompt-section';
+import {
+  PromptSectionProvider,
+  type PromptContext,
+  type PromptSection,
+} from '../system-instruction/prompt-section';
 import { AiToolRegistry } from './ai-tool-registry';
 
 /** "## Available Tools": one line per tool offered right now; absent when tools are off. */
@@ -11,7 +15,11 @@ export class AvailableToolsPromptSection implements PromptSection {
 
   constructor(private readonly registry: AiToolRegistry) {}
 
-  async render({ toolsEnabled, source, settings }: PromptContext): Promise<string | null> {
+  async render({
+    toolsEnabled,
+    source,
+    settings,
+  }: PromptContext): Promise<string | null> {
     if (!toolsEnabled) return null;
     const tools = await this.registry.available({ source, settings });
     if (tools.length === 0) return null;

@@ -48,7 +48,13 @@ export interface AppModuleOptions {
 
 @Module({})
 export class AppModule {
-  static forRoot({ config, database, clock, passwordHasher, providers = [] }: AppModuleOptions): DynamicModule {
+  static forRoot({
+    config,
+    database,
+    clock,
+    passwordHasher,
+    providers = [],
+  }: AppModuleOptions): DynamicModule {
     return {
       module: AppModule,
       global: true,
@@ -80,7 +86,10 @@ export class AppModule {
       ],
       providers: [
         { provide: APP_CONFIG, useValue: config },
-        { provide: PasswordHasher, useValue: passwordHasher ?? new PasswordHasher() },
+        {
+          provide: PasswordHasher,
+          useValue: passwordHasher ?? new PasswordHasher(),
+        },
         // Order matters: a dead database answers 503 before the session lookup would hang on it.
         { provide: APP_GUARD, useExisting: DatabaseAvailableGuard },
         { provide: APP_GUARD, useExisting: SessionGuard },
@@ -88,7 +97,12 @@ export class AppModule {
       ],
       // WhatsAppModule is re-exported so its `WhatsAppGateway` reaches every module through this global one;
       // a test's override of the same token is found first (a direct export of this module).
-      exports: [APP_CONFIG, PasswordHasher, WhatsAppModule, ...providers.map((p) => p.provide as string | symbol)],
+      exports: [
+        APP_CONFIG,
+        PasswordHasher,
+        WhatsAppModule,
+        ...providers.map((p) => p.provide as string | symbol),
+      ],
     };
   }
 }

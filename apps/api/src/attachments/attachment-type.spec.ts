@@ -4,12 +4,24 @@ const bytes = (...values: number[]) => Buffer.from(values);
 
 describe('decideType', () => {
   it.each([
-    ['a.png', bytes(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0), 'image/png'],
+    [
+      'a.png',
+      bytes(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0),
+      'image/png',
+    ],
     ['a.jpeg', bytes(0xff, 0xd8, 0xff, 0xe0), 'image/jpeg'],
     ['a.gif', Buffer.from('GIF89a...'), 'image/gif'],
-    ['a.webp', Buffer.from('RIFF\x10\x00\x00\x00WEBPVP8 ', 'latin1'), 'image/webp'],
+    [
+      'a.webp',
+      Buffer.from('RIFF\x10\x00\x00\x00WEBPVP8 ', 'latin1'),
+      'image/webp',
+    ],
     ['a.pdf', Buffer.from('%PDF-1.7'), 'application/pdf'],
-    ['photo.jpg', bytes(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a), 'image/png'],
+    [
+      'photo.jpg',
+      bytes(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a),
+      'image/png',
+    ],
     ['no-extension', Buffer.from('%PDF-1.7'), 'application/pdf'],
     ['notes.TXT', Buffer.from('hello'), 'text/plain'],
     ['data.json', Buffer.from('{}'), 'application/json'],

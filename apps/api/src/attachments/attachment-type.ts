@@ -18,20 +18,36 @@ const TEXT_TYPES: Record<string, string> = {
   json: 'application/json',
 };
 
-export const ALLOWED_TYPES_TEXT = 'PNG, JPEG, GIF and WebP images, PDF, and UTF-8 text files (.txt, .md, .csv, .json)';
+export const ALLOWED_TYPES_TEXT =
+  'PNG, JPEG, GIF and WebP images, PDF, and UTF-8 text files (.txt, .md, .csv, .json)';
 
-function startsWith(head: Buffer, signature: number[] | string, at = 0): boolean {
-  const bytes = typeof signature === 'string' ? Buffer.from(signature, 'latin1') : Buffer.from(signature);
-  return head.length >= at + bytes.length && head.subarray(at, at + bytes.length).equals(bytes);
+function startsWith(
+  head: Buffer,
+  signature: number[] | string,
+  at = 0,
+): boolean {
+  const bytes =
+    typeof signature === 'string'
+      ? Buffer.from(signature, 'latin1')
+      : Buffer.from(signature);
+  return (
+    head.length >= at + bytes.length &&
+    head.subarray(at, at + bytes.length).equals(bytes)
+  );
 }
 
 /** The binary formats recognised by their first bytes. */
 function sniffBinary(head: Buffer): AttachmentType | null {
-  if (startsWith(head, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return { kind: 'image', mime: 'image/png' };
-  if (startsWith(head, [0xff, 0xd8, 0xff])) return { kind: 'image', mime: 'image/jpeg' };
-  if (startsWith(head, 'GIF87a') || startsWith(head, 'GIF89a')) return { kind: 'image', mime: 'image/gif' };
-  if (startsWith(head, 'RIFF') && startsWith(head, 'WEBP', 8)) return { kind: 'image', mime: 'image/webp' };
-  if (startsWith(head, '%PDF-')) return { kind: 'pdf', mime: 'application/pdf' };
+  if (startsWith(head, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))
+    return { kind: 'image', mime: 'image/png' };
+  if (startsWith(head, [0xff, 0xd8, 0xff]))
+    return { kind: 'image', mime: 'image/jpeg' };
+  if (startsWith(head, 'GIF87a') || startsWith(head, 'GIF89a'))
+    return { kind: 'image', mime: 'image/gif' };
+  if (startsWith(head, 'RIFF') && startsWith(head, 'WEBP', 8))
+    return { kind: 'image', mime: 'image/webp' };
+  if (startsWith(head, '%PDF-'))
+    return { kind: 'pdf', mime: 'application/pdf' };
   return null;
 }
 
@@ -46,17 +62,24 @@ export function extensionOf(name: string): string {
  * named `.jpg` is served as the PNG it is); text files need a text extension, and their content is
  * checked as it streams (UTF-8, no NUL bytes, see TextCheck).
  */
-export function decideType(head: Buffer, fileName: string): AttachmentType | string {
+export function decideType(
+  head: Buffer,
+  fileName: string,
+): AttachmentType | string {
   const extension = extensionOf(fileName);
   const binary = sniffBinary(head);
   if (binary) {
-    const fits = binary.kind === 'image' ? IMAGE_EXTENSIONS.has(extension) : extension === 'pdf';
+    const fits =
+      binary.kind === 'image'
+        ? IMAGE_EXTENSIONS.has(extension)
+        : extension === 'pdf';
     if (fits || extension === '') return binary;
     return `The file's content (${binary.mime}) does not match its name (.${extension}).`;
   }
   const textMime = TEXT_TYPES[extension];
   if (textMime) return { kind: 'text', mime: textMime };
-  if (IMAGE_EXTENSIONS.has(extension) || extension === 'pdf') return `The file is not a valid .${extension} file.`;
+  if (IMAGE_EXTENSIONS.has(extension) || extension === 'pdf')
+    return `The file is not a valid .${extension} file.`;
   return `This file type is not accepted${extension ? ` (.${extension})` : ''}. Allowed: ${ALLOWED_TYPES_TEXT}.`;
 }
 
@@ -95,7 +118,10 @@ export function sanitizeFileName(raw: string | undefined): string {
   let name = (raw ?? '').normalize('NFC');
   name = name.split(/[/\\]/).pop() ?? '';
   // eslint-disable-next-line no-control-regex
-  name = name.replace(/[\u0000-\u001f\u007f-\u009f<>:"|?*\u202a-\u202e\u2066-\u2069]/g, '');
+  name = name.replace(
+    /[\u0000-\u001f\u007f-\u009f<>:"|?*\u202a-\u202e\u2066-\u2069]/g,
+    '',
+  );
   name = name.replace(/\s+/g, ' ').replace(/^[\s.]+|[\s.]+$/g, '');
   if (name.length > MAX_NAME_LENGTH) {
     const extension = extensionOf(name);

@@ -9,7 +9,11 @@ import { AttachmentsService } from './attachments.service';
  * A deleted chat's attachments go with it, and uploads never sent are removed after a day (AttachmentsService).
  */
 @Module({
-  imports: [MongooseModule.forFeature([{ name: AttachmentRecord.name, schema: AttachmentSchema }])],
+  imports: [
+    MongooseModule.forFeature([
+      { name: AttachmentRecord.name, schema: AttachmentSchema },
+    ]),
+  ],
   controllers: [AttachmentsController],
   providers: [AttachmentsService],
   exports: [AttachmentsService],

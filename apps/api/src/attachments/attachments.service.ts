@@ -13,20 +13,40 @@ import { EventEmitter2 } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, type ReadStream } from 'node:fs';
-import { mkdir, open, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import {
+  mkdir,
+  open,
+  readFile,
+  rename,
+  rm,
+  stat,
+  unlink,
+} from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Types, type Model } from 'mongoose';
-import type { MessageAttachment, UploadedAttachment } from '@metatronos/shared-types';
-import { ChatDeletionCleanup, OneAtATime } from '../chats/chat-deletion-cleanup';
+import type {
+  MessageAttachment,
+  UploadedAttachment,
+} from '@metatronos/shared-types';
+import {
+  ChatDeletionCleanup,
+  OneAtATime,
+} from '../chats/chat-deletion-cleanup';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
 import type { LlmAttachment } from '../llm/llm-adapter';
 import { Clock } from '../clock/clock';
 import { AttachmentRecord } from './attachment.schema';
-import { SNIFF_BYTES, TextCheck, decideType, sanitizeFileName, type AttachmentType } from './attachment-type';
+import {
+  SNIFF_BYTES,
+  TextCheck,
+  decideType,
+  sanitizeFileName,
+  type AttachmentType,
+} from './attachment-type';
 import { busboy, type BusboyParser } from './busboy';
 
 /** A text attachment gives the model at most this many bytes (the rest is cut with a note). */
@@ -53,8 +73,16 @@ export interface AttachmentDownload {
   stream(): ReadStream;
 }
 
-export function toMessageAttachment(record: AttachmentRecord): MessageAttachment {
-  return { id: record._id.toHexString(), name: record.name, mime: record.mime, size: record.size, kind: record.kind };
+export function toMessageAttachment(
+  record: AttachmentRecord,
+): MessageAttachment {
+  return {
+    id: record._id.toHexString(),
+    name: record.name,
+    mime: record.mime,
+    size: record.size,
+    kind: record.kind,
+  };
 }
 
 /**
@@ -69,7 +97,9 @@ export function toMessageAttachment(record: AttachmentRecord): MessageAttachment
  * One process owns DATA_DIR (DataDirLock), so an in-process queue is enough; no transaction needed.
  */
 @Injectable()
-export class AttachmentsService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class AttachmentsService
+  implements OnApplicationBootstrap, BeforeApplicationShutdown
+{
   private readonly logger = new Logger(AttachmentsService.name);
   readonly directory: string;
   private readonly exclusive = new OneAtATime();
@@ -77,17 +107,25 @@ export class AttachmentsService implements OnApplicationBootstrap, BeforeApplica
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @InjectModel(AttachmentRecord.name) private readonly records: Model<AttachmentRecord>,
+    @InjectModel(AttachmentRecord.name)
+    private readonly records: Model<AttachmentRecord>,
     private readonly clock: Clock,
     emitter: EventEmitter2,
   ) {
     this.directory = join(config.dataDir, 'attachments');
-    this.chatCleanup = new ChatDeletionCleanup(emitter, this.logger, 'attachments', (chatId) => this.deleteChat(chatId));
+    this.chatCleanup = new ChatDeletionCleanup(
+      emitter,
+      this.logger,
+      'attachments',
+      (chatId) => this.deleteChat(chatId),
+    );
   }
 
   async onApplicationBootstrap(): Promise<void> {
     this.chatCleanup.start();
-    await this.deleteAbandoned().catch((error: Error) => this.logger.warn(`Could not delete abandoned uploads: ${error.message}`));
+    await this.deleteAbandoned().catch((error: Error) =>
+      this.logger.warn(`Could not delete abandoned uploads: ${error.message}`),
+    );
   }
 
   beforeApplicationShutdown(): Promise<void> {
@@ -108,7 +146,11 @@ export class AttachmentsService implements OnApplicationBootstrap, BeforeApplica
   /** Deletes uploads never sent with a message and older than ABANDONED_UPLOAD_MS, and their unused files. */
   async deleteAbandoned(): Promise<number> {
     const before = new Date(this.clock.now().getTime() - ABANDONED_UPLOAD_MS);
-    return this.deleteRecords({ chatId: null, messageId: null, createdAt: { $lt: before } });
+    return this.deleteRecords({
+      chatId: null,
+      messageId: null,
+      createdAt: { $lt: before },
+    });
   }
 
   get maxBytes(): number {
@@ -140,7 +182,12 @@ export class AttachmentsService implements OnApplicationBootstrap, BeforeApplica
         throw error;
       }
     });
-    return { id: record._id.toHexString(), name: record.name, mime: record.mime, size: record.size };
+    return {
+      id: record._id.toHexString(),
+      name: record.name,
+      mime: record.mime,
+      size: record.size,
+    };
   }
 
   /** The stored file of an attachment; 404 for an unknown id or a file gone from disk. */
@@ -148,7 +195,8 @@ export class AttachmentsService implements OnApplicationBootstrap, BeforeApplica
     const record = await this.find(id);
     const path = this.pathOf(record);
     const info = path ? await stat(path).catch(() => null) : null;
-    if (!record || !path || !info?.isFile()) throw new NotFoundException('No such attachment.');
+    if (!record || !path || !info?.isFile())
+      throw new NotFoundException('No such attachment.');
     return { record, size: info.size, stream: () => createReadStream(path) };
   }
 
@@ -156,27 +204,47 @@ export class AttachmentsService implements OnApplicationBootstrap, BeforeApplica
    * Links unsent attachments to a user message, atomically: unknown ids and attachments already
    * sent with another message are refused (400) and nothing is changed. Returns them in the given order.
    */
-  async claim(ids: readonly string[], chatId: Types.ObjectId, messageId: Types.ObjectId): Promise<MessageAttachment[]> {
+  async claim(
+    ids: readonly string[],
+    chatId: Types.ObjectId,
+    messageId: Types.ObjectId,
+  ): Promise<MessageAttachment[]> {
     if (ids.length === 0) return [];
     const objectIds = ids.map((id) => new Types.ObjectId(id));
-    const found = await this.records.find({ _id: { $in: objectIds } }).lean<AttachmentRecord[]>().exec();
-    const byId = new Map(found.map((record) => [record._id.toHexString(), record]));
+    const found = await this.records
+      .find({ _id: { $in: objectIds } })
+      .lean<AttachmentRecord[]>()
+      .exec();
+    const byId = new Map(
+      found.map((record) => [record._id.toHexString(), record]),
+    );
     const missing = ids.filter((id) => !byId.has(id));
     if (missing.length)
-      throw new BadRequestException(`Unknown attachment ${missing.map((id) => `"${id}"`).join(', ')}: upload the file first.`);
-    const used = ids.map((id) => byId.get(id) as AttachmentRecord).filter((record) => record.messageId !== null);
+      throw new BadRequestException(
+        `Unknown attachment ${missing.map((id) => `"${id}"`).join(', ')}: upload the file first.`,
+      );
+    const used = ids
+      .map((id) => byId.get(id) as AttachmentRecord)
+      .filter((record) => record.messageId !== null);
     if (used.length)
       throw new BadRequestException(
         `Already sent with another message: ${used.map((r) => `"${r.name}" (${r._id.toHexString()})`).join(', ')}. Upload the file again to send it once more.`,
       );
     const result = await this.records
-      .updateMany({ _id: { $in: objectIds }, messageId: null }, { $set: { chatId, messageId } })
+      .updateMany(
+        { _id: { $in: objectIds }, messageId: null },
+        { $set: { chatId, messageId } },
+      )
       .exec();
     if (result.modifiedCount !== ids.length) {
       await this.release(messageId);
-      throw new BadRequestException('An attachment was just sent with another message. Upload the file again to send it once more.');
+      throw new BadRequestException(
+        'An attachment was just sent with another message. Upload the file again to send it once more.',
+      );
     }
-    return ids.map((id) => toMessageAttachment(byId.get(id) as AttachmentRecord));
+    return ids.map((id) =>
+      toMessageAttachment(byId.get(id) as AttachmentRecord),
+    );
   }
 
   /** Undoes claim() when the message could not be stored. */
@@ -184,33 +252,64 @@ export class AttachmentsService implements OnApplicationBootstrap, BeforeApplica
     await this.records
       .updateMany({ messageId }, { $set: { chatId: null, messageId: null } })
       .exec()
-      .catch((error: Error) => this.logger.warn(`Could not release attachments: ${error.message}`));
+      .catch((error: Error) =>
+        this.logger.warn(`Could not release attachments: ${error.message}`),
+      );
   }
 
   /** The attachments of the new user message as the model gets them (bytes for images and PDF, text for text files). */
-  async forTurn(attachments: readonly MessageAttachment[]): Promise<LlmAttachment[]> {
-    return Promise.all(attachments.map((attachment) => this.readForTurn(attachment)));
+  async forTurn(
+    attachments: readonly MessageAttachment[],
+  ): Promise<LlmAttachment[]> {
+    return Promise.all(
+      attachments.map((attachment) => this.readForTurn(attachment)),
+    );
   }
 
-  private async readForTurn(attachment: MessageAttachment): Promise<LlmAttachment> {
+  private async readForTurn(
+    attachment: MessageAttachment,
+  ): Promise<LlmAttachment> {
     const { id, name, mime, size } = attachment;
     try {
       const record = await this.find(id);
       const path = record && this.pathOf(record);
       if (!path) return { kind: 'unavailable', id, name, mime, size };
-      if (attachment.kind !== 'text') return { kind: attachment.kind, id, name, mime, size, data: await readFile(path) };
+      if (attachment.kind !== 'text')
+        return {
+          kind: attachment.kind,
+          id,
+          name,
+          mime,
+          size,
+          data: await readFile(path),
+        };
       const handle = await open(path, 'r');
       try {
-        const buffer = Buffer.alloc(Math.min(size, TEXT_ATTACHMENT_MODEL_BYTES));
+        const buffer = Buffer.alloc(
+          Math.min(size, TEXT_ATTACHMENT_MODEL_BYTES),
+        );
         const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
         // `stream: true` holds back a character cut in half at the cap.
-        const text = new TextDecoder('utf-8').decode(buffer.subarray(0, bytesRead), { stream: true });
-        return { kind: 'text', id, name, mime, size, text: text.replace(/^\uFEFF/, ''), truncated: size > bytesRead };
+        const text = new TextDecoder('utf-8').decode(
+          buffer.subarray(0, bytesRead),
+          { stream: true },
+        );
+        return {
+          kind: 'text',
+          id,
+          name,
+          mime,
+          size,
+          text: text.replace(/^\uFEFF/, ''),
+          truncated: size > bytesRead,
+        };
       } finally {
         await handle.close();
       }
     } catch (error) {
-      this.logger.warn(`Could not read attachment ${id}: ${(error as Error).message}`);
+      this.logger.warn(
+        `Could not read attachment ${id}: ${(error as Error).message}`,
+      );
       return { kind: 'unavailable', id, name, mime, size };
     }
   }
@@ -219,13 +318,20 @@ export class AttachmentsService implements OnApplicationBootstrap, BeforeApplica
    * An attached image as edit_image's source: its bytes and type, or null when the id is not an
    * image attachment (or its file is gone). `unsupported` names a type the image models do not take.
    */
-  async imageSource(id: string): Promise<{ id: string; bytes: Buffer; mime: string } | { unsupported: string } | null> {
+  async imageSource(
+    id: string,
+  ): Promise<
+    { id: string; bytes: Buffer; mime: string } | { unsupported: string } | null
+  > {
     const record = await this.find(id);
     if (!record || record.kind !== 'image') return null;
-    if (!EDITABLE_IMAGE_MIMES.has(record.mime)) return { unsupported: record.mime };
+    if (!EDITABLE_IMAGE_MIMES.has(record.mime))
+      return { unsupported: record.mime };
     const path = this.pathOf(record);
     const bytes = path ? await readFile(path).catch(() => null) : null;
-    return bytes ? { id: record._id.toHexString(), bytes, mime: record.mime } : null;
+    return bytes
+      ? { id: record._id.toHexString(), bytes, mime: record.mime }
+      : null;
   }
 
   private async find(id: string): Promise<AttachmentRecord | null> {
@@ -234,22 +340,40 @@ export class AttachmentsService implements OnApplicationBootstrap, BeforeApplica
   }
 
   private pathOf(record: AttachmentRecord | null): string | null {
-    return record && SHA256_NAME.test(record.sha256) ? join(this.directory, record.sha256) : null;
+    return record && SHA256_NAME.test(record.sha256)
+      ? join(this.directory, record.sha256)
+      : null;
   }
 
   /** Deletes the matching records (those still matching at the delete), then the files they leave unused. */
-  private async deleteRecords(filter: Record<string, unknown>): Promise<number> {
-    const found = await this.records.find(filter, { _id: 1, sha256: 1 }).lean<Array<Pick<AttachmentRecord, '_id' | 'sha256'>>>().exec();
+  private async deleteRecords(
+    filter: Record<string, unknown>,
+  ): Promise<number> {
+    const found = await this.records
+      .find(filter, { _id: 1, sha256: 1 })
+      .lean<Array<Pick<AttachmentRecord, '_id' | 'sha256'>>>()
+      .exec();
     if (!found.length) return 0;
-    const { deletedCount } = await this.records.deleteMany({ ...filter, _id: { $in: found.map((record) => record._id) } }).exec();
-    await this.exclusive.run(() => this.deleteUnusedFiles(found.map((record) => record.sha256)));
+    const { deletedCount } = await this.records
+      .deleteMany({
+        ...filter,
+        _id: { $in: found.map((record) => record._id) },
+      })
+      .exec();
+    await this.exclusive.run(() =>
+      this.deleteUnusedFiles(found.map((record) => record.sha256)),
+    );
     return deletedCount;
   }
 
   /** Deletes the files of these hashes that no record uses any more. Call inside `exclusive`. */
   private async deleteUnusedFiles(hashes: readonly string[]): Promise<void> {
     for (const sha256 of new Set(hashes)) {
-      if (!SHA256_NAME.test(sha256) || (await this.records.exists({ sha256 }).exec())) continue;
+      if (
+        !SHA256_NAME.test(sha256) ||
+        (await this.records.exists({ sha256 }).exec())
+      )
+        continue;
       await rm(join(this.directory, sha256), { force: true });
     }
   }
@@ -261,10 +385,19 @@ export class AttachmentsService implements OnApplicationBootstrap, BeforeApplica
         parser = busboy({
           headers: req.headers,
           defParamCharset: 'utf8',
-          limits: { files: 1, fields: 20, parts: 21, fileSize: this.maxBytes + 1 },
+          limits: {
+            files: 1,
+            fields: 20,
+            parts: 21,
+            fileSize: this.maxBytes + 1,
+          },
         });
       } catch {
-        reject(new BadRequestException(`Send the file as multipart/form-data in a field named "${FIELD}".`));
+        reject(
+          new BadRequestException(
+            `Send the file as multipart/form-data in a field named "${FIELD}".`,
+          ),
+        );
         return;
       }
       let settled = false;
@@ -282,23 +415,43 @@ export class AttachmentsService implements OnApplicationBootstrap, BeforeApplica
       parser.on('file', (field, stream, info) => {
         if (field !== FIELD || stored || settled) {
           stream.resume();
-          if (field !== FIELD) fail(new BadRequestException(`Send the file in a field named "${FIELD}".`));
+          if (field !== FIELD)
+            fail(
+              new BadRequestException(
+                `Send the file in a field named "${FIELD}".`,
+              ),
+            );
           return;
         }
         stored = this.store(stream, sanitizeFileName(info.filename));
         stored.catch(fail);
       });
-      parser.on('filesLimit', () => fail(new BadRequestException('Send one file per upload.')));
-      parser.on('error', (error) => fail(new BadRequestException(`The upload could not be read: ${error.message}`)));
+      parser.on('filesLimit', () =>
+        fail(new BadRequestException('Send one file per upload.')),
+      );
+      parser.on('error', (error) =>
+        fail(
+          new BadRequestException(
+            `The upload could not be read: ${error.message}`,
+          ),
+        ),
+      );
       parser.on('close', () => {
-        if (!stored) return fail(new BadRequestException(`No file: send it in a field named "${FIELD}".`));
+        if (!stored)
+          return fail(
+            new BadRequestException(
+              `No file: send it in a field named "${FIELD}".`,
+            ),
+          );
         stored.then((file) => {
           if (settled) return;
           settled = true;
           resolve(file);
         }, fail);
       });
-      req.on('aborted', () => fail(new BadRequestException('The upload was interrupted.')));
+      req.on('aborted', () =>
+        fail(new BadRequestException('The upload was interrupted.')),
+      );
       req.pipe(parser);
     });
   }
@@ -313,10 +466,12 @@ export class AttachmentsService implements OnApplicationBootstrap, BeforeApplica
     let head = Buffer.alloc(0);
     let type: AttachmentType | null = null;
     let text: TextCheck | null = null;
-    const notText = () => new UnsupportedMediaTypeException(`"${name}" is not a UTF-8 text file.`);
+    const notText = () =>
+      new UnsupportedMediaTypeException(`"${name}" is not a UTF-8 text file.`);
     const decide = () => {
       const decided = decideType(head, name);
-      if (typeof decided === 'string') throw new UnsupportedMediaTypeException(decided);
+      if (typeof decided === 'string')
+        throw new UnsupportedMediaTypeException(decided);
       type = decided;
       if (decided.kind === 'text') {
         text = new TextCheck();
@@ -358,7 +513,10 @@ export class AttachmentsService implements OnApplicationBootstrap, BeforeApplica
       await pipeline(source, check, createWriteStream(temp, { flags: 'wx' }));
       const sha256 = hash.digest('hex');
       const decided = type as AttachmentType | null;
-      if (!decided) throw new UnsupportedMediaTypeException('The file type could not be determined.');
+      if (!decided)
+        throw new UnsupportedMediaTypeException(
+          'The file type could not be determined.',
+        );
       return { ...decided, name, size, sha256, temp };
     } catch (error) {
       await unlink(temp).catch(() => undefined);

@@ -9,9 +9,15 @@ export interface BusboyFileInfo {
 }
 
 interface BusboyEvents {
-  on(event: 'file', listener: (field: string, stream: Readable, info: BusboyFileInfo) => void): this;
+  on(
+    event: 'file',
+    listener: (field: string, stream: Readable, info: BusboyFileInfo) => void,
+  ): this;
   on(event: 'field', listener: (field: string, value: string) => void): this;
-  on(event: 'filesLimit' | 'fieldsLimit' | 'partsLimit' | 'close' | 'finish', listener: () => void): this;
+  on(
+    event: 'filesLimit' | 'fieldsLimit' | 'partsLimit' | 'close' | 'finish',
+    listener: () => void,
+  ): this;
   on(event: 'error', listener: (error: Error) => void): this;
 }
 
@@ -21,7 +27,15 @@ export interface BusboyOptions {
   headers: IncomingHttpHeaders;
   defParamCharset?: string;
   preservePath?: boolean;
-  limits?: { fileSize?: number; files?: number; fields?: number; parts?: number; fieldSize?: number };
+  limits?: {
+    fileSize?: number;
+    files?: number;
+    fields?: number;
+    parts?: number;
+    fieldSize?: number;
+  };
 }
 
-export const busboy = require('busboy') as (options: BusboyOptions) => BusboyParser;
+export const busboy = require('busboy') as (
+  options: BusboyOptions,
+) => BusboyParser;

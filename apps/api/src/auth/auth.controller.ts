@@ -1,4 +1,14 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Inject, Post, Req, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Inject,
+  Post,
+  Req,
+  Res,
+} from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiConflictResponse,
@@ -14,10 +24,18 @@ import {
 import type { Request, Response } from 'express';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
-import { AuthService, TooManyLoginAttemptsException, type IssuedSession } from './auth.service';
+import {
+  AuthService,
+  TooManyLoginAttemptsException,
+  type IssuedSession,
+} from './auth.service';
 import { AuthStatusDto, LoginDto, SetupOwnerDto } from './dto/password.dto';
 import { Public } from './public.decorator';
-import { SESSION_COOKIE, sessionCookieOptions, sessionTokenFrom } from './session-cookie';
+import {
+  SESSION_COOKIE,
+  sessionCookieOptions,
+  sessionTokenFrom,
+} from './session-cookie';
 
 @ApiTags('auth')
 @Controller('auth')
@@ -29,7 +47,9 @@ export class AuthController {
 
   @Get('status')
   @Public()
-  @ApiOperation({ summary: 'Whether an owner exists and whether this request is logged in' })
+  @ApiOperation({
+    summary: 'Whether an owner exists and whether this request is logged in',
+  })
   @ApiOkResponse({ type: AuthStatusDto })
   async status(@Req() req: Request): Promise<AuthStatusDto> {
     const [ownerExists, authenticated] = await Promise.all([
@@ -42,10 +62,18 @@ export class AuthController {
   @Post('setup')
   @Public()
   @ApiOperation({ summary: 'First run: set the owner password and log in' })
-  @ApiCreatedResponse({ description: 'Owner created; the session cookie is set' })
-  @ApiBadRequestResponse({ description: 'Password shorter than 8 characters, or unknown fields' })
+  @ApiCreatedResponse({
+    description: 'Owner created; the session cookie is set',
+  })
+  @ApiBadRequestResponse({
+    description: 'Password shorter than 8 characters, or unknown fields',
+  })
   @ApiConflictResponse({ description: 'An owner already exists' })
-  async setup(@Body() body: SetupOwnerDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<AuthStatusDto> {
+  async setup(
+    @Body() body: SetupOwnerDto,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<AuthStatusDto> {
     this.setCookie(req, res, await this.auth.setup(body.password));
     return { ownerExists: true, authenticated: true };
   }
@@ -54,15 +82,29 @@ export class AuthController {
   @Public()
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ summary: 'Log in with the owner password' })
-  @ApiOkResponse({ type: AuthStatusDto, description: 'Logged in; the session cookie is set' })
+  @ApiOkResponse({
+    type: AuthStatusDto,
+    description: 'Logged in; the session cookie is set',
+  })
   @ApiUnauthorizedResponse({ description: 'Wrong password' })
-  @ApiTooManyRequestsResponse({ description: 'Too many failed attempts from this address; see Retry-After' })
+  @ApiTooManyRequestsResponse({
+    description: 'Too many failed attempts from this address; see Retry-After',
+  })
   @ApiConflictResponse({ description: 'No owner exists yet' })
-  async login(@Body() body: LoginDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<AuthStatusDto> {
+  async login(
+    @Body() body: LoginDto,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<AuthStatusDto> {
     try {
-      this.setCookie(req, res, await this.auth.login(body.password, req.ip ?? 'unknown'));
+      this.setCookie(
+        req,
+        res,
+        await this.auth.login(body.password, req.ip ?? 'unknown'),
+      );
     } catch (error) {
-      if (error instanceof TooManyLoginAttemptsException) res.setHeader('Retry-After', Math.ceil(error.retryAfterMs / 1000));
+      if (error instanceof TooManyLoginAttemptsException)
+        res.setHeader('Retry-After', Math.ceil(error.retryAfterMs / 1000));
       throw error;
     }
     return { ownerExists: true, authenticated: true };
@@ -71,15 +113,24 @@ export class AuthController {
   @Post('logout')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiCookieAuth()
-  @ApiOperation({ summary: 'End this session on the server and clear the cookie' })
+  @ApiOperation({
+    summary: 'End this session on the server and clear the cookie',
+  })
   @ApiNoContentResponse({ description: 'Logged out' })
   @ApiUnauthorizedResponse({ description: 'No owner session' })
-  async logout(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<void> {
+  async logout(
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<void> {
     await this.auth.logout(sessionTokenFrom(req));
     res.clearCookie(SESSION_COOKIE, sessionCookieOptions(this.config, req));
   }
 
   private setCookie(req: Request, res: Response, session: IssuedSession): void {
-    res.cookie(SESSION_COOKIE, session.token, sessionCookieOptions(this.config, req, session.expiresAt));
+    res.cookie(
+      SESSION_COOKIE,
+      session.token,
+      sessionCookieOptions(this.config, req, session.expiresAt),
+    );
   }
 }

@@ -1,4 +1,12 @@
-import { ConflictException, HttpException, HttpStatus, Inject, Injectable, Logger, UnauthorizedException } from '@nestjs/common';
+import {
+  ConflictException,
+  HttpException,
+  HttpStatus,
+  Inject,
+  Injectable,
+  Logger,
+  UnauthorizedException,
+} from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Model } from 'mongoose';
@@ -26,11 +34,16 @@ const SESSION_RECHECK_MS = 60_000;
 @Injectable()
 export class AuthService {
   private readonly logger = new Logger('Auth');
-  private readonly recentlyChecked = new Map<string, { checkedAt: number; expiresAt: number }>();
+  private readonly recentlyChecked = new Map<
+    string,
+    { checkedAt: number; expiresAt: number }
+  >();
 
   constructor(
-    @InjectModel(OwnerCredential.name) private readonly owners: Model<OwnerCredential>,
-    @InjectModel(AuthSession.name) private readonly sessions: Model<AuthSession>,
+    @InjectModel(OwnerCredential.name)
+    private readonly owners: Model<OwnerCredential>,
+    @InjectModel(AuthSession.name)
+    private readonly sessions: Model<AuthSession>,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly hasher: PasswordHasher,
     private readonly limiter: LoginRateLimiter,
@@ -44,13 +57,18 @@ export class AuthService {
 
   /** First run only: stores the owner's password and opens a session. */
   async setup(password: string): Promise<IssuedSession> {
-    if (await this.ownerExists()) throw new ConflictException('The owner password is already set; log in instead.');
+    if (await this.ownerExists())
+      throw new ConflictException(
+        'The owner password is already set; log in instead.',
+      );
     const passwordHash = await this.hasher.hash(password);
     try {
       await this.owners.create({ _id: OWNER_ID, passwordHash });
     } catch (error) {
       if ((error as { code?: number }).code === 11000) {
-        throw new ConflictException('The owner password is already set; log in instead.');
+        throw new ConflictException(
+          'The owner password is already set; log in instead.',
+        );
       }
       throw error;
     }
@@ -62,7 +80,10 @@ export class AuthService {
     const waitMs = this.limiter.retryAfterMs(client);
     if (waitMs > 0) throw new TooManyLoginAttemptsException(waitMs);
     const owner = await this.owners.findById(OWNER_ID).lean();
-    if (!owner) throw new ConflictException('No owner password is set yet; complete the first-run setup.');
+    if (!owner)
+      throw new ConflictException(
+        'No owner password is set yet; complete the first-run setup.',
+      );
     if (!(await this.hasher.verify(password, owner.passwordHash))) {
       this.limiter.recordFailure(client);
       this.logger.warn(`Failed login from ${client}`);
@@ -79,14 +100,25 @@ export class AuthService {
     const now = this.clock.now().getTime();
     // Every request asks this; a session seen lately is trusted without a database round trip.
     const known = this.recentlyChecked.get(id);
-    if (known && known.checkedAt + SESSION_RECHECK_MS > now && known.expiresAt > now) return true;
-    const session = await this.sessions.findOne({ _id: id, expiresAt: { $gt: new Date(now) } }, { expiresAt: 1 }).lean().exec();
+    if (
+      known &&
+      known.checkedAt + SESSION_RECHECK_MS > now &&
+      known.expiresAt > now
+    )
+      return true;
+    const session = await this.sessions
+      .findOne({ _id: id, expiresAt: { $gt: new Date(now) } }, { expiresAt: 1 })
+      .lean()
+      .exec();
     if (!session) {
       this.recentlyChecked.delete(id);
       return false;
     }
     if (this.recentlyChecked.size >= 1000) this.recentlyChecked.clear();
-    this.recentlyChecked.set(id, { checkedAt: now, expiresAt: session.expiresAt.getTime() });
+    this.recentlyChecked.set(id, {
+      checkedAt: now,
+      expiresAt: session.expiresAt.getTime(),
+    });
     return true;
   }
 
@@ -101,8 +133,14 @@ export class AuthService {
     const now = this.clock.now();
     await this.sessions.deleteMany({ expiresAt: { $lte: now } });
     const token = randomBytes(32).toString('base64url');
-    const expiresAt = new Date(now.getTime() + this.config.sessionTtlDays * DAY_MS);
-    await this.sessions.create({ _id: hashToken(token), createdAt: now, expiresAt });
+    const expiresAt = new Date(
+      now.getTime() + this.config.sessionTtlDays * DAY_MS,
+    );
+    await this.sessions.create({
+      _id: hashToken(token),
+      createdAt: now,
+      expiresAt,
+    });
     return { token, expiresAt };
   }
 }

@@ -1,5 +1,9 @@
 import { ManualClock } from '../clock/clock';
-import { LOGIN_MAX_FAILURES, LOGIN_WINDOW_MS, LoginRateLimiter } from './login-rate-limiter';
+import {
+  LOGIN_MAX_FAILURES,
+  LOGIN_WINDOW_MS,
+  LoginRateLimiter,
+} from './login-rate-limiter';
 
 describe('LoginRateLimiter', () => {
   let clock: ManualClock;
@@ -16,7 +20,9 @@ describe('LoginRateLimiter', () => {
       limiter.recordFailure('a');
       clock.advance(1000);
     }
-    expect(limiter.retryAfterMs('a')).toBe(LOGIN_WINDOW_MS - LOGIN_MAX_FAILURES * 1000);
+    expect(limiter.retryAfterMs('a')).toBe(
+      LOGIN_WINDOW_MS - LOGIN_MAX_FAILURES * 1000,
+    );
     expect(limiter.retryAfterMs('b')).toBe(0);
     clock.advance(LOGIN_WINDOW_MS - LOGIN_MAX_FAILURES * 1000 + 1);
     expect(limiter.retryAfterMs('a')).toBe(0);

@@ -23,7 +23,10 @@ export class LoginRateLimiter {
   }
 
   recordFailure(client: string): void {
-    this.failures.set(client, [...this.recent(client), this.clock.now().getTime()]);
+    this.failures.set(client, [
+      ...this.recent(client),
+      this.clock.now().getTime(),
+    ]);
   }
 
   recordSuccess(client: string): void {

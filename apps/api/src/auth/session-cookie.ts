@@ -8,7 +8,19 @@ export function sessionTokenFrom(req: Request): string | undefined {
   return typeof value === 'string' && value ? value : undefined;
 }
 
-export function sessionCookieOptions(config: AppConfig, req: Request, expiresAt?: Date): CookieOptions {
-  const secure = config.cookieSecure === 'always' || (config.cookieSecure === 'auto' && req.secure);
-  return { httpOnly: true, sameSite: 'strict', secure, path: '/', ...(expiresAt ? { expires: expiresAt } : {}) };
+export function sessionCookieOptions(
+  config: AppConfig,
+  req: Request,
+  expiresAt?: Date,
+): CookieOptions {
+  const secure =
+    config.cookieSecure === 'always' ||
+    (config.cookieSecure === 'auto' && req.secure);
+  return {
+    httpOnly: true,
+    sameSite: 'strict',
+    secure,
+    path: '/',
+    ...(expiresAt ? { expires: expiresAt } : {}),
+  };
 }

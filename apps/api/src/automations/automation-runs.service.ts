@@ -1,9 +1,25 @@
-import { HttpException, Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  HttpException,
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
-import type { AutomationKind, CronRunView, RunOutcome, RunTrigger, TokenUsage } from '@metatronos/shared-types';
+import type {
+  AutomationKind,
+  CronRunView,
+  RunOutcome,
+  RunTrigger,
+  TokenUsage,
+} from '@metatronos/shared-types';
 import type { ChatKind } from '@metatronos/shared-types';
-import { ChatReplyService, type ReplyOptions } from '../chats/chat-reply.service';
+import {
+  ChatReplyService,
+  type ReplyOptions,
+} from '../chats/chat-reply.service';
 import { ChatsService } from '../chats/chats.service';
 import { Clock } from '../clock/clock';
 import type { AppConfig } from '../config/app-config';
@@ -37,13 +53,16 @@ export type RunListener = (run: CronRunView) => void | Promise<void>;
  * and streamed exactly like the owner's own).
  */
 @Injectable()
-export class AutomationRunsService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class AutomationRunsService
+  implements OnApplicationBootstrap, BeforeApplicationShutdown
+{
   private readonly logger = new Logger(AutomationRunsService.name);
   private readonly inFlight = new Set<Promise<CronRunView>>();
   private shuttingDown = false;
 
   constructor(
-    @InjectModel(AutomationRunRecord.name) private readonly runs: Model<AutomationRunRecord>,
+    @InjectModel(AutomationRunRecord.name)
+    private readonly runs: Model<AutomationRunRecord>,
     private readonly replies: ChatReplyService,
     private readonly chats: ChatsService,
     private readonly clock: Clock,
@@ -53,14 +72,26 @@ export class AutomationRunsService implements OnApplicationBootstrap, BeforeAppl
 
   /** Runs left "running" by a crash or restart would stay so forever: close them. */
   async onApplicationBootstrap(): Promise<void> {
-    await this.runs.createIndexes().catch((error: Error) => this.logger.warn(`Could not create the run indexes: ${error.message}`));
+    await this.runs
+      .createIndexes()
+      .catch((error: Error) =>
+        this.logger.warn(`Could not create the run indexes: ${error.message}`),
+      );
     await this.runs
       .updateMany(
         { outcome: 'running' },
-        { $set: { outcome: 'error', error: INTERRUPTED, finishedAt: this.clock.now() } },
+        {
+          $set: {
+            outcome: 'error',
+            error: INTERRUPTED,
+            finishedAt: this.clock.now(),
+          },
+        },
       )
       .exec()
-      .catch((error: Error) => this.logger.warn(`Could not close interrupted runs: ${error.message}`));
+      .catch((error: Error) =>
+        this.logger.warn(`Could not close interrupted runs: ${error.message}`),
+      );
   }
 
   /** Stops the running turns and stores their runs before the database connection closes. */
@@ -70,17 +101,38 @@ export class AutomationRunsService implements OnApplicationBootstrap, BeforeAppl
     await Promise.all([...this.inFlight]);
   }
 
-  async list(kind: AutomationKind, jobId: string | null, page: RunPage): Promise<CronRunView[]> {
-    const filter: Record<string, unknown> = { kind, jobId: jobId ? new Types.ObjectId(jobId) : null };
+  async list(
+    kind: AutomationKind,
+    jobId: string | null,
+    page: RunPage,
+  ): Promise<CronRunView[]> {
+    const filter: Record<string, unknown> = {
+      kind,
+      jobId: jobId ? new Types.ObjectId(jobId) : null,
+    };
     if (page.before) filter['_id'] = { $lt: new Types.ObjectId(page.before) };
-    const runs = await this.runs.find(filter).sort({ _id: -1 }).limit(page.limit).lean<AutomationRunRecord[]>().exec();
+    const runs = await this.runs
+      .find(filter)
+      .sort({ _id: -1 })
+      .limit(page.limit)
+      .lean<AutomationRunRecord[]>()
+      .exec();
     return runs.map(toRunView);
   }
 
   /** A run that did not call the model (`skipped` because busy, `missed` while the app was down). */
-  async recordWithoutTurn(start: RunStart, outcome: Extract<RunOutcome, 'skipped' | 'missed'>, reason: string): Promise<CronRunView> {
+  async recordWithoutTurn(
+    start: RunStart,
+    outcome: Extract<RunOutcome, 'skipped' | 'missed'>,
+    reason: string,
+  ): Promise<CronRunView> {
     const now = this.clock.now();
-    const run = await this.insert(start, { outcome, reason, startedAt: now, finishedAt: now });
+    const run = await this.insert(start, {
+      outcome,
+      reason,
+      startedAt: now,
+      finishedAt: now,
+    });
     const view = toRunView(run);
     this.emit(view);
     void this.prune(start.kind, start.jobId);
@@ -89,7 +141,11 @@ export class AutomationRunsService implements OnApplicationBootstrap, BeforeAppl
 
   /** Stores the run as `running` and tells the console; the turn follows with `runTurn`. */
   async begin(start: RunStart, startedAt: Date): Promise<AutomationRunRecord> {
-    const run = await this.insert(start, { outcome: 'running', startedAt, finishedAt: null });
+    const run = await this.insert(start, {
+      outcome: 'running',
+      startedAt,
+      finishedAt: null,
+    });
     this.emit(toRunView(run));
     return run;
   }
@@ -98,21 +154,35 @@ export class AutomationRunsService implements OnApplicationBootstrap, BeforeAppl
    * Sends `content` to the run's chat and waits for the reply to end, then
    * stores the outcome. Never rejects: every failure ends up on the run.
    */
-  runTurn(run: AutomationRunRecord, content: string, options: ReplyOptions, onEnd?: RunListener): Promise<CronRunView> {
+  runTurn(
+    run: AutomationRunRecord,
+    content: string,
+    options: ReplyOptions,
+    onEnd?: RunListener,
+  ): Promise<CronRunView> {
     const turn = this.turn(run, content, options, onEnd);
     this.inFlight.add(turn);
     void turn.finally(() => this.inFlight.delete(turn));
     return turn;
   }
 
-  private async turn(run: AutomationRunRecord, content: string, options: ReplyOptions, onEnd?: RunListener): Promise<CronRunView> {
+  private async turn(
+    run: AutomationRunRecord,
+    content: string,
+    options: ReplyOptions,
+    onEnd?: RunListener,
+  ): Promise<CronRunView> {
     let outcome: RunOutcome = 'success';
     let error: string | null = null;
     let messageId: string | null = null;
     let usage: TokenUsage | null = null;
     try {
       if (!run.chatId) throw new Error('The run has no chat to write to.');
-      const prepared = await this.replies.prepare(run.chatId.toHexString(), content, options);
+      const prepared = await this.replies.prepare(
+        run.chatId.toHexString(),
+        content,
+        options,
+      );
       // Stored with the outcome: one write less per run while a burst of runs starts.
       messageId = prepared.assistantMessageId;
       await prepared.run((event, data) => {
@@ -121,7 +191,10 @@ export class AutomationRunsService implements OnApplicationBootstrap, BeforeAppl
           usage = done.usage ?? null;
           if (done.stopped) {
             outcome = 'error';
-            error = this.shuttingDown || this.replies.shuttingDown ? INTERRUPTED : 'The run was stopped before it finished.';
+            error =
+              this.shuttingDown || this.replies.shuttingDown
+                ? INTERRUPTED
+                : 'The run was stopped before it finished.';
           }
         } else if (event === 'error') {
           const failed = data as { message: string; messageId: string | null };
@@ -132,7 +205,10 @@ export class AutomationRunsService implements OnApplicationBootstrap, BeforeAppl
       });
     } catch (failure) {
       outcome = 'error';
-      error = failure instanceof HttpException || failure instanceof Error ? failure.message : String(failure);
+      error =
+        failure instanceof HttpException || failure instanceof Error
+          ? failure.message
+          : String(failure);
     }
     const finishedAt = this.clock.now();
     const fields = {
@@ -152,7 +228,11 @@ export class AutomationRunsService implements OnApplicationBootstrap, BeforeAppl
     await this.runs
       .updateOne({ _id: run._id }, { $set: fields })
       .exec()
-      .catch((failure: Error) => this.logger.error(`Could not store the end of a run: ${failure.message}`));
+      .catch((failure: Error) =>
+        this.logger.error(
+          `Could not store the end of a run: ${failure.message}`,
+        ),
+      );
     this.emit(view);
     void this.prune(run.kind, run.jobId?.toHexString() ?? null);
     return view;
@@ -162,7 +242,11 @@ export class AutomationRunsService implements OnApplicationBootstrap, BeforeAppl
    * The chat a job or Pulse writes to: `chatId` while it exists, else a new one
    * (the first run, or the owner deleted it); `created` says which.
    */
-  async chatFor(chatId: Types.ObjectId | null, title: string, kind: ChatKind): Promise<{ chatId: string; created: boolean }> {
+  async chatFor(
+    chatId: Types.ObjectId | null,
+    title: string,
+    kind: ChatKind,
+  ): Promise<{ chatId: string; created: boolean }> {
     if (chatId) {
       try {
         await this.chats.get(chatId.toHexString());
@@ -175,10 +259,18 @@ export class AutomationRunsService implements OnApplicationBootstrap, BeforeAppl
   }
 
   async removeAll(kind: AutomationKind, jobId: string | null): Promise<void> {
-    await this.runs.deleteMany({ kind, jobId: jobId ? new Types.ObjectId(jobId) : null }).exec();
+    await this.runs
+      .deleteMany({ kind, jobId: jobId ? new Types.ObjectId(jobId) : null })
+      .exec();
   }
 
-  private async insert(start: RunStart, fields: Pick<AutomationRunRecord, 'outcome' | 'startedAt' | 'finishedAt'> & { reason?: string }): Promise<AutomationRunRecord> {
+  private async insert(
+    start: RunStart,
+    fields: Pick<
+      AutomationRunRecord,
+      'outcome' | 'startedAt' | 'finishedAt'
+    > & { reason?: string },
+  ): Promise<AutomationRunRecord> {
     const run: AutomationRunRecord = {
       _id: new Types.ObjectId(),
       kind: start.kind,
@@ -199,11 +291,17 @@ export class AutomationRunsService implements OnApplicationBootstrap, BeforeAppl
   }
 
   private emit(run: CronRunView): void {
-    this.events.emit('automation.run', { run, at: this.clock.now().toISOString() });
+    this.events.emit('automation.run', {
+      run,
+      at: this.clock.now().toISOString(),
+    });
   }
 
   /** Keeps the newest `runHistoryLimit` runs of one job (or of Pulse). */
-  private async prune(kind: AutomationKind, jobId: string | null): Promise<void> {
+  private async prune(
+    kind: AutomationKind,
+    jobId: string | null,
+  ): Promise<void> {
     const filter = { kind, jobId: jobId ? new Types.ObjectId(jobId) : null };
     try {
       const boundary = await this.runs
@@ -213,7 +311,10 @@ export class AutomationRunsService implements OnApplicationBootstrap, BeforeAppl
         .limit(1)
         .lean<{ _id: Types.ObjectId }[]>()
         .exec();
-      if (boundary.length) await this.runs.deleteMany({ ...filter, _id: { $lte: boundary[0]._id } }).exec();
+      if (boundary.length)
+        await this.runs
+          .deleteMany({ ...filter, _id: { $lte: boundary[0]._id } })
+          .exec();
     } catch (error) {
       this.logger.warn(`Could not prune old runs: ${(error as Error).message}`);
     }

@@ -46,7 +46,8 @@ export class AutomationTicker implements OnApplicationShutdown {
     let earliest: number | null = null;
     for (const source of this.sources) {
       const due = source.nextDueAt()?.getTime();
-      if (due !== undefined && (earliest === null || due < earliest)) earliest = due;
+      if (due !== undefined && (earliest === null || due < earliest))
+        earliest = due;
     }
     if (earliest === null) return;
     const delay = Math.min(Math.max(earliest - now, 0), MAX_SLEEP_MS);
@@ -69,7 +70,9 @@ export class AutomationTicker implements OnApplicationShutdown {
           try {
             await source.tick(now);
           } catch (error) {
-            this.logger.error(`The ${source.name} schedule failed: ${(error as Error).message}`);
+            this.logger.error(
+              `The ${source.name} schedule failed: ${(error as Error).message}`,
+            );
           }
         }
       } while (this.again && !this.stopped);
@@ -91,6 +94,7 @@ export class AutomationTicker implements OnApplicationShutdown {
     if (!this.timer) return;
     clearTimeout(this.timer);
     this.timer = null;
-    if (this.registry.doesExist('timeout', TIMEOUT_NAME)) this.registry.deleteTimeout(TIMEOUT_NAME);
+    if (this.registry.doesExist('timeout', TIMEOUT_NAME))
+      this.registry.deleteTimeout(TIMEOUT_NAME);
   }
 }

@@ -3,12 +3,20 @@ import { MongooseModule } from '@nestjs/mongoose';
 import { ChatsModule } from '../chats/chats.module';
 import { AutomationRunsService } from './automation-runs.service';
 import { AutomationTicker } from './automation-ticker';
-import { AutomationRunRecord, AutomationRunSchema } from './schemas/automation-run.schema';
+import {
+  AutomationRunRecord,
+  AutomationRunSchema,
+} from './schemas/automation-run.schema';
 
 /** What scheduled jobs and Pulse share: the ticker, the run history, and running a turn in a chat. */
 @Global()
 @Module({
-  imports: [ChatsModule, MongooseModule.forFeature([{ name: AutomationRunRecord.name, schema: AutomationRunSchema }])],
+  imports: [
+    ChatsModule,
+    MongooseModule.forFeature([
+      { name: AutomationRunRecord.name, schema: AutomationRunSchema },
+    ]),
+  ],
   providers: [AutomationRunsService, AutomationTicker],
   exports: [AutomationRunsService, AutomationTicker, ChatsModule],
 })

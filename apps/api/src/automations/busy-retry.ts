@@ -12,7 +12,11 @@ export async function retryWhileBusy<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await work();
     } catch (error) {
-      if (attempt >= DELAYS_MS.length || !BUSY.test((error as Error)?.message ?? '')) throw error;
+      if (
+        attempt >= DELAYS_MS.length ||
+        !BUSY.test((error as Error)?.message ?? '')
+      )
+        throw error;
       await new Promise((resolve) => setTimeout(resolve, DELAYS_MS[attempt]));
     }
   }

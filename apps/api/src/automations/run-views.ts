@@ -12,7 +12,9 @@ export function toRunView(run: AutomationRunRecord): CronRunView {
     dueAt: run.dueAt?.toISOString() ?? null,
     startedAt: run.startedAt.toISOString(),
     finishedAt: finishedAt?.toISOString() ?? null,
-    durationMs: finishedAt ? finishedAt.getTime() - run.startedAt.getTime() : null,
+    durationMs: finishedAt
+      ? finishedAt.getTime() - run.startedAt.getTime()
+      : null,
     reason: run.reason ?? null,
     error: run.error ?? null,
     chatId: run.chatId?.toHexString() ?? null,

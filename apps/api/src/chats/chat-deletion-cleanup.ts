@@ -37,7 +37,10 @@ export class ChatDeletionCleanup {
         .then(() => this.cleanup(chatId))
         .then(
           () => undefined,
-          (error: Error) => this.logger.error(`Could not delete the ${this.what} of chat ${chatId}: ${error.message}`),
+          (error: Error) =>
+            this.logger.error(
+              `Could not delete the ${this.what} of chat ${chatId}: ${error.message}`,
+            ),
         );
     };
     this.emitter.on('chats.changed', onChat);

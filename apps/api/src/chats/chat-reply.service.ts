@@ -124,7 +124,9 @@ export class ChatReplyService
   }
 
   async stopAll(): Promise<void> {
-    await Promise.all([...this.running.keys()].map((chatId) => this.stopAndWait(chatId)));
+    await Promise.all(
+      [...this.running.keys()].map((chatId) => this.stopAndWait(chatId)),
+    );
   }
 
   isRunning(chatId: string): boolean {
@@ -180,7 +182,11 @@ export class ChatReplyService
       const now = this.clock.now();
       const userId = new Types.ObjectId();
       // Linked first (atomically, refusing any already sent); released again if the messages cannot be stored.
-      const attached = await this.attachments.claim(options.attachmentIds ?? [], chat._id, userId);
+      const attached = await this.attachments.claim(
+        options.attachmentIds ?? [],
+        chat._id,
+        userId,
+      );
       const user: MessageRecord = {
         _id: userId,
         chatId: chat._id,
@@ -330,7 +336,9 @@ export class ChatReplyService
     let usage: TokenUsage | undefined;
     let failure: TurnError | null = null;
     try {
-      const attachments = turn.attached.length ? await this.attachments.forTurn(turn.attached) : undefined;
+      const attachments = turn.attached.length
+        ? await this.attachments.forTurn(turn.attached)
+        : undefined;
       const outcome = await this.runner.runTurn(
         {
           source: turn.options.source ?? 'chat',

@@ -24,7 +24,8 @@ export function toChatMessage(message: MessageRecord): ChatMessage {
     createdAt: message.createdAt.toISOString(),
     updatedAt: message.updatedAt.toISOString(),
   };
-  if (message.attachments?.length) view.attachments = message.attachments.map((a) => ({ ...a }));
+  if (message.attachments?.length)
+    view.attachments = message.attachments.map((a) => ({ ...a }));
   if (message.role === 'assistant') {
     view.parts = decodeParts(message.parts);
     view.error = message.error ?? null;

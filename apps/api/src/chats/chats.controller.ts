@@ -121,7 +121,9 @@ export class ChatsController {
     @Body() body: SendMessageDto,
     @Res() res: Response,
   ): Promise<void> {
-    const reply = await this.replies.prepare(id, body.content, { attachmentIds: body.attachmentIds });
+    const reply = await this.replies.prepare(id, body.content, {
+      attachmentIds: body.attachmentIds,
+    });
     res.status(200);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     res.setHeader('Cache-Control', 'no-cache, no-transform');

@@ -1,7 +1,12 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
-import type { ChatKind, ChatMessage, ChatSummary, MessageDelivery } from '@metatronos/shared-types';
+import type {
+  ChatKind,
+  ChatMessage,
+  ChatSummary,
+  MessageDelivery,
+} from '@metatronos/shared-types';
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
 import { ChatCache } from './chat-cache';
@@ -87,10 +92,19 @@ export class ChatsService {
   }
 
   /** Records where an assistant reply went besides the chat (a WhatsApp auto-reply), and tells the console. */
-  async setDelivery(chatId: string, messageId: string, delivery: Omit<MessageDelivery, 'at'>): Promise<void> {
+  async setDelivery(
+    chatId: string,
+    messageId: string,
+    delivery: Omit<MessageDelivery, 'at'>,
+  ): Promise<void> {
     if (!Types.ObjectId.isValid(messageId)) return;
     const at = this.clock.now().toISOString();
-    await this.messages.updateOne({ _id: new Types.ObjectId(messageId), role: 'assistant' }, { $set: { delivery: { ...delivery, at } } }).exec();
+    await this.messages
+      .updateOne(
+        { _id: new Types.ObjectId(messageId), role: 'assistant' },
+        { $set: { delivery: { ...delivery, at } } },
+      )
+      .exec();
     this.events.emit('chats.changed', { chatId, change: 'delivery', at });
   }
 

@@ -14,8 +14,7 @@ export function toLlmHistory(messages: MessageRecord[]): LlmHistoryMessage[] {
     if (message.role === 'user') {
       const text = withAttachmentNotes(message);
       const last = history[history.length - 1];
-      if (last?.role === 'user')
-        last.text = `${last.text}\n\n${text}`;
+      if (last?.role === 'user') last.text = `${last.text}\n\n${text}`;
       else history.push({ role: 'user', text });
       continue;
     }
@@ -31,6 +30,12 @@ export function toLlmHistory(messages: MessageRecord[]): LlmHistoryMessage[] {
 
 /** Files are given to the model with their own turn only; later turns keep a note of what was attached (images with their id, for edit_image). */
 function withAttachmentNotes(message: MessageRecord): string {
-  const notes = (message.attachments ?? []).map((a) => (a.kind === 'image' ? `[attached: ${a.name} (attachment ${a.id})]` : `[attached: ${a.name}]`));
-  return notes.length ? `${message.content}\n${notes.join('\n')}` : message.content;
+  const notes = (message.attachments ?? []).map((a) =>
+    a.kind === 'image'
+      ? `[attached: ${a.name} (attachment ${a.id})]`
+      : `[attached: ${a.name}]`,
+  );
+  return notes.length
+    ? `${message.content}\n${notes.join('\n')}`
+    : message.content;
 }

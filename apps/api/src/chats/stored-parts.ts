@@ -8,7 +8,9 @@ import type { AssistantPart, ToolCallRecord } from '@metatronos/shared-types';
  */
 export type StoredPart =
   | { type: 'text'; text: string }
-  | ({ type: 'tool_call' } & Omit<ToolCallRecord, 'arguments'> & { argumentsJson: string });
+  | ({ type: 'tool_call' } & Omit<ToolCallRecord, 'arguments'> & {
+        argumentsJson: string;
+      });
 
 export function encodeParts(parts: readonly AssistantPart[]): StoredPart[] {
   return parts.map((part) => {
@@ -19,14 +21,18 @@ export function encodeParts(parts: readonly AssistantPart[]): StoredPart[] {
 }
 
 /** Reads stored parts back; parts stored before arguments were encoded keep their object. */
-export function decodeParts(parts: readonly (StoredPart | AssistantPart)[] | undefined): AssistantPart[] {
+export function decodeParts(
+  parts: readonly (StoredPart | AssistantPart)[] | undefined,
+): AssistantPart[] {
   return (parts ?? []).map((part) => {
-    if (part.type === 'text' || !('argumentsJson' in part)) return { ...part } as AssistantPart;
+    if (part.type === 'text' || !('argumentsJson' in part))
+      return { ...part } as AssistantPart;
     const { argumentsJson, ...rest } = part;
     let args: Record<string, unknown> = {};
     try {
       const parsed: unknown = JSON.parse(argumentsJson);
-      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) args = parsed as Record<string, unknown>;
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
+        args = parsed as Record<string, unknown>;
     } catch {
       // Left empty: a broken record must not break the chat.
     }

@@ -1,4 +1,9 @@
-import { ConfigError, loadAppConfig, logLevelsFrom, redactMongoUri } from './app-config';
+import {
+  ConfigError,
+  loadAppConfig,
+  logLevelsFrom,
+  redactMongoUri,
+} from './app-config';
 
 describe('loadAppConfig', () => {
   it('has safe defaults: loopback, port 3000, ./data, embedded database', () => {
@@ -41,7 +46,14 @@ describe('loadAppConfig', () => {
       sessionTtlDays: 7,
       cookieSecure: 'always',
     });
-    expect(config.allowedHosts).toEqual(['localhost', '127.0.0.1', '::1', 'metatron.lan', 'box.local', 'other']);
+    expect(config.allowedHosts).toEqual([
+      'localhost',
+      '127.0.0.1',
+      '::1',
+      'metatron.lan',
+      'box.local',
+      'other',
+    ]);
   });
 
   it('lets ALLOWED_HOSTS=* switch the host check off', () => {
@@ -50,8 +62,15 @@ describe('loadAppConfig', () => {
 
   it('takes WHATSAPP_SOCKET_MODULE only as the absolute path of an existing file', () => {
     expect(loadAppConfig({}).whatsappSocketModule).toBeUndefined();
-    expect(loadAppConfig({ WHATSAPP_SOCKET_MODULE: __filename }).whatsappSocketModule).toBe(__filename);
-    for (const bad of ['relative/fake.js', '/no/such/fake-socket.js', __dirname]) {
+    expect(
+      loadAppConfig({ WHATSAPP_SOCKET_MODULE: __filename })
+        .whatsappSocketModule,
+    ).toBe(__filename);
+    for (const bad of [
+      'relative/fake.js',
+      '/no/such/fake-socket.js',
+      __dirname,
+    ]) {
       expect(() => loadAppConfig({ WHATSAPP_SOCKET_MODULE: bad })).toThrow(
         `WHATSAPP_SOCKET_MODULE must be the absolute path of an existing file (got "${bad}")`,
       );
@@ -67,7 +86,12 @@ describe('loadAppConfig', () => {
       loopWindowMs: 180_000,
       loopPauseMs: 1_800_000,
     });
-    expect(loadAppConfig({ WHATSAPP_REPLIES_PER_MINUTE: '0', WHATSAPP_STALE_HOURS: '1' }).whatsappAutoReply).toMatchObject({ perMinute: 0, staleMs: 3_600_000 });
+    expect(
+      loadAppConfig({
+        WHATSAPP_REPLIES_PER_MINUTE: '0',
+        WHATSAPP_STALE_HOURS: '1',
+      }).whatsappAutoReply,
+    ).toMatchObject({ perMinute: 0, staleMs: 3_600_000 });
     expect(() => loadAppConfig({ WHATSAPP_REPLY_INTERVAL_MS: 'soon' })).toThrow(
       'WHATSAPP_REPLY_INTERVAL_MS must be a whole number from 0 to 3600000 (got "soon")',
     );
@@ -76,7 +100,12 @@ describe('loadAppConfig', () => {
   it('names every bad variable in one error', () => {
     let error: unknown;
     try {
-      loadAppConfig({ PORT: '70000', LOG_LEVEL: 'loud', MONGODB_URI: 'postgres://x', SESSION_TTL_DAYS: '1.5' });
+      loadAppConfig({
+        PORT: '70000',
+        LOG_LEVEL: 'loud',
+        MONGODB_URI: 'postgres://x',
+        SESSION_TTL_DAYS: '1.5',
+      });
     } catch (e) {
       error = e;
     }
@@ -99,7 +128,9 @@ describe('logLevelsFrom', () => {
 
 describe('redactMongoUri', () => {
   it('hides the password', () => {
-    expect(redactMongoUri('mongodb://me:s3cret@db:27017/x')).toBe('mongodb://me:****@db:27017/x');
+    expect(redactMongoUri('mongodb://me:s3cret@db:27017/x')).toBe(
+      'mongodb://me:****@db:27017/x',
+    );
     expect(redactMongoUri('mongodb://db:27017/x')).toBe('mongodb://db:27017/x');
   });
 });

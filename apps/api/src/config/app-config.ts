@@ -86,31 +86,54 @@ export class ConfigError extends Error {
   }
 }
 
-const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
+const LOG_LEVELS: readonly LogLevel[] = [
+  'fatal',
+  'error',
+  'warn',
+  'log',
+  'debug',
+  'verbose',
+];
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
 
 /** Reads and validates the environment; throws one ConfigError naming every bad variable. */
-export function loadAppConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()): AppConfig {
+export function loadAppConfig(
+  env: NodeJS.ProcessEnv,
+  cwd: string = process.cwd(),
+): AppConfig {
   const problems: string[] = [];
   const text = (name: string): string | undefined => {
     const value = env[name]?.trim();
     return value ? value : undefined;
   };
-  const integer = (name: string, fallback: number, min: number, max: number): number => {
+  const integer = (
+    name: string,
+    fallback: number,
+    min: number,
+    max: number,
+  ): number => {
     const raw = text(name);
     if (raw === undefined) return fallback;
     const value = Number(raw);
     if (!/^\d+$/.test(raw) || value < min || value > max) {
-      problems.push(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+      problems.push(
+        `${name} must be a whole number from ${min} to ${max} (got "${raw}")`,
+      );
       return fallback;
     }
     return value;
   };
-  const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
+  const oneOf = <T extends string>(
+    name: string,
+    allowed: readonly T[],
+    fallback: T,
+  ): T => {
     const raw = text(name);
     if (raw === undefined) return fallback;
     if (!(allowed as readonly string[]).includes(raw)) {
-      problems.push(`${name} must be one of ${allowed.join(', ')} (got "${raw}")`);
+      problems.push(
+        `${name} must be one of ${allowed.join(', ')} (got "${raw}")`,
+      );
       return fallback;
     }
     return raw as T;
@@ -122,10 +145,14 @@ export function loadAppConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd(
 
   const port = integer('PORT', 3000, 1, 65535);
   const host = text('HOST') ?? '127.0.0.1';
-  if (/[\s/]/.test(host)) problems.push(`HOST must be a host name or IP address (got "${host}")`);
+  if (/[\s/]/.test(host))
+    problems.push(`HOST must be a host name or IP address (got "${host}")`);
 
   const mongodbUri = text('MONGODB_URI');
-  if (mongodbUri !== undefined && !/^mongodb(\+srv)?:\/\/\S+$/.test(mongodbUri)) {
+  if (
+    mongodbUri !== undefined &&
+    !/^mongodb(\+srv)?:\/\/\S+$/.test(mongodbUri)
+  ) {
     problems.push('MONGODB_URI must start with mongodb:// or mongodb+srv://');
   }
 
@@ -134,17 +161,31 @@ export function loadAppConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd(
   if (rawHosts === '*') {
     allowedHosts = null;
   } else {
-    const listed = rawHosts ? rawHosts.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean) : [];
-    const bindName = ['0.0.0.0', '::'].includes(host) ? [] : [host.toLowerCase()];
+    const listed = rawHosts
+      ? rawHosts
+          .split(',')
+          .map((h) => h.trim().toLowerCase())
+          .filter(Boolean)
+      : [];
+    const bindName = ['0.0.0.0', '::'].includes(host)
+      ? []
+      : [host.toLowerCase()];
     allowedHosts = [...new Set([...LOOPBACK_NAMES, ...bindName, ...listed])];
   }
 
-  const braveBaseUrl = (text('BRAVE_SEARCH_BASE_URL') ?? 'https://api.search.brave.com/res/v1').replace(/\/+$/, '');
-  if (!/^https?:\/\/\S+$/.test(braveBaseUrl)) problems.push(`BRAVE_SEARCH_BASE_URL must be an http(s) URL (got "${braveBaseUrl}")`);
+  const braveBaseUrl = (
+    text('BRAVE_SEARCH_BASE_URL') ?? 'https://api.search.brave.com/res/v1'
+  ).replace(/\/+$/, '');
+  if (!/^https?:\/\/\S+$/.test(braveBaseUrl))
+    problems.push(
+      `BRAVE_SEARCH_BASE_URL must be an http(s) URL (got "${braveBaseUrl}")`,
+    );
 
   const whatsappSocketModule = text('WHATSAPP_SOCKET_MODULE');
   if (whatsappSocketModule !== undefined && !isFile(whatsappSocketModule)) {
-    problems.push(`WHATSAPP_SOCKET_MODULE must be the absolute path of an existing file (got "${whatsappSocketModule}")`);
+    problems.push(
+      `WHATSAPP_SOCKET_MODULE must be the absolute path of an existing file (got "${whatsappSocketModule}")`,
+    );
   }
 
   const config: AppConfig = {
@@ -156,7 +197,11 @@ export function loadAppConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd(
     logFormat: oneOf('LOG_FORMAT', ['text', 'json'] as const, 'text'),
     sessionTtlDays: integer('SESSION_TTL_DAYS', 30, 1, 365),
     allowedHosts,
-    cookieSecure: oneOf('COOKIE_SECURE', ['auto', 'always', 'never'] as const, 'auto'),
+    cookieSecure: oneOf(
+      'COOKIE_SECURE',
+      ['auto', 'always', 'never'] as const,
+      'auto',
+    ),
     ferretdbBin: path('FERRETDB_BIN', './tools/ferretdb/bin/ferretdb-launcher'),
     webDistDir: path('WEB_DIST_DIR', './dist/apps/web/browser'),
     llm: {
@@ -176,14 +221,25 @@ export function loadAppConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd(
     },
     whatsappAutoReply: {
       staleMs: integer('WHATSAPP_STALE_HOURS', 6, 0, 8_760) * 3_600_000,
-      perContactIntervalMs: integer('WHATSAPP_REPLY_INTERVAL_MS', 10_000, 0, 3_600_000),
+      perContactIntervalMs: integer(
+        'WHATSAPP_REPLY_INTERVAL_MS',
+        10_000,
+        0,
+        3_600_000,
+      ),
       perMinute: integer('WHATSAPP_REPLIES_PER_MINUTE', 30, 0, 10_000),
       loopReplies: integer('WHATSAPP_LOOP_REPLIES', 10, 0, 10_000),
-      loopWindowMs: integer('WHATSAPP_LOOP_WINDOW_MS', 180_000, 1_000, 86_400_000),
+      loopWindowMs: integer(
+        'WHATSAPP_LOOP_WINDOW_MS',
+        180_000,
+        1_000,
+        86_400_000,
+      ),
       loopPauseMs: integer('WHATSAPP_LOOP_PAUSE_MS', 1_800_000, 0, 604_800_000),
     },
     media: {
-      attachmentMaxBytes: integer('ATTACHMENT_MAX_MB', 20, 1, 1024) * 1024 * 1024,
+      attachmentMaxBytes:
+        integer('ATTACHMENT_MAX_MB', 20, 1, 1024) * 1024 * 1024,
       imageTimeoutMs: integer('IMAGE_TIMEOUT_MS', 120_000, 1_000, 600_000),
     },
     whatsappSocketModule,

@@ -29,7 +29,11 @@ export function checkCronJobInput(
 ): CronJobFields {
   const problems: string[] = [];
   const fields: CronJobFields = {};
-  const text = (key: 'name' | 'instruction' | 'cronExpression', max: number, label: string) => {
+  const text = (
+    key: 'name' | 'instruction' | 'cronExpression',
+    max: number,
+    label: string,
+  ) => {
     const value = input[key];
     if (value === undefined) {
       if (mode === 'create') problems.push(`${label} is required`);
@@ -41,7 +45,9 @@ export function checkCronJobInput(
     }
     const trimmed = value.trim();
     if (trimmed.length > max) {
-      problems.push(`${label} is ${trimmed.length} characters; the limit is ${max}`);
+      problems.push(
+        `${label} is ${trimmed.length} characters; the limit is ${max}`,
+      );
       return;
     }
     fields[key] = trimmed;
@@ -54,11 +60,18 @@ export function checkCronJobInput(
     if (!check.ok) problems.push(check.error);
   }
   if (input.enabled !== undefined) {
-    if (typeof input.enabled !== 'boolean') problems.push('enabled must be true or false');
+    if (typeof input.enabled !== 'boolean')
+      problems.push('enabled must be true or false');
     else fields.enabled = input.enabled;
   }
-  if (mode === 'update' && !problems.length && Object.keys(fields).length === 0) {
-    problems.push('Nothing to change: give at least one of name, instruction, cron expression, enabled');
+  if (
+    mode === 'update' &&
+    !problems.length &&
+    Object.keys(fields).length === 0
+  ) {
+    problems.push(
+      'Nothing to change: give at least one of name, instruction, cron expression, enabled',
+    );
   }
   if (problems.length) throw new BadRequestException(problems.join('; '));
   return fields;

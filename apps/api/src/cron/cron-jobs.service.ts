@@ -9,8 +9,14 @@ import {
   type CronRunView,
   type UpdateCronJobRequest,
 } from '@metatronos/shared-types';
-import { AutomationRunsService, type RunPage } from '../automations/automation-runs.service';
-import { checkCronExpression, describeCron } from '../automations/schedule-math/cron-schedule';
+import {
+  AutomationRunsService,
+  type RunPage,
+} from '../automations/automation-runs.service';
+import {
+  checkCronExpression,
+  describeCron,
+} from '../automations/schedule-math/cron-schedule';
 import { ChatsService } from '../chats/chats.service';
 import { Clock } from '../clock/clock';
 import type { AppConfig } from '../config/app-config';
@@ -27,7 +33,8 @@ export type ChangedBy = 'owner' | 'ai';
 @Injectable()
 export class CronJobsService {
   constructor(
-    @InjectModel(CronJobRecord.name) private readonly jobs: Model<CronJobRecord>,
+    @InjectModel(CronJobRecord.name)
+    private readonly jobs: Model<CronJobRecord>,
     private readonly scheduler: CronScheduler,
     private readonly runs: AutomationRunsService,
     private readonly chats: ChatsService,
@@ -38,7 +45,11 @@ export class CronJobsService {
   ) {}
 
   async list(): Promise<CronJobView[]> {
-    const jobs = await this.jobs.find({}).sort({ createdAt: 1, _id: 1 }).lean<CronJobRecord[]>().exec();
+    const jobs = await this.jobs
+      .find({})
+      .sort({ createdAt: 1, _id: 1 })
+      .lean<CronJobRecord[]>()
+      .exec();
     const timezone = await this.timezone();
     // One instant for the whole list, so jobs sharing a schedule share its next-runs lookup.
     const now = this.clock.now();
@@ -51,14 +62,34 @@ export class CronJobsService {
 
   async preview(cronExpression: string): Promise<CronPreview> {
     const timezone = await this.timezone();
-    const check = checkCronExpression(cronExpression, timezone, this.clock.now(), CRONJOB_NEXT_RUNS);
+    const check = checkCronExpression(
+      cronExpression,
+      timezone,
+      this.clock.now(),
+      CRONJOB_NEXT_RUNS,
+    );
     return check.ok
-      ? { valid: true, error: null, description: describeCron(cronExpression.trim()), nextRuns: check.nextRuns.map((d) => d.toISOString()), timezone }
-      : { valid: false, error: check.error, description: null, nextRuns: [], timezone };
+      ? {
+          valid: true,
+          error: null,
+          description: describeCron(cronExpression.trim()),
+          nextRuns: check.nextRuns.map((d) => d.toISOString()),
+          timezone,
+        }
+      : {
+          valid: false,
+          error: check.error,
+          description: null,
+          nextRuns: [],
+          timezone,
+        };
   }
 
   /** Checks everything, then makes the job and its chat. */
-  async create(request: CreateCronJobRequest, by: ChangedBy): Promise<CronJobView> {
+  async create(
+    request: CreateCronJobRequest,
+    by: ChangedBy,
+  ): Promise<CronJobView> {
     const timezone = await this.timezone();
     const now = this.clock.now();
     const fields = checkCronJobInput(request, 'create', timezone, now);
@@ -88,20 +119,31 @@ export class CronJobsService {
     return this.toView(job, timezone);
   }
 
-  async update(id: string, request: UpdateCronJobRequest, by: ChangedBy): Promise<CronJobView> {
+  async update(
+    id: string,
+    request: UpdateCronJobRequest,
+    by: ChangedBy,
+  ): Promise<CronJobView> {
     const job = await this.record(id);
     const timezone = await this.timezone();
     const now = this.clock.now();
     const fields = checkCronJobInput(request, 'update', timezone, now);
     const set: Partial<CronJobRecord> = { ...fields, updatedAt: now };
     const rescheduled =
-      (fields.cronExpression !== undefined && fields.cronExpression !== job.cronExpression) || (fields.enabled === true && job.enabled === false);
+      (fields.cronExpression !== undefined &&
+        fields.cronExpression !== job.cronExpression) ||
+      (fields.enabled === true && job.enabled === false);
     // A new schedule or a resume starts now: nothing is owed for the time before.
     if (rescheduled) set.lastDueAt = now;
     if (fields.name !== undefined && fields.name !== job.name && job.chatId) {
-      await this.chats.rename(job.chatId.toHexString(), cronChatTitle(fields.name)).catch(() => undefined);
+      await this.chats
+        .rename(job.chatId.toHexString(), cronChatTitle(fields.name))
+        .catch(() => undefined);
     }
-    const updated = await this.jobs.findOneAndUpdate({ _id: job._id }, { $set: set }, { new: true }).lean<CronJobRecord>().exec();
+    const updated = await this.jobs
+      .findOneAndUpdate({ _id: job._id }, { $set: set }, { new: true })
+      .lean<CronJobRecord>()
+      .exec();
     if (!updated) throw notFound(id);
     await this.changed(updated, 'updated', by);
     return this.toView(updated, timezone);
@@ -117,7 +159,8 @@ export class CronJobsService {
     const job = await this.record(id);
     await this.jobs.deleteOne({ _id: job._id }).exec();
     await this.changed(job, 'deleted', by);
-    if (job.chatId) await this.chats.remove(job.chatId.toHexString()).catch(() => undefined);
+    if (job.chatId)
+      await this.chats.remove(job.chatId.toHexString()).catch(() => undefined);
     await this.runs.removeAll('cron', id);
   }
 
@@ -130,15 +173,25 @@ export class CronJobsService {
     return this.runs.list('cron', id, page);
   }
 
-  private async changed(job: CronJobRecord, change: 'created' | 'updated' | 'deleted', by: ChangedBy): Promise<void> {
+  private async changed(
+    job: CronJobRecord,
+    change: 'created' | 'updated' | 'deleted',
+    by: ChangedBy,
+  ): Promise<void> {
     const jobId = job._id;
     if (change === 'deleted') await this.scheduler.remove(jobId.toHexString());
     else await this.scheduler.upsert(job);
-    this.events.emit('cronjobs.changed', { jobId: jobId.toHexString(), change, by, at: this.clock.now().toISOString() });
+    this.events.emit('cronjobs.changed', {
+      jobId: jobId.toHexString(),
+      change,
+      by,
+      at: this.clock.now().toISOString(),
+    });
   }
 
   private async record(id: string): Promise<CronJobRecord> {
-    if (!Types.ObjectId.isValid(id) || !/^[0-9a-f]{24}$/i.test(id)) throw notFound(id);
+    if (!Types.ObjectId.isValid(id) || !/^[0-9a-f]{24}$/i.test(id))
+      throw notFound(id);
     const job = await this.jobs.findById(id).lean<CronJobRecord>().exec();
     if (!job) throw notFound(id);
     return job;
@@ -148,21 +201,35 @@ export class CronJobsService {
     return (await this.settings.get()).timezone;
   }
 
-  private toView(raw: CronJobRecord, timezone: string, now = this.clock.now()): CronJobView {
+  private toView(
+    raw: CronJobRecord,
+    timezone: string,
+    now = this.clock.now(),
+  ): CronJobView {
     const id = raw._id.toHexString();
-    const expression = typeof raw.cronExpression === 'string' ? raw.cronExpression : '';
-    const check = checkCronExpression(expression, timezone, now, CRONJOB_NEXT_RUNS);
+    const expression =
+      typeof raw.cronExpression === 'string' ? raw.cronExpression : '';
+    const check = checkCronExpression(
+      expression,
+      timezone,
+      now,
+      CRONJOB_NEXT_RUNS,
+    );
     const enabled = raw.enabled !== false;
-    const failures = typeof raw.consecutiveFailures === 'number' ? raw.consecutiveFailures : 0;
+    const failures =
+      typeof raw.consecutiveFailures === 'number' ? raw.consecutiveFailures : 0;
     return {
       id,
-      name: typeof raw.name === 'string' && raw.name ? raw.name : 'Untitled job',
+      name:
+        typeof raw.name === 'string' && raw.name ? raw.name : 'Untitled job',
       instruction: typeof raw.instruction === 'string' ? raw.instruction : '',
       cronExpression: expression,
       enabled,
-      chatId: raw.chatId instanceof Types.ObjectId ? raw.chatId.toHexString() : null,
+      chatId:
+        raw.chatId instanceof Types.ObjectId ? raw.chatId.toHexString() : null,
       description: check.ok ? describeCron(expression) : expression,
-      nextRuns: check.ok && enabled ? check.nextRuns.map((d) => d.toISOString()) : [],
+      nextRuns:
+        check.ok && enabled ? check.nextRuns.map((d) => d.toISOString()) : [],
       timezone,
       scheduleError: check.ok ? null : check.error,
       lastRun: raw.lastRun ?? null,
@@ -180,5 +247,7 @@ function notFound(id: string): NotFoundException {
 }
 
 function toIso(value: unknown): string {
-  return value instanceof Date ? value.toISOString() : new Date(0).toISOString();
+  return value instanceof Date
+    ? value.toISOString()
+    : new Date(0).toISOString();
 }

@@ -1,13 +1,33 @@
-import { ConflictException, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  ConflictException,
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { OnEvent } from '@nestjs/event-emitter';
 import { Types, type Model } from 'mongoose';
-import type { AppEventMap, CronRunView, RunTrigger } from '@metatronos/shared-types';
-import { AutomationRunsService, type RunStart } from '../automations/automation-runs.service';
-import { AutomationTicker, type Schedulable } from '../automations/automation-ticker';
+import type {
+  AppEventMap,
+  CronRunView,
+  RunTrigger,
+} from '@metatronos/shared-types';
+import {
+  AutomationRunsService,
+  type RunStart,
+} from '../automations/automation-runs.service';
+import {
+  AutomationTicker,
+  type Schedulable,
+} from '../automations/automation-ticker';
 import { retryWhileBusy } from '../automations/busy-retry';
 import { toRunView } from '../automations/run-views';
-import { cronOccurrencesBetween, describeCron, nextCronRuns } from '../automations/schedule-math/cron-schedule';
+import {
+  cronOccurrencesBetween,
+  describeCron,
+  nextCronRuns,
+} from '../automations/schedule-math/cron-schedule';
 import { ChatReplyService } from '../chats/chat-reply.service';
 import { Clock } from '../clock/clock';
 import type { AppConfig } from '../config/app-config';
@@ -22,7 +42,10 @@ export const ON_TIME_TOLERANCE_MS = 60_000;
 
 /** What the scheduler keeps of an enabled job with a valid schedule. */
 interface Entry {
-  job: Pick<CronJobRecord, '_id' | 'name' | 'instruction' | 'cronExpression' | 'chatId'>;
+  job: Pick<
+    CronJobRecord,
+    '_id' | 'name' | 'instruction' | 'cronExpression' | 'chatId'
+  >;
   lastDueAt: Date;
   nextDue: Date | null;
 }
@@ -52,7 +75,8 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
   private queue: Promise<void> = Promise.resolve();
 
   constructor(
-    @InjectModel(CronJobRecord.name) private readonly jobs: Model<CronJobRecord>,
+    @InjectModel(CronJobRecord.name)
+    private readonly jobs: Model<CronJobRecord>,
     private readonly runs: AutomationRunsService,
     private readonly replies: ChatReplyService,
     private readonly settings: SettingsService,
@@ -76,14 +100,17 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
   nextDueAt(): Date | null {
     let earliest: Date | null = null;
     for (const entry of this.entries.values()) {
-      if (entry.nextDue && (!earliest || entry.nextDue < earliest)) earliest = entry.nextDue;
+      if (entry.nextDue && (!earliest || entry.nextDue < earliest))
+        earliest = entry.nextDue;
     }
     return earliest;
   }
 
   /** Reads every job again (at start, after db_query wrote `cronjobs`, after a timezone change) and re-arms the ticker. */
   async reload(): Promise<void> {
-    await this.serial(() => this.load()).catch((error: Error) => this.logger.error(`Could not load the scheduled jobs: ${error.message}`));
+    await this.serial(() => this.load()).catch((error: Error) =>
+      this.logger.error(`Could not load the scheduled jobs: ${error.message}`),
+    );
     this.ticker.rearm();
   }
 
@@ -108,7 +135,12 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
   async onDataChanged(event: AppEventMap['data.changed']): Promise<void> {
     if (event.collection !== 'cronjobs') return;
     await this.reload();
-    this.events.emit('cronjobs.changed', { jobId: '*', change: 'updated', by: 'ai', at: this.clock.now().toISOString() });
+    this.events.emit('cronjobs.changed', {
+      jobId: '*',
+      change: 'updated',
+      by: 'ai',
+      at: this.clock.now().toISOString(),
+    });
   }
 
   /** Another timezone moves every job. */
@@ -124,7 +156,10 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
   /** "Run now": 409 while the job (or a reply in its chat) is running. */
   async runNow(job: CronJobRecord): Promise<CronRunView> {
     const id = job._id.toHexString();
-    if (this.isBusy(id, job.chatId)) throw new ConflictException('This job is already running. Wait for the run to finish.');
+    if (this.isBusy(id, job.chatId))
+      throw new ConflictException(
+        'This job is already running. Wait for the run to finish.',
+      );
     return this.start(job, 'manual', null, this.clock.now());
   }
 
@@ -135,7 +170,10 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
   }
 
   private isBusy(jobId: string, chatId: Types.ObjectId | null): boolean {
-    return this.running.has(jobId) || (!!chatId && this.replies.isRunning(chatId.toHexString()));
+    return (
+      this.running.has(jobId) ||
+      (!!chatId && this.replies.isRunning(chatId.toHexString()))
+    );
   }
 
   private async load(): Promise<void> {
@@ -153,16 +191,39 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
       const entry = this.entryFor(job, timezone);
       if (entry) entries.set(job._id.toHexString(), entry);
     }
-    if (unstarted.length) await this.jobs.updateMany({ _id: { $in: unstarted } }, { $set: { lastDueAt: now } }).exec();
+    if (unstarted.length)
+      await this.jobs
+        .updateMany({ _id: { $in: unstarted } }, { $set: { lastDueAt: now } })
+        .exec();
     this.entries = entries;
   }
 
   private entryFor(job: CronJobRecord, timezone: string): Entry | null {
-    if (job.enabled === false || typeof job.cronExpression !== 'string' || !(job.lastDueAt instanceof Date)) return null;
-    const [nextDue] = nextCronRuns(job.cronExpression, timezone, job.lastDueAt, 1);
+    if (
+      job.enabled === false ||
+      typeof job.cronExpression !== 'string' ||
+      !(job.lastDueAt instanceof Date)
+    )
+      return null;
+    const [nextDue] = nextCronRuns(
+      job.cronExpression,
+      timezone,
+      job.lastDueAt,
+      1,
+    );
     if (!nextDue) return null;
     const { _id, name, instruction, cronExpression, chatId } = job;
-    return { job: { _id, name: typeof name === 'string' && name ? name : 'Untitled job', instruction: String(instruction ?? ''), cronExpression, chatId }, lastDueAt: job.lastDueAt, nextDue };
+    return {
+      job: {
+        _id,
+        name: typeof name === 'string' && name ? name : 'Untitled job',
+        instruction: String(instruction ?? ''),
+        cronExpression,
+        chatId,
+      },
+      lastDueAt: job.lastDueAt,
+      nextDue,
+    };
   }
 
   /**
@@ -170,20 +231,37 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
    * times, then starts the runs side by side.
    */
   private async fireDue(now: Date): Promise<void> {
-    const due = [...this.entries.values()].filter((entry) => entry.nextDue && entry.nextDue <= now);
+    const due = [...this.entries.values()].filter(
+      (entry) => entry.nextDue && entry.nextDue <= now,
+    );
     if (!due.length) return;
     const { timezone } = await this.settings.get();
-    const decisions = due.map((entry) => this.decide(entry, now, timezone)).filter((d): d is Decision => d !== null);
+    const decisions = due
+      .map((entry) => this.decide(entry, now, timezone))
+      .filter((d): d is Decision => d !== null);
     // One write per distinct due time (usually one): FerretDB 1.24 never answers a bulkWrite of many updates.
     const byTime = new Map<number, Types.ObjectId[]>();
-    for (const d of decisions) byTime.set(d.latest.getTime(), [...(byTime.get(d.latest.getTime()) ?? []), d.entry.job._id]);
+    for (const d of decisions)
+      byTime.set(d.latest.getTime(), [
+        ...(byTime.get(d.latest.getTime()) ?? []),
+        d.entry.job._id,
+      ]);
     try {
       for (const [time, ids] of byTime) {
-        await retryWhileBusy(() => this.jobs.updateMany({ _id: { $in: ids } }, { $set: { lastDueAt: new Date(time) } }).exec());
+        await retryWhileBusy(() =>
+          this.jobs
+            .updateMany(
+              { _id: { $in: ids } },
+              { $set: { lastDueAt: new Date(time) } },
+            )
+            .exec(),
+        );
       }
     } catch (error) {
       // The runs still start: at worst a restart before the next write catches one of them up again.
-      this.logger.warn(`Could not store the handled due times: ${(error as Error).message}`);
+      this.logger.warn(
+        `Could not store the handled due times: ${(error as Error).message}`,
+      );
     }
     for (const decision of decisions) void this.act(decision, timezone);
   }
@@ -196,26 +274,52 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
     const [afterDue] = nextCronRuns(cronExpression, timezone, due, 1);
     let count = 1;
     let latest = due;
-    if (afterDue && afterDue <= now) ({ count, latest } = cronOccurrencesBetween(cronExpression, timezone, entry.lastDueAt, now) as { count: number; latest: Date });
+    if (afterDue && afterDue <= now)
+      ({ count, latest } = cronOccurrencesBetween(
+        cronExpression,
+        timezone,
+        entry.lastDueAt,
+        now,
+      ) as { count: number; latest: Date });
     entry.lastDueAt = latest;
-    entry.nextDue = afterDue && afterDue > now ? afterDue : (nextCronRuns(cronExpression, timezone, now, 1)[0] ?? null);
+    entry.nextDue =
+      afterDue && afterDue > now
+        ? afterDue
+        : (nextCronRuns(cronExpression, timezone, now, 1)[0] ?? null);
     const late = now.getTime() - latest.getTime();
-    const runsLatest = late <= Math.max(this.config.automations.catchUpWindowMs, ON_TIME_TOLERANCE_MS);
+    const runsLatest =
+      late <=
+      Math.max(this.config.automations.catchUpWindowMs, ON_TIME_TOLERANCE_MS);
     return {
       entry,
       latest,
       missed: runsLatest ? count - 1 : count,
-      trigger: runsLatest ? (late <= ON_TIME_TOLERANCE_MS ? 'schedule' : 'catch-up') : null,
+      trigger: runsLatest
+        ? late <= ON_TIME_TOLERANCE_MS
+          ? 'schedule'
+          : 'catch-up'
+        : null,
       decidedAt: this.clock.now(),
     };
   }
 
-  private async act({ entry, latest, missed, trigger, decidedAt }: Decision, timezone: string): Promise<void> {
+  private async act(
+    { entry, latest, missed, trigger, decidedAt }: Decision,
+    timezone: string,
+  ): Promise<void> {
     const { job } = entry;
-    const start: RunStart = { kind: 'cron', jobId: job._id.toHexString(), chatId: job.chatId?.toHexString() ?? null, trigger: trigger ?? 'catch-up', dueAt: latest };
+    const start: RunStart = {
+      kind: 'cron',
+      jobId: job._id.toHexString(),
+      chatId: job.chatId?.toHexString() ?? null,
+      trigger: trigger ?? 'catch-up',
+      dueAt: latest,
+    };
     try {
       if (missed > 0) {
-        const which = trigger ? 'earlier times' : `the last was due at ${formatPromptDateTime(latest, timezone)}`;
+        const which = trigger
+          ? 'earlier times'
+          : `the last was due at ${formatPromptDateTime(latest, timezone)}`;
         await this.runs.recordWithoutTurn(
           { ...start, trigger: 'catch-up' },
           'missed',
@@ -229,25 +333,47 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
       }
       await this.start(job, trigger, latest, decidedAt);
     } catch (error) {
-      this.logger.error(`Could not run the job "${job.name}": ${(error as Error).message}`);
+      this.logger.error(
+        `Could not run the job "${job.name}": ${(error as Error).message}`,
+      );
     }
   }
 
   /** Marks the job running at once, then stores the run and sends the instruction to the job's chat. */
-  private async start(job: Entry['job'], trigger: RunTrigger, dueAt: Date | null, startedAt: Date): Promise<CronRunView> {
+  private async start(
+    job: Entry['job'],
+    trigger: RunTrigger,
+    dueAt: Date | null,
+    startedAt: Date,
+  ): Promise<CronRunView> {
     const id = job._id.toHexString();
     this.running.add(id);
     try {
       const chatId = await this.ensureChat(job);
-      const run = await retryWhileBusy(() => this.runs.begin({ kind: 'cron', jobId: id, trigger, dueAt, chatId }, startedAt));
+      const run = await retryWhileBusy(() =>
+        this.runs.begin(
+          { kind: 'cron', jobId: id, trigger, dueAt, chatId },
+          startedAt,
+        ),
+      );
       const { timezone } = await this.settings.get();
-      const context = cronRunContext(job, trigger, dueAt ?? startedAt, timezone);
+      const context = cronRunContext(
+        job,
+        trigger,
+        dueAt ?? startedAt,
+        timezone,
+      );
       void this.runs
-        .runTurn(run, job.instruction, { source: 'cron', prompt: { source: 'cron', extra: context } }, async (view) => {
-          await this.finished(job._id, view);
-          // Free before the run reads as ended, so "Run now" right after it is accepted.
-          this.running.delete(id);
-        })
+        .runTurn(
+          run,
+          job.instruction,
+          { source: 'cron', prompt: { source: 'cron', extra: context } },
+          async (view) => {
+            await this.finished(job._id, view);
+            // Free before the run reads as ended, so "Run now" right after it is accepted.
+            this.running.delete(id);
+          },
+        )
         .finally(() => this.running.delete(id));
       return toRunView(run);
     } catch (error) {
@@ -256,20 +382,31 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
     }
   }
 
-  private async finished(jobId: Types.ObjectId, run: CronRunView): Promise<void> {
+  private async finished(
+    jobId: Types.ObjectId,
+    run: CronRunView,
+  ): Promise<void> {
     const update =
       run.outcome === 'success'
         ? { $set: { lastRun: run, consecutiveFailures: 0 } }
         : { $set: { lastRun: run }, $inc: { consecutiveFailures: 1 } };
-    await retryWhileBusy(() => this.jobs.updateOne({ _id: jobId }, update).exec());
+    await retryWhileBusy(() =>
+      this.jobs.updateOne({ _id: jobId }, update).exec(),
+    );
   }
 
   /** The job's chat, made again if the owner deleted it. */
   private async ensureChat(job: Entry['job']): Promise<string> {
-    const { chatId, created } = await this.runs.chatFor(job.chatId, cronChatTitle(job.name), 'cron');
+    const { chatId, created } = await this.runs.chatFor(
+      job.chatId,
+      cronChatTitle(job.name),
+      'cron',
+    );
     if (created) {
       job.chatId = new Types.ObjectId(chatId);
-      await this.jobs.updateOne({ _id: job._id }, { $set: { chatId: job.chatId } }).exec();
+      await this.jobs
+        .updateOne({ _id: job._id }, { $set: { chatId: job.chatId } })
+        .exec();
     }
     return chatId;
   }
@@ -280,7 +417,12 @@ export function cronChatTitle(name: string): string {
 }
 
 /** What the model is told about the run it is in (appended to the combined prompt). */
-export function cronRunContext(job: Pick<CronJobRecord, '_id' | 'name' | 'cronExpression'>, trigger: RunTrigger, dueAt: Date, timezone: string): string {
+export function cronRunContext(
+  job: Pick<CronJobRecord, '_id' | 'name' | 'cronExpression'>,
+  trigger: RunTrigger,
+  dueAt: Date,
+  timezone: string,
+): string {
   const when =
     trigger === 'manual'
       ? 'The owner started this run by hand ("Run now").'

@@ -1,4 +1,14 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Param,
+  Patch,
+  Post,
+  Query,
+} from '@nestjs/common';
 import {
   ApiAcceptedResponse,
   ApiBadRequestResponse,
@@ -10,9 +20,21 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import type { CronJobView, CronPreview, CronRunView } from '@metatronos/shared-types';
+import type {
+  CronJobView,
+  CronPreview,
+  CronRunView,
+} from '@metatronos/shared-types';
 import { CronJobsService } from './cron-jobs.service';
-import { CreateCronJobDto, CronJobDto, CronPreviewDto, CronPreviewQueryDto, CronRunDto, RunsQueryDto, UpdateCronJobDto } from './dto/cron-job.dto';
+import {
+  CreateCronJobDto,
+  CronJobDto,
+  CronPreviewDto,
+  CronPreviewQueryDto,
+  CronRunDto,
+  RunsQueryDto,
+  UpdateCronJobDto,
+} from './dto/cron-job.dto';
 
 export const DEFAULT_RUNS_PAGE = 20;
 
@@ -31,13 +53,19 @@ export class CronController {
   @Post()
   @ApiOperation({ summary: 'Create a job and its chat' })
   @ApiCreatedResponse({ type: CronJobDto })
-  @ApiBadRequestResponse({ description: 'Missing or too long fields, an invalid expression, or one that fires more than once a minute' })
+  @ApiBadRequestResponse({
+    description:
+      'Missing or too long fields, an invalid expression, or one that fires more than once a minute',
+  })
   create(@Body() body: CreateCronJobDto): Promise<CronJobView> {
     return this.jobs.create(body, 'owner');
   }
 
   @Get('preview')
-  @ApiOperation({ summary: "Check an expression: its description and next runs in the owner's timezone, or why it is refused" })
+  @ApiOperation({
+    summary:
+      "Check an expression: its description and next runs in the owner's timezone, or why it is refused",
+  })
   @ApiOkResponse({ type: CronPreviewDto })
   preview(@Query() query: CronPreviewQueryDto): Promise<CronPreview> {
     return this.jobs.preview(query.cronExpression);
@@ -55,13 +83,19 @@ export class CronController {
   @ApiOkResponse({ type: CronJobDto })
   @ApiBadRequestResponse({ description: 'Invalid fields (nothing is changed)' })
   @ApiNotFoundResponse({ description: 'No such job' })
-  update(@Param('id') id: string, @Body() body: UpdateCronJobDto): Promise<CronJobView> {
+  update(
+    @Param('id') id: string,
+    @Body() body: UpdateCronJobDto,
+  ): Promise<CronJobView> {
     return this.jobs.update(id, body, 'owner');
   }
 
   @Delete(':id')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Delete a job, its chat and its run history (a running run is stopped)' })
+  @ApiOperation({
+    summary:
+      'Delete a job, its chat and its run history (a running run is stopped)',
+  })
   @ApiNoContentResponse()
   @ApiNotFoundResponse({ description: 'No such job' })
   async remove(@Param('id') id: string): Promise<void> {
@@ -70,7 +104,10 @@ export class CronController {
 
   @Post(':id/run')
   @HttpCode(202)
-  @ApiOperation({ summary: 'Run the job now (also when paused); answers once the run has started' })
+  @ApiOperation({
+    summary:
+      'Run the job now (also when paused); answers once the run has started',
+  })
   @ApiAcceptedResponse({ type: CronRunDto })
   @ApiConflictResponse({ description: 'The job is already running' })
   @ApiNotFoundResponse({ description: 'No such job' })
@@ -82,7 +119,13 @@ export class CronController {
   @ApiOperation({ summary: 'Run history, newest first' })
   @ApiOkResponse({ type: [CronRunDto] })
   @ApiNotFoundResponse({ description: 'No such job' })
-  runs(@Param('id') id: string, @Query() query: RunsQueryDto): Promise<CronRunView[]> {
-    return this.jobs.history(id, { limit: query.limit ?? DEFAULT_RUNS_PAGE, before: query.before });
+  runs(
+    @Param('id') id: string,
+    @Query() query: RunsQueryDto,
+  ): Promise<CronRunView[]> {
+    return this.jobs.history(id, {
+      limit: query.limit ?? DEFAULT_RUNS_PAGE,
+      before: query.before,
+    });
   }
 }

@@ -8,7 +8,11 @@ import { CronJobRecord, CronJobSchema } from './schemas/cron-job.schema';
 
 /** Scheduled jobs: `cronjobs`, their REST routes, the manage_cronjob tool and the scheduler. */
 @Module({
-  imports: [MongooseModule.forFeature([{ name: CronJobRecord.name, schema: CronJobSchema }])],
+  imports: [
+    MongooseModule.forFeature([
+      { name: CronJobRecord.name, schema: CronJobSchema },
+    ]),
+  ],
   controllers: [CronController],
   providers: [CronJobsService, CronScheduler, ManageCronjobTool],
   exports: [CronJobsService],

@@ -19,22 +19,41 @@ export class ManageCronjobTool implements AiTool {
     name: 'manage_cronjob',
     description:
       'Create, list, update, delete or toggle recurring scheduled jobs. Each job runs its instruction as a message to you in its own chat ' +
-      "on a cron schedule read in the owner's timezone (five fields: minute hour day-of-month month day-of-week; e.g. \"0 8 * * 1-5\" = weekdays at 08:00). " +
+      'on a cron schedule read in the owner\'s timezone (five fields: minute hour day-of-month month day-of-week; e.g. "0 8 * * 1-5" = weekdays at 08:00). ' +
       'At most once a minute. create needs name, instruction and cron_expression; update needs job_id and any of name, instruction, cron_expression, enabled; ' +
       'delete and toggle need job_id (from list). Deleting a job deletes its chat.',
     parameters: {
       type: 'object' as const,
       properties: {
-        action: { type: 'string', enum: [...ACTIONS], description: 'What to do' },
-        job_id: { type: 'string', description: 'The job id (update, delete, toggle)' },
-        name: { type: 'string', maxLength: CRONJOB_NAME_MAX_LENGTH, description: 'Short name of the job' },
+        action: {
+          type: 'string',
+          enum: [...ACTIONS],
+          description: 'What to do',
+        },
+        job_id: {
+          type: 'string',
+          description: 'The job id (update, delete, toggle)',
+        },
+        name: {
+          type: 'string',
+          maxLength: CRONJOB_NAME_MAX_LENGTH,
+          description: 'Short name of the job',
+        },
         instruction: {
           type: 'string',
           maxLength: CRONJOB_INSTRUCTION_MAX_LENGTH,
-          description: 'What you should do at each run, written as a message to yourself',
+          description:
+            'What you should do at each run, written as a message to yourself',
         },
-        cron_expression: { type: 'string', maxLength: CRON_EXPRESSION_MAX_LENGTH, description: 'Cron schedule, e.g. "30 7 * * *"' },
-        enabled: { type: 'boolean', description: 'false pauses the job (update)' },
+        cron_expression: {
+          type: 'string',
+          maxLength: CRON_EXPRESSION_MAX_LENGTH,
+          description: 'Cron schedule, e.g. "30 7 * * *"',
+        },
+        enabled: {
+          type: 'boolean',
+          description: 'false pauses the job (update)',
+        },
       },
       required: ['action'],
     },
@@ -47,7 +66,10 @@ export class ManageCronjobTool implements AiTool {
   async execute(args: Record<string, unknown>): Promise<string> {
     const action = args['action'] as Action;
     const jobId = args['job_id'] as string | undefined;
-    const needsId = (): string | null => (jobId?.trim() ? null : `${action} needs job_id (call manage_cronjob with action "list" to find it)`);
+    const needsId = (): string | null =>
+      jobId?.trim()
+        ? null
+        : `${action} needs job_id (call manage_cronjob with action "list" to find it)`;
     switch (action) {
       case 'create':
         return JSON.stringify(
@@ -89,10 +111,14 @@ export class ManageCronjobTool implements AiTool {
       case 'toggle': {
         const problem = needsId();
         if (problem) return toolError(problem);
-        return JSON.stringify(toolJob(await this.jobs.toggle((jobId as string).trim(), 'ai')));
+        return JSON.stringify(
+          toolJob(await this.jobs.toggle((jobId as string).trim(), 'ai')),
+        );
       }
       default:
-        return toolError(`Unknown action "${String(action)}": use one of ${ACTIONS.join(', ')}`);
+        return toolError(
+          `Unknown action "${String(action)}": use one of ${ACTIONS.join(', ')}`,
+        );
     }
   }
 }
@@ -110,7 +136,13 @@ function toolJob(job: CronJobView) {
     chat_id: job.chatId,
     next_runs: job.nextRuns,
     schedule_error: job.scheduleError,
-    last_run: job.lastRun ? { outcome: job.lastRun.outcome, started_at: job.lastRun.startedAt, error: job.lastRun.error } : null,
+    last_run: job.lastRun
+      ? {
+          outcome: job.lastRun.outcome,
+          started_at: job.lastRun.startedAt,
+          error: job.lastRun.error,
+        }
+      : null,
     consecutive_failures: job.consecutiveFailures,
   };
 }

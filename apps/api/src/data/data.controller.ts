@@ -9,10 +9,16 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import type { CollectionDocumentsPage, CollectionInfo } from '@metatronos/shared-types';
+import type {
+  CollectionDocumentsPage,
+  CollectionInfo,
+} from '@metatronos/shared-types';
 import { DataService } from './data.service';
 import { CollectionDocumentsQueryDto } from './dto/collection-documents-query.dto';
-import { CollectionDocumentsPageDto, CollectionInfoDto } from './dto/collection.dto';
+import {
+  CollectionDocumentsPageDto,
+  CollectionInfoDto,
+} from './dto/collection.dto';
 
 @ApiTags('data')
 @ApiCookieAuth()
@@ -23,7 +29,8 @@ export class DataController {
 
   @Get()
   @ApiOperation({
-    summary: 'Collections of the database with their size and what the AI may do with them',
+    summary:
+      'Collections of the database with their size and what the AI may do with them',
     description:
       'Sorted by name. Credential collections (auth_*) and server internals (system.*) are never listed. ' +
       'The AI-managed collections (master, contacts, schedule, cronjobs) are listed from day one, with count 0 until they exist.',
@@ -42,9 +49,17 @@ export class DataController {
   })
   @ApiParam({ name: 'name', example: 'contacts' })
   @ApiOkResponse({ type: CollectionDocumentsPageDto })
-  @ApiBadRequestResponse({ description: 'limit outside 1..100, skip outside 0..1,000,000, or an impossible collection name' })
-  @ApiNotFoundResponse({ description: "Collection 'x' not found (also for private collections)" })
-  documents(@Param('name') name: string, @Query() query: CollectionDocumentsQueryDto): Promise<CollectionDocumentsPage> {
+  @ApiBadRequestResponse({
+    description:
+      'limit outside 1..100, skip outside 0..1,000,000, or an impossible collection name',
+  })
+  @ApiNotFoundResponse({
+    description: "Collection 'x' not found (also for private collections)",
+  })
+  documents(
+    @Param('name') name: string,
+    @Query() query: CollectionDocumentsQueryDto,
+  ): Promise<CollectionDocumentsPage> {
     return this.data.documents(name, query.limit, query.skip);
   }
 }

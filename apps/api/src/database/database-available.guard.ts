@@ -1,4 +1,10 @@
-import { CanActivate, ExecutionContext, Injectable, SetMetadata, ServiceUnavailableException } from '@nestjs/common';
+import {
+  CanActivate,
+  ExecutionContext,
+  Injectable,
+  SetMetadata,
+  ServiceUnavailableException,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { DatabaseHealthService } from './database-health.service';
 
@@ -18,8 +24,12 @@ export class DatabaseAvailableGuard implements CanActivate {
   ) {}
 
   canActivate(context: ExecutionContext): boolean {
-    const skip = this.reflector.getAllAndOverride<boolean>(SKIP_DATABASE_CHECK, [context.getHandler(), context.getClass()]);
-    if (!skip && this.health.status === 'down') throw new ServiceUnavailableException(DATABASE_UNAVAILABLE_MESSAGE);
+    const skip = this.reflector.getAllAndOverride<boolean>(
+      SKIP_DATABASE_CHECK,
+      [context.getHandler(), context.getClass()],
+    );
+    if (!skip && this.health.status === 'down')
+      throw new ServiceUnavailableException(DATABASE_UNAVAILABLE_MESSAGE);
     return true;
   }
 }

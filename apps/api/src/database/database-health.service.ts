@@ -1,4 +1,10 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationShutdown,
+  OnModuleInit,
+} from '@nestjs/common';
 import { InjectConnection } from '@nestjs/mongoose';
 import type { Connection } from 'mongoose';
 import type { DatabaseStatus } from '@metatronos/shared-types';
@@ -15,7 +21,9 @@ const PING_TIMEOUT_MS = 1500;
  * coming back. Requests consult it so they fail fast with 503 instead of hanging.
  */
 @Injectable()
-export class DatabaseHealthService implements OnModuleInit, OnApplicationShutdown {
+export class DatabaseHealthService
+  implements OnModuleInit, OnApplicationShutdown
+{
   private readonly logger = new Logger('Database');
   private current: DatabaseStatus = 'up';
   private timer: NodeJS.Timeout | undefined;
@@ -29,9 +37,14 @@ export class DatabaseHealthService implements OnModuleInit, OnApplicationShutdow
 
   onModuleInit(): void {
     this.runtime.embedded?.onUnexpectedExit((exit) => {
-      const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
+      const how = exit.signal
+        ? `signal ${exit.signal}`
+        : `exit code ${exit.code}`;
       const why = exit.lastError ? `: ${exit.lastError}` : '';
-      this.setStatus('down', `the embedded database process exited (${how})${why}`);
+      this.setStatus(
+        'down',
+        `the embedded database process exited (${how})${why}`,
+      );
     });
     this.timer = setInterval(() => void this.check(), CHECK_INTERVAL_MS);
     this.timer.unref();
@@ -67,13 +80,20 @@ export class DatabaseHealthService implements OnModuleInit, OnApplicationShutdow
     this.current = status;
     if (status === 'down') this.logger.error(`Database is down: ${reason}`);
     else this.logger.log('Database is up again');
-    this.events.emit('database.status', { status, reason, at: this.clock.now().toISOString() });
+    this.events.emit('database.status', {
+      status,
+      reason,
+      at: this.clock.now().toISOString(),
+    });
   }
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    const timer = setTimeout(
+      () => reject(new Error(`no answer within ${ms} ms`)),
+      ms,
+    );
     promise.then(
       (value) => {
         clearTimeout(timer);

@@ -21,12 +21,16 @@ export const DATABASE_RUNTIME = Symbol('DATABASE_RUNTIME');
 
 /** Pings a server once with a short timeout; throws a StartupError naming the (redacted) address. */
 export async function pingMongo(uri: string, timeoutMs = 5000): Promise<void> {
-  const client = new mongoose.mongo.MongoClient(uri, { serverSelectionTimeoutMS: timeoutMs });
+  const client = new mongoose.mongo.MongoClient(uri, {
+    serverSelectionTimeoutMS: timeoutMs,
+  });
   try {
     await client.connect();
     await client.db('admin').command({ ping: 1 });
   } catch (error) {
-    throw new StartupError(`Cannot reach MongoDB at ${redactMongoUri(uri)}: ${(error as Error).message}`);
+    throw new StartupError(
+      `Cannot reach MongoDB at ${redactMongoUri(uri)}: ${(error as Error).message}`,
+    );
   } finally {
     await client.close().catch(() => undefined);
   }
@@ -46,14 +50,26 @@ export async function startDatabase(options: {
 }): Promise<DatabaseRuntime> {
   if (options.mongodbUri) {
     await pingMongo(options.mongodbUri);
-    return { kind: 'external', uri: options.mongodbUri, dbName: dbNameFromUri(options.mongodbUri) };
+    return {
+      kind: 'external',
+      uri: options.mongodbUri,
+      dbName: dbNameFromUri(options.mongodbUri),
+    };
   }
-  const embedded = await EmbeddedDatabase.start({ binPath: options.ferretdbBin, dataDir: options.dataDir });
+  const embedded = await EmbeddedDatabase.start({
+    binPath: options.ferretdbBin,
+    dataDir: options.dataDir,
+  });
   try {
     await pingMongo(embedded.uri);
   } catch (error) {
     await embedded.stop();
     throw error;
   }
-  return { kind: 'embedded', uri: embedded.uri, dbName: DEFAULT_DB_NAME, embedded };
+  return {
+    kind: 'embedded',
+    uri: embedded.uri,
+    dbName: DEFAULT_DB_NAME,
+    embedded,
+  };
 }

@@ -29,7 +29,11 @@ export class DatabaseModule {
         DatabaseAvailableGuard,
         EmbeddedDatabaseSupervisor,
       ],
-      exports: [DATABASE_RUNTIME, DatabaseHealthService, DatabaseAvailableGuard],
+      exports: [
+        DATABASE_RUNTIME,
+        DatabaseHealthService,
+        DatabaseAvailableGuard,
+      ],
     };
   }
 }

@@ -1,4 +1,10 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationShutdown,
+  OnModuleInit,
+} from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { DatabaseHealthService } from './database-health.service';
 import { DATABASE_RUNTIME, type DatabaseRuntime } from './database-runtime';
@@ -13,7 +19,9 @@ const STABLE_AFTER_MS = 60_000;
  * announces `database.status` up). After the last delay it gives up and says so.
  */
 @Injectable()
-export class EmbeddedDatabaseSupervisor implements OnModuleInit, OnApplicationShutdown {
+export class EmbeddedDatabaseSupervisor
+  implements OnModuleInit, OnApplicationShutdown
+{
   private readonly logger = new Logger('Database');
   private readonly delays: number[];
   private attempt = 0;
@@ -31,7 +39,8 @@ export class EmbeddedDatabaseSupervisor implements OnModuleInit, OnApplicationSh
 
   onModuleInit(): void {
     this.runtime.embedded?.onUnexpectedExit(() => {
-      if (this.clock.now().getTime() - this.lastRestartAt >= STABLE_AFTER_MS) this.attempt = 0;
+      if (this.clock.now().getTime() - this.lastRestartAt >= STABLE_AFTER_MS)
+        this.attempt = 0;
       this.scheduleRestart();
     });
   }
@@ -50,7 +59,9 @@ export class EmbeddedDatabaseSupervisor implements OnModuleInit, OnApplicationSh
       return;
     }
     const delay = this.delays[this.attempt++];
-    this.logger.warn(`Restarting the embedded database in ${delay} ms (attempt ${this.attempt} of ${this.delays.length})`);
+    this.logger.warn(
+      `Restarting the embedded database in ${delay} ms (attempt ${this.attempt} of ${this.delays.length})`,
+    );
     this.timer = setTimeout(() => void this.restart(), delay);
   }
 
@@ -60,7 +71,9 @@ export class EmbeddedDatabaseSupervisor implements OnModuleInit, OnApplicationSh
     try {
       await embedded.restart();
     } catch (error) {
-      this.logger.error(`Restarting the embedded database failed: ${(error as Error).message}`);
+      this.logger.error(
+        `Restarting the embedded database failed: ${(error as Error).message}`,
+      );
       this.scheduleRestart();
       return;
     }

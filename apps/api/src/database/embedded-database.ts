@@ -47,7 +47,9 @@ export class EmbeddedDatabase {
     this.attach(child);
   }
 
-  static async start(options: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
+  static async start(
+    options: EmbeddedDatabaseOptions,
+  ): Promise<EmbeddedDatabase> {
     try {
       accessSync(options.binPath, constants.X_OK);
     } catch {
@@ -80,7 +82,8 @@ export class EmbeddedDatabase {
 
   /** Starts the server again after it died, on the same address and data. */
   async restart(): Promise<void> {
-    if (this.stopping) throw new Error('the embedded database is being stopped');
+    if (this.stopping)
+      throw new Error('the embedded database is being stopped');
     if (!this.exited) return;
     const { child } = await launch(this.options, this.address);
     if (this.stopping) {
@@ -106,25 +109,36 @@ export class EmbeddedDatabase {
     this.lastError = undefined;
     // FerretDB's own log lines are noise here; the launcher prefixes what matters.
     createInterface({ input: child.stderr }).on('line', (line) => {
-      if (line.startsWith(LAUNCHER_PREFIX)) this.lastError = line.slice(LAUNCHER_PREFIX.length);
+      if (line.startsWith(LAUNCHER_PREFIX))
+        this.lastError = line.slice(LAUNCHER_PREFIX.length);
     });
     this.exitPromise = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         this.exited = true;
         const exit = { code, signal, lastError: this.lastError };
         resolve(exit);
-        if (!this.stopping) this.exitListeners.forEach((listener) => listener(exit));
+        if (!this.stopping)
+          this.exitListeners.forEach((listener) => listener(exit));
       });
     });
   }
 }
 
 /** Spawns the launcher and waits for its `ready <host:port>` line. */
-async function launch(options: EmbeddedDatabaseOptions, listenAddr: string): Promise<{ child: LauncherProcess; address: string }> {
+async function launch(
+  options: EmbeddedDatabaseOptions,
+  listenAddr: string,
+): Promise<{ child: LauncherProcess; address: string }> {
   const timeoutMs = options.readyTimeoutMs ?? 15000;
   const child = spawn(
     options.binPath,
-    ['--listen-addr', listenAddr, '--data-dir', join(options.dataDir, 'db'), '--exit-on-stdin-eof'],
+    [
+      '--listen-addr',
+      listenAddr,
+      '--data-dir',
+      join(options.dataDir, 'db'),
+      '--exit-on-stdin-eof',
+    ],
     { stdio: ['pipe', 'pipe', 'pipe'] },
   );
   const stderrLines: string[] = [];
@@ -136,24 +150,41 @@ async function launch(options: EmbeddedDatabaseOptions, listenAddr: string): Pro
   const address = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new StartupError(`The embedded database did not start within ${timeoutMs} ms.`));
+      reject(
+        new StartupError(
+          `The embedded database did not start within ${timeoutMs} ms.`,
+        ),
+      );
     }, timeoutMs);
     createInterface({ input: child.stdout }).once('line', (line) => {
       clearTimeout(timer);
       const match = /^ready (\S+)$/.exec(line.trim());
       if (match) resolve(match[1]);
-      else reject(new StartupError(`The embedded database printed an unexpected first line: ${line}`));
+      else
+        reject(
+          new StartupError(
+            `The embedded database printed an unexpected first line: ${line}`,
+          ),
+        );
     });
     child.once('error', (error) => {
       clearTimeout(timer);
-      reject(new StartupError(`The embedded database could not be started: ${error.message}`));
+      reject(
+        new StartupError(
+          `The embedded database could not be started: ${error.message}`,
+        ),
+      );
     });
     child.once('exit', (code) => {
       clearTimeout(timer);
       // Give the stderr reader a tick to collect the launcher's reason.
       setImmediate(() => {
-        const reason = stderrLines.at(-1)?.replace(LAUNCHER_PREFIX, '') ?? `exit code ${code}`;
-        reject(new StartupError(`The embedded database failed to start: ${reason}`));
+        const reason =
+          stderrLines.at(-1)?.replace(LAUNCHER_PREFIX, '') ??
+          `exit code ${code}`;
+        reject(
+          new StartupError(`The embedded database failed to start: ${reason}`),
+        );
       });
     });
   });
@@ -167,6 +198,8 @@ export function prepareDataDir(dataDir: string): void {
     mkdirSync(dataDir, { recursive: true });
     accessSync(dataDir, constants.W_OK);
   } catch (error) {
-    throw new StartupError(`DATA_DIR ${dataDir} is not a writable directory: ${(error as Error).message}`);
+    throw new StartupError(
+      `DATA_DIR ${dataDir} is not a writable directory: ${(error as Error).message}`,
+    );
   }
 }

@@ -1,7 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Observable } from 'rxjs';
-import { APP_EVENT_NAMES, type AppEventMap, type AppEventName } from '@metatronos/shared-types';
+import {
+  APP_EVENT_NAMES,
+  type AppEventMap,
+  type AppEventName,
+} from '@metatronos/shared-types';
 
 export interface AppEvent<K extends AppEventName = AppEventName> {
   name: K;
@@ -21,11 +25,15 @@ export class AppEventBus {
   stream(): Observable<AppEvent> {
     return new Observable<AppEvent>((subscriber) => {
       const listeners = APP_EVENT_NAMES.map((name) => {
-        const listener = (payload: AppEventMap[typeof name]) => subscriber.next({ name, payload });
+        const listener = (payload: AppEventMap[typeof name]) =>
+          subscriber.next({ name, payload });
         this.emitter.on(name, listener);
         return { name, listener };
       });
-      return () => listeners.forEach(({ name, listener }) => this.emitter.off(name, listener));
+      return () =>
+        listeners.forEach(({ name, listener }) =>
+          this.emitter.off(name, listener),
+        );
     });
   }
 }

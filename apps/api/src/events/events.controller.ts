@@ -1,5 +1,11 @@
 import { Controller, MessageEvent, Sse } from '@nestjs/common';
-import { ApiCookieAuth, ApiOperation, ApiProduces, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import {
+  ApiCookieAuth,
+  ApiOperation,
+  ApiProduces,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
 import { Observable, concat, interval, map, merge, of } from 'rxjs';
 import { EVENTS_HEARTBEAT_EVENT } from '@metatronos/shared-types';
 import { Clock } from '../clock/clock';
@@ -32,9 +38,20 @@ export class EventsController {
       type: 'database.status',
       data: { status: this.health.status, at: this.clock.now().toISOString() },
     });
-    const live = this.events.stream().pipe(map((event): MessageEvent => ({ type: event.name, data: event.payload })));
+    const live = this.events
+      .stream()
+      .pipe(
+        map(
+          (event): MessageEvent => ({ type: event.name, data: event.payload }),
+        ),
+      );
     const heartbeat = interval(HEARTBEAT_MS).pipe(
-      map((): MessageEvent => ({ type: EVENTS_HEARTBEAT_EVENT, data: { at: this.clock.now().toISOString() } })),
+      map(
+        (): MessageEvent => ({
+          type: EVENTS_HEARTBEAT_EVENT,
+          data: { at: this.clock.now().toISOString() },
+        }),
+      ),
     );
     return concat(snapshot, merge(live, heartbeat));
   }

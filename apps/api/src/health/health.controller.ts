@@ -1,5 +1,10 @@
 import { Controller, Get, HttpStatus, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiOkResponse,
+  ApiOperation,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Public } from '../auth/public.decorator';
 import { SkipDatabaseCheck } from '../database/database-available.guard';
@@ -16,8 +21,13 @@ export class HealthController {
   @SkipDatabaseCheck()
   @ApiOperation({ summary: 'Liveness and database ping (no session needed)' })
   @ApiOkResponse({ type: HealthResponseDto })
-  @ApiServiceUnavailableResponse({ type: HealthResponseDto, description: 'The database does not answer' })
-  async check(@Res({ passthrough: true }) res: Response): Promise<HealthResponseDto> {
+  @ApiServiceUnavailableResponse({
+    type: HealthResponseDto,
+    description: 'The database does not answer',
+  })
+  async check(
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<HealthResponseDto> {
     const db = await this.health.check();
     if (db === 'down') {
       res.status(HttpStatus.SERVICE_UNAVAILABLE);

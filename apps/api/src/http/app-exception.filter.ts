@@ -1,4 +1,10 @@
-import { ArgumentsHost, Catch, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import {
+  ArgumentsHost,
+  Catch,
+  HttpException,
+  HttpStatus,
+  Logger,
+} from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
 import type { Response } from 'express';
 import { DATABASE_UNAVAILABLE_MESSAGE } from '../database/database-available.guard';
@@ -18,8 +24,13 @@ export class AppExceptionFilter extends BaseExceptionFilter {
   private readonly logger = new Logger('Http');
 
   override catch(exception: unknown, host: ArgumentsHost): void {
-    if (!(exception instanceof HttpException) && isConnectivityError(exception)) {
-      this.logger.error(`Database unreachable: ${(exception as Error).message}`);
+    if (
+      !(exception instanceof HttpException) &&
+      isConnectivityError(exception)
+    ) {
+      this.logger.error(
+        `Database unreachable: ${(exception as Error).message}`,
+      );
       const res = host.switchToHttp().getResponse<Response>();
       if (!res.headersSent) {
         res.status(HttpStatus.SERVICE_UNAVAILABLE).json({
@@ -37,5 +48,10 @@ export class AppExceptionFilter extends BaseExceptionFilter {
 function isConnectivityError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   // mongoose with bufferCommands off says this when the connection is gone.
-  return CONNECTIVITY_ERRORS.has(error.name) || /before initial connection is complete|Client must be connected/.test(error.message);
+  return (
+    CONNECTIVITY_ERRORS.has(error.name) ||
+    /before initial connection is complete|Client must be connected/.test(
+      error.message,
+    )
+  );
 }

@@ -31,8 +31,16 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
   app.use(cookieParser());
   serveConsole(app, config.webDistDir);
   app.setGlobalPrefix(API_PREFIX);
-  app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
-  app.useGlobalFilters(new AppExceptionFilter(app.get(HttpAdapterHost).httpAdapter));
+  app.useGlobalPipes(
+    new ValidationPipe({
+      whitelist: true,
+      forbidNonWhitelisted: true,
+      transform: true,
+    }),
+  );
+  app.useGlobalFilters(
+    new AppExceptionFilter(app.get(HttpAdapterHost).httpAdapter),
+  );
 
   const document = () =>
     SwaggerModule.createDocument(
@@ -47,5 +55,7 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
         .addCookieAuth(SESSION_COOKIE)
         .build(),
     );
-  SwaggerModule.setup(`${API_PREFIX}/docs`, app, document, { jsonDocumentUrl: `${API_PREFIX}/docs-json` });
+  SwaggerModule.setup(`${API_PREFIX}/docs`, app, document, {
+    jsonDocumentUrl: `${API_PREFIX}/docs-json`,
+  });
 }

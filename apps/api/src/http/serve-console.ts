@@ -1,5 +1,9 @@
 import { Logger, type INestApplication } from '@nestjs/common';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, {
+  type NextFunction,
+  type Request,
+  type Response,
+} from 'express';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_PREFIX } from './api-prefix';
@@ -9,10 +13,15 @@ import { API_PREFIX } from './api-prefix';
  * route (no file extension, outside /api) gets index.html. API paths and
  * missing assets fall through to Nest and get its JSON 404.
  */
-export function serveConsole(app: INestApplication, webDistDir: string): boolean {
+export function serveConsole(
+  app: INestApplication,
+  webDistDir: string,
+): boolean {
   const index = join(webDistDir, 'index.html');
   if (!existsSync(index)) {
-    new Logger('Console').warn(`The console is not built (${index} missing); serving the API only.`);
+    new Logger('Console').warn(
+      `The console is not built (${index} missing); serving the API only.`,
+    );
     return false;
   }
   app.use(
@@ -20,12 +29,21 @@ export function serveConsole(app: INestApplication, webDistDir: string): boolean
       index: false,
       // Hashed bundles never change; index.html must be revalidated to pick up a new build.
       setHeaders: (res, path) =>
-        res.setHeader('Cache-Control', path.endsWith('.html') ? 'no-cache' : 'public, max-age=31536000, immutable'),
+        res.setHeader(
+          'Cache-Control',
+          path.endsWith('.html')
+            ? 'no-cache'
+            : 'public, max-age=31536000, immutable',
+        ),
     }),
   );
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const isApi = req.path === `/${API_PREFIX}` || req.path.startsWith(`/${API_PREFIX}/`);
-    const isPage = (req.method === 'GET' || req.method === 'HEAD') && !isApi && !/\.[^/]+$/.test(req.path);
+    const isApi =
+      req.path === `/${API_PREFIX}` || req.path.startsWith(`/${API_PREFIX}/`);
+    const isPage =
+      (req.method === 'GET' || req.method === 'HEAD') &&
+      !isApi &&
+      !/\.[^/]+$/.test(req.path);
     if (!isPage) {
       next();
       return;

@@ -4,7 +4,12 @@ import type { AssistantPart, TokenUsage } from '@metatronos/shared-types';
  * A file sent with the new user message, read for this turn only: images and PDF as bytes (the
  * adapter encodes them the provider's way), text files as text (capped), or a file that could not be read.
  */
-export type LlmAttachment = { name: string; mime: string; size: number; /** The attachment id (edit_image takes an image's). */ id?: string } & (
+export type LlmAttachment = {
+  name: string;
+  mime: string;
+  size: number;
+  /** The attachment id (edit_image takes an image's). */ id?: string;
+} & (
   | { kind: 'image' | 'pdf'; data: Buffer }
   | { kind: 'text'; text: string; truncated: boolean }
   | { kind: 'unavailable' }

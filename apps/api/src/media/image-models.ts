@@ -1,5 +1,11 @@
 import { ApiError, GoogleGenAI, type Part } from '@google/genai';
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, toFile } from 'openai';
+import OpenAI, {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+  toFile,
+} from 'openai';
 import { routeModel, type ModelRoute } from '../settings/model-route';
 import type { AppSettings } from '../settings/settings.service';
 import {
@@ -39,14 +45,20 @@ export interface ImageRoute {
 
 /** `dall-e-*` is an OpenAI image model the chat router does not know; everything else routes like a chat model. */
 export function routeImageModel(id: string): ModelRoute | null {
-  if (/^dall-e-[A-Za-z0-9.-]{1,40}$/.test(id)) return { provider: 'openai', model: id };
+  if (/^dall-e-[A-Za-z0-9.-]{1,40}$/.test(id))
+    return { provider: 'openai', model: id };
   return routeModel(id);
 }
 
 /** The image model's route and key from the settings; throws an Error the model can read when it cannot run. */
-export function resolveImageModel(settings: AppSettings): ImageRoute & { id: string } {
+export function resolveImageModel(
+  settings: AppSettings,
+): ImageRoute & { id: string } {
   const id = settings.imageModel;
-  if (!id) throw new Error('No image model is configured: the owner can choose one in Settings.');
+  if (!id)
+    throw new Error(
+      'No image model is configured: the owner can choose one in Settings.',
+    );
   const route = routeImageModel(id);
   if (!route) {
     throw new Error(
@@ -54,34 +66,68 @@ export function resolveImageModel(settings: AppSettings): ImageRoute & { id: str
     );
   }
   if (route.provider === 'gemini') {
-    if (!settings.geminiApiKey) throw new Error(`No Gemini API key is set for the image model '${id}': the owner can add one in Settings.`);
+    if (!settings.geminiApiKey)
+      throw new Error(
+        `No Gemini API key is set for the image model '${id}': the owner can add one in Settings.`,
+      );
     return { id, route, apiKey: settings.geminiApiKey, providerName: 'Gemini' };
   }
   if (route.provider === 'openai') {
-    if (!settings.openaiApiKey) throw new Error(`No OpenAI API key is set for the image model '${id}': the owner can add one in Settings.`);
+    if (!settings.openaiApiKey)
+      throw new Error(
+        `No OpenAI API key is set for the image model '${id}': the owner can add one in Settings.`,
+      );
     return { id, route, apiKey: settings.openaiApiKey, providerName: 'OpenAI' };
   }
-  const endpoint = settings.openaiCompatible.find((e) => e.name === route.endpoint);
-  if (!endpoint) throw new Error(`The endpoint '${route.endpoint}' of the image model '${id}' is not configured: the owner can add it in Settings.`);
-  return { id, route, apiKey: endpoint.apiKey ?? '', baseUrl: endpoint.baseUrl, providerName: endpoint.name };
+  const endpoint = settings.openaiCompatible.find(
+    (e) => e.name === route.endpoint,
+  );
+  if (!endpoint)
+    throw new Error(
+      `The endpoint '${route.endpoint}' of the image model '${id}' is not configured: the owner can add it in Settings.`,
+    );
+  return {
+    id,
+    route,
+    apiKey: endpoint.apiKey ?? '',
+    baseUrl: endpoint.baseUrl,
+    providerName: endpoint.name,
+  };
 }
 
-export function createImageModel(resolved: ImageRoute & { id: string }): ImageModel {
-  return resolved.route.provider === 'gemini' ? new GeminiImageModel(resolved) : new OpenAiImageModel(resolved);
+export function createImageModel(
+  resolved: ImageRoute & { id: string },
+): ImageModel {
+  return resolved.route.provider === 'gemini'
+    ? new GeminiImageModel(resolved)
+    : new OpenAiImageModel(resolved);
 }
 
-function timedOut(provider: ProviderContext, timeoutMs: number): LlmProviderError {
-  return new LlmProviderError('network', `${provider.name} did not finish the image within ${Math.round(timeoutMs / 1000)} s (${provider.host}).`);
+function timedOut(
+  provider: ProviderContext,
+  timeoutMs: number,
+): LlmProviderError {
+  return new LlmProviderError(
+    'network',
+    `${provider.name} did not finish the image within ${Math.round(timeoutMs / 1000)} s (${provider.host}).`,
+  );
 }
 
 function stopped(provider: ProviderContext): LlmProviderError {
-  return new LlmProviderError('aborted', `The ${provider.name} image request was stopped.`);
+  return new LlmProviderError(
+    'aborted',
+    `The ${provider.name} image request was stopped.`,
+  );
 }
 
 /** Abort or timeout: which one, from the caller's signal (the timeout is part of it). */
-function abortError(provider: ProviderContext, request: ImageRequest): LlmProviderError {
+function abortError(
+  provider: ProviderContext,
+  request: ImageRequest,
+): LlmProviderError {
   const reason: unknown = request.signal.reason;
-  const isTimeout = (reason as { name?: unknown } | null)?.name === 'TimeoutError';
+  const isTimeout =
+    (reason as { name?: unknown } | null)?.name === 'TimeoutError';
   return isTimeout ? timedOut(provider, request.timeoutMs) : stopped(provider);
 }
 
@@ -97,31 +143,57 @@ class OpenAiImageModel implements ImageModel {
   constructor(resolved: ImageRoute & { id: string }) {
     this.id = resolved.id;
     this.model = resolved.route.model;
-    const baseURL = resolved.baseUrl?.trim() || process.env['OPENAI_BASE_URL']?.trim() || undefined;
-    this.client = new OpenAI({ apiKey: resolved.apiKey || 'no-key', baseURL, maxRetries: 0 });
-    this.provider = { name: resolved.providerName, host: hostOf(this.client.baseURL), apiKey: resolved.apiKey };
+    const baseURL =
+      resolved.baseUrl?.trim() ||
+      process.env['OPENAI_BASE_URL']?.trim() ||
+      undefined;
+    this.client = new OpenAI({
+      apiKey: resolved.apiKey || 'no-key',
+      baseURL,
+      maxRetries: 0,
+    });
+    this.provider = {
+      name: resolved.providerName,
+      host: hostOf(this.client.baseURL),
+      apiKey: resolved.apiKey,
+    };
     this.askForBase64 =
-      resolved.route.provider === 'openai-compatible' ? !this.model.startsWith('gpt-image') : this.model.startsWith('dall-e');
+      resolved.route.provider === 'openai-compatible'
+        ? !this.model.startsWith('gpt-image')
+        : this.model.startsWith('dall-e');
   }
 
   async run(request: ImageRequest): Promise<Buffer> {
     const options = { signal: request.signal, timeout: request.timeoutMs };
-    const format = this.askForBase64 ? { response_format: 'b64_json' as const } : {};
+    const format = this.askForBase64
+      ? { response_format: 'b64_json' as const }
+      : {};
     try {
       const response = request.source
         ? await this.client.images.edit(
             {
               model: this.model,
-              image: await toFile(request.source.bytes, `image.${extensionOf(request.source.mime)}`, { type: request.source.mime }),
+              image: await toFile(
+                request.source.bytes,
+                `image.${extensionOf(request.source.mime)}`,
+                { type: request.source.mime },
+              ),
               prompt: request.prompt,
               n: 1,
               ...format,
             },
             options,
           )
-        : await this.client.images.generate({ model: this.model, prompt: request.prompt, n: 1, ...format }, options);
+        : await this.client.images.generate(
+            { model: this.model, prompt: request.prompt, n: 1, ...format },
+            options,
+          );
       const b64 = response.data?.[0]?.b64_json;
-      if (!b64) throw new LlmProviderError('bad-request', `${this.provider.name} answered without image data.`);
+      if (!b64)
+        throw new LlmProviderError(
+          'bad-request',
+          `${this.provider.name} answered without image data.`,
+        );
       return Buffer.from(b64, 'base64');
     } catch (error) {
       throw this.toError(error, request);
@@ -131,12 +203,23 @@ class OpenAiImageModel implements ImageModel {
   private toError(error: unknown, request: ImageRequest): LlmProviderError {
     const provider = this.provider;
     if (error instanceof LlmProviderError) return error;
-    if (request.signal.aborted || error instanceof APIUserAbortError || isAbortFailure(error)) return abortError(provider, request);
-    if (error instanceof APIConnectionTimeoutError) return timedOut(provider, request.timeoutMs);
-    if (error instanceof APIConnectionError) return connectError(provider, error);
+    if (
+      request.signal.aborted ||
+      error instanceof APIUserAbortError ||
+      isAbortFailure(error)
+    )
+      return abortError(provider, request);
+    if (error instanceof APIConnectionTimeoutError)
+      return timedOut(provider, request.timeoutMs);
+    if (error instanceof APIConnectionError)
+      return connectError(provider, error);
     if (error instanceof APIError && typeof error.status === 'number') {
       const body = error.error as { message?: unknown } | undefined;
-      return statusError(provider, error.status, typeof body?.message === 'string' ? body.message : error.message);
+      return statusError(
+        provider,
+        error.status,
+        typeof body?.message === 'string' ? body.message : error.message,
+      );
     }
     if (isNetworkFailure(error)) return connectError(provider, error);
     return unknownError(provider, error);
@@ -166,37 +249,74 @@ class GeminiImageModel implements ImageModel {
     this.id = resolved.id;
     this.apiKey = resolved.apiKey;
     this.model = resolved.route.model;
-    this.baseUrl = process.env['GOOGLE_GEMINI_BASE_URL']?.trim() || 'https://generativelanguage.googleapis.com';
-    this.provider = { name: resolved.providerName, host: hostOf(this.baseUrl), apiKey: resolved.apiKey };
+    this.baseUrl =
+      process.env['GOOGLE_GEMINI_BASE_URL']?.trim() ||
+      'https://generativelanguage.googleapis.com';
+    this.provider = {
+      name: resolved.providerName,
+      host: hostOf(this.baseUrl),
+      apiKey: resolved.apiKey,
+    };
   }
 
   async run(request: ImageRequest): Promise<Buffer> {
     const ai = new GoogleGenAI({
       apiKey: this.apiKey,
       vertexai: false,
-      httpOptions: { baseUrl: this.baseUrl, timeout: request.timeoutMs, ...fetchFallback() },
+      httpOptions: {
+        baseUrl: this.baseUrl,
+        timeout: request.timeoutMs,
+        ...fetchFallback(),
+      },
     });
     const parts: Part[] = [
-      ...(request.source ? [{ inlineData: { mimeType: request.source.mime, data: request.source.bytes.toString('base64') } }] : []),
+      ...(request.source
+        ? [
+            {
+              inlineData: {
+                mimeType: request.source.mime,
+                data: request.source.bytes.toString('base64'),
+              },
+            },
+          ]
+        : []),
       { text: request.prompt },
     ];
     try {
       const response = await ai.models.generateContent({
         model: this.model,
         contents: [{ role: 'user', parts }],
-        config: { responseModalities: ['IMAGE', 'TEXT'], abortSignal: request.signal },
+        config: {
+          responseModalities: ['IMAGE', 'TEXT'],
+          abortSignal: request.signal,
+        },
       });
       if (request.signal.aborted) throw abortError(this.provider, request);
       const candidate = response.candidates?.[0];
-      const image = candidate?.content?.parts?.find((part) => part.inlineData?.data && part.inlineData.mimeType?.startsWith('image/'));
-      if (image?.inlineData?.data) return Buffer.from(image.inlineData.data, 'base64');
+      const image = candidate?.content?.parts?.find(
+        (part) =>
+          part.inlineData?.data &&
+          part.inlineData.mimeType?.startsWith('image/'),
+      );
+      if (image?.inlineData?.data)
+        return Buffer.from(image.inlineData.data, 'base64');
       const said = (candidate?.content?.parts ?? [])
         .map((part) => (part.thought ? '' : (part.text ?? '')))
         .join(' ')
         .trim();
-      const why = response.promptFeedback?.blockReason ?? (candidate?.finishReason && candidate.finishReason !== 'STOP' ? candidate.finishReason : null);
-      const detail = [why ? ` (${why})` : '', said ? `: ${cleanProviderMessage(said, this.apiKey)}` : ''].join('');
-      throw new LlmProviderError('bad-request', `${this.provider.name} answered without an image${detail || '.'}`);
+      const why =
+        response.promptFeedback?.blockReason ??
+        (candidate?.finishReason && candidate.finishReason !== 'STOP'
+          ? candidate.finishReason
+          : null);
+      const detail = [
+        why ? ` (${why})` : '',
+        said ? `: ${cleanProviderMessage(said, this.apiKey)}` : '',
+      ].join('');
+      throw new LlmProviderError(
+        'bad-request',
+        `${this.provider.name} answered without an image${detail || '.'}`,
+      );
     } catch (error) {
       throw this.toError(error, request);
     }
@@ -205,11 +325,19 @@ class GeminiImageModel implements ImageModel {
   private toError(error: unknown, request: ImageRequest): LlmProviderError {
     const provider = this.provider;
     if (error instanceof LlmProviderError) return error;
-    if (request.signal.aborted || isAbortFailure(error)) return abortError(provider, request);
+    if (request.signal.aborted || isAbortFailure(error))
+      return abortError(provider, request);
     if (error instanceof ApiError) {
       const { message, reason } = parseGeminiError(error.message);
-      if (error.status === 400 && (reason === 'API_KEY_INVALID' || /API key not valid/i.test(message))) {
-        return new LlmProviderError('auth', `The ${provider.name} API key was rejected (400).`, 400);
+      if (
+        error.status === 400 &&
+        (reason === 'API_KEY_INVALID' || /API key not valid/i.test(message))
+      ) {
+        return new LlmProviderError(
+          'auth',
+          `The ${provider.name} API key was rejected (400).`,
+          400,
+        );
       }
       return statusError(provider, error.status, message);
     }
@@ -222,9 +350,14 @@ function parseGeminiError(text: string): { message: string; reason?: string } {
   const start = text.indexOf('{');
   if (start >= 0) {
     try {
-      const body = JSON.parse(text.slice(start)) as { error?: { message?: unknown; details?: { reason?: unknown }[] } };
-      const message = typeof body.error?.message === 'string' ? body.error.message : text;
-      const reason = body.error?.details?.find((d) => typeof d?.reason === 'string')?.reason as string | undefined;
+      const body = JSON.parse(text.slice(start)) as {
+        error?: { message?: unknown; details?: { reason?: unknown }[] };
+      };
+      const message =
+        typeof body.error?.message === 'string' ? body.error.message : text;
+      const reason = body.error?.details?.find(
+        (d) => typeof d?.reason === 'string',
+      )?.reason as string | undefined;
       return { message, reason };
     } catch {
       // not JSON

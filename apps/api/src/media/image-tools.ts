@@ -4,7 +4,13 @@ import {
   IMAGE_SHORT_DESCRIPTION_MAX_LENGTH,
   type ImageToolResult,
 } from '@metatronos/shared-types';
-import { AiToolProvider, toolError, type AiTool, type AiToolAvailabilityContext, type AiToolContext } from '../ai-tools/ai-tool';
+import {
+  AiToolProvider,
+  toolError,
+  type AiTool,
+  type AiToolAvailabilityContext,
+  type AiToolContext,
+} from '../ai-tools/ai-tool';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
 import { AttachmentsService } from '../attachments/attachments.service';
@@ -41,19 +47,37 @@ export class ImageService {
     return source === 'chat' && !!settings.imageModel;
   }
 
-  async generate(args: { prompt: string; shortDescription: string; source?: EditSource }, context: AiToolContext): Promise<string> {
+  async generate(
+    args: { prompt: string; shortDescription: string; source?: EditSource },
+    context: AiToolContext,
+  ): Promise<string> {
     const resolved = resolveImageModel(context.settings);
     const timeoutMs = this.config.media.imageTimeoutMs;
-    const signal = AbortSignal.any([context.signal, AbortSignal.timeout(timeoutMs)]);
-    const sourceImage = args.source && { bytes: args.source.bytes, mime: args.source.mime };
+    const signal = AbortSignal.any([
+      context.signal,
+      AbortSignal.timeout(timeoutMs),
+    ]);
+    const sourceImage = args.source && {
+      bytes: args.source.bytes,
+      mime: args.source.mime,
+    };
 
     let bytes: Buffer;
     try {
-      bytes = await createImageModel(resolved).run({ prompt: args.prompt, source: sourceImage, signal, timeoutMs });
+      bytes = await createImageModel(resolved).run({
+        prompt: args.prompt,
+        source: sourceImage,
+        signal,
+        timeoutMs,
+      });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      this.logger.warn(`Image ${sourceImage ? 'edit' : 'generation'} with ${resolved.id} failed: ${message}`);
-      return toolError(`Image ${sourceImage ? 'edit' : 'generation'} failed: ${message}`);
+      this.logger.warn(
+        `Image ${sourceImage ? 'edit' : 'generation'} with ${resolved.id} failed: ${message}`,
+      );
+      return toolError(
+        `Image ${sourceImage ? 'edit' : 'generation'} failed: ${message}`,
+      );
     }
 
     const stored = await this.store.save(bytes, {
@@ -64,7 +88,9 @@ export class ImageService {
       shortDescription: args.shortDescription,
       model: resolved.id,
       ...(args.source?.mediaId ? { sourceMediaId: args.source.mediaId } : {}),
-      ...(args.source?.attachmentId ? { sourceAttachmentId: args.source.attachmentId } : {}),
+      ...(args.source?.attachmentId
+        ? { sourceAttachmentId: args.source.attachmentId }
+        : {}),
     });
     const id = String(stored._id);
     const url = mediaUrl(id);
@@ -95,11 +121,14 @@ const PROMPT = {
 const SHORT_DESCRIPTION = {
   type: 'string',
   maxLength: IMAGE_SHORT_DESCRIPTION_MAX_LENGTH,
-  description: 'A few words describing the image (alt text and file name), e.g. "Red fox in snow"',
+  description:
+    'A few words describing the image (alt text and file name), e.g. "Red fox in snow"',
 };
 
 function requireText(value: unknown, name: string): string | null {
-  return typeof value === 'string' && value.trim() ? null : `Argument '${name}' must not be blank`;
+  return typeof value === 'string' && value.trim()
+    ? null
+    : `Argument '${name}' must not be blank`;
 }
 
 @AiToolProvider()
@@ -113,14 +142,18 @@ export class GenerateImageTool implements AiTool {
     parameters: {
       type: 'object' as const,
       properties: {
-        prompt: { ...PROMPT, description: 'A detailed description of the image to create (subject, style, composition, colours)' },
+        prompt: {
+          ...PROMPT,
+          description:
+            'A detailed description of the image to create (subject, style, composition, colours)',
+        },
         shortDescription: SHORT_DESCRIPTION,
       },
       required: ['prompt', 'shortDescription'],
     },
   };
   readonly promptLine =
-    "create an image from a detailed prompt; include the returned `markdown` (e.g. ![Red fox](/api/media/…)) in your reply so the image shows inline, and keep its mediaId for edit_image.";
+    'create an image from a detailed prompt; include the returned `markdown` (e.g. ![Red fox](/api/media/…)) in your reply so the image shows inline, and keep its mediaId for edit_image.';
 
   constructor(private readonly images: ImageService) {}
 
@@ -133,11 +166,19 @@ export class GenerateImageTool implements AiTool {
     return ImageService.isAvailable(context);
   }
 
-  async execute(args: Record<string, unknown>, context: AiToolContext): Promise<string> {
-    const problem = requireText(args['prompt'], 'prompt') ?? requireText(args['shortDescription'], 'shortDescription');
+  async execute(
+    args: Record<string, unknown>,
+    context: AiToolContext,
+  ): Promise<string> {
+    const problem =
+      requireText(args['prompt'], 'prompt') ??
+      requireText(args['shortDescription'], 'shortDescription');
     if (problem) return toolError(problem);
     return this.images.generate(
-      { prompt: (args['prompt'] as string).trim(), shortDescription: (args['shortDescription'] as string).trim() },
+      {
+        prompt: (args['prompt'] as string).trim(),
+        shortDescription: (args['shortDescription'] as string).trim(),
+      },
       context,
     );
   }
@@ -155,8 +196,17 @@ export class EditImageTool implements AiTool {
     parameters: {
       type: 'object' as const,
       properties: {
-        imageId: { type: 'string', maxLength: 100, description: 'The mediaId of the image to change, or the attachment id of an image the owner attached' },
-        prompt: { ...PROMPT, description: 'What to change, e.g. "make the sky stormy, keep everything else"' },
+        imageId: {
+          type: 'string',
+          maxLength: 100,
+          description:
+            'The mediaId of the image to change, or the attachment id of an image the owner attached',
+        },
+        prompt: {
+          ...PROMPT,
+          description:
+            'What to change, e.g. "make the sky stormy, keep everything else"',
+        },
         shortDescription: SHORT_DESCRIPTION,
       },
       required: ['imageId', 'prompt', 'shortDescription'],
@@ -180,15 +230,26 @@ export class EditImageTool implements AiTool {
     return ImageService.isAvailable(context);
   }
 
-  async execute(args: Record<string, unknown>, context: AiToolContext): Promise<string> {
+  async execute(
+    args: Record<string, unknown>,
+    context: AiToolContext,
+  ): Promise<string> {
     const problem =
-      requireText(args['imageId'], 'imageId') ?? requireText(args['prompt'], 'prompt') ?? requireText(args['shortDescription'], 'shortDescription');
+      requireText(args['imageId'], 'imageId') ??
+      requireText(args['prompt'], 'prompt') ??
+      requireText(args['shortDescription'], 'shortDescription');
     if (problem) return toolError(problem);
-    const imageId = (args['imageId'] as string).trim().replace(/^\/?api\/(media|attachments)\//, '');
+    const imageId = (args['imageId'] as string)
+      .trim()
+      .replace(/^\/?api\/(media|attachments)\//, '');
     const found = await this.source(imageId);
     if (typeof found === 'string') return toolError(found);
     return this.images.generate(
-      { prompt: (args['prompt'] as string).trim(), shortDescription: (args['shortDescription'] as string).trim(), source: found },
+      {
+        prompt: (args['prompt'] as string).trim(),
+        shortDescription: (args['shortDescription'] as string).trim(),
+        source: found,
+      },
       context,
     );
   }
@@ -198,12 +259,19 @@ export class EditImageTool implements AiTool {
     const media = await this.store.find(id);
     if (media) {
       const bytes = await this.store.readBytes(media);
-      if (!bytes) return `The file of image ${id} is missing; it cannot be edited.`;
+      if (!bytes)
+        return `The file of image ${id} is missing; it cannot be edited.`;
       return { bytes, mime: media.mime, mediaId: id };
     }
     const attached = await this.attachments.imageSource(id);
-    if (attached && 'unsupported' in attached) return `The attached image ${id} is ${attached.unsupported}; edit_image takes PNG, JPEG or WebP images.`;
-    if (attached) return { bytes: attached.bytes, mime: attached.mime, attachmentId: attached.id };
+    if (attached && 'unsupported' in attached)
+      return `The attached image ${id} is ${attached.unsupported}; edit_image takes PNG, JPEG or WebP images.`;
+    if (attached)
+      return {
+        bytes: attached.bytes,
+        mime: attached.mime,
+        attachmentId: attached.id,
+      };
     return `No image with id ${JSON.stringify(id.slice(0, 100))}: use the mediaId returned by generate_image or edit_image, or the attachment id of an image the owner attached.`;
   }
 }

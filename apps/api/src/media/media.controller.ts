@@ -1,5 +1,18 @@
-import { Controller, Get, NotFoundException, Param, Req, Res } from '@nestjs/common';
-import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import {
+  Controller,
+  Get,
+  NotFoundException,
+  Param,
+  Req,
+  Res,
+} from '@nestjs/common';
+import {
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { createReadStream } from 'node:fs';
 import type { MediaInfo } from '@metatronos/shared-types';
@@ -15,7 +28,9 @@ export class MediaController {
   constructor(private readonly store: MediaStore) {}
 
   @Get(':id/info')
-  @ApiOperation({ summary: 'What is known about a stored image (prompt, model, size…)' })
+  @ApiOperation({
+    summary: 'What is known about a stored image (prompt, model, size…)',
+  })
   @ApiOkResponse({ description: 'The media record' })
   @ApiNotFoundResponse({ description: 'Unknown id' })
   async info(@Param('id') id: string): Promise<MediaInfo> {
@@ -25,13 +40,20 @@ export class MediaController {
   @Get(':id')
   @ApiOperation({ summary: 'The image file of a generated or edited image' })
   @ApiProduces('image/png', 'image/jpeg', 'image/webp')
-  @ApiOkResponse({ description: 'The image bytes (304 when If-None-Match holds its ETag)' })
+  @ApiOkResponse({
+    description: 'The image bytes (304 when If-None-Match holds its ETag)',
+  })
   @ApiNotFoundResponse({ description: 'Unknown id, or its file is missing' })
-  async file(@Param('id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async file(
+    @Param('id') id: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
     const record = await this.found(id);
     const path = this.store.filePath(record);
     const size = await this.store.fileSize(record);
-    if (!path || size === null) throw new NotFoundException(`The file of image ${id} is missing`);
+    if (!path || size === null)
+      throw new NotFoundException(`The file of image ${id} is missing`);
 
     const etag = `"${record.sha256}"`;
     res.setHeader('Cache-Control', CACHE_CONTROL);
@@ -44,7 +66,10 @@ export class MediaController {
     res.status(200);
     res.setHeader('Content-Type', record.mime);
     res.setHeader('Content-Length', String(size));
-    res.setHeader('Content-Disposition', `inline; filename="${downloadName(record)}"`);
+    res.setHeader(
+      'Content-Disposition',
+      `inline; filename="${downloadName(record)}"`,
+    );
     if (req.method === 'HEAD') {
       res.end();
       return;
@@ -65,13 +90,19 @@ export class MediaController {
 
   private async found(id: string): Promise<StoredMedia> {
     const record = await this.store.find(id);
-    if (!record) throw new NotFoundException(`No image with id ${String(id).slice(0, 40)}`);
+    if (!record)
+      throw new NotFoundException(
+        `No image with id ${String(id).slice(0, 40)}`,
+      );
     return record;
   }
 }
 
 /** `If-None-Match: "<sha>"`, `W/"<sha>"`, a list of them, or `*`. */
-function matchesEtag(header: string | string[] | undefined, sha256: string): boolean {
+function matchesEtag(
+  header: string | string[] | undefined,
+  sha256: string,
+): boolean {
   if (!header) return false;
   const value = Array.isArray(header) ? header.join(',') : header;
   return value
@@ -81,7 +112,9 @@ function matchesEtag(header: string | string[] | undefined, sha256: string): boo
 }
 
 /** A safe ASCII file name from the short description: `sunset-over-the-sea.png`. */
-export function downloadName(record: Pick<StoredMedia, 'shortDescription' | 'mime'>): string {
+export function downloadName(
+  record: Pick<StoredMedia, 'shortDescription' | 'mime'>,
+): string {
   const base = (record.shortDescription ?? '')
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')

@@ -12,7 +12,12 @@ import { MediaRecord, MediaSchema } from './schemas/media.schema';
  * A deleted chat's images go with it (MediaStore listens to `chats.changed`).
  */
 @Module({
-  imports: [MongooseModule.forFeature([{ name: MediaRecord.name, schema: MediaSchema }]), AttachmentsModule],
+  imports: [
+    MongooseModule.forFeature([
+      { name: MediaRecord.name, schema: MediaSchema },
+    ]),
+    AttachmentsModule,
+  ],
   controllers: [MediaController],
   providers: [MediaStore, ImageService, GenerateImageTool, EditImageTool],
   exports: [MediaStore],

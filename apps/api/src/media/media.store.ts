@@ -1,4 +1,10 @@
-import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import { createHash, randomBytes } from 'node:crypto';
@@ -6,7 +12,10 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Types, type Model } from 'mongoose';
 import type { MediaInfo, MediaKind } from '@metatronos/shared-types';
-import { ChatDeletionCleanup, OneAtATime } from '../chats/chat-deletion-cleanup';
+import {
+  ChatDeletionCleanup,
+  OneAtATime,
+} from '../chats/chat-deletion-cleanup';
 import { Clock } from '../clock/clock';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
@@ -42,7 +51,9 @@ export type StoredMedia = MediaRecord;
  * (DataDirLock), so an in-process queue is enough; no database transaction needed.
  */
 @Injectable()
-export class MediaStore implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class MediaStore
+  implements OnApplicationBootstrap, BeforeApplicationShutdown
+{
   private readonly logger = new Logger(MediaStore.name);
   readonly dir: string;
   private readonly exclusive = new OneAtATime();
@@ -55,7 +66,12 @@ export class MediaStore implements OnApplicationBootstrap, BeforeApplicationShut
     emitter: EventEmitter2,
   ) {
     this.dir = join(config.dataDir, 'media');
-    this.chatCleanup = new ChatDeletionCleanup(emitter, this.logger, 'images', (chatId) => this.deleteChat(chatId));
+    this.chatCleanup = new ChatDeletionCleanup(
+      emitter,
+      this.logger,
+      'images',
+      (chatId) => this.deleteChat(chatId),
+    );
   }
 
   onApplicationBootstrap(): void {
@@ -75,9 +91,14 @@ export class MediaStore implements OnApplicationBootstrap, BeforeApplicationShut
   async deleteChat(chatId: string): Promise<number> {
     const id = toObjectId(chatId);
     if (!id) return 0;
-    const records = await this.model.find({ chatId: id }, { _id: 1, sha256: 1, mime: 1 }).lean<StoredMedia[]>().exec();
+    const records = await this.model
+      .find({ chatId: id }, { _id: 1, sha256: 1, mime: 1 })
+      .lean<StoredMedia[]>()
+      .exec();
     if (!records.length) return 0;
-    await this.model.deleteMany({ _id: { $in: records.map((record) => record._id) } }).exec();
+    await this.model
+      .deleteMany({ _id: { $in: records.map((record) => record._id) } })
+      .exec();
     await this.exclusive.run(() => this.deleteUnusedFiles(records));
     return records.length;
   }
@@ -85,10 +106,16 @@ export class MediaStore implements OnApplicationBootstrap, BeforeApplicationShut
   /** Checks the bytes are a PNG/JPEG/WebP image, writes them (once per content) and records them. */
   async save(bytes: Buffer, meta: NewMedia): Promise<StoredMedia> {
     const info = readImageInfo(bytes);
-    if (!info) throw new Error('The image model returned data that is not a PNG, JPEG or WebP image.');
+    if (!info)
+      throw new Error(
+        'The image model returned data that is not a PNG, JPEG or WebP image.',
+      );
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     return this.exclusive.run(async () => {
-      await this.writeOnce(join(this.dir, `${sha256}.${EXTENSION_BY_MIME[info.mime]}`), bytes);
+      await this.writeOnce(
+        join(this.dir, `${sha256}.${EXTENSION_BY_MIME[info.mime]}`),
+        bytes,
+      );
       try {
         const created = await this.model.create({
           chatId: toObjectId(meta.chatId),
@@ -102,13 +129,21 @@ export class MediaStore implements OnApplicationBootstrap, BeforeApplicationShut
           width: info.width,
           height: info.height,
           sha256,
-          ...(meta.sourceMediaId ? { sourceMediaId: new Types.ObjectId(meta.sourceMediaId) } : {}),
-          ...(meta.sourceAttachmentId ? { sourceAttachmentId: new Types.ObjectId(meta.sourceAttachmentId) } : {}),
+          ...(meta.sourceMediaId
+            ? { sourceMediaId: new Types.ObjectId(meta.sourceMediaId) }
+            : {}),
+          ...(meta.sourceAttachmentId
+            ? {
+                sourceAttachmentId: new Types.ObjectId(meta.sourceAttachmentId),
+              }
+            : {}),
           createdAt: this.clock.now(),
         });
         return created.toObject();
       } catch (error) {
-        await this.deleteUnusedFiles([{ sha256, mime: info.mime }]).catch(() => undefined);
+        await this.deleteUnusedFiles([{ sha256, mime: info.mime }]).catch(
+          () => undefined,
+        );
         throw error;
       }
     });
@@ -123,7 +158,12 @@ export class MediaStore implements OnApplicationBootstrap, BeforeApplicationShut
   /** Where the record's bytes are, or null when the record's hash or type is not one the store wrote. */
   filePath(record: Pick<StoredMedia, 'sha256' | 'mime'>): string | null {
     const ext = EXTENSION_BY_MIME[record.mime];
-    if (typeof record.sha256 !== 'string' || !SHA256.test(record.sha256) || !ext) return null;
+    if (
+      typeof record.sha256 !== 'string' ||
+      !SHA256.test(record.sha256) ||
+      !ext
+    )
+      return null;
     return join(this.dir, `${record.sha256}.${ext}`);
   }
 
@@ -134,7 +174,9 @@ export class MediaStore implements OnApplicationBootstrap, BeforeApplicationShut
     try {
       return await readFile(path);
     } catch (error) {
-      this.logger.warn(`Media ${String(record._id)}: file missing (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      this.logger.warn(
+        `Media ${String(record._id)}: file missing (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
       return null;
     }
   }
@@ -151,7 +193,9 @@ export class MediaStore implements OnApplicationBootstrap, BeforeApplicationShut
   }
 
   /** Deletes the files of these hashes that no record uses any more. Call inside `exclusive`. */
-  private async deleteUnusedFiles(records: ReadonlyArray<Pick<StoredMedia, 'sha256' | 'mime'>>): Promise<void> {
+  private async deleteUnusedFiles(
+    records: ReadonlyArray<Pick<StoredMedia, 'sha256' | 'mime'>>,
+  ): Promise<void> {
     const paths = new Map<string, string>();
     for (const record of records) {
       const path = this.filePath(record);
@@ -202,7 +246,9 @@ export function toMediaInfo(record: StoredMedia): MediaInfo {
     height: record.height,
     sha256: record.sha256,
     sourceMediaId: record.sourceMediaId ? String(record.sourceMediaId) : null,
-    sourceAttachmentId: record.sourceAttachmentId ? String(record.sourceAttachmentId) : null,
+    sourceAttachmentId: record.sourceAttachmentId
+      ? String(record.sourceAttachmentId)
+      : null,
     url: mediaUrl(id),
     createdAt: new Date(record.createdAt).toISOString(),
   };

@@ -1,4 +1,9 @@
-import { AI_COLLECTION_PREFIX, AI_MANAGED_COLLECTIONS, PROTECTED_COLLECTIONS, type CollectionAccess } from '@metatronos/shared-types';
+import {
+  AI_COLLECTION_PREFIX,
+  AI_MANAGED_COLLECTIONS,
+  PROTECTED_COLLECTIONS,
+  type CollectionAccess,
+} from '@metatronos/shared-types';
 
 export const MAX_COLLECTION_NAME_LENGTH = 120;
 
@@ -22,7 +27,8 @@ export type CollectionVisibility = CollectionAccess | 'hidden';
  * and `ai_*` collections, `read-only` for everything else.
  */
 export function collectionAccess(name: string): CollectionVisibility {
-  if (name.startsWith(HIDDEN_COLLECTION_PREFIX) || name.startsWith('system.')) return 'hidden';
+  if (name.startsWith(HIDDEN_COLLECTION_PREFIX) || name.startsWith('system.'))
+    return 'hidden';
   return isAiWritableCollection(name) ? 'read-write' : 'read-only';
 }
 
@@ -31,18 +37,25 @@ export function isProtectedCollection(name: string): boolean {
 }
 
 export function isAiWritableCollection(name: string): boolean {
-  return AI_MANAGED.has(name) || (name.startsWith(AI_COLLECTION_PREFIX) && name.length > AI_COLLECTION_PREFIX.length);
+  return (
+    AI_MANAGED.has(name) ||
+    (name.startsWith(AI_COLLECTION_PREFIX) &&
+      name.length > AI_COLLECTION_PREFIX.length)
+  );
 }
 
 /** Why a value cannot name a collection in this database, or null when it can. */
 export function collectionNameProblem(name: unknown): string | null {
   if (typeof name !== 'string') return 'a collection name must be a string';
   if (name === '') return 'a collection name must not be empty';
-  if (name.length > MAX_COLLECTION_NAME_LENGTH) return `a collection name is at most ${MAX_COLLECTION_NAME_LENGTH} characters`;
-  if (name.startsWith('system.')) return "names starting with 'system.' are reserved by the server";
+  if (name.length > MAX_COLLECTION_NAME_LENGTH)
+    return `a collection name is at most ${MAX_COLLECTION_NAME_LENGTH} characters`;
+  if (name.startsWith('system.'))
+    return "names starting with 'system.' are reserved by the server";
   if (name.includes('\0')) return 'a collection name must not contain NUL';
   if (name.includes('$')) return "a collection name must not contain '$'";
-  if (name.includes('.')) return "a collection name must not contain '.' (other databases and sub-namespaces are out of reach)";
+  if (name.includes('.'))
+    return "a collection name must not contain '.' (other databases and sub-namespaces are out of reach)";
   return null;
 }
 

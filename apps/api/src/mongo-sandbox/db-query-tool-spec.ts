@@ -1,4 +1,8 @@
-import { AI_COLLECTION_PREFIX, AI_MANAGED_COLLECTIONS, PROTECTED_COLLECTIONS } from '@metatronos/shared-types';
+import {
+  AI_COLLECTION_PREFIX,
+  AI_MANAGED_COLLECTIONS,
+  PROTECTED_COLLECTIONS,
+} from '@metatronos/shared-types';
 import type { JsonSchemaObject } from '../llm/llm-adapter';
 import { MONGO_OPERATIONS } from './mongo-operation';
 import { MAX_RESULT_DOCUMENTS } from './mongo-sandbox.service';
@@ -25,8 +29,15 @@ export const DB_QUERY_TOOL_DESCRIPTION =
 export const DB_QUERY_PARAMETERS: JsonSchemaObject = {
   type: 'object',
   properties: {
-    operation: { type: 'string', enum: [...MONGO_OPERATIONS], description: 'The operation to run.' },
-    collection: { type: 'string', description: `Collection name, e.g. contacts or ${AI_COLLECTION_PREFIX}notes.` },
+    operation: {
+      type: 'string',
+      enum: [...MONGO_OPERATIONS],
+      description: 'The operation to run.',
+    },
+    collection: {
+      type: 'string',
+      description: `Collection name, e.g. contacts or ${AI_COLLECTION_PREFIX}notes.`,
+    },
     filter: {
       type: 'object',
       description:
@@ -43,7 +54,8 @@ export const DB_QUERY_PARAMETERS: JsonSchemaObject = {
     pipeline: {
       type: 'array',
       items: { type: 'object' },
-      description: 'aggregate: the stages, e.g. [{"$match": {"status": "confirmed"}}, {"$group": {"_id": "$contactId", "n": {"$sum": 1}}}].',
+      description:
+        'aggregate: the stages, e.g. [{"$match": {"status": "confirmed"}}, {"$group": {"_id": "$contactId", "n": {"$sum": 1}}}].',
     },
     options: {
       type: 'object',
@@ -51,9 +63,15 @@ export const DB_QUERY_PARAMETERS: JsonSchemaObject = {
         'find/findOne: projection, sort, limit, skip. countDocuments: limit, skip. aggregate: limit. updateOne/updateMany: upsert. ' +
         'createIndex: name, unique, sparse, expireAfterSeconds, partialFilterExpression. createCollection: capped, size, max.',
       properties: {
-        projection: { type: 'object', description: 'Fields to return, e.g. {"name": 1, "phones": 1}.' },
+        projection: {
+          type: 'object',
+          description: 'Fields to return, e.g. {"name": 1, "phones": 1}.',
+        },
         sort: { type: 'object', description: 'e.g. {"start": 1}.' },
-        limit: { type: 'integer', description: `At most ${MAX_RESULT_DOCUMENTS}.` },
+        limit: {
+          type: 'integer',
+          description: `At most ${MAX_RESULT_DOCUMENTS}.`,
+        },
         skip: { type: 'integer' },
         upsert: { type: 'boolean' },
         name: { type: 'string' },
@@ -66,7 +84,10 @@ export const DB_QUERY_PARAMETERS: JsonSchemaObject = {
         max: { type: 'integer' },
       },
     },
-    keys: { type: 'object', description: 'createIndex: the index keys, e.g. {"name": 1}.' },
+    keys: {
+      type: 'object',
+      description: 'createIndex: the index keys, e.g. {"name": 1}.',
+    },
   },
   required: ['operation', 'collection'],
 };

@@ -18,16 +18,17 @@ export const MONGO_OPERATIONS = [
 export type MongoOperationName = (typeof MONGO_OPERATIONS)[number];
 
 /** Operations that change data or collections: only AI-writable collections. */
-export const MONGO_WRITE_OPERATIONS: ReadonlySet<MongoOperationName> = new Set<MongoOperationName>([
-  'insertOne',
-  'insertMany',
-  'updateOne',
-  'updateMany',
-  'deleteOne',
-  'deleteMany',
-  'createCollection',
-  'createIndex',
-]);
+export const MONGO_WRITE_OPERATIONS: ReadonlySet<MongoOperationName> =
+  new Set<MongoOperationName>([
+    'insertOne',
+    'insertMany',
+    'updateOne',
+    'updateMany',
+    'deleteOne',
+    'deleteMany',
+    'createCollection',
+    'createIndex',
+  ]);
 
 export type MongoDocument = Record<string, unknown>;
 
@@ -70,4 +71,6 @@ export interface MongoOperation {
   keys?: MongoDocument;
 }
 
-export type MongoOperationCheck = { valid: true; op: MongoOperation } | { valid: false; error: string };
+export type MongoOperationCheck =
+  | { valid: true; op: MongoOperation }
+  | { valid: false; error: string };

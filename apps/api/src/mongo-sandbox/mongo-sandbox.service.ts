@@ -39,21 +39,34 @@ export class MongoSandboxService {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       const redactor = new ResultRedactor(await secrets.catch(() => []), false);
-      return { error: redactor.scrub(message) || 'The database operation failed.' };
+      return {
+        error: redactor.scrub(message) || 'The database operation failed.',
+      };
     }
   }
 
   /** Plain JSON copies of documents of `collection`, redacted exactly as `execute` does (for the console's data browser). */
-  async toPlainDocuments(collection: string, docs: readonly MongoDocument[]): Promise<Array<Record<string, unknown>>> {
-    const redactor = new ResultRedactor(await this.secrets.currentSecrets(), collection === SETTINGS_COLLECTION);
+  async toPlainDocuments(
+    collection: string,
+    docs: readonly MongoDocument[],
+  ): Promise<Array<Record<string, unknown>>> {
+    const redactor = new ResultRedactor(
+      await this.secrets.currentSecrets(),
+      collection === SETTINGS_COLLECTION,
+    );
     return docs.map((doc) => redactor.plain(doc) as Record<string, unknown>);
   }
 
-  private async run(op: MongoOperation, secrets: Promise<string[]>): Promise<SandboxResult> {
+  private async run(
+    op: MongoOperation,
+    secrets: Promise<string[]>,
+  ): Promise<SandboxResult> {
     const db = this.connection.db;
     if (!db) throw new Error('The database is not connected.');
     if (op.operation === 'listCollections') {
-      const collections = await db.listCollections({}, { nameOnly: true }).toArray();
+      const collections = await db
+        .listCollections({}, { nameOnly: true })
+        .toArray();
       return {
         collections: collections
           .map((c) => c.name)
@@ -84,16 +97,28 @@ export class MongoSandboxService {
           skip: options.skip,
           maxTimeMS: QUERY_TIME_LIMIT_MS,
         });
-        const redactor = new ResultRedactor(await secrets, op.collection === SETTINGS_COLLECTION);
+        const redactor = new ResultRedactor(
+          await secrets,
+          op.collection === SETTINGS_COLLECTION,
+        );
         const row = doc === null ? null : redactor.plain(doc);
         if (redactor.bytes > RESULT_BYTE_CAP) {
-          return { row: null, truncated: true, note: `The document is larger than ${kib(RESULT_BYTE_CAP)}; ask for fewer fields with options.projection.` };
+          return {
+            row: null,
+            truncated: true,
+            note: `The document is larger than ${kib(RESULT_BYTE_CAP)}; ask for fewer fields with options.projection.`,
+          };
         }
         return { row };
       }
       case 'aggregate': {
-        const pipeline = [...(op.pipeline ?? []), { $limit: readLimit(options.limit) }];
-        const docs = await collection.aggregate(pipeline, { maxTimeMS: QUERY_TIME_LIMIT_MS }).toArray();
+        const pipeline = [
+          ...(op.pipeline ?? []),
+          { $limit: readLimit(options.limit) },
+        ];
+        const docs = await collection
+          .aggregate(pipeline, { maxTimeMS: QUERY_TIME_LIMIT_MS })
+          .toArray();
         return this.rows(op.collection, docs, await secrets);
       }
       case 'countDocuments': {
@@ -120,8 +145,12 @@ export class MongoSandboxService {
           op.operation === 'updateOne'
             ? await collection.updateOne(filter, update, { upsert })
             : await collection.updateMany(filter, update, { upsert });
-        const answer: SandboxResult = { matchedCount: result.matchedCount, modifiedCount: result.modifiedCount };
-        if (result.upsertedId !== null && result.upsertedId !== undefined) answer['upsertedId'] = idValue(result.upsertedId);
+        const answer: SandboxResult = {
+          matchedCount: result.matchedCount,
+          modifiedCount: result.modifiedCount,
+        };
+        if (result.upsertedId !== null && result.upsertedId !== undefined)
+          answer['upsertedId'] = idValue(result.upsertedId);
         return answer;
       }
       case 'deleteOne': {
@@ -145,8 +174,12 @@ export class MongoSandboxService {
           ...(options.name !== undefined && { name: options.name }),
           ...(options.unique !== undefined && { unique: options.unique }),
           ...(options.sparse !== undefined && { sparse: options.sparse }),
-          ...(options.expireAfterSeconds !== undefined && { expireAfterSeconds: options.expireAfterSeconds }),
-          ...(options.partialFilterExpression !== undefined && { partialFilterExpression: options.partialFilterExpression }),
+          ...(options.expireAfterSeconds !== undefined && {
+            expireAfterSeconds: options.expireAfterSeconds,
+          }),
+          ...(options.partialFilterExpression !== undefined && {
+            partialFilterExpression: options.partialFilterExpression,
+          }),
         });
         return { success: true };
       }
@@ -154,8 +187,15 @@ export class MongoSandboxService {
   }
 
   /** `{ rows }`, dropping rows from the end once the serialised result would pass the byte cap. */
-  private rows(collection: string, docs: MongoDocument[], secrets: string[]): SandboxResult {
-    const redactor = new ResultRedactor(secrets, collection === SETTINGS_COLLECTION);
+  private rows(
+    collection: string,
+    docs: MongoDocument[],
+    secrets: string[],
+  ): SandboxResult {
+    const redactor = new ResultRedactor(
+      secrets,
+      collection === SETTINGS_COLLECTION,
+    );
     const rows: unknown[] = [];
     for (const doc of docs) {
       const row = redactor.plain(doc);
@@ -175,7 +215,9 @@ export class MongoSandboxService {
 }
 
 function readLimit(limit: number | undefined): number {
-  return limit === undefined ? MAX_RESULT_DOCUMENTS : Math.min(limit, MAX_RESULT_DOCUMENTS);
+  return limit === undefined
+    ? MAX_RESULT_DOCUMENTS
+    : Math.min(limit, MAX_RESULT_DOCUMENTS);
 }
 
 function idValue(id: unknown): unknown {

@@ -31,7 +31,13 @@ describe('ResultRedactor', () => {
     const out = new ResultRedactor([], true).plain({
       _id: 'app_settings',
       geminiApiKey: KEY,
-      openaiCompatible: [{ name: 'ollama', baseUrl: 'http://127.0.0.1:11434/v1', apiKey: 'sk-local-000000000000abcd' }],
+      openaiCompatible: [
+        {
+          name: 'ollama',
+          baseUrl: 'http://127.0.0.1:11434/v1',
+          apiKey: 'sk-local-000000000000abcd',
+        },
+      ],
       whatsapp: { token: 'short' },
       braveApiKey: null,
       timezone: 'Europe/Paris',
@@ -39,7 +45,13 @@ describe('ResultRedactor', () => {
     expect(out).toEqual({
       _id: 'app_settings',
       geminiApiKey: '••••WXYZ',
-      openaiCompatible: [{ name: 'ollama', baseUrl: 'http://127.0.0.1:11434/v1', apiKey: '••••abcd' }],
+      openaiCompatible: [
+        {
+          name: 'ollama',
+          baseUrl: 'http://127.0.0.1:11434/v1',
+          apiKey: '••••abcd',
+        },
+      ],
       whatsapp: { token: '••••' },
       braveApiKey: null,
       timezone: 'Europe/Paris',
@@ -48,15 +60,28 @@ describe('ResultRedactor', () => {
 
   it('masks a current secret value found inside any string, whatever the field', () => {
     const redactor = new ResultRedactor([KEY, 'sk-other-secret-1234'], false);
-    expect(redactor.plain({ note: `my key is ${KEY}, twice ${KEY}`, apiKey: 'not a secret' })).toEqual({
+    expect(
+      redactor.plain({
+        note: `my key is ${KEY}, twice ${KEY}`,
+        apiKey: 'not a secret',
+      }),
+    ).toEqual({
       note: 'my key is ••••WXYZ, twice ••••WXYZ',
       apiKey: 'not a secret',
     });
-    expect(redactor.scrub(`E11000 dup key: { _id: "sk-other-secret-1234" }`)).toBe('E11000 dup key: { _id: "••••1234" }');
+    expect(
+      redactor.scrub(`E11000 dup key: { _id: "sk-other-secret-1234" }`),
+    ).toBe('E11000 dup key: { _id: "••••1234" }');
   });
 
   it('estimates the JSON size it produced closely', () => {
-    const doc = { _id: new ObjectId(), title: 'é'.repeat(1000), tags: ['a', 'b'], n: 12345, at: new Date() };
+    const doc = {
+      _id: new ObjectId(),
+      title: 'é'.repeat(1000),
+      tags: ['a', 'b'],
+      n: 12345,
+      at: new Date(),
+    };
     const redactor = new ResultRedactor([], false);
     const plain = redactor.plain(doc);
     const actual = Buffer.byteLength(JSON.stringify(plain));

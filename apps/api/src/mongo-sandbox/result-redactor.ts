@@ -37,7 +37,9 @@ export class ResultRedactor {
     private readonly maskSecretFields: boolean,
   ) {
     // Longest first: a secret that contains another is masked as a whole.
-    this.secrets = secrets.filter((s) => s.length > 0).sort((a, b) => b.length - a.length);
+    this.secrets = secrets
+      .filter((s) => s.length > 0)
+      .sort((a, b) => b.length - a.length);
   }
 
   plain(value: unknown): unknown {
@@ -47,7 +49,8 @@ export class ResultRedactor {
   /** Masks every current secret value found in a free text (also used for error messages). */
   scrub(text: string): string {
     for (const secret of this.secrets) {
-      if (text.includes(secret)) text = text.split(secret).join(maskSecret(secret) ?? '');
+      if (text.includes(secret))
+        text = text.split(secret).join(maskSecret(secret) ?? '');
     }
     return text;
   }
@@ -78,23 +81,37 @@ export class ResultRedactor {
     if (Array.isArray(value)) {
       this.bytes += 2 + value.length;
       const out = new Array<unknown>(value.length);
-      for (let i = 0; i < value.length; i++) out[i] = this.convert(value[i], secret);
+      for (let i = 0; i < value.length; i++)
+        out[i] = this.convert(value[i], secret);
       return out;
     }
-    if (value instanceof Date) return this.string(Number.isNaN(value.getTime()) ? null : value.toISOString());
+    if (value instanceof Date)
+      return this.string(
+        Number.isNaN(value.getTime()) ? null : value.toISOString(),
+      );
     const bsonType = (value as Partial<BsonValue>)._bsontype;
     if (bsonType) return this.bson(value as BsonValue, secret);
     if (value instanceof RegExp) return this.string(String(value));
-    if (value instanceof Uint8Array) return this.string(Buffer.from(value).toString('base64'));
+    if (value instanceof Uint8Array)
+      return this.string(Buffer.from(value).toString('base64'));
     const source = value as Record<string, unknown>;
     const out: Record<string, unknown> = {};
     this.bytes += 2;
     for (const key in source) {
       if (!Object.prototype.hasOwnProperty.call(source, key)) continue;
       this.bytes += key.length + 4;
-      const field = this.convert(source[key], secret || (this.maskSecretFields && isSecretFieldName(key)));
+      const field = this.convert(
+        source[key],
+        secret || (this.maskSecretFields && isSecretFieldName(key)),
+      );
       // A key named `__proto__` (allowed in BSON) must not become this object's prototype.
-      if (key === '__proto__') Object.defineProperty(out, key, { value: field, enumerable: true, writable: true, configurable: true });
+      if (key === '__proto__')
+        Object.defineProperty(out, key, {
+          value: field,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
       else out[key] = field;
     }
     return out;
@@ -103,10 +120,15 @@ export class ResultRedactor {
   private bson(value: BsonValue, secret: boolean): unknown {
     switch (value._bsontype) {
       case 'ObjectId':
-        return this.string(value.toHexString ? value.toHexString() : String(value));
+        return this.string(
+          value.toHexString ? value.toHexString() : String(value),
+        );
       case 'Long':
       case 'Timestamp':
-        return this.convert(value.toNumber ? value.toNumber() : Number(value.toString()), secret);
+        return this.convert(
+          value.toNumber ? value.toNumber() : Number(value.toString()),
+          secret,
+        );
       case 'Double':
       case 'Int32':
         return this.convert(Number(value.valueOf()), secret);

@@ -1,4 +1,7 @@
-import { AI_COLLECTION_PREFIX, AI_MANAGED_COLLECTIONS } from '@metatronos/shared-types';
+import {
+  AI_COLLECTION_PREFIX,
+  AI_MANAGED_COLLECTIONS,
+} from '@metatronos/shared-types';
 import mongoose from 'mongoose';
 import {
   SECRET_FIELD_PATTERN,
@@ -26,16 +29,56 @@ export const MAX_SKIP = 1_000_000;
 
 /** Read-only stages; anything else ($out, $merge, $currentOp, $collStats, $documents…) is refused. */
 export const ALLOWED_AGGREGATION_STAGES: ReadonlySet<string> = new Set([
-  '$match', '$project', '$addFields', '$set', '$unset', '$group', '$sort', '$limit', '$skip', '$count', '$unwind',
-  '$sortByCount', '$bucket', '$bucketAuto', '$facet', '$replaceRoot', '$replaceWith', '$sample', '$lookup',
-  '$graphLookup', '$unionWith', '$redact', '$densify', '$fill', '$setWindowFields',
+  '$match',
+  '$project',
+  '$addFields',
+  '$set',
+  '$unset',
+  '$group',
+  '$sort',
+  '$limit',
+  '$skip',
+  '$count',
+  '$unwind',
+  '$sortByCount',
+  '$bucket',
+  '$bucketAuto',
+  '$facet',
+  '$replaceRoot',
+  '$replaceWith',
+  '$sample',
+  '$lookup',
+  '$graphLookup',
+  '$unionWith',
+  '$redact',
+  '$densify',
+  '$fill',
+  '$setWindowFields',
 ]);
 export const ALLOWED_UPDATE_PIPELINE_STAGES: ReadonlySet<string> = new Set([
-  '$set', '$addFields', '$project', '$unset', '$replaceRoot', '$replaceWith',
+  '$set',
+  '$addFields',
+  '$project',
+  '$unset',
+  '$replaceRoot',
+  '$replaceWith',
 ]);
 export const ALLOWED_UPDATE_OPERATORS: ReadonlySet<string> = new Set([
-  '$set', '$unset', '$inc', '$mul', '$rename', '$min', '$max', '$currentDate', '$setOnInsert',
-  '$push', '$pull', '$pullAll', '$addToSet', '$pop', '$bit',
+  '$set',
+  '$unset',
+  '$inc',
+  '$mul',
+  '$rename',
+  '$min',
+  '$max',
+  '$currentDate',
+  '$setOnInsert',
+  '$push',
+  '$pull',
+  '$pullAll',
+  '$addToSet',
+  '$pop',
+  '$bit',
 ]);
 
 /** Server-side JavaScript, refused at any depth. */
@@ -49,15 +92,39 @@ const JOIN_STAGES = new Set(['$lookup', '$graphLookup', '$unionWith']);
  * field names, or measure them): on `settings` they would reach a secret without naming it.
  */
 const SETTINGS_BLOCKED_OPERATORS = new Set([
-  '$objectToArray', '$arrayToObject', '$getField', '$setField', '$unsetField', '$jsonSchema', '$bsonSize',
+  '$objectToArray',
+  '$arrayToObject',
+  '$getField',
+  '$setField',
+  '$unsetField',
+  '$jsonSchema',
+  '$bsonSize',
 ]);
 const INDEX_KEY_TYPES = new Set(['text', '2dsphere', '2d', 'hashed']);
 const HEX_OBJECT_ID = /^[0-9a-fA-F]{24}$/;
 
-type TopLevelField = 'filter' | 'update' | 'data' | 'pipeline' | 'options' | 'keys';
-const TOP_LEVEL_FIELDS = new Set<string>(['operation', 'collection', 'filter', 'update', 'data', 'pipeline', 'options', 'keys']);
+type TopLevelField =
+  | 'filter'
+  | 'update'
+  | 'data'
+  | 'pipeline'
+  | 'options'
+  | 'keys';
+const TOP_LEVEL_FIELDS = new Set<string>([
+  'operation',
+  'collection',
+  'filter',
+  'update',
+  'data',
+  'pipeline',
+  'options',
+  'keys',
+]);
 
-const FIELDS_BY_OPERATION: Record<MongoOperationName, readonly TopLevelField[]> = {
+const FIELDS_BY_OPERATION: Record<
+  MongoOperationName,
+  readonly TopLevelField[]
+> = {
   find: ['filter', 'options'],
   findOne: ['filter', 'options'],
   countDocuments: ['filter', 'options'],
@@ -74,21 +141,28 @@ const FIELDS_BY_OPERATION: Record<MongoOperationName, readonly TopLevelField[]> 
 };
 
 type OptionName = keyof MongoOperationOptions;
-const OPTIONS_BY_OPERATION: Record<MongoOperationName, readonly OptionName[]> = {
-  find: ['projection', 'sort', 'limit', 'skip'],
-  findOne: ['projection', 'sort', 'skip'],
-  countDocuments: ['limit', 'skip'],
-  aggregate: ['limit'],
-  insertOne: [],
-  insertMany: [],
-  updateOne: ['upsert'],
-  updateMany: ['upsert'],
-  deleteOne: [],
-  deleteMany: [],
-  createCollection: ['capped', 'size', 'max'],
-  createIndex: ['name', 'unique', 'sparse', 'expireAfterSeconds', 'partialFilterExpression'],
-  listCollections: [],
-};
+const OPTIONS_BY_OPERATION: Record<MongoOperationName, readonly OptionName[]> =
+  {
+    find: ['projection', 'sort', 'limit', 'skip'],
+    findOne: ['projection', 'sort', 'skip'],
+    countDocuments: ['limit', 'skip'],
+    aggregate: ['limit'],
+    insertOne: [],
+    insertMany: [],
+    updateOne: ['upsert'],
+    updateMany: ['upsert'],
+    deleteOne: [],
+    deleteMany: [],
+    createCollection: ['capped', 'size', 'max'],
+    createIndex: [
+      'name',
+      'unique',
+      'sparse',
+      'expireAfterSeconds',
+      'partialFilterExpression',
+    ],
+    listCollections: [],
+  };
 
 class Refusal extends Error {}
 
@@ -114,12 +188,26 @@ export function validateMongoOperation(op: unknown): MongoOperationCheck {
 }
 
 function checkOperation(raw: unknown): MongoOperation {
-  if (!isPlainObject(raw)) refuse('The operation must be a JSON object with at least "operation" and "collection".');
+  if (!isPlainObject(raw))
+    refuse(
+      'The operation must be a JSON object with at least "operation" and "collection".',
+    );
   const operation = raw['operation'];
-  if (operation === undefined || operation === null) refuse(`Missing 'operation'. Allowed operations: ${MONGO_OPERATIONS.join(', ')}.`);
-  if (typeof operation !== 'string' || !(MONGO_OPERATIONS as readonly string[]).includes(operation)) {
-    const shown = typeof operation === 'string' ? `'${clip(operation)}'` : `of type ${typeName(operation)}`;
-    refuse(`Operation ${shown} is not allowed. Allowed operations: ${MONGO_OPERATIONS.join(', ')}.`);
+  if (operation === undefined || operation === null)
+    refuse(
+      `Missing 'operation'. Allowed operations: ${MONGO_OPERATIONS.join(', ')}.`,
+    );
+  if (
+    typeof operation !== 'string' ||
+    !(MONGO_OPERATIONS as readonly string[]).includes(operation)
+  ) {
+    const shown =
+      typeof operation === 'string'
+        ? `'${clip(operation)}'`
+        : `of type ${typeName(operation)}`;
+    refuse(
+      `Operation ${shown} is not allowed. Allowed operations: ${MONGO_OPERATIONS.join(', ')}.`,
+    );
   }
   const name = operation as MongoOperationName;
   for (const key of Object.keys(raw)) {
@@ -136,7 +224,14 @@ function checkOperation(raw: unknown): MongoOperation {
   const walker = new ValueWalker(collection === SETTINGS_COLLECTION);
   const op: MongoOperation = { operation: name, collection };
   const used = FIELDS_BY_OPERATION[name];
-  for (const field of ['filter', 'update', 'data', 'pipeline', 'options', 'keys'] as const) {
+  for (const field of [
+    'filter',
+    'update',
+    'data',
+    'pipeline',
+    'options',
+    'keys',
+  ] as const) {
     const value = raw[field];
     if (!used.includes(field) && !isEmptyValue(value)) {
       refuse(`'${field}' is not used by ${name}; ${describeFields(name)}.`);
@@ -146,24 +241,44 @@ function checkOperation(raw: unknown): MongoOperation {
   if (used.includes('filter')) {
     const filter = raw['filter'];
     if (filter === undefined || filter === null) {
-      if (name === 'updateOne' || name === 'updateMany' || name === 'deleteOne' || name === 'deleteMany') {
-        refuse(`${name} needs a 'filter' object (use {} to match every document).`);
+      if (
+        name === 'updateOne' ||
+        name === 'updateMany' ||
+        name === 'deleteOne' ||
+        name === 'deleteMany'
+      ) {
+        refuse(
+          `${name} needs a 'filter' object (use {} to match every document).`,
+        );
       }
     } else {
       op.filter = walker.document(filter, 'filter');
     }
   }
-  if (name === 'insertOne' || name === 'insertMany') op.data = checkData(raw['data'], name, walker);
-  if (name === 'updateOne' || name === 'updateMany') op.update = checkUpdate(raw['update'], walker);
-  if (name === 'aggregate') op.pipeline = walker.pipeline(raw['pipeline'], 'pipeline', ALLOWED_AGGREGATION_STAGES, 'aggregation');
+  if (name === 'insertOne' || name === 'insertMany')
+    op.data = checkData(raw['data'], name, walker);
+  if (name === 'updateOne' || name === 'updateMany')
+    op.update = checkUpdate(raw['update'], walker);
+  if (name === 'aggregate')
+    op.pipeline = walker.pipeline(
+      raw['pipeline'],
+      'pipeline',
+      ALLOWED_AGGREGATION_STAGES,
+      'aggregation',
+    );
   if (name === 'createIndex') op.keys = checkIndexKeys(raw['keys']);
   const options = raw['options'];
-  if (options !== undefined && options !== null) op.options = checkOptions(options, name, walker);
+  if (options !== undefined && options !== null)
+    op.options = checkOptions(options, name, walker);
   return op;
 }
 
-function checkCollection(value: unknown, operation: MongoOperationName): string {
-  if (value === undefined || value === null) refuse(`Missing 'collection': name the collection to run ${operation} on.`);
+function checkCollection(
+  value: unknown,
+  operation: MongoOperationName,
+): string {
+  if (value === undefined || value === null)
+    refuse(`Missing 'collection': name the collection to run ${operation} on.`);
   const problem = collectionNameProblem(value);
   if (problem) {
     refuse(
@@ -196,39 +311,71 @@ function hiddenCollectionError(name: string): string {
   return `Access denied: '${clip(name)}' is a private system collection; it cannot be read or written.`;
 }
 
-function checkData(value: unknown, operation: 'insertOne' | 'insertMany', walker: ValueWalker): MongoDocument | MongoDocument[] {
+function checkData(
+  value: unknown,
+  operation: 'insertOne' | 'insertMany',
+  walker: ValueWalker,
+): MongoDocument | MongoDocument[] {
   if (operation === 'insertOne') {
-    if (Array.isArray(value)) refuse("'data' must be a single document for insertOne; use insertMany to insert an array.");
+    if (Array.isArray(value))
+      refuse(
+        "'data' must be a single document for insertOne; use insertMany to insert an array.",
+      );
     if (!isPlainObject(value) || Object.keys(value).length === 0) {
-      refuse(`'data' must be a non-empty document for insertOne (got ${typeName(value)}).`);
+      refuse(
+        `'data' must be a non-empty document for insertOne (got ${typeName(value)}).`,
+      );
     }
     return walker.document(value, 'data');
   }
-  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_INSERT_DOCUMENTS) {
-    const got = Array.isArray(value) ? `${value.length} documents` : typeName(value);
-    refuse(`'data' must be an array of 1 to ${MAX_INSERT_DOCUMENTS} documents for insertMany (got ${got}).`);
+  if (
+    !Array.isArray(value) ||
+    value.length === 0 ||
+    value.length > MAX_INSERT_DOCUMENTS
+  ) {
+    const got = Array.isArray(value)
+      ? `${value.length} documents`
+      : typeName(value);
+    refuse(
+      `'data' must be an array of 1 to ${MAX_INSERT_DOCUMENTS} documents for insertMany (got ${got}).`,
+    );
   }
   return value.map((doc, index) => {
-    if (!isPlainObject(doc)) refuse(`'data[${index}]' must be a document (got ${typeName(doc)}).`);
+    if (!isPlainObject(doc))
+      refuse(`'data[${index}]' must be a document (got ${typeName(doc)}).`);
     return walker.document(doc, `data[${index}]`);
   });
 }
 
-function checkUpdate(value: unknown, walker: ValueWalker): MongoDocument | MongoDocument[] {
+function checkUpdate(
+  value: unknown,
+  walker: ValueWalker,
+): MongoDocument | MongoDocument[] {
   if (Array.isArray(value)) {
     if (value.length === 0) refuse("'update' must not be an empty pipeline.");
-    return walker.pipeline(value, 'update', ALLOWED_UPDATE_PIPELINE_STAGES, 'update');
+    return walker.pipeline(
+      value,
+      'update',
+      ALLOWED_UPDATE_PIPELINE_STAGES,
+      'update',
+    );
   }
   if (!isPlainObject(value) || Object.keys(value).length === 0) {
-    refuse(`'update' must be an update document such as { "$set": { "city": "Paris" } } or an update pipeline (got ${typeName(value)}).`);
+    refuse(
+      `'update' must be an update document such as { "$set": { "city": "Paris" } } or an update pipeline (got ${typeName(value)}).`,
+    );
   }
   for (const key of Object.keys(value)) {
     if (!ALLOWED_UPDATE_OPERATORS.has(key)) {
       if (!key.startsWith('$')) {
-        refuse(`'update' must use update operators such as $set; '${clip(key)}' is a plain field (whole-document replacement is not supported).`);
+        refuse(
+          `'update' must use update operators such as $set; '${clip(key)}' is a plain field (whole-document replacement is not supported).`,
+        );
       }
       if (JAVASCRIPT_OPERATORS.has(key)) refuse(javascriptError(key, 'update'));
-      refuse(`Update operator '${clip(key)}' is not allowed. Allowed: ${[...ALLOWED_UPDATE_OPERATORS].join(', ')}.`);
+      refuse(
+        `Update operator '${clip(key)}' is not allowed. Allowed: ${[...ALLOWED_UPDATE_OPERATORS].join(', ')}.`,
+      );
     }
   }
   return walker.document(value, 'update');
@@ -236,28 +383,47 @@ function checkUpdate(value: unknown, walker: ValueWalker): MongoDocument | Mongo
 
 function checkIndexKeys(value: unknown): MongoDocument {
   if (!isPlainObject(value) || Object.keys(value).length === 0) {
-    refuse(`createIndex needs 'keys', e.g. { "name": 1 } (got ${typeName(value)}).`);
+    refuse(
+      `createIndex needs 'keys', e.g. { "name": 1 } (got ${typeName(value)}).`,
+    );
   }
   for (const [field, type] of Object.entries(value)) {
-    if (field === '' || field === '__proto__' || (field.startsWith('$') && field !== '$**')) {
+    if (
+      field === '' ||
+      field === '__proto__' ||
+      (field.startsWith('$') && field !== '$**')
+    ) {
       refuse(`'keys.${clip(field)}' is not a field that can be indexed.`);
     }
-    if (type !== 1 && type !== -1 && !(typeof type === 'string' && INDEX_KEY_TYPES.has(type))) {
-      refuse(`'keys.${clip(field)}' must be 1, -1, "text", "2dsphere", "2d" or "hashed".`);
+    if (
+      type !== 1 &&
+      type !== -1 &&
+      !(typeof type === 'string' && INDEX_KEY_TYPES.has(type))
+    ) {
+      refuse(
+        `'keys.${clip(field)}' must be 1, -1, "text", "2dsphere", "2d" or "hashed".`,
+      );
     }
   }
   return { ...value };
 }
 
-function checkOptions(value: unknown, operation: MongoOperationName, walker: ValueWalker): MongoOperationOptions {
-  if (!isPlainObject(value)) refuse(`'options' must be an object (got ${typeName(value)}).`);
+function checkOptions(
+  value: unknown,
+  operation: MongoOperationName,
+  walker: ValueWalker,
+): MongoOperationOptions {
+  if (!isPlainObject(value))
+    refuse(`'options' must be an object (got ${typeName(value)}).`);
   const allowed = OPTIONS_BY_OPERATION[operation];
   const options: MongoOperationOptions = {};
   for (const [key, option] of Object.entries(value)) {
     if (!(allowed as readonly string[]).includes(key)) {
       refuse(
         `'options.${clip(key)}' is not accepted by ${operation}. ` +
-          (allowed.length ? `Allowed options: ${allowed.join(', ')}.` : `${operation} takes no options.`),
+          (allowed.length
+            ? `Allowed options: ${allowed.join(', ')}.`
+            : `${operation} takes no options.`),
       );
     }
     if (option === undefined || option === null) continue;
@@ -273,23 +439,46 @@ function checkOptions(value: unknown, operation: MongoOperationName, walker: Val
       case 'limit':
       case 'size':
       case 'max':
-        options[key as 'limit' | 'size' | 'max'] = integer(option, path, 1, Number.MAX_SAFE_INTEGER, 'a positive integer');
+        options[key as 'limit' | 'size' | 'max'] = integer(
+          option,
+          path,
+          1,
+          Number.MAX_SAFE_INTEGER,
+          'a positive integer',
+        );
         break;
       case 'skip':
-        options.skip = integer(option, path, 0, MAX_SKIP, `an integer from 0 to ${MAX_SKIP}`);
+        options.skip = integer(
+          option,
+          path,
+          0,
+          MAX_SKIP,
+          `an integer from 0 to ${MAX_SKIP}`,
+        );
         break;
       case 'expireAfterSeconds':
-        options.expireAfterSeconds = integer(option, path, 0, 2_147_483_647, 'a non-negative integer (seconds)');
+        options.expireAfterSeconds = integer(
+          option,
+          path,
+          0,
+          2_147_483_647,
+          'a non-negative integer (seconds)',
+        );
         break;
       case 'upsert':
       case 'unique':
       case 'sparse':
       case 'capped':
-        if (typeof option !== 'boolean') refuse(`'${path}' must be true or false (got ${typeName(option)}).`);
+        if (typeof option !== 'boolean')
+          refuse(`'${path}' must be true or false (got ${typeName(option)}).`);
         options[key as 'upsert' | 'unique' | 'sparse' | 'capped'] = option;
         break;
       case 'name':
-        if (typeof option !== 'string' || option.length === 0 || option.length > 120) {
+        if (
+          typeof option !== 'string' ||
+          option.length === 0 ||
+          option.length > 120
+        ) {
           refuse(`'${path}' must be a string of 1 to 120 characters.`);
         }
         options.name = option;
@@ -299,9 +488,22 @@ function checkOptions(value: unknown, operation: MongoOperationName, walker: Val
   return options;
 }
 
-function integer(value: unknown, path: string, min: number, max: number, expected: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    refuse(`'${path}' must be ${expected} (got ${typeof value === 'number' ? value : typeName(value)}).`);
+function integer(
+  value: unknown,
+  path: string,
+  min: number,
+  max: number,
+  expected: string,
+): number {
+  if (
+    typeof value !== 'number' ||
+    !Number.isInteger(value) ||
+    value < min ||
+    value > max
+  ) {
+    refuse(
+      `'${path}' must be ${expected} (got ${typeof value === 'number' ? value : typeName(value)}).`,
+    );
   }
   return value;
 }
@@ -318,12 +520,23 @@ class ValueWalker {
   constructor(private readonly onSettings: boolean) {}
 
   document(value: unknown, field: string): MongoDocument {
-    if (!isPlainObject(value)) refuse(`'${field}' must be an object (got ${typeName(value)}).`);
-    return this.enter(field, () => this.value(value, 0, this.onSettings) as MongoDocument);
+    if (!isPlainObject(value))
+      refuse(`'${field}' must be an object (got ${typeName(value)}).`);
+    return this.enter(
+      field,
+      () => this.value(value, 0, this.onSettings) as MongoDocument,
+    );
   }
 
-  pipeline(value: unknown, field: string, stages: ReadonlySet<string>, kind: 'aggregation' | 'update'): MongoDocument[] {
-    return this.enter(field, () => this.stages(value, 0, this.onSettings, stages, kind));
+  pipeline(
+    value: unknown,
+    field: string,
+    stages: ReadonlySet<string>,
+    kind: 'aggregation' | 'update',
+  ): MongoDocument[] {
+    return this.enter(field, () =>
+      this.stages(value, 0, this.onSettings, stages, kind),
+    );
   }
 
   private enter<T>(field: string, run: () => T): T {
@@ -343,15 +556,26 @@ class ValueWalker {
   private value(value: unknown, depth: number, onSettings: boolean): unknown {
     if (value === null || typeof value !== 'object') {
       if (typeof value === 'string') {
-        if (onSettings && value.charCodeAt(0) === 36 /* $ */ && SECRET_FIELD_PATTERN.test(value)) {
+        if (
+          onSettings &&
+          value.charCodeAt(0) === 36 /* $ */ &&
+          SECRET_FIELD_PATTERN.test(value)
+        ) {
           refuse(secretFieldError(value, this.path()));
         }
-      } else if (typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint') {
+      } else if (
+        typeof value === 'function' ||
+        typeof value === 'symbol' ||
+        typeof value === 'bigint'
+      ) {
         refuse(`'${this.path()}' holds a value that is not JSON.`);
       }
       return value;
     }
-    if (depth > MAX_VALUE_DEPTH) refuse(`'${this.path()}' is nested too deeply (more than ${MAX_VALUE_DEPTH} levels).`);
+    if (depth > MAX_VALUE_DEPTH)
+      refuse(
+        `'${this.path()}' is nested too deeply (more than ${MAX_VALUE_DEPTH} levels).`,
+      );
     if (Array.isArray(value)) {
       const out = new Array<unknown>(value.length);
       for (let i = 0; i < value.length; i++) {
@@ -363,11 +587,13 @@ class ValueWalker {
     }
     if (!isPlainObject(value)) {
       // Already a BSON value (from code, not from the model): keep it, but never BSON JavaScript.
-      if ((value as { _bsontype?: string })._bsontype === 'Code') refuse(javascriptError('Code', this.path()));
+      if ((value as { _bsontype?: string })._bsontype === 'Code')
+        refuse(javascriptError('Code', this.path()));
       return value;
     }
     const keys = Object.keys(value);
-    if (keys.length === 1 && (keys[0] === '$oid' || keys[0] === '$date')) return this.extendedJson(keys[0], value[keys[0]]);
+    if (keys.length === 1 && (keys[0] === '$oid' || keys[0] === '$date'))
+      return this.extendedJson(keys[0], value[keys[0]]);
     const out: MongoDocument = {};
     for (const key of keys) {
       this.checkKey(key, onSettings);
@@ -380,31 +606,42 @@ class ValueWalker {
 
   private checkKey(key: string, onSettings: boolean): void {
     if (key.charCodeAt(0) === 36 /* $ */) {
-      if (JAVASCRIPT_OPERATORS.has(key)) refuse(javascriptError(key, this.path()));
+      if (JAVASCRIPT_OPERATORS.has(key))
+        refuse(javascriptError(key, this.path()));
       if (WRITING_STAGES.has(key)) refuse(writingStageError(key));
       if (onSettings && SETTINGS_BLOCKED_OPERATORS.has(key)) {
-        refuse(`Access denied: '${key}' cannot be used on '${SETTINGS_COLLECTION}': it could reveal secret fields.`);
+        refuse(
+          `Access denied: '${key}' cannot be used on '${SETTINGS_COLLECTION}': it could reveal secret fields.`,
+        );
       }
     } else if (key === '__proto__') {
-      refuse(`'${this.path()}' uses the field name '__proto__', which is not allowed.`);
+      refuse(
+        `'${this.path()}' uses the field name '__proto__', which is not allowed.`,
+      );
     }
-    if (onSettings && SECRET_FIELD_PATTERN.test(key)) refuse(secretFieldError(key, `${this.path()}.${key}`));
+    if (onSettings && SECRET_FIELD_PATTERN.test(key))
+      refuse(secretFieldError(key, `${this.path()}.${key}`));
   }
 
   private extendedJson(kind: '$oid' | '$date', raw: unknown): unknown {
     if (kind === '$oid') {
       if (typeof raw !== 'string' || !HEX_OBJECT_ID.test(raw)) {
-        refuse(`Invalid {"$oid"} at '${this.path()}': expected 24 hexadecimal characters.`);
+        refuse(
+          `Invalid {"$oid"} at '${this.path()}': expected 24 hexadecimal characters.`,
+        );
       }
       return new mongoose.mongo.ObjectId(raw);
     }
     let millis = NaN;
     if (typeof raw === 'string') millis = Date.parse(raw);
     else if (typeof raw === 'number') millis = raw;
-    else if (isPlainObject(raw) && typeof raw['$numberLong'] === 'string') millis = Number(raw['$numberLong']);
+    else if (isPlainObject(raw) && typeof raw['$numberLong'] === 'string')
+      millis = Number(raw['$numberLong']);
     const date = new Date(millis);
     if (Number.isNaN(date.getTime())) {
-      refuse(`Invalid {"$date"} at '${this.path()}': expected an ISO 8601 date such as "2025-01-31T09:00:00Z".`);
+      refuse(
+        `Invalid {"$date"} at '${this.path()}': expected an ISO 8601 date such as "2025-01-31T09:00:00Z".`,
+      );
     }
     return date;
   }
@@ -416,20 +653,29 @@ class ValueWalker {
     allowed: ReadonlySet<string>,
     kind: 'aggregation' | 'update',
   ): MongoDocument[] {
-    if (!Array.isArray(value)) refuse(`'${this.path()}' must be an array of stages (got ${typeName(value)}).`);
-    if (depth > MAX_VALUE_DEPTH) refuse(`'${this.path()}' is nested too deeply (more than ${MAX_VALUE_DEPTH} levels).`);
+    if (!Array.isArray(value))
+      refuse(
+        `'${this.path()}' must be an array of stages (got ${typeName(value)}).`,
+      );
+    if (depth > MAX_VALUE_DEPTH)
+      refuse(
+        `'${this.path()}' is nested too deeply (more than ${MAX_VALUE_DEPTH} levels).`,
+      );
     const out: MongoDocument[] = [];
     for (let i = 0; i < value.length; i++) {
       this.trail.push(i);
       const stage = value[i];
       const keys = isPlainObject(stage) ? Object.keys(stage) : [];
       if (keys.length !== 1) {
-        refuse(`'${this.path()}' must be an object with exactly one stage operator, e.g. { "$match": { … } }.`);
+        refuse(
+          `'${this.path()}' must be an object with exactly one stage operator, e.g. { "$match": { … } }.`,
+        );
       }
       const name = keys[0];
       if (!allowed.has(name)) {
         if (WRITING_STAGES.has(name)) refuse(writingStageError(name));
-        if (JAVASCRIPT_OPERATORS.has(name)) refuse(javascriptError(name, this.path()));
+        if (JAVASCRIPT_OPERATORS.has(name))
+          refuse(javascriptError(name, this.path()));
         refuse(
           kind === 'aggregation'
             ? `Aggregation stage '${clip(name)}' is not allowed. Allowed stages: ${[...allowed].join(', ')}.`
@@ -445,20 +691,34 @@ class ValueWalker {
     return out;
   }
 
-  private stageBody(name: string, body: unknown, depth: number, onSettings: boolean): unknown {
+  private stageBody(
+    name: string,
+    body: unknown,
+    depth: number,
+    onSettings: boolean,
+  ): unknown {
     if (JOIN_STAGES.has(name)) {
       if (onSettings) {
-        refuse(`Access denied: '${name}' cannot be used in a pipeline on '${SETTINGS_COLLECTION}': joining other data could reveal its secret fields.`);
+        refuse(
+          `Access denied: '${name}' cannot be used in a pipeline on '${SETTINGS_COLLECTION}': joining other data could reveal its secret fields.`,
+        );
       }
       return this.joinStage(name, body, depth);
     }
     if (name === '$facet') {
-      if (!isPlainObject(body)) refuse(`'${this.path()}' must be an object of named pipelines.`);
+      if (!isPlainObject(body))
+        refuse(`'${this.path()}' must be an object of named pipelines.`);
       const out: MongoDocument = {};
       for (const key of Object.keys(body)) {
         this.checkKey(key, onSettings);
         this.trail.push(key);
-        out[key] = this.stages(body[key], depth + 1, onSettings, ALLOWED_AGGREGATION_STAGES, 'aggregation');
+        out[key] = this.stages(
+          body[key],
+          depth + 1,
+          onSettings,
+          ALLOWED_AGGREGATION_STAGES,
+          'aggregation',
+        );
         this.trail.pop();
       }
       return out;
@@ -482,19 +742,32 @@ class ValueWalker {
       // The sub-pipeline runs on the target collection, which is never `settings`.
       out[key] =
         key === 'pipeline' && name !== '$graphLookup'
-          ? this.stages(body[key], depth + 1, false, ALLOWED_AGGREGATION_STAGES, 'aggregation')
+          ? this.stages(
+              body[key],
+              depth + 1,
+              false,
+              ALLOWED_AGGREGATION_STAGES,
+              'aggregation',
+            )
           : this.value(body[key], depth + 1, false);
       this.trail.pop();
     }
     return out;
   }
 
-  private checkJoinTarget(stage: string, target: unknown, field?: string): void {
+  private checkJoinTarget(
+    stage: string,
+    target: unknown,
+    field?: string,
+  ): void {
     const where = field ? `${stage}.${field}` : stage;
     if (isPlainObject(target)) {
-      refuse(`'${where}' must be a collection name in this database; other databases are out of reach.`);
+      refuse(
+        `'${where}' must be a collection name in this database; other databases are out of reach.`,
+      );
     }
-    if (target === undefined || target === null) refuse(`'${where}' must name the collection to read.`);
+    if (target === undefined || target === null)
+      refuse(`'${where}' must name the collection to read.`);
     const problem = collectionNameProblem(target);
     if (problem) {
       refuse(
@@ -504,7 +777,8 @@ class ValueWalker {
       );
     }
     const name = target as string;
-    if (collectionAccess(name) === 'hidden') refuse(hiddenCollectionError(name));
+    if (collectionAccess(name) === 'hidden')
+      refuse(hiddenCollectionError(name));
     if (name === SETTINGS_COLLECTION) {
       refuse(
         `Access denied: '${stage}' cannot read '${SETTINGS_COLLECTION}': it holds secrets. ` +
@@ -531,7 +805,9 @@ function writingStageError(stage: string): string {
 
 function describeFields(operation: MongoOperationName): string {
   const fields = FIELDS_BY_OPERATION[operation];
-  return fields.length ? `${operation} takes ${fields.map((f) => `'${f}'`).join(' and ')}` : `${operation} takes no other arguments`;
+  return fields.length
+    ? `${operation} takes ${fields.map((f) => `'${f}'`).join(' and ')}`
+    : `${operation} takes no other arguments`;
 }
 
 function isEmptyValue(value: unknown): boolean {
@@ -540,8 +816,11 @@ function isEmptyValue(value: unknown): boolean {
   return isPlainObject(value) && Object.keys(value).length === 0;
 }
 
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+export function isPlainObject(
+  value: unknown,
+): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return false;
   const proto = Object.getPrototypeOf(value);
   // Any realm's Object.prototype (a body parsed by another realm's JSON.parse is still a plain object).
   return proto === null || Object.getPrototypeOf(proto) === null;

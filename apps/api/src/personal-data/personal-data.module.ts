@@ -3,7 +3,10 @@ import { InjectModel, MongooseModule } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
 import { Contact, ContactSchema } from './schemas/contact.schema';
 import { OwnerProfile, OwnerProfileSchema } from './schemas/master.schema';
-import { ScheduleEntry, ScheduleEntrySchema } from './schemas/schedule-entry.schema';
+import {
+  ScheduleEntry,
+  ScheduleEntrySchema,
+} from './schemas/schedule-entry.schema';
 
 /**
  * The typed view of the AI-managed collections `master`, `contacts` and
@@ -25,16 +28,21 @@ export class PersonalDataModule implements OnModuleInit {
 
   constructor(
     @InjectModel(Contact.name) private readonly contacts: Model<Contact>,
-    @InjectModel(ScheduleEntry.name) private readonly schedule: Model<ScheduleEntry>,
+    @InjectModel(ScheduleEntry.name)
+    private readonly schedule: Model<ScheduleEntry>,
   ) {}
 
   /** autoIndex is off (see DatabaseModule): the plain indexes are created here, once per boot. */
   async onModuleInit(): Promise<void> {
-    for (const model of [this.contacts, this.schedule] as Array<Model<unknown>>) {
+    for (const model of [this.contacts, this.schedule] as Array<
+      Model<unknown>
+    >) {
       try {
         await model.createIndexes();
       } catch (error) {
-        this.logger.warn(`Could not create the indexes of '${model.collection.name}': ${(error as Error).message}`);
+        this.logger.warn(
+          `Could not create the indexes of '${model.collection.name}': ${(error as Error).message}`,
+        );
       }
     }
   }

@@ -1,5 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { PULSE_NOTES_MAX_LENGTH, PULSES_PER_DAY_CHOICES, type PulseView } from '@metatronos/shared-types';
+import {
+  PULSE_NOTES_MAX_LENGTH,
+  PULSES_PER_DAY_CHOICES,
+  type PulseView,
+} from '@metatronos/shared-types';
 import { AiToolProvider, toolError, type AiTool } from '../ai-tools/ai-tool';
 import { TOOL_FIELD_NAMES } from './pulse-settings-input';
 import { PulseScheduler } from './pulse-scheduler';
@@ -22,16 +26,36 @@ export class ManagePulseTool implements AiTool {
     parameters: {
       type: 'object' as const,
       properties: {
-        action: { type: 'string', enum: [...ACTIONS], description: 'What to do' },
-        notes: { type: 'string', description: 'update_notes: the complete new notes' },
-        enabled: { type: 'boolean', description: 'update_config: turn Pulse on or off' },
-        active_days: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 6 }, description: 'update_config: weekdays Pulse runs on' },
-        pulses_per_day: { type: 'integer', description: `update_config: pulses a day, one of ${PULSES_PER_DAY_CHOICES.join(', ')}` },
+        action: {
+          type: 'string',
+          enum: [...ACTIONS],
+          description: 'What to do',
+        },
+        notes: {
+          type: 'string',
+          description: 'update_notes: the complete new notes',
+        },
+        enabled: {
+          type: 'boolean',
+          description: 'update_config: turn Pulse on or off',
+        },
+        active_days: {
+          type: 'array',
+          items: { type: 'integer', minimum: 0, maximum: 6 },
+          description: 'update_config: weekdays Pulse runs on',
+        },
+        pulses_per_day: {
+          type: 'integer',
+          description: `update_config: pulses a day, one of ${PULSES_PER_DAY_CHOICES.join(', ')}`,
+        },
         quiet_hours: {
           type: 'array',
           items: {
             type: 'object',
-            properties: { start: { type: 'string', description: 'HH:mm' }, end: { type: 'string', description: 'HH:mm' } },
+            properties: {
+              start: { type: 'string', description: 'HH:mm' },
+              end: { type: 'string', description: 'HH:mm' },
+            },
             required: ['start', 'end'],
           },
           description: 'update_config: times without pulses',
@@ -40,7 +64,8 @@ export class ManagePulseTool implements AiTool {
       required: ['action'],
     },
   };
-  readonly promptLine = 'save continuity notes for your next pulse, read or change the Pulse heartbeat configuration.';
+  readonly promptLine =
+    'save continuity notes for your next pulse, read or change the Pulse heartbeat configuration.';
 
   constructor(
     private readonly pulse: PulseService,
@@ -50,12 +75,19 @@ export class ManagePulseTool implements AiTool {
   async execute(args: Record<string, unknown>): Promise<string> {
     switch (args['action']) {
       case 'update_notes': {
-        if (typeof args['notes'] !== 'string') return toolError('update_notes needs notes (the complete new text)');
+        if (typeof args['notes'] !== 'string')
+          return toolError('update_notes needs notes (the complete new text)');
         const state = await this.pulse.updateNotes(args['notes'], 'ai');
-        return JSON.stringify({ success: true, action: 'notes_updated', length: state.notes.length });
+        return JSON.stringify({
+          success: true,
+          action: 'notes_updated',
+          length: state.notes.length,
+        });
       }
       case 'get_config':
-        return JSON.stringify(toolPulse(await this.pulse.view(this.scheduler.isRunning())));
+        return JSON.stringify(
+          toolPulse(await this.pulse.view(this.scheduler.isRunning())),
+        );
       case 'update_config': {
         const request = {
           enabled: args['enabled'],
@@ -64,13 +96,21 @@ export class ManagePulseTool implements AiTool {
           quietHours: args['quiet_hours'],
         };
         if (Object.values(request).every((v) => v === undefined)) {
-          return toolError('update_config needs at least one of enabled, active_days, pulses_per_day, quiet_hours');
+          return toolError(
+            'update_config needs at least one of enabled, active_days, pulses_per_day, quiet_hours',
+          );
         }
         await this.pulse.update(request, 'ai', TOOL_FIELD_NAMES);
-        return JSON.stringify({ success: true, action: 'config_updated', pulse: toolPulse(await this.pulse.view(this.scheduler.isRunning())) });
+        return JSON.stringify({
+          success: true,
+          action: 'config_updated',
+          pulse: toolPulse(await this.pulse.view(this.scheduler.isRunning())),
+        });
       }
       default:
-        return toolError(`Unknown action "${String(args['action'])}": use one of ${ACTIONS.join(', ')}`);
+        return toolError(
+          `Unknown action "${String(args['action'])}": use one of ${ACTIONS.join(', ')}`,
+        );
     }
   }
 }

@@ -1,7 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { formatActiveDays, formatQuietHours } from '../automations/schedule-math/pulse-schedule';
+import {
+  formatActiveDays,
+  formatQuietHours,
+} from '../automations/schedule-math/pulse-schedule';
 import { formatPromptDateTime } from '../system-instruction/core-prompt-sections';
-import { PromptSectionProvider, type PromptContext, type PromptSection } from '../system-instruction/prompt-section';
+import {
+  PromptSectionProvider,
+  type PromptContext,
+  type PromptSection,
+} from '../system-instruction/prompt-section';
 import { formatInterval } from './pulse-prompt';
 import { computePulseView, PulseService } from './pulse.service';
 
@@ -15,8 +22,14 @@ export class PulseStatusPromptSection implements PromptSection {
   constructor(private readonly pulse: PulseService) {}
 
   async render({ now, timezone }: PromptContext): Promise<string> {
-    const pulse = computePulseView(await this.pulse.state(), timezone, now, false);
-    const at = (iso: string | null, none: string) => (iso ? formatPromptDateTime(new Date(iso), timezone) : none);
+    const pulse = computePulseView(
+      await this.pulse.state(),
+      timezone,
+      now,
+      false,
+    );
+    const at = (iso: string | null, none: string) =>
+      iso ? formatPromptDateTime(new Date(iso), timezone) : none;
     return [
       '## Pulse Status',
       `- Pulse (your autonomous heartbeat): ${pulse.enabled ? 'enabled' : 'disabled'}`,
@@ -26,7 +39,9 @@ export class PulseStatusPromptSection implements PromptSection {
       `- Pulses today: ${pulse.pulsesToday} fired, ${pulse.remaining} remaining`,
       `- Last pulse: ${at(pulse.lastPulseAt, 'never')}`,
       `- Next pulse: ${at(pulse.nextPulseAt, pulse.enabled ? 'none scheduled (no active day or quiet all day)' : 'none (Pulse is disabled)')}`,
-      pulse.notes ? '- Continuity notes: below, under "Your Pulse Notes"' : '- Continuity notes: none yet (manage_pulse action "update_notes")',
+      pulse.notes
+        ? '- Continuity notes: below, under "Your Pulse Notes"'
+        : '- Continuity notes: none yet (manage_pulse action "update_notes")',
     ].join('\n');
   }
 }

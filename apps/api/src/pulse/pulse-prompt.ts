@@ -7,8 +7,13 @@ import { formatPromptDateTime } from '../system-instruction/core-prompt-sections
  * database, tools, Pulse Status, notes) plus what an autonomous run needs to
  * plan: where it stands in the day and how to hand over to the next pulse.
  */
-export function pulsePromptOptions(pulse: PulseView, now: Date): CombinedPromptOptions {
-  const next = pulse.nextPulseAt ? formatPromptDateTime(new Date(pulse.nextPulseAt), pulse.timezone) : 'none scheduled';
+export function pulsePromptOptions(
+  pulse: PulseView,
+  now: Date,
+): CombinedPromptOptions {
+  const next = pulse.nextPulseAt
+    ? formatPromptDateTime(new Date(pulse.nextPulseAt), pulse.timezone)
+    : 'none scheduled';
   return {
     source: 'pulse',
     extra: [
@@ -23,5 +28,9 @@ export function pulsePromptOptions(pulse: PulseView, now: Date): CombinedPromptO
 }
 
 export function formatInterval(minutes: number): string {
-  return minutes < 60 ? `${minutes} minutes` : minutes === 60 ? 'hour' : `${minutes / 60} hours`;
+  return minutes < 60
+    ? `${minutes} minutes`
+    : minutes === 60
+      ? 'hour'
+      : `${minutes / 60} hours`;
 }

@@ -1,16 +1,29 @@
-import { ConflictException, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  ConflictException,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
 import { OnEvent } from '@nestjs/event-emitter';
 import { Types } from 'mongoose';
 import type { CronRunView, RunTrigger } from '@metatronos/shared-types';
 import { AutomationRunsService } from '../automations/automation-runs.service';
-import { AutomationTicker, type Schedulable } from '../automations/automation-ticker';
+import {
+  AutomationTicker,
+  type Schedulable,
+} from '../automations/automation-ticker';
 import { toRunView } from '../automations/run-views';
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
 import { formatPromptDateTime } from '../system-instruction/core-prompt-sections';
 import { SettingsService } from '../settings/settings.service';
 import { pulsePromptOptions } from './pulse-prompt';
-import { computePulseView, nextPulseDue, PulseService, type PulseState } from './pulse.service';
+import {
+  computePulseView,
+  nextPulseDue,
+  PulseService,
+  type PulseState,
+} from './pulse.service';
 
 /** A slot found this late (the machine slept, the app was busy starting) is recorded as missed instead of fired. */
 export const PULSE_LATE_LIMIT_MS = 10 * 60_000;
@@ -41,7 +54,9 @@ export class PulseScheduler implements Schedulable, OnApplicationBootstrap {
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.refresh().catch((error: Error) => this.logger.error(`Could not schedule Pulse: ${error.message}`));
+    await this.refresh().catch((error: Error) =>
+      this.logger.error(`Could not schedule Pulse: ${error.message}`),
+    );
   }
 
   isRunning(): boolean {
@@ -59,7 +74,10 @@ export class PulseScheduler implements Schedulable, OnApplicationBootstrap {
   }
 
   async refresh(): Promise<void> {
-    const [state, { timezone }] = await Promise.all([this.pulse.state(), this.settings.get()]);
+    const [state, { timezone }] = await Promise.all([
+      this.pulse.state(),
+      this.settings.get(),
+    ]);
     this.due = nextPulseDue(state, timezone, this.clock.now());
     this.ticker.rearm();
   }
@@ -69,7 +87,12 @@ export class PulseScheduler implements Schedulable, OnApplicationBootstrap {
     if (!slot || slot > now) return;
     // Moved on before anything is awaited, so a second tick cannot take the same slot.
     this.due = null;
-    const start = { kind: 'pulse' as const, jobId: null, trigger: 'schedule' as RunTrigger, dueAt: slot };
+    const start = {
+      kind: 'pulse' as const,
+      jobId: null,
+      trigger: 'schedule' as RunTrigger,
+      dueAt: slot,
+    };
     const state = await this.pulse.state();
     if (now.getTime() - slot.getTime() > PULSE_LATE_LIMIT_MS) {
       await this.pulse.markSlot(slot);
@@ -83,7 +106,11 @@ export class PulseScheduler implements Schedulable, OnApplicationBootstrap {
     }
     if (this.running) {
       await this.pulse.markSlot(slot);
-      await this.runs.recordWithoutTurn({ ...start, chatId: state.chatId?.toHexString() ?? null }, 'skipped', 'busy');
+      await this.runs.recordWithoutTurn(
+        { ...start, chatId: state.chatId?.toHexString() ?? null },
+        'skipped',
+        'busy',
+      );
       return;
     }
     await this.fire('schedule', slot, this.clock.now());
@@ -91,27 +118,49 @@ export class PulseScheduler implements Schedulable, OnApplicationBootstrap {
 
   /** "Run a pulse now": counts as a pulse; 409 while one runs. */
   async runNow(): Promise<CronRunView> {
-    if (this.running) throw new ConflictException('A pulse is already running. Wait for it to finish.');
+    if (this.running)
+      throw new ConflictException(
+        'A pulse is already running. Wait for it to finish.',
+      );
     return this.fire('manual', null, this.clock.now());
   }
 
-  private async fire(trigger: RunTrigger, slot: Date | null, startedAt: Date): Promise<CronRunView> {
+  private async fire(
+    trigger: RunTrigger,
+    slot: Date | null,
+    startedAt: Date,
+  ): Promise<CronRunView> {
     this.running = true;
     try {
       const counted = await this.pulse.countPulse(startedAt, slot);
       const chatId = await this.ensureChat(counted);
-      const run = await this.runs.begin({ kind: 'pulse', jobId: null, trigger, dueAt: slot, chatId }, startedAt);
-      this.events.emit('pulse.fired', { runId: run._id.toHexString(), chatId, at: startedAt.toISOString() });
+      const run = await this.runs.begin(
+        { kind: 'pulse', jobId: null, trigger, dueAt: slot, chatId },
+        startedAt,
+      );
+      this.events.emit('pulse.fired', {
+        runId: run._id.toHexString(),
+        chatId,
+        at: startedAt.toISOString(),
+      });
       const { timezone } = await this.settings.get();
       const view = computePulseView(counted, timezone, startedAt, true);
       void this.runs
-        .runTurn(run, pulseMessage(view.pulsesToday, startedAt, timezone), { source: 'pulse', prompt: pulsePromptOptions(view, startedAt) }, () => {
-          // Free before the run reads as ended, so "Run a pulse now" right after it is accepted.
-          this.running = false;
-        })
+        .runTurn(
+          run,
+          pulseMessage(view.pulsesToday, startedAt, timezone),
+          { source: 'pulse', prompt: pulsePromptOptions(view, startedAt) },
+          () => {
+            // Free before the run reads as ended, so "Run a pulse now" right after it is accepted.
+            this.running = false;
+          },
+        )
         .finally(() => {
           this.running = false;
-          this.events.emit('pulse.updated', { by: 'schedule', at: this.clock.now().toISOString() });
+          this.events.emit('pulse.updated', {
+            by: 'schedule',
+            at: this.clock.now().toISOString(),
+          });
         });
       return toRunView(run);
     } catch (error) {
@@ -122,13 +171,21 @@ export class PulseScheduler implements Schedulable, OnApplicationBootstrap {
 
   /** The Pulse chat, made on the first pulse and again if the owner deleted it. */
   private async ensureChat(state: PulseState): Promise<string> {
-    const { chatId, created } = await this.runs.chatFor(state.chatId, PULSE_CHAT_TITLE, 'pulse');
+    const { chatId, created } = await this.runs.chatFor(
+      state.chatId,
+      PULSE_CHAT_TITLE,
+      'pulse',
+    );
     if (created) await this.pulse.setChat(new Types.ObjectId(chatId));
     return chatId;
   }
 }
 
 /** The user message of a pulse turn. */
-export function pulseMessage(pulseNumber: number, at: Date, timezone: string): string {
+export function pulseMessage(
+  pulseNumber: number,
+  at: Date,
+  timezone: string,
+): string {
   return `Pulse #${pulseNumber} of today, ${formatPromptDateTime(at, timezone)}. This is your scheduled heartbeat: decide what is worth doing now.`;
 }

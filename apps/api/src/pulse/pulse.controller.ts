@@ -1,5 +1,20 @@
-import { Body, Controller, Get, HttpCode, Patch, Post, Query } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiBadRequestResponse, ApiConflictResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  Patch,
+  Post,
+  Query,
+} from '@nestjs/common';
+import {
+  ApiAcceptedResponse,
+  ApiBadRequestResponse,
+  ApiConflictResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { CronRunView, PulseView } from '@metatronos/shared-types';
 import { AutomationRunsService } from '../automations/automation-runs.service';
 import { CombinedPromptBuilder } from '../system-instruction/combined-prompt.builder';
@@ -24,16 +39,24 @@ export class PulseController {
   ) {}
 
   @Get()
-  @ApiOperation({ summary: 'Pulse settings, notes and what the server computes (remaining today, next pulse, interval, counters)' })
+  @ApiOperation({
+    summary:
+      'Pulse settings, notes and what the server computes (remaining today, next pulse, interval, counters)',
+  })
   @ApiOkResponse({ type: PulseDto })
   get(): Promise<PulseView> {
     return this.pulse.view(this.scheduler.isRunning());
   }
 
   @Patch()
-  @ApiOperation({ summary: 'Change any of enabled, activeDays, pulsesPerDay, quietHours, notes' })
+  @ApiOperation({
+    summary:
+      'Change any of enabled, activeDays, pulsesPerDay, quietHours, notes',
+  })
   @ApiOkResponse({ type: PulseDto })
-  @ApiBadRequestResponse({ description: 'An invalid field (nothing is changed)' })
+  @ApiBadRequestResponse({
+    description: 'An invalid field (nothing is changed)',
+  })
   async update(@Body() body: UpdatePulseDto): Promise<PulseView> {
     await this.pulse.update(body, 'owner');
     return this.pulse.view(this.scheduler.isRunning());
@@ -41,7 +64,10 @@ export class PulseController {
 
   @Post('run')
   @HttpCode(202)
-  @ApiOperation({ summary: 'Run a pulse now (counts as one of today); answers once it has started' })
+  @ApiOperation({
+    summary:
+      'Run a pulse now (counts as one of today); answers once it has started',
+  })
   @ApiAcceptedResponse({ type: CronRunDto })
   @ApiConflictResponse({ description: 'A pulse is already running' })
   run(): Promise<CronRunView> {
@@ -52,14 +78,23 @@ export class PulseController {
   @ApiOperation({ summary: 'Recent pulses, newest first' })
   @ApiOkResponse({ type: [CronRunDto] })
   runsPage(@Query() query: RunsQueryDto): Promise<CronRunView[]> {
-    return this.runs.list('pulse', null, { limit: query.limit ?? DEFAULT_RUNS_PAGE, before: query.before });
+    return this.runs.list('pulse', null, {
+      limit: query.limit ?? DEFAULT_RUNS_PAGE,
+      before: query.before,
+    });
   }
 
   @Get('prompt')
-  @ApiOperation({ summary: 'The system prompt the next pulse would send (buildPulsePrompt)' })
+  @ApiOperation({
+    summary: 'The system prompt the next pulse would send (buildPulsePrompt)',
+  })
   @ApiOkResponse({ type: CombinedPromptDto })
   async prompt(): Promise<{ prompt: string | null }> {
     const view = await this.pulse.view(true);
-    return { prompt: await this.prompts.buildCombinedPrompt(pulsePromptOptions(view, this.clock.now())) };
+    return {
+      prompt: await this.prompts.buildCombinedPrompt(
+        pulsePromptOptions(view, this.clock.now()),
+      ),
+    };
   }
 }

@@ -2,16 +2,32 @@ import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { ManagePulseTool } from './manage-pulse.tool';
 import { PulseController } from './pulse.controller';
-import { PulseNotesPromptSection, PulseStatusPromptSection } from './pulse-prompt-sections';
+import {
+  PulseNotesPromptSection,
+  PulseStatusPromptSection,
+} from './pulse-prompt-sections';
 import { PulseScheduler } from './pulse-scheduler';
 import { PulseService } from './pulse.service';
-import { PulseStateRecord, PulseStateSchema } from './schemas/pulse-state.schema';
+import {
+  PulseStateRecord,
+  PulseStateSchema,
+} from './schemas/pulse-state.schema';
 
 /** Pulse, the heartbeat: its settings and notes, the scheduler, the manage_pulse tool and its prompt sections. */
 @Module({
-  imports: [MongooseModule.forFeature([{ name: PulseStateRecord.name, schema: PulseStateSchema }])],
+  imports: [
+    MongooseModule.forFeature([
+      { name: PulseStateRecord.name, schema: PulseStateSchema },
+    ]),
+  ],
   controllers: [PulseController],
-  providers: [PulseService, PulseScheduler, ManagePulseTool, PulseStatusPromptSection, PulseNotesPromptSection],
+  providers: [
+    PulseService,
+    PulseScheduler,
+    ManagePulseTool,
+    PulseStatusPromptSection,
+    PulseNotesPromptSection,
+  ],
   exports: [PulseService],
 })
 export class PulseModule {}

@@ -1,7 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model, Types } from 'mongoose';
-import type { PulseSettings, PulseView, UpdatePulseRequest } from '@metatronos/shared-types';
+import type {
+  PulseSettings,
+  PulseView,
+  UpdatePulseRequest,
+} from '@metatronos/shared-types';
 import {
   localDateKey,
   nextPulseSlot,
@@ -11,7 +15,12 @@ import {
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
 import { SettingsService } from '../settings/settings.service';
-import { checkPulseInput, REST_FIELD_NAMES, truncateNotes, type PulseFieldNames } from './pulse-settings-input';
+import {
+  checkPulseInput,
+  REST_FIELD_NAMES,
+  truncateNotes,
+  type PulseFieldNames,
+} from './pulse-settings-input';
 import { PULSE_STATE_ID, PulseStateRecord } from './schemas/pulse-state.schema';
 
 /** Pulse is off until the owner (or the AI) turns it on; these are the settings it then starts from. */
@@ -43,7 +52,8 @@ export class PulseService {
   onChange: (() => void | Promise<void>) | null = null;
 
   constructor(
-    @InjectModel(PulseStateRecord.name) private readonly pulse: Model<PulseStateRecord>,
+    @InjectModel(PulseStateRecord.name)
+    private readonly pulse: Model<PulseStateRecord>,
     private readonly settings: SettingsService,
     private readonly clock: Clock,
     private readonly events: AppEventBus,
@@ -58,24 +68,35 @@ export class PulseService {
   }
 
   async view(running = false): Promise<PulseView> {
-    const [state, { timezone }] = await Promise.all([this.state(), this.settings.get()]);
+    const [state, { timezone }] = await Promise.all([
+      this.state(),
+      this.settings.get(),
+    ]);
     return computePulseView(state, timezone, this.clock.now(), running);
   }
 
   /** Checks every field, then writes them all or nothing. */
-  async update(request: UpdatePulseRequest | Record<string, unknown>, by: PulseChangedBy, names: PulseFieldNames = REST_FIELD_NAMES): Promise<PulseState> {
+  async update(
+    request: UpdatePulseRequest | Record<string, unknown>,
+    by: PulseChangedBy,
+    names: PulseFieldNames = REST_FIELD_NAMES,
+  ): Promise<PulseState> {
     const fields = checkPulseInput(request, names);
     const now = this.clock.now();
     const set: Partial<PulseStateRecord> = { ...fields, updatedAt: now };
     if (fields.notes !== undefined) set.notesUpdatedAt = now;
     // Turning Pulse on starts from now: slots passed while it was off are not owed.
-    if (fields.enabled === true && !(await this.state()).enabled) set.lastSlotAt = now;
+    if (fields.enabled === true && !(await this.state()).enabled)
+      set.lastSlotAt = now;
     return this.write(set, by);
   }
 
   async updateNotes(notes: string, by: PulseChangedBy): Promise<PulseState> {
     const now = this.clock.now();
-    return this.write({ notes: truncateNotes(notes), notesUpdatedAt: now, updatedAt: now }, by);
+    return this.write(
+      { notes: truncateNotes(notes), notesUpdatedAt: now, updatedAt: now },
+      by,
+    );
   }
 
   /** A slot was handled (fired or not): it is never handled again. */
@@ -85,10 +106,18 @@ export class PulseService {
 
   /** A pulse begins: count it for the owner's local day. */
   async countPulse(at: Date, slot: Date | null): Promise<PulseState> {
-    const [state, { timezone }] = await Promise.all([this.state(), this.settings.get()]);
+    const [state, { timezone }] = await Promise.all([
+      this.state(),
+      this.settings.get(),
+    ]);
     const today = localDateKey(at, timezone);
-    const pulsesToday = state.pulsesTodayDate === today ? state.pulsesToday + 1 : 1;
-    const set: Partial<PulseStateRecord> = { pulsesToday, pulsesTodayDate: today, lastPulseAt: at };
+    const pulsesToday =
+      state.pulsesTodayDate === today ? state.pulsesToday + 1 : 1;
+    const set: Partial<PulseStateRecord> = {
+      pulsesToday,
+      pulsesTodayDate: today,
+      lastPulseAt: at,
+    };
     if (slot) set.lastSlotAt = slot;
     return this.write(set, 'schedule');
   }
@@ -97,27 +126,46 @@ export class PulseService {
     await this.write({ chatId }, null);
   }
 
-  private async write(set: Partial<PulseStateRecord>, by: PulseChangedBy | null): Promise<PulseState> {
+  private async write(
+    set: Partial<PulseStateRecord>,
+    by: PulseChangedBy | null,
+  ): Promise<PulseState> {
     await this.state();
-    await this.pulse.updateOne({ _id: PULSE_STATE_ID }, { $set: set }, { upsert: true }).exec();
+    await this.pulse
+      .updateOne({ _id: PULSE_STATE_ID }, { $set: set }, { upsert: true })
+      .exec();
     this.cached = null;
     const state = await this.state();
-    if (by) this.events.emit('pulse.updated', { by, at: this.clock.now().toISOString() });
+    if (by)
+      this.events.emit('pulse.updated', {
+        by,
+        at: this.clock.now().toISOString(),
+      });
     await this.onChange?.();
     return state;
   }
 
   private async load(): Promise<PulseState> {
-    const stored = await this.pulse.findById(PULSE_STATE_ID).lean<PulseStateRecord>().exec();
+    const stored = await this.pulse
+      .findById(PULSE_STATE_ID)
+      .lean<PulseStateRecord>()
+      .exec();
     return toPulseState(stored);
   }
 }
 
-export function toPulseState(stored: Partial<PulseStateRecord> | null): PulseState {
+export function toPulseState(
+  stored: Partial<PulseStateRecord> | null,
+): PulseState {
   const checked = (() => {
     try {
       return checkPulseInput(
-        { enabled: stored?.enabled, activeDays: stored?.activeDays, pulsesPerDay: stored?.pulsesPerDay, quietHours: stored?.quietHours },
+        {
+          enabled: stored?.enabled,
+          activeDays: stored?.activeDays,
+          pulsesPerDay: stored?.pulsesPerDay,
+          quietHours: stored?.quietHours,
+        },
         REST_FIELD_NAMES,
       );
     } catch {
@@ -138,13 +186,23 @@ export function toPulseState(stored: Partial<PulseStateRecord> | null): PulseSta
 }
 
 /** The next slot to fire: after the last one handled and after now. */
-export function nextPulseDue(state: PulseState, timezone: string, now: Date): Date | null {
+export function nextPulseDue(
+  state: PulseState,
+  timezone: string,
+  now: Date,
+): Date | null {
   if (!state.enabled) return null;
-  const after = state.lastSlotAt && state.lastSlotAt > now ? state.lastSlotAt : now;
+  const after =
+    state.lastSlotAt && state.lastSlotAt > now ? state.lastSlotAt : now;
   return nextPulseSlot(state, timezone, after);
 }
 
-export function computePulseView(state: PulseState, timezone: string, now: Date, running: boolean): PulseView {
+export function computePulseView(
+  state: PulseState,
+  timezone: string,
+  now: Date,
+  running: boolean,
+): PulseView {
   const today = localDateKey(now, timezone);
   return {
     enabled: state.enabled,
@@ -152,7 +210,9 @@ export function computePulseView(state: PulseState, timezone: string, now: Date,
     pulsesPerDay: state.pulsesPerDay,
     quietHours: state.quietHours,
     notes: state.notes,
-    remaining: state.enabled ? remainingPulsesToday(state, timezone, now, state.lastSlotAt) : 0,
+    remaining: state.enabled
+      ? remainingPulsesToday(state, timezone, now, state.lastSlotAt)
+      : 0,
     nextPulseAt: nextPulseDue(state, timezone, now)?.toISOString() ?? null,
     intervalMinutes: pulseIntervalMinutes(state.pulsesPerDay),
     pulsesToday: state.pulsesTodayDate === today ? state.pulsesToday : 0,

@@ -20,12 +20,17 @@ export function routeModel(id: string): ModelRoute | null {
     const endpoint = id.slice(0, slash);
     const model = id.slice(slash + 1);
     // Model names of local servers may hold further slashes (e.g. `library/llama3`).
-    if (!/^[A-Za-z0-9_-]{1,40}$/.test(endpoint) || !/^[A-Za-z0-9][A-Za-z0-9._:@+/-]{0,199}$/.test(model)) return null;
+    if (
+      !/^[A-Za-z0-9_-]{1,40}$/.test(endpoint) ||
+      !/^[A-Za-z0-9][A-Za-z0-9._:@+/-]{0,199}$/.test(model)
+    )
+      return null;
     return { provider: 'openai-compatible', model, endpoint };
   }
   if (!MODEL_NAME.test(id)) return null;
   if (id.startsWith('gemini-')) return { provider: 'gemini', model: id };
-  if (id.startsWith('gpt-') || id.startsWith('chatgpt-') || /^o\d/.test(id)) return { provider: 'openai', model: id };
+  if (id.startsWith('gpt-') || id.startsWith('chatgpt-') || /^o\d/.test(id))
+    return { provider: 'openai', model: id };
   return null;
 }
 

@@ -1,5 +1,10 @@
 import { Body, Controller, Get, Patch } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { AppSettingsView } from '@metatronos/shared-types';
 import { SettingsViewDto, UpdateSettingsDto } from './dto/update-settings.dto';
 import { SettingsService } from './settings.service';
@@ -17,9 +22,14 @@ export class SettingsController {
   }
 
   @Patch()
-  @ApiOperation({ summary: 'Change some settings; omitted fields stay as they are' })
+  @ApiOperation({
+    summary: 'Change some settings; omitted fields stay as they are',
+  })
   @ApiOkResponse({ type: SettingsViewDto })
-  @ApiBadRequestResponse({ description: 'A field is invalid (unknown time zone, unroutable model id…); nothing is written' })
+  @ApiBadRequestResponse({
+    description:
+      'A field is invalid (unknown time zone, unroutable model id…); nothing is written',
+  })
   update(@Body() body: UpdateSettingsDto): Promise<AppSettingsView> {
     return this.settings.update(body);
   }

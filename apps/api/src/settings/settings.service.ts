@@ -1,12 +1,18 @@
 import { BadRequestException, Injectable } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
-import type { AppSettingsView, UpdateAppSettingsRequest } from '@metatronos/shared-types';
+import type {
+  AppSettingsView,
+  UpdateAppSettingsRequest,
+} from '@metatronos/shared-types';
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
 import { SandboxSecrets } from '../mongo-sandbox/sandbox-secrets';
 import { MODEL_ID_HELP, routeModel } from './model-route';
-import { APP_SETTINGS_ID, AppSettingsRecord } from './schemas/app-settings.schema';
+import {
+  APP_SETTINGS_ID,
+  AppSettingsRecord,
+} from './schemas/app-settings.schema';
 import { isMaskedSecret, maskSecret } from './secret-mask';
 import { isValidTimeZone, systemTimeZone } from './timezone';
 
@@ -14,7 +20,11 @@ import { isValidTimeZone, systemTimeZone } from './timezone';
 export interface AppSettings {
   geminiApiKey: string | null;
   openaiApiKey: string | null;
-  openaiCompatible: Array<{ name: string; baseUrl: string; apiKey: string | null }>;
+  openaiCompatible: Array<{
+    name: string;
+    baseUrl: string;
+    apiKey: string | null;
+  }>;
   primaryModel: string | null;
   imageModel: string | null;
   braveApiKey: string | null;
@@ -34,7 +44,8 @@ export class SettingsService extends SandboxSecrets {
   private cached: Promise<AppSettings> | null = null;
 
   constructor(
-    @InjectModel(AppSettingsRecord.name) private readonly model: Model<AppSettingsRecord>,
+    @InjectModel(AppSettingsRecord.name)
+    private readonly model: Model<AppSettingsRecord>,
     private readonly clock: Clock,
     private readonly events: AppEventBus,
   ) {
@@ -55,7 +66,10 @@ export class SettingsService extends SandboxSecrets {
 
   async update(request: UpdateAppSettingsRequest): Promise<AppSettingsView> {
     const current = await this.get();
-    const next: AppSettings = { ...current, openaiCompatible: current.openaiCompatible.map((e) => ({ ...e })) };
+    const next: AppSettings = {
+      ...current,
+      openaiCompatible: current.openaiCompatible.map((e) => ({ ...e })),
+    };
     const problems: string[] = [];
 
     for (const field of SECRET_FIELDS) {
@@ -64,41 +78,79 @@ export class SettingsService extends SandboxSecrets {
     if (request.openaiCompatible !== undefined) {
       const names = new Set<string>();
       next.openaiCompatible = request.openaiCompatible.map((endpoint) => {
-        if (names.has(endpoint.name)) problems.push(`openaiCompatible has two endpoints named '${endpoint.name}'`);
+        if (names.has(endpoint.name))
+          problems.push(
+            `openaiCompatible has two endpoints named '${endpoint.name}'`,
+          );
         names.add(endpoint.name);
-        const before = current.openaiCompatible.find((e) => e.name === endpoint.name)?.apiKey ?? null;
+        const before =
+          current.openaiCompatible.find((e) => e.name === endpoint.name)
+            ?.apiKey ?? null;
         return {
           name: endpoint.name,
           baseUrl: endpoint.baseUrl.replace(/\/+$/, ''),
-          apiKey: endpoint.apiKey === undefined ? before : nextSecret(endpoint.apiKey, before),
+          apiKey:
+            endpoint.apiKey === undefined
+              ? before
+              : nextSecret(endpoint.apiKey, before),
         };
       });
     }
     // DTO instances define every declared field, so "absent" is undefined, never a missing key.
-    if (request.primaryModel !== undefined) next.primaryModel = request.primaryModel?.trim() || null;
-    if (request.imageModel !== undefined) next.imageModel = request.imageModel?.trim() || null;
+    if (request.primaryModel !== undefined)
+      next.primaryModel = request.primaryModel?.trim() || null;
+    if (request.imageModel !== undefined)
+      next.imageModel = request.imageModel?.trim() || null;
     if (request.timezone !== undefined) {
-      if (isValidTimeZone(request.timezone.trim())) next.timezone = request.timezone.trim();
-      else problems.push(`timezone must be an IANA time zone such as Europe/Paris (got "${request.timezone}")`);
+      if (isValidTimeZone(request.timezone.trim()))
+        next.timezone = request.timezone.trim();
+      else
+        problems.push(
+          `timezone must be an IANA time zone such as Europe/Paris (got "${request.timezone}")`,
+        );
     }
     // Re-checked when the endpoint list changes too: removing an endpoint must not strand the model.
-    if (next.primaryModel && (request.primaryModel !== undefined || request.openaiCompatible !== undefined)) {
+    if (
+      next.primaryModel &&
+      (request.primaryModel !== undefined ||
+        request.openaiCompatible !== undefined)
+    ) {
       const route = routeModel(next.primaryModel);
-      if (!route) problems.push(`primaryModel must be ${MODEL_ID_HELP} (got "${next.primaryModel}")`);
-      else if (route.endpoint && !next.openaiCompatible.some((e) => e.name === route.endpoint)) {
-        problems.push(`primaryModel '${next.primaryModel}' names the endpoint '${route.endpoint}', which is not in openaiCompatible`);
+      if (!route)
+        problems.push(
+          `primaryModel must be ${MODEL_ID_HELP} (got "${next.primaryModel}")`,
+        );
+      else if (
+        route.endpoint &&
+        !next.openaiCompatible.some((e) => e.name === route.endpoint)
+      ) {
+        problems.push(
+          `primaryModel '${next.primaryModel}' names the endpoint '${route.endpoint}', which is not in openaiCompatible`,
+        );
       }
     }
-    if (next.imageModel && request.imageModel !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._:@+/-]{0,199}$/.test(next.imageModel)) {
-      problems.push(`imageModel must be a model id such as gemini-2.5-flash-image or gpt-image-1 (got "${next.imageModel}")`);
+    if (
+      next.imageModel &&
+      request.imageModel !== undefined &&
+      !/^[A-Za-z0-9][A-Za-z0-9._:@+/-]{0,199}$/.test(next.imageModel)
+    ) {
+      problems.push(
+        `imageModel must be a model id such as gemini-2.5-flash-image or gpt-image-1 (got "${next.imageModel}")`,
+      );
     }
     if (problems.length) throw new BadRequestException(problems);
 
     next.updatedAt = this.clock.now();
     const { updatedAt, ...fields } = next;
-    await this.model.updateOne({ _id: APP_SETTINGS_ID }, { $set: { ...fields, updatedAt } }, { upsert: true });
+    await this.model.updateOne(
+      { _id: APP_SETTINGS_ID },
+      { $set: { ...fields, updatedAt } },
+      { upsert: true },
+    );
     this.cached = Promise.resolve(next);
-    this.events.emit('settings.updated', { updatedAt: updatedAt.toISOString() });
+    this.events.emit('settings.updated', {
+      updatedAt: updatedAt.toISOString(),
+    });
     return toView(next);
   }
 
@@ -116,17 +168,27 @@ export class SettingsService extends SandboxSecrets {
     return {
       geminiApiKey: stored?.geminiApiKey ?? null,
       openaiApiKey: stored?.openaiApiKey ?? null,
-      openaiCompatible: (stored?.openaiCompatible ?? []).map((e) => ({ name: e.name, baseUrl: e.baseUrl, apiKey: e.apiKey ?? null })),
+      openaiCompatible: (stored?.openaiCompatible ?? []).map((e) => ({
+        name: e.name,
+        baseUrl: e.baseUrl,
+        apiKey: e.apiKey ?? null,
+      })),
       primaryModel: stored?.primaryModel ?? null,
       imageModel: stored?.imageModel ?? null,
       braveApiKey: stored?.braveApiKey ?? null,
-      timezone: stored?.timezone && isValidTimeZone(stored.timezone) ? stored.timezone : systemTimeZone(),
+      timezone:
+        stored?.timezone && isValidTimeZone(stored.timezone)
+          ? stored.timezone
+          : systemTimeZone(),
       updatedAt: stored?.updatedAt ?? null,
     };
   }
 }
 
-function nextSecret(value: string | null | undefined, current: string | null): string | null {
+function nextSecret(
+  value: string | null | undefined,
+  current: string | null,
+): string | null {
   if (value === undefined) return current;
   if (value === null) return null;
   const trimmed = value.trim();
@@ -138,7 +200,11 @@ function toView(settings: AppSettings): AppSettingsView {
   return {
     geminiApiKey: maskSecret(settings.geminiApiKey),
     openaiApiKey: maskSecret(settings.openaiApiKey),
-    openaiCompatible: settings.openaiCompatible.map((e) => ({ name: e.name, baseUrl: e.baseUrl, apiKey: maskSecret(e.apiKey) })),
+    openaiCompatible: settings.openaiCompatible.map((e) => ({
+      name: e.name,
+      baseUrl: e.baseUrl,
+      apiKey: maskSecret(e.apiKey),
+    })),
     primaryModel: settings.primaryModel,
     imageModel: settings.imageModel,
     braveApiKey: maskSecret(settings.braveApiKey),

@@ -3,7 +3,11 @@ import { DiscoveryService } from '@nestjs/core';
 import { Clock } from '../clock/clock';
 import type { TurnSource } from '../llm/turn-source';
 import { SettingsService } from '../settings/settings.service';
-import { PromptSectionProvider, type PromptContext, type PromptSection } from './prompt-section';
+import {
+  PromptSectionProvider,
+  type PromptContext,
+  type PromptSection,
+} from './prompt-section';
 import { SystemInstructionService } from './system-instruction.service';
 
 export interface CombinedPromptOptions {
@@ -39,11 +43,16 @@ export class CombinedPromptBuilder implements OnModuleInit {
       .filter((s): s is PromptSection => !!s && typeof s.render === 'function');
     const ids = new Set<string>();
     for (const section of found) {
-      if (ids.has(section.id)) throw new Error(`Two prompt sections use the id '${section.id}'`);
+      if (ids.has(section.id))
+        throw new Error(`Two prompt sections use the id '${section.id}'`);
       ids.add(section.id);
     }
-    this.sections = found.sort((a, b) => a.order - b.order || a.id.localeCompare(b.id));
-    this.logger.debug(`Prompt sections: ${this.sections.map((s) => s.id).join(', ')}`);
+    this.sections = found.sort(
+      (a, b) => a.order - b.order || a.id.localeCompare(b.id),
+    );
+    this.logger.debug(
+      `Prompt sections: ${this.sections.map((s) => s.id).join(', ')}`,
+    );
   }
 
   /** The ids of the registered sections, in prompt order. */
@@ -51,8 +60,13 @@ export class CombinedPromptBuilder implements OnModuleInit {
     return this.sections.map((s) => s.id);
   }
 
-  async buildCombinedPrompt(options: CombinedPromptOptions = {}): Promise<string | null> {
-    const [instruction, settings] = await Promise.all([this.instruction.getSystemInstruction(), this.settings.get()]);
+  async buildCombinedPrompt(
+    options: CombinedPromptOptions = {},
+  ): Promise<string | null> {
+    const [instruction, settings] = await Promise.all([
+      this.instruction.getSystemInstruction(),
+      this.settings.get(),
+    ]);
     if (!instruction.coreInstruction.trim()) return null;
     const context: PromptContext = {
       now: this.clock.now(),
@@ -63,9 +77,15 @@ export class CombinedPromptBuilder implements OnModuleInit {
       source: options.source ?? 'chat',
     };
     const omitted = new Set(options.omitSections ?? []);
-    const sections = this.sections.filter((section) => !omitted.has(section.id));
-    const rendered = await Promise.all(sections.map((section) => section.render(context)));
-    const blocks = rendered.filter((block): block is string => !!block && block.trim() !== '');
+    const sections = this.sections.filter(
+      (section) => !omitted.has(section.id),
+    );
+    const rendered = await Promise.all(
+      sections.map((section) => section.render(context)),
+    );
+    const blocks = rendered.filter(
+      (block): block is string => !!block && block.trim() !== '',
+    );
     if (options.extra?.trim()) blocks.push(options.extra.trim());
     return `${instruction.coreInstruction.trim()}\n\n---\n\n${blocks.join('\n\n')}`;
   }

@@ -1,5 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { PromptSectionProvider, type PromptContext, type PromptSection } from './prompt-section';
+import {
+  PromptSectionProvider,
+  type PromptContext,
+  type PromptSection,
+} from './prompt-section';
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
@@ -20,7 +24,9 @@ export function formatPromptDateTime(at: Date, timeZone: string): string {
     });
     formatters.set(timeZone, format);
   }
-  const parts = Object.fromEntries(format.formatToParts(at).map((p) => [p.type, p.value]));
+  const parts = Object.fromEntries(
+    format.formatToParts(at).map((p) => [p.type, p.value]),
+  );
   return `${parts['weekday']}, ${parts['day']} ${parts['month']} ${parts['year']} at ${parts['hour']}:${parts['minute']} (${timeZone}, ${parts['timeZoneName']})`;
 }
 
@@ -50,7 +56,9 @@ export class DatabasePromptSection implements PromptSection {
   readonly id = 'database';
   readonly order = 30;
   render({ instruction }: PromptContext): string {
-    const schema = instruction.dbSchema.trim() || 'No collections documented yet. When you create an ai_ collection, document it with update_db_schema.';
+    const schema =
+      instruction.dbSchema.trim() ||
+      'No collections documented yet. When you create an ai_ collection, document it with update_db_schema.';
     return `## Your Database\n${schema}`;
   }
 }

@@ -1,8 +1,20 @@
 import { Body, Controller, Get, Patch } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { CombinedPromptResponse, SystemInstruction } from '@metatronos/shared-types';
+import {
+  ApiBadRequestResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import type {
+  CombinedPromptResponse,
+  SystemInstruction,
+} from '@metatronos/shared-types';
 import { CombinedPromptBuilder } from './combined-prompt.builder';
-import { CombinedPromptDto, SystemInstructionDto, UpdateSystemInstructionDto } from './dto/system-instruction.dto';
+import {
+  CombinedPromptDto,
+  SystemInstructionDto,
+  UpdateSystemInstructionDto,
+} from './dto/system-instruction.dto';
 import { SystemInstructionService } from './system-instruction.service';
 
 @ApiTags('system-instruction')
@@ -14,7 +26,10 @@ export class SystemInstructionController {
   ) {}
 
   @Get()
-  @ApiOperation({ summary: 'Core instruction, memory, database documentation and the memory toggle' })
+  @ApiOperation({
+    summary:
+      'Core instruction, memory, database documentation and the memory toggle',
+  })
   @ApiOkResponse({ type: SystemInstructionDto })
   get(): Promise<SystemInstruction> {
     return this.instruction.getSystemInstruction();
@@ -23,15 +38,22 @@ export class SystemInstructionController {
   @Patch()
   @ApiOperation({ summary: 'Change some fields; the others stay' })
   @ApiOkResponse({ type: SystemInstructionDto })
-  @ApiBadRequestResponse({ description: 'Memory over 4,000 characters or a wrong type; nothing is written' })
+  @ApiBadRequestResponse({
+    description:
+      'Memory over 4,000 characters or a wrong type; nothing is written',
+  })
   update(@Body() body: UpdateSystemInstructionDto): Promise<SystemInstruction> {
     return this.instruction.updateSystemInstruction(body, 'owner');
   }
 
   @Get('prompt')
-  @ApiOperation({ summary: 'The combined system prompt the next chat turn would send' })
+  @ApiOperation({
+    summary: 'The combined system prompt the next chat turn would send',
+  })
   @ApiOkResponse({ type: CombinedPromptDto })
   async combinedPrompt(): Promise<CombinedPromptResponse> {
-    return { prompt: await this.prompt.buildCombinedPrompt({ source: 'chat' }) };
+    return {
+      prompt: await this.prompt.buildCombinedPrompt({ source: 'chat' }),
+    };
   }
 }

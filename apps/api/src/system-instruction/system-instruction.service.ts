@@ -1,19 +1,28 @@
 import { BadRequestException, Injectable } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
-import { MEMORY_MAX_LENGTH, type SystemInstruction, type UpdateSystemInstructionRequest } from '@metatronos/shared-types';
+import {
+  MEMORY_MAX_LENGTH,
+  type SystemInstruction,
+  type UpdateSystemInstructionRequest,
+} from '@metatronos/shared-types';
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
 import { DEFAULT_DB_SCHEMA_DOC } from '../personal-data/default-db-schema';
 import { DEFAULT_CORE_INSTRUCTION } from './default-instruction';
-import { SYSTEM_INSTRUCTION_ID, SystemInstructionRecord } from './schemas/system-instruction.schema';
+import {
+  SYSTEM_INSTRUCTION_ID,
+  SystemInstructionRecord,
+} from './schemas/system-instruction.schema';
 
 /** Who changed the instruction: the owner in the console, or the AI through a tool. */
 export type InstructionAuthor = 'owner' | 'ai';
 
 export class MemoryTooLongError extends BadRequestException {
   constructor(length: number) {
-    super(`Memory is ${length} characters; the limit is ${MEMORY_MAX_LENGTH}. Shorten it and save again.`);
+    super(
+      `Memory is ${length} characters; the limit is ${MEMORY_MAX_LENGTH}. Shorten it and save again.`,
+    );
   }
 }
 
@@ -27,7 +36,8 @@ export class SystemInstructionService {
   private cached: Promise<SystemInstruction> | null = null;
 
   constructor(
-    @InjectModel(SystemInstructionRecord.name) private readonly model: Model<SystemInstructionRecord>,
+    @InjectModel(SystemInstructionRecord.name)
+    private readonly model: Model<SystemInstructionRecord>,
     private readonly clock: Clock,
     private readonly events: AppEventBus,
   ) {}
@@ -41,12 +51,26 @@ export class SystemInstructionService {
   }
 
   /** Shallow-merges, stamps `updatedAt`, persists. A memory over the limit is refused and nothing is written. */
-  async updateSystemInstruction(partial: UpdateSystemInstructionRequest, by: InstructionAuthor = 'owner'): Promise<SystemInstruction> {
-    if (partial.memory !== undefined && partial.memory.length > MEMORY_MAX_LENGTH) throw new MemoryTooLongError(partial.memory.length);
+  async updateSystemInstruction(
+    partial: UpdateSystemInstructionRequest,
+    by: InstructionAuthor = 'owner',
+  ): Promise<SystemInstruction> {
+    if (
+      partial.memory !== undefined &&
+      partial.memory.length > MEMORY_MAX_LENGTH
+    )
+      throw new MemoryTooLongError(partial.memory.length);
     const current = await this.getSystemInstruction();
-    const defined = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined)) as UpdateSystemInstructionRequest;
-    const next: SystemInstruction = { ...current, ...defined, updatedAt: this.clock.now().toISOString() };
-    const { coreInstruction, memory, memoryEnabled, dbSchema, updatedAt } = next;
+    const defined = Object.fromEntries(
+      Object.entries(partial).filter(([, v]) => v !== undefined),
+    ) as UpdateSystemInstructionRequest;
+    const next: SystemInstruction = {
+      ...current,
+      ...defined,
+      updatedAt: this.clock.now().toISOString(),
+    };
+    const { coreInstruction, memory, memoryEnabled, dbSchema, updatedAt } =
+      next;
     await this.model.updateOne(
       { _id: SYSTEM_INSTRUCTION_ID },
       { $set: { coreInstruction, memory, memoryEnabled, dbSchema, updatedAt } },
@@ -57,11 +81,17 @@ export class SystemInstructionService {
     return next;
   }
 
-  updateMemory(memory: string, by: InstructionAuthor = 'ai'): Promise<SystemInstruction> {
+  updateMemory(
+    memory: string,
+    by: InstructionAuthor = 'ai',
+  ): Promise<SystemInstruction> {
     return this.updateSystemInstruction({ memory }, by);
   }
 
-  updateDbSchema(schema: string, by: InstructionAuthor = 'ai'): Promise<SystemInstruction> {
+  updateDbSchema(
+    schema: string,
+    by: InstructionAuthor = 'ai',
+  ): Promise<SystemInstruction> {
     return this.updateSystemInstruction({ dbSchema: schema }, by);
   }
 
@@ -70,13 +100,18 @@ export class SystemInstructionService {
   }
 
   private async load(): Promise<SystemInstruction> {
-    const stored = await this.model.findById(SYSTEM_INSTRUCTION_ID).lean().exec();
+    const stored = await this.model
+      .findById(SYSTEM_INSTRUCTION_ID)
+      .lean()
+      .exec();
     return {
       coreInstruction: stored?.coreInstruction ?? DEFAULT_CORE_INSTRUCTION,
       memory: stored?.memory ?? '',
       memoryEnabled: stored?.memoryEnabled ?? true,
       // An empty stored schema is backfilled with the documentation of the built-in collections.
-      dbSchema: stored?.dbSchema?.trim() ? stored.dbSchema : DEFAULT_DB_SCHEMA_DOC,
+      dbSchema: stored?.dbSchema?.trim()
+        ? stored.dbSchema
+        : DEFAULT_DB_SCHEMA_DOC,
       updatedAt: stored?.updatedAt ?? new Date(0).toISOString(),
     };
   }

@@ -1,10 +1,19 @@
 import { Controller, Get, Inject } from '@nestjs/common';
-import { ApiCookieAuth, ApiOkResponse, ApiOperation, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import {
+  ApiCookieAuth,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
 import { APP_CONFIG } from '../config/app-config.provider';
 import type { AppConfig } from '../config/app-config';
 import { Clock } from '../clock/clock';
 import { DatabaseHealthService } from '../database/database-health.service';
-import { DATABASE_RUNTIME, type DatabaseRuntime } from '../database/database-runtime';
+import {
+  DATABASE_RUNTIME,
+  type DatabaseRuntime,
+} from '../database/database-runtime';
 import { APP_VERSION } from '../version';
 import { SystemInfoDto } from './system.dto';
 
@@ -30,7 +39,9 @@ export class SystemController {
   async info(): Promise<SystemInfoDto> {
     return {
       version: APP_VERSION,
-      uptimeSeconds: Math.floor((this.clock.now().getTime() - this.startedAt.getTime()) / 1000),
+      uptimeSeconds: Math.floor(
+        (this.clock.now().getTime() - this.startedAt.getTime()) / 1000,
+      ),
       database: { kind: this.runtime.kind, status: await this.health.check() },
       dataDir: this.config.dataDir,
     };

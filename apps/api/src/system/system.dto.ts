@@ -1,8 +1,15 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { DatabaseKind, DatabaseStatus, SystemInfo } from '@metatronos/shared-types';
+import type {
+  DatabaseKind,
+  DatabaseStatus,
+  SystemInfo,
+} from '@metatronos/shared-types';
 
 export class SystemDatabaseDto {
-  @ApiProperty({ enum: ['embedded', 'external'], description: 'embedded FerretDB, or the server named by MONGODB_URI' })
+  @ApiProperty({
+    enum: ['embedded', 'external'],
+    description: 'embedded FerretDB, or the server named by MONGODB_URI',
+  })
   kind!: DatabaseKind;
   @ApiProperty({ enum: ['up', 'down'] })
   status!: DatabaseStatus;
@@ -15,6 +22,9 @@ export class SystemInfoDto implements SystemInfo {
   uptimeSeconds!: number;
   @ApiProperty({ type: SystemDatabaseDto })
   database!: SystemDatabaseDto;
-  @ApiProperty({ description: 'Absolute path of the data directory', example: '/home/me/metatronos/data' })
+  @ApiProperty({
+    description: 'Absolute path of the data directory',
+    example: '/home/me/metatronos/data',
+  })
   dataDir!: string;
 }

@@ -1,5 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { WEB_SEARCH_DEFAULT_COUNT, WEB_SEARCH_MAX_COUNT, type WebSearchResult } from '@metatronos/shared-types';
+import {
+  WEB_SEARCH_DEFAULT_COUNT,
+  WEB_SEARCH_MAX_COUNT,
+  type WebSearchResult,
+} from '@metatronos/shared-types';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
 
@@ -8,7 +12,9 @@ export class WebSearchError extends Error {}
 
 /** The part of Brave's web search answer we read. */
 interface BraveWebAnswer {
-  web?: { results?: Array<{ title?: unknown; url?: unknown; description?: unknown }> };
+  web?: {
+    results?: Array<{ title?: unknown; url?: unknown; description?: unknown }>;
+  };
 }
 
 export interface WebSearchRequest {
@@ -25,13 +31,19 @@ export interface WebSearchRequest {
 export class BraveSearchClient {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
-  async search({ apiKey, query, count, signal }: WebSearchRequest): Promise<WebSearchResult[]> {
+  async search({
+    apiKey,
+    query,
+    count,
+    signal,
+  }: WebSearchRequest): Promise<WebSearchResult[]> {
     const { braveBaseUrl, timeoutMs } = this.config.webSearch;
     const wanted = clampCount(count);
     const url = `${braveBaseUrl}/web/search?${new URLSearchParams({ q: query, count: String(wanted) })}`;
     const timeout = AbortSignal.timeout(timeoutMs);
     const combined = signal ? AbortSignal.any([timeout, signal]) : timeout;
-    const hide = (text: string) => (apiKey.length >= 4 ? text.split(apiKey).join('••••') : text);
+    const hide = (text: string) =>
+      apiKey.length >= 4 ? text.split(apiKey).join('••••') : text;
 
     let body: BraveWebAnswer;
     try {
@@ -39,28 +51,44 @@ export class BraveSearchClient {
         headers: { Accept: 'application/json', 'X-Subscription-Token': apiKey },
         signal: combined,
       });
-      if (!response.ok) throw new WebSearchError(hide(statusMessage(response.status, await errorDetail(response))));
+      if (!response.ok)
+        throw new WebSearchError(
+          hide(statusMessage(response.status, await errorDetail(response))),
+        );
       try {
         body = (await response.json()) as BraveWebAnswer;
       } catch (error) {
         if (combined.aborted) throw error;
-        throw new WebSearchError('Brave Search sent an answer that is not JSON.');
+        throw new WebSearchError(
+          'Brave Search sent an answer that is not JSON.',
+        );
       }
     } catch (error) {
       if (error instanceof WebSearchError) throw error;
-      if (signal?.aborted) throw new WebSearchError('The search was cancelled.');
-      if (timeout.aborted) throw new WebSearchError(`Brave Search did not answer within ${formatSeconds(timeoutMs)}.`);
-      throw new WebSearchError(hide(`Could not reach Brave Search (${networkCause(error)}).`));
+      if (signal?.aborted)
+        throw new WebSearchError('The search was cancelled.');
+      if (timeout.aborted)
+        throw new WebSearchError(
+          `Brave Search did not answer within ${formatSeconds(timeoutMs)}.`,
+        );
+      throw new WebSearchError(
+        hide(`Could not reach Brave Search (${networkCause(error)}).`),
+      );
     }
     return (body.web?.results ?? [])
-      .map((r) => ({ title: plainText(r.title), url: typeof r.url === 'string' ? r.url : '', snippet: plainText(r.description) }))
+      .map((r) => ({
+        title: plainText(r.title),
+        url: typeof r.url === 'string' ? r.url : '',
+        snippet: plainText(r.description),
+      }))
       .filter((r) => /^https?:\/\//i.test(r.url))
       .slice(0, wanted);
   }
 }
 
 export function clampCount(count: number | undefined): number {
-  if (count === undefined || !Number.isFinite(count)) return WEB_SEARCH_DEFAULT_COUNT;
+  if (count === undefined || !Number.isFinite(count))
+    return WEB_SEARCH_DEFAULT_COUNT;
   return Math.min(WEB_SEARCH_MAX_COUNT, Math.max(1, Math.trunc(count)));
 }
 
@@ -68,8 +96,10 @@ function statusMessage(status: number, detail: string | null): string {
   if (status === 401 || status === 403) {
     return `The Brave Search key was refused (HTTP ${status}). Check the key on the Tools page.`;
   }
-  if (status === 429) return 'Brave Search rate limit reached (HTTP 429): too many searches for this key’s plan. Try again later.';
-  if (status >= 500) return `Brave Search is having trouble (HTTP ${status}). Try again later.`;
+  if (status === 429)
+    return 'Brave Search rate limit reached (HTTP 429): too many searches for this key’s plan. Try again later.';
+  if (status >= 500)
+    return `Brave Search is having trouble (HTTP ${status}). Try again later.`;
   return `Brave Search refused the search (HTTP ${status})${detail ? `: ${detail}` : '.'}`;
 }
 
@@ -78,7 +108,9 @@ async function errorDetail(response: Response): Promise<string | null> {
   try {
     const body = (await response.json()) as { error?: { detail?: unknown } };
     const detail = body.error?.detail;
-    return typeof detail === 'string' && detail.trim() ? detail.trim().slice(0, 200) : null;
+    return typeof detail === 'string' && detail.trim()
+      ? detail.trim().slice(0, 200)
+      : null;
   } catch {
     return null;
   }
@@ -86,7 +118,10 @@ async function errorDetail(response: Response): Promise<string | null> {
 
 /** `fetch failed` says nothing: its cause has the code (ECONNREFUSED, ENOTFOUND…). Duck-typed, as undici's errors come from another realm under test runners. */
 function networkCause(error: unknown): string {
-  const { cause, message } = (error ?? {}) as { cause?: { code?: unknown; message?: unknown }; message?: unknown };
+  const { cause, message } = (error ?? {}) as {
+    cause?: { code?: unknown; message?: unknown };
+    message?: unknown;
+  };
   if (typeof cause?.code === 'string') return cause.code;
   if (typeof cause?.message === 'string') return cause.message;
   return typeof message === 'string' ? message : String(error);
@@ -96,7 +131,17 @@ function formatSeconds(ms: number): string {
   return `${Number((ms / 1000).toFixed(1))} s`;
 }
 
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', hellip: '…', ndash: '–', mdash: '—' };
+const ENTITIES: Record<string, string> = {
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  quot: '"',
+  apos: "'",
+  nbsp: ' ',
+  hellip: '…',
+  ndash: '–',
+  mdash: '—',
+};
 
 /** Brave marks matches with `<strong>` and escapes text as HTML: the model wants plain text. */
 export function plainText(value: unknown): string {
@@ -105,8 +150,13 @@ export function plainText(value: unknown): string {
     .replace(/<[^>]*>/g, '')
     .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) => {
       if (name[0] === '#') {
-        const code = name[1].toLowerCase() === 'x' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-        return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+        const code =
+          name[1].toLowerCase() === 'x'
+            ? parseInt(name.slice(2), 16)
+            : parseInt(name.slice(1), 10);
+        return code > 0 && code <= 0x10ffff
+          ? String.fromCodePoint(code)
+          : whole;
       }
       return ENTITIES[name.toLowerCase()] ?? whole;
     })

@@ -9,17 +9,31 @@ import {
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { InjectConnection } from '@nestjs/mongoose';
 import type { Connection } from 'mongoose';
-import type { AppEventMap, MessageDelivery, WhatsAppPermission } from '@metatronos/shared-types';
+import type {
+  AppEventMap,
+  MessageDelivery,
+  WhatsAppPermission,
+} from '@metatronos/shared-types';
 import { ChatReplyService } from '../chats/chat-reply.service';
 import { ChatsService } from '../chats/chats.service';
 import { Clock } from '../clock/clock';
 import { WhatsAppGateway, phoneDigits } from '../whatsapp/whatsapp-gateway';
 import { WhatsAppPermissionsService } from '../whatsapp-permissions/whatsapp-permissions.service';
-import { autoReplyContext, autoReplyToolFilter, omittedSections } from './auto-reply-profile';
+import {
+  autoReplyContext,
+  autoReplyToolFilter,
+  omittedSections,
+} from './auto-reply-profile';
 import { WhatsAppAutoReplySettings } from './whatsapp-auto-reply.settings';
 
 /** `processing` of a stored message as the auto-reply moves it along (`working` and `failed` are the auto-reply's own). */
-export type AutoReplyState = 'pending' | 'working' | 'done' | 'skipped' | 'stale' | 'failed';
+export type AutoReplyState =
+  | 'pending'
+  | 'working'
+  | 'done'
+  | 'skipped'
+  | 'stale'
+  | 'failed';
 
 export const WHATSAPP_MESSAGES_COLLECTION = 'whatsapp_messages';
 /** A message claimed by a process that then crashed is tried this many times in all. */
@@ -83,7 +97,9 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  *   minute overall; a contact that keeps the auto-reply busy (a bot loop) is paused.
  */
 @Injectable()
-export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeApplicationShutdown, OnModuleDestroy {
+export class WhatsAppAutoReplyService
+  implements OnApplicationBootstrap, BeforeApplicationShutdown, OnModuleDestroy
+{
   private readonly logger = new Logger('WhatsAppAutoReply');
   private readonly queues = new Map<string, Promise<void>>();
   private readonly queued = new Set<string>();
@@ -108,7 +124,9 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
   ) {}
 
   private get messages() {
-    return this.connection.collection<StoredMessage>(WHATSAPP_MESSAGES_COLLECTION);
+    return this.connection.collection<StoredMessage>(
+      WHATSAPP_MESSAGES_COLLECTION,
+    );
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -151,19 +169,43 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
   /** `working` messages left by a crash: retried once unless a send had started. */
   async recover(): Promise<void> {
     try {
-      const interrupted = 'The server stopped while this reply was being sent; it is not sent again.';
+      const interrupted =
+        'The server stopped while this reply was being sent; it is not sent again.';
       const cut = await this.messages
-        .find({ processing: 'working', sendingAt: { $ne: null } }, { projection: { chatId: 1, replyMessageId: 1 } })
+        .find(
+          { processing: 'working', sendingAt: { $ne: null } },
+          { projection: { chatId: 1, replyMessageId: 1 } },
+        )
         .toArray();
-      await this.messages.updateMany({ processing: 'working', sendingAt: { $ne: null } }, { $set: { processing: 'failed', error: interrupted } });
-      for (const doc of cut) if (doc.chatId) await this.noteDelivery(doc.chatId, doc.replyMessageId ?? null, 'failed', `${interrupted} It may or may not have reached WhatsApp.`);
+      await this.messages.updateMany(
+        { processing: 'working', sendingAt: { $ne: null } },
+        { $set: { processing: 'failed', error: interrupted } },
+      );
+      for (const doc of cut)
+        if (doc.chatId)
+          await this.noteDelivery(
+            doc.chatId,
+            doc.replyMessageId ?? null,
+            'failed',
+            `${interrupted} It may or may not have reached WhatsApp.`,
+          );
       await this.messages.updateMany(
         { processing: 'working', attempts: { $gte: MAX_ATTEMPTS } },
-        { $set: { processing: 'failed', error: 'The server stopped twice while answering this message.' } },
+        {
+          $set: {
+            processing: 'failed',
+            error: 'The server stopped twice while answering this message.',
+          },
+        },
       );
-      await this.messages.updateMany({ processing: 'working' }, { $set: { processing: 'pending' } });
+      await this.messages.updateMany(
+        { processing: 'working' },
+        { $set: { processing: 'pending' } },
+      );
     } catch (error) {
-      this.logger.error(`Could not recover interrupted auto-replies: ${(error as Error).message}`);
+      this.logger.error(
+        `Could not recover interrupted auto-replies: ${(error as Error).message}`,
+      );
     }
   }
 
@@ -172,12 +214,17 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
     if (this.closing) return;
     try {
       const pending = await this.messages
-        .find({ processing: 'pending' }, { projection: { _id: 1, phone: 1, timestamp: 1 } })
+        .find(
+          { processing: 'pending' },
+          { projection: { _id: 1, phone: 1, timestamp: 1 } },
+        )
         .sort({ timestamp: 1 })
         .toArray();
       for (const doc of pending) this.enqueue(doc.phone, doc._id);
     } catch (error) {
-      this.logger.error(`Could not read pending WhatsApp messages: ${(error as Error).message}`);
+      this.logger.error(
+        `Could not read pending WhatsApp messages: ${(error as Error).message}`,
+      );
     }
   }
 
@@ -188,7 +235,11 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
     const previous = this.queues.get(phone) ?? Promise.resolve();
     const next = previous
       .then(() => this.handle(messageId))
-      .catch((error: unknown) => this.logger.error(`Auto-reply to ${messageId} failed: ${(error as Error).message}`))
+      .catch((error: unknown) =>
+        this.logger.error(
+          `Auto-reply to ${messageId} failed: ${(error as Error).message}`,
+        ),
+      )
       .finally(() => {
         this.queued.delete(messageId);
         if (this.queues.get(phone) === next) this.queues.delete(phone);
@@ -201,16 +252,29 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
     if (this.closing || this.gateway.status !== 'connected') return;
     const doc = await this.messages.findOneAndUpdate(
       { _id: messageId, processing: 'pending' },
-      { $set: { processing: 'working', claimedAt: this.clock.now() }, $inc: { attempts: 1 } },
+      {
+        $set: { processing: 'working', claimedAt: this.clock.now() },
+        $inc: { attempts: 1 },
+      },
       { returnDocument: 'after' },
     );
     if (!doc) return;
-    if (doc.fromMe || doc.isGroup) return this.finish(doc, 'skipped', 'own or group message');
-    if (doc.timestamp < this.clock.now().getTime() - this.settings.staleMs) return this.finish(doc, 'stale');
+    if (doc.fromMe || doc.isGroup)
+      return this.finish(doc, 'skipped', 'own or group message');
+    if (doc.timestamp < this.clock.now().getTime() - this.settings.staleMs)
+      return this.finish(doc, 'stale');
     const permission = await this.permissions.findByPhone(doc.phone);
-    if (!permission?.canRead) return this.finish(doc, 'skipped', 'no read permission');
-    if (permission.autoReplyPausedUntil && Date.parse(permission.autoReplyPausedUntil) > Date.now()) {
-      return this.finish(doc, 'skipped', 'auto-reply paused for this contact (bot loop)');
+    if (!permission?.canRead)
+      return this.finish(doc, 'skipped', 'no read permission');
+    if (
+      permission.autoReplyPausedUntil &&
+      Date.parse(permission.autoReplyPausedUntil) > Date.now()
+    ) {
+      return this.finish(
+        doc,
+        'skipped',
+        'auto-reply paused for this contact (bot loop)',
+      );
     }
 
     let chatId: string;
@@ -224,17 +288,30 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
     } else {
       chatId = await this.chatFor(permission);
       const turn = await this.runTurn(chatId, doc, permission);
-      if (turn.stopped && (this.closing || this.replies.shuttingDown)) return this.release(doc);
-      if (turn.error !== null) return this.finish(doc, 'failed', turn.error, { chatId });
+      if (turn.stopped && (this.closing || this.replies.shuttingDown))
+        return this.release(doc);
+      if (turn.error !== null)
+        return this.finish(doc, 'failed', turn.error, { chatId });
       text = turn.text.trim();
       replyMessageId = turn.messageId;
     }
-    const delivered = (status: MessageDelivery['status'], detail: string | null = null) => this.noteDelivery(chatId, replyMessageId, status, detail);
+    const delivered = (
+      status: MessageDelivery['status'],
+      detail: string | null = null,
+    ) => this.noteDelivery(chatId, replyMessageId, status, detail);
     // Read again: the owner may have withdrawn canReply while the model was answering.
     const current = await this.permissions.findByPhone(doc.phone);
     if (!text || !current?.canReply) {
-      await delivered('not-sent', text ? 'Replies to this contact are off.' : 'The answer was empty.');
-      return this.finish(doc, 'done', null, { chatId, replyText: text, replyMessageId, sent: false });
+      await delivered(
+        'not-sent',
+        text ? 'Replies to this contact are off.' : 'The answer was empty.',
+      );
+      return this.finish(doc, 'done', null, {
+        chatId,
+        replyText: text,
+        replyMessageId,
+        sent: false,
+      });
     }
 
     // The answer is stored before any wait, so a restart sends it without a second turn;
@@ -242,7 +319,10 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
     let saved = false;
     const save = async () => {
       saved = true;
-      await this.messages.updateOne({ _id: doc._id }, { $set: { replyText: text, chatId, replyMessageId } });
+      await this.messages.updateOne(
+        { _id: doc._id },
+        { $set: { replyText: text, chatId, replyMessageId } },
+      );
     };
     await this.waitForRateLimits(doc.phone, save);
     // Shutting down while held back by the limits: the next start sends the stored answer.
@@ -250,12 +330,25 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
       if (!saved) await save();
       return this.release(doc);
     }
-    await this.messages.updateOne({ _id: doc._id }, { $set: { replyText: text, chatId, replyMessageId, sendingAt: this.clock.now() } });
+    await this.messages.updateOne(
+      { _id: doc._id },
+      {
+        $set: {
+          replyText: text,
+          chatId,
+          replyMessageId,
+          sendingAt: this.clock.now(),
+        },
+      },
+    );
     try {
       await this.gateway.sendText(doc.phone, text);
     } catch (error) {
       await delivered('failed', (error as Error).message);
-      return this.finish(doc, 'failed', (error as Error).message, { chatId, sent: false });
+      return this.finish(doc, 'failed', (error as Error).message, {
+        chatId,
+        sent: false,
+      });
     }
     await delivered('sent');
     await this.noteReply(doc.phone, permission.displayName);
@@ -263,23 +356,55 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
   }
 
   /** Marks the answer in the contact's chat as sent or not; a failure here only loses that mark. */
-  private async noteDelivery(chatId: string, messageId: string | null, status: MessageDelivery['status'], detail: string | null): Promise<void> {
+  private async noteDelivery(
+    chatId: string,
+    messageId: string | null,
+    status: MessageDelivery['status'],
+    detail: string | null,
+  ): Promise<void> {
     if (!messageId) return;
     try {
-      await this.chats.setDelivery(chatId, messageId, { channel: 'whatsapp', status, detail });
+      await this.chats.setDelivery(chatId, messageId, {
+        channel: 'whatsapp',
+        status,
+        detail,
+      });
     } catch (error) {
-      this.logger.warn(`Could not mark the WhatsApp delivery of message ${messageId}: ${(error as Error).message}`);
+      this.logger.warn(
+        `Could not mark the WhatsApp delivery of message ${messageId}: ${(error as Error).message}`,
+      );
     }
   }
 
   /** Gives a claimed message back (nothing was sent): the next start handles it again, not counted as an attempt. */
   private async release(doc: StoredMessage): Promise<void> {
-    await this.messages.updateOne({ _id: doc._id }, { $set: { processing: 'pending' }, $inc: { attempts: -1 } });
+    await this.messages.updateOne(
+      { _id: doc._id },
+      { $set: { processing: 'pending' }, $inc: { attempts: -1 } },
+    );
   }
 
-  private async finish(doc: StoredMessage, state: AutoReplyState, reason: string | null = null, extra: Record<string, unknown> = {}): Promise<void> {
-    if (state === 'failed') this.logger.warn(`Auto-reply to WhatsApp message ${doc._id} failed: ${reason}`);
-    await this.messages.updateOne({ _id: doc._id }, { $set: { processing: state, reason, finishedAt: this.clock.now(), ...extra } });
+  private async finish(
+    doc: StoredMessage,
+    state: AutoReplyState,
+    reason: string | null = null,
+    extra: Record<string, unknown> = {},
+  ): Promise<void> {
+    if (state === 'failed')
+      this.logger.warn(
+        `Auto-reply to WhatsApp message ${doc._id} failed: ${reason}`,
+      );
+    await this.messages.updateOne(
+      { _id: doc._id },
+      {
+        $set: {
+          processing: state,
+          reason,
+          finishedAt: this.clock.now(),
+          ...extra,
+        },
+      },
+    );
   }
 
   /** The contact's chat ("WhatsApp: <name>"): the stored one while it exists, else a new one recorded on the permission. */
@@ -292,15 +417,25 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
         // Deleted by the owner: make a new one.
       }
     }
-    const chat = await this.chats.create(`WhatsApp: ${permission.displayName}`, 'whatsapp');
+    const chat = await this.chats.create(
+      `WhatsApp: ${permission.displayName}`,
+      'whatsapp',
+    );
     await this.permissions.setChatId(permission.phoneNumber, chat.id);
     return chat.id;
   }
 
-  private async runTurn(chatId: string, doc: StoredMessage, permission: WhatsAppPermission): Promise<TurnResult> {
+  private async runTurn(
+    chatId: string,
+    doc: StoredMessage,
+    permission: WhatsAppPermission,
+  ): Promise<TurnResult> {
     const options = {
       source: 'auto-reply' as const,
-      prompt: { extra: autoReplyContext(permission), omitSections: omittedSections(permission.trusted) },
+      prompt: {
+        extra: autoReplyContext(permission),
+        omitSections: omittedSections(permission.trusted),
+      },
       toolFilter: autoReplyToolFilter,
     };
     const deadline = Date.now() + this.settings.busyChatWaitMs;
@@ -311,20 +446,37 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
         break;
       } catch (error) {
         // The owner is talking in the contact's chat: wait for that reply to end.
-        if (error instanceof ConflictException && Date.now() < deadline && !this.closing) {
+        if (
+          error instanceof ConflictException &&
+          Date.now() < deadline &&
+          !this.closing
+        ) {
           await sleep(100, this.stopping.signal);
           continue;
         }
-        return { text: '', error: (error as Error).message, stopped: false, messageId: null };
+        return {
+          text: '',
+          error: (error as Error).message,
+          stopped: false,
+          messageId: null,
+        };
       }
     }
-    const result: TurnResult = { text: '', error: null, stopped: false, messageId: prepared.assistantMessageId };
+    const result: TurnResult = {
+      text: '',
+      error: null,
+      stopped: false,
+      messageId: prepared.assistantMessageId,
+    };
     await prepared.run((event, data) => {
       if (event === 'delta') result.text += (data as { text: string }).text;
-      else if (event === 'done' && (data as { stopped?: boolean }).stopped) result.stopped = true;
-      else if (event === 'error') result.error = (data as { message: string }).message;
+      else if (event === 'done' && (data as { stopped?: boolean }).stopped)
+        result.stopped = true;
+      else if (event === 'error')
+        result.error = (data as { message: string }).message;
     });
-    if (result.stopped && !this.closing) result.error = 'The reply was stopped before it finished.';
+    if (result.stopped && !this.closing)
+      result.error = 'The reply was stopped before it finished.';
     return result;
   }
 
@@ -332,7 +484,10 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
    * Delays (never drops) a reply: 1 per contact per interval, `perMinute` per
    * minute overall. `beforeWaiting` runs once, before the first wait (if any).
    */
-  private async waitForRateLimits(phone: string, beforeWaiting: () => Promise<void>): Promise<void> {
+  private async waitForRateLimits(
+    phone: string,
+    beforeWaiting: () => Promise<void>,
+  ): Promise<void> {
     const { perContactIntervalMs, perMinute } = this.settings;
     let prepared = false;
     const pause = async (ms: number) => {
@@ -371,15 +526,22 @@ export class WhatsAppAutoReplyService implements OnApplicationBootstrap, BeforeA
     this.lastReplyAt.set(phone, now);
     const { loopReplies, loopWindowMs, loopPauseMs } = this.settings;
     if (loopReplies <= 0) return;
-    const recent = (this.recentReplies.get(phone) ?? []).filter((at) => at > now - loopWindowMs);
+    const recent = (this.recentReplies.get(phone) ?? []).filter(
+      (at) => at > now - loopWindowMs,
+    );
     recent.push(now);
     this.recentReplies.set(phone, recent);
     if (recent.length >= loopReplies) {
       this.recentReplies.delete(phone);
       try {
-        await this.permissions.pauseAutoReply(phone, new Date(now + loopPauseMs));
+        await this.permissions.pauseAutoReply(
+          phone,
+          new Date(now + loopPauseMs),
+        );
       } catch (error) {
-        this.logger.error(`Could not pause the auto-reply for ${name} (+${phone}): ${(error as Error).message}`);
+        this.logger.error(
+          `Could not pause the auto-reply for ${name} (+${phone}): ${(error as Error).message}`,
+        );
       }
       this.logger.warn(
         `Auto-reply paused for ${name} (+${phone}) for ${Math.round(loopPauseMs / 60_000)} min: ${recent.length} replies within ${Math.round(loopWindowMs / 1000)} s looks like a loop with another bot`,

@@ -20,7 +20,8 @@ export class WhatsAppLink {
 
   /** The gateway while connected; throws the tool's error otherwise. */
   use(): WhatsAppGateway {
-    if (!this.gateway || this.gateway.status !== 'connected') throw new Error('WhatsApp is not connected');
+    if (!this.gateway || this.gateway.status !== 'connected')
+      throw new Error('WhatsApp is not connected');
     return this.gateway;
   }
 }

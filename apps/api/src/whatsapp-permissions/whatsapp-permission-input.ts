@@ -2,8 +2,10 @@ import { BadRequestException } from '@nestjs/common';
 
 /** The seed's texts. */
 export const PERMISSION_NOT_FOUND = 'Permission not found';
-export const PERMISSION_EXISTS = 'Permission already exists for this phone number';
-export const PERMISSION_FIELDS_REQUIRED = 'phoneNumber and displayName are required';
+export const PERMISSION_EXISTS =
+  'Permission already exists for this phone number';
+export const PERMISSION_FIELDS_REQUIRED =
+  'phoneNumber and displayName are required';
 export const INVALID_PHONE_NUMBER = 'Invalid phone number';
 
 /** A human label is one line: the prompt lists it, so it must not be able to add lines of its own. */
@@ -14,7 +16,9 @@ export const PHONE_MAX_DIGITS = 15;
 /** The digits of a phone number (`+1 (415) 555-1234` → `14155551234`), or null when it cannot be one (E.164: 7 to 15 digits). */
 export function normalisePhoneNumber(value: string): string | null {
   const digits = value.replace(/\D/g, '');
-  return digits.length >= PHONE_MIN_DIGITS && digits.length <= PHONE_MAX_DIGITS ? digits : null;
+  return digits.length >= PHONE_MIN_DIGITS && digits.length <= PHONE_MAX_DIGITS
+    ? digits
+    : null;
 }
 
 export function requirePhoneNumber(value: string): string {
@@ -33,7 +37,9 @@ export function checkDisplayName(value: string): string {
   const name = cleanDisplayName(value);
   if (!name) throw new BadRequestException('displayName must not be empty');
   if (name.length > WHATSAPP_DISPLAY_NAME_MAX_LENGTH) {
-    throw new BadRequestException(`displayName must be at most ${WHATSAPP_DISPLAY_NAME_MAX_LENGTH} characters`);
+    throw new BadRequestException(
+      `displayName must be at most ${WHATSAPP_DISPLAY_NAME_MAX_LENGTH} characters`,
+    );
   }
   return name;
 }

@@ -1,5 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { PromptSectionProvider, type PromptSection } from '../system-instruction/prompt-section';
+import {
+  PromptSectionProvider,
+  type PromptSection,
+} from '../system-instruction/prompt-section';
 import { WhatsAppLink } from './whatsapp-link';
 import { WhatsAppPermissionsService } from './whatsapp-permissions.service';
 
@@ -18,9 +21,12 @@ export class WhatsAppPermissionsPromptSection implements PromptSection {
   async render(): Promise<string | null> {
     if (!this.link.connected) return null;
     const list = await this.permissions.list();
-    const linked = this.link.phoneNumber ? ` (linked number ${this.link.phoneNumber})` : '';
+    const linked = this.link.phoneNumber
+      ? ` (linked number ${this.link.phoneNumber})`
+      : '';
     const lines = list.map(
-      (p) => `- ${p.displayName.replace(/\s+/g, ' ')} (${p.phoneNumber}): canRead=${p.canRead}, canReply=${p.canReply}, trusted=${p.trusted}`,
+      (p) =>
+        `- ${p.displayName.replace(/\s+/g, ' ')} (${p.phoneNumber}): canRead=${p.canRead}, canReply=${p.canReply}, trusted=${p.trusted}`,
     );
     return [
       '## WhatsApp Permissions',

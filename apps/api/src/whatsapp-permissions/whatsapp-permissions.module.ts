@@ -1,11 +1,19 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
-import { WhatsAppPermissionRecord, WhatsAppPermissionSchema } from './schemas/whatsapp-permission.schema';
+import {
+  WhatsAppPermissionRecord,
+  WhatsAppPermissionSchema,
+} from './schemas/whatsapp-permission.schema';
 import { WhatsAppLink } from './whatsapp-link';
 import { WhatsAppPermissionsController } from './whatsapp-permissions.controller';
 import { WhatsAppPermissionsPromptSection } from './whatsapp-permissions-prompt-section';
 import { WhatsAppPermissionsService } from './whatsapp-permissions.service';
-import { WhatsAppListPermissionsTool, WhatsAppManagePermissionTool, WhatsAppReadMessagesTool, WhatsAppSendMessageTool } from './whatsapp-tools';
+import {
+  WhatsAppListPermissionsTool,
+  WhatsAppManagePermissionTool,
+  WhatsAppReadMessagesTool,
+  WhatsAppSendMessageTool,
+} from './whatsapp-tools';
 
 /**
  * Which WhatsApp contacts the AI may read from or reply to (`whatsapp_permissions`),
@@ -13,7 +21,11 @@ import { WhatsAppListPermissionsTool, WhatsAppManagePermissionTool, WhatsAppRead
  * prompt section. Uses the link only through the `WhatsAppGateway` token.
  */
 @Module({
-  imports: [MongooseModule.forFeature([{ name: WhatsAppPermissionRecord.name, schema: WhatsAppPermissionSchema }])],
+  imports: [
+    MongooseModule.forFeature([
+      { name: WhatsAppPermissionRecord.name, schema: WhatsAppPermissionSchema },
+    ]),
+  ],
   controllers: [WhatsAppPermissionsController],
   providers: [
     WhatsAppPermissionsService,

@@ -1,7 +1,17 @@
-import { BadRequestException, ConflictException, Injectable, NotFoundException, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  BadRequestException,
+  ConflictException,
+  Injectable,
+  NotFoundException,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
-import type { CreateWhatsAppPermissionRequest, UpdateWhatsAppPermissionRequest, WhatsAppPermission } from '@metatronos/shared-types';
+import type {
+  CreateWhatsAppPermissionRequest,
+  UpdateWhatsAppPermissionRequest,
+  WhatsAppPermission,
+} from '@metatronos/shared-types';
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
 import { WhatsAppPermissionRecord } from './schemas/whatsapp-permission.schema';
@@ -16,7 +26,9 @@ import {
 
 export type PermissionChangedBy = 'owner' | 'ai' | 'auto-reply';
 
-type Flags = Partial<Pick<WhatsAppPermission, 'canRead' | 'canReply' | 'trusted'>>;
+type Flags = Partial<
+  Pick<WhatsAppPermission, 'canRead' | 'canReply' | 'trusted'>
+>;
 
 /**
  * `whatsapp_permissions`: the owner's REST routes and the AI's tools both go
@@ -32,7 +44,8 @@ export class WhatsAppPermissionsService implements OnApplicationBootstrap {
   private generation = 0;
 
   constructor(
-    @InjectModel(WhatsAppPermissionRecord.name) private readonly permissions: Model<WhatsAppPermissionRecord>,
+    @InjectModel(WhatsAppPermissionRecord.name)
+    private readonly permissions: Model<WhatsAppPermissionRecord>,
     private readonly clock: Clock,
     private readonly events: AppEventBus,
   ) {}
@@ -43,7 +56,10 @@ export class WhatsAppPermissionsService implements OnApplicationBootstrap {
 
   /** Every record, sorted by displayName (case-insensitive), then phone number. */
   async list(): Promise<WhatsAppPermission[]> {
-    const records = await this.permissions.find({}).lean<WhatsAppPermissionRecord[]>().exec();
+    const records = await this.permissions
+      .find({})
+      .lean<WhatsAppPermissionRecord[]>()
+      .exec();
     return records.map(toView).sort(byDisplayName);
   }
 
@@ -53,19 +69,29 @@ export class WhatsAppPermissionsService implements OnApplicationBootstrap {
 
   /** The phone numbers the AI may read (canRead). */
   async readablePhones(): Promise<string[]> {
-    return [...(await this.byPhone()).values()].filter((p) => p.canRead && p.phoneNumber).map((p) => p.phoneNumber);
+    return [...(await this.byPhone()).values()]
+      .filter((p) => p.canRead && p.phoneNumber)
+      .map((p) => p.phoneNumber);
   }
 
   /** The auto-reply service records the contact's dedicated chat (no event: nothing the owner changed). */
   async setChatId(phoneNumber: string, chatId: string): Promise<void> {
-    await this.write(() => this.permissions.updateOne({ phoneNumber }, { $set: { chatId } }).exec());
+    await this.write(() =>
+      this.permissions.updateOne({ phoneNumber }, { $set: { chatId } }).exec(),
+    );
   }
 
   /** The bot-loop guard: no auto-replies to this contact until `until` (kept across restarts; the owner can lift it). */
   async pauseAutoReply(phoneNumber: string, until: Date): Promise<void> {
     const updated = await this.write(() =>
       this.permissions
-        .findOneAndUpdate({ phoneNumber }, { $set: { autoReplyPausedUntil: until, updatedAt: this.clock.now() } }, { new: true })
+        .findOneAndUpdate(
+          { phoneNumber },
+          {
+            $set: { autoReplyPausedUntil: until, updatedAt: this.clock.now() },
+          },
+          { new: true },
+        )
         .lean<WhatsAppPermissionRecord>()
         .exec(),
     );
@@ -74,7 +100,11 @@ export class WhatsAppPermissionsService implements OnApplicationBootstrap {
 
   /** The owner lifts a bot-loop pause. */
   async resumeAutoReply(id: string): Promise<WhatsAppPermission> {
-    return this.apply({ _id: objectId(id) }, { autoReplyPausedUntil: null }, 'owner');
+    return this.apply(
+      { _id: objectId(id) },
+      { autoReplyPausedUntil: null },
+      'owner',
+    );
   }
 
   /** Every record by phone number, read once and kept until the next write. */
@@ -85,12 +115,21 @@ export class WhatsAppPermissionsService implements OnApplicationBootstrap {
       .find({})
       .lean<WhatsAppPermissionRecord[]>()
       .exec()
-      .then((records) => new Map(records.map((record) => [String(record.phoneNumber ?? ''), toView(record)])));
+      .then(
+        (records) =>
+          new Map(
+            records.map((record) => [
+              String(record.phoneNumber ?? ''),
+              toView(record),
+            ]),
+          ),
+      );
     this.snapshot = loading;
     // A failed read is not kept; neither is one that a write overtook.
     loading.then(
       () => {
-        if (this.generation !== generation && this.snapshot === loading) this.snapshot = null;
+        if (this.generation !== generation && this.snapshot === loading)
+          this.snapshot = null;
       },
       () => {
         if (this.snapshot === loading) this.snapshot = null;
@@ -114,14 +153,23 @@ export class WhatsAppPermissionsService implements OnApplicationBootstrap {
     this.snapshot = null;
   }
 
-  async create(request: CreateWhatsAppPermissionRequest, by: PermissionChangedBy): Promise<WhatsAppPermission> {
-    if (typeof request.phoneNumber !== 'string' || typeof request.displayName !== 'string' || !request.phoneNumber.trim() || !cleanDisplayName(request.displayName)) {
+  async create(
+    request: CreateWhatsAppPermissionRequest,
+    by: PermissionChangedBy,
+  ): Promise<WhatsAppPermission> {
+    if (
+      typeof request.phoneNumber !== 'string' ||
+      typeof request.displayName !== 'string' ||
+      !request.phoneNumber.trim() ||
+      !cleanDisplayName(request.displayName)
+    ) {
       throw new BadRequestException(PERMISSION_FIELDS_REQUIRED);
     }
     const phoneNumber = requirePhoneNumber(request.phoneNumber);
     const displayName = checkDisplayName(request.displayName);
     await this.ensureIndexes();
-    if (await this.permissions.exists({ phoneNumber }).exec()) throw new ConflictException(PERMISSION_EXISTS);
+    if (await this.permissions.exists({ phoneNumber }).exec())
+      throw new ConflictException(PERMISSION_EXISTS);
     const now = this.clock.now();
     const record: WhatsAppPermissionRecord = {
       _id: new Types.ObjectId(),
@@ -139,59 +187,114 @@ export class WhatsAppPermissionsService implements OnApplicationBootstrap {
     try {
       await this.write(() => this.permissions.collection.insertOne(record));
     } catch (error) {
-      if ((error as { code?: number }).code === 11000) throw new ConflictException(PERMISSION_EXISTS);
+      if ((error as { code?: number }).code === 11000)
+        throw new ConflictException(PERMISSION_EXISTS);
       throw error;
     }
     this.changed(record, 'created', by);
     return toView(record);
   }
 
-  async update(id: string, request: UpdateWhatsAppPermissionRequest, by: PermissionChangedBy): Promise<WhatsAppPermission> {
+  async update(
+    id: string,
+    request: UpdateWhatsAppPermissionRequest,
+    by: PermissionChangedBy,
+  ): Promise<WhatsAppPermission> {
     const _id = objectId(id);
     const set: Partial<WhatsAppPermissionRecord> = { ...pickFlags(request) };
-    if (request.displayName !== undefined) set.displayName = checkDisplayName(request.displayName);
+    if (request.displayName !== undefined)
+      set.displayName = checkDisplayName(request.displayName);
     return this.apply({ _id }, set, by);
   }
 
   async remove(id: string, by: PermissionChangedBy): Promise<void> {
     const _id = objectId(id);
-    const record = await this.write(() => this.permissions.findOneAndDelete({ _id }).lean<WhatsAppPermissionRecord>().exec());
+    const record = await this.write(() =>
+      this.permissions
+        .findOneAndDelete({ _id })
+        .lean<WhatsAppPermissionRecord>()
+        .exec(),
+    );
     if (!record) throw new NotFoundException(PERMISSION_NOT_FOUND);
     this.changed(record, 'deleted', by);
   }
 
   /** The tool's grant: creates the record, or overwrites name and flags of an existing one. */
-  async grant(phoneNumber: string, displayName: string, flags: Flags, by: PermissionChangedBy): Promise<WhatsAppPermission> {
+  async grant(
+    phoneNumber: string,
+    displayName: string,
+    flags: Flags,
+    by: PermissionChangedBy,
+  ): Promise<WhatsAppPermission> {
     const existing = await this.findByPhone(phoneNumber);
     const canRead = flags.canRead ?? true;
     const canReply = flags.canReply ?? false;
     if (!existing) {
       try {
-        return await this.create({ phoneNumber, displayName, canRead, canReply, trusted: flags.trusted }, by);
+        return await this.create(
+          {
+            phoneNumber,
+            displayName,
+            canRead,
+            canReply,
+            trusted: flags.trusted,
+          },
+          by,
+        );
       } catch (error) {
         // Someone made it meanwhile: fall through to the update.
         if (!(error instanceof ConflictException)) throw error;
       }
     }
-    return this.updateByPhone(phoneNumber, { displayName, canRead, canReply, ...(flags.trusted === undefined ? {} : { trusted: flags.trusted }) }, by);
+    return this.updateByPhone(
+      phoneNumber,
+      {
+        displayName,
+        canRead,
+        canReply,
+        ...(flags.trusted === undefined ? {} : { trusted: flags.trusted }),
+      },
+      by,
+    );
   }
 
-  async updateByPhone(phoneNumber: string, request: UpdateWhatsAppPermissionRequest, by: PermissionChangedBy): Promise<WhatsAppPermission> {
+  async updateByPhone(
+    phoneNumber: string,
+    request: UpdateWhatsAppPermissionRequest,
+    by: PermissionChangedBy,
+  ): Promise<WhatsAppPermission> {
     const set: Partial<WhatsAppPermissionRecord> = { ...pickFlags(request) };
-    if (request.displayName !== undefined) set.displayName = checkDisplayName(request.displayName);
+    if (request.displayName !== undefined)
+      set.displayName = checkDisplayName(request.displayName);
     return this.apply({ phoneNumber }, set, by);
   }
 
-  async removeByPhone(phoneNumber: string, by: PermissionChangedBy): Promise<void> {
-    const record = await this.write(() => this.permissions.findOneAndDelete({ phoneNumber }).lean<WhatsAppPermissionRecord>().exec());
+  async removeByPhone(
+    phoneNumber: string,
+    by: PermissionChangedBy,
+  ): Promise<void> {
+    const record = await this.write(() =>
+      this.permissions
+        .findOneAndDelete({ phoneNumber })
+        .lean<WhatsAppPermissionRecord>()
+        .exec(),
+    );
     if (!record) throw new NotFoundException(PERMISSION_NOT_FOUND);
     this.changed(record, 'deleted', by);
   }
 
-  private async apply(filter: { _id: Types.ObjectId } | { phoneNumber: string }, set: Partial<WhatsAppPermissionRecord>, by: PermissionChangedBy): Promise<WhatsAppPermission> {
+  private async apply(
+    filter: { _id: Types.ObjectId } | { phoneNumber: string },
+    set: Partial<WhatsAppPermissionRecord>,
+    by: PermissionChangedBy,
+  ): Promise<WhatsAppPermission> {
     const updated = await this.write(() =>
       this.permissions
-        .findOneAndUpdate(filter, { $set: { ...set, updatedAt: this.clock.now() } }, { new: true })
+        .findOneAndUpdate(
+          filter,
+          { $set: { ...set, updatedAt: this.clock.now() } },
+          { new: true },
+        )
         .lean<WhatsAppPermissionRecord>()
         .exec(),
     );
@@ -211,8 +314,17 @@ export class WhatsAppPermissionsService implements OnApplicationBootstrap {
     return this.indexes;
   }
 
-  private changed(record: WhatsAppPermissionRecord, change: 'created' | 'updated' | 'deleted', by: PermissionChangedBy): void {
-    this.events.emit('whatsapp.permissions.changed', { id: record._id.toHexString(), change, by, at: this.clock.now().toISOString() });
+  private changed(
+    record: WhatsAppPermissionRecord,
+    change: 'created' | 'updated' | 'deleted',
+    by: PermissionChangedBy,
+  ): void {
+    this.events.emit('whatsapp.permissions.changed', {
+      id: record._id.toHexString(),
+      change,
+      by,
+      at: this.clock.now().toISOString(),
+    });
   }
 }
 
@@ -225,14 +337,23 @@ function pickFlags(request: Flags): Flags {
 }
 
 function objectId(id: string): Types.ObjectId {
-  if (!/^[0-9a-f]{24}$/i.test(id)) throw new NotFoundException(PERMISSION_NOT_FOUND);
+  if (!/^[0-9a-f]{24}$/i.test(id))
+    throw new NotFoundException(PERMISSION_NOT_FOUND);
   return new Types.ObjectId(id);
 }
 
 function byDisplayName(a: WhatsAppPermission, b: WhatsAppPermission): number {
   const x = a.displayName.toLowerCase();
   const y = b.displayName.toLowerCase();
-  return x < y ? -1 : x > y ? 1 : a.phoneNumber < b.phoneNumber ? -1 : a.phoneNumber > b.phoneNumber ? 1 : 0;
+  return x < y
+    ? -1
+    : x > y
+      ? 1
+      : a.phoneNumber < b.phoneNumber
+        ? -1
+        : a.phoneNumber > b.phoneNumber
+          ? 1
+          : 0;
 }
 
 function toView(raw: WhatsAppPermissionRecord): WhatsAppPermission {
@@ -245,7 +366,10 @@ function toView(raw: WhatsAppPermissionRecord): WhatsAppPermission {
     canReply: raw.canReply === true,
     trusted: raw.trusted === true,
     chatId: idOrNull(raw.chatId),
-    autoReplyPausedUntil: raw.autoReplyPausedUntil instanceof Date ? raw.autoReplyPausedUntil.toISOString() : null,
+    autoReplyPausedUntil:
+      raw.autoReplyPausedUntil instanceof Date
+        ? raw.autoReplyPausedUntil.toISOString()
+        : null,
     createdAt: toIso(raw.createdAt),
     updatedAt: toIso(raw.updatedAt ?? raw.createdAt),
   };
@@ -257,5 +381,7 @@ function idOrNull(value: unknown): string | null {
 }
 
 function toIso(value: unknown): string {
-  return value instanceof Date ? value.toISOString() : new Date(0).toISOString();
+  return value instanceof Date
+    ? value.toISOString()
+    : new Date(0).toISOString();
 }

@@ -1,9 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { NotFoundException } from '@nestjs/common';
-import { WHATSAPP_MESSAGES_MAX_LIMIT, WHATSAPP_TOOL_MESSAGES_DEFAULT_LIMIT, type WhatsAppPermission } from '@metatronos/shared-types';
+import {
+  WHATSAPP_MESSAGES_MAX_LIMIT,
+  WHATSAPP_TOOL_MESSAGES_DEFAULT_LIMIT,
+  type WhatsAppPermission,
+} from '@metatronos/shared-types';
 import { AiToolProvider, toolError, type AiTool } from '../ai-tools/ai-tool';
 import { WhatsAppLink } from './whatsapp-link';
-import { INVALID_PHONE_NUMBER, normalisePhoneNumber, PERMISSION_NOT_FOUND, WHATSAPP_DISPLAY_NAME_MAX_LENGTH } from './whatsapp-permission-input';
+import {
+  INVALID_PHONE_NUMBER,
+  normalisePhoneNumber,
+  PERMISSION_NOT_FOUND,
+  WHATSAPP_DISPLAY_NAME_MAX_LENGTH,
+} from './whatsapp-permission-input';
 import { WhatsAppPermissionsService } from './whatsapp-permissions.service';
 
 /** Longest text whatsapp_send_message sends in one message. */
@@ -37,7 +46,11 @@ export class WhatsAppReadMessagesTool extends WhatsAppTool implements AiTool {
     parameters: {
       type: 'object' as const,
       properties: {
-        contact: { type: 'string', description: 'Phone number to filter by, digits only (e.g. "14155551234")' },
+        contact: {
+          type: 'string',
+          description:
+            'Phone number to filter by, digits only (e.g. "14155551234")',
+        },
         limit: {
           type: 'number',
           description: `Maximum messages to return (default ${WHATSAPP_TOOL_MESSAGES_DEFAULT_LIMIT}, max ${WHATSAPP_MESSAGES_MAX_LIMIT})`,
@@ -46,22 +59,37 @@ export class WhatsAppReadMessagesTool extends WhatsAppTool implements AiTool {
       required: [],
     },
   };
-  readonly promptLine = 'read recent WhatsApp messages from contacts with read permission (optionally one contact).';
+  readonly promptLine =
+    'read recent WhatsApp messages from contacts with read permission (optionally one contact).';
 
   async execute(args: Record<string, unknown>): Promise<string> {
     const gateway = this.link.use();
     const limit = clampLimit(args['limit']);
-    const contact = typeof args['contact'] === 'string' && args['contact'].trim() ? args['contact'] : undefined;
+    const contact =
+      typeof args['contact'] === 'string' && args['contact'].trim()
+        ? args['contact']
+        : undefined;
     if (contact !== undefined) {
       const phone = normalisePhoneNumber(contact);
       if (!phone) return toolError(INVALID_PHONE_NUMBER);
       const permission = await this.permissions.findByPhone(phone);
-      if (!permission?.canRead) return toolError(`No read permission for ${phone}: the owner has not allowed you to read this contact`);
-      return JSON.stringify({ messages: await gateway.getMessages({ contact: phone, limit, onlyPhones: [phone] }) });
+      if (!permission?.canRead)
+        return toolError(
+          `No read permission for ${phone}: the owner has not allowed you to read this contact`,
+        );
+      return JSON.stringify({
+        messages: await gateway.getMessages({
+          contact: phone,
+          limit,
+          onlyPhones: [phone],
+        }),
+      });
     }
     const phones = await this.permissions.readablePhones();
     if (phones.length === 0) return JSON.stringify({ messages: [] });
-    return JSON.stringify({ messages: await gateway.getMessages({ limit, onlyPhones: phones }) });
+    return JSON.stringify({
+      messages: await gateway.getMessages({ limit, onlyPhones: phones }),
+    });
   }
 }
 
@@ -76,13 +104,21 @@ export class WhatsAppSendMessageTool extends WhatsAppTool implements AiTool {
     parameters: {
       type: 'object' as const,
       properties: {
-        phone: { type: 'string', description: 'International format, digits only (e.g. "14155551234")' },
-        message: { type: 'string', maxLength: WHATSAPP_SEND_MAX_LENGTH, description: 'Text to send' },
+        phone: {
+          type: 'string',
+          description: 'International format, digits only (e.g. "14155551234")',
+        },
+        message: {
+          type: 'string',
+          maxLength: WHATSAPP_SEND_MAX_LENGTH,
+          description: 'Text to send',
+        },
       },
       required: ['phone', 'message'],
     },
   };
-  readonly promptLine = 'send a WhatsApp text to a contact with reply permission. Always confirm with the user before sending.';
+  readonly promptLine =
+    'send a WhatsApp text to a contact with reply permission. Always confirm with the user before sending.';
 
   async execute(args: Record<string, unknown>): Promise<string> {
     const gateway = this.link.use();
@@ -91,7 +127,10 @@ export class WhatsAppSendMessageTool extends WhatsAppTool implements AiTool {
     const message = args['message'] as string;
     if (!message.trim()) return toolError('message must not be empty');
     const permission = await this.permissions.findByPhone(phone);
-    if (!permission?.canReply) return toolError(`No reply permission for ${phone}: the owner has not allowed you to message this contact`);
+    if (!permission?.canReply)
+      return toolError(
+        `No reply permission for ${phone}: the owner has not allowed you to message this contact`,
+      );
     const sent = await gateway.sendText(phone, message);
     return JSON.stringify({ success: true, jid: sent.jid });
   }
@@ -103,28 +142,55 @@ type Action = (typeof ACTIONS)[number];
 /** The seed's whatsapp_manage_permission: grant (upsert), update, revoke (both flags off, record kept), remove. */
 @AiToolProvider()
 @Injectable()
-export class WhatsAppManagePermissionTool extends WhatsAppTool implements AiTool {
+export class WhatsAppManagePermissionTool
+  extends WhatsAppTool
+  implements AiTool
+{
   readonly definition = {
     name: 'whatsapp_manage_permission',
     description:
-      'Grant, update, revoke or remove a WhatsApp contact\'s permissions. grant creates the record or overwrites an existing one ' +
+      "Grant, update, revoke or remove a WhatsApp contact's permissions. grant creates the record or overwrites an existing one " +
       '(needs displayName; canRead defaults to true, canReply to false); update changes displayName, canRead, canReply and/or trusted; ' +
       'revoke sets canRead and canReply to false and keeps the record; remove deletes it. Contacts with canReply=true receive automatic replies; ' +
       "trusted lets those replies see the owner's memory. Only change permissions when the owner asks you to.",
     parameters: {
       type: 'object' as const,
       properties: {
-        action: { type: 'string', enum: [...ACTIONS], description: 'What to do' },
-        phoneNumber: { type: 'string', description: 'Digits only (e.g. "14155551234")' },
-        displayName: { type: 'string', maxLength: WHATSAPP_DISPLAY_NAME_MAX_LENGTH, description: 'Human label, e.g. "Mom" (required for grant)' },
-        canRead: { type: 'boolean', description: 'You may read messages from this contact (grant: default true)' },
-        canReply: { type: 'boolean', description: 'You may reply to this contact, automatic replies included (grant: default false)' },
-        trusted: { type: 'boolean', description: "update only: automatic replies to this contact may see the owner's memory" },
+        action: {
+          type: 'string',
+          enum: [...ACTIONS],
+          description: 'What to do',
+        },
+        phoneNumber: {
+          type: 'string',
+          description: 'Digits only (e.g. "14155551234")',
+        },
+        displayName: {
+          type: 'string',
+          maxLength: WHATSAPP_DISPLAY_NAME_MAX_LENGTH,
+          description: 'Human label, e.g. "Mom" (required for grant)',
+        },
+        canRead: {
+          type: 'boolean',
+          description:
+            'You may read messages from this contact (grant: default true)',
+        },
+        canReply: {
+          type: 'boolean',
+          description:
+            'You may reply to this contact, automatic replies included (grant: default false)',
+        },
+        trusted: {
+          type: 'boolean',
+          description:
+            "update only: automatic replies to this contact may see the owner's memory",
+        },
       },
       required: ['action', 'phoneNumber'],
     },
   };
-  readonly promptLine = "grant, update, revoke or remove a WhatsApp contact's read/reply permission (only when the owner asks).";
+  readonly promptLine =
+    "grant, update, revoke or remove a WhatsApp contact's read/reply permission (only when the owner asks).";
 
   async execute(args: Record<string, unknown>): Promise<string> {
     this.link.use();
@@ -139,26 +205,50 @@ export class WhatsAppManagePermissionTool extends WhatsAppTool implements AiTool
     try {
       switch (action) {
         case 'grant':
-          if (!displayName?.trim()) return toolError('displayName is required for grant');
-          await this.permissions.grant(phoneNumber, displayName, { canRead, canReply }, 'ai');
+          if (!displayName?.trim())
+            return toolError('displayName is required for grant');
+          await this.permissions.grant(
+            phoneNumber,
+            displayName,
+            { canRead, canReply },
+            'ai',
+          );
           return done();
         case 'update':
-          if (displayName === undefined && canRead === undefined && canReply === undefined && trusted === undefined) {
-            return toolError('update needs at least one of displayName, canRead, canReply, trusted');
+          if (
+            displayName === undefined &&
+            canRead === undefined &&
+            canReply === undefined &&
+            trusted === undefined
+          ) {
+            return toolError(
+              'update needs at least one of displayName, canRead, canReply, trusted',
+            );
           }
-          await this.permissions.updateByPhone(phoneNumber, { displayName, canRead, canReply, trusted }, 'ai');
+          await this.permissions.updateByPhone(
+            phoneNumber,
+            { displayName, canRead, canReply, trusted },
+            'ai',
+          );
           return done();
         case 'revoke':
-          await this.permissions.updateByPhone(phoneNumber, { canRead: false, canReply: false }, 'ai');
+          await this.permissions.updateByPhone(
+            phoneNumber,
+            { canRead: false, canReply: false },
+            'ai',
+          );
           return done();
         case 'remove':
           await this.permissions.removeByPhone(phoneNumber, 'ai');
           return done();
         default:
-          return toolError(`Unknown action "${String(action)}": use one of ${ACTIONS.join(', ')}`);
+          return toolError(
+            `Unknown action "${String(action)}": use one of ${ACTIONS.join(', ')}`,
+          );
       }
     } catch (error) {
-      if (error instanceof NotFoundException) return toolError(`${PERMISSION_NOT_FOUND} for ${phoneNumber}`);
+      if (error instanceof NotFoundException)
+        return toolError(`${PERMISSION_NOT_FOUND} for ${phoneNumber}`);
       throw error;
     }
   }
@@ -167,25 +257,39 @@ export class WhatsAppManagePermissionTool extends WhatsAppTool implements AiTool
 /** The seed's whatsapp_list_permissions. */
 @AiToolProvider()
 @Injectable()
-export class WhatsAppListPermissionsTool extends WhatsAppTool implements AiTool {
+export class WhatsAppListPermissionsTool
+  extends WhatsAppTool
+  implements AiTool
+{
   readonly definition = {
     name: 'whatsapp_list_permissions',
-    description: 'List every WhatsApp contact permission (phoneNumber, displayName, canRead, canReply, trusted), sorted by displayName.',
+    description:
+      'List every WhatsApp contact permission (phoneNumber, displayName, canRead, canReply, trusted), sorted by displayName.',
     parameters: { type: 'object' as const, properties: {}, required: [] },
   };
-  readonly promptLine = 'list the WhatsApp contacts you may read from or reply to.';
+  readonly promptLine =
+    'list the WhatsApp contacts you may read from or reply to.';
 
   async execute(): Promise<string> {
     this.link.use();
-    return JSON.stringify({ permissions: (await this.permissions.list()).map(toolPermission) });
+    return JSON.stringify({
+      permissions: (await this.permissions.list()).map(toolPermission),
+    });
   }
 }
 
 export function toolPermission(p: WhatsAppPermission) {
-  return { phoneNumber: p.phoneNumber, displayName: p.displayName, canRead: p.canRead, canReply: p.canReply, trusted: p.trusted };
+  return {
+    phoneNumber: p.phoneNumber,
+    displayName: p.displayName,
+    canRead: p.canRead,
+    canReply: p.canReply,
+    trusted: p.trusted,
+  };
 }
 
 function clampLimit(value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value)) return WHATSAPP_TOOL_MESSAGES_DEFAULT_LIMIT;
+  if (typeof value !== 'number' || !Number.isFinite(value))
+    return WHATSAPP_TOOL_MESSAGES_DEFAULT_LIMIT;
   return Math.min(WHATSAPP_MESSAGES_MAX_LIMIT, Math.max(1, Math.floor(value)));
 }

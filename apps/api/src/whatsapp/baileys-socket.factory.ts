@@ -5,10 +5,12 @@ import { WhatsAppSocketFactory } from './whatsapp-socket';
 
 /** Baileys' logger interface, kept quiet: its protocol chatter is not the owner's concern; warnings and errors go to Nest's log without payloads. */
 function quietLogger(logger: Logger, bindings: Record<string, unknown> = {}) {
-  const text = (obj: unknown, msg?: string) => msg ?? (typeof obj === 'string' ? obj : 'baileys');
+  const text = (obj: unknown, msg?: string) =>
+    msg ?? (typeof obj === 'string' ? obj : 'baileys');
   const quiet = {
     level: 'warn',
-    child: (more: Record<string, unknown>) => quietLogger(logger, { ...bindings, ...more }),
+    child: (more: Record<string, unknown>) =>
+      quietLogger(logger, { ...bindings, ...more }),
     trace: () => undefined,
     debug: () => undefined,
     info: () => undefined,
@@ -40,7 +42,11 @@ export class BaileysSocketFactory extends WhatsAppSocketFactory {
       syncFullHistory: false,
     });
     socket.ev.on('creds.update', () => {
-      saveCreds().catch((error: unknown) => this.logger.error(`Could not save the WhatsApp session: ${(error as Error).message}`));
+      saveCreds().catch((error: unknown) =>
+        this.logger.error(
+          `Could not save the WhatsApp session: ${(error as Error).message}`,
+        ),
+      );
     });
     return socket as unknown as WhatsAppSocket;
   }

@@ -5,7 +5,9 @@ import { WhatsAppSocketFactory } from './whatsapp-socket';
 
 /** What a `WHATSAPP_SOCKET_MODULE` file exports. */
 interface SocketModule {
-  createSocket(options: WhatsAppSocketOptions): WhatsAppSocket | Promise<WhatsAppSocket>;
+  createSocket(
+    options: WhatsAppSocketOptions,
+  ): WhatsAppSocket | Promise<WhatsAppSocket>;
 }
 
 /**
@@ -27,10 +29,15 @@ export class ModuleSocketFactory extends WhatsAppSocketFactory {
   private load(): SocketModule {
     if (this.loaded) return this.loaded;
     // Node's own require (not the bundler's), anchored anywhere: the path is absolute.
-    const required: unknown = createRequire(join(process.cwd(), 'noop.js'))(this.modulePath);
-    const createSocket = (required as Partial<SocketModule> | null)?.createSocket;
+    const required: unknown = createRequire(join(process.cwd(), 'noop.js'))(
+      this.modulePath,
+    );
+    const createSocket = (required as Partial<SocketModule> | null)
+      ?.createSocket;
     if (typeof createSocket !== 'function') {
-      throw new Error(`WHATSAPP_SOCKET_MODULE (${this.modulePath}) does not export a createSocket(options) function`);
+      throw new Error(
+        `WHATSAPP_SOCKET_MODULE (${this.modulePath}) does not export a createSocket(options) function`,
+      );
     }
     this.loaded = { createSocket: (opts) => createSocket(opts) };
     return this.loaded;

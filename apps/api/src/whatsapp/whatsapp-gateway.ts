@@ -12,13 +12,20 @@ export abstract class WhatsAppGateway {
    * Sends a text to a phone number (digits only) or a JID. Throws an Error with
    * an owner-readable message when not connected or when WhatsApp refuses it.
    */
-  abstract sendText(phoneOrJid: string, text: string): Promise<{ success: true; jid: string }>;
+  abstract sendText(
+    phoneOrJid: string,
+    text: string,
+  ): Promise<{ success: true; jid: string }>;
   /**
    * Stored messages, oldest first, the last `limit`: only those whose sender or
    * recipient digits contain `contact` when given, and only from/to the phones
    * in `onlyPhones` when given (permission filtering).
    */
-  abstract getMessages(query: { contact?: string; limit: number; onlyPhones?: readonly string[] }): Promise<BufferedMessage[]>;
+  abstract getMessages(query: {
+    contact?: string;
+    limit: number;
+    onlyPhones?: readonly string[];
+  }): Promise<BufferedMessage[]>;
 }
 
 /** The digits of a phone number or JID (`+1 415-555 1234`, `14155551234@s.whatsapp.net` → `14155551234`). */

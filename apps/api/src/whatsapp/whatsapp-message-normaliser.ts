@@ -17,7 +17,10 @@ const WRAPPERS = [
 ] as const;
 
 /** Keys that ride along with the content and are not its type (Baileys' getContentType skips them too). */
-const NOT_CONTENT = new Set(['senderKeyDistributionMessage', 'messageContextInfo']);
+const NOT_CONTENT = new Set([
+  'senderKeyDistributionMessage',
+  'messageContextInfo',
+]);
 
 export function isPhoneJid(jid: string | null | undefined): jid is string {
   return !!jid && jid.endsWith(PHONE_SUFFIX);
@@ -44,7 +47,10 @@ export function withoutDevice(jid: string): string {
  * other one in `*Alt`. Prefer the phone-number JID, so digits are the phone
  * number the owner knows; fall back to whatever there is.
  */
-export function preferPhoneJid(jid: string | null | undefined, alt: string | null | undefined): string | null {
+export function preferPhoneJid(
+  jid: string | null | undefined,
+  alt: string | null | undefined,
+): string | null {
   if (isPhoneJid(jid)) return withoutDevice(jid);
   if (isPhoneJid(alt)) return withoutDevice(alt);
   const any = jid ?? alt;
@@ -54,9 +60,15 @@ export function preferPhoneJid(jid: string | null | undefined, alt: string | nul
 function unwrap(message: Record<string, unknown>): Record<string, unknown> {
   let current = message;
   for (let depth = 0; depth < 4; depth++) {
-    const wrapper = WRAPPERS.find((key) => isRecord(current[key]) && isRecord((current[key] as Record<string, unknown>)['message']));
+    const wrapper = WRAPPERS.find(
+      (key) =>
+        isRecord(current[key]) &&
+        isRecord((current[key] as Record<string, unknown>)['message']),
+    );
     if (!wrapper) return current;
-    current = (current[wrapper] as Record<string, unknown>)['message'] as Record<string, unknown>;
+    current = (current[wrapper] as Record<string, unknown>)[
+      'message'
+    ] as Record<string, unknown>;
   }
   return current;
 }
@@ -70,13 +82,23 @@ function text(value: unknown): string {
 }
 
 /** The seed's content normalisation: text as is, media and everything else as a `[…]` placeholder. */
-export function normaliseBody(raw: Record<string, unknown> | null | undefined): string | null {
+export function normaliseBody(
+  raw: Record<string, unknown> | null | undefined,
+): string | null {
   if (!raw) return null;
   const message = unwrap(raw);
-  const type = Object.keys(message).find((key) => !NOT_CONTENT.has(key) && message[key] !== null && message[key] !== undefined);
+  const type = Object.keys(message).find(
+    (key) =>
+      !NOT_CONTENT.has(key) &&
+      message[key] !== null &&
+      message[key] !== undefined,
+  );
   if (!type) return null;
-  const content = isRecord(message[type]) ? (message[type] as Record<string, unknown>) : {};
-  const withText = (label: string, value: unknown) => (text(value) ? `[${label}] ${text(value)}` : `[${label}]`);
+  const content = isRecord(message[type])
+    ? (message[type] as Record<string, unknown>)
+    : {};
+  const withText = (label: string, value: unknown) =>
+    text(value) ? `[${label}] ${text(value)}` : `[${label}]`;
   switch (type) {
     case 'conversation':
       return text(message[type]);
@@ -98,7 +120,9 @@ export function normaliseBody(raw: Record<string, unknown> | null | undefined): 
 }
 
 /** Seconds (number, numeric string or Long) → milliseconds; null when absent. */
-export function timestampMs(value: WhatsAppWebMessage['messageTimestamp']): number | null {
+export function timestampMs(
+  value: WhatsAppWebMessage['messageTimestamp'],
+): number | null {
   if (value === null || value === undefined) return null;
   const seconds = typeof value === 'object' ? value.toNumber() : Number(value);
   return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : null;
@@ -115,7 +139,11 @@ export interface NormalisedMessage {
  * no id, no chat or no content (protocol messages, reactions to nothing…).
  * `ownJid` is the linked account's phone-number JID.
  */
-export function normaliseMessage(raw: WhatsAppWebMessage, ownJid: string, now: number): NormalisedMessage | null {
+export function normaliseMessage(
+  raw: WhatsAppWebMessage,
+  ownJid: string,
+  now: number,
+): NormalisedMessage | null {
   const { key } = raw;
   const id = key.id;
   const chat = preferPhoneJid(key.remoteJid, key.remoteJidAlt);
@@ -125,7 +153,9 @@ export function normaliseMessage(raw: WhatsAppWebMessage, ownJid: string, now: n
   if (body === null) return null;
   const isGroup = isGroupJid(chat);
   const fromMe = key.fromMe === true;
-  const sender = isGroup ? (preferPhoneJid(key.participant, key.participantAlt) ?? chat) : chat;
+  const sender = isGroup
+    ? (preferPhoneJid(key.participant, key.participantAlt) ?? chat)
+    : chat;
   const from = fromMe ? ownJid : sender;
   const to = fromMe ? chat : isGroup ? chat : ownJid;
   const phone = phoneDigits(fromMe ? chat : sender);

@@ -32,7 +32,10 @@ export interface WhatsAppConnectionUpdate {
   connection?: 'connecting' | 'open' | 'close';
   qr?: string;
   /** A Boom error: `output.statusCode` is the `DisconnectReason`. */
-  lastDisconnect?: { error?: (Error & { output?: { statusCode?: number } }) | undefined; date?: Date };
+  lastDisconnect?: {
+    error?: (Error & { output?: { statusCode?: number } }) | undefined;
+    date?: Date;
+  };
 }
 
 export interface WhatsAppSocketEvents {
@@ -41,15 +44,24 @@ export interface WhatsAppSocketEvents {
 }
 
 export interface WhatsAppSocketEventSource {
-  on<K extends keyof WhatsAppSocketEvents>(event: K, listener: (payload: WhatsAppSocketEvents[K]) => void): unknown;
-  off<K extends keyof WhatsAppSocketEvents>(event: K, listener: (payload: WhatsAppSocketEvents[K]) => void): unknown;
+  on<K extends keyof WhatsAppSocketEvents>(
+    event: K,
+    listener: (payload: WhatsAppSocketEvents[K]) => void,
+  ): unknown;
+  off<K extends keyof WhatsAppSocketEvents>(
+    event: K,
+    listener: (payload: WhatsAppSocketEvents[K]) => void,
+  ): unknown;
 }
 
 export interface WhatsAppSocket {
   readonly ev: WhatsAppSocketEventSource;
   /** The linked account once open (`id` like `14155551234:12@s.whatsapp.net`). */
   readonly user?: { id: string; lid?: string | null } | null;
-  sendMessage(jid: string, content: { text: string }): Promise<{ key?: { id?: string | null } } | undefined>;
+  sendMessage(
+    jid: string,
+    content: { text: string },
+  ): Promise<{ key?: { id?: string | null } } | undefined>;
   logout(msg?: string): Promise<void>;
   end(error: Error | undefined): void;
 }

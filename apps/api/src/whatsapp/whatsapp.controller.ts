@@ -1,4 +1,14 @@
-import { Body, Controller, Get, HttpCode, NotFoundException, Post, Query, Req, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  NotFoundException,
+  Post,
+  Query,
+  Req,
+  Res,
+} from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiCookieAuth,
@@ -53,7 +63,8 @@ export class WhatsAppController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Start linking or reconnecting (fire-and-forget)',
-    description: 'Returns at once; follow `GET /api/whatsapp/qr/stream` for the QR code and status changes.',
+    description:
+      'Returns at once; follow `GET /api/whatsapp/qr/stream` for the QR code and status changes.',
   })
   @ApiOkResponse({ type: WhatsAppConnectResultDto })
   connect(): WhatsAppConnectResultDto {
@@ -85,23 +96,36 @@ export class WhatsAppController {
     res.setHeader('Connection', 'keep-alive');
     res.setHeader('X-Accel-Buffering', 'no');
     res.flushHeaders();
-    const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    const send = (event: string, data: unknown) =>
+      res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 
-    send('status', { status: this.whatsapp.status, phoneNumber: this.whatsapp.phoneNumber });
+    send('status', {
+      status: this.whatsapp.status,
+      phoneNumber: this.whatsapp.phoneNumber,
+    });
     if (this.whatsapp.qrDataUrl) send('qr', { qr: this.whatsapp.qrDataUrl });
     const subscription = this.events
       .stream()
-      .pipe(filter((event) => event.name === 'whatsapp.status' || event.name === 'whatsapp.qr'))
+      .pipe(
+        filter(
+          (event) =>
+            event.name === 'whatsapp.status' || event.name === 'whatsapp.qr',
+        ),
+      )
       .subscribe((event: AppEvent) => {
         if (event.name === 'whatsapp.qr') {
           send('qr', { qr: (event as AppEvent<'whatsapp.qr'>).payload.qr });
           return;
         }
-        const { status, phoneNumber } = (event as AppEvent<'whatsapp.status'>).payload;
+        const { status, phoneNumber } = (event as AppEvent<'whatsapp.status'>)
+          .payload;
         send('status', { status, phoneNumber });
         if (status === 'connected') send('connected', { phoneNumber });
       });
-    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), this.stream.keepAliveMs);
+    const keepAlive = setInterval(
+      () => res.write(': keep-alive\n\n'),
+      this.stream.keepAliveMs,
+    );
     const cleanup = () => {
       clearInterval(keepAlive);
       subscription.unsubscribe();
@@ -112,20 +136,34 @@ export class WhatsAppController {
 
   @Post('disconnect')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Disconnect; with `clearSession` also log the device out and delete the saved session' })
+  @ApiOperation({
+    summary:
+      'Disconnect; with `clearSession` also log the device out and delete the saved session',
+  })
   @ApiOkResponse({ type: WhatsAppDisconnectResultDto })
   @ApiBadRequestResponse({ description: 'clearSession is not a boolean' })
-  async disconnect(@Body() body: WhatsAppDisconnectDto): Promise<WhatsAppDisconnectResultDto> {
+  async disconnect(
+    @Body() body: WhatsAppDisconnectDto,
+  ): Promise<WhatsAppDisconnectResultDto> {
     await this.whatsapp.disconnect(body.clearSession ?? false);
     return { status: 'disconnected' };
   }
 
   @Get('messages')
-  @ApiOperation({ summary: 'Recent WhatsApp messages, oldest first (default 50, at most 100)' })
+  @ApiOperation({
+    summary: 'Recent WhatsApp messages, oldest first (default 50, at most 100)',
+  })
   @ApiOkResponse({ type: WhatsAppMessagesDto })
-  @ApiBadRequestResponse({ description: 'limit is not a positive whole number' })
-  async messages(@Query() query: WhatsAppMessagesQueryDto): Promise<WhatsAppMessagesDto> {
-    const messages = await this.whatsapp.getMessages({ contact: query.contact, limit: query.limit ?? WHATSAPP_MESSAGES_DEFAULT_LIMIT });
+  @ApiBadRequestResponse({
+    description: 'limit is not a positive whole number',
+  })
+  async messages(
+    @Query() query: WhatsAppMessagesQueryDto,
+  ): Promise<WhatsAppMessagesDto> {
+    const messages = await this.whatsapp.getMessages({
+      contact: query.contact,
+      limit: query.limit ?? WHATSAPP_MESSAGES_DEFAULT_LIMIT,
+    });
     return { messages };
   }
 }

@@ -4,19 +4,30 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
 import { BaileysSocketFactory } from './baileys-socket.factory';
 import { ModuleSocketFactory } from './module-socket.factory';
-import { WhatsAppController, WhatsAppStreamSettings } from './whatsapp.controller';
+import {
+  WhatsAppController,
+  WhatsAppStreamSettings,
+} from './whatsapp.controller';
 import { WhatsAppGateway } from './whatsapp-gateway';
 import { WhatsAppMessageStore } from './whatsapp-message.store';
 import { ReplaceableSocketFactory } from './replaceable-socket.factory';
 import { WhatsAppSocketFactory } from './whatsapp-socket';
 import { WhatsAppService } from './whatsapp.service';
-import { WhatsAppMessageRecord, WhatsAppMessageSchema } from './schemas/whatsapp-message.schema';
+import {
+  WhatsAppMessageRecord,
+  WhatsAppMessageSchema,
+} from './schemas/whatsapp-message.schema';
 
 /** Baileys, unless the operator named a socket module (`WHATSAPP_SOCKET_MODULE`, the browser tests' fake). */
-function socketFactory(baileys: BaileysSocketFactory, config: AppConfig): ReplaceableSocketFactory {
+function socketFactory(
+  baileys: BaileysSocketFactory,
+  config: AppConfig,
+): ReplaceableSocketFactory {
   const path = config.whatsappSocketModule;
   if (!path) return new ReplaceableSocketFactory(baileys);
-  new Logger('WhatsApp').warn(`A custom WhatsApp socket module is in use instead of Baileys (WHATSAPP_SOCKET_MODULE=${path})`);
+  new Logger('WhatsApp').warn(
+    `A custom WhatsApp socket module is in use instead of Baileys (WHATSAPP_SOCKET_MODULE=${path})`,
+  );
   return new ReplaceableSocketFactory(new ModuleSocketFactory(path));
 }
 
@@ -26,11 +37,19 @@ function socketFactory(baileys: BaileysSocketFactory, config: AppConfig): Replac
  * Other modules use `WhatsAppGateway`.
  */
 @Module({
-  imports: [MongooseModule.forFeature([{ name: WhatsAppMessageRecord.name, schema: WhatsAppMessageSchema }])],
+  imports: [
+    MongooseModule.forFeature([
+      { name: WhatsAppMessageRecord.name, schema: WhatsAppMessageSchema },
+    ]),
+  ],
   controllers: [WhatsAppController],
   providers: [
     BaileysSocketFactory,
-    { provide: WhatsAppSocketFactory, useFactory: socketFactory, inject: [BaileysSocketFactory, APP_CONFIG] },
+    {
+      provide: WhatsAppSocketFactory,
+      useFactory: socketFactory,
+      inject: [BaileysSocketFactory, APP_CONFIG],
+    },
     WhatsAppMessageStore,
     WhatsAppService,
     { provide: WhatsAppGateway, useExisting: WhatsAppService },

@@ -1,4 +1,10 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,7 +20,11 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
 import { AppEventBus } from '../events/app-event-bus';
 import { WhatsAppGateway, phoneDigits } from './whatsapp-gateway';
-import { isGroupJid, normaliseMessage, toJid } from './whatsapp-message-normaliser';
+import {
+  isGroupJid,
+  normaliseMessage,
+  toJid,
+} from './whatsapp-message-normaliser';
 import { WhatsAppMessageStore } from './whatsapp-message.store';
 import {
   WhatsAppDisconnectCode,
@@ -34,12 +44,20 @@ export const RECONNECT_JITTER = 0.2;
 export const QR_SIZE_PX = 256;
 
 export const NOT_CONNECTED_MESSAGE = 'WhatsApp is not connected';
-export const LOGGED_OUT_REASON = 'WhatsApp logged this device out. Connect again and scan a new QR code.';
-export const FORBIDDEN_REASON = 'WhatsApp refused this account (forbidden). Check the phone before connecting again.';
+export const LOGGED_OUT_REASON =
+  'WhatsApp logged this device out. Connect again and scan a new QR code.';
+export const FORBIDDEN_REASON =
+  'WhatsApp refused this account (forbidden). Check the phone before connecting again.';
 
 /** Nominal delay before reconnect attempt `attempt` (0-based): 2 s doubling, capped at 5 min, with jitter. */
-export function reconnectDelayMs(attempt: number, random: () => number = Math.random): number {
-  const nominal = Math.min(RECONNECT_MAX_MS, RECONNECT_BASE_MS * 2 ** Math.min(attempt, 30));
+export function reconnectDelayMs(
+  attempt: number,
+  random: () => number = Math.random,
+): number {
+  const nominal = Math.min(
+    RECONNECT_MAX_MS,
+    RECONNECT_BASE_MS * 2 ** Math.min(attempt, 30),
+  );
   const factor = 1 - RECONNECT_JITTER + 2 * RECONNECT_JITTER * random();
   return Math.round(Math.min(RECONNECT_MAX_MS, nominal * factor));
 }
@@ -55,7 +73,10 @@ function disconnectCode(update: WhatsAppConnectionUpdate): number | undefined {
  * `whatsapp_messages` before `whatsapp.message` announces it.
  */
 @Injectable()
-export class WhatsAppService extends WhatsAppGateway implements OnApplicationBootstrap, OnModuleDestroy {
+export class WhatsAppService
+  extends WhatsAppGateway
+  implements OnApplicationBootstrap, OnModuleDestroy
+{
   private readonly logger = new Logger('WhatsApp');
   private currentStatus: WhatsAppStatus = 'disconnected';
   private currentPhone: string | null = null;
@@ -138,8 +159,11 @@ export class WhatsAppService extends WhatsAppGateway implements OnApplicationBoo
   }
 
   /** Starts connecting unless already connected or on the way (fire-and-forget). */
-  connect(): { status: 'already_connected'; phoneNumber: string | null } | { status: 'connecting' } {
-    if (this.currentStatus === 'connected') return { status: 'already_connected', phoneNumber: this.currentPhone };
+  connect():
+    | { status: 'already_connected'; phoneNumber: string | null }
+    | { status: 'connecting' } {
+    if (this.currentStatus === 'connected')
+      return { status: 'already_connected', phoneNumber: this.currentPhone };
     if (this.socket || this.currentStatus !== 'disconnected') {
       // Backing off: the owner asked, so try now.
       if (this.nextReconnectAt && !this.socket) this.reconnectNow();
@@ -158,7 +182,12 @@ export class WhatsAppService extends WhatsAppGateway implements OnApplicationBoo
     this.attempts = 0;
     const socket = this.releaseSocket();
     if (clearSession) {
-      if (socket) await socket.logout().catch((error: unknown) => this.logger.warn(`Logout failed: ${(error as Error).message}`));
+      if (socket)
+        await socket
+          .logout()
+          .catch((error: unknown) =>
+            this.logger.warn(`Logout failed: ${(error as Error).message}`),
+          );
       await rm(this.authDir, { recursive: true, force: true });
     } else {
       socket?.end(undefined);
@@ -167,16 +196,23 @@ export class WhatsAppService extends WhatsAppGateway implements OnApplicationBoo
     this.setState({ status: 'disconnected', phoneNumber: null, reason: null });
   }
 
-  async sendText(phoneOrJid: string, text: string): Promise<{ success: true; jid: string }> {
+  async sendText(
+    phoneOrJid: string,
+    text: string,
+  ): Promise<{ success: true; jid: string }> {
     const socket = this.socket;
-    if (this.currentStatus !== 'connected' || !socket) throw new Error(NOT_CONNECTED_MESSAGE);
-    if (!phoneOrJid.includes('@') && !phoneDigits(phoneOrJid)) throw new Error('Invalid phone number');
+    if (this.currentStatus !== 'connected' || !socket)
+      throw new Error(NOT_CONNECTED_MESSAGE);
+    if (!phoneOrJid.includes('@') && !phoneDigits(phoneOrJid))
+      throw new Error('Invalid phone number');
     const jid = toJid(phoneOrJid);
     let sent;
     try {
       sent = await socket.sendMessage(jid, { text });
     } catch (error) {
-      throw new Error(`WhatsApp could not send the message: ${(error as Error).message}`);
+      throw new Error(
+        `WhatsApp could not send the message: ${(error as Error).message}`,
+      );
     }
     await this.storeOwnMessage(socket, sent?.key?.id, jid, text);
     return { success: true, jid };
@@ -187,14 +223,37 @@ export class WhatsAppService extends WhatsAppGateway implements OnApplicationBoo
    * contact's messages shows both sides. (Baileys reports its own sends as an
    * `append` upsert, which is not taken.) A failure here does not undo the send.
    */
-  private async storeOwnMessage(socket: WhatsAppSocket, id: string | null | undefined, jid: string, body: string): Promise<void> {
+  private async storeOwnMessage(
+    socket: WhatsAppSocket,
+    id: string | null | undefined,
+    jid: string,
+    body: string,
+  ): Promise<void> {
     if (!id) return;
     const now = this.clock.now();
-    const message: BufferedMessage = { id, from: this.ownJid(socket), fromName: null, to: jid, body, timestamp: now.getTime(), fromMe: true, isGroup: isGroupJid(jid) };
+    const message: BufferedMessage = {
+      id,
+      from: this.ownJid(socket),
+      fromName: null,
+      to: jid,
+      body,
+      timestamp: now.getTime(),
+      fromMe: true,
+      isGroup: isGroupJid(jid),
+    };
     try {
-      await this.store.addMany([{ message, phone: phoneDigits(jid), receivedAt: now, processing: 'skipped' }]);
+      await this.store.addMany([
+        {
+          message,
+          phone: phoneDigits(jid),
+          receivedAt: now,
+          processing: 'skipped',
+        },
+      ]);
     } catch (error) {
-      this.logger.warn(`Sent WhatsApp message ${id} could not be stored: ${(error as Error).message}`);
+      this.logger.warn(
+        `Sent WhatsApp message ${id} could not be stored: ${(error as Error).message}`,
+      );
     }
   }
 
@@ -202,8 +261,19 @@ export class WhatsAppService extends WhatsAppGateway implements OnApplicationBoo
     return `${this.currentPhone ?? phoneDigits(socket.user?.id ?? '')}@s.whatsapp.net`;
   }
 
-  async getMessages({ contact, limit, onlyPhones }: { contact?: string; limit: number; onlyPhones?: readonly string[] }): Promise<BufferedMessage[]> {
-    const capped = Math.max(1, Math.min(WHATSAPP_MESSAGES_MAX_LIMIT, Math.floor(limit)));
+  async getMessages({
+    contact,
+    limit,
+    onlyPhones,
+  }: {
+    contact?: string;
+    limit: number;
+    onlyPhones?: readonly string[];
+  }): Promise<BufferedMessage[]> {
+    const capped = Math.max(
+      1,
+      Math.min(WHATSAPP_MESSAGES_MAX_LIMIT, Math.floor(limit)),
+    );
     return this.store.find({ contact, limit: capped, onlyPhones });
   }
 
@@ -237,7 +307,9 @@ export class WhatsAppService extends WhatsAppGateway implements OnApplicationBoo
       socket = await this.factory.create({ authDir: this.authDir });
     } catch (error) {
       if (generation !== this.generation || this.closing) return;
-      this.logger.error(`Could not open the WhatsApp socket: ${(error as Error).message}`);
+      this.logger.error(
+        `Could not open the WhatsApp socket: ${(error as Error).message}`,
+      );
       this.scheduleReconnect('Could not open the WhatsApp connection');
       return;
     }
@@ -273,13 +345,20 @@ export class WhatsAppService extends WhatsAppGateway implements OnApplicationBoo
     return socket;
   }
 
-  private onConnectionUpdate(socket: WhatsAppSocket, update: WhatsAppConnectionUpdate): void {
+  private onConnectionUpdate(
+    socket: WhatsAppSocket,
+    update: WhatsAppConnectionUpdate,
+  ): void {
     if (update.qr) void this.showQr(socket, update.qr);
     if (update.connection === 'open') {
       this.currentQr = null;
       this.connectedAt = this.clock.now().getTime();
       const id = socket.user?.id;
-      this.setState({ status: 'connected', phoneNumber: id ? phoneDigits(id) || null : null, reason: null });
+      this.setState({
+        status: 'connected',
+        phoneNumber: id ? phoneDigits(id) || null : null,
+        reason: null,
+      });
       this.logger.log('WhatsApp connected');
     } else if (update.connection === 'close') {
       this.onClose(update);
@@ -287,28 +366,51 @@ export class WhatsAppService extends WhatsAppGateway implements OnApplicationBoo
   }
 
   private async showQr(socket: WhatsAppSocket, qr: string): Promise<void> {
-    const dataUrl = await toDataURL(qr, { type: 'image/png', width: QR_SIZE_PX, margin: 1 });
+    const dataUrl = await toDataURL(qr, {
+      type: 'image/png',
+      width: QR_SIZE_PX,
+      margin: 1,
+    });
     if (this.socket !== socket || this.currentStatus === 'connected') return;
     this.currentQr = dataUrl;
     this.setState({ status: 'qr_ready' });
-    this.events.emit('whatsapp.qr', { qr: dataUrl, at: this.clock.now().toISOString() });
+    this.events.emit('whatsapp.qr', {
+      qr: dataUrl,
+      at: this.clock.now().toISOString(),
+    });
   }
 
   private onClose(update: WhatsAppConnectionUpdate): void {
     const code = disconnectCode(update);
-    const wasStable = this.connectedAt !== null && this.clock.now().getTime() - this.connectedAt >= RECONNECT_STABLE_MS;
+    const wasStable =
+      this.connectedAt !== null &&
+      this.clock.now().getTime() - this.connectedAt >= RECONNECT_STABLE_MS;
     const socket = this.releaseSocket();
     socket?.end(undefined);
     this.currentQr = null;
     if (wasStable) this.attempts = 0;
 
-    if (code === WhatsAppDisconnectCode.loggedOut || code === WhatsAppDisconnectCode.forbidden) {
+    if (
+      code === WhatsAppDisconnectCode.loggedOut ||
+      code === WhatsAppDisconnectCode.forbidden
+    ) {
       const loggedOut = code === WhatsAppDisconnectCode.loggedOut;
       this.attempts = 0;
-      this.logger.warn(loggedOut ? 'WhatsApp logged this device out' : 'WhatsApp refused the account (forbidden)');
+      this.logger.warn(
+        loggedOut
+          ? 'WhatsApp logged this device out'
+          : 'WhatsApp refused the account (forbidden)',
+      );
       // A logged-out session can never be used again: drop it so the next start does not retry it.
-      if (loggedOut) void rm(this.authDir, { recursive: true, force: true }).catch(() => undefined);
-      this.setState({ status: 'disconnected', phoneNumber: null, reason: loggedOut ? LOGGED_OUT_REASON : FORBIDDEN_REASON });
+      if (loggedOut)
+        void rm(this.authDir, { recursive: true, force: true }).catch(
+          () => undefined,
+        );
+      this.setState({
+        status: 'disconnected',
+        phoneNumber: null,
+        reason: loggedOut ? LOGGED_OUT_REASON : FORBIDDEN_REASON,
+      });
       return;
     }
     if (code === WhatsAppDisconnectCode.restartRequired) {
@@ -343,37 +445,72 @@ export class WhatsAppService extends WhatsAppGateway implements OnApplicationBoo
     this.nextReconnectAt = null;
   }
 
-  private onMessagesUpsert(socket: WhatsAppSocket, upsert: WhatsAppMessagesUpsert): void {
+  private onMessagesUpsert(
+    socket: WhatsAppSocket,
+    upsert: WhatsAppMessagesUpsert,
+  ): void {
     // The seed keeps `notify` only: `append` is history and own echoes.
     if (upsert.type !== 'notify') return;
     const ownJid = this.ownJid(socket);
     const now = this.clock.now();
-    const items = upsert.messages.map((raw) => normaliseMessage(raw, ownJid, now.getTime())).filter((item) => item !== null);
+    const items = upsert.messages
+      .map((raw) => normaliseMessage(raw, ownJid, now.getTime()))
+      .filter((item) => item !== null);
     if (items.length === 0) return;
     this.inbox = this.inbox.then(async () => {
       // Stored (one insert for the whole upsert) before anything is announced: a restart finds every message.
-      const byId = new Map(items.map((item) => [item.message.id, item.message]));
+      const byId = new Map(
+        items.map((item) => [item.message.id, item.message]),
+      );
       try {
         const { stored, failed } = await this.store.addMany(
-          items.map(({ message, phone }) => ({ message, phone, receivedAt: now, processing: message.fromMe || message.isGroup ? 'skipped' : 'pending' })),
+          items.map(({ message, phone }) => ({
+            message,
+            phone,
+            receivedAt: now,
+            processing:
+              message.fromMe || message.isGroup ? 'skipped' : 'pending',
+          })),
         );
-        for (const { id, error } of failed) this.logger.error(`Could not store WhatsApp message ${id}: ${error}`);
-        for (const id of stored) this.events.emit('whatsapp.message', { message: byId.get(id) as BufferedMessage, at: now.toISOString() });
+        for (const { id, error } of failed)
+          this.logger.error(`Could not store WhatsApp message ${id}: ${error}`);
+        for (const id of stored)
+          this.events.emit('whatsapp.message', {
+            message: byId.get(id) as BufferedMessage,
+            at: now.toISOString(),
+          });
       } catch (error) {
-        this.logger.error(`Could not store ${items.length} WhatsApp message(s) (${[...byId.keys()].join(', ')}): ${(error as Error).message}`);
+        this.logger.error(
+          `Could not store ${items.length} WhatsApp message(s) (${[...byId.keys()].join(', ')}): ${(error as Error).message}`,
+        );
       }
     });
   }
 
-  private setState(next: { status?: WhatsAppStatus; phoneNumber?: string | null; reason?: string | null }): void {
+  private setState(next: {
+    status?: WhatsAppStatus;
+    phoneNumber?: string | null;
+    reason?: string | null;
+  }): void {
     const status = next.status ?? this.currentStatus;
-    const phoneNumber = next.phoneNumber !== undefined ? next.phoneNumber : this.currentPhone;
+    const phoneNumber =
+      next.phoneNumber !== undefined ? next.phoneNumber : this.currentPhone;
     const reason = next.reason !== undefined ? next.reason : this.currentReason;
     if (status !== 'connecting') this.clearReconnect();
-    if (status === this.currentStatus && phoneNumber === this.currentPhone && reason === this.currentReason) return;
+    if (
+      status === this.currentStatus &&
+      phoneNumber === this.currentPhone &&
+      reason === this.currentReason
+    )
+      return;
     this.currentStatus = status;
     this.currentPhone = phoneNumber;
     this.currentReason = reason;
-    this.events.emit('whatsapp.status', { status, phoneNumber, reason, at: this.clock.now().toISOString() });
+    this.events.emit('whatsapp.status', {
+      status,
+      phoneNumber,
+      reason,
+      at: this.clock.now().toISOString(),
+    });
   }
 }

@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { WhatsAppSocket, WhatsAppSocketFactory, WhatsAppSocketOptions, WhatsAppWebMessage } from '../../src/whatsapp/whatsapp-socket';
+import type {
+  WhatsAppSocket,
+  WhatsAppSocketFactory,
+  WhatsAppSocketOptions,
+  WhatsAppWebMessage,
+} from '../../src/whatsapp/whatsapp-socket';
 
 /** A Baileys socket stand-in: tests emit `connection.update` / `messages.upsert` on it as WhatsApp would. */
 export class FakeWhatsAppSocket extends EventEmitter implements WhatsAppSocket {
@@ -19,14 +24,19 @@ export class FakeWhatsAppSocket extends EventEmitter implements WhatsAppSocket {
     if (this.failSend) throw this.failSend;
     this.sent.push({ jid, content });
     // Unique like WhatsApp's own ids: sent messages are stored under them.
-    return { key: { id: `3EB0${randomBytes(8).toString('hex').toUpperCase()}` } };
+    return {
+      key: { id: `3EB0${randomBytes(8).toString('hex').toUpperCase()}` },
+    };
   }
 
   async logout(): Promise<void> {
     this.loggedOut = true;
     this.ended = true;
     // Baileys ends the socket with loggedOut after a logout; the service must ignore it by then.
-    this.emit('connection.update', { connection: 'close', lastDisconnect: { error: boom(401), date: new Date() } });
+    this.emit('connection.update', {
+      connection: 'close',
+      lastDisconnect: { error: boom(401), date: new Date() },
+    });
   }
 
   end(): void {
@@ -40,23 +50,35 @@ export class FakeWhatsAppSocket extends EventEmitter implements WhatsAppSocket {
 
   /** The link opens for `phone` (device 12). */
   open(phone = '19876543210'): void {
-    this.user = { id: `${phone}:12@s.whatsapp.net`, lid: '987654321098765:12@lid' };
+    this.user = {
+      id: `${phone}:12@s.whatsapp.net`,
+      lid: '987654321098765:12@lid',
+    };
     this.emit('connection.update', { connection: 'open' });
   }
 
   /** The link closes with a Baileys DisconnectReason code. */
   close(statusCode: number): void {
-    this.emit('connection.update', { connection: 'close', lastDisconnect: { error: boom(statusCode), date: new Date() } });
+    this.emit('connection.update', {
+      connection: 'close',
+      lastDisconnect: { error: boom(statusCode), date: new Date() },
+    });
   }
 
-  upsert(messages: WhatsAppWebMessage[], type: 'notify' | 'append' = 'notify'): void {
+  upsert(
+    messages: WhatsAppWebMessage[],
+    type: 'notify' | 'append' = 'notify',
+  ): void {
     this.emit('messages.upsert', { messages, type });
   }
 }
 
 /** A Boom-shaped error as Baileys puts in `lastDisconnect.error`. */
 function boom(statusCode: number): Error & { output: { statusCode: number } } {
-  return Object.assign(new Error(`Connection Failure (${statusCode})`), { isBoom: true, output: { statusCode } });
+  return Object.assign(new Error(`Connection Failure (${statusCode})`), {
+    isBoom: true,
+    output: { statusCode },
+  });
 }
 
 export class FakeWhatsAppSocketFactory implements WhatsAppSocketFactory {
@@ -76,11 +98,26 @@ export class FakeWhatsAppSocketFactory implements WhatsAppSocketFactory {
 }
 
 /** A received text message as Baileys v7 delivers it. */
-export function incoming(fields: { id: string; from?: string; text?: string; message?: Record<string, unknown>; pushName?: string; at?: number; key?: Record<string, unknown> }): WhatsAppWebMessage {
+export function incoming(fields: {
+  id: string;
+  from?: string;
+  text?: string;
+  message?: Record<string, unknown>;
+  pushName?: string;
+  at?: number;
+  key?: Record<string, unknown>;
+}): WhatsAppWebMessage {
   return {
-    key: { remoteJid: fields.from ?? '14155551234@s.whatsapp.net', fromMe: false, id: fields.id, ...fields.key },
+    key: {
+      remoteJid: fields.from ?? '14155551234@s.whatsapp.net',
+      fromMe: false,
+      id: fields.id,
+      ...fields.key,
+    },
     messageTimestamp: Math.floor((fields.at ?? 1_740_567_890_000) / 1000),
     pushName: fields.pushName ?? 'Alice',
-    message: fields.message ?? { conversation: fields.text ?? 'Hey, are you around?' },
+    message: fields.message ?? {
+      conversation: fields.text ?? 'Hey, are you around?',
+    },
   };
 }

@@ -1,4 +1,7 @@
-import { startFakeLlmServer, type FakeLlmServer } from '../../../../tools/fake-llm/fake-llm-server';
+import {
+  startFakeLlmServer,
+  type FakeLlmServer,
+} from '../../../../tools/fake-llm/fake-llm-server';
 import { openSse, type SseEvent } from './sse';
 import type { TestApp } from './test-app';
 
@@ -9,9 +12,14 @@ export const GEMINI_TEST_KEY = 'AIza-test-gemini-00000000005678';
  * A fake provider upstream for a test file: points the SDKs' own base-URL
  * variables at it for the life of the file and restores them afterwards.
  */
-export async function startFakeProviders(): Promise<FakeLlmServer & { restoreEnv(): void }> {
+export async function startFakeProviders(): Promise<
+  FakeLlmServer & { restoreEnv(): void }
+> {
   const fake = await startFakeLlmServer();
-  const saved = { openai: process.env['OPENAI_BASE_URL'], gemini: process.env['GOOGLE_GEMINI_BASE_URL'] };
+  const saved = {
+    openai: process.env['OPENAI_BASE_URL'],
+    gemini: process.env['GOOGLE_GEMINI_BASE_URL'],
+  };
   process.env['OPENAI_BASE_URL'] = fake.openaiBaseUrl;
   process.env['GOOGLE_GEMINI_BASE_URL'] = fake.geminiBaseUrl;
   return Object.assign(fake, {
@@ -28,9 +36,19 @@ export async function startFakeProviders(): Promise<FakeLlmServer & { restoreEnv
 }
 
 /** Sets both keys and the model through the real settings API. */
-export async function useModel(t: TestApp, primaryModel: string): Promise<void> {
+export async function useModel(
+  t: TestApp,
+  primaryModel: string,
+): Promise<void> {
   const owner = await t.owner();
-  await owner.patch('/api/settings').send({ openaiApiKey: OPENAI_TEST_KEY, geminiApiKey: GEMINI_TEST_KEY, primaryModel }).expect(200);
+  await owner
+    .patch('/api/settings')
+    .send({
+      openaiApiKey: OPENAI_TEST_KEY,
+      geminiApiKey: GEMINI_TEST_KEY,
+      primaryModel,
+    })
+    .expect(200);
 }
 
 export interface ChatClient {
@@ -42,12 +60,17 @@ export interface ChatClient {
 export async function chatClient(t: TestApp): Promise<ChatClient> {
   const { url, cookie } = await t.serve();
   const open = (chatId: string, content: string) =>
-    openSse(`${url}/api/chats/${chatId}/messages`, { Cookie: cookie }, { method: 'POST', body: { content } });
+    openSse(
+      `${url}/api/chats/${chatId}/messages`,
+      { Cookie: cookie },
+      { method: 'POST', body: { content } },
+    );
   return {
     open,
     async send(chatId, content) {
       const stream = await open(chatId, content);
-      if (stream.status !== 200) throw new Error(`send answered ${stream.status}`);
+      if (stream.status !== 200)
+        throw new Error(`send answered ${stream.status}`);
       return stream.rest();
     },
   };

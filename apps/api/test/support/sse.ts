@@ -7,7 +7,10 @@ export interface SseStream {
   status: number;
   headers: Headers;
   /** Resolves with the first event that matches, or rejects after `timeoutMs`. */
-  next(match?: (event: SseEvent) => boolean, timeoutMs?: number): Promise<SseEvent>;
+  next(
+    match?: (event: SseEvent) => boolean,
+    timeoutMs?: number,
+  ): Promise<SseEvent>;
   /** Waits for the server to end the stream and returns every event not yet taken by next(). */
   rest(timeoutMs?: number): Promise<SseEvent[]>;
   close(): void;
@@ -20,11 +23,21 @@ export interface SseRequest {
 }
 
 /** Opens a server-sent-events stream with fetch and parses its events as they arrive. */
-export async function openSse(url: string, headers: Record<string, string> = {}, request: SseRequest = {}): Promise<SseStream> {
+export async function openSse(
+  url: string,
+  headers: Record<string, string> = {},
+  request: SseRequest = {},
+): Promise<SseStream> {
   const controller = new AbortController();
   const res = await fetch(url, {
     method: request.method ?? 'GET',
-    headers: { Accept: 'text/event-stream', ...(request.body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...headers },
+    headers: {
+      Accept: 'text/event-stream',
+      ...(request.body !== undefined
+        ? { 'Content-Type': 'application/json' }
+        : {}),
+      ...headers,
+    },
     body: request.body !== undefined ? JSON.stringify(request.body) : undefined,
     signal: controller.signal,
   });
@@ -43,7 +56,11 @@ export async function openSse(url: string, headers: Record<string, string> = {},
             const block = buffer.slice(0, end);
             buffer = buffer.slice(end + 2);
             const event = /^event: ?(.*)$/m.exec(block)?.[1] ?? 'message';
-            const data = block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.replace(/^data: ?/, '')).join('\n');
+            const data = block
+              .split('\n')
+              .filter((l) => l.startsWith('data:'))
+              .map((l) => l.replace(/^data: ?/, ''))
+              .join('\n');
             if (!data) continue;
             queue.push({ event, data: JSON.parse(data) });
             waiters.splice(0).forEach((wake) => wake());
@@ -65,7 +82,10 @@ export async function openSse(url: string, headers: Record<string, string> = {},
         const index = queue.findIndex(match);
         if (index >= 0) return queue.splice(index, 1)[0];
         const left = deadline - Date.now();
-        if (left <= 0) throw new Error(`no matching SSE event within ${timeoutMs} ms (got ${JSON.stringify(queue)})`);
+        if (left <= 0)
+          throw new Error(
+            `no matching SSE event within ${timeoutMs} ms (got ${JSON.stringify(queue)})`,
+          );
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, left);
           waiters.push(() => {
@@ -79,7 +99,10 @@ export async function openSse(url: string, headers: Record<string, string> = {},
       const deadline = Date.now() + timeoutMs;
       while (!ended) {
         const left = deadline - Date.now();
-        if (left <= 0) throw new Error(`the SSE stream did not end within ${timeoutMs} ms (got ${JSON.stringify(queue)})`);
+        if (left <= 0)
+          throw new Error(
+            `the SSE stream did not end within ${timeoutMs} ms (got ${JSON.stringify(queue)})`,
+          );
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, left);
           waiters.push(() => {

@@ -17,7 +17,8 @@ import { configureApp } from '../../src/http/configure-app';
 import { TEST_MONGODB_URI_ENV } from './test-database';
 
 export const OWNER_PASSWORD = 'correct horse battery';
-export const TEST_INDEX_HTML = '<!doctype html><title>MetatronOS</title><mt-root></mt-root>';
+export const TEST_INDEX_HTML =
+  '<!doctype html><title>MetatronOS</title><mt-root></mt-root>';
 
 export interface TestApp {
   app: INestApplication;
@@ -49,16 +50,25 @@ export interface TestAppOptions {
  * its own. Only the clock is replaced (a ManualClock) and the password hash is
  * made cheaper, so tests stay fast.
  */
-export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+export async function createTestApp(
+  options: TestAppOptions = {},
+): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'metatron-test-data-'));
   // A stand-in for the built console, so the static serving path is the production one.
   const webDistDir = join(dataDir, 'console');
   mkdirSync(webDistDir);
   writeFileSync(join(webDistDir, 'index.html'), TEST_INDEX_HTML);
   writeFileSync(join(webDistDir, 'main-TEST.js'), 'console.log("console");');
-  const config = loadAppConfig({ DATA_DIR: dataDir, WEB_DIST_DIR: webDistDir, ...options.env });
+  const config = loadAppConfig({
+    DATA_DIR: dataDir,
+    WEB_DIST_DIR: webDistDir,
+    ...options.env,
+  });
   const uri = process.env[TEST_MONGODB_URI_ENV];
-  if (!options.database && !uri) throw new Error(`${TEST_MONGODB_URI_ENV} is not set: is the Jest globalSetup configured?`);
+  if (!options.database && !uri)
+    throw new Error(
+      `${TEST_MONGODB_URI_ENV} is not set: is the Jest globalSetup configured?`,
+    );
   const database: DatabaseRuntime = options.database ?? {
     kind: 'embedded',
     uri: uri as string,
@@ -68,7 +78,13 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
 
   // NestFactory, as in main.ts: the testing module would build the static-file loader before the HTTP adapter exists.
   const app = await NestFactory.create(
-    AppModule.forRoot({ config, database, clock, passwordHasher: new PasswordHasher({ N: 2 ** 10, r: 8, p: 1 }), providers: options.providers }),
+    AppModule.forRoot({
+      config,
+      database,
+      clock,
+      passwordHasher: new PasswordHasher({ N: 2 ** 10, r: 8, p: 1 }),
+      providers: options.providers,
+    }),
     { logger: ['error'], abortOnError: false },
   );
   configureApp(app, config);
@@ -80,10 +96,17 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const owner = async () => {
     if (ownerAgent) return ownerAgent;
     const agent = http();
-    const setup = await agent.post('/api/auth/setup').send({ password: OWNER_PASSWORD });
+    const setup = await agent
+      .post('/api/auth/setup')
+      .send({ password: OWNER_PASSWORD });
     // A restarted app on a kept database already has its owner: log in instead.
-    if (setup.status === 409) await agent.post('/api/auth/login').send({ password: OWNER_PASSWORD }).expect(200);
-    else if (setup.status !== 201) throw new Error(`owner setup answered ${setup.status}`);
+    if (setup.status === 409)
+      await agent
+        .post('/api/auth/login')
+        .send({ password: OWNER_PASSWORD })
+        .expect(200);
+    else if (setup.status !== 201)
+      throw new Error(`owner setup answered ${setup.status}`);
     ownerAgent = agent;
     return agent;
   };
@@ -97,12 +120,16 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       await owner();
       if (!app.getHttpServer().listening) await app.listen(0, '127.0.0.1');
       const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
-      const login = await http().post('/api/auth/login').send({ password: OWNER_PASSWORD }).expect(200);
+      const login = await http()
+        .post('/api/auth/login')
+        .send({ password: OWNER_PASSWORD })
+        .expect(200);
       return { url, cookie: String(login.headers['set-cookie']).split(';')[0] };
     },
     async close() {
       const connection = app.get<Connection>(getConnectionToken());
-      if (!options.database) await connection.dropDatabase().catch(() => undefined);
+      if (!options.database)
+        await connection.dropDatabase().catch(() => undefined);
       await app.close();
       rmSync(dataDir, { recursive: true, force: true });
     },

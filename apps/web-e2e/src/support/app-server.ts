@@ -36,28 +36,43 @@ export async function freePort(): Promise<number> {
  * free loopback port with its embedded database, and waits until /api/health
  * says ok. `nx e2e web-e2e` builds both apps and the database launcher first.
  */
-export async function startApp(options: StartAppOptions = {}): Promise<RunningApp> {
+export async function startApp(
+  options: StartAppOptions = {},
+): Promise<RunningApp> {
   const port = await freePort();
   const ownDataDir = !options.dataDir;
-  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'metatron-e2e-'));
+  const dataDir =
+    options.dataDir ?? mkdtempSync(join(tmpdir(), 'metatron-e2e-'));
   const baseURL = `http://127.0.0.1:${port}`;
   const child: ChildProcessByStdio<null, Readable, Readable> = spawn(
     process.execPath,
     [join(WORKSPACE_ROOT, 'dist/apps/api/main.js')],
     {
       cwd: WORKSPACE_ROOT,
-      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...options.env },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'warn',
+        ...options.env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  const exited = new Promise<number | null>((done) =>
+    child.once('exit', (code) => done(code)),
+  );
 
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`MetatronOS exited with ${child.exitCode} before it was healthy:\n${output}`);
+    if (child.exitCode !== null)
+      throw new Error(
+        `MetatronOS exited with ${child.exitCode} before it was healthy:\n${output}`,
+      );
     try {
       const res = await fetch(`${baseURL}/api/health`);
       if (res.ok) break;
@@ -66,7 +81,9 @@ export async function startApp(options: StartAppOptions = {}): Promise<RunningAp
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`MetatronOS was not healthy within ${options.timeoutMs ?? 30_000} ms:\n${output}`);
+      throw new Error(
+        `MetatronOS was not healthy within ${options.timeoutMs ?? 30_000} ms:\n${output}`,
+      );
     }
     await new Promise((done) => setTimeout(done, 100));
   }

@@ -1,4 +1,7 @@
-import { startFakeLlmServer, type FakeLlmServer } from '../../../../tools/fake-llm/fake-llm-server';
+import {
+  startFakeLlmServer,
+  type FakeLlmServer,
+} from '../../../../tools/fake-llm/fake-llm-server';
 import { startApp, type RunningApp } from './app-server';
 import { test as base } from './fixtures';
 
@@ -9,7 +12,10 @@ export { expect, ownerSession } from './fixtures';
  * test worker; the fake's script and recorded requests are reset after each test. Such a file sets
  * its own `appName`, so it gets a MetatronOS of its own.
  */
-export const test = base.extend<{ resetFake: void }, { fake: FakeLlmServer; app: RunningApp }>({
+export const test = base.extend<
+  { resetFake: void },
+  { fake: FakeLlmServer; app: RunningApp }
+>({
   fake: [
     // eslint-disable-next-line no-empty-pattern
     async ({}, use) => {
@@ -21,7 +27,12 @@ export const test = base.extend<{ resetFake: void }, { fake: FakeLlmServer; app:
   ],
   app: [
     async ({ fake }, use) => {
-      const app = await startApp({ env: { OPENAI_BASE_URL: fake.openaiBaseUrl, GOOGLE_GEMINI_BASE_URL: fake.geminiBaseUrl } });
+      const app = await startApp({
+        env: {
+          OPENAI_BASE_URL: fake.openaiBaseUrl,
+          GOOGLE_GEMINI_BASE_URL: fake.geminiBaseUrl,
+        },
+      });
       await use(app);
       await app.stop();
     },

@@ -10,13 +10,22 @@
 'use strict';
 
 const { EventEmitter } = require('node:events');
-const { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
+const {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} = require('node:fs');
 const { join } = require('node:path');
 
 const SCAN_POLL_MS = 50;
 
 function boom(statusCode) {
-  return Object.assign(new Error(`Connection Failure (${statusCode})`), { isBoom: true, output: { statusCode } });
+  return Object.assign(new Error(`Connection Failure (${statusCode})`), {
+    isBoom: true,
+    output: { statusCode },
+  });
 }
 
 class FakeWhatsAppSocket extends EventEmitter {
@@ -43,7 +52,10 @@ class FakeWhatsAppSocket extends EventEmitter {
       this.open(JSON.parse(readFileSync(creds, 'utf8')).phone);
       return;
     }
-    this.emit('connection.update', { connection: 'connecting', qr: `2@fake-${Date.now().toString(36)},fake-key,fake-secret` });
+    this.emit('connection.update', {
+      connection: 'connecting',
+      qr: `2@fake-${Date.now().toString(36)},fake-key,fake-secret`,
+    });
     const scanFile = process.env.FAKE_WHATSAPP_SCAN_FILE;
     if (!scanFile) return;
     this.timer = setInterval(() => {
@@ -53,7 +65,10 @@ class FakeWhatsAppSocket extends EventEmitter {
       clearInterval(this.timer);
       this.timer = null;
       mkdirSync(this.authDir, { recursive: true });
-      writeFileSync(join(this.authDir, 'creds.json'), JSON.stringify({ phone }));
+      writeFileSync(
+        join(this.authDir, 'creds.json'),
+        JSON.stringify({ phone }),
+      );
       this.open(phone);
     }, SCAN_POLL_MS);
   }
@@ -64,12 +79,19 @@ class FakeWhatsAppSocket extends EventEmitter {
   }
 
   async sendMessage() {
-    return { key: { id: `3EB0${require('node:crypto').randomBytes(8).toString('hex').toUpperCase()}` } };
+    return {
+      key: {
+        id: `3EB0${require('node:crypto').randomBytes(8).toString('hex').toUpperCase()}`,
+      },
+    };
   }
 
   async logout() {
     this.end();
-    this.emit('connection.update', { connection: 'close', lastDisconnect: { error: boom(401), date: new Date() } });
+    this.emit('connection.update', {
+      connection: 'close',
+      lastDisconnect: { error: boom(401), date: new Date() },
+    });
   }
 
   end() {

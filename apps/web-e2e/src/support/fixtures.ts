@@ -35,15 +35,25 @@ export { expect };
  * Gives the page's browser context an owner session through the API (first-run
  * setup when there is no owner yet, login otherwise); `page.request` shares its cookies.
  */
-export async function ownerSession(page: Page, password = OWNER_PASSWORD): Promise<void> {
-  const setup = await page.request.post('/api/auth/setup', { data: { password } });
+export async function ownerSession(
+  page: Page,
+  password = OWNER_PASSWORD,
+): Promise<void> {
+  const setup = await page.request.post('/api/auth/setup', {
+    data: { password },
+  });
   if (setup.status() === 201) return;
   expect(setup.status()).toBe(409);
-  const login = await page.request.post('/api/auth/login', { data: { password } });
+  const login = await page.request.post('/api/auth/login', {
+    data: { password },
+  });
   expect(login.status()).toBe(200);
 }
 
-export async function logIn(page: Page, password = OWNER_PASSWORD): Promise<void> {
+export async function logIn(
+  page: Page,
+  password = OWNER_PASSWORD,
+): Promise<void> {
   await page.goto('/login');
   await page.getByTestId('login-password').fill(password);
   await page.getByTestId('login-submit').click();

@@ -1,5 +1,10 @@
 import type { Routes, UrlMatcher, UrlSegment } from '@angular/router';
-import { loginPageGuard, ownerSessionChildGuard, ownerSessionGuard, setupPageGuard } from './auth/auth.guards';
+import {
+  loginPageGuard,
+  ownerSessionChildGuard,
+  ownerSessionGuard,
+  setupPageGuard,
+} from './auth/auth.guards';
 
 /** Page title for the browser tab: "System · MetatronOS". */
 export function pageTitle(page: string): string {
@@ -12,7 +17,12 @@ export function pageTitle(page: string): string {
  */
 export function pathWithOptionalParam(path: string, param: string): UrlMatcher {
   return (segments: UrlSegment[]) => {
-    if (segments.length === 0 || segments.length > 2 || segments[0].path !== path) return null;
+    if (
+      segments.length === 0 ||
+      segments.length > 2 ||
+      segments[0].path !== path
+    )
+      return null;
     const posParams: Record<string, UrlSegment> = {};
     if (segments.length === 2) posParams[param] = segments[1];
     return { consumed: segments, posParams };
@@ -49,17 +59,24 @@ export const appRoutes: Routes = [
       {
         path: 'automations',
         title: pageTitle('Automations'),
-        loadComponent: () => import('./automations/automations-page').then((m) => m.AutomationsPage),
+        loadComponent: () =>
+          import('./automations/automations-page').then(
+            (m) => m.AutomationsPage,
+          ),
       },
       {
         path: 'tools',
         title: pageTitle('Tools'),
-        loadComponent: () => import('./tools/tools-page').then((m) => m.ToolsPage),
+        loadComponent: () =>
+          import('./tools/tools-page').then((m) => m.ToolsPage),
       },
       {
         path: 'instruction',
         title: pageTitle('Instruction'),
-        loadComponent: () => import('./instruction/instruction-page').then((m) => m.InstructionPage),
+        loadComponent: () =>
+          import('./instruction/instruction-page').then(
+            (m) => m.InstructionPage,
+          ),
       },
       {
         // `/data` and `/data/:name`
@@ -70,17 +87,20 @@ export const appRoutes: Routes = [
       {
         path: 'settings',
         title: pageTitle('Settings'),
-        loadComponent: () => import('./settings/settings-page').then((m) => m.SettingsPage),
+        loadComponent: () =>
+          import('./settings/settings-page').then((m) => m.SettingsPage),
       },
       {
         path: 'system',
         title: pageTitle('System'),
-        loadComponent: () => import('./system/system-page').then((m) => m.SystemPage),
+        loadComponent: () =>
+          import('./system/system-page').then((m) => m.SystemPage),
       },
       {
         path: '**',
         title: pageTitle('Page not found'),
-        loadComponent: () => import('./shell/not-found').then((m) => m.NotFound),
+        loadComponent: () =>
+          import('./shell/not-found').then((m) => m.NotFound),
       },
     ],
   },

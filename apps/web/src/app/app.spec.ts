@@ -1,11 +1,21 @@
 import { provideHttpClient, withInterceptors } from '@angular/common/http';
-import { HttpTestingController, provideHttpClientTesting } from '@angular/common/http/testing';
+import {
+  HttpTestingController,
+  provideHttpClientTesting,
+} from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
-import { Router, provideRouter, withComponentInputBinding } from '@angular/router';
+import {
+  Router,
+  provideRouter,
+  withComponentInputBinding,
+} from '@angular/router';
 import { App } from './app';
 import { appRoutes } from './app.routes';
 import { apiInterceptor } from './core/api.interceptor';
-import { EVENT_SOURCE_FACTORY, type EventSourceLike } from './core/event-stream';
+import {
+  EVENT_SOURCE_FACTORY,
+  type EventSourceLike,
+} from './core/event-stream';
 
 const noEvents = (): EventSourceLike => ({
   readyState: 0,
@@ -21,7 +31,10 @@ describe('App', () => {
   let http: HttpTestingController;
   let router: Router;
 
-  const byTestId = (id: string) => (fixture.nativeElement as HTMLElement).querySelector(`[data-testid="${id}"]`) as HTMLElement | null;
+  const byTestId = (id: string) =>
+    (fixture.nativeElement as HTMLElement).querySelector(
+      `[data-testid="${id}"]`,
+    ) as HTMLElement | null;
 
   /**
    * Lets guards, lazy routes and change detection run. (Not `whenStable()`: an unanswered request keeps the
@@ -55,7 +68,9 @@ describe('App', () => {
   it('sends a fresh install to the setup page', async () => {
     void router.navigateByUrl('/');
     await settle();
-    http.expectOne('/api/auth/status').flush({ ownerExists: false, authenticated: false });
+    http
+      .expectOne('/api/auth/status')
+      .flush({ ownerExists: false, authenticated: false });
     await settle();
     expect(router.url).toBe('/setup');
     expect(byTestId('setup-password')).not.toBeNull();
@@ -65,22 +80,36 @@ describe('App', () => {
   it('opens the shell with the Chat page for the logged-in owner', async () => {
     void router.navigateByUrl('/');
     await settle();
-    http.expectOne('/api/auth/status').flush({ ownerExists: true, authenticated: true });
+    http
+      .expectOne('/api/auth/status')
+      .flush({ ownerExists: true, authenticated: true });
     await settle();
     expect(router.url).toBe('/chat');
     expect(byTestId('app-toolbar')).not.toBeNull();
     http.expectOne('/api/chats').flush([]);
     await settle();
-    expect(byTestId('chat-empty-state')?.textContent).toContain('Start a new chat');
+    expect(byTestId('chat-empty-state')?.textContent).toContain(
+      'Start a new chat',
+    );
     expect(document.title).toBe('Chat · MetatronOS');
   });
 
   it('keeps the chat page when opening a chat from /chat, and shows the System page at /system', async () => {
     void router.navigateByUrl('/chat');
     await settle();
-    http.expectOne('/api/auth/status').flush({ ownerExists: true, authenticated: true });
+    http
+      .expectOne('/api/auth/status')
+      .flush({ ownerExists: true, authenticated: true });
     await settle();
-    http.expectOne('/api/chats').flush([{ id: 'c1', title: 'Hello', createdAt: 'x', updatedAt: 'x', running: false }]);
+    http.expectOne('/api/chats').flush([
+      {
+        id: 'c1',
+        title: 'Hello',
+        createdAt: 'x',
+        updatedAt: 'x',
+        running: false,
+      },
+    ]);
     await settle();
     const list = byTestId('chat-list');
 
@@ -93,7 +122,12 @@ describe('App', () => {
 
     void router.navigateByUrl('/system');
     await settle();
-    http.expectOne('/api/system').flush({ version: '0.1.0', uptimeSeconds: 5, database: { kind: 'embedded', status: 'up' }, dataDir: '/d' });
+    http.expectOne('/api/system').flush({
+      version: '0.1.0',
+      uptimeSeconds: 5,
+      database: { kind: 'embedded', status: 'up' },
+      dataDir: '/d',
+    });
     await settle();
     expect(byTestId('system-version')?.textContent?.trim()).toBe('0.1.0');
     expect(document.title).toBe('System · MetatronOS');
@@ -102,7 +136,9 @@ describe('App', () => {
   it('shows a not-found view inside the shell for unknown URLs', async () => {
     void router.navigateByUrl('/does-not-exist');
     await settle();
-    http.expectOne('/api/auth/status').flush({ ownerExists: true, authenticated: true });
+    http
+      .expectOne('/api/auth/status')
+      .flush({ ownerExists: true, authenticated: true });
     await settle();
     expect(byTestId('app-toolbar')).not.toBeNull();
     expect(fixture.nativeElement.textContent).toContain('Page not found');
@@ -111,26 +147,40 @@ describe('App', () => {
   it('shows a full-page error with Retry when the server cannot be reached, instead of a blank page', async () => {
     void router.navigateByUrl('/system');
     await settle();
-    http.expectOne('/api/auth/status').error(new ProgressEvent('error'), { status: 0 });
+    http
+      .expectOne('/api/auth/status')
+      .error(new ProgressEvent('error'), { status: 0 });
     await settle();
 
     const error = byTestId('api-error');
     expect(error?.textContent).toContain("Can't reach the MetatronOS server");
     expect(error?.getAttribute('role')).toBe('alert');
-    expect(fixture.nativeElement.querySelector('mt-server-error')?.classList).toContain('full-page');
+    expect(
+      fixture.nativeElement.querySelector('mt-server-error')?.classList,
+    ).toContain('full-page');
+
+    byTestId('api-error-retry')?.click();
+    await settle();
+    http.expectOne('/api/auth/status').flush(
+      {
+        statusCode: 503,
+        message: 'The database is unavailable. Check the server log.',
+      },
+      { status: 503, statusText: 'Service Unavailable' },
+    );
+    await settle();
+    expect(byTestId('api-error')?.textContent).toContain(
+      'The database is unavailable',
+    );
+    expect(byTestId('api-error')?.textContent).toContain(
+      'Check the server log.',
+    );
 
     byTestId('api-error-retry')?.click();
     await settle();
     http
       .expectOne('/api/auth/status')
-      .flush({ statusCode: 503, message: 'The database is unavailable. Check the server log.' }, { status: 503, statusText: 'Service Unavailable' });
-    await settle();
-    expect(byTestId('api-error')?.textContent).toContain('The database is unavailable');
-    expect(byTestId('api-error')?.textContent).toContain('Check the server log.');
-
-    byTestId('api-error-retry')?.click();
-    await settle();
-    http.expectOne('/api/auth/status').flush({ ownerExists: true, authenticated: false });
+      .flush({ ownerExists: true, authenticated: false });
     await settle();
     expect(byTestId('api-error')).toBeNull();
     // System is not the home page, so the login keeps it as the page to return to.
@@ -141,17 +191,28 @@ describe('App', () => {
   it('shows a banner above the shell when a page request fails, and goes to the login on a 401', async () => {
     void router.navigateByUrl('/system');
     await settle();
-    http.expectOne('/api/auth/status').flush({ ownerExists: true, authenticated: true });
+    http
+      .expectOne('/api/auth/status')
+      .flush({ ownerExists: true, authenticated: true });
     await settle();
-    http.expectOne('/api/system').error(new ProgressEvent('error'), { status: 502 });
+    http
+      .expectOne('/api/system')
+      .error(new ProgressEvent('error'), { status: 502 });
     await settle();
     expect(byTestId('api-error')).not.toBeNull();
-    expect(fixture.nativeElement.querySelector('mt-server-error')?.classList).toContain('banner');
+    expect(
+      fixture.nativeElement.querySelector('mt-server-error')?.classList,
+    ).toContain('banner');
     expect(byTestId('app-toolbar')).not.toBeNull();
 
     byTestId('system-refresh')?.click();
     await settle();
-    http.expectOne('/api/system').flush({ statusCode: 401, message: 'Unauthorized' }, { status: 401, statusText: 'Unauthorized' });
+    http
+      .expectOne('/api/system')
+      .flush(
+        { statusCode: 401, message: 'Unauthorized' },
+        { status: 401, statusText: 'Unauthorized' },
+      );
     await settle();
     expect(router.url).toBe('/login?returnUrl=%2Fsystem');
   });

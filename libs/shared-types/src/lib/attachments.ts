@@ -20,7 +20,8 @@ export interface MessageAttachment extends UploadedAttachment {
 export const MAX_ATTACHMENTS_PER_MESSAGE = 10;
 
 /** File types the server accepts (it also checks the content): for file pickers' `accept`. */
-export const ATTACHMENT_ACCEPT = '.png,.jpg,.jpeg,.gif,.webp,.txt,.md,.markdown,.csv,.json,.pdf';
+export const ATTACHMENT_ACCEPT =
+  '.png,.jpg,.jpeg,.gif,.webp,.txt,.md,.markdown,.csv,.json,.pdf';
 
 /** `GET /api/attachments/:id`: the file itself. */
 export function attachmentUrl(id: string): string {

@@ -73,7 +73,11 @@ export interface CronRunView {
   /** Where the run's turn is: the chat and the assistant message. */
   chatId: string | null;
   messageId: string | null;
-  usage: { inputTokens?: number; outputTokens?: number; totalTokens?: number } | null;
+  usage: {
+    inputTokens?: number;
+    outputTokens?: number;
+    totalTokens?: number;
+  } | null;
 }
 
 /** `GET /api/cronjobs/preview?cronExpression=…`: what the form shows while the owner types. */

@@ -40,7 +40,9 @@ export interface ToolCallRecord {
 }
 
 /** An assistant reply in order: text and tool calls as they happened. */
-export type AssistantPart = { type: 'text'; text: string } | ({ type: 'tool_call' } & ToolCallRecord);
+export type AssistantPart =
+  | { type: 'text'; text: string }
+  | ({ type: 'tool_call' } & ToolCallRecord);
 
 export type MessageStatus = 'streaming' | 'complete' | 'stopped' | 'error';
 
@@ -95,7 +97,13 @@ export interface ChatStreamEventMap {
   message: ChatMessage;
   delta: { text: string };
   tool_call: { id: string; name: string; arguments: Record<string, unknown> };
-  tool_result: { id: string; name: string; result: string; durationMs: number; error?: string | null };
+  tool_result: {
+    id: string;
+    name: string;
+    result: string;
+    durationMs: number;
+    error?: string | null;
+  };
   /** The reply ended; `stopped` when the owner pressed Stop. */
   done: { messageId: string; usage?: TokenUsage; stopped?: boolean };
   /** The reply failed; `messageId` is set when partial text was kept. */

@@ -8,9 +8,20 @@ export interface CollectionInfo {
 }
 
 /** Core collections: the AI may read them, never write. */
-export const PROTECTED_COLLECTIONS: readonly string[] = ['chats', 'messages', 'settings', 'media', 'attachments'];
+export const PROTECTED_COLLECTIONS: readonly string[] = [
+  'chats',
+  'messages',
+  'settings',
+  'media',
+  'attachments',
+];
 /** Collections with a predefined schema the AI reads and writes without the `ai_` prefix. */
-export const AI_MANAGED_COLLECTIONS: readonly string[] = ['master', 'contacts', 'schedule', 'cronjobs'];
+export const AI_MANAGED_COLLECTIONS: readonly string[] = [
+  'master',
+  'contacts',
+  'schedule',
+  'cronjobs',
+];
 /** Collections the AI creates itself start with this. */
 export const AI_COLLECTION_PREFIX = 'ai_';
 

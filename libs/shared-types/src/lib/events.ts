@@ -10,14 +10,29 @@ export interface AppEventMap {
   'database.status': { status: DatabaseStatus; reason?: string; at: string };
   'auth.logged_out': { at: string };
   /** A chat was created, renamed, deleted, or a reply in it started or ended. */
-  'chats.changed': { chatId: string; change: 'created' | 'renamed' | 'deleted' | 'reply-started' | 'reply-ended' | 'delivery'; at: string };
+  'chats.changed': {
+    chatId: string;
+    change:
+      | 'created'
+      | 'renamed'
+      | 'deleted'
+      | 'reply-started'
+      | 'reply-ended'
+      | 'delivery';
+    at: string;
+  };
   /** Core instruction, memory, schema doc or the toggle changed (`by: "ai"` when a tool did it). */
   'system-instruction.updated': { updatedAt: string; by: 'owner' | 'ai' };
   'settings.updated': { updatedAt: string };
   /** The AI wrote to one of its collections through `db_query`. */
   'data.changed': { collection: string; operation: string; at: string };
   /** A scheduled job was created, edited, paused/resumed or deleted (`by: "ai"` when manage_cronjob or db_query did it). */
-  'cronjobs.changed': { jobId: string; change: 'created' | 'updated' | 'deleted'; by: 'owner' | 'ai'; at: string };
+  'cronjobs.changed': {
+    jobId: string;
+    change: 'created' | 'updated' | 'deleted';
+    by: 'owner' | 'ai';
+    at: string;
+  };
   /** A job run or a pulse started (`outcome: "running"`) or ended; also sent for skipped and missed runs. */
   'automation.run': { run: CronRunView; at: string };
   /** Pulse settings, notes or counters changed. */
@@ -28,9 +43,19 @@ export interface AppEventMap {
    * A WhatsApp permission was created, edited or deleted (`by: "ai"` when
    * whatsapp_manage_permission did it, `"auto-reply"` when the bot-loop guard paused the contact).
    */
-  'whatsapp.permissions.changed': { id: string; change: 'created' | 'updated' | 'deleted'; by: 'owner' | 'ai' | 'auto-reply'; at: string };
+  'whatsapp.permissions.changed': {
+    id: string;
+    change: 'created' | 'updated' | 'deleted';
+    by: 'owner' | 'ai' | 'auto-reply';
+    at: string;
+  };
   /** The WhatsApp link changed state (`reason` says why it stopped: logged out, forbidden…). */
-  'whatsapp.status': { status: WhatsAppStatus; phoneNumber: string | null; reason: string | null; at: string };
+  'whatsapp.status': {
+    status: WhatsAppStatus;
+    phoneNumber: string | null;
+    reason: string | null;
+    at: string;
+  };
   /** A new QR code to scan (PNG data URL, 256×256). */
   'whatsapp.qr': { qr: string; at: string };
   /** A WhatsApp message was received and stored (sent once per message id). */

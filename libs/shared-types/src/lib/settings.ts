@@ -32,7 +32,11 @@ export interface AppSettingsView {
 export interface UpdateAppSettingsRequest {
   geminiApiKey?: string | null;
   openaiApiKey?: string | null;
-  openaiCompatible?: Array<{ name: string; baseUrl: string; apiKey?: string | null }>;
+  openaiCompatible?: Array<{
+    name: string;
+    baseUrl: string;
+    apiKey?: string | null;
+  }>;
   primaryModel?: string | null;
   imageModel?: string | null;
   braveApiKey?: string | null;

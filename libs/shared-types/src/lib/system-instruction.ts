@@ -16,7 +16,9 @@ export interface SystemInstruction {
 }
 
 /** `PATCH /api/system-instruction` */
-export type UpdateSystemInstructionRequest = Partial<Omit<SystemInstruction, 'updatedAt'>>;
+export type UpdateSystemInstructionRequest = Partial<
+  Omit<SystemInstruction, 'updatedAt'>
+>;
 
 /** `GET /api/system-instruction/prompt`: exactly what the next chat turn would send. */
 export interface CombinedPromptResponse {

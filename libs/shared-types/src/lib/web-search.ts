@@ -22,5 +22,10 @@ export interface WebSearchTestRequest {
 
 /** The test's outcome (HTTP 200 either way): how many results and the first one, or why it failed. */
 export type WebSearchTestResponse =
-  | { ok: true; results: number; durationMs: number; sample: { title: string; url: string } | null }
+  | {
+      ok: true;
+      results: number;
+      durationMs: number;
+      sample: { title: string; url: string } | null;
+    }
   | { ok: false; error: string; durationMs: number };

@@ -1,6 +1,10 @@
 /** WhatsApp (the seed's routes under `/api/whatsapp`). */
 
-export type WhatsAppStatus = 'disconnected' | 'connecting' | 'qr_ready' | 'connected';
+export type WhatsAppStatus =
+  | 'disconnected'
+  | 'connecting'
+  | 'qr_ready'
+  | 'connected';
 
 /** `GET /api/whatsapp/status`. `reason` says why the link stopped (logged out, forbidden…), null otherwise. */
 export interface WhatsAppStatusView {
@@ -53,7 +57,9 @@ export interface CreateWhatsAppPermissionRequest {
   trusted?: boolean;
 }
 
-export type UpdateWhatsAppPermissionRequest = Partial<Pick<WhatsAppPermission, 'displayName' | 'canRead' | 'canReply' | 'trusted'>>;
+export type UpdateWhatsAppPermissionRequest = Partial<
+  Pick<WhatsAppPermission, 'displayName' | 'canRead' | 'canReply' | 'trusted'>
+>;
 
 /** Limits of `/messages` and `whatsapp_read_messages` (the seed's). */
 export const WHATSAPP_MESSAGES_DEFAULT_LIMIT = 50;

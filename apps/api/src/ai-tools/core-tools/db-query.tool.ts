@@ -1,16 +1,32 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../clock/clock';
 import { AppEventBus } from '../../events/app-event-bus';
-import { DB_QUERY_PARAMETERS, DB_QUERY_TOOL_DESCRIPTION } from '../../mongo-sandbox/db-query-tool-spec';
+import {
+  DB_QUERY_PARAMETERS,
+  DB_QUERY_TOOL_DESCRIPTION,
+} from '../../mongo-sandbox/db-query-tool-spec';
 import { MongoSandboxService } from '../../mongo-sandbox/mongo-sandbox.service';
 import { AiToolProvider, type AiTool } from '../ai-tool';
 
-const WRITES = new Set(['insertOne', 'insertMany', 'updateOne', 'updateMany', 'deleteOne', 'deleteMany', 'createCollection', 'createIndex']);
+const WRITES = new Set([
+  'insertOne',
+  'insertMany',
+  'updateOne',
+  'updateMany',
+  'deleteOne',
+  'deleteMany',
+  'createCollection',
+  'createIndex',
+]);
 
 @AiToolProvider()
 @Injectable()
 export class DbQueryTool implements AiTool {
-  readonly definition = { name: 'db_query', description: DB_QUERY_TOOL_DESCRIPTION, parameters: DB_QUERY_PARAMETERS };
+  readonly definition = {
+    name: 'db_query',
+    description: DB_QUERY_TOOL_DESCRIPTION,
+    parameters: DB_QUERY_PARAMETERS,
+  };
   readonly promptLine =
     'run one MongoDB operation on your database: read any collection; write master, contacts, schedule, cronjobs and your own ai_* collections.';
 
@@ -24,7 +40,11 @@ export class DbQueryTool implements AiTool {
     const result = await this.sandbox.execute(args);
     const operation = String(args['operation']);
     if (WRITES.has(operation) && !('error' in result)) {
-      this.events.emit('data.changed', { collection: String(args['collection']), operation, at: this.clock.now().toISOString() });
+      this.events.emit('data.changed', {
+        collection: String(args['collection']),
+        operation,
+        at: this.clock.now().toISOString(),
+      });
     }
     return JSON.stringify(result);
   }

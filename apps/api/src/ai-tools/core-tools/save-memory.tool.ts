@@ -14,7 +14,9 @@ export class SaveMemoryTool implements AiTool {
       'Merge new facts into the current memory (keep what is still true), as short bullet points.',
     parameters: {
       type: 'object' as const,
-      properties: { memory: { type: 'string', description: 'The complete new memory text' } },
+      properties: {
+        memory: { type: 'string', description: 'The complete new memory text' },
+      },
       required: ['memory'],
     },
   };
@@ -25,9 +27,14 @@ export class SaveMemoryTool implements AiTool {
   async execute(args: Record<string, unknown>): Promise<string> {
     const memory = args['memory'] as string;
     if (memory.length > MEMORY_MAX_LENGTH) {
-      return toolError(`Memory is ${memory.length} characters; the limit is ${MEMORY_MAX_LENGTH}. Nothing was saved: shorten it and try again.`);
+      return toolError(
+        `Memory is ${memory.length} characters; the limit is ${MEMORY_MAX_LENGTH}. Nothing was saved: shorten it and try again.`,
+      );
     }
     await this.instruction.updateMemory(memory, 'ai');
-    return JSON.stringify({ success: true, message: 'Memory updated successfully' });
+    return JSON.stringify({
+      success: true,
+      message: 'Memory updated successfully',
+    });
   }
 }

@@ -14,21 +14,35 @@ export class UpdateDbSchemaTool implements AiTool {
       'Keep the documentation of master, contacts and schedule in it.',
     parameters: {
       type: 'object' as const,
-      properties: { schema: { type: 'string', description: 'The complete new Markdown documentation' } },
+      properties: {
+        schema: {
+          type: 'string',
+          description: 'The complete new Markdown documentation',
+        },
+      },
       required: ['schema'],
     },
   };
-  readonly promptLine = 'replace the documentation of your collections after you create or change one.';
+  readonly promptLine =
+    'replace the documentation of your collections after you create or change one.';
 
   constructor(private readonly instruction: SystemInstructionService) {}
 
   async execute(args: Record<string, unknown>): Promise<string> {
     const schema = args['schema'] as string;
-    if (!schema.trim()) return toolError('The schema documentation must not be empty. Nothing was saved.');
+    if (!schema.trim())
+      return toolError(
+        'The schema documentation must not be empty. Nothing was saved.',
+      );
     if (schema.length > DB_SCHEMA_MAX_LENGTH) {
-      return toolError(`The schema documentation is ${schema.length} characters; the limit is ${DB_SCHEMA_MAX_LENGTH}. Nothing was saved.`);
+      return toolError(
+        `The schema documentation is ${schema.length} characters; the limit is ${DB_SCHEMA_MAX_LENGTH}. Nothing was saved.`,
+      );
     }
     await this.instruction.updateDbSchema(schema, 'ai');
-    return JSON.stringify({ success: true, message: 'Schema updated successfully' });
+    return JSON.stringify({
+      success: true,
+      message: 'Schema updated successfully',
+    });
   }
 }

@@ -1,11 +1,21 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsString, MaxLength, MinLength } from 'class-validator';
-import { OWNER_PASSWORD_MAX_LENGTH, OWNER_PASSWORD_MIN_LENGTH, type AuthStatus, type PasswordRequest } from '@metatronos/shared-types';
+import {
+  OWNER_PASSWORD_MAX_LENGTH,
+  OWNER_PASSWORD_MIN_LENGTH,
+  type AuthStatus,
+  type PasswordRequest,
+} from '@metatronos/shared-types';
 
 export class SetupOwnerDto implements PasswordRequest {
-  @ApiProperty({ minLength: OWNER_PASSWORD_MIN_LENGTH, maxLength: OWNER_PASSWORD_MAX_LENGTH })
+  @ApiProperty({
+    minLength: OWNER_PASSWORD_MIN_LENGTH,
+    maxLength: OWNER_PASSWORD_MAX_LENGTH,
+  })
   @IsString()
-  @MinLength(OWNER_PASSWORD_MIN_LENGTH, { message: `password must be at least ${OWNER_PASSWORD_MIN_LENGTH} characters` })
+  @MinLength(OWNER_PASSWORD_MIN_LENGTH, {
+    message: `password must be at least ${OWNER_PASSWORD_MIN_LENGTH} characters`,
+  })
   @MaxLength(OWNER_PASSWORD_MAX_LENGTH)
   password!: string;
 }

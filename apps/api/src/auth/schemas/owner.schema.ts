@@ -15,4 +15,5 @@ export class OwnerCredential {
   updatedAt!: Date;
 }
 
-export const OwnerCredentialSchema = SchemaFactory.createForClass(OwnerCredential);
+export const OwnerCredentialSchema =
+  SchemaFactory.createForClass(OwnerCredential);

@@ -1,22 +1,38 @@
 import { CRON_EXPRESSION_MAX_LENGTH } from '@metatronos/shared-types';
-import { checkCronExpression, cronOccurrencesBetween, describeCron, nextCronRuns } from './cron-schedule';
+import {
+  checkCronExpression,
+  cronOccurrencesBetween,
+  describeCron,
+  nextCronRuns,
+} from './cron-schedule';
 
 const BERLIN = 'Europe/Berlin';
 const NEW_YORK = 'America/New_York';
-const HELP = 'Use five fields: minute hour day-of-month month day-of-week, e.g. "0 8 * * 1-5".';
+const HELP =
+  'Use five fields: minute hour day-of-month month day-of-week, e.g. "0 8 * * 1-5".';
 
 const isoList = (dates: Date[]) => dates.map((date) => date.toISOString());
 const at = (iso: string) => new Date(iso);
 
-function runsOf(expression: string, timezone: string, from: string, count = 3): string[] {
+function runsOf(
+  expression: string,
+  timezone: string,
+  from: string,
+  count = 3,
+): string[] {
   const check = checkCronExpression(expression, timezone, at(from), count);
   if (!check.ok) throw new Error(`refused: ${check.error}`);
   return isoList(check.nextRuns);
 }
 
 function errorOf(expression: unknown, timezone = BERLIN): string {
-  const check = checkCronExpression(expression as string, timezone, at('2026-01-02T07:00:00Z'));
-  if (check.ok) throw new Error(`accepted: ${isoList(check.nextRuns).join(', ')}`);
+  const check = checkCronExpression(
+    expression as string,
+    timezone,
+    at('2026-01-02T07:00:00Z'),
+  );
+  if (check.ok)
+    throw new Error(`accepted: ${isoList(check.nextRuns).join(', ')}`);
   return check.error;
 }
 
@@ -29,8 +45,12 @@ describe('checkCronExpression', () => {
       '2026-01-07T07:00:00.000Z',
     ]);
     // Exactly at a run time: that run is not "after".
-    expect(runsOf('0 8 * * 1-5', BERLIN, '2026-01-05T07:00:00.000Z', 1)).toEqual(['2026-01-06T07:00:00.000Z']);
-    expect(runsOf('0 8 * * 1-5', BERLIN, '2026-01-05T06:59:59.999Z', 1)).toEqual(['2026-01-05T07:00:00.000Z']);
+    expect(
+      runsOf('0 8 * * 1-5', BERLIN, '2026-01-05T07:00:00.000Z', 1),
+    ).toEqual(['2026-01-06T07:00:00.000Z']);
+    expect(
+      runsOf('0 8 * * 1-5', BERLIN, '2026-01-05T06:59:59.999Z', 1),
+    ).toEqual(['2026-01-05T07:00:00.000Z']);
     // Summer time: 08:00 CEST is 06:00 UTC.
     expect(runsOf('0 8 * * *', BERLIN, '2026-07-01T00:00:00Z', 2)).toEqual([
       '2026-07-01T06:00:00.000Z',
@@ -66,11 +86,21 @@ describe('checkCronExpression', () => {
       '2026-01-05T07:00:00.000Z',
       '2026-01-12T07:00:00.000Z',
     ]);
-    expect(runsOf('0 8 * * 7', BERLIN, '2026-01-02T00:00:00Z', 1)).toEqual(['2026-01-04T07:00:00.000Z']);
-    expect(runsOf('30 0 8 * * *', BERLIN, '2026-01-02T00:00:00Z', 1)).toEqual(['2026-01-02T07:00:30.000Z']);
-    expect(runsOf('@daily', BERLIN, '2026-01-02T00:00:00Z', 1)).toEqual(['2026-01-02T23:00:00.000Z']);
-    expect(runsOf('@weekdays', BERLIN, '2026-01-02T00:00:00Z', 1)).toEqual(['2026-01-04T23:00:00.000Z']);
-    expect(runsOf('@hourly', BERLIN, '2026-01-02T00:10:00Z', 1)).toEqual(['2026-01-02T01:00:00.000Z']);
+    expect(runsOf('0 8 * * 7', BERLIN, '2026-01-02T00:00:00Z', 1)).toEqual([
+      '2026-01-04T07:00:00.000Z',
+    ]);
+    expect(runsOf('30 0 8 * * *', BERLIN, '2026-01-02T00:00:00Z', 1)).toEqual([
+      '2026-01-02T07:00:30.000Z',
+    ]);
+    expect(runsOf('@daily', BERLIN, '2026-01-02T00:00:00Z', 1)).toEqual([
+      '2026-01-02T23:00:00.000Z',
+    ]);
+    expect(runsOf('@weekdays', BERLIN, '2026-01-02T00:00:00Z', 1)).toEqual([
+      '2026-01-04T23:00:00.000Z',
+    ]);
+    expect(runsOf('@hourly', BERLIN, '2026-01-02T00:10:00Z', 1)).toEqual([
+      '2026-01-02T01:00:00.000Z',
+    ]);
   });
 
   it('reads day-of-month OR day-of-week when both are restricted (as cron does)', () => {
@@ -88,12 +118,14 @@ describe('checkCronExpression', () => {
         '2026-03-30T00:30:00.000Z',
         '2026-03-31T00:30:00.000Z',
       ]);
-      expect(runsOf('*/30 * * * *', BERLIN, '2026-03-29T00:10:00Z', 4)).toEqual([
-        '2026-03-29T00:30:00.000Z', // 01:30 CET
-        '2026-03-29T01:00:00.000Z', // 03:00 CEST (02:00 and 02:30 do not exist)
-        '2026-03-29T01:30:00.000Z',
-        '2026-03-29T02:00:00.000Z',
-      ]);
+      expect(runsOf('*/30 * * * *', BERLIN, '2026-03-29T00:10:00Z', 4)).toEqual(
+        [
+          '2026-03-29T00:30:00.000Z', // 01:30 CET
+          '2026-03-29T01:00:00.000Z', // 03:00 CEST (02:00 and 02:30 do not exist)
+          '2026-03-29T01:30:00.000Z',
+          '2026-03-29T02:00:00.000Z',
+        ],
+      );
     });
 
     it('Europe/Berlin fall back: a daily 02:30 runs once, at the first 02:30 (CEST); an every-30-minutes job runs in both passes', () => {
@@ -102,32 +134,34 @@ describe('checkCronExpression', () => {
         '2026-10-26T01:30:00.000Z',
         '2026-10-27T01:30:00.000Z',
       ]);
-      expect(runsOf('*/30 * * * *', BERLIN, '2026-10-24T23:10:00Z', 6)).toEqual([
-        '2026-10-24T23:30:00.000Z', // 01:30 CEST
-        '2026-10-25T00:00:00.000Z', // 02:00 CEST
-        '2026-10-25T00:30:00.000Z', // 02:30 CEST
-        '2026-10-25T01:00:00.000Z', // 02:00 CET
-        '2026-10-25T01:30:00.000Z', // 02:30 CET
-        '2026-10-25T02:00:00.000Z', // 03:00 CET
-      ]);
+      expect(runsOf('*/30 * * * *', BERLIN, '2026-10-24T23:10:00Z', 6)).toEqual(
+        [
+          '2026-10-24T23:30:00.000Z', // 01:30 CEST
+          '2026-10-25T00:00:00.000Z', // 02:00 CEST
+          '2026-10-25T00:30:00.000Z', // 02:30 CEST
+          '2026-10-25T01:00:00.000Z', // 02:00 CET
+          '2026-10-25T01:30:00.000Z', // 02:30 CET
+          '2026-10-25T02:00:00.000Z', // 03:00 CET
+        ],
+      );
     });
 
     it('America/New_York: 02:30 on 2026-03-08 becomes 03:00 EDT; 01:30 on 2026-11-01 runs once (EDT)', () => {
-      expect(runsOf('30 2 * * *', NEW_YORK, '2026-03-07T12:00:00Z', 2)).toEqual([
-        '2026-03-08T07:00:00.000Z',
-        '2026-03-09T06:30:00.000Z',
-      ]);
-      expect(runsOf('30 1 * * *', NEW_YORK, '2026-10-31T12:00:00Z', 2)).toEqual([
-        '2026-11-01T05:30:00.000Z',
-        '2026-11-02T06:30:00.000Z',
-      ]);
+      expect(runsOf('30 2 * * *', NEW_YORK, '2026-03-07T12:00:00Z', 2)).toEqual(
+        ['2026-03-08T07:00:00.000Z', '2026-03-09T06:30:00.000Z'],
+      );
+      expect(runsOf('30 1 * * *', NEW_YORK, '2026-10-31T12:00:00Z', 2)).toEqual(
+        ['2026-11-01T05:30:00.000Z', '2026-11-02T06:30:00.000Z'],
+      );
     });
   });
 
   describe('refuses', () => {
     it('what is not text, empty or too long', () => {
       expect(errorOf(42)).toBe(`The cron expression must be text. ${HELP}`);
-      expect(errorOf(undefined)).toBe(`The cron expression must be text. ${HELP}`);
+      expect(errorOf(undefined)).toBe(
+        `The cron expression must be text. ${HELP}`,
+      );
       expect(errorOf('')).toBe(`The cron expression is empty. ${HELP}`);
       expect(errorOf('  \t ')).toBe(`The cron expression is empty. ${HELP}`);
       const long = `0 8 * * 1-5${' '.repeat(CRON_EXPRESSION_MAX_LENGTH)}`;
@@ -136,7 +170,11 @@ describe('checkCronExpression', () => {
       );
       // Exactly the limit (padding included) is fine.
       expect(
-        checkCronExpression('0 8 * * *'.padEnd(CRON_EXPRESSION_MAX_LENGTH), BERLIN, at('2026-01-02T00:00:00Z')).ok,
+        checkCronExpression(
+          '0 8 * * *'.padEnd(CRON_EXPRESSION_MAX_LENGTH),
+          BERLIN,
+          at('2026-01-02T00:00:00Z'),
+        ).ok,
       ).toBe(true);
     });
 
@@ -161,25 +199,51 @@ describe('checkCronExpression', () => {
       expect(errorOf('61 * * * *')).toBe(
         `Invalid cron expression "61 * * * *": "61" is out of range for the minute field (0-59). ${HELP}`,
       );
-      expect(errorOf('0 24 * * *')).toContain('"24" is out of range for the hour field (0-23)');
-      expect(errorOf('0 8 0 * *')).toContain('"0" is out of range for the day-of-month field (1-31)');
-      expect(errorOf('0 8 * 13 *')).toContain('"13" is out of range for the month field (1-12)');
-      expect(errorOf('0 8 * * 8')).toContain('"8" is out of range for the day-of-week field (0-7)');
-      expect(errorOf('5-3 * * * *')).toContain('the range "5-3" in the minute field runs backwards');
-      expect(errorOf('*/0 * * * *')).toContain('the step in "*/0" (minute field) is zero');
-      expect(errorOf('0 8 ? * *')).toContain('"?" in the day-of-month field is not a number');
-      expect(errorOf('0 8 1#2 * *')).toContain('"1#2" in the day-of-month field is not a number');
-      expect(errorOf('0 8 * * 1,')).toContain('the day-of-week field "1," has an empty list item');
-      expect(errorOf('0 8 * * Monday')).toContain('"Monday" in the day-of-week field is not a weekday (sun–sat) name');
-      expect(errorOf('0 8 L * *')).toContain('the day-of-month field cannot hold letters like "L"');
-      expect(errorOf('mon 8 * * *')).toContain('the minute field cannot hold letters like "mon"');
+      expect(errorOf('0 24 * * *')).toContain(
+        '"24" is out of range for the hour field (0-23)',
+      );
+      expect(errorOf('0 8 0 * *')).toContain(
+        '"0" is out of range for the day-of-month field (1-31)',
+      );
+      expect(errorOf('0 8 * 13 *')).toContain(
+        '"13" is out of range for the month field (1-12)',
+      );
+      expect(errorOf('0 8 * * 8')).toContain(
+        '"8" is out of range for the day-of-week field (0-7)',
+      );
+      expect(errorOf('5-3 * * * *')).toContain(
+        'the range "5-3" in the minute field runs backwards',
+      );
+      expect(errorOf('*/0 * * * *')).toContain(
+        'the step in "*/0" (minute field) is zero',
+      );
+      expect(errorOf('0 8 ? * *')).toContain(
+        '"?" in the day-of-month field is not a number',
+      );
+      expect(errorOf('0 8 1#2 * *')).toContain(
+        '"1#2" in the day-of-month field is not a number',
+      );
+      expect(errorOf('0 8 * * 1,')).toContain(
+        'the day-of-week field "1," has an empty list item',
+      );
+      expect(errorOf('0 8 * * Monday')).toContain(
+        '"Monday" in the day-of-week field is not a weekday (sun–sat) name',
+      );
+      expect(errorOf('0 8 L * *')).toContain(
+        'the day-of-month field cannot hold letters like "L"',
+      );
+      expect(errorOf('mon 8 * * *')).toContain(
+        'the minute field cannot hold letters like "mon"',
+      );
     });
 
     it('an unknown timezone', () => {
       expect(errorOf('0 8 * * *', 'Mars/Olympus')).toBe(
         'Invalid timezone "Mars/Olympus": use an IANA zone name such as "Europe/Berlin".',
       );
-      expect(errorOf('0 8 * * *', '')).toBe('Invalid timezone "": use an IANA zone name such as "Europe/Berlin".');
+      expect(errorOf('0 8 * * *', '')).toBe(
+        'Invalid timezone "": use an IANA zone name such as "Europe/Berlin".',
+      );
     });
 
     it('schedules that run more often than once a minute', () => {
@@ -204,7 +268,9 @@ describe('checkCronExpression', () => {
 
     it('schedules that never run, quickly', () => {
       const started = performance.now();
-      expect(errorOf('0 0 30 2 *')).toBe('Cron expression "0 0 30 2 *" never runs: there is no day 30 in February.');
+      expect(errorOf('0 0 30 2 *')).toBe(
+        'Cron expression "0 0 30 2 *" never runs: there is no day 30 in February.',
+      );
       expect(errorOf('0 0 31 2,4,6,9,11 *')).toBe(
         'Cron expression "0 0 31 2,4,6,9,11 *" never runs: there is no day 31 in February, April, June, September and November.',
       );
@@ -216,75 +282,158 @@ describe('checkCronExpression', () => {
   });
 
   it('accepts February 29th (leap years)', () => {
-    expect(runsOf('0 0 29 2 *', 'UTC', '2026-01-01T00:00:00Z', 1)).toEqual(['2028-02-29T00:00:00.000Z']);
+    expect(runsOf('0 0 29 2 *', 'UTC', '2026-01-01T00:00:00Z', 1)).toEqual([
+      '2028-02-29T00:00:00.000Z',
+    ]);
   });
 });
 
 describe('nextCronRuns', () => {
   it('answers the occurrences strictly after the instant', () => {
-    expect(isoList(nextCronRuns('0 8 * * 1-5', BERLIN, at('2026-01-05T07:00:00Z'), 2))).toEqual([
-      '2026-01-06T07:00:00.000Z',
-      '2026-01-07T07:00:00.000Z',
-    ]);
+    expect(
+      isoList(
+        nextCronRuns('0 8 * * 1-5', BERLIN, at('2026-01-05T07:00:00Z'), 2),
+      ),
+    ).toEqual(['2026-01-06T07:00:00.000Z', '2026-01-07T07:00:00.000Z']);
   });
 
   it('is empty, without throwing, for anything refused', () => {
-    expect(nextCronRuns('nonsense', BERLIN, at('2026-01-05T07:00:00Z'), 3)).toEqual([]);
-    expect(nextCronRuns('*/10 * * * * *', BERLIN, at('2026-01-05T07:00:00Z'), 3)).toEqual([]);
-    expect(nextCronRuns('0 0 30 2 *', BERLIN, at('2026-01-05T07:00:00Z'), 3)).toEqual([]);
-    expect(nextCronRuns('0 8 * * *', 'Nowhere/City', at('2026-01-05T07:00:00Z'), 3)).toEqual([]);
-    expect(nextCronRuns('0 8 * * *', BERLIN, new Date(Number.NaN), 3)).toEqual([]);
-    expect(nextCronRuns('0 8 * * *', BERLIN, at('2026-01-05T07:00:00Z'), 0)).toEqual([]);
-    expect(nextCronRuns(null as unknown as string, BERLIN, at('2026-01-05T07:00:00Z'), 3)).toEqual([]);
+    expect(
+      nextCronRuns('nonsense', BERLIN, at('2026-01-05T07:00:00Z'), 3),
+    ).toEqual([]);
+    expect(
+      nextCronRuns('*/10 * * * * *', BERLIN, at('2026-01-05T07:00:00Z'), 3),
+    ).toEqual([]);
+    expect(
+      nextCronRuns('0 0 30 2 *', BERLIN, at('2026-01-05T07:00:00Z'), 3),
+    ).toEqual([]);
+    expect(
+      nextCronRuns('0 8 * * *', 'Nowhere/City', at('2026-01-05T07:00:00Z'), 3),
+    ).toEqual([]);
+    expect(nextCronRuns('0 8 * * *', BERLIN, new Date(Number.NaN), 3)).toEqual(
+      [],
+    );
+    expect(
+      nextCronRuns('0 8 * * *', BERLIN, at('2026-01-05T07:00:00Z'), 0),
+    ).toEqual([]);
+    expect(
+      nextCronRuns(
+        null as unknown as string,
+        BERLIN,
+        at('2026-01-05T07:00:00Z'),
+        3,
+      ),
+    ).toEqual([]);
   });
 });
 
 describe('cronOccurrencesBetween', () => {
   it('counts the occurrences in (after, until] and names the latest', () => {
     expect(
-      cronOccurrencesBetween('*/5 * * * *', 'UTC', at('2026-01-01T00:00:00Z'), at('2026-01-01T01:00:00Z')),
+      cronOccurrencesBetween(
+        '*/5 * * * *',
+        'UTC',
+        at('2026-01-01T00:00:00Z'),
+        at('2026-01-01T01:00:00Z'),
+      ),
     ).toEqual({
       count: 12,
       latest: at('2026-01-01T01:00:00Z'),
     });
     // Friday 08:00 (excluded) to the next Friday 08:00 (included): Monday to Friday.
     expect(
-      cronOccurrencesBetween('0 8 * * 1-5', BERLIN, at('2026-01-02T07:00:00Z'), at('2026-01-09T07:00:00Z')),
+      cronOccurrencesBetween(
+        '0 8 * * 1-5',
+        BERLIN,
+        at('2026-01-02T07:00:00Z'),
+        at('2026-01-09T07:00:00Z'),
+      ),
     ).toEqual({
       count: 5,
       latest: at('2026-01-09T07:00:00Z'),
     });
     expect(
-      cronOccurrencesBetween('0 8 * * 1-5', BERLIN, at('2026-01-02T07:00:00Z'), at('2026-01-09T06:59:59.999Z')),
+      cronOccurrencesBetween(
+        '0 8 * * 1-5',
+        BERLIN,
+        at('2026-01-02T07:00:00Z'),
+        at('2026-01-09T06:59:59.999Z'),
+      ),
     ).toEqual({ count: 4, latest: at('2026-01-08T07:00:00Z') });
   });
 
   it('stops counting at the cap but still names the true latest occurrence', () => {
     expect(
-      cronOccurrencesBetween('* * * * *', 'UTC', at('2026-01-01T00:00:00Z'), at('2026-01-10T00:00:30Z'), 100),
+      cronOccurrencesBetween(
+        '* * * * *',
+        'UTC',
+        at('2026-01-01T00:00:00Z'),
+        at('2026-01-10T00:00:30Z'),
+        100,
+      ),
     ).toEqual({ count: 100, latest: at('2026-01-10T00:00:00Z') });
     expect(
-      cronOccurrencesBetween('0 8 * * 1-5', BERLIN, at('2026-01-02T07:00:00Z'), at('2026-01-09T07:00:00Z'), 2),
+      cronOccurrencesBetween(
+        '0 8 * * 1-5',
+        BERLIN,
+        at('2026-01-02T07:00:00Z'),
+        at('2026-01-09T07:00:00Z'),
+        2,
+      ),
     ).toEqual({ count: 2, latest: at('2026-01-09T07:00:00Z') });
     expect(
-      cronOccurrencesBetween('0 8 * * 1-5', BERLIN, at('2026-01-02T07:00:00Z'), at('2026-01-09T07:00:00Z'), 5),
+      cronOccurrencesBetween(
+        '0 8 * * 1-5',
+        BERLIN,
+        at('2026-01-02T07:00:00Z'),
+        at('2026-01-09T07:00:00Z'),
+        5,
+      ),
     ).toEqual({ count: 5, latest: at('2026-01-09T07:00:00Z') });
   });
 
   it('finds nothing in an empty interval, before the first occurrence, or for a refused expression', () => {
     const none = { count: 0, latest: null };
-    expect(cronOccurrencesBetween('0 8 * * *', BERLIN, at('2026-01-05T07:30:00Z'), at('2026-01-06T06:59:59Z'))).toEqual(
-      none,
-    );
-    expect(cronOccurrencesBetween('0 8 * * *', BERLIN, at('2026-01-06T07:00:00Z'), at('2026-01-06T07:00:00Z'))).toEqual(
-      none,
-    );
-    expect(cronOccurrencesBetween('0 8 * * *', BERLIN, at('2026-01-07T00:00:00Z'), at('2026-01-06T00:00:00Z'))).toEqual(
-      none,
-    );
-    expect(cronOccurrencesBetween('bad', BERLIN, at('2026-01-01T00:00:00Z'), at('2026-02-01T00:00:00Z'))).toEqual(none);
     expect(
-      cronOccurrencesBetween('* * * * *', BERLIN, at('2026-01-01T00:00:00Z'), at('2026-02-01T00:00:00Z'), 0),
+      cronOccurrencesBetween(
+        '0 8 * * *',
+        BERLIN,
+        at('2026-01-05T07:30:00Z'),
+        at('2026-01-06T06:59:59Z'),
+      ),
+    ).toEqual(none);
+    expect(
+      cronOccurrencesBetween(
+        '0 8 * * *',
+        BERLIN,
+        at('2026-01-06T07:00:00Z'),
+        at('2026-01-06T07:00:00Z'),
+      ),
+    ).toEqual(none);
+    expect(
+      cronOccurrencesBetween(
+        '0 8 * * *',
+        BERLIN,
+        at('2026-01-07T00:00:00Z'),
+        at('2026-01-06T00:00:00Z'),
+      ),
+    ).toEqual(none);
+    expect(
+      cronOccurrencesBetween(
+        'bad',
+        BERLIN,
+        at('2026-01-01T00:00:00Z'),
+        at('2026-02-01T00:00:00Z'),
+      ),
+    ).toEqual(none);
+    expect(
+      cronOccurrencesBetween(
+        '* * * * *',
+        BERLIN,
+        at('2026-01-01T00:00:00Z'),
+        at('2026-02-01T00:00:00Z'),
+        0,
+      ),
     ).toEqual(none);
   });
 });

@@ -4,9 +4,12 @@ import { toString as cronstrueToString } from 'cronstrue';
 import { IANAZone } from 'luxon';
 
 /** The verdict on a cron expression: its next run times, or why it is refused (owner-readable English). */
-export type CronCheck = { ok: true; nextRuns: Date[] } | { ok: false; error: string };
+export type CronCheck =
+  | { ok: true; nextRuns: Date[] }
+  | { ok: false; error: string };
 
-const HELP = 'Use five fields: minute hour day-of-month month day-of-week, e.g. "0 8 * * 1-5".';
+const HELP =
+  'Use five fields: minute hour day-of-month month day-of-week, e.g. "0 8 * * 1-5".';
 
 /** The `cron` package's presets (it reads them case-insensitively); cronstrue knows only some of them. */
 const PRESETS: Readonly<Record<string, string>> = {
@@ -21,7 +24,20 @@ const PRESETS: Readonly<Record<string, string>> = {
   '@weekends': '0 0 0 * * 0,6',
 };
 
-const MONTH_NAMES = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+const MONTH_NAMES = [
+  'jan',
+  'feb',
+  'mar',
+  'apr',
+  'may',
+  'jun',
+  'jul',
+  'aug',
+  'sep',
+  'oct',
+  'nov',
+  'dec',
+];
 const WEEKDAY_NAMES = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
 const MONTH_LABELS = [
   'January',
@@ -77,13 +93,18 @@ interface CronFields {
   daysOfWeek: Set<number>;
 }
 
-type Compiled = { ok: true; cronTime: CronTime; fields: CronFields } | { ok: false; error: string };
+type Compiled =
+  | { ok: true; cronTime: CronTime; fields: CronFields }
+  | { ok: false; error: string };
 
 function quote(value: string): string {
   return JSON.stringify(value);
 }
 
-function invalid(expression: string, reason: string): { ok: false; error: string } {
+function invalid(
+  expression: string,
+  reason: string,
+): { ok: false; error: string } {
   return {
     ok: false,
     error: `Invalid cron expression ${quote(expression)}: ${reason}. ${HELP}`,
@@ -97,7 +118,8 @@ function invalid(expression: string, reason: string): { ok: false; error: string
 function parseField(text: string, spec: FieldSpec): Set<number> | string {
   const values = new Set<number>();
   for (const original of text.split(',')) {
-    if (original === '') return `the ${spec.label} field ${quote(text)} has an empty list item`;
+    if (original === '')
+      return `the ${spec.label} field ${quote(text)} has an empty list item`;
     let unknownName: string | null = null;
     let part = original.replace(/[a-z]+/gi, (word) => {
       const index = spec.names?.list.indexOf(word.toLowerCase()) ?? -1;
@@ -116,9 +138,16 @@ function parseField(text: string, spec: FieldSpec): Set<number> | string {
     }
     const lower = Number(match[1]);
     const step = match[3] === undefined ? 1 : Number(match[3]);
-    const upper = match[2] !== undefined ? Number(match[2]) : match[3] !== undefined ? spec.high : lower;
-    if (step === 0) return `the step in ${quote(original)} (${spec.label} field) is zero`;
-    if (lower > upper) return `the range ${quote(original)} in the ${spec.label} field runs backwards`;
+    const upper =
+      match[2] !== undefined
+        ? Number(match[2])
+        : match[3] !== undefined
+          ? spec.high
+          : lower;
+    if (step === 0)
+      return `the step in ${quote(original)} (${spec.label} field) is zero`;
+    if (lower > upper)
+      return `the range ${quote(original)} in the ${spec.label} field runs backwards`;
     if (lower < spec.low || upper > spec.high) {
       return `${quote(original)} is out of range for the ${spec.label} field (${spec.low}-${spec.high})`;
     }
@@ -132,10 +161,14 @@ function parseField(text: string, spec: FieldSpec): Set<number> | string {
 function neverRunsReason(fields: CronFields): string | null {
   // `cron` matches a day when day-of-month OR day-of-week match, as soon as both are restricted; a restricted
   // day-of-week alone always meets some day. Only a restricted day-of-month with `*` weekdays can miss.
-  if (fields.daysOfWeek.size !== 7 || fields.daysOfMonth.size === 31) return null;
+  if (fields.daysOfWeek.size !== 7 || fields.daysOfMonth.size === 31)
+    return null;
   const days = [...fields.daysOfMonth].sort((a, b) => a - b);
   const months = [...fields.months].sort((a, b) => a - b);
-  if (months.some((month) => days.some((day) => day <= MONTH_MAX_DAYS[month - 1]))) return null;
+  if (
+    months.some((month) => days.some((day) => day <= MONTH_MAX_DAYS[month - 1]))
+  )
+    return null;
   return `there is no day ${joinList(days.map(String), 'or')} in ${joinList(
     months.map((month) => MONTH_LABELS[month - 1]),
     'and',
@@ -154,7 +187,12 @@ const COMPILED_CACHE_SIZE = 500;
 const runsCache = new Map<string, Date[]>();
 const RUNS_CACHE_SIZE = 2_000;
 
-function remember<T>(cache: Map<string, T>, size: number, key: string, value: T): T {
+function remember<T>(
+  cache: Map<string, T>,
+  size: number,
+  key: string,
+  value: T,
+): T {
   if (cache.size >= size) cache.delete(cache.keys().next().value as string);
   cache.set(key, value);
   return value;
@@ -162,25 +200,41 @@ function remember<T>(cache: Map<string, T>, size: number, key: string, value: T)
 
 /** `compileUncached`, remembered: the answer depends only on the text and the zone. */
 function compile(expression: unknown, timezone: string): Compiled {
-  if (typeof expression !== 'string') return compileUncached(expression, timezone);
+  if (typeof expression !== 'string')
+    return compileUncached(expression, timezone);
   const key = `${timezone}\u0000${expression}`;
-  return compiledCache.get(key) ?? remember(compiledCache, COMPILED_CACHE_SIZE, key, compileUncached(expression, timezone));
+  return (
+    compiledCache.get(key) ??
+    remember(
+      compiledCache,
+      COMPILED_CACHE_SIZE,
+      key,
+      compileUncached(expression, timezone),
+    )
+  );
 }
 
 /** Validates `expression` and builds its `CronTime` in `timezone`; every refusal has an owner-readable reason. */
 function compileUncached(expression: unknown, timezone: string): Compiled {
-  if (typeof expression !== 'string') return { ok: false, error: `The cron expression must be text. ${HELP}` };
+  if (typeof expression !== 'string')
+    return { ok: false, error: `The cron expression must be text. ${HELP}` };
   const trimmed = expression.trim();
-  if (trimmed === '') return { ok: false, error: `The cron expression is empty. ${HELP}` };
+  if (trimmed === '')
+    return { ok: false, error: `The cron expression is empty. ${HELP}` };
   if (expression.length > CRON_EXPRESSION_MAX_LENGTH) {
     return {
       ok: false,
       error: `The cron expression is ${expression.length} characters long; at most ${CRON_EXPRESSION_MAX_LENGTH} are allowed. ${HELP}`,
     };
   }
-  const preset = trimmed.startsWith('@') ? PRESETS[trimmed.toLowerCase()] : undefined;
+  const preset = trimmed.startsWith('@')
+    ? PRESETS[trimmed.toLowerCase()]
+    : undefined;
   if (trimmed.startsWith('@') && preset === undefined) {
-    return invalid(trimmed, `unknown preset (known: ${Object.keys(PRESETS).join(', ')})`);
+    return invalid(
+      trimmed,
+      `unknown preset (known: ${Object.keys(PRESETS).join(', ')})`,
+    );
   }
   const parts = (preset ?? trimmed).split(/\s+/);
   if (parts.length !== 5 && parts.length !== 6) {
@@ -213,7 +267,10 @@ function compileUncached(expression: unknown, timezone: string): Compiled {
   try {
     cronTime = new CronTime(trimmed, timezone);
   } catch (error) {
-    const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0].trim().replace(/\.$/, '');
+    const reason = (error instanceof Error ? error.message : String(error))
+      .split('\n')[0]
+      .trim()
+      .replace(/\.$/, '');
     return invalid(trimmed, reason.charAt(0).toLowerCase() + reason.slice(1));
   }
   if (fields.seconds.size > 1) {
@@ -238,16 +295,31 @@ function compileUncached(expression: unknown, timezone: string): Compiled {
  * Up to `count` occurrences strictly after `after`. `cron` searches at most 8 years ahead of the real clock;
  * a search it gives up on ends the list. Each step costs `cron` about 1–3 ms.
  */
-function collectRuns(cronTime: CronTime, timezone: string, after: Date, count: number): Date[] {
+function collectRuns(
+  cronTime: CronTime,
+  timezone: string,
+  after: Date,
+  count: number,
+): Date[] {
   const key = `${timezone}\u0000${cronTime.source.toString()}\u0000${after.getTime()}\u0000${count}`;
   const known = runsCache.get(key);
   if (known) return known.map((d) => new Date(d.getTime()));
   const runs = collectRunsUncached(cronTime, timezone, after, count);
-  remember(runsCache, RUNS_CACHE_SIZE, key, runs.map((d) => new Date(d.getTime())));
+  remember(
+    runsCache,
+    RUNS_CACHE_SIZE,
+    key,
+    runs.map((d) => new Date(d.getTime())),
+  );
   return runs;
 }
 
-function collectRunsUncached(cronTime: CronTime, timezone: string, after: Date, count: number): Date[] {
+function collectRunsUncached(
+  cronTime: CronTime,
+  timezone: string,
+  after: Date,
+  count: number,
+): Date[] {
   const runs: Date[] = [];
   let cursor = after;
   while (runs.length < count) {
@@ -282,17 +354,28 @@ function isValidDate(value: unknown): value is Date {
  * anything `cron` cannot parse; schedules firing more often than once a minute; schedules that never fire
  * (`0 0 30 2 *`). Otherwise answers the next `count` occurrences strictly after `from`.
  */
-export function checkCronExpression(expression: string, timezone: string, from: Date, count = 3): CronCheck {
+export function checkCronExpression(
+  expression: string,
+  timezone: string,
+  from: Date,
+  count = 3,
+): CronCheck {
   const compiled = compile(expression, timezone);
   if (!compiled.ok) return compiled;
   const trimmed = expression.trim();
   if (!isValidDate(from))
     return {
       ok: false,
-      error: 'Cannot compute the next runs: the start time is not a valid date.',
+      error:
+        'Cannot compute the next runs: the start time is not a valid date.',
     };
   const wanted = wholeCount(count);
-  const runs = collectRuns(compiled.cronTime, timezone, from, Math.max(wanted, 3));
+  const runs = collectRuns(
+    compiled.cronTime,
+    timezone,
+    from,
+    Math.max(wanted, 3),
+  );
   if (runs.length === 0) {
     return {
       ok: false,
@@ -314,7 +397,12 @@ export function checkCronExpression(expression: string, timezone: string, from: 
  * The next `count` occurrences of `expression` in `timezone` strictly after `after`; empty when the expression or
  * zone is refused by checkCronExpression's rules. Never throws.
  */
-export function nextCronRuns(expression: string, timezone: string, after: Date, count: number): Date[] {
+export function nextCronRuns(
+  expression: string,
+  timezone: string,
+  after: Date,
+  count: number,
+): Date[] {
   const compiled = compile(expression, timezone);
   if (!compiled.ok || !isValidDate(after)) return [];
   return collectRuns(compiled.cronTime, timezone, after, wholeCount(count));
@@ -335,7 +423,13 @@ export function cronOccurrencesBetween(
   const none = { count: 0, latest: null };
   const compiled = compile(expression, timezone);
   const limit = wholeCount(cap);
-  if (!compiled.ok || !isValidDate(afterExclusive) || !isValidDate(untilInclusive) || limit === 0) return none;
+  if (
+    !compiled.ok ||
+    !isValidDate(afterExclusive) ||
+    !isValidDate(untilInclusive) ||
+    limit === 0
+  )
+    return none;
   const until = untilInclusive.getTime();
   if (until <= afterExclusive.getTime()) return none;
   const { cronTime } = compiled;
@@ -351,7 +445,8 @@ export function cronOccurrencesBetween(
   }
   return {
     count,
-    latest: latestAtOrBefore(cronTime, timezone, cursor, untilInclusive) ?? latest,
+    latest:
+      latestAtOrBefore(cronTime, timezone, cursor, untilInclusive) ?? latest,
   };
 }
 
@@ -359,7 +454,12 @@ export function cronOccurrencesBetween(
  * The latest occurrence in `(after, until]`, found by looking back from `until` in windows that double
  * (one minute, two, four…), so a long interval costs a few dozen steps instead of one per occurrence.
  */
-function latestAtOrBefore(cronTime: CronTime, timezone: string, after: Date, until: Date): Date | null {
+function latestAtOrBefore(
+  cronTime: CronTime,
+  timezone: string,
+  after: Date,
+  until: Date,
+): Date | null {
   const end = until.getTime();
   for (let width = 60_000; ; width *= 2) {
     const start = Math.max(after.getTime(), end - width);

@@ -30,7 +30,9 @@ const OFFICE: PulseSlotSettings = {
 
 describe('pulseIntervalMinutes', () => {
   it('divides the day by the pulses per day', () => {
-    expect([48, 24, 12, 6, 2].map(pulseIntervalMinutes)).toEqual([30, 60, 120, 240, 720]);
+    expect([48, 24, 12, 6, 2].map(pulseIntervalMinutes)).toEqual([
+      30, 60, 120, 240, 720,
+    ]);
     expect(pulseIntervalMinutes(5)).toBeNaN();
     expect(pulseIntervalMinutes(0)).toBeNaN();
   });
@@ -41,7 +43,17 @@ describe('parseHm', () => {
     expect(parseHm('00:00')).toBe(0);
     expect(parseHm('07:30')).toBe(450);
     expect(parseHm('23:59')).toBe(1439);
-    for (const bad of ['7:30', '24:00', '12:60', '', ' 07:30', '07:30:00', '07-30', '0730', 'ab:cd']) {
+    for (const bad of [
+      '7:30',
+      '24:00',
+      '12:60',
+      '',
+      ' 07:30',
+      '07:30:00',
+      '07-30',
+      '0730',
+      'ab:cd',
+    ]) {
       expect(parseHm(bad)).toBeNull();
     }
     expect(parseHm(730 as unknown as string)).toBeNull();
@@ -81,7 +93,9 @@ describe('quietHoursProblem', () => {
           end: '02:00',
         })),
       ),
-    ).toBe(`quiet_hours holds ${QUIET_HOURS_MAX_RANGES + 1} ranges; at most ${QUIET_HOURS_MAX_RANGES} are allowed`);
+    ).toBe(
+      `quiet_hours holds ${QUIET_HOURS_MAX_RANGES + 1} ranges; at most ${QUIET_HOURS_MAX_RANGES} are allowed`,
+    );
     expect(quietHoursProblem([{ start: '22:00', end: '07:00' }, null])).toBe(
       'quiet_hours[1] must be an object like { "start": "22:00", "end": "07:00" }',
     );
@@ -94,9 +108,15 @@ describe('quietHoursProblem', () => {
         { start: '12:00', end: '7:30' },
       ]),
     ).toBe('quiet_hours[1].end must be a time like "07:30"');
-    expect(quietHoursProblem([{ start: 1320, end: '07:00' }])).toBe('quiet_hours[0].start must be a time like "22:00"');
-    expect(quietHoursProblem([{ end: '07:00' }])).toBe('quiet_hours[0].start must be a time like "22:00"');
-    expect(quietHoursProblem([{ start: '22:00', end: '07:00', note: 'sleep' }])).toBe(
+    expect(quietHoursProblem([{ start: 1320, end: '07:00' }])).toBe(
+      'quiet_hours[0].start must be a time like "22:00"',
+    );
+    expect(quietHoursProblem([{ end: '07:00' }])).toBe(
+      'quiet_hours[0].start must be a time like "22:00"',
+    );
+    expect(
+      quietHoursProblem([{ start: '22:00', end: '07:00', note: 'sleep' }]),
+    ).toBe(
       'quiet_hours[0] has an unknown field "note" (only "start" and "end" are allowed)',
     );
     expect(quietHoursProblem([{ start: '22:00', end: '22:00' }])).toBe(
@@ -118,10 +138,16 @@ describe('isQuietMinute', () => {
   });
 
   it('reads an end of 00:00 as midnight', () => {
-    expect(isQuietMinute(23 * 60 + 30, [{ start: '23:00', end: '00:00' }])).toBe(true);
+    expect(
+      isQuietMinute(23 * 60 + 30, [{ start: '23:00', end: '00:00' }]),
+    ).toBe(true);
     expect(isQuietMinute(0, [{ start: '23:00', end: '00:00' }])).toBe(false);
-    expect(isQuietMinute(23 * 60 + 30, [{ start: '23:30', end: '00:00' }])).toBe(true);
-    expect(isQuietMinute(23 * 60 + 30, [{ start: '22:00', end: '23:30' }])).toBe(false);
+    expect(
+      isQuietMinute(23 * 60 + 30, [{ start: '23:30', end: '00:00' }]),
+    ).toBe(true);
+    expect(
+      isQuietMinute(23 * 60 + 30, [{ start: '22:00', end: '23:30' }]),
+    ).toBe(false);
   });
 
   it('ignores invalid ranges and checks every range', () => {
@@ -140,7 +166,9 @@ describe('isQuietMinute', () => {
 describe('pulseSlotsOfDay', () => {
   it('keeps the slots of an active day outside quiet hours', () => {
     // Monday 2026-01-05, Berlin (UTC+1).
-    expect(isoList(pulseSlotsOfDay(OFFICE, BERLIN, at('2026-01-05T12:00:00Z')))).toEqual([
+    expect(
+      isoList(pulseSlotsOfDay(OFFICE, BERLIN, at('2026-01-05T12:00:00Z'))),
+    ).toEqual([
       '2026-01-05T07:00:00.000Z',
       '2026-01-05T09:00:00.000Z',
       '2026-01-05T11:00:00.000Z',
@@ -170,8 +198,12 @@ describe('pulseSlotsOfDay', () => {
 
   it('takes the local day of the instant, not the UTC one', () => {
     // 2026-01-09T23:30Z is already Saturday 00:30 in Berlin: no office pulses.
-    expect(pulseSlotsOfDay(OFFICE, BERLIN, at('2026-01-09T23:30:00Z'))).toEqual([]);
-    expect(pulseSlotsOfDay(OFFICE, BERLIN, at('2026-01-09T22:59:59Z'))).toHaveLength(7);
+    expect(pulseSlotsOfDay(OFFICE, BERLIN, at('2026-01-09T23:30:00Z'))).toEqual(
+      [],
+    );
+    expect(
+      pulseSlotsOfDay(OFFICE, BERLIN, at('2026-01-09T22:59:59Z')),
+    ).toHaveLength(7);
   });
 
   it('drops the 23:30 slot for a quiet range ending at 00:00, not the 00:00 one', () => {
@@ -197,7 +229,9 @@ describe('pulseSlotsOfDay', () => {
       at('2026-01-05T12:00:00Z'),
     );
     expect(fromHalfPast).toHaveLength(45);
-    expect(iso(fromHalfPast[fromHalfPast.length - 1])).toBe('2026-01-05T22:30:00.000Z'); // 23:30 local
+    expect(iso(fromHalfPast[fromHalfPast.length - 1])).toBe(
+      '2026-01-05T22:30:00.000Z',
+    ); // 23:30 local
   });
 
   it('yields nothing for an unknown pulses-per-day value', () => {
@@ -216,10 +250,17 @@ describe('pulseSlotsOfDay', () => {
       pulsesPerDay: 48,
       quietHours: [],
     };
-    const gaps = (slots: Date[]) => slots.slice(1).map((slot, i) => (slot.getTime() - slots[i].getTime()) / 60_000);
+    const gaps = (slots: Date[]) =>
+      slots
+        .slice(1)
+        .map((slot, i) => (slot.getTime() - slots[i].getTime()) / 60_000);
 
     it('spring forward 2026-03-29: 02:00 and 02:30 do not exist and fold onto 03:00 and 03:30: 46 slots, 30 minutes apart', () => {
-      const slots = pulseSlotsOfDay(HALF_HOURLY, BERLIN, at('2026-03-29T12:00:00Z'));
+      const slots = pulseSlotsOfDay(
+        HALF_HOURLY,
+        BERLIN,
+        at('2026-03-29T12:00:00Z'),
+      );
       expect(slots).toHaveLength(46);
       expect(new Set(slots.map((slot) => slot.getTime())).size).toBe(46);
       expect(gaps(slots).every((gap) => gap === 30)).toBe(true);
@@ -234,7 +275,11 @@ describe('pulseSlotsOfDay', () => {
     });
 
     it('fall back 2026-10-25: 02:00 and 02:30 fire once each (luxon picks the second pass, CET): 48 slots', () => {
-      const slots = pulseSlotsOfDay(HALF_HOURLY, BERLIN, at('2026-10-25T12:00:00Z'));
+      const slots = pulseSlotsOfDay(
+        HALF_HOURLY,
+        BERLIN,
+        at('2026-10-25T12:00:00Z'),
+      );
       expect(slots).toHaveLength(48);
       expect(new Set(slots.map((slot) => slot.getTime())).size).toBe(48);
       expect(isoList(slots.slice(3, 7))).toEqual([
@@ -248,7 +293,11 @@ describe('pulseSlotsOfDay', () => {
     });
 
     it('every two hours on the spring-forward day: 02:00 becomes 03:00 CEST, 12 slots', () => {
-      const slots = pulseSlotsOfDay({ ...HALF_HOURLY, pulsesPerDay: 12 }, BERLIN, at('2026-03-29T12:00:00Z'));
+      const slots = pulseSlotsOfDay(
+        { ...HALF_HOURLY, pulsesPerDay: 12 },
+        BERLIN,
+        at('2026-03-29T12:00:00Z'),
+      );
       expect(isoList(slots.slice(0, 3))).toEqual([
         '2026-03-28T23:00:00.000Z',
         '2026-03-29T01:00:00.000Z',
@@ -261,34 +310,54 @@ describe('pulseSlotsOfDay', () => {
 
 describe('nextPulseSlot', () => {
   it('answers the first eligible slot strictly after the instant', () => {
-    expect(iso(nextPulseSlot(OFFICE, BERLIN, at('2026-01-05T06:00:00Z')))).toBe('2026-01-05T07:00:00.000Z');
-    expect(iso(nextPulseSlot(OFFICE, BERLIN, at('2026-01-05T07:00:00Z')))).toBe('2026-01-05T09:00:00.000Z');
-    expect(iso(nextPulseSlot(OFFICE, BERLIN, at('2026-01-05T06:59:59.999Z')))).toBe('2026-01-05T07:00:00.000Z');
+    expect(iso(nextPulseSlot(OFFICE, BERLIN, at('2026-01-05T06:00:00Z')))).toBe(
+      '2026-01-05T07:00:00.000Z',
+    );
+    expect(iso(nextPulseSlot(OFFICE, BERLIN, at('2026-01-05T07:00:00Z')))).toBe(
+      '2026-01-05T09:00:00.000Z',
+    );
+    expect(
+      iso(nextPulseSlot(OFFICE, BERLIN, at('2026-01-05T06:59:59.999Z'))),
+    ).toBe('2026-01-05T07:00:00.000Z');
     // After Monday's last slot: Tuesday 08:00, quiet hours skipped.
-    expect(iso(nextPulseSlot(OFFICE, BERLIN, at('2026-01-05T19:00:00Z')))).toBe('2026-01-06T07:00:00.000Z');
+    expect(iso(nextPulseSlot(OFFICE, BERLIN, at('2026-01-05T19:00:00Z')))).toBe(
+      '2026-01-06T07:00:00.000Z',
+    );
   });
 
   it('skips inactive days across the week boundary', () => {
     // Friday evening → Monday 08:00.
-    expect(iso(nextPulseSlot(OFFICE, BERLIN, at('2026-01-09T20:00:00Z')))).toBe('2026-01-12T07:00:00.000Z');
+    expect(iso(nextPulseSlot(OFFICE, BERLIN, at('2026-01-09T20:00:00Z')))).toBe(
+      '2026-01-12T07:00:00.000Z',
+    );
     // Sundays only, twice a day (00:00, 12:00): from Sunday 12:00 to the next Sunday 00:00.
     const sundays: PulseSlotSettings = {
       activeDays: [0],
       pulsesPerDay: 2,
       quietHours: [],
     };
-    expect(iso(nextPulseSlot(sundays, BERLIN, at('2026-01-04T11:00:00Z')))).toBe('2026-01-10T23:00:00.000Z');
+    expect(
+      iso(nextPulseSlot(sundays, BERLIN, at('2026-01-04T11:00:00Z'))),
+    ).toBe('2026-01-10T23:00:00.000Z');
     // Saturdays only: from Saturday noon to the next Saturday, a full week ahead.
     const saturdays: PulseSlotSettings = {
       activeDays: [6],
       pulsesPerDay: 2,
       quietHours: [],
     };
-    expect(iso(nextPulseSlot(saturdays, BERLIN, at('2026-01-10T11:00:00Z')))).toBe('2026-01-16T23:00:00.000Z');
+    expect(
+      iso(nextPulseSlot(saturdays, BERLIN, at('2026-01-10T11:00:00Z'))),
+    ).toBe('2026-01-16T23:00:00.000Z');
   });
 
   it('is null with no active day, or when every slot is quiet', () => {
-    expect(nextPulseSlot({ ...OFFICE, activeDays: [] }, BERLIN, at('2026-01-05T06:00:00Z'))).toBeNull();
+    expect(
+      nextPulseSlot(
+        { ...OFFICE, activeDays: [] },
+        BERLIN,
+        at('2026-01-05T06:00:00Z'),
+      ),
+    ).toBeNull();
     // 00:00–23:59 leaves only 23:59 unquiet, and no slot falls on it (the last is 23:30 at most).
     const almostAllDay = [{ start: '00:00', end: '23:59' }];
     for (const pulsesPerDay of [48, 24, 12, 6, 2] as const) {
@@ -330,44 +399,92 @@ describe('nextPulseSlot', () => {
   });
 
   it('reads an unknown zone as UTC', () => {
-    expect(iso(nextPulseSlot(OFFICE, 'Not/AZone', at('2026-01-05T06:00:00Z')))).toBe('2026-01-05T08:00:00.000Z');
+    expect(
+      iso(nextPulseSlot(OFFICE, 'Not/AZone', at('2026-01-05T06:00:00Z'))),
+    ).toBe('2026-01-05T08:00:00.000Z');
   });
 });
 
 describe('remainingPulsesToday', () => {
   it('counts the slots still ahead today, a slot due right now included', () => {
-    expect(remainingPulsesToday(OFFICE, BERLIN, at('2026-01-05T06:00:00Z'), null)).toBe(7);
-    expect(remainingPulsesToday(OFFICE, BERLIN, at('2026-01-05T07:00:00Z'), null)).toBe(7);
-    expect(remainingPulsesToday(OFFICE, BERLIN, at('2026-01-05T07:00:00.001Z'), null)).toBe(6);
-    expect(remainingPulsesToday(OFFICE, BERLIN, at('2026-01-05T19:00:00Z'), null)).toBe(1);
-    expect(remainingPulsesToday(OFFICE, BERLIN, at('2026-01-05T19:00:01Z'), null)).toBe(0);
+    expect(
+      remainingPulsesToday(OFFICE, BERLIN, at('2026-01-05T06:00:00Z'), null),
+    ).toBe(7);
+    expect(
+      remainingPulsesToday(OFFICE, BERLIN, at('2026-01-05T07:00:00Z'), null),
+    ).toBe(7);
+    expect(
+      remainingPulsesToday(
+        OFFICE,
+        BERLIN,
+        at('2026-01-05T07:00:00.001Z'),
+        null,
+      ),
+    ).toBe(6);
+    expect(
+      remainingPulsesToday(OFFICE, BERLIN, at('2026-01-05T19:00:00Z'), null),
+    ).toBe(1);
+    expect(
+      remainingPulsesToday(OFFICE, BERLIN, at('2026-01-05T19:00:01Z'), null),
+    ).toBe(0);
   });
 
   it('does not count a slot already served by the last pulse', () => {
-    expect(remainingPulsesToday(OFFICE, BERLIN, at('2026-01-05T07:00:00Z'), at('2026-01-05T07:00:00Z'))).toBe(6);
-    expect(remainingPulsesToday(OFFICE, BERLIN, at('2026-01-05T08:00:00Z'), at('2026-01-05T12:00:00Z'))).toBe(4);
-    expect(remainingPulsesToday(OFFICE, BERLIN, at('2026-01-05T06:00:00Z'), at('2026-01-04T19:00:00Z'))).toBe(7);
+    expect(
+      remainingPulsesToday(
+        OFFICE,
+        BERLIN,
+        at('2026-01-05T07:00:00Z'),
+        at('2026-01-05T07:00:00Z'),
+      ),
+    ).toBe(6);
+    expect(
+      remainingPulsesToday(
+        OFFICE,
+        BERLIN,
+        at('2026-01-05T08:00:00Z'),
+        at('2026-01-05T12:00:00Z'),
+      ),
+    ).toBe(4);
+    expect(
+      remainingPulsesToday(
+        OFFICE,
+        BERLIN,
+        at('2026-01-05T06:00:00Z'),
+        at('2026-01-04T19:00:00Z'),
+      ),
+    ).toBe(7);
   });
 
   it('is 0 on an inactive day', () => {
     // Saturday 2026-01-10.
-    expect(remainingPulsesToday(OFFICE, BERLIN, at('2026-01-10T06:00:00Z'), null)).toBe(0);
+    expect(
+      remainingPulsesToday(OFFICE, BERLIN, at('2026-01-10T06:00:00Z'), null),
+    ).toBe(0);
   });
 });
 
 describe('localDateKey', () => {
   it('changes at local midnight, not UTC midnight', () => {
-    expect(localDateKey(at('2026-01-05T22:59:59.999Z'), BERLIN)).toBe('2026-01-05');
+    expect(localDateKey(at('2026-01-05T22:59:59.999Z'), BERLIN)).toBe(
+      '2026-01-05',
+    );
     expect(localDateKey(at('2026-01-05T23:00:00Z'), BERLIN)).toBe('2026-01-06');
     expect(localDateKey(at('2026-01-05T23:00:00Z'), 'UTC')).toBe('2026-01-05');
-    expect(localDateKey(at('2026-01-06T04:59:59Z'), 'America/New_York')).toBe('2026-01-05');
-    expect(localDateKey(at('2026-01-06T05:00:00Z'), 'America/New_York')).toBe('2026-01-06');
+    expect(localDateKey(at('2026-01-06T04:59:59Z'), 'America/New_York')).toBe(
+      '2026-01-05',
+    );
+    expect(localDateKey(at('2026-01-06T05:00:00Z'), 'America/New_York')).toBe(
+      '2026-01-06',
+    );
     // Summer time in Berlin: midnight is 22:00 UTC.
     expect(localDateKey(at('2026-07-01T22:00:00Z'), BERLIN)).toBe('2026-07-02');
   });
 
   it('reads an unknown zone as UTC and an invalid date as ""', () => {
-    expect(localDateKey(at('2026-01-05T23:00:00Z'), 'Not/AZone')).toBe('2026-01-05');
+    expect(localDateKey(at('2026-01-05T23:00:00Z'), 'Not/AZone')).toBe(
+      '2026-01-05',
+    );
     expect(localDateKey(new Date(Number.NaN), BERLIN)).toBe('');
   });
 });

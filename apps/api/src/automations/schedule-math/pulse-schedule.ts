@@ -1,9 +1,15 @@
-import { PULSES_PER_DAY_CHOICES, QUIET_HOURS_MAX_RANGES } from '@metatronos/shared-types';
+import {
+  PULSES_PER_DAY_CHOICES,
+  QUIET_HOURS_MAX_RANGES,
+} from '@metatronos/shared-types';
 import type { PulseSettings, QuietHoursRange } from '@metatronos/shared-types';
 import { DateTime, IANAZone } from 'luxon';
 
 /** The part of the Pulse settings that decides when it fires. */
-export type PulseSlotSettings = Pick<PulseSettings, 'activeDays' | 'pulsesPerDay' | 'quietHours'>;
+export type PulseSlotSettings = Pick<
+  PulseSettings,
+  'activeDays' | 'pulsesPerDay' | 'quietHours'
+>;
 
 const MINUTES_PER_DAY = 1440;
 /** How many local days nextPulseSlot looks at after the one holding `after`. */
@@ -16,7 +22,9 @@ const QUIET_RANGE_KEYS = ['start', 'end'];
  * NaN when `pulsesPerDay` is not one of PULSES_PER_DAY_CHOICES (such settings yield no slots).
  */
 export function pulseIntervalMinutes(pulsesPerDay: number): number {
-  return (PULSES_PER_DAY_CHOICES as readonly number[]).includes(pulsesPerDay) ? MINUTES_PER_DAY / pulsesPerDay : NaN;
+  return (PULSES_PER_DAY_CHOICES as readonly number[]).includes(pulsesPerDay)
+    ? MINUTES_PER_DAY / pulsesPerDay
+    : NaN;
 }
 
 /** Minutes since midnight of an `HH:mm` time (`00:00`–`23:59`, two digits each), or null. */
@@ -32,7 +40,8 @@ export function parseHm(value: string): number | null {
  * crosses midnight.
  */
 export function quietHoursProblem(ranges: unknown): string | null {
-  if (!Array.isArray(ranges)) return 'quiet_hours must be a list of ranges like { "start": "22:00", "end": "07:00" }';
+  if (!Array.isArray(ranges))
+    return 'quiet_hours must be a list of ranges like { "start": "22:00", "end": "07:00" }';
   if (ranges.length > QUIET_HOURS_MAX_RANGES) {
     return `quiet_hours holds ${ranges.length} ranges; at most ${QUIET_HOURS_MAX_RANGES} are allowed`;
   }
@@ -42,13 +51,19 @@ export function quietHoursProblem(ranges: unknown): string | null {
       return `quiet_hours[${i}] must be an object like { "start": "22:00", "end": "07:00" }`;
     }
     const record = range as Record<string, unknown>;
-    const extra = Object.keys(record).find((key) => !QUIET_RANGE_KEYS.includes(key));
+    const extra = Object.keys(record).find(
+      (key) => !QUIET_RANGE_KEYS.includes(key),
+    );
     if (extra !== undefined)
       return `quiet_hours[${i}] has an unknown field "${extra}" (only "start" and "end" are allowed)`;
-    const start = typeof record['start'] === 'string' ? parseHm(record['start']) : null;
-    if (start === null) return `quiet_hours[${i}].start must be a time like "22:00"`;
-    const end = typeof record['end'] === 'string' ? parseHm(record['end']) : null;
-    if (end === null) return `quiet_hours[${i}].end must be a time like "07:30"`;
+    const start =
+      typeof record['start'] === 'string' ? parseHm(record['start']) : null;
+    if (start === null)
+      return `quiet_hours[${i}].start must be a time like "22:00"`;
+    const end =
+      typeof record['end'] === 'string' ? parseHm(record['end']) : null;
+    if (end === null)
+      return `quiet_hours[${i}].end must be a time like "07:30"`;
     if (start === end) {
       return `quiet_hours[${i}] starts and ends at ${String(record['start'])}; a range needs two different times, e.g. "22:00" to "07:00"`;
     }
@@ -61,13 +76,18 @@ export function quietHoursProblem(ranges: unknown): string | null {
  * before its start crosses midnight (quiet from start to midnight and from midnight to end). Ranges that are not
  * valid (bad times, start = end) are ignored.
  */
-export function isQuietMinute(minuteOfDay: number, ranges: QuietHoursRange[]): boolean {
+export function isQuietMinute(
+  minuteOfDay: number,
+  ranges: QuietHoursRange[],
+): boolean {
   if (!Array.isArray(ranges)) return false;
   return ranges.some((range) => {
     const start = parseHm(range?.start);
     const end = parseHm(range?.end);
     if (start === null || end === null || start === end) return false;
-    return start < end ? minuteOfDay >= start && minuteOfDay < end : minuteOfDay >= start || minuteOfDay < end;
+    return start < end
+      ? minuteOfDay >= start && minuteOfDay < end
+      : minuteOfDay >= start || minuteOfDay < end;
   });
 }
 
@@ -89,8 +109,11 @@ function localDay(at: Date, tz: string): DateTime | null {
  */
 function eligibleSlots(settings: PulseSlotSettings, day: DateTime): Date[] {
   const interval = pulseIntervalMinutes(settings.pulsesPerDay);
-  const activeDays = Array.isArray(settings.activeDays) ? settings.activeDays : [];
-  if (!Number.isFinite(interval) || !activeDays.includes(day.weekday % 7)) return [];
+  const activeDays = Array.isArray(settings.activeDays)
+    ? settings.activeDays
+    : [];
+  if (!Number.isFinite(interval) || !activeDays.includes(day.weekday % 7))
+    return [];
   const quiet = Array.isArray(settings.quietHours) ? settings.quietHours : [];
   const seen = new Set<number>();
   for (let minute = 0; minute < MINUTES_PER_DAY; minute += interval) {
@@ -114,18 +137,28 @@ function eligibleSlots(settings: PulseSlotSettings, day: DateTime): Date[] {
  * The first eligible pulse slot strictly after `after`, in `tz` (UTC when unknown), looking at the local day of
  * `after` and the 8 days that follow; null when none (no active day, or every slot quiet).
  */
-export function nextPulseSlot(settings: PulseSlotSettings, tz: string, after: Date): Date | null {
+export function nextPulseSlot(
+  settings: PulseSlotSettings,
+  tz: string,
+  after: Date,
+): Date | null {
   const first = localDay(after, tz);
   if (!first) return null;
   for (let offset = 0; offset <= LOOKAHEAD_DAYS; offset++) {
-    const slot = eligibleSlots(settings, first.plus({ days: offset })).find((s) => s.getTime() > after.getTime());
+    const slot = eligibleSlots(settings, first.plus({ days: offset })).find(
+      (s) => s.getTime() > after.getTime(),
+    );
     if (slot) return slot;
   }
   return null;
 }
 
 /** The eligible slot instants of the local day (in `tz`, UTC when unknown) holding `at`, ascending. */
-export function pulseSlotsOfDay(settings: PulseSlotSettings, tz: string, at: Date): Date[] {
+export function pulseSlotsOfDay(
+  settings: PulseSlotSettings,
+  tz: string,
+  at: Date,
+): Date[] {
   const day = localDay(at, tz);
   return day ? eligibleSlots(settings, day) : [];
 }
@@ -140,9 +173,14 @@ export function remainingPulsesToday(
   now: Date,
   lastPulseAt: Date | null,
 ): number {
-  const last = lastPulseAt instanceof Date && !Number.isNaN(lastPulseAt.getTime()) ? lastPulseAt.getTime() : null;
+  const last =
+    lastPulseAt instanceof Date && !Number.isNaN(lastPulseAt.getTime())
+      ? lastPulseAt.getTime()
+      : null;
   return pulseSlotsOfDay(settings, tz, now).filter(
-    (slot) => slot.getTime() >= now.getTime() && (last === null || slot.getTime() > last),
+    (slot) =>
+      slot.getTime() >= now.getTime() &&
+      (last === null || slot.getTime() > last),
   ).length;
 }
 
@@ -159,7 +197,11 @@ export function formatQuietHours(ranges: QuietHoursRange[]): string {
 
 /** Active days, Monday first: `Mon, Tue, Wed, Thu, Fri`, `every day` or `none` (values outside 0–6 are ignored). */
 export function formatActiveDays(days: number[]): string {
-  const valid = new Set((Array.isArray(days) ? days : []).filter((d) => Number.isInteger(d) && d >= 0 && d <= 6));
+  const valid = new Set(
+    (Array.isArray(days) ? days : []).filter(
+      (d) => Number.isInteger(d) && d >= 0 && d <= 6,
+    ),
+  );
   if (valid.size === 7) return 'every day';
   if (valid.size === 0) return 'none';
   return [...valid]

@@ -1,6 +1,11 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import { Schema as MongooseSchema, type Types } from 'mongoose';
-import type { AutomationKind, RunOutcome, RunTrigger, TokenUsage } from '@metatronos/shared-types';
+import type {
+  AutomationKind,
+  RunOutcome,
+  RunTrigger,
+  TokenUsage,
+} from '@metatronos/shared-types';
 
 /** One run of a scheduled job or one pulse. Feature-owned: the AI can read it, never write it. */
 @Schema({ collection: 'automation_runs', versionKey: false })
@@ -33,5 +38,6 @@ export class AutomationRunRecord {
   usage!: TokenUsage | null;
 }
 
-export const AutomationRunSchema = SchemaFactory.createForClass(AutomationRunRecord);
+export const AutomationRunSchema =
+  SchemaFactory.createForClass(AutomationRunRecord);
 AutomationRunSchema.index({ kind: 1, jobId: 1, startedAt: -1 });

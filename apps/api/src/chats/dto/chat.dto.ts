@@ -1,6 +1,19 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayUnique, IsArray, IsInt, IsMongoId, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayUnique,
+  IsArray,
+  IsInt,
+  IsMongoId,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+} from 'class-validator';
 import {
   CHAT_TITLE_MAX_LENGTH,
   MAX_ATTACHMENTS_PER_MESSAGE,
@@ -21,7 +34,11 @@ import {
 const NOT_BLANK = /\S/;
 
 export class CreateChatDto implements CreateChatRequest {
-  @ApiPropertyOptional({ maxLength: CHAT_TITLE_MAX_LENGTH, description: 'Defaults to "New chat"; the first message then names the chat' })
+  @ApiPropertyOptional({
+    maxLength: CHAT_TITLE_MAX_LENGTH,
+    description:
+      'Defaults to "New chat"; the first message then names the chat',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(CHAT_TITLE_MAX_LENGTH)
@@ -47,13 +64,19 @@ export class SendMessageDto implements SendMessageRequest {
   @ApiPropertyOptional({
     type: [String],
     maxItems: MAX_ATTACHMENTS_PER_MESSAGE,
-    description: 'Ids from POST /api/attachments, each not yet sent with another message',
+    description:
+      'Ids from POST /api/attachments, each not yet sent with another message',
   })
   @IsOptional()
   @IsArray()
-  @ArrayMaxSize(MAX_ATTACHMENTS_PER_MESSAGE, { message: `at most ${MAX_ATTACHMENTS_PER_MESSAGE} attachments go with one message` })
+  @ArrayMaxSize(MAX_ATTACHMENTS_PER_MESSAGE, {
+    message: `at most ${MAX_ATTACHMENTS_PER_MESSAGE} attachments go with one message`,
+  })
   @ArrayUnique({ message: 'attachmentIds must not repeat an id' })
-  @IsMongoId({ each: true, message: 'each of attachmentIds must be an attachment id' })
+  @IsMongoId({
+    each: true,
+    message: 'each of attachmentIds must be an attachment id',
+  })
   attachmentIds?: string[];
 }
 
@@ -66,7 +89,10 @@ export class MessagesQueryDto {
   @Max(200)
   limit?: number;
 
-  @ApiPropertyOptional({ description: 'A message id: return the messages just before it (older page)' })
+  @ApiPropertyOptional({
+    description:
+      'A message id: return the messages just before it (older page)',
+  })
   @IsOptional()
   @IsMongoId({ message: 'before must be a message id' })
   before?: string;
@@ -77,7 +103,10 @@ export class ChatSummaryDto implements ChatSummary {
   id!: string;
   @ApiProperty()
   title!: string;
-  @ApiProperty({ enum: ['chat', 'cron', 'pulse'], description: "The owner's chat, a scheduled job's chat, or the Pulse chat" })
+  @ApiProperty({
+    enum: ['chat', 'cron', 'pulse'],
+    description: "The owner's chat, a scheduled job's chat, or the Pulse chat",
+  })
   kind!: ChatKind;
   @ApiProperty()
   createdAt!: string;
@@ -109,7 +138,12 @@ export class ChatMessageDto implements ChatMessage {
   role!: 'user' | 'assistant';
   @ApiProperty()
   content!: string;
-  @ApiPropertyOptional({ description: 'Assistant replies: text and tool calls (id, name, arguments, result, error, durationMs) in order', type: 'array', items: { type: 'object' } })
+  @ApiPropertyOptional({
+    description:
+      'Assistant replies: text and tool calls (id, name, arguments, result, error, durationMs) in order',
+    type: 'array',
+    items: { type: 'object' },
+  })
   parts?: AssistantPart[];
   @ApiProperty({ enum: ['streaming', 'complete', 'stopped', 'error'] })
   status!: MessageStatus;
@@ -117,9 +151,16 @@ export class ChatMessageDto implements ChatMessage {
   error?: string | null;
   @ApiPropertyOptional({ type: String, nullable: true })
   model?: string | null;
-  @ApiPropertyOptional({ type: 'object', nullable: true, additionalProperties: true })
+  @ApiPropertyOptional({
+    type: 'object',
+    nullable: true,
+    additionalProperties: true,
+  })
   usage?: TokenUsage | null;
-  @ApiPropertyOptional({ type: [MessageAttachmentDto], description: 'User messages sent with files' })
+  @ApiPropertyOptional({
+    type: [MessageAttachmentDto],
+    description: 'User messages sent with files',
+  })
   attachments?: MessageAttachment[];
   @ApiProperty()
   createdAt!: string;

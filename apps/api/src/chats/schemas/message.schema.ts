@@ -1,6 +1,11 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import { Schema as MongooseSchema, type Types } from 'mongoose';
-import type { MessageAttachment, MessageDelivery, MessageStatus, TokenUsage } from '@metatronos/shared-types';
+import type {
+  MessageAttachment,
+  MessageDelivery,
+  MessageStatus,
+  TokenUsage,
+} from '@metatronos/shared-types';
 import type { StoredPart } from '../stored-parts';
 
 /** One message of a chat. An assistant reply keeps its text and tool calls in order in `parts`. */
@@ -18,7 +23,11 @@ export class MessageRecord {
   /** User messages: the files sent with it ({ id, name, mime, size, kind }; the records are in `attachments`). */
   @Prop({ type: [MongooseSchema.Types.Mixed], default: undefined })
   attachments?: MessageAttachment[];
-  @Prop({ type: String, required: true, enum: ['streaming', 'complete', 'stopped', 'error'] })
+  @Prop({
+    type: String,
+    required: true,
+    enum: ['streaming', 'complete', 'stopped', 'error'],
+  })
   status!: MessageStatus;
   @Prop({ type: String, default: null })
   error!: string | null;

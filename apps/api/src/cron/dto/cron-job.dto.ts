@@ -1,6 +1,15 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsInt, IsMongoId, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import {
+  IsBoolean,
+  IsInt,
+  IsMongoId,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
 import {
   CRON_EXPRESSION_MAX_LENGTH,
   CRONJOB_INSTRUCTION_MAX_LENGTH,
@@ -19,17 +28,27 @@ const EXPRESSION_HELP =
   "Five fields (minute hour day-of-month month day-of-week) read in the owner's timezone, e.g. `0 8 * * 1-5`; a sixth leading seconds field is allowed if it fires at most once a minute.";
 
 export class CreateCronJobDto implements CreateCronJobRequest {
-  @ApiProperty({ maxLength: CRONJOB_NAME_MAX_LENGTH, example: 'Morning summary' })
+  @ApiProperty({
+    maxLength: CRONJOB_NAME_MAX_LENGTH,
+    example: 'Morning summary',
+  })
   @IsString()
   @MaxLength(CRONJOB_NAME_MAX_LENGTH)
   name!: string;
 
-  @ApiProperty({ maxLength: CRONJOB_INSTRUCTION_MAX_LENGTH, example: "Summarise today's schedule." })
+  @ApiProperty({
+    maxLength: CRONJOB_INSTRUCTION_MAX_LENGTH,
+    example: "Summarise today's schedule.",
+  })
   @IsString()
   @MaxLength(CRONJOB_INSTRUCTION_MAX_LENGTH)
   instruction!: string;
 
-  @ApiProperty({ maxLength: CRON_EXPRESSION_MAX_LENGTH, example: '0 8 * * 1-5', description: EXPRESSION_HELP })
+  @ApiProperty({
+    maxLength: CRON_EXPRESSION_MAX_LENGTH,
+    example: '0 8 * * 1-5',
+    description: EXPRESSION_HELP,
+  })
   @IsString()
   @MaxLength(CRON_EXPRESSION_MAX_LENGTH)
   cronExpression!: string;
@@ -53,20 +72,29 @@ export class UpdateCronJobDto implements UpdateCronJobRequest {
   @MaxLength(CRONJOB_INSTRUCTION_MAX_LENGTH)
   instruction?: string;
 
-  @ApiPropertyOptional({ maxLength: CRON_EXPRESSION_MAX_LENGTH, description: EXPRESSION_HELP })
+  @ApiPropertyOptional({
+    maxLength: CRON_EXPRESSION_MAX_LENGTH,
+    description: EXPRESSION_HELP,
+  })
   @IsOptional()
   @IsString()
   @MaxLength(CRON_EXPRESSION_MAX_LENGTH)
   cronExpression?: string;
 
-  @ApiPropertyOptional({ description: 'false pauses the job, true resumes it (from now: missed times are not caught up)' })
+  @ApiPropertyOptional({
+    description:
+      'false pauses the job, true resumes it (from now: missed times are not caught up)',
+  })
   @IsOptional()
   @IsBoolean()
   enabled?: boolean;
 }
 
 export class CronPreviewQueryDto {
-  @ApiProperty({ maxLength: CRON_EXPRESSION_MAX_LENGTH, example: '0 8 * * 1-5' })
+  @ApiProperty({
+    maxLength: CRON_EXPRESSION_MAX_LENGTH,
+    example: '0 8 * * 1-5',
+  })
   @IsString()
   @MaxLength(CRON_EXPRESSION_MAX_LENGTH)
   cronExpression!: string;
@@ -81,7 +109,9 @@ export class RunsQueryDto {
   @Max(100)
   limit?: number;
 
-  @ApiPropertyOptional({ description: 'A run id: the runs started before it (older page)' })
+  @ApiPropertyOptional({
+    description: 'A run id: the runs started before it (older page)',
+  })
   @IsOptional()
   @IsMongoId({ message: 'before must be a run id' })
   before?: string;
@@ -98,7 +128,11 @@ export class CronRunDto implements CronRunView {
   trigger!: RunTrigger;
   @ApiProperty({ enum: ['running', 'success', 'error', 'skipped', 'missed'] })
   outcome!: RunOutcome;
-  @ApiProperty({ type: String, nullable: true, description: 'When the schedule said to run (null for a manual run)' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'When the schedule said to run (null for a manual run)',
+  })
   dueAt!: string | null;
   @ApiProperty()
   startedAt!: string;
@@ -106,13 +140,26 @@ export class CronRunDto implements CronRunView {
   finishedAt!: string | null;
   @ApiProperty({ type: Number, nullable: true })
   durationMs!: number | null;
-  @ApiProperty({ type: String, nullable: true, description: '`busy` for a skipped run; how many times were missed for `missed`' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      '`busy` for a skipped run; how many times were missed for `missed`',
+  })
   reason!: string | null;
   @ApiProperty({ type: String, nullable: true })
   error!: string | null;
-  @ApiProperty({ type: String, nullable: true, description: "The chat the run's turn is in" })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The chat the run's turn is in",
+  })
   chatId!: string | null;
-  @ApiProperty({ type: String, nullable: true, description: 'The assistant message of the run' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'The assistant message of the run',
+  })
   messageId!: string | null;
   @ApiProperty({ type: Object, nullable: true })
   usage!: CronRunView['usage'];
@@ -129,21 +176,34 @@ export class CronJobDto implements CronJobView {
   cronExpression!: string;
   @ApiProperty()
   enabled!: boolean;
-  @ApiProperty({ type: String, nullable: true, description: "The job's own chat" })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The job's own chat",
+  })
   chatId!: string | null;
   @ApiProperty({ example: 'At 08:00, Monday through Friday' })
   description!: string;
-  @ApiProperty({ type: [String], description: 'Next run times (ISO); empty while paused' })
+  @ApiProperty({
+    type: [String],
+    description: 'Next run times (ISO); empty while paused',
+  })
   nextRuns!: string[];
   @ApiProperty({ example: 'Europe/Berlin' })
   timezone!: string;
-  @ApiProperty({ type: String, nullable: true, description: 'Why the stored expression cannot be scheduled' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Why the stored expression cannot be scheduled',
+  })
   scheduleError!: string | null;
   @ApiProperty({ type: CronRunDto, nullable: true })
   lastRun!: CronRunView | null;
   @ApiProperty()
   consecutiveFailures!: number;
-  @ApiProperty({ description: 'consecutiveFailures reached CRON_FAILURE_ALERT_AFTER' })
+  @ApiProperty({
+    description: 'consecutiveFailures reached CRON_FAILURE_ALERT_AFTER',
+  })
   failing!: boolean;
   @ApiProperty()
   running!: boolean;

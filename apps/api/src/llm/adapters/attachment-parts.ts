@@ -21,13 +21,19 @@ function textBlock(file: LlmAttachment & { kind: 'text' }): string {
  * whole (capped); images and PDFs sent inline get a one-line note so the model knows their names;
  * a PDF this provider cannot read, and a file that could not be read, are explained.
  */
-export function userTurnText(userMessage: string, attachments: readonly LlmAttachment[], pdfInline: boolean): string {
+export function userTurnText(
+  userMessage: string,
+  attachments: readonly LlmAttachment[],
+  pdfInline: boolean,
+): string {
   const blocks = attachments.map((file) => {
     switch (file.kind) {
       case 'text':
         return textBlock(file);
       case 'image':
-        return file.id ? `[Attached image: ${file.name} (attachment ${file.id})]` : `[Attached image: ${file.name}]`;
+        return file.id
+          ? `[Attached image: ${file.name} (attachment ${file.id})]`
+          : `[Attached image: ${file.name}]`;
       case 'pdf':
         return pdfInline
           ? `[Attached PDF: ${file.name}]`
@@ -51,22 +57,42 @@ export function openAiUserContent(
   { pdfInline = false }: { pdfInline?: boolean } = {},
 ): string | ChatCompletionContentPart[] {
   if (attachments.length === 0) return userMessage;
-  const parts: ChatCompletionContentPart[] = [{ type: 'text', text: userTurnText(userMessage, attachments, pdfInline) }];
+  const parts: ChatCompletionContentPart[] = [
+    { type: 'text', text: userTurnText(userMessage, attachments, pdfInline) },
+  ];
   for (const file of attachments) {
     if (file.kind === 'image')
-      parts.push({ type: 'image_url', image_url: { url: `data:${file.mime};base64,${file.data.toString('base64')}` } });
+      parts.push({
+        type: 'image_url',
+        image_url: {
+          url: `data:${file.mime};base64,${file.data.toString('base64')}`,
+        },
+      });
     else if (file.kind === 'pdf' && pdfInline)
-      parts.push({ type: 'file', file: { filename: file.name, file_data: `data:${file.mime};base64,${file.data.toString('base64')}` } });
+      parts.push({
+        type: 'file',
+        file: {
+          filename: file.name,
+          file_data: `data:${file.mime};base64,${file.data.toString('base64')}`,
+        },
+      });
   }
   return parts;
 }
 
 /** Gemini: a text part (message + text files + notes), then images and PDFs as `inlineData`. */
-export function geminiUserParts(userMessage: string, attachments: readonly LlmAttachment[] = []): Part[] {
-  const parts: Part[] = [{ text: userTurnText(userMessage, attachments, true) }];
+export function geminiUserParts(
+  userMessage: string,
+  attachments: readonly LlmAttachment[] = [],
+): Part[] {
+  const parts: Part[] = [
+    { text: userTurnText(userMessage, attachments, true) },
+  ];
   for (const file of attachments) {
     if (file.kind === 'image' || file.kind === 'pdf')
-      parts.push({ inlineData: { mimeType: file.mime, data: file.data.toString('base64') } });
+      parts.push({
+        inlineData: { mimeType: file.mime, data: file.data.toString('base64') },
+      });
   }
   return parts;
 }

@@ -185,7 +185,10 @@ export class GeminiAdapter implements LlmAdapter {
       history[history.length - 1]?.role === 'user'
         ? (history.pop()?.parts ?? [])
         : [];
-    let message: Part[] = [...trailing, ...geminiUserParts(request.userMessage, request.attachments)];
+    let message: Part[] = [
+      ...trailing,
+      ...geminiUserParts(request.userMessage, request.attachments),
+    ];
 
     const chat = ai.chats.create({ model: request.model, history, config });
     const usage = new UsageTotal();

@@ -95,7 +95,10 @@ export function toOpenAiMessages(
       }
     }
   }
-  messages.push({ role: 'user', content: openAiUserContent(userMessage, attachments, { pdfInline }) });
+  messages.push({
+    role: 'user',
+    content: openAiUserContent(userMessage, attachments, { pdfInline }),
+  });
   return messages;
 }
 

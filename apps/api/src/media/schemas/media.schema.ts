@@ -22,7 +22,11 @@ export class MediaRecord {
   shortDescription!: string;
   @Prop({ type: String, required: true })
   model!: string;
-  @Prop({ type: String, required: true, enum: ['image/png', 'image/jpeg', 'image/webp'] })
+  @Prop({
+    type: String,
+    required: true,
+    enum: ['image/png', 'image/jpeg', 'image/webp'],
+  })
   mime!: MediaMime;
   @Prop({ type: Number, required: true })
   size!: number;

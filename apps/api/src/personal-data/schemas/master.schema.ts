@@ -4,7 +4,11 @@ import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
  * `master`: the owner's profile, one document. The AI keeps it up to date
  * through `db_query` (usually `updateOne({}, { $set }, { upsert: true })`).
  */
-@Schema({ collection: 'master', versionKey: false, timestamps: { createdAt: false, updatedAt: true } })
+@Schema({
+  collection: 'master',
+  versionKey: false,
+  timestamps: { createdAt: false, updatedAt: true },
+})
 export class OwnerProfile {
   @Prop({ type: String })
   name?: string;

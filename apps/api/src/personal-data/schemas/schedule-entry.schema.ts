@@ -1,7 +1,12 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import { Types } from 'mongoose';
 
-export const SCHEDULE_STATUSES = ['confirmed', 'tentative', 'cancelled', 'done'] as const;
+export const SCHEDULE_STATUSES = [
+  'confirmed',
+  'tentative',
+  'cancelled',
+  'done',
+] as const;
 export type ScheduleStatus = (typeof SCHEDULE_STATUSES)[number];
 
 /** `schedule`: the owner's calendar (appointments, events, reminders). */

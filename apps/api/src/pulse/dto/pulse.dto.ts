@@ -1,6 +1,18 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  ValidateNested,
+} from 'class-validator';
 import {
   PULSE_NOTES_MAX_LENGTH,
   PULSES_PER_DAY_CHOICES,
@@ -14,12 +26,18 @@ import {
 const HM = /^([01]\d|2[0-3]):[0-5]\d$/;
 
 export class QuietHoursRangeDto implements QuietHoursRange {
-  @ApiProperty({ example: '22:00', description: 'HH:mm, local time, inclusive' })
+  @ApiProperty({
+    example: '22:00',
+    description: 'HH:mm, local time, inclusive',
+  })
   @IsString()
   @Matches(HM, { message: 'start must be a time like "22:00"' })
   start!: string;
 
-  @ApiProperty({ example: '07:00', description: 'HH:mm, exclusive; an end before the start crosses midnight' })
+  @ApiProperty({
+    example: '07:00',
+    description: 'HH:mm, exclusive; an end before the start crosses midnight',
+  })
   @IsString()
   @Matches(HM, { message: 'end must be a time like "07:00"' })
   end!: string;
@@ -31,21 +49,42 @@ export class UpdatePulseDto implements UpdatePulseRequest {
   @IsBoolean()
   enabled?: boolean;
 
-  @ApiPropertyOptional({ type: [Number], example: [1, 2, 3, 4, 5], description: '0 = Sunday … 6 = Saturday' })
+  @ApiPropertyOptional({
+    type: [Number],
+    example: [1, 2, 3, 4, 5],
+    description: '0 = Sunday … 6 = Saturday',
+  })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(7)
-  @IsInt({ each: true, message: 'activeDays must be weekday numbers from 0 (Sunday) to 6 (Saturday)' })
-  @Min(0, { each: true, message: 'activeDays must be weekday numbers from 0 (Sunday) to 6 (Saturday)' })
-  @Max(6, { each: true, message: 'activeDays must be weekday numbers from 0 (Sunday) to 6 (Saturday)' })
+  @IsInt({
+    each: true,
+    message:
+      'activeDays must be weekday numbers from 0 (Sunday) to 6 (Saturday)',
+  })
+  @Min(0, {
+    each: true,
+    message:
+      'activeDays must be weekday numbers from 0 (Sunday) to 6 (Saturday)',
+  })
+  @Max(6, {
+    each: true,
+    message:
+      'activeDays must be weekday numbers from 0 (Sunday) to 6 (Saturday)',
+  })
   activeDays?: number[];
 
   @ApiPropertyOptional({ enum: PULSES_PER_DAY_CHOICES })
   @IsOptional()
-  @IsIn(PULSES_PER_DAY_CHOICES, { message: `pulsesPerDay must be one of ${PULSES_PER_DAY_CHOICES.join(', ')}` })
+  @IsIn(PULSES_PER_DAY_CHOICES, {
+    message: `pulsesPerDay must be one of ${PULSES_PER_DAY_CHOICES.join(', ')}`,
+  })
   pulsesPerDay?: PulsesPerDay;
 
-  @ApiPropertyOptional({ type: [QuietHoursRangeDto], maxItems: QUIET_HOURS_MAX_RANGES })
+  @ApiPropertyOptional({
+    type: [QuietHoursRangeDto],
+    maxItems: QUIET_HOURS_MAX_RANGES,
+  })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(QUIET_HOURS_MAX_RANGES)
@@ -53,7 +92,9 @@ export class UpdatePulseDto implements UpdatePulseRequest {
   @Type(() => QuietHoursRangeDto)
   quietHours?: QuietHoursRangeDto[];
 
-  @ApiPropertyOptional({ description: `Continuity notes; cut to ${PULSE_NOTES_MAX_LENGTH} characters` })
+  @ApiPropertyOptional({
+    description: `Continuity notes; cut to ${PULSE_NOTES_MAX_LENGTH} characters`,
+  })
   @IsOptional()
   @IsString()
   notes?: string;

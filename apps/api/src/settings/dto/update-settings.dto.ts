@@ -1,26 +1,55 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsOptional, IsString, IsUrl, Matches, MaxLength, ValidateNested } from 'class-validator';
-import type { AppSettingsView, OpenAiCompatibleEndpoint, UpdateAppSettingsRequest } from '@metatronos/shared-types';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
+import type {
+  AppSettingsView,
+  OpenAiCompatibleEndpoint,
+  UpdateAppSettingsRequest,
+} from '@metatronos/shared-types';
 
-const SECRET_HELP = 'A new value sets it; null or "" clears it; the masked value from GET leaves it unchanged.';
+const SECRET_HELP =
+  'A new value sets it; null or "" clears it; the masked value from GET leaves it unchanged.';
 
 export class EndpointDto {
-  @ApiProperty({ example: 'ollama', description: 'Letters, digits, - and _; the prefix of model ids `<name>/<model>`' })
+  @ApiProperty({
+    example: 'ollama',
+    description:
+      'Letters, digits, - and _; the prefix of model ids `<name>/<model>`',
+  })
   @IsString()
-  @Matches(/^[A-Za-z0-9_-]{1,40}$/, { message: 'openaiCompatible name must be 1-40 letters, digits, - or _' })
+  @Matches(/^[A-Za-z0-9_-]{1,40}$/, {
+    message: 'openaiCompatible name must be 1-40 letters, digits, - or _',
+  })
   name!: string;
 
   @ApiProperty({ example: 'http://127.0.0.1:11434/v1' })
   @IsString()
   @IsUrl(
-    { protocols: ['http', 'https'], require_protocol: true, require_tld: false, allow_underscores: true },
+    {
+      protocols: ['http', 'https'],
+      require_protocol: true,
+      require_tld: false,
+      allow_underscores: true,
+    },
     { message: 'openaiCompatible baseUrl must be an http(s) URL' },
   )
   @MaxLength(500)
   baseUrl!: string;
 
-  @ApiPropertyOptional({ type: String, nullable: true, description: SECRET_HELP })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: SECRET_HELP,
+  })
   @IsOptional()
   @IsString()
   @MaxLength(500)
@@ -28,19 +57,31 @@ export class EndpointDto {
 }
 
 export class UpdateSettingsDto implements UpdateAppSettingsRequest {
-  @ApiPropertyOptional({ type: String, nullable: true, description: SECRET_HELP })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: SECRET_HELP,
+  })
   @IsOptional()
   @IsString()
   @MaxLength(500)
   geminiApiKey?: string | null;
 
-  @ApiPropertyOptional({ type: String, nullable: true, description: SECRET_HELP })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: SECRET_HELP,
+  })
   @IsOptional()
   @IsString()
   @MaxLength(500)
   openaiApiKey?: string | null;
 
-  @ApiPropertyOptional({ type: [EndpointDto], description: 'Replaces the whole list. A masked apiKey keeps the key stored under the same name.' })
+  @ApiPropertyOptional({
+    type: [EndpointDto],
+    description:
+      'Replaces the whole list. A masked apiKey keeps the key stored under the same name.',
+  })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(20)
@@ -48,25 +89,40 @@ export class UpdateSettingsDto implements UpdateAppSettingsRequest {
   @Type(() => EndpointDto)
   openaiCompatible?: EndpointDto[];
 
-  @ApiPropertyOptional({ type: String, nullable: true, example: 'gemini-2.5-flash' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    example: 'gemini-2.5-flash',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(240)
   primaryModel?: string | null;
 
-  @ApiPropertyOptional({ type: String, nullable: true, example: 'gemini-2.5-flash-image' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    example: 'gemini-2.5-flash-image',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(240)
   imageModel?: string | null;
 
-  @ApiPropertyOptional({ type: String, nullable: true, description: SECRET_HELP })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: SECRET_HELP,
+  })
   @IsOptional()
   @IsString()
   @MaxLength(500)
   braveApiKey?: string | null;
 
-  @ApiPropertyOptional({ example: 'Europe/Paris', description: 'IANA time zone' })
+  @ApiPropertyOptional({
+    example: 'Europe/Paris',
+    description: 'IANA time zone',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(64)

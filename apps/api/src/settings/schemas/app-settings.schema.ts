@@ -38,4 +38,5 @@ export class AppSettingsRecord {
   updatedAt!: Date | null;
 }
 
-export const AppSettingsSchema = SchemaFactory.createForClass(AppSettingsRecord);
+export const AppSettingsSchema =
+  SchemaFactory.createForClass(AppSettingsRecord);

@@ -12,19 +12,29 @@ export const CORE_INSTRUCTION_MAX_LENGTH = 50_000;
 export const DB_SCHEMA_MAX_LENGTH = 50_000;
 
 export class SystemInstructionDto implements SystemInstruction {
-  @ApiProperty({ description: 'Written by the owner, sent verbatim; blank means no system prompt' })
+  @ApiProperty({
+    description:
+      'Written by the owner, sent verbatim; blank means no system prompt',
+  })
   coreInstruction!: string;
-  @ApiProperty({ maxLength: MEMORY_MAX_LENGTH, description: 'Kept by the AI with save_memory' })
+  @ApiProperty({
+    maxLength: MEMORY_MAX_LENGTH,
+    description: 'Kept by the AI with save_memory',
+  })
   memory!: string;
   @ApiProperty({ description: 'When false, no tools are offered to the model' })
   memoryEnabled!: boolean;
-  @ApiProperty({ description: "The AI's Markdown documentation of its collections" })
+  @ApiProperty({
+    description: "The AI's Markdown documentation of its collections",
+  })
   dbSchema!: string;
   @ApiProperty({ example: '2026-11-21T10:00:00.000Z' })
   updatedAt!: string;
 }
 
-export class UpdateSystemInstructionDto implements UpdateSystemInstructionRequest {
+export class UpdateSystemInstructionDto
+  implements UpdateSystemInstructionRequest
+{
   @ApiPropertyOptional({ maxLength: CORE_INSTRUCTION_MAX_LENGTH })
   @IsOptional()
   @IsString()
@@ -34,7 +44,9 @@ export class UpdateSystemInstructionDto implements UpdateSystemInstructionReques
   @ApiPropertyOptional({ maxLength: MEMORY_MAX_LENGTH })
   @IsOptional()
   @IsString()
-  @MaxLength(MEMORY_MAX_LENGTH, { message: `memory must be at most ${MEMORY_MAX_LENGTH} characters` })
+  @MaxLength(MEMORY_MAX_LENGTH, {
+    message: `memory must be at most ${MEMORY_MAX_LENGTH} characters`,
+  })
   memory?: string;
 
   @ApiPropertyOptional()
@@ -50,6 +62,10 @@ export class UpdateSystemInstructionDto implements UpdateSystemInstructionReques
 }
 
 export class CombinedPromptDto implements CombinedPromptResponse {
-  @ApiProperty({ type: String, nullable: true, description: 'Exactly what the next chat turn sends as system instruction' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Exactly what the next chat turn sends as system instruction',
+  })
   prompt!: string | null;
 }

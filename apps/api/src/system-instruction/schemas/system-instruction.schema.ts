@@ -19,4 +19,6 @@ export class SystemInstructionRecord {
   updatedAt?: string;
 }
 
-export const SystemInstructionSchema = SchemaFactory.createForClass(SystemInstructionRecord);
+export const SystemInstructionSchema = SchemaFactory.createForClass(
+  SystemInstructionRecord,
+);

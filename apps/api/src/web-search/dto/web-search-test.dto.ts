@@ -1,9 +1,17 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, MaxLength } from 'class-validator';
-import { WEB_SEARCH_QUERY_MAX_LENGTH, WEB_SEARCH_TEST_DEFAULT_QUERY, type WebSearchTestRequest } from '@metatronos/shared-types';
+import {
+  WEB_SEARCH_QUERY_MAX_LENGTH,
+  WEB_SEARCH_TEST_DEFAULT_QUERY,
+  type WebSearchTestRequest,
+} from '@metatronos/shared-types';
 
 export class WebSearchTestDto implements WebSearchTestRequest {
-  @ApiPropertyOptional({ maxLength: WEB_SEARCH_QUERY_MAX_LENGTH, default: WEB_SEARCH_TEST_DEFAULT_QUERY, example: 'MetatronOS' })
+  @ApiPropertyOptional({
+    maxLength: WEB_SEARCH_QUERY_MAX_LENGTH,
+    default: WEB_SEARCH_TEST_DEFAULT_QUERY,
+    example: 'MetatronOS',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(WEB_SEARCH_QUERY_MAX_LENGTH)
@@ -20,21 +28,35 @@ export class WebSearchSampleDto {
 
 /** One shape for both outcomes: `ok` says which fields are set. */
 export class WebSearchTestResultDto {
-  @ApiProperty({ description: 'true when Brave answered with results (possibly none)' })
+  @ApiProperty({
+    description: 'true when Brave answered with results (possibly none)',
+  })
   ok!: boolean;
 
-  @ApiPropertyOptional({ description: 'How many results came back (when ok)', example: 5 })
+  @ApiPropertyOptional({
+    description: 'How many results came back (when ok)',
+    example: 5,
+  })
   results?: number;
 
-  @ApiProperty({ description: 'How long the search took, in milliseconds', example: 240 })
+  @ApiProperty({
+    description: 'How long the search took, in milliseconds',
+    example: 240,
+  })
   durationMs!: number;
 
-  @ApiPropertyOptional({ type: WebSearchSampleDto, nullable: true, description: 'The first result (when ok; null when there were none)' })
+  @ApiPropertyOptional({
+    type: WebSearchSampleDto,
+    nullable: true,
+    description: 'The first result (when ok; null when there were none)',
+  })
   sample?: WebSearchSampleDto | null;
 
   @ApiPropertyOptional({
-    description: 'Why the search failed (when not ok): key refused, rate limit, timeout, unreachable…',
-    example: 'The Brave Search key was refused (HTTP 401). Check the key on the Tools page.',
+    description:
+      'Why the search failed (when not ok): key refused, rate limit, timeout, unreachable…',
+    example:
+      'The Brave Search key was refused (HTTP 401). Check the key on the Tools page.',
   })
   error?: string;
 }

@@ -1,16 +1,24 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsOptional, IsString, MaxLength } from 'class-validator';
-import type { CreateWhatsAppPermissionRequest, UpdateWhatsAppPermissionRequest, WhatsAppPermission } from '@metatronos/shared-types';
+import type {
+  CreateWhatsAppPermissionRequest,
+  UpdateWhatsAppPermissionRequest,
+  WhatsAppPermission,
+} from '@metatronos/shared-types';
 import { WHATSAPP_DISPLAY_NAME_MAX_LENGTH } from '../whatsapp-permission-input';
 
-const PHONE_HELP = 'International format; every non-digit is stripped (7 to 15 digits remain), e.g. "+1 415 555 1234" → "14155551234".';
-const TRUSTED_HELP = "Auto-replies to this contact may see the owner's memory (off by default: the sender is untrusted).";
+const PHONE_HELP =
+  'International format; every non-digit is stripped (7 to 15 digits remain), e.g. "+1 415 555 1234" → "14155551234".';
+const TRUSTED_HELP =
+  "Auto-replies to this contact may see the owner's memory (off by default: the sender is untrusted).";
 
 /**
  * Both fields are checked by the service, so a missing one answers the seed's
  * "phoneNumber and displayName are required".
  */
-export class CreateWhatsAppPermissionDto implements CreateWhatsAppPermissionRequest {
+export class CreateWhatsAppPermissionDto
+  implements CreateWhatsAppPermissionRequest
+{
   @ApiProperty({ example: '14155551234', description: PHONE_HELP })
   @IsOptional()
   @IsString()
@@ -23,12 +31,19 @@ export class CreateWhatsAppPermissionDto implements CreateWhatsAppPermissionRequ
   @MaxLength(WHATSAPP_DISPLAY_NAME_MAX_LENGTH)
   displayName!: string;
 
-  @ApiPropertyOptional({ default: false, description: 'The AI may read messages from this contact' })
+  @ApiPropertyOptional({
+    default: false,
+    description: 'The AI may read messages from this contact',
+  })
   @IsOptional()
   @IsBoolean()
   canRead?: boolean;
 
-  @ApiPropertyOptional({ default: false, description: 'The AI may reply to this contact (automatic replies included)' })
+  @ApiPropertyOptional({
+    default: false,
+    description:
+      'The AI may reply to this contact (automatic replies included)',
+  })
   @IsOptional()
   @IsBoolean()
   canReply?: boolean;
@@ -39,7 +54,9 @@ export class CreateWhatsAppPermissionDto implements CreateWhatsAppPermissionRequ
   trusted?: boolean;
 }
 
-export class UpdateWhatsAppPermissionDto implements UpdateWhatsAppPermissionRequest {
+export class UpdateWhatsAppPermissionDto
+  implements UpdateWhatsAppPermissionRequest
+{
   @ApiPropertyOptional({ maxLength: WHATSAPP_DISPLAY_NAME_MAX_LENGTH })
   @IsOptional()
   @IsString()
@@ -69,7 +86,11 @@ export class WhatsAppPermissionDto implements WhatsAppPermission {
   phoneNumber!: string;
   @ApiProperty({ example: 'Mom' })
   displayName!: string;
-  @ApiProperty({ type: String, nullable: true, description: 'Optional link to a `contacts` record' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Optional link to a `contacts` record',
+  })
   contactId!: string | null;
   @ApiProperty()
   canRead!: boolean;
@@ -77,13 +98,18 @@ export class WhatsAppPermissionDto implements WhatsAppPermission {
   canReply!: boolean;
   @ApiProperty({ description: TRUSTED_HELP })
   trusted!: boolean;
-  @ApiProperty({ type: String, nullable: true, description: "The contact's dedicated auto-reply chat" })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The contact's dedicated auto-reply chat",
+  })
   chatId!: string | null;
   @ApiProperty({
     type: String,
     format: 'date-time',
     nullable: true,
-    description: 'Auto-replies to this contact are paused until then: the bot-loop guard stopped them. Null when never paused; POST …/resume-auto-reply lifts it',
+    description:
+      'Auto-replies to this contact are paused until then: the bot-loop guard stopped them. Null when never paused; POST …/resume-auto-reply lifts it',
   })
   autoReplyPausedUntil!: string | null;
   @ApiProperty()

@@ -38,6 +38,8 @@ export class WhatsAppPermissionRecord {
   updatedAt!: Date;
 }
 
-export const WhatsAppPermissionSchema = SchemaFactory.createForClass(WhatsAppPermissionRecord);
+export const WhatsAppPermissionSchema = SchemaFactory.createForClass(
+  WhatsAppPermissionRecord,
+);
 WhatsAppPermissionSchema.index({ phoneNumber: 1 }, { unique: true });
 WhatsAppPermissionSchema.index({ contactId: 1 });

@@ -1,6 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsOptional, IsString, MaxLength, Min } from 'class-validator';
+import {
+  IsBoolean,
+  IsOptional,
+  IsString,
+  MaxLength,
+  Min,
+} from 'class-validator';
 import {
   WHATSAPP_MESSAGES_DEFAULT_LIMIT,
   WHATSAPP_MESSAGES_MAX_LIMIT,
@@ -9,28 +15,50 @@ import {
   type WhatsAppStatusView,
 } from '@metatronos/shared-types';
 
-const STATUSES: WhatsAppStatus[] = ['disconnected', 'connecting', 'qr_ready', 'connected'];
+const STATUSES: WhatsAppStatus[] = [
+  'disconnected',
+  'connecting',
+  'qr_ready',
+  'connected',
+];
 
 export class WhatsAppStatusDto implements WhatsAppStatusView {
   @ApiProperty({ enum: STATUSES })
   status!: WhatsAppStatus;
   @ApiProperty({ type: String, nullable: true, example: '14155551234' })
   phoneNumber!: string | null;
-  @ApiPropertyOptional({ type: String, nullable: true, description: 'Why the link stopped or is retrying (logged out, forbidden, connection closed), null otherwise' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description:
+      'Why the link stopped or is retrying (logged out, forbidden, connection closed), null otherwise',
+  })
   reason?: string | null;
-  @ApiPropertyOptional({ type: String, nullable: true, description: 'When the next reconnect attempt is due (ISO), while backing off' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description:
+      'When the next reconnect attempt is due (ISO), while backing off',
+  })
   reconnectAt?: string | null;
 }
 
 export class WhatsAppConnectResultDto {
   @ApiProperty({ enum: ['already_connected', 'connecting'] })
   status!: 'already_connected' | 'connecting';
-  @ApiPropertyOptional({ type: String, nullable: true, description: 'Only with `already_connected`' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: 'Only with `already_connected`',
+  })
   phoneNumber?: string | null;
 }
 
 export class WhatsAppQrDto {
-  @ApiProperty({ example: 'data:image/png;base64,iVBORw0KGgo…', description: 'PNG data URL, 256×256' })
+  @ApiProperty({
+    example: 'data:image/png;base64,iVBORw0KGgo…',
+    description: 'PNG data URL, 256×256',
+  })
   qr!: string;
 }
 
@@ -55,10 +83,18 @@ export class WhatsAppMessagesQueryDto {
   @MaxLength(64)
   contact?: string;
 
-  @ApiPropertyOptional({ default: WHATSAPP_MESSAGES_DEFAULT_LIMIT, minimum: 1, description: `Capped at ${WHATSAPP_MESSAGES_MAX_LIMIT}` })
+  @ApiPropertyOptional({
+    default: WHATSAPP_MESSAGES_DEFAULT_LIMIT,
+    minimum: 1,
+    description: `Capped at ${WHATSAPP_MESSAGES_MAX_LIMIT}`,
+  })
   @IsOptional()
   // Only whole decimal numbers pass; anything else becomes NaN and fails the one check (one message, not two).
-  @Transform(({ value }) => (typeof value === 'string' && /^\d{1,6}$/.test(value) ? Number(value) : Number.NaN))
+  @Transform(({ value }) =>
+    typeof value === 'string' && /^\d{1,6}$/.test(value)
+      ? Number(value)
+      : Number.NaN,
+  )
   @Min(1, { message: 'limit must be a positive whole number' })
   limit?: number;
 }
@@ -74,7 +110,10 @@ export class BufferedMessageDto implements BufferedMessage {
   to!: string;
   @ApiProperty({ example: 'Hey, are you around?' })
   body!: string;
-  @ApiProperty({ description: 'Milliseconds since epoch', example: 1740567890000 })
+  @ApiProperty({
+    description: 'Milliseconds since epoch',
+    example: 1740567890000,
+  })
   timestamp!: number;
   @ApiProperty()
   fromMe!: boolean;

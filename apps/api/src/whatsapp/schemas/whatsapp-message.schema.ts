@@ -2,7 +2,13 @@ import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 
 /** Where the auto-reply stands with a stored message. */
 /** `pending` until the auto-reply takes it (`working`), then `done`, `skipped` (not for it), `stale` (too old at start) or `failed`. */
-export type WhatsAppMessageProcessing = 'pending' | 'working' | 'done' | 'skipped' | 'stale' | 'failed';
+export type WhatsAppMessageProcessing =
+  | 'pending'
+  | 'working'
+  | 'done'
+  | 'skipped'
+  | 'stale'
+  | 'failed';
 
 /**
  * One WhatsApp message (`whatsapp_messages`): the seed's BufferedMessage, keyed
@@ -34,10 +40,16 @@ export class WhatsAppMessageRecord {
   phone!: string;
   @Prop({ type: Date, required: true })
   receivedAt!: Date;
-  @Prop({ type: String, required: true, enum: ['pending', 'working', 'done', 'skipped', 'stale', 'failed'] })
+  @Prop({
+    type: String,
+    required: true,
+    enum: ['pending', 'working', 'done', 'skipped', 'stale', 'failed'],
+  })
   processing!: WhatsAppMessageProcessing;
 }
 
-export const WhatsAppMessageSchema = SchemaFactory.createForClass(WhatsAppMessageRecord);
+export const WhatsAppMessageSchema = SchemaFactory.createForClass(
+  WhatsAppMessageRecord,
+);
 WhatsAppMessageSchema.index({ timestamp: -1 });
 WhatsAppMessageSchema.index({ phone: 1, timestamp: -1 });

@@ -16,7 +16,9 @@ import { Logo } from '../ui/icon';
         }
         <ng-content />
       </section>
-      <p class="footnote">Self-hosted · single owner · your data stays on this server</p>
+      <p class="footnote">
+        Self-hosted · single owner · your data stays on this server
+      </p>
     </main>
   `,
   styles: `
@@ -26,8 +28,16 @@ import { Logo } from '../ui/icon';
       min-height: 0;
       overflow: auto;
       background:
-        radial-gradient(circle at 15% 10%, color-mix(in srgb, var(--mat-sys-primary) 14%, transparent), transparent 45%),
-        radial-gradient(circle at 85% 90%, color-mix(in srgb, var(--mat-sys-tertiary) 12%, transparent), transparent 45%),
+        radial-gradient(
+          circle at 15% 10%,
+          color-mix(in srgb, var(--mat-sys-primary) 14%, transparent),
+          transparent 45%
+        ),
+        radial-gradient(
+          circle at 85% 90%,
+          color-mix(in srgb, var(--mat-sys-tertiary) 12%, transparent),
+          transparent 45%
+        ),
         var(--mat-sys-surface-container-low);
     }
     .page {

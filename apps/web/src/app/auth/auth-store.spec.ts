@@ -1,18 +1,27 @@
 import { provideHttpClient } from '@angular/common/http';
-import { HttpTestingController, provideHttpClientTesting } from '@angular/common/http/testing';
+import {
+  HttpTestingController,
+  provideHttpClientTesting,
+} from '@angular/common/http/testing';
 import { TestBed } from '@angular/core/testing';
 import type { AuthStatus } from '@metatronos/shared-types';
 import { AuthStore, destinationFor } from './auth-store';
 
 describe('destinationFor', () => {
   it('sends a fresh install to the setup', () => {
-    expect(destinationFor({ ownerExists: false, authenticated: false })).toBe('setup');
+    expect(destinationFor({ ownerExists: false, authenticated: false })).toBe(
+      'setup',
+    );
   });
   it('sends a logged-out browser to the login', () => {
-    expect(destinationFor({ ownerExists: true, authenticated: false })).toBe('login');
+    expect(destinationFor({ ownerExists: true, authenticated: false })).toBe(
+      'login',
+    );
   });
   it('lets the logged-in owner into the app', () => {
-    expect(destinationFor({ ownerExists: true, authenticated: true })).toBe('app');
+    expect(destinationFor({ ownerExists: true, authenticated: true })).toBe(
+      'app',
+    );
   });
 });
 
@@ -21,7 +30,9 @@ describe('AuthStore', () => {
   let http: HttpTestingController;
 
   beforeEach(() => {
-    TestBed.configureTestingModule({ providers: [provideHttpClient(), provideHttpClientTesting()] });
+    TestBed.configureTestingModule({
+      providers: [provideHttpClient(), provideHttpClientTesting()],
+    });
     store = TestBed.inject(AuthStore);
     http = TestBed.inject(HttpTestingController);
   });
@@ -32,7 +43,9 @@ describe('AuthStore', () => {
     const seen: AuthStatus[] = [];
     store.ensureStatus().subscribe((s) => seen.push(s));
     store.ensureStatus().subscribe((s) => seen.push(s)); // concurrent: shares the request
-    http.expectOne('/api/auth/status').flush({ ownerExists: true, authenticated: false });
+    http
+      .expectOne('/api/auth/status')
+      .flush({ ownerExists: true, authenticated: false });
 
     store.ensureStatus().subscribe((s) => seen.push(s));
     http.expectNone('/api/auth/status');
@@ -47,16 +60,22 @@ describe('AuthStore', () => {
 
   it('asks again when refreshing', () => {
     store.ensureStatus().subscribe();
-    http.expectOne('/api/auth/status').flush({ ownerExists: true, authenticated: true });
+    http
+      .expectOne('/api/auth/status')
+      .flush({ ownerExists: true, authenticated: true });
     store.ensureStatus(true).subscribe();
-    http.expectOne('/api/auth/status').flush({ ownerExists: true, authenticated: false });
+    http
+      .expectOne('/api/auth/status')
+      .flush({ ownerExists: true, authenticated: false });
     expect(store.authenticated()).toBe(false);
   });
 
   it('keeps the status unknown when the server cannot be asked', () => {
     const errors: unknown[] = [];
     store.ensureStatus().subscribe({ error: (e: unknown) => errors.push(e) });
-    http.expectOne('/api/auth/status').error(new ProgressEvent('error'), { status: 0 });
+    http
+      .expectOne('/api/auth/status')
+      .error(new ProgressEvent('error'), { status: 0 });
     expect(errors).toHaveLength(1);
     expect(store.status()).toBeNull();
   });
@@ -72,19 +91,28 @@ describe('AuthStore', () => {
 
   it('is logged in after the setup; a 409 means the owner exists', () => {
     store.setupOwner('first-pass').subscribe();
-    http.expectOne('/api/auth/setup').flush({}, { status: 201, statusText: 'Created' });
+    http
+      .expectOne('/api/auth/setup')
+      .flush({}, { status: 201, statusText: 'Created' });
     expect(store.status()).toEqual({ ownerExists: true, authenticated: true });
 
     store.markLoggedOut();
     store.setupOwner('again-pass').subscribe({ error: () => undefined });
-    http.expectOne('/api/auth/setup').flush({ statusCode: 409, message: 'exists' }, { status: 409, statusText: 'Conflict' });
+    http
+      .expectOne('/api/auth/setup')
+      .flush(
+        { statusCode: 409, message: 'exists' },
+        { status: 409, statusText: 'Conflict' },
+      );
     expect(store.status()).toEqual({ ownerExists: true, authenticated: false });
   });
 
   it('treats a 401 on logout as logged out', () => {
     let done = false;
     store.logout().subscribe({ complete: () => (done = true) });
-    http.expectOne('/api/auth/logout').flush(null, { status: 401, statusText: 'Unauthorized' });
+    http
+      .expectOne('/api/auth/logout')
+      .flush(null, { status: 401, statusText: 'Unauthorized' });
     expect(done).toBe(true);
     expect(store.status()).toEqual({ ownerExists: true, authenticated: false });
   });
@@ -93,7 +121,9 @@ describe('AuthStore', () => {
     store.login('secret-pass').subscribe();
     http.expectOne('/api/auth/login').flush({});
     store.logout().subscribe({ error: () => undefined });
-    http.expectOne('/api/auth/logout').error(new ProgressEvent('error'), { status: 0 });
+    http
+      .expectOne('/api/auth/logout')
+      .error(new ProgressEvent('error'), { status: 0 });
     expect(store.authenticated()).toBe(true);
   });
 });

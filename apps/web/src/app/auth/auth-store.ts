@@ -1,6 +1,14 @@
 import { HttpErrorResponse } from '@angular/common/http';
 import { Injectable, computed, inject, signal } from '@angular/core';
-import { Observable, catchError, finalize, of, shareReplay, tap, throwError } from 'rxjs';
+import {
+  Observable,
+  catchError,
+  finalize,
+  of,
+  shareReplay,
+  tap,
+  throwError,
+} from 'rxjs';
 import type { AuthStatus } from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
 
@@ -47,7 +55,8 @@ export class AuthStore {
       tap(() => this.state.set({ ownerExists: true, authenticated: true })),
       catchError((error: unknown) => {
         // 409: somebody finished the setup first; the console must go to the login instead.
-        if (error instanceof HttpErrorResponse && error.status === 409) this.state.set({ ownerExists: true, authenticated: false });
+        if (error instanceof HttpErrorResponse && error.status === 409)
+          this.state.set({ ownerExists: true, authenticated: false });
         return throwError(() => error);
       }),
     );
@@ -58,7 +67,8 @@ export class AuthStore {
       tap(() => this.state.set({ ownerExists: true, authenticated: true })),
       catchError((error: unknown) => {
         // 409: no owner exists yet (e.g. the data directory was reset).
-        if (error instanceof HttpErrorResponse && error.status === 409) this.state.set({ ownerExists: false, authenticated: false });
+        if (error instanceof HttpErrorResponse && error.status === 409)
+          this.state.set({ ownerExists: false, authenticated: false });
         return throwError(() => error);
       }),
     );
@@ -68,7 +78,9 @@ export class AuthStore {
   logout(): Observable<void> {
     return this.api.logout().pipe(
       catchError((error: unknown) =>
-        error instanceof HttpErrorResponse && error.status === 401 ? of(undefined) : throwError(() => error),
+        error instanceof HttpErrorResponse && error.status === 401
+          ? of(undefined)
+          : throwError(() => error),
       ),
       tap(() => this.markLoggedOut()),
     );

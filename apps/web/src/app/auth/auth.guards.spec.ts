@@ -1,11 +1,19 @@
 import { provideHttpClient } from '@angular/common/http';
-import { HttpTestingController, provideHttpClientTesting } from '@angular/common/http/testing';
+import {
+  HttpTestingController,
+  provideHttpClientTesting,
+} from '@angular/common/http/testing';
 import { Component } from '@angular/core';
 import { TestBed } from '@angular/core/testing';
 import { Router, provideRouter } from '@angular/router';
 import type { AuthStatus } from '@metatronos/shared-types';
 import { ServerStatus } from '../core/server-status';
-import { loginPageGuard, ownerSessionChildGuard, ownerSessionGuard, setupPageGuard } from './auth.guards';
+import {
+  loginPageGuard,
+  ownerSessionChildGuard,
+  ownerSessionGuard,
+  setupPageGuard,
+} from './auth.guards';
 
 @Component({ selector: 'mt-stub', template: '' })
 class Stub {}
@@ -64,7 +72,9 @@ describe('auth guards', () => {
   });
 
   it('sends a logged-out browser to /login and remembers the requested page', async () => {
-    expect(await navigate('/other?x=1', LOGGED_OUT)).toBe('/login?returnUrl=%2Fother%3Fx%3D1');
+    expect(await navigate('/other?x=1', LOGGED_OUT)).toBe(
+      '/login?returnUrl=%2Fother%3Fx%3D1',
+    );
   });
 
   it('does not add a returnUrl for the home page', async () => {
@@ -92,7 +102,9 @@ describe('auth guards', () => {
   it('holds the navigation and reports the problem when the server cannot be reached', async () => {
     const done = router.navigateByUrl('/system');
     await tick();
-    http.expectOne('/api/auth/status').error(new ProgressEvent('error'), { status: 0 });
+    http
+      .expectOne('/api/auth/status')
+      .error(new ProgressEvent('error'), { status: 0 });
     expect(await done).toBe(false);
 
     const server = TestBed.inject(ServerStatus);

@@ -1,5 +1,10 @@
 import { inject } from '@angular/core';
-import { type CanActivateChildFn, type CanActivateFn, Router, type UrlTree } from '@angular/router';
+import {
+  type CanActivateChildFn,
+  type CanActivateFn,
+  Router,
+  type UrlTree,
+} from '@angular/router';
 import { type Observable, catchError, map, of } from 'rxjs';
 import type { AuthStatus } from '@metatronos/shared-types';
 import { serverProblemFrom } from '../core/server-problem';
@@ -13,7 +18,10 @@ type Decision = boolean | UrlTree;
  * Runs `decide` on the (cached) auth status. When the server cannot be asked, the navigation is held and the
  * root component shows the full-page error whose Retry resumes it.
  */
-function withAuthStatus(url: string, decide: (status: AuthStatus, router: Router) => Decision): Observable<Decision> {
+function withAuthStatus(
+  url: string,
+  decide: (status: AuthStatus, router: Router) => Decision,
+): Observable<Decision> {
   const router = inject(Router);
   const server = inject(ServerStatus);
   return inject(AuthStore)
@@ -28,7 +36,9 @@ function withAuthStatus(url: string, decide: (status: AuthStatus, router: Router
 }
 
 function loginTree(router: Router, returnUrl: string): UrlTree {
-  return router.createUrlTree(['/login'], { queryParams: loginQueryParams(returnUrl) });
+  return router.createUrlTree(['/login'], {
+    queryParams: loginQueryParams(returnUrl),
+  });
 }
 
 /** The shell and its pages: only for the logged-in owner. */
@@ -44,7 +54,8 @@ export const ownerSessionGuard: CanActivateFn = (_route, state) =>
     }
   });
 
-export const ownerSessionChildGuard: CanActivateChildFn = (childRoute, state) => ownerSessionGuard(childRoute, state);
+export const ownerSessionChildGuard: CanActivateChildFn = (childRoute, state) =>
+  ownerSessionGuard(childRoute, state);
 
 /** `/login`: only while an owner exists and this browser is logged out. */
 export const loginPageGuard: CanActivateFn = (route, state) =>
@@ -55,7 +66,9 @@ export const loginPageGuard: CanActivateFn = (route, state) =>
       case 'login':
         return true;
       case 'app':
-        return router.parseUrl(safeReturnUrl(route.queryParamMap.get('returnUrl')));
+        return router.parseUrl(
+          safeReturnUrl(route.queryParamMap.get('returnUrl')),
+        );
     }
   });
 

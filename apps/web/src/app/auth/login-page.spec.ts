@@ -1,5 +1,8 @@
 import { provideHttpClient } from '@angular/common/http';
-import { HttpTestingController, provideHttpClientTesting } from '@angular/common/http/testing';
+import {
+  HttpTestingController,
+  provideHttpClientTesting,
+} from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
 import { Router, provideRouter } from '@angular/router';
 import { AuthStore } from './auth-store';
@@ -11,7 +14,9 @@ describe('LoginPage', () => {
   let navigateByUrl: jest.SpyInstance;
 
   const el = <T extends HTMLElement>(testId: string) =>
-    fixture.nativeElement.querySelector(`[data-testid="${testId}"]`) as T | null;
+    fixture.nativeElement.querySelector(
+      `[data-testid="${testId}"]`,
+    ) as T | null;
 
   function type(value: string): void {
     const input = el<HTMLInputElement>('login-password');
@@ -28,10 +33,16 @@ describe('LoginPage', () => {
   beforeEach(async () => {
     TestBed.configureTestingModule({
       imports: [LoginPage],
-      providers: [provideHttpClient(), provideHttpClientTesting(), provideRouter([])],
+      providers: [
+        provideHttpClient(),
+        provideHttpClientTesting(),
+        provideRouter([]),
+      ],
     });
     http = TestBed.inject(HttpTestingController);
-    navigateByUrl = jest.spyOn(TestBed.inject(Router), 'navigateByUrl').mockResolvedValue(true);
+    navigateByUrl = jest
+      .spyOn(TestBed.inject(Router), 'navigateByUrl')
+      .mockResolvedValue(true);
     fixture = TestBed.createComponent(LoginPage);
     await fixture.whenStable();
   });
@@ -50,7 +61,10 @@ describe('LoginPage', () => {
     await submit();
     const req = http.expectOne('/api/auth/login');
     expect(req.request.body).toEqual({ password: 'not-the-password' });
-    req.flush({ statusCode: 401, message: 'Wrong password', error: 'Unauthorized' }, { status: 401, statusText: 'Unauthorized' });
+    req.flush(
+      { statusCode: 401, message: 'Wrong password', error: 'Unauthorized' },
+      { status: 401, statusText: 'Unauthorized' },
+    );
     await fixture.whenStable();
 
     const error = el('login-error');
@@ -65,14 +79,17 @@ describe('LoginPage', () => {
   it('shows the rate-limit message and keeps the typed password', async () => {
     type('maybe-right');
     await submit();
-    http
-      .expectOne('/api/auth/login')
-      .flush(
-        { statusCode: 429, message: 'Too many failed login attempts. Try again in 30 seconds.' },
-        { status: 429, statusText: 'Too Many Requests' },
-      );
+    http.expectOne('/api/auth/login').flush(
+      {
+        statusCode: 429,
+        message: 'Too many failed login attempts. Try again in 30 seconds.',
+      },
+      { status: 429, statusText: 'Too Many Requests' },
+    );
     await fixture.whenStable();
-    expect(el('login-error')?.textContent).toContain('Too many failed login attempts. Try again in 30 seconds.');
+    expect(el('login-error')?.textContent).toContain(
+      'Too many failed login attempts. Try again in 30 seconds.',
+    );
     expect(el<HTMLInputElement>('login-password')?.value).toBe('maybe-right');
   });
 
@@ -82,7 +99,9 @@ describe('LoginPage', () => {
     type('right-password');
     await submit();
     expect(el<HTMLButtonElement>('login-submit')?.disabled).toBe(true); // no double submit while waiting
-    http.expectOne('/api/auth/login').flush({ ownerExists: true, authenticated: true });
+    http
+      .expectOne('/api/auth/login')
+      .flush({ ownerExists: true, authenticated: true });
     await fixture.whenStable();
     expect(navigateByUrl).toHaveBeenCalledWith('/system?x=1');
     expect(TestBed.inject(AuthStore).authenticated()).toBe(true);
@@ -100,7 +119,12 @@ describe('LoginPage', () => {
   it('goes to the setup when no owner exists (409)', async () => {
     type('whatever');
     await submit();
-    http.expectOne('/api/auth/login').flush({ statusCode: 409, message: 'No owner' }, { status: 409, statusText: 'Conflict' });
+    http
+      .expectOne('/api/auth/login')
+      .flush(
+        { statusCode: 409, message: 'No owner' },
+        { status: 409, statusText: 'Conflict' },
+      );
     await fixture.whenStable();
     expect(navigateByUrl).toHaveBeenCalledWith('/setup');
   });
@@ -108,6 +132,8 @@ describe('LoginPage', () => {
   it('asks for a password instead of sending an empty one', async () => {
     await submit();
     http.expectNone('/api/auth/login');
-    expect(el('login-error')?.textContent).toContain('Enter the owner password.');
+    expect(el('login-error')?.textContent).toContain(
+      'Enter the owner password.',
+    );
   });
 });

@@ -11,7 +11,11 @@ import {
 } from '@angular/core';
 import { FormControl, FormGroup, ReactiveFormsModule } from '@angular/forms';
 import { MatButton } from '@angular/material/button';
-import { MatFormField, MatLabel, MatSuffix } from '@angular/material/form-field';
+import {
+  MatFormField,
+  MatLabel,
+  MatSuffix,
+} from '@angular/material/form-field';
 import { MatInput } from '@angular/material/input';
 import { Router } from '@angular/router';
 import { inlineErrorMessage } from '../core/server-problem';
@@ -25,14 +29,25 @@ import { safeReturnUrl } from './return-url';
 @Component({
   selector: 'mt-login-page',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [ReactiveFormsModule, MatFormField, MatLabel, MatSuffix, MatInput, MatButton, VisibilityToggle, Icon, AuthCard],
+  imports: [
+    ReactiveFormsModule,
+    MatFormField,
+    MatLabel,
+    MatSuffix,
+    MatInput,
+    MatButton,
+    VisibilityToggle,
+    Icon,
+    AuthCard,
+  ],
   templateUrl: './login-page.html',
   styleUrl: './auth-form.scss',
 })
 export class LoginPage {
   private readonly auth = inject(AuthStore);
   private readonly router = inject(Router);
-  private readonly passwordInput = viewChild.required<ElementRef<HTMLInputElement>>('passwordInput');
+  private readonly passwordInput =
+    viewChild.required<ElementRef<HTMLInputElement>>('passwordInput');
 
   /** `?returnUrl=` from the guard that sent the browser here. */
   readonly returnUrl = input<string>();
@@ -58,7 +73,8 @@ export class LoginPage {
     this.error.set(null);
     this.submitting.set(true);
     this.auth.login(password).subscribe({
-      next: () => void this.router.navigateByUrl(safeReturnUrl(this.returnUrl())),
+      next: () =>
+        void this.router.navigateByUrl(safeReturnUrl(this.returnUrl())),
       error: (error: unknown) => {
         this.submitting.set(false);
         const status = error instanceof HttpErrorResponse ? error.status : 0;
@@ -67,7 +83,9 @@ export class LoginPage {
           void this.router.navigateByUrl('/setup');
           return;
         }
-        this.error.set(inlineErrorMessage(error, 'Logging in failed. Try again.'));
+        this.error.set(
+          inlineErrorMessage(error, 'Logging in failed. Try again.'),
+        );
         // A rejected password is useless; after a rate limit or an outage the typed one may still be right.
         if (status === 401) this.password.reset();
         this.focusPassword();
@@ -78,7 +96,6 @@ export class LoginPage {
   protected clearError(): void {
     if (this.error() && !this.submitting()) this.error.set(null);
   }
-
 
   private focusPassword(): void {
     this.passwordInput().nativeElement.focus();

@@ -7,7 +7,19 @@ describe('safeReturnUrl', () => {
   });
 
   it('falls back to the home page for missing, foreign or looping targets', () => {
-    for (const bad of [undefined, null, '', 'system', 'https://evil.example/', '//evil.example', '/\\evil.example', '/', '/login', '/login?returnUrl=/x', '/setup']) {
+    for (const bad of [
+      undefined,
+      null,
+      '',
+      'system',
+      'https://evil.example/',
+      '//evil.example',
+      '/\\evil.example',
+      '/',
+      '/login',
+      '/login?returnUrl=/x',
+      '/setup',
+    ]) {
       expect(safeReturnUrl(bad)).toBe(HOME_URL);
     }
   });

@@ -8,7 +8,13 @@ const AUTH_PAGES = ['/login', '/setup'];
  * (`//host`, `/\host`) and never the auth pages themselves.
  */
 export function safeReturnUrl(candidate: string | null | undefined): string {
-  if (!candidate || !candidate.startsWith('/') || candidate.startsWith('//') || candidate.startsWith('/\\')) return HOME_URL;
+  if (
+    !candidate ||
+    !candidate.startsWith('/') ||
+    candidate.startsWith('//') ||
+    candidate.startsWith('/\\')
+  )
+    return HOME_URL;
   const path = candidate.split(/[?#]/)[0];
   if (path === '/' || AUTH_PAGES.includes(path)) return HOME_URL;
   return candidate;

@@ -1,5 +1,8 @@
 import { provideHttpClient } from '@angular/common/http';
-import { HttpTestingController, provideHttpClientTesting } from '@angular/common/http/testing';
+import {
+  HttpTestingController,
+  provideHttpClientTesting,
+} from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
 import { Router, provideRouter } from '@angular/router';
 import { AuthStore } from './auth-store';
@@ -11,7 +14,9 @@ describe('SetupPage', () => {
   let navigateByUrl: jest.SpyInstance;
 
   const el = <T extends HTMLElement>(testId: string) =>
-    fixture.nativeElement.querySelector(`[data-testid="${testId}"]`) as T | null;
+    fixture.nativeElement.querySelector(
+      `[data-testid="${testId}"]`,
+    ) as T | null;
   const text = () => (fixture.nativeElement as HTMLElement).textContent ?? '';
   const submitButton = () => el<HTMLButtonElement>('setup-submit');
 
@@ -31,17 +36,25 @@ describe('SetupPage', () => {
 
   /** Submits the form directly, as pressing Enter would, even if the button is disabled. */
   async function forceSubmit(): Promise<void> {
-    (fixture.nativeElement as HTMLElement).querySelector('form')?.dispatchEvent(new Event('submit', { cancelable: true }));
+    (fixture.nativeElement as HTMLElement)
+      .querySelector('form')
+      ?.dispatchEvent(new Event('submit', { cancelable: true }));
     await fixture.whenStable();
   }
 
   beforeEach(async () => {
     TestBed.configureTestingModule({
       imports: [SetupPage],
-      providers: [provideHttpClient(), provideHttpClientTesting(), provideRouter([])],
+      providers: [
+        provideHttpClient(),
+        provideHttpClientTesting(),
+        provideRouter([]),
+      ],
     });
     http = TestBed.inject(HttpTestingController);
-    navigateByUrl = jest.spyOn(TestBed.inject(Router), 'navigateByUrl').mockResolvedValue(true);
+    navigateByUrl = jest
+      .spyOn(TestBed.inject(Router), 'navigateByUrl')
+      .mockResolvedValue(true);
     fixture = TestBed.createComponent(SetupPage);
     await fixture.whenStable();
   });
@@ -50,8 +63,12 @@ describe('SetupPage', () => {
 
   it('welcomes the owner and offers password-manager friendly fields', () => {
     expect(text()).toContain('Welcome to MetatronOS — set the owner password');
-    expect(el('setup-password')?.getAttribute('autocomplete')).toBe('new-password');
-    expect(el('setup-confirm')?.getAttribute('autocomplete')).toBe('new-password');
+    expect(el('setup-password')?.getAttribute('autocomplete')).toBe(
+      'new-password',
+    );
+    expect(el('setup-confirm')?.getAttribute('autocomplete')).toBe(
+      'new-password',
+    );
     expect(submitButton()?.disabled).toBe(true);
   });
 
@@ -80,7 +97,10 @@ describe('SetupPage', () => {
     const req = http.expectOne('/api/auth/setup');
     expect(req.request.method).toBe('POST');
     expect(req.request.body).toEqual({ password: 'long-enough-1' });
-    req.flush({ ownerExists: true, authenticated: true }, { status: 201, statusText: 'Created' });
+    req.flush(
+      { ownerExists: true, authenticated: true },
+      { status: 201, statusText: 'Created' },
+    );
     await fixture.whenStable();
     expect(navigateByUrl).toHaveBeenCalledWith('/chat');
     expect(TestBed.inject(AuthStore).authenticated()).toBe(true);
@@ -90,9 +110,13 @@ describe('SetupPage', () => {
     await fill('long-enough-1', 'long-enough-1');
     submitButton()?.click();
     await fixture.whenStable();
-    http
-      .expectOne('/api/auth/setup')
-      .flush({ statusCode: 409, message: 'The owner password is already set; log in instead.' }, { status: 409, statusText: 'Conflict' });
+    http.expectOne('/api/auth/setup').flush(
+      {
+        statusCode: 409,
+        message: 'The owner password is already set; log in instead.',
+      },
+      { status: 409, statusText: 'Conflict' },
+    );
     await fixture.whenStable();
 
     const error = el('setup-error');
@@ -107,10 +131,16 @@ describe('SetupPage', () => {
     await fill('long-enough-1', 'long-enough-1');
     submitButton()?.click();
     await fixture.whenStable();
-    http
-      .expectOne('/api/auth/setup')
-      .flush({ statusCode: 400, message: ['password must be longer than or equal to 8 characters'] }, { status: 400, statusText: 'Bad Request' });
+    http.expectOne('/api/auth/setup').flush(
+      {
+        statusCode: 400,
+        message: ['password must be longer than or equal to 8 characters'],
+      },
+      { status: 400, statusText: 'Bad Request' },
+    );
     await fixture.whenStable();
-    expect(el('setup-error')?.textContent).toContain('password must be longer than or equal to 8 characters');
+    expect(el('setup-error')?.textContent).toContain(
+      'password must be longer than or equal to 8 characters',
+    );
   });
 });

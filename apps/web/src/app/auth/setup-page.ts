@@ -1,19 +1,43 @@
 import { HttpErrorResponse } from '@angular/common/http';
-import { ChangeDetectionStrategy, Component, computed, inject, signal } from '@angular/core';
+import {
+  ChangeDetectionStrategy,
+  Component,
+  computed,
+  inject,
+  signal,
+} from '@angular/core';
 import { toSignal } from '@angular/core/rxjs-interop';
-import { FormControl, FormGroup, ReactiveFormsModule, Validators } from '@angular/forms';
+import {
+  FormControl,
+  FormGroup,
+  ReactiveFormsModule,
+  Validators,
+} from '@angular/forms';
 import { MatButton } from '@angular/material/button';
-import { MatError, MatFormField, MatHint, MatLabel, MatSuffix } from '@angular/material/form-field';
+import {
+  MatError,
+  MatFormField,
+  MatHint,
+  MatLabel,
+  MatSuffix,
+} from '@angular/material/form-field';
 import { MatInput } from '@angular/material/input';
 import { Router, RouterLink } from '@angular/router';
 import { map } from 'rxjs';
-import { OWNER_PASSWORD_MAX_LENGTH, OWNER_PASSWORD_MIN_LENGTH } from '@metatronos/shared-types';
+import {
+  OWNER_PASSWORD_MAX_LENGTH,
+  OWNER_PASSWORD_MIN_LENGTH,
+} from '@metatronos/shared-types';
 import { inlineErrorMessage } from '../core/server-problem';
 import { Icon } from '../ui/icon';
 import { VisibilityToggle } from '../ui/visibility-toggle';
 import { AuthCard } from './auth-card';
 import { AuthStore } from './auth-store';
-import { ConfirmErrorStateMatcher, LiveErrorStateMatcher, passwordsMatch } from './password-rules';
+import {
+  ConfirmErrorStateMatcher,
+  LiveErrorStateMatcher,
+  passwordsMatch,
+} from './password-rules';
 import { HOME_URL } from './return-url';
 
 /** `/setup`: first run, before any owner exists — choose the owner password. */
@@ -50,26 +74,41 @@ export class SetupPage {
     {
       password: new FormControl('', {
         nonNullable: true,
-        validators: [Validators.required, Validators.minLength(this.minLength), Validators.maxLength(this.maxLength)],
+        validators: [
+          Validators.required,
+          Validators.minLength(this.minLength),
+          Validators.maxLength(this.maxLength),
+        ],
       }),
-      confirm: new FormControl('', { nonNullable: true, validators: [Validators.required] }),
+      confirm: new FormControl('', {
+        nonNullable: true,
+        validators: [Validators.required],
+      }),
     },
     { validators: passwordsMatch },
   );
 
-  private readonly formValid = toSignal(this.form.statusChanges.pipe(map((status) => status === 'VALID')), {
-    initialValue: this.form.valid,
-  });
-  protected readonly passwordLength = toSignal(this.form.controls.password.valueChanges.pipe(map((value) => value.length)), {
-    initialValue: 0,
-  });
+  private readonly formValid = toSignal(
+    this.form.statusChanges.pipe(map((status) => status === 'VALID')),
+    {
+      initialValue: this.form.valid,
+    },
+  );
+  protected readonly passwordLength = toSignal(
+    this.form.controls.password.valueChanges.pipe(map((value) => value.length)),
+    {
+      initialValue: 0,
+    },
+  );
 
   protected readonly submitting = signal(false);
   protected readonly error = signal<string | null>(null);
   /** 409: the owner was created in the meantime; offer the login instead. */
   protected readonly ownerExists = signal(false);
   protected readonly showPassword = signal(false);
-  protected readonly canSubmit = computed(() => this.formValid() && !this.submitting());
+  protected readonly canSubmit = computed(
+    () => this.formValid() && !this.submitting(),
+  );
 
   protected submit(): void {
     if (this.submitting()) return;
@@ -86,12 +125,15 @@ export class SetupPage {
         this.submitting.set(false);
         if (error instanceof HttpErrorResponse && error.status === 409) {
           this.ownerExists.set(true);
-          this.error.set('An owner already exists. Log in with the owner password instead.');
+          this.error.set(
+            'An owner already exists. Log in with the owner password instead.',
+          );
           return;
         }
-        this.error.set(inlineErrorMessage(error, 'Setting the password failed. Try again.'));
+        this.error.set(
+          inlineErrorMessage(error, 'Setting the password failed. Try again.'),
+        );
       },
     });
   }
-
 }

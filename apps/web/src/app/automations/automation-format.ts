@@ -1,4 +1,10 @@
-import type { CronRunView, PulsesPerDay, QuietHoursRange, RunOutcome, RunTrigger } from '@metatronos/shared-types';
+import type {
+  CronRunView,
+  PulsesPerDay,
+  QuietHoursRange,
+  RunOutcome,
+  RunTrigger,
+} from '@metatronos/shared-types';
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
@@ -25,23 +31,29 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
 }
 
 /** "Mon 23 Nov, 08:00" in the owner's time zone; "" for a missing or broken date. */
-export function formatInZone(iso: string | null | undefined, timeZone: string): string {
+export function formatInZone(
+  iso: string | null | undefined,
+  timeZone: string,
+): string {
   if (!iso) return '';
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return '';
   const parts = formatterFor(timeZone).formatToParts(date);
-  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? '';
+  const part = (type: Intl.DateTimeFormatPartTypes) =>
+    parts.find((p) => p.type === type)?.value ?? '';
   return `${part('weekday')} ${part('day')} ${part('month')}, ${part('hour')}:${part('minute')}`;
 }
 
 /** "850 ms", "12 s", "2 min 5 s", "1 h 3 min"; "" when unknown. */
 export function formatDuration(ms: number | null | undefined): string {
-  if (ms === null || ms === undefined || !Number.isFinite(ms) || ms < 0) return '';
+  if (ms === null || ms === undefined || !Number.isFinite(ms) || ms < 0)
+    return '';
   if (ms < 1000) return `${Math.round(ms)} ms`;
   const seconds = Math.round(ms / 1000);
   if (seconds < 60) return `${seconds} s`;
   const minutes = Math.floor(seconds / 60);
-  if (minutes < 60) return seconds % 60 ? `${minutes} min ${seconds % 60} s` : `${minutes} min`;
+  if (minutes < 60)
+    return seconds % 60 ? `${minutes} min ${seconds % 60} s` : `${minutes} min`;
   const hours = Math.floor(minutes / 60);
   return minutes % 60 ? `${hours} h ${minutes % 60} min` : `${hours} h`;
 }
@@ -70,7 +82,8 @@ export const TRIGGER_LABELS: Record<RunTrigger, string> = {
 export function runDetail(run: CronRunView): string {
   if (run.error) return run.error;
   if (!run.reason) return '';
-  if (run.outcome === 'skipped' && run.reason === 'busy') return 'Skipped: the previous run was still going.';
+  if (run.outcome === 'skipped' && run.reason === 'busy')
+    return 'Skipped: the previous run was still going.';
   if (run.outcome === 'missed') {
     const count = Number(run.reason);
     if (Number.isInteger(count) && count > 0) {
@@ -101,12 +114,15 @@ const TIME = /^([01]\d|2[0-3]):[0-5]\d$/;
 
 /** A quiet-hours range whose end is not after its start runs past midnight (22:00–07:00). */
 export function crossesMidnight(range: QuietHoursRange): boolean {
-  return TIME.test(range.start) && TIME.test(range.end) && range.end < range.start;
+  return (
+    TIME.test(range.start) && TIME.test(range.end) && range.end < range.start
+  );
 }
 
 /** What is wrong with one quiet-hours range, or null. */
 export function quietHoursError(range: QuietHoursRange): string | null {
-  if (!TIME.test(range.start) || !TIME.test(range.end)) return 'Enter a start and an end time.';
+  if (!TIME.test(range.start) || !TIME.test(range.end))
+    return 'Enter a start and an end time.';
   if (range.start === range.end) return 'Start and end must differ.';
   return null;
 }

@@ -1,4 +1,10 @@
-import { ChangeDetectionStrategy, Component, computed, inject, signal } from '@angular/core';
+import {
+  ChangeDetectionStrategy,
+  Component,
+  computed,
+  inject,
+  signal,
+} from '@angular/core';
 import { takeUntilDestroyed } from '@angular/core/rxjs-interop';
 import { MatButton } from '@angular/material/button';
 import { MatProgressBar } from '@angular/material/progress-bar';
@@ -16,8 +22,13 @@ import { CronJobForm, type CronJobSaved } from './cron-job-form';
 import { PulseCard } from './pulse-card';
 
 /** The list with `job` in place of the one with its id, or added at the end (the list is in creation order). */
-export function upsertJob(jobs: CronJobView[], job: CronJobView): CronJobView[] {
-  return jobs.some((item) => item.id === job.id) ? jobs.map((item) => (item.id === job.id ? job : item)) : [...jobs, job];
+export function upsertJob(
+  jobs: CronJobView[],
+  job: CronJobView,
+): CronJobView[] {
+  return jobs.some((item) => item.id === job.id)
+    ? jobs.map((item) => (item.id === job.id ? job : item))
+    : [...jobs, job];
 }
 
 /** A job as a run of it started or ended says it is now (until the server's view of it arrives). */
@@ -30,7 +41,15 @@ export function withRun(job: CronJobView, run: CronRunView): CronJobView {
 @Component({
   selector: 'mt-automations-page',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [MatButton, MatProgressBar, Icon, ServerError, CronJobCard, CronJobForm, PulseCard],
+  imports: [
+    MatButton,
+    MatProgressBar,
+    Icon,
+    ServerError,
+    CronJobCard,
+    CronJobForm,
+    PulseCard,
+  ],
   templateUrl: './automations-page.html',
   styleUrl: './automations-page.scss',
 })
@@ -43,7 +62,9 @@ export class AutomationsPage {
   protected readonly loaded = signal(false);
   /** The open form: `job` null to create one, or a snapshot of the job being edited. */
   protected readonly form = signal<{ job: CronJobView | null } | null>(null);
-  protected readonly empty = computed(() => this.loaded() && this.jobs().length === 0);
+  protected readonly empty = computed(
+    () => this.loaded() && this.jobs().length === 0,
+  );
   /** The create form is open. */
   protected readonly creating = computed(() => {
     const form = this.form();
@@ -69,7 +90,13 @@ export class AutomationsPage {
       .pipe(
         mergeMap((jobId) =>
           this.api.cronJob(jobId).pipe(
-            tap((job) => this.jobs.update((jobs) => (jobs.some((item) => item.id === job.id) ? upsertJob(jobs, job) : jobs))),
+            tap((job) =>
+              this.jobs.update((jobs) =>
+                jobs.some((item) => item.id === job.id)
+                  ? upsertJob(jobs, job)
+                  : jobs,
+              ),
+            ),
             catchError((error: unknown) => {
               if (errorStatus(error) === 404) this.removed(jobId);
               return EMPTY;
@@ -90,10 +117,11 @@ export class AutomationsPage {
       .subscribe(({ run }) => {
         const jobId = run.jobId as string;
         if (!this.jobs().some((job) => job.id === jobId)) return;
-        this.jobs.update((jobs) => jobs.map((job) => (job.id === jobId ? withRun(job, run) : job)));
+        this.jobs.update((jobs) =>
+          jobs.map((job) => (job.id === jobId ? withRun(job, run) : job)),
+        );
         this.reloadJob$.next(jobId);
       });
-
   }
 
   protected newJob(): void {
@@ -112,7 +140,11 @@ export class AutomationsPage {
     this.jobs.update((jobs) => upsertJob(jobs, job));
     this.loaded.set(true);
     this.form.set(null);
-    this.snackBar.open(created ? `Created “${job.name}”.` : `Saved “${job.name}”.`, undefined, { duration: 3000 });
+    this.snackBar.open(
+      created ? `Created “${job.name}”.` : `Saved “${job.name}”.`,
+      undefined,
+      { duration: 3000 },
+    );
   }
 
   protected changed(job: CronJobView): void {

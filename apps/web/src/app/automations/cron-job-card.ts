@@ -1,9 +1,28 @@
-import { ChangeDetectionStrategy, Component, ElementRef, Injector, afterNextRender, computed, inject, input, output, signal } from '@angular/core';
+import {
+  ChangeDetectionStrategy,
+  Component,
+  ElementRef,
+  Injector,
+  afterNextRender,
+  computed,
+  inject,
+  input,
+  output,
+  signal,
+} from '@angular/core';
 import { takeUntilDestroyed } from '@angular/core/rxjs-interop';
 import { MatButton, MatIconButton } from '@angular/material/button';
 import { MatSnackBar } from '@angular/material/snack-bar';
 import { RouterLink } from '@angular/router';
-import { EMPTY, Subject, catchError, filter, finalize, switchMap, tap } from 'rxjs';
+import {
+  EMPTY,
+  Subject,
+  catchError,
+  filter,
+  finalize,
+  switchMap,
+  tap,
+} from 'rxjs';
 import type { CronJobView, CronRunView } from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
 import { EventStream } from '../core/event-stream';
@@ -16,8 +35,13 @@ import { RunList } from './run-list';
 export const JOB_HISTORY_LIMIT = 20;
 
 /** Puts a run into a newest-first list: replaces the one with its id, or adds it on top. */
-export function upsertRun(runs: CronRunView[], run: CronRunView): CronRunView[] {
-  return runs.some((item) => item.id === run.id) ? runs.map((item) => (item.id === run.id ? run : item)) : [run, ...runs];
+export function upsertRun(
+  runs: CronRunView[],
+  run: CronRunView,
+): CronRunView[] {
+  return runs.some((item) => item.id === run.id)
+    ? runs.map((item) => (item.id === run.id ? run : item))
+    : [run, ...runs];
 }
 
 type JobAction = 'toggle' | 'run' | 'delete';
@@ -54,10 +78,17 @@ export class CronJobCard {
   protected readonly historyError = signal<string | null>(null);
 
   protected readonly outcomes = OUTCOME_LABELS;
-  protected readonly nextRuns = computed(() => this.job().nextRuns.map((iso) => ({ iso, text: formatInZone(iso, this.job().timezone) })));
+  protected readonly nextRuns = computed(() =>
+    this.job().nextRuns.map((iso) => ({
+      iso,
+      text: formatInZone(iso, this.job().timezone),
+    })),
+  );
   protected readonly lastRunAt = computed(() => {
     const run = this.job().lastRun;
-    return run ? formatInZone(run.finishedAt ?? run.startedAt, this.job().timezone) : '';
+    return run
+      ? formatInZone(run.finishedAt ?? run.startedAt, this.job().timezone)
+      : '';
   });
 
   protected readonly lastRunDetail = computed(() => {
@@ -76,7 +107,9 @@ export class CronJobCard {
               this.historyError.set(null);
             }),
             catchError((error: unknown) => {
-              this.historyError.set(inlineErrorMessage(error, "Couldn't load the run history."));
+              this.historyError.set(
+                inlineErrorMessage(error, "Couldn't load the run history."),
+              );
               return EMPTY;
             }),
             finalize(() => this.historyLoading.set(false)),
@@ -90,10 +123,17 @@ export class CronJobCard {
     inject(EventStream)
       .on('automation.run')
       .pipe(
-        filter(({ run }) => run.kind === 'cron' && run.jobId === this.job().id && this.history() !== null),
+        filter(
+          ({ run }) =>
+            run.kind === 'cron' &&
+            run.jobId === this.job().id &&
+            this.history() !== null,
+        ),
         takeUntilDestroyed(),
       )
-      .subscribe(({ run }) => this.history.update((runs) => upsertRun(runs ?? [], run)));
+      .subscribe(({ run }) =>
+        this.history.update((runs) => upsertRun(runs ?? [], run)),
+      );
   }
 
   protected toggleHistory(): void {
@@ -109,7 +149,11 @@ export class CronJobCard {
         this.busy.set(null);
         this.changed.emit(job);
       },
-      error: (error: unknown) => this.fail(error, enabled ? "Couldn't resume the job." : "Couldn't pause the job."),
+      error: (error: unknown) =>
+        this.fail(
+          error,
+          enabled ? "Couldn't resume the job." : "Couldn't pause the job.",
+        ),
     });
   }
 
@@ -120,9 +164,16 @@ export class CronJobCard {
       next: (run) => {
         this.busy.set(null);
         // The run's events may have come first (a quick run): then they know better than this answer.
-        if (this.job().lastRun?.id !== run.id) this.changed.emit({ ...this.job(), running: true });
-        this.history.update((runs) => (runs && !runs.some((item) => item.id === run.id) ? [run, ...runs] : runs));
-        this.snackBar.open(`“${job.name}” is running.`, undefined, { duration: 3000 });
+        if (this.job().lastRun?.id !== run.id)
+          this.changed.emit({ ...this.job(), running: true });
+        this.history.update((runs) =>
+          runs && !runs.some((item) => item.id === run.id)
+            ? [run, ...runs]
+            : runs,
+        );
+        this.snackBar.open(`“${job.name}” is running.`, undefined, {
+          duration: 3000,
+        });
       },
       error: (error: unknown) => this.fail(error, "Couldn't start the job."),
     });
@@ -147,7 +198,9 @@ export class CronJobCard {
       next: () => {
         this.busy.set(null);
         this.removed.emit(job.id);
-        this.snackBar.open(`Deleted “${job.name}”.`, undefined, { duration: 3000 });
+        this.snackBar.open(`Deleted “${job.name}”.`, undefined, {
+          duration: 3000,
+        });
       },
       error: (error: unknown) => this.fail(error, "Couldn't delete the job."),
     });
@@ -164,8 +217,14 @@ export class CronJobCard {
   }
 
   private focus(testId: string): void {
-    afterNextRender(() => this.host.nativeElement.querySelector<HTMLElement>(`[data-testid="${testId}"]`)?.focus(), {
-      injector: this.injector,
-    });
+    afterNextRender(
+      () =>
+        this.host.nativeElement
+          .querySelector<HTMLElement>(`[data-testid="${testId}"]`)
+          ?.focus(),
+      {
+        injector: this.injector,
+      },
+    );
   }
 }

@@ -19,7 +19,16 @@ import { MatCard, MatCardContent } from '@angular/material/card';
 import { MatCheckbox } from '@angular/material/checkbox';
 import { MatFormField, MatHint, MatLabel } from '@angular/material/form-field';
 import { MatInput } from '@angular/material/input';
-import { Subject, catchError, debounceTime, distinctUntilChanged, finalize, map, of, switchMap } from 'rxjs';
+import {
+  Subject,
+  catchError,
+  debounceTime,
+  distinctUntilChanged,
+  finalize,
+  map,
+  of,
+  switchMap,
+} from 'rxjs';
 import {
   CRON_EXPRESSION_MAX_LENGTH,
   CRONJOB_INSTRUCTION_MAX_LENGTH,
@@ -63,7 +72,19 @@ export interface CronJobSaved {
 @Component({
   selector: 'mt-cron-job-form',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [MatButton, MatCard, MatCardContent, MatCheckbox, MatFormField, MatHint, MatLabel, MatInput, Icon, InvalidInput, LengthCounter],
+  imports: [
+    MatButton,
+    MatCard,
+    MatCardContent,
+    MatCheckbox,
+    MatFormField,
+    MatHint,
+    MatLabel,
+    MatInput,
+    Icon,
+    InvalidInput,
+    LengthCounter,
+  ],
   templateUrl: './cron-job-form.html',
   styleUrl: './cron-job-form.scss',
 })
@@ -71,7 +92,8 @@ export class CronJobForm {
   private readonly api = inject(ApiClient);
   private readonly injector = inject(Injector);
   private readonly expression$ = new Subject<string>();
-  private readonly nameInput = viewChild<ElementRef<HTMLInputElement>>('nameInput');
+  private readonly nameInput =
+    viewChild<ElementRef<HTMLInputElement>>('nameInput');
 
   /** The job to edit (a snapshot: later list reloads do not reset the form); null to create one. */
   readonly job = input<CronJobView | null>(null);
@@ -96,19 +118,26 @@ export class CronJobForm {
   protected readonly previewLoading = signal(false);
 
   protected readonly editing = computed(() => this.job() !== null);
-  protected readonly trimmedExpression = computed(() => this.expression().trim());
+  protected readonly trimmedExpression = computed(() =>
+    this.expression().trim(),
+  );
   /** The preview of the expression as typed now; null while it is being asked for. */
   protected readonly preview = computed(() => {
     const result = this.previewResult();
-    return result && result.expression === this.trimmedExpression() ? result : null;
+    return result && result.expression === this.trimmedExpression()
+      ? result
+      : null;
   });
   /** The last answer, shown (dimmed) while the next one is on its way. */
-  protected readonly shownPreview = computed(() => (this.trimmedExpression() ? this.previewResult() : null));
+  protected readonly shownPreview = computed(() =>
+    this.trimmedExpression() ? this.previewResult() : null,
+  );
 
   protected readonly nameError = computed(() => {
     const name = this.name().trim();
     if (!name) return 'Give the job a name.';
-    if (name.length > CRONJOB_NAME_MAX_LENGTH) return `At most ${CRONJOB_NAME_MAX_LENGTH} characters.`;
+    if (name.length > CRONJOB_NAME_MAX_LENGTH)
+      return `At most ${CRONJOB_NAME_MAX_LENGTH} characters.`;
     return null;
   });
   protected readonly instructionError = computed(() => {
@@ -120,17 +149,26 @@ export class CronJobForm {
     return null;
   });
   protected readonly expressionError = computed(() => {
-    if (!this.trimmedExpression()) return 'Enter a cron expression or pick a preset.';
+    if (!this.trimmedExpression())
+      return 'Enter a cron expression or pick a preset.';
     const preview = this.preview()?.preview;
-    return preview && !preview.valid ? (preview.error ?? 'This expression is not valid.') : null;
+    return preview && !preview.valid
+      ? (preview.error ?? 'This expression is not valid.')
+      : null;
   });
-  protected readonly nameInvalid = computed(() => this.touched().has('name') && !!this.nameError());
+  protected readonly nameInvalid = computed(
+    () => this.touched().has('name') && !!this.nameError(),
+  );
   protected readonly instructionInvalid = computed(
-    () => (this.touched().has('instruction') && !!this.instructionError()) || this.instruction().length > CRONJOB_INSTRUCTION_MAX_LENGTH,
+    () =>
+      (this.touched().has('instruction') && !!this.instructionError()) ||
+      this.instruction().length > CRONJOB_INSTRUCTION_MAX_LENGTH,
   );
   /** Red once the server said it is invalid, or when left empty. */
   protected readonly expressionInvalid = computed(
-    () => !!this.expressionError() && (this.touched().has('expression') || !!this.preview()?.preview),
+    () =>
+      !!this.expressionError() &&
+      (this.touched().has('expression') || !!this.preview()?.preview),
   );
 
   /** The expression is known to be fine, or the preview could not be fetched (the server decides on save). */
@@ -145,14 +183,20 @@ export class CronJobForm {
     if (!job) return request;
     const changes: UpdateCronJobRequest = {};
     if (request.name !== job.name.trim()) changes.name = request.name;
-    if (request.instruction !== job.instruction.trim()) changes.instruction = request.instruction;
-    if (request.cronExpression !== job.cronExpression.trim()) changes.cronExpression = request.cronExpression;
+    if (request.instruction !== job.instruction.trim())
+      changes.instruction = request.instruction;
+    if (request.cronExpression !== job.cronExpression.trim())
+      changes.cronExpression = request.cronExpression;
     return changes;
   });
   protected readonly dirty = computed(() => {
     const job = this.job();
     if (job) return Object.keys(this.changes()).length > 0;
-    return !!(this.name().trim() || this.instruction().trim() || this.trimmedExpression());
+    return !!(
+      this.name().trim() ||
+      this.instruction().trim() ||
+      this.trimmedExpression()
+    );
   });
   protected readonly canSave = computed(
     () =>
@@ -171,12 +215,30 @@ export class CronJobForm {
         debounceTime(PREVIEW_DEBOUNCE_MS),
         distinctUntilChanged(),
         switchMap((expression) => {
-          if (!expression) return of<PreviewResult>({ expression, preview: null, problem: null });
+          if (!expression)
+            return of<PreviewResult>({
+              expression,
+              preview: null,
+              problem: null,
+            });
           this.previewLoading.set(true);
           return this.api.cronPreview(expression).pipe(
-            map((preview): PreviewResult => ({ expression, preview, problem: null })),
+            map(
+              (preview): PreviewResult => ({
+                expression,
+                preview,
+                problem: null,
+              }),
+            ),
             catchError((error: unknown) =>
-              of<PreviewResult>({ expression, preview: null, problem: inlineErrorMessage(error, "Couldn't check the expression.") }),
+              of<PreviewResult>({
+                expression,
+                preview: null,
+                problem: inlineErrorMessage(
+                  error,
+                  "Couldn't check the expression.",
+                ),
+              }),
             ),
             finalize(() => this.previewLoading.set(false)),
           );
@@ -195,7 +257,9 @@ export class CronJobForm {
         this.touched.set(new Set());
         this.saveError.set(null);
         this.setExpression(job?.cronExpression ?? '');
-        afterNextRender(() => this.nameInput()?.nativeElement.focus(), { injector: this.injector });
+        afterNextRender(() => this.nameInput()?.nativeElement.focus(), {
+          injector: this.injector,
+        });
       });
     });
 
@@ -214,7 +278,8 @@ export class CronJobForm {
   }
 
   protected touch(field: string): void {
-    if (!this.touched().has(field)) this.touched.update((set) => new Set([...set, field]));
+    if (!this.touched().has(field))
+      this.touched.update((set) => new Set([...set, field]));
   }
 
   protected clearSaveError(): void {
@@ -236,12 +301,18 @@ export class CronJobForm {
       },
       error: (error: unknown) => {
         this.saving.set(false);
-        this.saveError.set(inlineErrorMessage(error, 'Saving failed. Try again.'));
+        this.saveError.set(
+          inlineErrorMessage(error, 'Saving failed. Try again.'),
+        );
       },
     });
   }
 
   private request(): Required<Omit<CreateCronJobRequest, 'enabled'>> {
-    return { name: this.name().trim(), instruction: this.instruction().trim(), cronExpression: this.trimmedExpression() };
+    return {
+      name: this.name().trim(),
+      instruction: this.instruction().trim(),
+      cronExpression: this.trimmedExpression(),
+    };
   }
 }

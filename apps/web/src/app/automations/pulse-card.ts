@@ -1,4 +1,10 @@
-import { ChangeDetectionStrategy, Component, computed, inject, signal } from '@angular/core';
+import {
+  ChangeDetectionStrategy,
+  Component,
+  computed,
+  inject,
+  signal,
+} from '@angular/core';
 import { takeUntilDestroyed, toObservable } from '@angular/core/rxjs-interop';
 import { MatButton, MatIconButton } from '@angular/material/button';
 import { MatCard, MatCardContent } from '@angular/material/card';
@@ -8,7 +14,16 @@ import { MatProgressBar } from '@angular/material/progress-bar';
 import { MatSlideToggle } from '@angular/material/slide-toggle';
 import { MatSnackBar } from '@angular/material/snack-bar';
 import { RouterLink } from '@angular/router';
-import { EMPTY, Subject, catchError, filter, merge, skip, switchMap, tap } from 'rxjs';
+import {
+  EMPTY,
+  Subject,
+  catchError,
+  filter,
+  merge,
+  skip,
+  switchMap,
+  tap,
+} from 'rxjs';
 import {
   PULSE_NOTES_MAX_LENGTH,
   PULSES_PER_DAY_CHOICES,
@@ -28,7 +43,13 @@ import { Icon } from '../ui/icon';
 import { InvalidInput } from '../ui/invalid-input';
 import { LengthCounter } from '../ui/length-counter';
 import { ServerError } from '../ui/server-error';
-import { WEEKDAYS, crossesMidnight, formatInZone, formatInterval, pulsesPerDayLabel } from './automation-format';
+import {
+  WEEKDAYS,
+  crossesMidnight,
+  formatInZone,
+  formatInterval,
+  pulsesPerDayLabel,
+} from './automation-format';
 import {
   type PulseDraft,
   type QuietHoursRow,
@@ -76,7 +97,10 @@ export class PulseCard {
   private lastChangeBy: 'owner' | 'ai' | 'schedule' = 'owner';
 
   protected readonly weekdays = WEEKDAYS;
-  protected readonly perDayChoices = PULSES_PER_DAY_CHOICES.map((value) => ({ value, label: `${value} a day · ${pulsesPerDayLabel(value)}` }));
+  protected readonly perDayChoices = PULSES_PER_DAY_CHOICES.map((value) => ({
+    value,
+    label: `${value} a day · ${pulsesPerDayLabel(value)}`,
+  }));
   protected readonly notesMax = PULSE_NOTES_MAX_LENGTH;
   protected readonly quietMax = QUIET_HOURS_MAX_RANGES;
   protected readonly crossesMidnight = crossesMidnight;
@@ -89,7 +113,9 @@ export class PulseCard {
   protected readonly saving = signal(false);
   protected readonly saveError = signal<string | null>(null);
   /** Settings changed on the server while there were unsaved edits here: what changed. */
-  protected readonly changedElsewhere = signal<'notes' | 'settings' | null>(null);
+  protected readonly changedElsewhere = signal<'notes' | 'settings' | null>(
+    null,
+  );
   protected readonly starting = signal(false);
   protected readonly runError = signal<string | null>(null);
   protected readonly runs = signal<CronRunView[] | null>(null);
@@ -100,15 +126,25 @@ export class PulseCard {
     const draft = this.draft();
     return base && draft ? pulseChanges(base, draft) : {};
   });
-  protected readonly dirty = computed(() => Object.keys(this.changes()).length > 0);
+  protected readonly dirty = computed(
+    () => Object.keys(this.changes()).length > 0,
+  );
   protected readonly errors = computed(() => {
     const draft = this.draft();
-    return draft ? pulseDraftErrors(draft) : { rows: new Map<number, string>(), form: [] };
+    return draft
+      ? pulseDraftErrors(draft)
+      : { rows: new Map<number, string>(), form: [] };
   });
   protected readonly canSave = computed(
-    () => this.dirty() && this.errors().rows.size === 0 && this.errors().form.length === 0 && !this.saving(),
+    () =>
+      this.dirty() &&
+      this.errors().rows.size === 0 &&
+      this.errors().form.length === 0 &&
+      !this.saving(),
   );
-  protected readonly notesLength = computed(() => this.draft()?.notes.length ?? 0);
+  protected readonly notesLength = computed(
+    () => this.draft()?.notes.length ?? 0,
+  );
 
   protected readonly figures = computed(() => {
     const view = this.view();
@@ -120,9 +156,13 @@ export class PulseCard {
       else nextReason = 'none scheduled';
     }
     return {
-      next: view.nextPulseAt ? formatInZone(view.nextPulseAt, view.timezone) : '—',
+      next: view.nextPulseAt
+        ? formatInZone(view.nextPulseAt, view.timezone)
+        : '—',
       nextReason,
-      last: view.lastPulseAt ? formatInZone(view.lastPulseAt, view.timezone) : 'Never',
+      last: view.lastPulseAt
+        ? formatInZone(view.lastPulseAt, view.timezone)
+        : 'Never',
       interval: `every ${formatInterval(view.intervalMinutes)}`,
     };
   });
@@ -154,7 +194,9 @@ export class PulseCard {
               this.runsError.set(null);
             }),
             catchError((error: unknown) => {
-              this.runsError.set(inlineErrorMessage(error, "Couldn't load the recent pulses."));
+              this.runsError.set(
+                inlineErrorMessage(error, "Couldn't load the recent pulses."),
+              );
               return EMPTY;
             }),
           ),
@@ -164,7 +206,12 @@ export class PulseCard {
       .subscribe();
 
     const events = inject(EventStream);
-    merge(events.on('pulse.fired'), events.on('automation.run').pipe(filter(({ run }) => run.kind === 'pulse')))
+    merge(
+      events.on('pulse.fired'),
+      events
+        .on('automation.run')
+        .pipe(filter(({ run }) => run.kind === 'pulse')),
+    )
       .pipe(takeUntilDestroyed())
       .subscribe(() => {
         this.reload();
@@ -191,26 +238,43 @@ export class PulseCard {
 
   protected toggleDay(day: number): void {
     const days = this.draft()?.activeDays ?? [];
-    this.patch({ activeDays: days.includes(day) ? days.filter((d) => d !== day) : [...days, day].sort((a, b) => a - b) });
+    this.patch({
+      activeDays: days.includes(day)
+        ? days.filter((d) => d !== day)
+        : [...days, day].sort((a, b) => a - b),
+    });
   }
 
   protected setPulsesPerDay(value: string): void {
     const perDay = Number(value) as PulsesPerDay;
-    if (PULSES_PER_DAY_CHOICES.includes(perDay)) this.patch({ pulsesPerDay: perDay });
+    if (PULSES_PER_DAY_CHOICES.includes(perDay))
+      this.patch({ pulsesPerDay: perDay });
   }
 
   protected addQuietHours(): void {
     const rows = this.draft()?.quietHours ?? [];
-    if (rows.length < QUIET_HOURS_MAX_RANGES) this.patch({ quietHours: [...rows, quietHoursRow()] });
+    if (rows.length < QUIET_HOURS_MAX_RANGES)
+      this.patch({ quietHours: [...rows, quietHoursRow()] });
   }
 
-  protected updateQuietHours(key: number, changes: Partial<QuietHoursRow>): void {
+  protected updateQuietHours(
+    key: number,
+    changes: Partial<QuietHoursRow>,
+  ): void {
     const rows = this.draft()?.quietHours ?? [];
-    this.patch({ quietHours: rows.map((row) => (row.key === key ? { ...row, ...changes } : row)) });
+    this.patch({
+      quietHours: rows.map((row) =>
+        row.key === key ? { ...row, ...changes } : row,
+      ),
+    });
   }
 
   protected removeQuietHours(key: number): void {
-    this.patch({ quietHours: (this.draft()?.quietHours ?? []).filter((row) => row.key !== key) });
+    this.patch({
+      quietHours: (this.draft()?.quietHours ?? []).filter(
+        (row) => row.key !== key,
+      ),
+    });
   }
 
   /** Drops the edits for what the server has now. */
@@ -228,11 +292,15 @@ export class PulseCard {
       next: (view) => {
         this.saving.set(false);
         this.apply(view);
-        this.snackBar.open('Pulse settings saved.', undefined, { duration: 3000 });
+        this.snackBar.open('Pulse settings saved.', undefined, {
+          duration: 3000,
+        });
       },
       error: (error: unknown) => {
         this.saving.set(false);
-        this.saveError.set(inlineErrorMessage(error, 'Saving failed. Try again.'));
+        this.saveError.set(
+          inlineErrorMessage(error, 'Saving failed. Try again.'),
+        );
       },
     });
   }
@@ -246,7 +314,9 @@ export class PulseCard {
         // The pulse's events may have come first (a quick pulse): then the reload they caused knows better.
         if (!this.runs()?.some((item) => item.id === run.id)) {
           this.view.update((view) => view && { ...view, running: true });
-          this.runs.update((runs) => [run, ...(runs ?? [])].slice(0, RECENT_PULSES));
+          this.runs.update((runs) =>
+            [run, ...(runs ?? [])].slice(0, RECENT_PULSES),
+          );
         }
         this.snackBar.open('Pulse started.', undefined, { duration: 3000 });
       },
@@ -267,7 +337,13 @@ export class PulseCard {
     this.view.set(view);
     const changed = changedSettingFields(base, pulseSettings(view));
     if (changed.length === 0) return;
-    this.changedElsewhere.set(changed.length === 1 && changed[0] === 'notes' && this.lastChangeBy === 'ai' ? 'notes' : 'settings');
+    this.changedElsewhere.set(
+      changed.length === 1 &&
+        changed[0] === 'notes' &&
+        this.lastChangeBy === 'ai'
+        ? 'notes'
+        : 'settings',
+    );
   }
 
   private apply(view: PulseView): void {

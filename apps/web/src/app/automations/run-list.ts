@@ -2,7 +2,13 @@ import { ChangeDetectionStrategy, Component, input } from '@angular/core';
 import { RouterLink } from '@angular/router';
 import type { CronRunView } from '@metatronos/shared-types';
 import { Icon } from '../ui/icon';
-import { OUTCOME_LABELS, TRIGGER_LABELS, formatDuration, formatInZone, runDetail } from './automation-format';
+import {
+  OUTCOME_LABELS,
+  TRIGGER_LABELS,
+  formatDuration,
+  formatInZone,
+  runDetail,
+} from './automation-format';
 
 /** Runs of a job or pulses, newest first: when, what started it, how long, how it ended, and its chat. */
 @Component({
@@ -15,9 +21,24 @@ import { OUTCOME_LABELS, TRIGGER_LABELS, formatDuration, formatInZone, runDetail
     } @else {
       <ol class="runs" [attr.aria-label]="label()">
         @for (run of runs(); track run.id) {
-          <li class="run" data-testid="run-item" [attr.data-run-id]="run.id" [attr.data-outcome]="run.outcome">
-            <span class="outcome" data-testid="run-outcome" [class]="run.outcome">{{ outcomes[run.outcome] }}</span>
-            <time class="when" data-testid="run-started" [attr.datetime]="run.startedAt">{{ format(run.startedAt, timezone()) }}</time>
+          <li
+            class="run"
+            data-testid="run-item"
+            [attr.data-run-id]="run.id"
+            [attr.data-outcome]="run.outcome"
+          >
+            <span
+              class="outcome"
+              data-testid="run-outcome"
+              [class]="run.outcome"
+              >{{ outcomes[run.outcome] }}</span
+            >
+            <time
+              class="when"
+              data-testid="run-started"
+              [attr.datetime]="run.startedAt"
+              >{{ format(run.startedAt, timezone()) }}</time
+            >
             <span class="meta">
               <span data-testid="run-trigger">{{ triggers[run.trigger] }}</span>
               @if (run.outcome === 'running') {
@@ -27,12 +48,26 @@ import { OUTCOME_LABELS, TRIGGER_LABELS, formatDuration, formatInZone, runDetail
               }
             </span>
             @if (run.chatId) {
-              <a class="chat-link" data-testid="run-chat-link" [routerLink]="['/chat', run.chatId]">
-                <mt-icon name="chat" />Open chat<span class="mt-visually-hidden"> of the run of {{ format(run.startedAt, timezone()) }}</span>
+              <a
+                class="chat-link"
+                data-testid="run-chat-link"
+                [routerLink]="['/chat', run.chatId]"
+              >
+                <mt-icon name="chat" />Open chat<span
+                  class="mt-visually-hidden"
+                >
+                  of the run of {{ format(run.startedAt, timezone()) }}</span
+                >
               </a>
             }
             @if (detail(run); as text) {
-              <p class="detail" data-testid="run-detail" [class.error]="run.outcome === 'error'">{{ text }}</p>
+              <p
+                class="detail"
+                data-testid="run-detail"
+                [class.error]="run.outcome === 'error'"
+              >
+                {{ text }}
+              </p>
             }
           </li>
         }

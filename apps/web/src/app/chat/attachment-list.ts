@@ -1,5 +1,8 @@
 import { ChangeDetectionStrategy, Component, input } from '@angular/core';
-import { type MessageAttachment, attachmentUrl } from '@metatronos/shared-types';
+import {
+  type MessageAttachment,
+  attachmentUrl,
+} from '@metatronos/shared-types';
 import { Icon } from '../ui/icon';
 import { formatBytes } from './attachment-uploads';
 
@@ -11,11 +14,23 @@ import { formatBytes } from './attachment-uploads';
   template: `
     @for (file of attachments(); track file.id) {
       @if (file.kind === 'image') {
-        <a class="thumb" [href]="url(file)" target="_blank" rel="noopener" data-testid="attachment-image" [attr.title]="file.name">
+        <a
+          class="thumb"
+          [href]="url(file)"
+          target="_blank"
+          rel="noopener"
+          data-testid="attachment-image"
+          [attr.title]="file.name"
+        >
           <img [src]="url(file)" [alt]="file.name" loading="lazy" />
         </a>
       } @else {
-        <a class="file" [href]="url(file)" [attr.download]="file.name" data-testid="attachment-file">
+        <a
+          class="file"
+          [href]="url(file)"
+          [attr.download]="file.name"
+          data-testid="attachment-file"
+        >
           <mt-icon name="description" />
           <span class="name">{{ file.name }}</span>
           <span class="size">{{ size(file) }}</span>

@@ -38,8 +38,13 @@ export function formatBytes(bytes: number): string {
 /** What to tell the owner when an upload was refused (the server says why; 413 from a proxy may say nothing). */
 export function uploadErrorMessage(name: string, error: unknown): string {
   if (error instanceof HttpErrorResponse) {
-    if (error.status === 413) return describeApiError(error.error, `"${name}" is too large to attach.`);
-    if (error.status === 415) return describeApiError(error.error, `"${name}" is not a file type that can be attached.`);
+    if (error.status === 413)
+      return describeApiError(error.error, `"${name}" is too large to attach.`);
+    if (error.status === 415)
+      return describeApiError(
+        error.error,
+        `"${name}" is not a file type that can be attached.`,
+      );
   }
   return inlineErrorMessage(error, `Uploading "${name}" failed.`);
 }
@@ -55,9 +60,13 @@ export class AttachmentUploads {
   /** A file refused before uploading (too many files). */
   readonly notice = signal<string | null>(null);
 
-  readonly uploading = computed(() => this.items().some((item) => item.status === 'uploading'));
+  readonly uploading = computed(() =>
+    this.items().some((item) => item.status === 'uploading'),
+  );
   readonly ready = computed(() =>
-    this.items().flatMap((item) => (item.status === 'done' && item.uploaded ? [item.uploaded] : [])),
+    this.items().flatMap((item) =>
+      item.status === 'done' && item.uploaded ? [item.uploaded] : [],
+    ),
   );
 
   constructor(private readonly api: ApiClient) {}
@@ -66,26 +75,45 @@ export class AttachmentUploads {
     this.notice.set(null);
     for (const file of files) {
       if (this.items().length >= MAX_ATTACHMENTS_PER_MESSAGE) {
-        this.notice.set(`At most ${MAX_ATTACHMENTS_PER_MESSAGE} files go with one message.`);
+        this.notice.set(
+          `At most ${MAX_ATTACHMENTS_PER_MESSAGE} files go with one message.`,
+        );
         break;
       }
       const key = ++this.keys;
       this.items.update((list) => [
         ...list,
-        { key, name: file.name, size: file.size, progress: 0, status: 'uploading', error: null, uploaded: null },
+        {
+          key,
+          name: file.name,
+          size: file.size,
+          progress: 0,
+          status: 'uploading',
+          error: null,
+          uploaded: null,
+        },
       ]);
       const subscription = this.api.uploadAttachment(file).subscribe({
         next: (event) => {
           if (event.type === HttpEventType.UploadProgress) {
-            const progress = event.total ? Math.round((100 * event.loaded) / event.total) : 0;
+            const progress = event.total
+              ? Math.round((100 * event.loaded) / event.total)
+              : 0;
             this.patch(key, { progress });
           } else if (event.type === HttpEventType.Response && event.body) {
-            this.patch(key, { progress: 100, status: 'done', uploaded: event.body });
+            this.patch(key, {
+              progress: 100,
+              status: 'done',
+              uploaded: event.body,
+            });
           }
         },
         error: (error: unknown) => {
           this.subscriptions.delete(key);
-          this.patch(key, { status: 'error', error: uploadErrorMessage(file.name, error) });
+          this.patch(key, {
+            status: 'error',
+            error: uploadErrorMessage(file.name, error),
+          });
         },
         complete: () => this.subscriptions.delete(key),
       });
@@ -94,7 +122,9 @@ export class AttachmentUploads {
   }
 
   private patch(key: number, changes: Partial<PendingAttachment>): void {
-    this.items.update((list) => list.map((item) => (item.key === key ? { ...item, ...changes } : item)));
+    this.items.update((list) =>
+      list.map((item) => (item.key === key ? { ...item, ...changes } : item)),
+    );
   }
 
   remove(key: number): void {
@@ -117,7 +147,8 @@ export class AttachmentUploads {
   }
 
   clear(): void {
-    for (const subscription of this.subscriptions.values()) subscription.unsubscribe();
+    for (const subscription of this.subscriptions.values())
+      subscription.unsubscribe();
     this.subscriptions.clear();
     this.items.set([]);
     this.notice.set(null);
@@ -125,7 +156,9 @@ export class AttachmentUploads {
 }
 
 /** How a freshly sent message shows its attachments before the server's copy arrives. */
-export function asMessageAttachments(uploaded: UploadedAttachment[]): MessageAttachment[] {
+export function asMessageAttachments(
+  uploaded: UploadedAttachment[],
+): MessageAttachment[] {
   return uploaded.map((file) => ({ ...file, kind: attachmentKind(file.mime) }));
 }
 

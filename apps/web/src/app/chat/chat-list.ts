@@ -1,7 +1,22 @@
-import { ChangeDetectionStrategy, Component, ElementRef, Injector, afterNextRender, inject, input, output, signal, viewChild } from '@angular/core';
+import {
+  ChangeDetectionStrategy,
+  Component,
+  ElementRef,
+  Injector,
+  afterNextRender,
+  inject,
+  input,
+  output,
+  signal,
+  viewChild,
+} from '@angular/core';
 import { MatButton, MatIconButton } from '@angular/material/button';
 import { RouterLink } from '@angular/router';
-import { CHAT_TITLE_MAX_LENGTH, type ChatKind, type ChatSummary } from '@metatronos/shared-types';
+import {
+  CHAT_TITLE_MAX_LENGTH,
+  type ChatKind,
+  type ChatSummary,
+} from '@metatronos/shared-types';
 import { Icon } from '../ui/icon';
 
 export interface ChatRename {
@@ -16,12 +31,23 @@ export function formatChatTime(iso: string, now = new Date()): string {
   const sameDay = date.toDateString() === now.toDateString();
   return sameDay
     ? date.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })
-    : date.toLocaleDateString(undefined, { month: 'short', day: 'numeric', ...(date.getFullYear() !== now.getFullYear() ? { year: 'numeric' } : {}) });
+    : date.toLocaleDateString(undefined, {
+        month: 'short',
+        day: 'numeric',
+        ...(date.getFullYear() !== now.getFullYear()
+          ? { year: 'numeric' }
+          : {}),
+      });
 }
 
 /** The chats, newest first, each with inline rename and a confirmed delete. The page does the API calls. */
 /** The badge of chats the owner did not start (none for the owner's own). */
-const KIND_LABELS: Record<ChatKind, string> = { chat: '', cron: 'Job', pulse: 'Pulse', whatsapp: 'WhatsApp' };
+const KIND_LABELS: Record<ChatKind, string> = {
+  chat: '',
+  cron: 'Job',
+  pulse: 'Pulse',
+  whatsapp: 'WhatsApp',
+};
 
 @Component({
   selector: 'mt-chat-list',
@@ -33,7 +59,8 @@ const KIND_LABELS: Record<ChatKind, string> = { chat: '', cron: 'Job', pulse: 'P
 export class ChatList {
   private readonly injector = inject(Injector);
   private readonly host: ElementRef<HTMLElement> = inject(ElementRef);
-  private readonly titleInput = viewChild<ElementRef<HTMLInputElement>>('titleInput');
+  private readonly titleInput =
+    viewChild<ElementRef<HTMLInputElement>>('titleInput');
 
   readonly chats = input.required<ChatSummary[]>();
   readonly activeId = input<string | null>(null);
@@ -98,8 +125,12 @@ export class ChatList {
   private focusRow(chatId: string, testId: string): void {
     afterNextRender(
       () => {
-        const rows = this.host.nativeElement.querySelectorAll<HTMLElement>('[data-testid="chat-item"]');
-        const row = Array.from(rows).find((element) => element.dataset['chatId'] === chatId);
+        const rows = this.host.nativeElement.querySelectorAll<HTMLElement>(
+          '[data-testid="chat-item"]',
+        );
+        const row = Array.from(rows).find(
+          (element) => element.dataset['chatId'] === chatId,
+        );
         row?.querySelector<HTMLElement>(`[data-testid="${testId}"]`)?.focus();
       },
       { injector: this.injector },

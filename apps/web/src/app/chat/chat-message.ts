@@ -1,5 +1,13 @@
-import { ChangeDetectionStrategy, Component, computed, input } from '@angular/core';
-import type { MessageAttachment, MessageDelivery } from '@metatronos/shared-types';
+import {
+  ChangeDetectionStrategy,
+  Component,
+  computed,
+  input,
+} from '@angular/core';
+import type {
+  MessageAttachment,
+  MessageDelivery,
+} from '@metatronos/shared-types';
 import { AttachmentList } from './attachment-list';
 import { type MessageView, partsOf } from './live-reply';
 import { MarkdownView } from './markdown-view';
@@ -12,10 +20,17 @@ import { ToolChip } from './tool-chip';
   imports: [AttachmentList, MarkdownView, ToolChip],
   template: `
     @if (message().role === 'user') {
-      <div class="bubble user" data-testid="user-message" [attr.data-message-id]="message().id">
+      <div
+        class="bubble user"
+        data-testid="user-message"
+        [attr.data-message-id]="message().id"
+      >
         <span class="mt-visually-hidden">You said:</span>
         @if (attachments().length) {
-          <mt-attachment-list [attachments]="attachments()" data-testid="message-attachments" />
+          <mt-attachment-list
+            [attachments]="attachments()"
+            data-testid="message-attachments"
+          />
         }
         <p class="user-text">{{ message().content }}</p>
       </div>
@@ -37,7 +52,8 @@ import { ToolChip } from './tool-chip';
         }
         @if (streaming() && parts().length === 0) {
           <p class="thinking" data-testid="assistant-thinking">
-            <span class="dot"></span><span class="dot"></span><span class="dot"></span>
+            <span class="dot"></span><span class="dot"></span
+            ><span class="dot"></span>
             <span class="mt-visually-hidden">Metatron is thinking</span>
           </p>
         }
@@ -46,16 +62,27 @@ import { ToolChip } from './tool-chip';
             {{ message().error || 'The reply failed.' }}
           </p>
         }
-        @if (message().status === 'stopped' || message().model || message().delivery) {
+        @if (
+          message().status === 'stopped' ||
+          message().model ||
+          message().delivery
+        ) {
           <p class="meta">
             @if (message().status === 'stopped') {
-              <span class="stopped" data-testid="assistant-stopped">stopped</span>
+              <span class="stopped" data-testid="assistant-stopped"
+                >stopped</span
+              >
             }
             @if (message().model; as model) {
               <span data-testid="assistant-model">{{ model }}</span>
             }
             @if (message().delivery; as delivery) {
-              <span class="delivery" data-testid="assistant-delivery" [attr.data-delivery]="delivery.status" [class.failed]="delivery.status === 'failed'">
+              <span
+                class="delivery"
+                data-testid="assistant-delivery"
+                [attr.data-delivery]="delivery.status"
+                [class.failed]="delivery.status === 'failed'"
+              >
                 {{ deliveryText(delivery) }}
               </span>
             }
@@ -139,12 +166,16 @@ import { ToolChip } from './tool-chip';
   `,
 })
 export class ChatMessageView {
-  readonly message = input.required<MessageView & { attachments?: MessageAttachment[] }>();
+  readonly message = input.required<
+    MessageView & { attachments?: MessageAttachment[] }
+  >();
   /** The reply is still arriving: tool calls without a result are running, not cut off. */
   readonly streaming = input(false);
 
   protected readonly parts = computed(() => partsOf(this.message()));
-  protected readonly attachments = computed(() => this.message().attachments ?? []);
+  protected readonly attachments = computed(
+    () => this.message().attachments ?? [],
+  );
   protected readonly deliveryText = deliveryText;
 }
 
@@ -152,5 +183,7 @@ export class ChatMessageView {
 export function deliveryText({ status, detail }: MessageDelivery): string {
   if (status === 'sent') return 'Sent on WhatsApp';
   const why = detail ? `: ${detail.replace(/\.$/, '')}` : '';
-  return status === 'failed' ? `Couldn't send on WhatsApp${why}` : `Not sent on WhatsApp${why}`;
+  return status === 'failed'
+    ? `Couldn't send on WhatsApp${why}`
+    : `Not sent on WhatsApp${why}`;
 }

@@ -1,5 +1,8 @@
 import { provideHttpClient } from '@angular/common/http';
-import { HttpTestingController, provideHttpClientTesting } from '@angular/common/http/testing';
+import {
+  HttpTestingController,
+  provideHttpClientTesting,
+} from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
 import { Router, provideRouter } from '@angular/router';
 import { EMPTY } from 'rxjs';
@@ -10,7 +13,10 @@ import { ChatPage } from './chat-page';
 import { ChatStream } from './chat-stream';
 import { MESSAGE_PAGE_SIZE } from './message-pages';
 
-const CHATS = [chatSummary('c2', 'Groceries'), chatSummary('c1', 'Trip planning')];
+const CHATS = [
+  chatSummary('c2', 'Groceries'),
+  chatSummary('c1', 'Trip planning'),
+];
 
 describe('ChatPage', () => {
   let fixture: ComponentFixture<ChatPage>;
@@ -19,11 +25,18 @@ describe('ChatPage', () => {
   let navigate: jest.SpyInstance;
 
   const root = () => fixture.nativeElement as HTMLElement;
-  const el = <T extends HTMLElement = HTMLElement>(testId: string, scope: ParentNode = root()) =>
-    scope.querySelector<T>(`[data-testid="${testId}"]`);
-  const items = () => Array.from(root().querySelectorAll<HTMLElement>('[data-testid="chat-item"]'));
-  const item = (id: string) => items().find((row) => row.dataset['chatId'] === id) as HTMLElement;
-  const titles = () => items().map((row) => el('chat-item-title', row)?.textContent?.trim());
+  const el = <T extends HTMLElement = HTMLElement>(
+    testId: string,
+    scope: ParentNode = root(),
+  ) => scope.querySelector<T>(`[data-testid="${testId}"]`);
+  const items = () =>
+    Array.from(
+      root().querySelectorAll<HTMLElement>('[data-testid="chat-item"]'),
+    );
+  const item = (id: string) =>
+    items().find((row) => row.dataset['chatId'] === id) as HTMLElement;
+  const titles = () =>
+    items().map((row) => el('chat-item-title', row)?.textContent?.trim());
   const stable = () => fixture.whenStable();
 
   async function load(chats = CHATS, id?: string): Promise<void> {
@@ -47,7 +60,9 @@ describe('ChatPage', () => {
       ],
     });
     http = TestBed.inject(HttpTestingController);
-    navigate = jest.spyOn(TestBed.inject(Router), 'navigate').mockResolvedValue(true);
+    navigate = jest
+      .spyOn(TestBed.inject(Router), 'navigate')
+      .mockResolvedValue(true);
   });
 
   afterEach(() => http.verify());
@@ -82,7 +97,12 @@ describe('ChatPage', () => {
     await load();
     el('new-chat')?.click();
     await stable();
-    http.expectOne('/api/chats').flush({ statusCode: 500, message: 'Disk full' }, { status: 500, statusText: 'Error' });
+    http
+      .expectOne('/api/chats')
+      .flush(
+        { statusCode: 500, message: 'Disk full' },
+        { status: 500, statusText: 'Error' },
+      );
     await stable();
     expect(el('chat-action-error')?.textContent).toContain('Disk full');
     expect(navigate).not.toHaveBeenCalled();
@@ -91,9 +111,13 @@ describe('ChatPage', () => {
   it('opens the chat of the route and marks it in the list', async () => {
     await load(CHATS, 'c1');
     expect(item('c1').classList).toContain('active');
-    expect(el('chat-link', item('c1'))?.getAttribute('aria-current')).toBe('page');
+    expect(el('chat-link', item('c1'))?.getAttribute('aria-current')).toBe(
+      'page',
+    );
     expect(el('chat-title')?.textContent?.trim()).toBe('Trip planning');
-    http.expectOne(`/api/chats/c1/messages?limit=${MESSAGE_PAGE_SIZE}`).flush([userMessage('m1', 'Lisbon?')]);
+    http
+      .expectOne(`/api/chats/c1/messages?limit=${MESSAGE_PAGE_SIZE}`)
+      .flush([userMessage('m1', 'Lisbon?')]);
     await stable();
     expect(el('user-message')?.textContent).toContain('Lisbon?');
     expect(el('chat-empty-state')).toBeNull();
@@ -103,7 +127,10 @@ describe('ChatPage', () => {
     await load();
     el('rename-chat', item('c1'))?.click();
     await stable();
-    let field = el<HTMLInputElement>('chat-title-input', item('c1')) as HTMLInputElement;
+    let field = el<HTMLInputElement>(
+      'chat-title-input',
+      item('c1'),
+    ) as HTMLInputElement;
     expect(field.value).toBe('Trip planning');
     expect(document.activeElement).toBe(field);
     field.value = 'Escape me';
@@ -114,7 +141,10 @@ describe('ChatPage', () => {
 
     el('rename-chat', item('c1'))?.click();
     await stable();
-    field = el<HTMLInputElement>('chat-title-input', item('c1')) as HTMLInputElement;
+    field = el<HTMLInputElement>(
+      'chat-title-input',
+      item('c1'),
+    ) as HTMLInputElement;
     field.value = '  Lisbon in May  ';
     field.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter' }));
     await stable();
@@ -135,7 +165,12 @@ describe('ChatPage', () => {
     field.value = 'x'.repeat(10);
     field.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter' }));
     await stable();
-    http.expectOne('/api/chats/c2').flush({ statusCode: 400, message: 'title is too long' }, { status: 400, statusText: 'Bad Request' });
+    http
+      .expectOne('/api/chats/c2')
+      .flush(
+        { statusCode: 400, message: 'title is too long' },
+        { status: 400, statusText: 'Bad Request' },
+      );
     await stable();
     expect(titles()[0]).toBe('Groceries');
     expect(el('chat-action-error')?.textContent).toContain('title is too long');
@@ -143,12 +178,16 @@ describe('ChatPage', () => {
 
   it('deletes a chat only after confirming, and leaves it when it was open', async () => {
     await load(CHATS, 'c1');
-    http.expectOne(`/api/chats/c1/messages?limit=${MESSAGE_PAGE_SIZE}`).flush([]);
+    http
+      .expectOne(`/api/chats/c1/messages?limit=${MESSAGE_PAGE_SIZE}`)
+      .flush([]);
     await stable();
 
     el('delete-chat', item('c1'))?.click();
     await stable();
-    expect(item('c1').textContent).toContain('Delete “Trip planning” and its messages?');
+    expect(item('c1').textContent).toContain(
+      'Delete “Trip planning” and its messages?',
+    );
     el('cancel-delete-chat', item('c1'))?.click();
     await stable();
     http.expectNone('/api/chats/c1');
@@ -168,12 +207,16 @@ describe('ChatPage', () => {
 
   it('stays on the open chat when deleting another one', async () => {
     await load(CHATS, 'c1');
-    http.expectOne(`/api/chats/c1/messages?limit=${MESSAGE_PAGE_SIZE}`).flush([]);
+    http
+      .expectOne(`/api/chats/c1/messages?limit=${MESSAGE_PAGE_SIZE}`)
+      .flush([]);
     el('delete-chat', item('c2'))?.click();
     await stable();
     el('confirm-delete-chat', item('c2'))?.click();
     await stable();
-    http.expectOne('/api/chats/c2').flush(null, { status: 204, statusText: 'No Content' });
+    http
+      .expectOne('/api/chats/c2')
+      .flush(null, { status: 204, statusText: 'No Content' });
     await stable();
     expect(titles()).toEqual(['Trip planning']);
     expect(navigate).not.toHaveBeenCalled();
@@ -181,23 +224,41 @@ describe('ChatPage', () => {
 
   it('refreshes the list on chats.changed, and leaves a chat deleted elsewhere', async () => {
     await load(CHATS, 'c1');
-    http.expectOne(`/api/chats/c1/messages?limit=${MESSAGE_PAGE_SIZE}`).flush([]);
+    http
+      .expectOne(`/api/chats/c1/messages?limit=${MESSAGE_PAGE_SIZE}`)
+      .flush([]);
 
-    events.emit('chats.changed', { chatId: 'c9', change: 'created', at: '2026-01-01T00:00:00Z' });
+    events.emit('chats.changed', {
+      chatId: 'c9',
+      change: 'created',
+      at: '2026-01-01T00:00:00Z',
+    });
     await stable();
-    http.expectOne('/api/chats').flush([chatSummary('c9', 'From WhatsApp'), ...CHATS]);
+    http
+      .expectOne('/api/chats')
+      .flush([chatSummary('c9', 'From WhatsApp'), ...CHATS]);
     await stable();
     expect(titles()).toEqual(['From WhatsApp', 'Groceries', 'Trip planning']);
 
     // A WhatsApp delivery mark changes a message, not the list.
-    events.emit('chats.changed', { chatId: 'c9', change: 'delivery', at: '2026-01-01T00:00:00Z' });
+    events.emit('chats.changed', {
+      chatId: 'c9',
+      change: 'delivery',
+      at: '2026-01-01T00:00:00Z',
+    });
     await stable();
     http.expectNone('/api/chats');
 
-    events.emit('chats.changed', { chatId: 'c1', change: 'deleted', at: '2026-01-01T00:00:01Z' });
+    events.emit('chats.changed', {
+      chatId: 'c1',
+      change: 'deleted',
+      at: '2026-01-01T00:00:01Z',
+    });
     await stable();
     expect(navigate).toHaveBeenCalledWith(['/chat']);
-    http.expectOne('/api/chats').flush([chatSummary('c9', 'From WhatsApp'), CHATS[0]]);
+    http
+      .expectOne('/api/chats')
+      .flush([chatSummary('c9', 'From WhatsApp'), CHATS[0]]);
   });
 
   it('shows that a reply is running in a chat', async () => {
@@ -221,7 +282,12 @@ describe('ChatPage', () => {
   it('explains a failed load and retries', async () => {
     fixture = TestBed.createComponent(ChatPage);
     await stable();
-    http.expectOne('/api/chats').flush({ statusCode: 500, message: 'Boom' }, { status: 500, statusText: 'Error' });
+    http
+      .expectOne('/api/chats')
+      .flush(
+        { statusCode: 500, message: 'Boom' },
+        { status: 500, statusText: 'Error' },
+      );
     await stable();
     expect(el('api-error')?.textContent).toContain("Couldn't load your chats");
     el('api-error-retry')?.click();

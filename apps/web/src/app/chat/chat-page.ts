@@ -1,4 +1,11 @@
-import { ChangeDetectionStrategy, Component, computed, inject, input, signal } from '@angular/core';
+import {
+  ChangeDetectionStrategy,
+  Component,
+  computed,
+  inject,
+  input,
+  signal,
+} from '@angular/core';
 import { MatButton } from '@angular/material/button';
 import { MatProgressBar } from '@angular/material/progress-bar';
 import { Router } from '@angular/router';
@@ -33,7 +40,9 @@ export class ChatPage {
   protected readonly pendingIds = signal<ReadonlySet<string>>(new Set());
 
   protected readonly activeId = computed(() => this.id() ?? null);
-  protected readonly activeChat = computed(() => this.chats().find((chat) => chat.id === this.id()) ?? null);
+  protected readonly activeChat = computed(
+    () => this.chats().find((chat) => chat.id === this.id()) ?? null,
+  );
 
   private readonly live = liveResource({
     load: () => this.api.chats(),
@@ -48,7 +57,8 @@ export class ChatPage {
       // Whether an auto-reply went out on WhatsApp shows in the thread, not in the list.
       affects: (event) => event.change !== 'delivery',
       seen: (event) => {
-        if (event.change === 'deleted' && event.chatId === this.id()) void this.router.navigate(['/chat']);
+        if (event.change === 'deleted' && event.chatId === this.id())
+          void this.router.navigate(['/chat']);
       },
     },
   });
@@ -63,12 +73,17 @@ export class ChatPage {
     this.api.createChat({}).subscribe({
       next: (chat) => {
         this.creating.set(false);
-        this.chats.update((chats) => [chat, ...chats.filter((other) => other.id !== chat.id)]);
+        this.chats.update((chats) => [
+          chat,
+          ...chats.filter((other) => other.id !== chat.id),
+        ]);
         void this.router.navigate(['/chat', chat.id]);
       },
       error: (error: unknown) => {
         this.creating.set(false);
-        this.actionError.set(inlineErrorMessage(error, "Couldn't create a chat."));
+        this.actionError.set(
+          inlineErrorMessage(error, "Couldn't create a chat."),
+        );
       },
     });
   }
@@ -86,7 +101,9 @@ export class ChatPage {
       error: (error: unknown) => {
         this.setPending(chat.id, false);
         this.replaceChat(chat);
-        this.actionError.set(inlineErrorMessage(error, `Couldn't rename “${chat.title}”.`));
+        this.actionError.set(
+          inlineErrorMessage(error, `Couldn't rename “${chat.title}”.`),
+        );
       },
     });
   }
@@ -103,7 +120,9 @@ export class ChatPage {
           return;
         }
         this.setPending(chat.id, false);
-        this.actionError.set(inlineErrorMessage(error, `Couldn't delete “${chat.title}”.`));
+        this.actionError.set(
+          inlineErrorMessage(error, `Couldn't delete “${chat.title}”.`),
+        );
       },
     });
   }
@@ -115,7 +134,9 @@ export class ChatPage {
   }
 
   private replaceChat(chat: ChatSummary): void {
-    this.chats.update((chats) => chats.map((other) => (other.id === chat.id ? chat : other)));
+    this.chats.update((chats) =>
+      chats.map((other) => (other.id === chat.id ? chat : other)),
+    );
   }
 
   private setPending(chatId: string, pending: boolean): void {

@@ -6,14 +6,21 @@ import { ReadableStream } from 'node:stream/web';
 import { TextDecoder as NodeTextDecoder, TextEncoder } from 'node:util';
 import { AuthStore } from '../auth/auth-store';
 import { ServerStatus } from '../core/server-status';
-import { ChatSendError, ChatStream, type ChatStreamEvent, FETCH } from './chat-stream';
+import {
+  ChatSendError,
+  ChatStream,
+  type ChatStreamEvent,
+  FETCH,
+} from './chat-stream';
 
 const encoder = new TextEncoder();
 
 /** A streaming body that the test feeds chunk by chunk. */
 function controllableBody() {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
-  const body = new ReadableStream<Uint8Array>({ start: (c) => (controller = c) });
+  const body = new ReadableStream<Uint8Array>({
+    start: (c) => (controller = c),
+  });
   return {
     body,
     write: (text: string) => controller.enqueue(encoder.encode(text)),
@@ -21,7 +28,10 @@ function controllableBody() {
   };
 }
 
-function response(status: number, init: { body?: unknown; json?: unknown }): Response {
+function response(
+  status: number,
+  init: { body?: unknown; json?: unknown },
+): Response {
   return {
     ok: status >= 200 && status < 300,
     status,
@@ -41,16 +51,23 @@ describe('ChatStream', () => {
   const hadDecoder = 'TextDecoder' in globalThis;
 
   beforeAll(() => {
-    if (!hadDecoder) Object.assign(globalThis, { TextDecoder: NodeTextDecoder });
+    if (!hadDecoder)
+      Object.assign(globalThis, { TextDecoder: NodeTextDecoder });
   });
   afterAll(() => {
-    if (!hadDecoder) delete (globalThis as { TextDecoder?: unknown }).TextDecoder;
+    if (!hadDecoder)
+      delete (globalThis as { TextDecoder?: unknown }).TextDecoder;
   });
 
   beforeEach(() => {
     fetchMock = jest.fn<Promise<Response>, [string, RequestInit]>();
     TestBed.configureTestingModule({
-      providers: [provideHttpClient(), provideHttpClientTesting(), provideRouter([]), { provide: FETCH, useValue: fetchMock }],
+      providers: [
+        provideHttpClient(),
+        provideHttpClientTesting(),
+        provideRouter([]),
+        { provide: FETCH, useValue: fetchMock },
+      ],
     });
     stream = TestBed.inject(ChatStream);
   });
@@ -60,19 +77,29 @@ describe('ChatStream', () => {
     fetchMock.mockResolvedValue(response(200, { body }));
     const events: ChatStreamEvent[] = [];
     let completed = false;
-    stream.send('chat 1', { content: 'Hi' }).subscribe({ next: (e) => events.push(e), complete: () => (completed = true) });
+    stream.send('chat 1', { content: 'Hi' }).subscribe({
+      next: (e) => events.push(e),
+      complete: () => (completed = true),
+    });
     await tick();
 
     const [url, init] = fetchMock.mock.calls[0];
     expect(url).toBe('/api/chats/chat%201/messages');
     expect(init.method).toBe('POST');
     expect(init.credentials).toBe('same-origin');
-    expect(init.headers).toMatchObject({ Accept: 'text/event-stream', 'Content-Type': 'application/json' });
+    expect(init.headers).toMatchObject({
+      Accept: 'text/event-stream',
+      'Content-Type': 'application/json',
+    });
     expect(JSON.parse(init.body as string)).toEqual({ content: 'Hi' });
 
-    write(': keep-alive\n\nevent: message\ndata: {"id":"m1","role":"user","content":"Hi"}\n\nevent: del');
+    write(
+      ': keep-alive\n\nevent: message\ndata: {"id":"m1","role":"user","content":"Hi"}\n\nevent: del',
+    );
     write('ta\ndata: {"text":"Hel');
-    write('lo"}\n\nevent: surprise\ndata: {}\n\nevent: delta\ndata: not json\n\n');
+    write(
+      'lo"}\n\nevent: surprise\ndata: {}\n\nevent: delta\ndata: not json\n\n',
+    );
     write('event: done\r\ndata: {"messageId":"m2"}\r\n\r\n');
     close();
     await tick();
@@ -87,24 +114,43 @@ describe('ChatStream', () => {
   });
 
   it('fails with the server message when the message is refused before the stream starts', async () => {
-    fetchMock.mockResolvedValue(response(400, { json: { statusCode: 400, message: 'No model configured. Choose one in Settings.' } }));
-    const error = await new Promise<unknown>((resolve) => stream.send('c1', { content: 'Hi' }).subscribe({ error: resolve }));
+    fetchMock.mockResolvedValue(
+      response(400, {
+        json: {
+          statusCode: 400,
+          message: 'No model configured. Choose one in Settings.',
+        },
+      }),
+    );
+    const error = await new Promise<unknown>((resolve) =>
+      stream.send('c1', { content: 'Hi' }).subscribe({ error: resolve }),
+    );
     expect(error).toBeInstanceOf(ChatSendError);
     expect((error as ChatSendError).status).toBe(400);
-    expect((error as ChatSendError).message).toBe('No model configured. Choose one in Settings.');
+    expect((error as ChatSendError).message).toBe(
+      'No model configured. Choose one in Settings.',
+    );
   });
 
   it('sends the owner to the login when the session expired', async () => {
-    const navigate = jest.spyOn(TestBed.inject(Router), 'navigate').mockResolvedValue(true);
-    fetchMock.mockResolvedValue(response(401, { json: { statusCode: 401, message: 'Unauthorized' } }));
-    await new Promise((resolve) => stream.send('c1', { content: 'Hi' }).subscribe({ error: resolve }));
+    const navigate = jest
+      .spyOn(TestBed.inject(Router), 'navigate')
+      .mockResolvedValue(true);
+    fetchMock.mockResolvedValue(
+      response(401, { json: { statusCode: 401, message: 'Unauthorized' } }),
+    );
+    await new Promise((resolve) =>
+      stream.send('c1', { content: 'Hi' }).subscribe({ error: resolve }),
+    );
     expect(TestBed.inject(AuthStore).authenticated()).toBe(false);
     expect(navigate).toHaveBeenCalledWith(['/login'], expect.anything());
   });
 
   it('raises the app-wide banner when the server cannot be reached', async () => {
     fetchMock.mockRejectedValue(new TypeError('Failed to fetch'));
-    const error = await new Promise<unknown>((resolve) => stream.send('c1', { content: 'Hi' }).subscribe({ error: resolve }));
+    const error = await new Promise<unknown>((resolve) =>
+      stream.send('c1', { content: 'Hi' }).subscribe({ error: resolve }),
+    );
     expect((error as ChatSendError).status).toBe(0);
     expect(TestBed.inject(ServerStatus).problem()?.kind).toBe('unreachable');
   });

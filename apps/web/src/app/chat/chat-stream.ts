@@ -17,7 +17,9 @@ import { ServerStatus } from '../core/server-status';
 import { readSseStream } from './sse-parser';
 
 /** One event of a reply stream, discriminated by its SSE name. */
-export type ChatStreamEvent = { [K in ChatStreamEventName]: { type: K; data: ChatStreamEventMap[K] } }[ChatStreamEventName];
+export type ChatStreamEvent = {
+  [K in ChatStreamEventName]: { type: K; data: ChatStreamEventMap[K] };
+}[ChatStreamEventName];
 
 /** `fetch`, injectable so tests can answer without a network. */
 export const FETCH = new InjectionToken<typeof fetch>('FETCH', {
@@ -73,14 +75,20 @@ export class ChatStream {
           response = await this.fetch(`${chatUrl(chatId)}/messages`, {
             method: 'POST',
             credentials: 'same-origin',
-            headers: { Accept: 'text/event-stream', 'Content-Type': 'application/json' },
+            headers: {
+              Accept: 'text/event-stream',
+              'Content-Type': 'application/json',
+            },
             body: JSON.stringify(body),
             signal: abort.signal,
           });
         } catch {
           if (abort.signal.aborted) return;
           this.reportStatus(0, null);
-          throw new ChatSendError(0, "Can't reach the MetatronOS server. Check that it is running, then try again.");
+          throw new ChatSendError(
+            0,
+            "Can't reach the MetatronOS server. Check that it is running, then try again.",
+          );
         }
 
         if (!response.ok || !response.body) {
@@ -88,7 +96,10 @@ export class ChatStream {
           this.reportStatus(response.status, errorBody);
           throw new ChatSendError(
             response.status,
-            describeApiError(errorBody, `Sending failed: the server answered ${response.status}.`),
+            describeApiError(
+              errorBody,
+              `Sending failed: the server answered ${response.status}.`,
+            ),
           );
         }
         this.server.markReachable();
@@ -128,10 +139,14 @@ export class ChatStream {
   private reportStatus(status: number, body: unknown): void {
     if (status === 401) {
       this.auth.markLoggedOut();
-      void this.router.navigate(['/login'], { queryParams: loginQueryParams(this.router.url) });
+      void this.router.navigate(['/login'], {
+        queryParams: loginQueryParams(this.router.url),
+      });
       return;
     }
-    const problem = connectivityProblemFrom(new HttpErrorResponse({ status, error: body }));
+    const problem = connectivityProblemFrom(
+      new HttpErrorResponse({ status, error: body }),
+    );
     if (problem) this.server.report(problem);
   }
 }

@@ -1,13 +1,25 @@
 import { provideHttpClient } from '@angular/common/http';
-import { HttpTestingController, provideHttpClientTesting } from '@angular/common/http/testing';
+import {
+  HttpTestingController,
+  provideHttpClientTesting,
+} from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
 import { provideRouter } from '@angular/router';
 import { Subject } from 'rxjs';
 import type { ChatMessage } from '@metatronos/shared-types';
 import { EventStream } from '../core/event-stream';
-import { assistantMessage, conversation, userMessage } from '../testing/chat-data';
+import {
+  assistantMessage,
+  conversation,
+  userMessage,
+} from '../testing/chat-data';
 import { FakeEventStream } from '../testing/fake-event-stream';
-import { ChatSendError, ChatStream, ChatStreamBrokenError, type ChatStreamEvent } from './chat-stream';
+import {
+  ChatSendError,
+  ChatStream,
+  ChatStreamBrokenError,
+  type ChatStreamEvent,
+} from './chat-stream';
 import { ChatThread } from './chat-thread';
 import { MESSAGE_PAGE_SIZE } from './message-pages';
 
@@ -21,10 +33,16 @@ describe('ChatThread', () => {
   let send: jest.Mock;
 
   const root = () => fixture.nativeElement as HTMLElement;
-  const el = <T extends HTMLElement = HTMLElement>(testId: string) => root().querySelector<T>(`[data-testid="${testId}"]`);
-  const all = (testId: string) => Array.from(root().querySelectorAll<HTMLElement>(`[data-testid="${testId}"]`));
-  const input = () => el<HTMLTextAreaElement>('composer-input') as HTMLTextAreaElement;
-  const sendButton = () => el<HTMLButtonElement>('send-button') as HTMLButtonElement;
+  const el = <T extends HTMLElement = HTMLElement>(testId: string) =>
+    root().querySelector<T>(`[data-testid="${testId}"]`);
+  const all = (testId: string) =>
+    Array.from(
+      root().querySelectorAll<HTMLElement>(`[data-testid="${testId}"]`),
+    );
+  const input = () =>
+    el<HTMLTextAreaElement>('composer-input') as HTMLTextAreaElement;
+  const sendButton = () =>
+    el<HTMLButtonElement>('send-button') as HTMLButtonElement;
   const stable = () => fixture.whenStable();
 
   function type(text: string): void {
@@ -33,7 +51,11 @@ describe('ChatThread', () => {
   }
 
   function press(key: string, init: KeyboardEventInit = {}): KeyboardEvent {
-    const event = new KeyboardEvent('keydown', { key, cancelable: true, ...init });
+    const event = new KeyboardEvent('keydown', {
+      key,
+      cancelable: true,
+      ...init,
+    });
     input().dispatchEvent(event);
     return event;
   }
@@ -42,11 +64,15 @@ describe('ChatThread', () => {
     replies.next(event);
   }
 
-  async function open(page: ChatMessage[], inputs: Record<string, unknown> = {}): Promise<void> {
+  async function open(
+    page: ChatMessage[],
+    inputs: Record<string, unknown> = {},
+  ): Promise<void> {
     fixture = TestBed.createComponent(ChatThread);
     fixture.componentRef.setInput('chatId', 'c1');
     fixture.componentRef.setInput('chatTitle', 'Trip planning');
-    for (const [name, value] of Object.entries(inputs)) fixture.componentRef.setInput(name, value);
+    for (const [name, value] of Object.entries(inputs))
+      fixture.componentRef.setInput(name, value);
     await stable();
     http.expectOne(LATEST).flush(page);
     await stable();
@@ -82,20 +108,38 @@ describe('ChatThread', () => {
   it('shows the stored messages oldest first, with the model, the "stopped" note and stored errors', async () => {
     await open([
       userMessage('m1', 'Plan a trip'),
-      assistantMessage('m2', 'Sure, **Lisbon**?', { model: 'gemini-2.5-flash' }),
+      assistantMessage('m2', 'Sure, **Lisbon**?', {
+        model: 'gemini-2.5-flash',
+      }),
       userMessage('m3', 'Longer please'),
       assistantMessage('m4', 'Day one…', { status: 'stopped' }),
       userMessage('m5', 'Again'),
-      assistantMessage('m6', 'Partial', { status: 'error', error: 'The model timed out.' }),
+      assistantMessage('m6', 'Partial', {
+        status: 'error',
+        error: 'The model timed out.',
+      }),
     ]);
     expect(el('chat-title')?.textContent?.trim()).toBe('Trip planning');
-    expect(all('user-message').map((m) => m.textContent?.replace('You said:', '').trim())).toEqual(['Plan a trip', 'Longer please', 'Again']);
+    expect(
+      all('user-message').map((m) =>
+        m.textContent?.replace('You said:', '').trim(),
+      ),
+    ).toEqual(['Plan a trip', 'Longer please', 'Again']);
     const replies = all('assistant-message');
     expect(replies).toHaveLength(3);
     expect(replies[0].querySelector('strong')?.textContent).toBe('Lisbon');
-    expect(replies[0].querySelector('[data-testid="assistant-model"]')?.textContent).toBe('gemini-2.5-flash');
-    expect(replies[1].querySelector('[data-testid="assistant-stopped"]')?.textContent).toBe('stopped');
-    expect(replies[2].querySelector('[data-testid="assistant-error"]')?.textContent?.trim()).toBe('The model timed out.');
+    expect(
+      replies[0].querySelector('[data-testid="assistant-model"]')?.textContent,
+    ).toBe('gemini-2.5-flash');
+    expect(
+      replies[1].querySelector('[data-testid="assistant-stopped"]')
+        ?.textContent,
+    ).toBe('stopped');
+    expect(
+      replies[2]
+        .querySelector('[data-testid="assistant-error"]')
+        ?.textContent?.trim(),
+    ).toBe('The model timed out.');
     expect(el('load-earlier')).toBeNull();
   });
 
@@ -105,13 +149,23 @@ describe('ChatThread', () => {
       assistantMessage('m2', 'Let me check. Found her.', {
         parts: [
           { type: 'text', text: 'Let me check.' },
-          { type: 'tool_call', id: 't1', name: 'db_query', arguments: { collection: 'contacts' }, result: '{"n":1}', error: null, durationMs: 42 },
+          {
+            type: 'tool_call',
+            id: 't1',
+            name: 'db_query',
+            arguments: { collection: 'contacts' },
+            result: '{"n":1}',
+            error: null,
+            durationMs: 42,
+          },
           { type: 'text', text: 'Found her.' },
         ],
       }),
     ]);
     const reply = all('assistant-message')[0];
-    const order = Array.from(reply.querySelectorAll('mt-markdown, [data-testid="tool-chip"]')).map((node) => node.textContent?.replace(/\s+/g, ' ').trim());
+    const order = Array.from(
+      reply.querySelectorAll('mt-markdown, [data-testid="tool-chip"]'),
+    ).map((node) => node.textContent?.replace(/\s+/g, ' ').trim());
     expect(order[0]).toBe('Let me check.');
     expect(order[1]).toContain('db_query');
     expect(order[1]).toContain('42 ms');
@@ -123,7 +177,9 @@ describe('ChatThread', () => {
     await open(latest);
     el('load-earlier')?.click();
     await stable();
-    http.expectOne(`/api/chats/c1/messages?limit=${MESSAGE_PAGE_SIZE}&before=n1`).flush([userMessage('o1', 'the very first')]);
+    http
+      .expectOne(`/api/chats/c1/messages?limit=${MESSAGE_PAGE_SIZE}&before=n1`)
+      .flush([userMessage('o1', 'the very first')]);
     await stable();
     const users = all('user-message');
     expect(users[0].textContent).toContain('the very first');
@@ -161,7 +217,9 @@ describe('ChatThread', () => {
     await sendMessage('What is on today?');
 
     // Shown at once, composer locked, Stop offered.
-    expect(all('user-message').map((m) => m.textContent)).toEqual([expect.stringContaining('What is on today?')]);
+    expect(all('user-message').map((m) => m.textContent)).toEqual([
+      expect.stringContaining('What is on today?'),
+    ]);
     expect(input().value).toBe('');
     expect(input().disabled).toBe(true);
     expect(sendButton().disabled).toBe(true);
@@ -171,7 +229,14 @@ describe('ChatThread', () => {
     reply({ type: 'message', data: userMessage('u1', 'What is on today?') });
     reply({ type: 'delta', data: { text: 'Let me ' } });
     reply({ type: 'delta', data: { text: 'look.' } });
-    reply({ type: 'tool_call', data: { id: 't1', name: 'db_query', arguments: { collection: 'schedule', filter: { day: 'today' } } } });
+    reply({
+      type: 'tool_call',
+      data: {
+        id: 't1',
+        name: 'db_query',
+        arguments: { collection: 'schedule', filter: { day: 'today' } },
+      },
+    });
     await stable();
     expect(all('user-message')[0].getAttribute('data-message-id')).toBe('u1');
     let live = all('assistant-message')[0];
@@ -180,13 +245,29 @@ describe('ChatThread', () => {
     expect(chip?.getAttribute('data-status')).toBe('running');
     expect(chip?.textContent).toContain('running');
 
-    reply({ type: 'tool_result', data: { id: 't1', name: 'db_query', result: '[{"title":"Dentist"}]', durationMs: 1500 } });
+    reply({
+      type: 'tool_result',
+      data: {
+        id: 't1',
+        name: 'db_query',
+        result: '[{"title":"Dentist"}]',
+        durationMs: 1500,
+      },
+    });
     reply({ type: 'delta', data: { text: 'You have the **dentist**.' } });
     await stable();
     live = all('assistant-message')[0];
-    expect(live.querySelector('[data-testid="tool-chip"]')?.getAttribute('data-status')).toBe('ok');
-    expect(live.querySelector('[data-testid="tool-chip-duration"]')?.textContent).toBe('1.5 s');
-    const order = Array.from(live.querySelectorAll('mt-markdown, [data-testid="tool-chip"]')).map((n) => n.tagName.toLowerCase());
+    expect(
+      live
+        .querySelector('[data-testid="tool-chip"]')
+        ?.getAttribute('data-status'),
+    ).toBe('ok');
+    expect(
+      live.querySelector('[data-testid="tool-chip-duration"]')?.textContent,
+    ).toBe('1.5 s');
+    const order = Array.from(
+      live.querySelectorAll('mt-markdown, [data-testid="tool-chip"]'),
+    ).map((n) => n.tagName.toLowerCase());
     expect(order).toEqual(['mt-markdown', 'div', 'mt-markdown']);
     expect(live.querySelector('strong')?.textContent).toBe('dentist');
 
@@ -194,15 +275,19 @@ describe('ChatThread', () => {
     replies.complete();
     await stable();
     // The view becomes what was stored.
-    http.expectOne(LATEST).flush([
-      userMessage('u1', 'What is on today?'),
-      assistantMessage('a1', 'Stored reply text', { model: 'gpt-4.1-mini' }),
-    ]);
+    http
+      .expectOne(LATEST)
+      .flush([
+        userMessage('u1', 'What is on today?'),
+        assistantMessage('a1', 'Stored reply text', { model: 'gpt-4.1-mini' }),
+      ]);
     await stable();
     const stored = all('assistant-message');
     expect(stored).toHaveLength(1);
     expect(stored[0].textContent).toContain('Stored reply text');
-    expect(stored[0].querySelector('[data-testid="assistant-model"]')?.textContent).toBe('gpt-4.1-mini');
+    expect(
+      stored[0].querySelector('[data-testid="assistant-model"]')?.textContent,
+    ).toBe('gpt-4.1-mini');
     expect(el('stop-button')).toBeNull();
     expect(input().disabled).toBe(false);
   });
@@ -220,7 +305,11 @@ describe('ChatThread', () => {
     await stable();
     const live = all('assistant-message')[0];
     expect(live.textContent).toContain('Half an ans');
-    expect(live.querySelector('[data-testid="assistant-error"]')?.textContent?.trim()).toBe('The provider returned 500.');
+    expect(
+      live
+        .querySelector('[data-testid="assistant-error"]')
+        ?.textContent?.trim(),
+    ).toBe('The provider returned 500.');
     expect(input().disabled).toBe(false);
   });
 
@@ -232,15 +321,24 @@ describe('ChatThread', () => {
     await stable();
     http.expectOne(LATEST).flush([userMessage('u1', 'Hi')]);
     await stable();
-    expect(el('assistant-error')?.textContent).toContain('connection to the server was lost');
+    expect(el('assistant-error')?.textContent).toContain(
+      'connection to the server was lost',
+    );
   });
 
   it('shows a refused message with a link to the settings, and gives the text back', async () => {
     await open([]);
     await sendMessage('Hello there');
-    replies.error(new ChatSendError(400, 'No model configured: choose a primary model in Settings.'));
+    replies.error(
+      new ChatSendError(
+        400,
+        'No model configured: choose a primary model in Settings.',
+      ),
+    );
     await stable();
-    expect(el('send-error')?.textContent).toContain('No model configured: choose a primary model in Settings.');
+    expect(el('send-error')?.textContent).toContain(
+      'No model configured: choose a primary model in Settings.',
+    );
     expect(el('send-error-settings')?.getAttribute('href')).toBe('/settings');
     expect(all('user-message')).toHaveLength(0);
     expect(el('assistant-message')).toBeNull();
@@ -251,9 +349,13 @@ describe('ChatThread', () => {
   it('shows other refusals without the settings link', async () => {
     await open([]);
     await sendMessage('Hello');
-    replies.error(new ChatSendError(409, 'A reply is already running in this chat.'));
+    replies.error(
+      new ChatSendError(409, 'A reply is already running in this chat.'),
+    );
     await stable();
-    expect(el('send-error')?.textContent).toContain('A reply is already running');
+    expect(el('send-error')?.textContent).toContain(
+      'A reply is already running',
+    );
     expect(el('send-error-settings')).toBeNull();
   });
 
@@ -271,7 +373,12 @@ describe('ChatThread', () => {
     reply({ type: 'done', data: { messageId: 'a1', stopped: true } });
     replies.complete();
     await stable();
-    http.expectOne(LATEST).flush([userMessage('u1', 'Write a long story'), assistantMessage('a1', 'Once upon', { status: 'stopped' })]);
+    http
+      .expectOne(LATEST)
+      .flush([
+        userMessage('u1', 'Write a long story'),
+        assistantMessage('a1', 'Once upon', { status: 'stopped' }),
+      ]);
     await stable();
     expect(el('assistant-stopped')?.textContent).toBe('stopped');
     expect(el('stop-button')).toBeNull();
@@ -283,41 +390,88 @@ describe('ChatThread', () => {
     expect(input().disabled).toBe(true);
     expect(el('stop-button')).not.toBeNull();
 
-    events.emit('chats.changed', { chatId: 'c1', change: 'reply-ended', at: '2026-01-01T00:00:00Z' });
+    events.emit('chats.changed', {
+      chatId: 'c1',
+      change: 'reply-ended',
+      at: '2026-01-01T00:00:00Z',
+    });
     await stable();
-    http.expectOne(LATEST).flush([userMessage('m1', 'from the phone'), assistantMessage('m2', 'answer for the phone')]);
+    http
+      .expectOne(LATEST)
+      .flush([
+        userMessage('m1', 'from the phone'),
+        assistantMessage('m2', 'answer for the phone'),
+      ]);
     await stable();
-    expect(all('assistant-message')[0].textContent).toContain('answer for the phone');
+    expect(all('assistant-message')[0].textContent).toContain(
+      'answer for the phone',
+    );
     expect(input().disabled).toBe(false);
   });
 
-  it("shows whether an auto-reply went out on WhatsApp, and reloads when that is known", async () => {
-    await open([userMessage('m1', 'hi from WhatsApp'), assistantMessage('m2', 'hello!')]);
+  it('shows whether an auto-reply went out on WhatsApp, and reloads when that is known', async () => {
+    await open([
+      userMessage('m1', 'hi from WhatsApp'),
+      assistantMessage('m2', 'hello!'),
+    ]);
     expect(el('assistant-delivery')).toBeNull();
 
-    events.emit('chats.changed', { chatId: 'c1', change: 'delivery', at: '2026-01-01T00:00:00Z' });
+    events.emit('chats.changed', {
+      chatId: 'c1',
+      change: 'delivery',
+      at: '2026-01-01T00:00:00Z',
+    });
     await stable();
     http.expectOne(LATEST).flush([
       userMessage('m1', 'hi from WhatsApp'),
-      assistantMessage('m2', 'hello!', { delivery: { channel: 'whatsapp', status: 'sent', detail: null, at: '2026-01-01T00:00:00Z' } }),
+      assistantMessage('m2', 'hello!', {
+        delivery: {
+          channel: 'whatsapp',
+          status: 'sent',
+          detail: null,
+          at: '2026-01-01T00:00:00Z',
+        },
+      }),
       userMessage('m3', 'and?'),
-      assistantMessage('m4', 'kept here', { delivery: { channel: 'whatsapp', status: 'not-sent', detail: 'Replies to this contact are off.', at: '2026-01-01T00:00:01Z' } }),
+      assistantMessage('m4', 'kept here', {
+        delivery: {
+          channel: 'whatsapp',
+          status: 'not-sent',
+          detail: 'Replies to this contact are off.',
+          at: '2026-01-01T00:00:01Z',
+        },
+      }),
       userMessage('m5', 'again'),
-      assistantMessage('m6', 'refused', { delivery: { channel: 'whatsapp', status: 'failed', detail: 'WhatsApp could not send the message: not on WhatsApp', at: '2026-01-01T00:00:02Z' } }),
+      assistantMessage('m6', 'refused', {
+        delivery: {
+          channel: 'whatsapp',
+          status: 'failed',
+          detail: 'WhatsApp could not send the message: not on WhatsApp',
+          at: '2026-01-01T00:00:02Z',
+        },
+      }),
     ]);
     await stable();
-    expect(all('assistant-delivery').map((e) => e.textContent?.trim())).toEqual([
-      'Sent on WhatsApp',
-      'Not sent on WhatsApp: Replies to this contact are off',
-      "Couldn't send on WhatsApp: WhatsApp could not send the message: not on WhatsApp",
-    ]);
-    expect(all('assistant-delivery').map((e) => e.getAttribute('data-delivery'))).toEqual(['sent', 'not-sent', 'failed']);
+    expect(all('assistant-delivery').map((e) => e.textContent?.trim())).toEqual(
+      [
+        'Sent on WhatsApp',
+        'Not sent on WhatsApp: Replies to this contact are off',
+        "Couldn't send on WhatsApp: WhatsApp could not send the message: not on WhatsApp",
+      ],
+    );
+    expect(
+      all('assistant-delivery').map((e) => e.getAttribute('data-delivery')),
+    ).toEqual(['sent', 'not-sent', 'failed']);
     expect(input().disabled).toBe(false);
   });
 
   it('ignores events of other chats', async () => {
     await open([]);
-    events.emit('chats.changed', { chatId: 'other', change: 'reply-ended', at: '2026-01-01T00:00:00Z' });
+    events.emit('chats.changed', {
+      chatId: 'other',
+      change: 'reply-ended',
+      at: '2026-01-01T00:00:00Z',
+    });
     await stable();
     http.expectNone(LATEST);
   });
@@ -326,7 +480,12 @@ describe('ChatThread', () => {
     fixture = TestBed.createComponent(ChatThread);
     fixture.componentRef.setInput('chatId', 'c1');
     await stable();
-    http.expectOne(LATEST).flush({ statusCode: 404, message: 'Chat not found' }, { status: 404, statusText: 'Not Found' });
+    http
+      .expectOne(LATEST)
+      .flush(
+        { statusCode: 404, message: 'Chat not found' },
+        { status: 404, statusText: 'Not Found' },
+      );
     await stable();
     expect(el('chat-not-found')?.textContent).toContain('Chat not found');
     expect(input().disabled).toBe(true);
@@ -336,9 +495,16 @@ describe('ChatThread', () => {
     fixture = TestBed.createComponent(ChatThread);
     fixture.componentRef.setInput('chatId', 'c1');
     await stable();
-    http.expectOne(LATEST).flush({ statusCode: 500, message: 'Boom' }, { status: 500, statusText: 'Server Error' });
+    http
+      .expectOne(LATEST)
+      .flush(
+        { statusCode: 500, message: 'Boom' },
+        { status: 500, statusText: 'Server Error' },
+      );
     await stable();
-    expect(el('api-error')?.textContent).toContain("Couldn't load the messages");
+    expect(el('api-error')?.textContent).toContain(
+      "Couldn't load the messages",
+    );
     expect(el('api-error')?.textContent).toContain('Boom');
     el('api-error-retry')?.click();
     await stable();
@@ -355,23 +521,33 @@ describe('ChatThread', () => {
     fixture.componentRef.setInput('chatId', 'c2');
     await stable();
     expect(replies.observed).toBe(false);
-    http.expectOne(`/api/chats/c2/messages?limit=${MESSAGE_PAGE_SIZE}`).flush([userMessage('x1', 'other chat', 'c2')]);
+    http
+      .expectOne(`/api/chats/c2/messages?limit=${MESSAGE_PAGE_SIZE}`)
+      .flush([userMessage('x1', 'other chat', 'c2')]);
     await stable();
-    expect(all('user-message').map((m) => m.textContent)).toEqual([expect.stringContaining('other chat')]);
+    expect(all('user-message').map((m) => m.textContent)).toEqual([
+      expect.stringContaining('other chat'),
+    ]);
     expect(input().disabled).toBe(false);
   });
 
   describe('attachments', () => {
-    const picker = () => el<HTMLInputElement>('attachment-input') as HTMLInputElement;
+    const picker = () =>
+      el<HTMLInputElement>('attachment-input') as HTMLInputElement;
 
     async function pick(...files: File[]): Promise<void> {
-      Object.defineProperty(picker(), 'files', { value: files, configurable: true });
+      Object.defineProperty(picker(), 'files', {
+        value: files,
+        configurable: true,
+      });
       picker().dispatchEvent(new Event('change'));
       await stable();
     }
 
     function uploadRequests() {
-      return http.match((req) => req.url === '/api/attachments' && req.method === 'POST');
+      return http.match(
+        (req) => req.url === '/api/attachments' && req.method === 'POST',
+      );
     }
 
     it('uploads picked files with a progress bar, then sends their ids with the message', async () => {
@@ -379,25 +555,40 @@ describe('ChatThread', () => {
       await pick(new File(['png-bytes'], 'dot.png', { type: 'image/png' }));
       const [upload] = uploadRequests();
       expect(upload.request.body).toBeInstanceOf(FormData);
-      expect((upload.request.body as FormData).get('file')).toBeInstanceOf(File);
+      expect((upload.request.body as FormData).get('file')).toBeInstanceOf(
+        File,
+      );
       upload.event({ type: 1, loaded: 4, total: 8 } as never);
       await stable();
-      expect(el('pending-attachment')?.getAttribute('data-status')).toBe('uploading');
-      expect(el('attachment-progress')?.getAttribute('aria-valuenow')).toBe('50');
+      expect(el('pending-attachment')?.getAttribute('data-status')).toBe(
+        'uploading',
+      );
+      expect(el('attachment-progress')?.getAttribute('aria-valuenow')).toBe(
+        '50',
+      );
       type('What is this?');
       await stable();
       expect(sendButton().disabled).toBe(true);
 
-      upload.flush({ id: 'a1', name: 'dot.png', mime: 'image/png', size: 9 }, { status: 201, statusText: 'Created' });
+      upload.flush(
+        { id: 'a1', name: 'dot.png', mime: 'image/png', size: 9 },
+        { status: 201, statusText: 'Created' },
+      );
       await stable();
-      expect(el('pending-attachment')?.getAttribute('data-status')).toBe('done');
+      expect(el('pending-attachment')?.getAttribute('data-status')).toBe(
+        'done',
+      );
       expect(sendButton().disabled).toBe(false);
       press('Enter');
       await stable();
-      expect(send).toHaveBeenCalledWith('c1', { content: 'What is this?', attachmentIds: ['a1'] });
+      expect(send).toHaveBeenCalledWith('c1', {
+        content: 'What is this?',
+        attachmentIds: ['a1'],
+      });
       expect(all('pending-attachment')).toHaveLength(0);
       // The optimistic message already shows the image.
-      const image = el<HTMLImageElement>('attachment-image')?.querySelector('img');
+      const image =
+        el<HTMLImageElement>('attachment-image')?.querySelector('img');
       expect(image?.getAttribute('src')).toBe('/api/attachments/a1');
       expect(image?.getAttribute('alt')).toBe('dot.png');
       replies.complete();
@@ -409,13 +600,22 @@ describe('ChatThread', () => {
       await open([]);
       await pick(new File(['x'], 'huge.txt'), new File(['x'], 'tool.exe'));
       const [big, exe] = uploadRequests();
-      big.flush({ statusCode: 413, message: 'The file is larger than the 20 MB limit for attachments (ATTACHMENT_MAX_MB).' }, { status: 413, statusText: 'Payload Too Large' });
+      big.flush(
+        {
+          statusCode: 413,
+          message:
+            'The file is larger than the 20 MB limit for attachments (ATTACHMENT_MAX_MB).',
+        },
+        { status: 413, statusText: 'Payload Too Large' },
+      );
       exe.flush(null, { status: 415, statusText: 'Unsupported Media Type' });
       await stable();
-      expect(all('attachment-error').map((e) => e.textContent?.trim())).toEqual([
-        'The file is larger than the 20 MB limit for attachments (ATTACHMENT_MAX_MB).',
-        '"tool.exe" is not a file type that can be attached.',
-      ]);
+      expect(all('attachment-error').map((e) => e.textContent?.trim())).toEqual(
+        [
+          'The file is larger than the 20 MB limit for attachments (ATTACHMENT_MAX_MB).',
+          '"tool.exe" is not a file type that can be attached.',
+        ],
+      );
       all('remove-attachment')[0].click();
       await stable();
       expect(all('pending-attachment')).toHaveLength(1);
@@ -432,10 +632,15 @@ describe('ChatThread', () => {
     it('puts the files back when the server refuses the message', async () => {
       await open([]);
       await pick(new File(['a'], 'notes.txt', { type: 'text/plain' }));
-      uploadRequests()[0].flush({ id: 'a2', name: 'notes.txt', mime: 'text/plain', size: 1 }, { status: 201, statusText: 'Created' });
+      uploadRequests()[0].flush(
+        { id: 'a2', name: 'notes.txt', mime: 'text/plain', size: 1 },
+        { status: 201, statusText: 'Created' },
+      );
       await sendMessage('Summarise');
       expect(all('pending-attachment')).toHaveLength(0);
-      replies.error(new ChatSendError(409, 'A reply is already running in this chat.'));
+      replies.error(
+        new ChatSendError(409, 'A reply is already running in this chat.'),
+      );
       await stable();
       expect(all('pending-attachment')).toHaveLength(1);
       expect(el('send-error')?.textContent).toContain('already running');
@@ -445,12 +650,17 @@ describe('ChatThread', () => {
       await open([]);
       const file = new File(['a'], 'drop.md');
       const drop = new Event('drop', { cancelable: true }) as DragEvent;
-      Object.defineProperty(drop, 'dataTransfer', { value: { types: ['Files'], files: [file] } });
+      Object.defineProperty(drop, 'dataTransfer', {
+        value: { types: ['Files'], files: [file] },
+      });
       fixture.nativeElement.dispatchEvent(drop);
       await stable();
       expect(drop.defaultPrevented).toBe(true);
       expect(el('pending-attachment')?.textContent).toContain('drop.md');
-      uploadRequests()[0].flush({ id: 'a3', name: 'drop.md', mime: 'text/markdown', size: 1 }, { status: 201, statusText: 'Created' });
+      uploadRequests()[0].flush(
+        { id: 'a3', name: 'drop.md', mime: 'text/markdown', size: 1 },
+        { status: 201, statusText: 'Created' },
+      );
     });
 
     it('shows the attachments of stored messages: thumbnails for images, download chips for files', async () => {
@@ -458,12 +668,26 @@ describe('ChatThread', () => {
         {
           ...userMessage('m1', 'Look'),
           attachments: [
-            { id: 'i1', name: 'cat.jpg', mime: 'image/jpeg', size: 2048, kind: 'image' },
-            { id: 'f1', name: 'report.pdf', mime: 'application/pdf', size: 3 * 1024 * 1024, kind: 'pdf' },
+            {
+              id: 'i1',
+              name: 'cat.jpg',
+              mime: 'image/jpeg',
+              size: 2048,
+              kind: 'image',
+            },
+            {
+              id: 'f1',
+              name: 'report.pdf',
+              mime: 'application/pdf',
+              size: 3 * 1024 * 1024,
+              kind: 'pdf',
+            },
           ],
         },
       ]);
-      expect(el('attachment-image')?.getAttribute('href')).toBe('/api/attachments/i1');
+      expect(el('attachment-image')?.getAttribute('href')).toBe(
+        '/api/attachments/i1',
+      );
       const chip = el<HTMLAnchorElement>('attachment-file');
       expect(chip?.getAttribute('href')).toBe('/api/attachments/f1');
       expect(chip?.getAttribute('download')).toBe('report.pdf');

@@ -21,18 +21,44 @@ import { MatButton, MatIconButton } from '@angular/material/button';
 import { MatProgressBar } from '@angular/material/progress-bar';
 import { RouterLink } from '@angular/router';
 import { type Subscription, filter, skip } from 'rxjs';
-import { ATTACHMENT_ACCEPT, type ChatMessage, MESSAGE_MAX_LENGTH, type SendMessageRequest } from '@metatronos/shared-types';
+import {
+  ATTACHMENT_ACCEPT,
+  type ChatMessage,
+  MESSAGE_MAX_LENGTH,
+  type SendMessageRequest,
+} from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
 import { EventStream } from '../core/event-stream';
-import { type ServerProblem, errorStatus, inlineErrorMessage, pageProblem } from '../core/server-problem';
+import {
+  type ServerProblem,
+  errorStatus,
+  inlineErrorMessage,
+  pageProblem,
+} from '../core/server-problem';
 import { ServerStatus } from '../core/server-status';
 import { Icon } from '../ui/icon';
 import { ServerError } from '../ui/server-error';
-import { AttachmentUploads, asMessageAttachments, carriesFiles, formatBytes } from './attachment-uploads';
+import {
+  AttachmentUploads,
+  asMessageAttachments,
+  carriesFiles,
+  formatBytes,
+} from './attachment-uploads';
 import { ChatMessageView } from './chat-message';
 import { ChatSendError, ChatStream } from './chat-stream';
-import { type LiveReply, NEW_REPLY, applyReplyEvent, liveReplyView } from './live-reply';
-import { LOCAL_ID_PREFIX, MESSAGE_PAGE_SIZE, isLocalMessage, mergeLatestPage, prependPage } from './message-pages';
+import {
+  type LiveReply,
+  NEW_REPLY,
+  applyReplyEvent,
+  liveReplyView,
+} from './live-reply';
+import {
+  LOCAL_ID_PREFIX,
+  MESSAGE_PAGE_SIZE,
+  isLocalMessage,
+  mergeLatestPage,
+  prependPage,
+} from './message-pages';
 
 /** Within this many pixels of the bottom, new text keeps the view scrolled to the end. */
 const STICKY_BOTTOM_PX = 48;
@@ -46,7 +72,15 @@ export function mentionsSettings(message: string): boolean {
 @Component({
   selector: 'mt-chat-thread',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [MatButton, MatIconButton, MatProgressBar, RouterLink, Icon, ServerError, ChatMessageView],
+  imports: [
+    MatButton,
+    MatIconButton,
+    MatProgressBar,
+    RouterLink,
+    Icon,
+    ServerError,
+    ChatMessageView,
+  ],
   templateUrl: './chat-thread.html',
   styleUrl: './chat-thread.scss',
   host: {
@@ -62,7 +96,8 @@ export class ChatThread {
   private readonly chatStream = inject(ChatStream);
   private readonly injector = inject(Injector);
   private readonly scroller = viewChild<ElementRef<HTMLElement>>('scroller');
-  private readonly composer = viewChild<ElementRef<HTMLTextAreaElement>>('composer');
+  private readonly composer =
+    viewChild<ElementRef<HTMLTextAreaElement>>('composer');
 
   readonly chatId = input.required<string>();
   readonly chatTitle = input('');
@@ -99,13 +134,25 @@ export class ChatThread {
     const reply = this.live();
     return reply ? liveReplyView(reply) : null;
   });
-  protected readonly busy = computed(() => this.sending() || this.runningElsewhere());
-  protected readonly tooLong = computed(() => this.draft().length > MESSAGE_MAX_LENGTH);
-  protected readonly composerDisabled = computed(() => this.busy() || this.loading() || this.notFound());
-  protected readonly canSend = computed(
-    () => !this.composerDisabled() && this.draft().trim().length > 0 && !this.tooLong() && !this.uploads.uploading(),
+  protected readonly busy = computed(
+    () => this.sending() || this.runningElsewhere(),
   );
-  protected readonly sendErrorLinksSettings = computed(() => mentionsSettings(this.sendError() ?? ''));
+  protected readonly tooLong = computed(
+    () => this.draft().length > MESSAGE_MAX_LENGTH,
+  );
+  protected readonly composerDisabled = computed(
+    () => this.busy() || this.loading() || this.notFound(),
+  );
+  protected readonly canSend = computed(
+    () =>
+      !this.composerDisabled() &&
+      this.draft().trim().length > 0 &&
+      !this.tooLong() &&
+      !this.uploads.uploading(),
+  );
+  protected readonly sendErrorLinksSettings = computed(() =>
+    mentionsSettings(this.sendError() ?? ''),
+  );
   protected readonly composerId = `mt-composer-${Math.random().toString(36).slice(2, 8)}`;
 
   private streamSub: Subscription | null = null;
@@ -127,7 +174,12 @@ export class ChatThread {
       .on('chats.changed')
       .pipe(
         filter((event) => event.chatId === this.chatId() && !this.sending()),
-        filter((event) => event.change === 'reply-ended' || event.change === 'reply-started' || event.change === 'delivery'),
+        filter(
+          (event) =>
+            event.change === 'reply-ended' ||
+            event.change === 'reply-started' ||
+            event.change === 'delivery',
+        ),
         takeUntilDestroyed(),
       )
       .subscribe((event) => {
@@ -172,7 +224,9 @@ export class ChatThread {
   protected onScroll(): void {
     const element = this.scroller()?.nativeElement;
     if (!element) return;
-    this.stickToBottom = element.scrollHeight - element.scrollTop - element.clientHeight < STICKY_BOTTOM_PX;
+    this.stickToBottom =
+      element.scrollHeight - element.scrollTop - element.clientHeight <
+      STICKY_BOTTOM_PX;
     this.awayFromBottom.set(!this.stickToBottom);
   }
 
@@ -213,7 +267,8 @@ export class ChatThread {
     if (!carriesFiles(event)) return;
     // Without this the browser would open the file instead of dropping it here.
     event.preventDefault();
-    if (event.dataTransfer) event.dataTransfer.dropEffect = this.composerDisabled() ? 'none' : 'copy';
+    if (event.dataTransfer)
+      event.dataTransfer.dropEffect = this.composerDisabled() ? 'none' : 'copy';
   }
 
   protected onDragLeave(event: DragEvent): void {
@@ -242,10 +297,22 @@ export class ChatThread {
     const localId = `${LOCAL_ID_PREFIX}${++this.localIds}`;
     const now = new Date().toISOString();
     const attached = this.uploads.take();
-    const files = attached.flatMap((item) => (item.status === 'done' && item.uploaded ? [item.uploaded] : []));
-    const optimistic: ChatMessage = { id: localId, chatId, role: 'user', content, status: 'complete', createdAt: now, updatedAt: now };
+    const files = attached.flatMap((item) =>
+      item.status === 'done' && item.uploaded ? [item.uploaded] : [],
+    );
+    const optimistic: ChatMessage = {
+      id: localId,
+      chatId,
+      role: 'user',
+      content,
+      status: 'complete',
+      createdAt: now,
+      updatedAt: now,
+    };
     if (files.length) optimistic.attachments = asMessageAttachments(files);
-    const body: SendMessageRequest = files.length ? { content, attachmentIds: files.map((file) => file.id) } : { content };
+    const body: SendMessageRequest = files.length
+      ? { content, attachmentIds: files.map((file) => file.id) }
+      : { content };
 
     this.messages.update((list) => [...list, optimistic]);
     this.draft.set('');
@@ -259,7 +326,11 @@ export class ChatThread {
       next: (event) => {
         started = true;
         if (event.type === 'message') {
-          this.messages.update((list) => list.map((message) => (message.id === localId ? event.data : message)));
+          this.messages.update((list) =>
+            list.map((message) =>
+              message.id === localId ? event.data : message,
+            ),
+          );
         } else {
           this.live.update((reply) => reply && applyReplyEvent(reply, event));
         }
@@ -267,7 +338,9 @@ export class ChatThread {
       error: (error: unknown) => {
         if (error instanceof ChatSendError && !started) {
           // Refused before anything happened: take the message back into the composer.
-          this.messages.update((list) => list.filter((message) => message.id !== localId));
+          this.messages.update((list) =>
+            list.filter((message) => message.id !== localId),
+          );
           this.live.set(null);
           this.sending.set(false);
           if (!this.draft()) this.draft.set(content);
@@ -276,8 +349,16 @@ export class ChatThread {
           this.focusComposer();
           return;
         }
-        const message = error instanceof Error ? error.message : 'The reply failed.';
-        this.live.update((reply) => reply && { ...reply, finished: true, error: reply.error ?? message });
+        const message =
+          error instanceof Error ? error.message : 'The reply failed.';
+        this.live.update(
+          (reply) =>
+            reply && {
+              ...reply,
+              finished: true,
+              error: reply.error ?? message,
+            },
+        );
         this.finishReply();
       },
       complete: () => {
@@ -301,7 +382,9 @@ export class ChatThread {
       },
       error: (error: unknown) => {
         this.stopping.set(false);
-        this.sendError.set(inlineErrorMessage(error, 'Stopping the reply failed.'));
+        this.sendError.set(
+          inlineErrorMessage(error, 'Stopping the reply failed.'),
+        );
       },
     });
   }
@@ -311,19 +394,28 @@ export class ChatThread {
     if (!oldest || this.loadingEarlier()) return;
     this.loadingEarlier.set(true);
     this.earlierError.set(null);
-    this.earlierSub = this.api.chatMessages(this.chatId(), { limit: MESSAGE_PAGE_SIZE, before: oldest.id }).subscribe({
-      next: (page) => {
-        const element = this.scroller()?.nativeElement;
-        if (element) this.keepDistanceFromBottom = element.scrollHeight - element.scrollTop;
-        this.messages.update((list) => prependPage(list, page));
-        this.hasEarlier.set(page.length >= MESSAGE_PAGE_SIZE);
-        this.loadingEarlier.set(false);
-      },
-      error: (error: unknown) => {
-        this.loadingEarlier.set(false);
-        this.earlierError.set(inlineErrorMessage(error, "Couldn't load the earlier messages."));
-      },
-    });
+    this.earlierSub = this.api
+      .chatMessages(this.chatId(), {
+        limit: MESSAGE_PAGE_SIZE,
+        before: oldest.id,
+      })
+      .subscribe({
+        next: (page) => {
+          const element = this.scroller()?.nativeElement;
+          if (element)
+            this.keepDistanceFromBottom =
+              element.scrollHeight - element.scrollTop;
+          this.messages.update((list) => prependPage(list, page));
+          this.hasEarlier.set(page.length >= MESSAGE_PAGE_SIZE);
+          this.loadingEarlier.set(false);
+        },
+        error: (error: unknown) => {
+          this.loadingEarlier.set(false);
+          this.earlierError.set(
+            inlineErrorMessage(error, "Couldn't load the earlier messages."),
+          );
+        },
+      });
   }
 
   private open(chatId: string): void {
@@ -351,33 +443,39 @@ export class ChatThread {
       this.loading.set(true);
       this.loadProblem.set(null);
     }
-    this.latestSub = this.api.chatMessages(chatId, { limit: MESSAGE_PAGE_SIZE }).subscribe({
-      next: (page) => {
-        const full = page.length >= MESSAGE_PAGE_SIZE;
-        if (initial) {
-          this.messages.set(page);
-          this.hasEarlier.set(full);
-        } else {
-          const merged = mergeLatestPage(this.messages(), page);
-          // Older messages kept above the fresh page: "Load earlier" stays as it was; none kept: a full page may have more.
-          this.hasEarlier.set(full && (merged.length > page.length ? this.hasEarlier() : true));
-          this.messages.set(merged);
-        }
-        this.loading.set(false);
-        this.loadProblem.set(null);
-        this.settleLiveReply(page);
-      },
-      error: (error: unknown) => {
-        this.loading.set(false);
-        if (errorStatus(error) === 404) {
-          this.notFound.set(true);
-          this.messages.set([]);
-          this.live.set(null);
-        } else if (initial || this.messages().length === 0) {
-          this.loadProblem.set(pageProblem(error, "Couldn't load the messages"));
-        }
-      },
-    });
+    this.latestSub = this.api
+      .chatMessages(chatId, { limit: MESSAGE_PAGE_SIZE })
+      .subscribe({
+        next: (page) => {
+          const full = page.length >= MESSAGE_PAGE_SIZE;
+          if (initial) {
+            this.messages.set(page);
+            this.hasEarlier.set(full);
+          } else {
+            const merged = mergeLatestPage(this.messages(), page);
+            // Older messages kept above the fresh page: "Load earlier" stays as it was; none kept: a full page may have more.
+            this.hasEarlier.set(
+              full && (merged.length > page.length ? this.hasEarlier() : true),
+            );
+            this.messages.set(merged);
+          }
+          this.loading.set(false);
+          this.loadProblem.set(null);
+          this.settleLiveReply(page);
+        },
+        error: (error: unknown) => {
+          this.loading.set(false);
+          if (errorStatus(error) === 404) {
+            this.notFound.set(true);
+            this.messages.set([]);
+            this.live.set(null);
+          } else if (initial || this.messages().length === 0) {
+            this.loadProblem.set(
+              pageProblem(error, "Couldn't load the messages"),
+            );
+          }
+        },
+      });
   }
 
   /**
@@ -387,7 +485,9 @@ export class ChatThread {
   private settleLiveReply(page: ChatMessage[]): void {
     const reply = this.live();
     if (!reply?.finished || this.sending()) return;
-    const stored = reply.messageId !== null && page.some((message) => message.id === reply.messageId);
+    const stored =
+      reply.messageId !== null &&
+      page.some((message) => message.id === reply.messageId);
     if (stored || !reply.error) this.live.set(null);
   }
 
@@ -402,7 +502,9 @@ export class ChatThread {
   }
 
   private focusComposer(): void {
-    afterNextRender(() => this.composer()?.nativeElement.focus(), { injector: this.injector });
+    afterNextRender(() => this.composer()?.nativeElement.focus(), {
+      injector: this.injector,
+    });
   }
 
   private cancelAll(): void {

@@ -1,4 +1,8 @@
-import type { AssistantPart, ChatMessage, ToolCallRecord } from '@metatronos/shared-types';
+import type {
+  AssistantPart,
+  ChatMessage,
+  ToolCallRecord,
+} from '@metatronos/shared-types';
 import type { ChatStreamEvent } from './chat-stream';
 
 /** The assistant reply being streamed right now, built from the stream's events. */
@@ -14,17 +18,29 @@ export interface LiveReply {
   messageId: string | null;
 }
 
-export const NEW_REPLY: LiveReply = { parts: [], error: null, finished: false, stopped: false, messageId: null };
+export const NEW_REPLY: LiveReply = {
+  parts: [],
+  error: null,
+  finished: false,
+  stopped: false,
+  messageId: null,
+};
 
 /** The reply after one stream event; `message` (the stored user message) does not change it. */
-export function applyReplyEvent(reply: LiveReply, event: ChatStreamEvent): LiveReply {
+export function applyReplyEvent(
+  reply: LiveReply,
+  event: ChatStreamEvent,
+): LiveReply {
   switch (event.type) {
     case 'delta': {
       if (!event.data.text) return reply;
       const last = reply.parts.at(-1);
       const parts =
         last?.type === 'text'
-          ? [...reply.parts.slice(0, -1), { type: 'text' as const, text: last.text + event.data.text }]
+          ? [
+              ...reply.parts.slice(0, -1),
+              { type: 'text' as const, text: last.text + event.data.text },
+            ]
           : [...reply.parts, { type: 'text' as const, text: event.data.text }];
       return { ...reply, parts };
     }
@@ -37,26 +53,44 @@ export function applyReplyEvent(reply: LiveReply, event: ChatStreamEvent): LiveR
         error: null,
         durationMs: null,
       };
-      return { ...reply, parts: [...reply.parts, { type: 'tool_call', ...call }] };
+      return {
+        ...reply,
+        parts: [...reply.parts, { type: 'tool_call', ...call }],
+      };
     }
     case 'tool_result': {
       const { id, result, durationMs, error } = event.data;
       const parts = reply.parts.map((part) =>
-        part.type === 'tool_call' && part.id === id ? { ...part, result, durationMs, error: error ?? null } : part,
+        part.type === 'tool_call' && part.id === id
+          ? { ...part, result, durationMs, error: error ?? null }
+          : part,
       );
       return { ...reply, parts };
     }
     case 'done':
-      return { ...reply, finished: true, stopped: event.data.stopped === true, messageId: event.data.messageId };
+      return {
+        ...reply,
+        finished: true,
+        stopped: event.data.stopped === true,
+        messageId: event.data.messageId,
+      };
     case 'error':
-      return { ...reply, finished: true, error: event.data.message, messageId: event.data.messageId ?? null };
+      return {
+        ...reply,
+        finished: true,
+        error: event.data.message,
+        messageId: event.data.messageId ?? null,
+      };
     case 'message':
       return reply;
   }
 }
 
 /** What the message view draws: a stored message, or the live reply dressed as one. */
-export type MessageView = Pick<ChatMessage, 'id' | 'role' | 'content' | 'status'> &
+export type MessageView = Pick<
+  ChatMessage,
+  'id' | 'role' | 'content' | 'status'
+> &
   Partial<Pick<ChatMessage, 'parts' | 'error' | 'model' | 'delivery'>>;
 
 export const LIVE_REPLY_ID = 'live-reply';
@@ -65,9 +99,17 @@ export function liveReplyView(reply: LiveReply): MessageView {
   return {
     id: LIVE_REPLY_ID,
     role: 'assistant',
-    content: reply.parts.map((part) => (part.type === 'text' ? part.text : '')).join(''),
+    content: reply.parts
+      .map((part) => (part.type === 'text' ? part.text : ''))
+      .join(''),
     parts: reply.parts,
-    status: reply.error ? 'error' : reply.stopped ? 'stopped' : reply.finished ? 'complete' : 'streaming',
+    status: reply.error
+      ? 'error'
+      : reply.stopped
+        ? 'stopped'
+        : reply.finished
+          ? 'complete'
+          : 'streaming',
     error: reply.error,
   };
 }

@@ -16,11 +16,15 @@ function mount(markdown: string): HTMLElement {
 }
 
 describe('renderMarkdown', () => {
-  beforeEach(() => jest.spyOn(console, 'warn').mockImplementation(() => undefined));
+  beforeEach(() =>
+    jest.spyOn(console, 'warn').mockImplementation(() => undefined),
+  );
   afterEach(() => jest.restoreAllMocks());
 
   it('renders GitHub-flavoured Markdown: emphasis, lists, tables, strikethrough', () => {
-    const root = mount('**bold** and _it_\n\n- one\n- two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n~~gone~~');
+    const root = mount(
+      '**bold** and _it_\n\n- one\n- two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n~~gone~~',
+    );
     expect(root.querySelector('strong')?.textContent).toBe('bold');
     expect(root.querySelector('em')?.textContent).toBe('it');
     expect(root.querySelectorAll('li')).toHaveLength(2);
@@ -51,16 +55,23 @@ describe('renderMarkdown', () => {
   });
 
   it('shows block HTML and scripts as text', () => {
-    const root = mount('<div onclick="steal()">hi</div>\n\n<script>alert(1)</script>\n\n<iframe src="https://evil"></iframe>');
+    const root = mount(
+      '<div onclick="steal()">hi</div>\n\n<script>alert(1)</script>\n\n<iframe src="https://evil"></iframe>',
+    );
     expect(root.querySelector('div[onclick], script, iframe')).toBeNull();
     expect(root.textContent).toContain('<script>alert(1)</script>');
     expect(root.textContent).toContain('<div onclick="steal()">');
   });
 
   it('opens links in a new tab without giving the page access to the console', () => {
-    const root = mount('See [the docs](https://example.com/a?b=1&c=2 "Docs") and https://auto.link/x');
+    const root = mount(
+      'See [the docs](https://example.com/a?b=1&c=2 "Docs") and https://auto.link/x',
+    );
     const links = Array.from(root.querySelectorAll('a'));
-    expect(links.map((a) => a.getAttribute('href'))).toEqual(['https://example.com/a?b=1&c=2', 'https://auto.link/x']);
+    expect(links.map((a) => a.getAttribute('href'))).toEqual([
+      'https://example.com/a?b=1&c=2',
+      'https://auto.link/x',
+    ]);
     for (const a of links) {
       expect(a.getAttribute('target')).toBe('_blank');
       expect(a.getAttribute('rel')).toContain('noopener');
@@ -69,14 +80,18 @@ describe('renderMarkdown', () => {
   });
 
   it('turns javascript: and data: links into plain text', () => {
-    const root = mount('[click](javascript:alert(1)) [also](JaVa\tScRiPt:alert(2)) [img](data:text/html;base64,PHNjcmlwdD4=)');
+    const root = mount(
+      '[click](javascript:alert(1)) [also](JaVa\tScRiPt:alert(2)) [img](data:text/html;base64,PHNjcmlwdD4=)',
+    );
     expect(root.querySelector('a')).toBeNull();
     expect(root.textContent).toContain('click');
     expect(root.textContent).toContain('also');
   });
 
   it('shows the console’s own media inline but only links to remote images', () => {
-    const root = mount('![chart](/api/media/abc123) ![tracker](https://evil.example/pixel.png)');
+    const root = mount(
+      '![chart](/api/media/abc123) ![tracker](https://evil.example/pixel.png)',
+    );
     const images = root.querySelectorAll('img');
     expect(images).toHaveLength(1);
     expect(images[0].getAttribute('src')).toBe('/api/media/abc123');
@@ -95,11 +110,22 @@ describe('renderMarkdown', () => {
 });
 
 describe('isSafeUrl', () => {
-  it.each(['https://a.b', 'http://a.b', 'mailto:me@x.y', '/api/media/1', '#top', 'relative/page', '?q=1'])('accepts %s', (url) =>
-    expect(isSafeUrl(url)).toBe(true),
-  );
-  it.each(['javascript:alert(1)', ' javascript:x', 'java\nscript:x', 'vbscript:x', 'data:text/html,x', 'file:///etc/passwd', ''])(
-    'refuses %j',
-    (url) => expect(isSafeUrl(url)).toBe(false),
-  );
+  it.each([
+    'https://a.b',
+    'http://a.b',
+    'mailto:me@x.y',
+    '/api/media/1',
+    '#top',
+    'relative/page',
+    '?q=1',
+  ])('accepts %s', (url) => expect(isSafeUrl(url)).toBe(true));
+  it.each([
+    'javascript:alert(1)',
+    ' javascript:x',
+    'java\nscript:x',
+    'vbscript:x',
+    'data:text/html,x',
+    'file:///etc/passwd',
+    '',
+  ])('refuses %j', (url) => expect(isSafeUrl(url)).toBe(false));
 });

@@ -1,6 +1,12 @@
 import { Marked, type Tokens } from 'marked';
 
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const HTML_ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char]);
@@ -18,7 +24,9 @@ export function isSafeUrl(href: string): boolean {
   // eslint-disable-next-line no-control-regex
   const compact = href.replace(/[\u0000-\u0020\u007f]/g, '');
   const scheme = /^([a-z][a-z0-9+.-]*:)/i.exec(compact)?.[1]?.toLowerCase();
-  return scheme === undefined ? compact.length > 0 : ALLOWED_SCHEMES.has(scheme);
+  return scheme === undefined
+    ? compact.length > 0
+    : ALLOWED_SCHEMES.has(scheme);
 }
 
 /** Letters, digits and a few symbols (`c++`, `c#`, `objective-c`, `ts.d`): safe in a class name and a label. */
@@ -43,7 +51,8 @@ const markdown = new Marked({
     code({ text, lang }: Tokens.Code): string {
       const language = languageOf(lang);
       const code = escapeHtml(text.replace(/\n$/, ''));
-      if (!language) return `<div class="code-block"><pre><code>${code}</code></pre></div>\n`;
+      if (!language)
+        return `<div class="code-block"><pre><code>${code}</code></pre></div>\n`;
       return (
         `<div class="code-block"><div class="code-lang">${escapeHtml(language)}</div>` +
         `<pre><code class="language-${escapeHtml(language)}">${code}</code></pre></div>\n`

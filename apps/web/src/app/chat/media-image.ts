@@ -1,4 +1,13 @@
-import { ChangeDetectionStrategy, Component, ElementRef, computed, effect, input, signal, viewChild } from '@angular/core';
+import {
+  ChangeDetectionStrategy,
+  Component,
+  ElementRef,
+  computed,
+  effect,
+  input,
+  signal,
+  viewChild,
+} from '@angular/core';
 import { mediaUrl } from '../core/api-client';
 import { Icon } from '../ui/icon';
 
@@ -32,17 +41,49 @@ export function mediaFileName(description: string, fallback = 'image'): string {
       [attr.aria-label]="'Open image: ' + label()"
       (click)="open()"
     >
-      <img [src]="url()" [alt]="label()" [attr.width]="width()" [attr.height]="height()" loading="lazy" />
+      <img
+        [src]="url()"
+        [alt]="label()"
+        [attr.width]="width()"
+        [attr.height]="height()"
+        loading="lazy"
+      />
     </button>
     @if (viewing()) {
       <div class="overlay" data-testid="media-viewer">
-        <button type="button" class="backdrop" data-testid="media-backdrop" aria-label="Close" tabindex="-1" (click)="close()"></button>
-        <div #dialog class="viewer" role="dialog" aria-modal="true" [attr.aria-label]="label()" tabindex="-1">
+        <button
+          type="button"
+          class="backdrop"
+          data-testid="media-backdrop"
+          aria-label="Close"
+          tabindex="-1"
+          (click)="close()"
+        ></button>
+        <div
+          #dialog
+          class="viewer"
+          role="dialog"
+          aria-modal="true"
+          [attr.aria-label]="label()"
+          tabindex="-1"
+        >
           <img class="full" [src]="url()" [alt]="label()" />
           <div class="actions">
             <span class="caption">{{ label() }}</span>
-            <a class="download" data-testid="media-download" [href]="url()" [attr.download]="fileName()">Download</a>
-            <button type="button" class="close" data-testid="media-close" aria-label="Close" (click)="close()">
+            <a
+              class="download"
+              data-testid="media-download"
+              [href]="url()"
+              [attr.download]="fileName()"
+              >Download</a
+            >
+            <button
+              type="button"
+              class="close"
+              data-testid="media-close"
+              aria-label="Close"
+              (click)="close()"
+            >
               <mt-icon name="close" aria-hidden="true" />
             </button>
           </div>
@@ -148,8 +189,12 @@ export class MediaImage {
   private readonly dialog = viewChild<ElementRef<HTMLElement>>('dialog');
 
   protected readonly url = computed(() => mediaUrl(this.mediaId()));
-  protected readonly label = computed(() => this.description().trim() || 'Generated image');
-  protected readonly fileName = computed(() => mediaFileName(this.description()));
+  protected readonly label = computed(
+    () => this.description().trim() || 'Generated image',
+  );
+  protected readonly fileName = computed(() =>
+    mediaFileName(this.description()),
+  );
 
   constructor() {
     // Focus moves into the viewer so Escape and screen readers land there.

@@ -14,16 +14,27 @@ export function isLocalMessage(message: ChatMessage): boolean {
  * The view after fetching the latest page again: the fresh page replaces what it covers; older messages the
  * owner had loaded with "Load earlier" stay above it. Local (not yet stored) messages are dropped.
  */
-export function mergeLatestPage(current: ChatMessage[], page: ChatMessage[]): ChatMessage[] {
+export function mergeLatestPage(
+  current: ChatMessage[],
+  page: ChatMessage[],
+): ChatMessage[] {
   if (page.length < MESSAGE_PAGE_SIZE) return page;
   const fresh = new Set(page.map((message) => message.id));
   const firstAt = page[0].createdAt;
-  const older = current.filter((message) => !isLocalMessage(message) && !fresh.has(message.id) && message.createdAt < firstAt);
+  const older = current.filter(
+    (message) =>
+      !isLocalMessage(message) &&
+      !fresh.has(message.id) &&
+      message.createdAt < firstAt,
+  );
   return [...older, ...page];
 }
 
 /** Prepends an older page, skipping messages already shown. */
-export function prependPage(current: ChatMessage[], page: ChatMessage[]): ChatMessage[] {
+export function prependPage(
+  current: ChatMessage[],
+  page: ChatMessage[],
+): ChatMessage[] {
   const shown = new Set(current.map((message) => message.id));
   return [...page.filter((message) => !shown.has(message.id)), ...current];
 }

@@ -41,27 +41,45 @@ describe('SseParser', () => {
       expect(parseInPieces(STREAM, [cut])).toEqual(EXPECTED);
     }
     for (let a = 0; a <= STREAM.length; a += 3) {
-      for (let b = a; b <= STREAM.length; b += 5) expect(parseInPieces(STREAM, [a, b])).toEqual(EXPECTED);
+      for (let b = a; b <= STREAM.length; b += 5)
+        expect(parseInPieces(STREAM, [a, b])).toEqual(EXPECTED);
     }
     // One character at a time.
-    expect(parseInPieces(STREAM, Array.from(STREAM, (_, i) => i))).toEqual(EXPECTED);
+    expect(
+      parseInPieces(
+        STREAM,
+        Array.from(STREAM, (_, i) => i),
+      ),
+    ).toEqual(EXPECTED);
   });
 
   it('joins several data lines with newlines and strips exactly one space after the colon', () => {
-    const events = new SseParser().push('data: line one\ndata:line two\ndata:   indented\ndata\n\n');
-    expect(events).toEqual([{ event: 'message', data: 'line one\nline two\n  indented\n' }]);
+    const events = new SseParser().push(
+      'data: line one\ndata:line two\ndata:   indented\ndata\n\n',
+    );
+    expect(events).toEqual([
+      { event: 'message', data: 'line one\nline two\n  indented\n' },
+    ]);
   });
 
   it('defaults the event name to "message" and keeps the id', () => {
-    expect(new SseParser().push('id: 7\ndata: x\n\n')).toEqual([{ event: 'message', data: 'x', id: '7' }]);
+    expect(new SseParser().push('id: 7\ndata: x\n\n')).toEqual([
+      { event: 'message', data: 'x', id: '7' },
+    ]);
   });
 
   it('dispatches nothing for an event without data, and ignores retry and unknown fields', () => {
-    expect(new SseParser().push('event: ping\n\nretry: 1000\nfoo: bar\n: just a comment\n\n')).toEqual([]);
+    expect(
+      new SseParser().push(
+        'event: ping\n\nretry: 1000\nfoo: bar\n: just a comment\n\n',
+      ),
+    ).toEqual([]);
   });
 
   it('does not let the name of one event leak into the next', () => {
-    expect(new SseParser().push('event: delta\ndata: a\n\ndata: b\n\n')).toEqual([
+    expect(
+      new SseParser().push('event: delta\ndata: a\n\ndata: b\n\n'),
+    ).toEqual([
       { event: 'delta', data: 'a' },
       { event: 'message', data: 'b' },
     ]);
@@ -70,14 +88,20 @@ describe('SseParser', () => {
   it('waits for the empty line before dispatching, and discards an unterminated event at the end', () => {
     const parser = new SseParser();
     expect(parser.push('event: done\ndata: {"messageId":"m"}\n')).toEqual([]);
-    expect(parser.push('\n')).toEqual([{ event: 'done', data: '{"messageId":"m"}' }]);
+    expect(parser.push('\n')).toEqual([
+      { event: 'done', data: '{"messageId":"m"}' },
+    ]);
     expect(parser.push('event: delta\ndata: half')).toEqual([]);
     expect(parser.end()).toEqual([]);
-    expect(parser.push('data: fresh\n\n')).toEqual([{ event: 'message', data: 'fresh' }]);
+    expect(parser.push('data: fresh\n\n')).toEqual([
+      { event: 'message', data: 'fresh' },
+    ]);
   });
 
   it('ignores a byte order mark at the start of the stream', () => {
-    expect(new SseParser().push('\uFEFFevent: delta\ndata: x\n\n')).toEqual([{ event: 'delta', data: 'x' }]);
+    expect(new SseParser().push('\uFEFFevent: delta\ndata: x\n\n')).toEqual([
+      { event: 'delta', data: 'x' },
+    ]);
   });
 });
 
@@ -85,10 +109,12 @@ describe('readSseStream', () => {
   const hadDecoder = 'TextDecoder' in globalThis;
   beforeAll(() => {
     // jsdom has no TextDecoder; browsers do.
-    if (!hadDecoder) Object.assign(globalThis, { TextDecoder: NodeTextDecoder });
+    if (!hadDecoder)
+      Object.assign(globalThis, { TextDecoder: NodeTextDecoder });
   });
   afterAll(() => {
-    if (!hadDecoder) delete (globalThis as { TextDecoder?: unknown }).TextDecoder;
+    if (!hadDecoder)
+      delete (globalThis as { TextDecoder?: unknown }).TextDecoder;
   });
 
   function streamOf(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
@@ -100,17 +126,30 @@ describe('readSseStream', () => {
     });
   }
 
-  async function collect(body: ReadableStream<Uint8Array>): Promise<SseMessage[]> {
+  async function collect(
+    body: ReadableStream<Uint8Array>,
+  ): Promise<SseMessage[]> {
     const events: SseMessage[] = [];
-    for await (const event of readSseStream(body as unknown as globalThis.ReadableStream<Uint8Array>)) events.push(event);
+    for await (const event of readSseStream(
+      body as unknown as globalThis.ReadableStream<Uint8Array>,
+    ))
+      events.push(event);
     return events;
   }
 
   it('decodes UTF-8 split in the middle of a character', async () => {
-    const bytes = new TextEncoder().encode('event: delta\ndata: {"text":"héllo 👋"}\n\n');
+    const bytes = new TextEncoder().encode(
+      'event: delta\ndata: {"text":"héllo 👋"}\n\n',
+    );
     const emoji = bytes.indexOf(0xf0);
-    const chunks = [bytes.slice(0, 25), bytes.slice(25, emoji + 2), bytes.slice(emoji + 2)];
-    expect(await collect(streamOf(chunks))).toEqual([{ event: 'delta', data: '{"text":"héllo 👋"}' }]);
+    const chunks = [
+      bytes.slice(0, 25),
+      bytes.slice(25, emoji + 2),
+      bytes.slice(emoji + 2),
+    ];
+    expect(await collect(streamOf(chunks))).toEqual([
+      { event: 'delta', data: '{"text":"héllo 👋"}' },
+    ]);
   });
 
   it('cancels the body when the reader stops early', async () => {
@@ -122,7 +161,9 @@ describe('readSseStream', () => {
       },
       cancel,
     });
-    for await (const event of readSseStream(body as unknown as globalThis.ReadableStream<Uint8Array>)) {
+    for await (const event of readSseStream(
+      body as unknown as globalThis.ReadableStream<Uint8Array>,
+    )) {
       expect(event.data).toBe('tick');
       break;
     }

@@ -96,7 +96,11 @@ export class SseParser {
 
   private dispatch(): SseMessage | null {
     const event: SseMessage | null = this.hasData
-      ? { event: this.eventName || 'message', data: this.dataLines.join('\n'), ...(this.eventId !== undefined ? { id: this.eventId } : {}) }
+      ? {
+          event: this.eventName || 'message',
+          data: this.dataLines.join('\n'),
+          ...(this.eventId !== undefined ? { id: this.eventId } : {}),
+        }
       : null;
     this.resetEvent();
     return event;
@@ -113,7 +117,9 @@ export class SseParser {
  * The events of a `text/event-stream` response body, decoded as UTF-8 (multi-byte characters may be split
  * across chunks). Stops reading when the consumer stops iterating.
  */
-export async function* readSseStream(body: ReadableStream<Uint8Array>): AsyncGenerator<SseMessage> {
+export async function* readSseStream(
+  body: ReadableStream<Uint8Array>,
+): AsyncGenerator<SseMessage> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   const parser = new SseParser();

@@ -6,7 +6,11 @@ import { ToolChip, formatDuration, imageOfCall, prettyJson } from './tool-chip';
 const CALL: ToolCallRecord = {
   id: 't1',
   name: 'db_query',
-  arguments: { operation: 'find', collection: 'contacts', filter: { name: 'Ana' } },
+  arguments: {
+    operation: 'find',
+    collection: 'contacts',
+    filter: { name: 'Ana' },
+  },
   result: '[{"name":"<img src=x onerror=alert(1)>"}]',
   error: null,
   durationMs: 230,
@@ -18,7 +22,8 @@ async function mount(call: ToolCallRecord, settled = false) {
   fixture.componentRef.setInput('settled', settled);
   await fixture.whenStable();
   const root = fixture.nativeElement as HTMLElement;
-  const el = (testId: string) => root.querySelector<HTMLElement>(`[data-testid="${testId}"]`);
+  const el = (testId: string) =>
+    root.querySelector<HTMLElement>(`[data-testid="${testId}"]`);
   return { fixture, root, el };
 }
 
@@ -37,9 +42,15 @@ describe('ToolChip', () => {
     el('tool-chip-toggle')?.click();
     await fixture.whenStable();
     expect(el('tool-chip-toggle')?.getAttribute('aria-expanded')).toBe('true');
-    expect(el('tool-chip-toggle')?.getAttribute('aria-controls')).toBe(el('tool-chip-details')?.id);
-    expect(el('tool-chip-arguments')?.textContent).toBe(JSON.stringify(CALL.arguments, null, 2));
-    expect(el('tool-chip-result')?.textContent).toBe('[\n  {\n    "name": "<img src=x onerror=alert(1)>"\n  }\n]');
+    expect(el('tool-chip-toggle')?.getAttribute('aria-controls')).toBe(
+      el('tool-chip-details')?.id,
+    );
+    expect(el('tool-chip-arguments')?.textContent).toBe(
+      JSON.stringify(CALL.arguments, null, 2),
+    );
+    expect(el('tool-chip-result')?.textContent).toBe(
+      '[\n  {\n    "name": "<img src=x onerror=alert(1)>"\n  }\n]',
+    );
     expect(root.querySelector('img')).toBeNull();
 
     el('tool-chip-toggle')?.click();
@@ -60,7 +71,11 @@ describe('ToolChip', () => {
   });
 
   it('shows a failed call and its error', async () => {
-    const { fixture, el } = await mount({ ...CALL, result: '{"error":"Collection is read-only"}', error: 'Collection is read-only' });
+    const { fixture, el } = await mount({
+      ...CALL,
+      result: '{"error":"Collection is read-only"}',
+      error: 'Collection is read-only',
+    });
     expect(el('tool-chip')?.getAttribute('data-status')).toBe('error');
     expect(el('tool-chip-status')?.textContent).toBe('failed');
     el('tool-chip-toggle')?.click();
@@ -73,7 +88,10 @@ const MEDIA_ID = '64b7f0c2a1b2c3d4e5f60718';
 const IMAGE_CALL: ToolCallRecord = {
   id: 't2',
   name: 'generate_image',
-  arguments: { prompt: 'A red fox in snow, watercolour', shortDescription: 'Red fox in snow' },
+  arguments: {
+    prompt: 'A red fox in snow, watercolour',
+    shortDescription: 'Red fox in snow',
+  },
   result: JSON.stringify({
     success: true,
     mediaId: MEDIA_ID,
@@ -100,16 +118,26 @@ describe('ToolChip with an image tool', () => {
   });
 
   it('opens a viewer with a download link on click, and closes it with the button, Escape or the backdrop', async () => {
-    const { fixture, el } = await mount({ ...IMAGE_CALL, name: 'edit_image', arguments: { ...IMAGE_CALL.arguments, imageId: 'x' } });
+    const { fixture, el } = await mount({
+      ...IMAGE_CALL,
+      name: 'edit_image',
+      arguments: { ...IMAGE_CALL.arguments, imageId: 'x' },
+    });
     el('media-thumb')?.click();
     await fixture.whenStable();
     const viewer = el('media-viewer');
-    expect(viewer?.querySelector('[role="dialog"]')?.getAttribute('aria-modal')).toBe('true');
-    expect(viewer?.querySelector('img')?.getAttribute('src')).toBe(`/api/media/${MEDIA_ID}`);
+    expect(
+      viewer?.querySelector('[role="dialog"]')?.getAttribute('aria-modal'),
+    ).toBe('true');
+    expect(viewer?.querySelector('img')?.getAttribute('src')).toBe(
+      `/api/media/${MEDIA_ID}`,
+    );
     const download = el('media-download');
     expect(download?.getAttribute('href')).toBe(`/api/media/${MEDIA_ID}`);
     expect(download?.getAttribute('download')).toBe('Red-fox-in-snow.png');
-    expect(document.activeElement).toBe(viewer?.querySelector('[role="dialog"]'));
+    expect(document.activeElement).toBe(
+      viewer?.querySelector('[role="dialog"]'),
+    );
 
     el('media-close')?.click();
     await fixture.whenStable();
@@ -132,17 +160,44 @@ describe('ToolChip with an image tool', () => {
   });
 
   it('shows no image for a failed or running call, another tool, or a result without a valid id', async () => {
-    const failed = await mount({ ...IMAGE_CALL, result: '{"error":"Image generation failed: boom"}', error: 'Image generation failed: boom' });
+    const failed = await mount({
+      ...IMAGE_CALL,
+      result: '{"error":"Image generation failed: boom"}',
+      error: 'Image generation failed: boom',
+    });
     expect(failed.el('tool-chip-image')).toBeNull();
-    const running = await mount({ ...IMAGE_CALL, result: null, durationMs: null });
+    const running = await mount({
+      ...IMAGE_CALL,
+      result: null,
+      durationMs: null,
+    });
     expect(running.el('tool-chip-image')).toBeNull();
 
     expect(imageOfCall({ ...IMAGE_CALL, name: 'db_query' })).toBeNull();
-    for (const mediaId of ['../../api/auth/logout', 'javascript:alert(1)', 'https://evil.example/x.png', 42]) {
-      expect(imageOfCall({ ...IMAGE_CALL, result: JSON.stringify({ success: true, mediaId }) })).toBeNull();
+    for (const mediaId of [
+      '../../api/auth/logout',
+      'javascript:alert(1)',
+      'https://evil.example/x.png',
+      42,
+    ]) {
+      expect(
+        imageOfCall({
+          ...IMAGE_CALL,
+          result: JSON.stringify({ success: true, mediaId }),
+        }),
+      ).toBeNull();
     }
     expect(imageOfCall({ ...IMAGE_CALL, result: 'not json' })).toBeNull();
-    expect(imageOfCall({ ...IMAGE_CALL, result: JSON.stringify({ success: true, mediaId: MEDIA_ID, width: 'x' }) })).toEqual({
+    expect(
+      imageOfCall({
+        ...IMAGE_CALL,
+        result: JSON.stringify({
+          success: true,
+          mediaId: MEDIA_ID,
+          width: 'x',
+        }),
+      }),
+    ).toEqual({
       mediaId: MEDIA_ID,
       description: 'Red fox in snow',
       width: null,

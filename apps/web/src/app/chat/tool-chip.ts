@@ -1,5 +1,14 @@
-import { ChangeDetectionStrategy, Component, computed, input, signal } from '@angular/core';
-import { IMAGE_TOOL_NAMES, type ToolCallRecord } from '@metatronos/shared-types';
+import {
+  ChangeDetectionStrategy,
+  Component,
+  computed,
+  input,
+  signal,
+} from '@angular/core';
+import {
+  IMAGE_TOOL_NAMES,
+  type ToolCallRecord,
+} from '@metatronos/shared-types';
 import { Icon } from '../ui/icon';
 import { MediaImage } from './media-image';
 
@@ -32,19 +41,40 @@ export interface ToolImage {
 }
 
 export function imageOfCall(call: ToolCallRecord): ToolImage | null {
-  if (!(IMAGE_TOOL_NAMES as readonly string[]).includes(call.name) || call.error || !call.result) return null;
+  if (
+    !(IMAGE_TOOL_NAMES as readonly string[]).includes(call.name) ||
+    call.error ||
+    !call.result
+  )
+    return null;
   let result: unknown;
   try {
     result = JSON.parse(call.result);
   } catch {
     return null;
   }
-  const { success, mediaId, width, height } = (result ?? {}) as Record<string, unknown>;
+  const { success, mediaId, width, height } = (result ?? {}) as Record<
+    string,
+    unknown
+  >;
   // Only a well-formed id becomes a URL: the result is the model's and the tool's output, not trusted markup.
-  if (success !== true || typeof mediaId !== 'string' || !/^[0-9a-f]{24}$/i.test(mediaId)) return null;
+  if (
+    success !== true ||
+    typeof mediaId !== 'string' ||
+    !/^[0-9a-f]{24}$/i.test(mediaId)
+  )
+    return null;
   const description = call.arguments['shortDescription'];
-  const size = (value: unknown) => (typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : null);
-  return { mediaId, description: typeof description === 'string' ? description : '', width: size(width), height: size(height) };
+  const size = (value: unknown) =>
+    typeof value === 'number' && Number.isInteger(value) && value > 0
+      ? value
+      : null;
+  return {
+    mediaId,
+    description: typeof description === 'string' ? description : '',
+    width: size(width),
+    height: size(height),
+  };
 }
 
 const STATUS_LABELS: Record<ToolCallStatus, string> = {
@@ -60,7 +90,12 @@ const STATUS_LABELS: Record<ToolCallStatus, string> = {
   changeDetection: ChangeDetectionStrategy.OnPush,
   imports: [Icon, MediaImage],
   template: `
-    <div class="chip" data-testid="tool-chip" [attr.data-status]="status()" [attr.data-tool]="call().name">
+    <div
+      class="chip"
+      data-testid="tool-chip"
+      [attr.data-status]="status()"
+      [attr.data-tool]="call().name"
+    >
       <button
         type="button"
         class="head"
@@ -87,11 +122,19 @@ const STATUS_LABELS: Record<ToolCallStatus, string> = {
         </span>
         <mt-icon class="tool-icon" name="build" aria-hidden="true" />
         <span class="name">{{ call().name }}</span>
-        <span class="status" data-testid="tool-chip-status">{{ statusLabel() }}</span>
+        <span class="status" data-testid="tool-chip-status">{{
+          statusLabel()
+        }}</span>
         @if (duration(); as duration) {
-          <span class="duration" data-testid="tool-chip-duration">{{ duration }}</span>
+          <span class="duration" data-testid="tool-chip-duration">{{
+            duration
+          }}</span>
         }
-        <mt-icon class="chevron" [name]="expanded() ? 'expandLess' : 'expandMore'" aria-hidden="true" />
+        <mt-icon
+          class="chevron"
+          [name]="expanded() ? 'expandLess' : 'expandMore'"
+          aria-hidden="true"
+        />
       </button>
       @if (image(); as image) {
         <mt-media-image
@@ -243,7 +286,11 @@ export class ToolChip {
     const ms = this.call().durationMs;
     return ms === null || ms === undefined ? null : formatDuration(ms);
   });
-  protected readonly argumentsText = computed(() => prettyJson(this.call().arguments));
-  protected readonly resultText = computed(() => prettyJson(this.call().result));
+  protected readonly argumentsText = computed(() =>
+    prettyJson(this.call().arguments),
+  );
+  protected readonly resultText = computed(() =>
+    prettyJson(this.call().result),
+  );
   protected readonly image = computed(() => imageOfCall(this.call()));
 }

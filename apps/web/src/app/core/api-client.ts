@@ -74,7 +74,9 @@ export function whatsAppPermissionUrl(permissionId: string): string {
 export const WHATSAPP_QR_STREAM_URL = `${API_BASE}/whatsapp/qr/stream`;
 
 /** `POST /api/whatsapp/connect`: linking started, or the account is linked already. */
-export type WhatsAppConnectResponse = { status: 'connecting' } | { status: 'already_connected'; phoneNumber: string | null };
+export type WhatsAppConnectResponse =
+  | { status: 'connecting' }
+  | { status: 'already_connected'; phoneNumber: string | null };
 
 /** Typed access to the MetatronOS REST API. The session is an HttpOnly cookie, so nothing here handles tokens. */
 @Injectable({ providedIn: 'root' })
@@ -87,16 +89,22 @@ export class ApiClient {
 
   setupOwner(password: string): Observable<void> {
     const body: PasswordRequest = { password };
-    return this.http.post<unknown>(`${API_BASE}/auth/setup`, body).pipe(map(() => undefined));
+    return this.http
+      .post<unknown>(`${API_BASE}/auth/setup`, body)
+      .pipe(map(() => undefined));
   }
 
   login(password: string): Observable<void> {
     const body: PasswordRequest = { password };
-    return this.http.post<unknown>(`${API_BASE}/auth/login`, body).pipe(map(() => undefined));
+    return this.http
+      .post<unknown>(`${API_BASE}/auth/login`, body)
+      .pipe(map(() => undefined));
   }
 
   logout(): Observable<void> {
-    return this.http.post<unknown>(`${API_BASE}/auth/logout`, null).pipe(map(() => undefined));
+    return this.http
+      .post<unknown>(`${API_BASE}/auth/logout`, null)
+      .pipe(map(() => undefined));
   }
 
   systemInfo(): Observable<SystemInfo> {
@@ -120,19 +128,28 @@ export class ApiClient {
   }
 
   deleteChat(chatId: string): Observable<void> {
-    return this.http.delete<unknown>(chatUrl(chatId)).pipe(map(() => undefined));
+    return this.http
+      .delete<unknown>(chatUrl(chatId))
+      .pipe(map(() => undefined));
   }
 
   /** Oldest first. */
-  chatMessages(chatId: string, query: MessagePageQuery): Observable<ChatMessage[]> {
+  chatMessages(
+    chatId: string,
+    query: MessagePageQuery,
+  ): Observable<ChatMessage[]> {
     let params = new HttpParams().set('limit', query.limit);
     if (query.before) params = params.set('before', query.before);
-    return this.http.get<ChatMessage[]>(`${chatUrl(chatId)}/messages`, { params });
+    return this.http.get<ChatMessage[]>(`${chatUrl(chatId)}/messages`, {
+      params,
+    });
   }
 
   /** Cancels the reply running in the chat; its stream then ends with `done { stopped: true }`. */
   stopReply(chatId: string): Observable<void> {
-    return this.http.post<unknown>(`${chatUrl(chatId)}/stop`, null).pipe(map(() => undefined));
+    return this.http
+      .post<unknown>(`${chatUrl(chatId)}/stop`, null)
+      .pipe(map(() => undefined));
   }
 
   // Attachments
@@ -141,7 +158,10 @@ export class ApiClient {
   uploadAttachment(file: File): Observable<HttpEvent<UploadedAttachment>> {
     const form = new FormData();
     form.append('file', file, file.name);
-    return this.http.post<UploadedAttachment>(`${API_BASE}/attachments`, form, { reportProgress: true, observe: 'events' });
+    return this.http.post<UploadedAttachment>(`${API_BASE}/attachments`, form, {
+      reportProgress: true,
+      observe: 'events',
+    });
   }
 
   // System instruction
@@ -150,13 +170,20 @@ export class ApiClient {
     return this.http.get<SystemInstruction>(`${API_BASE}/system-instruction`);
   }
 
-  updateSystemInstruction(body: UpdateSystemInstructionRequest): Observable<SystemInstruction> {
-    return this.http.patch<SystemInstruction>(`${API_BASE}/system-instruction`, body);
+  updateSystemInstruction(
+    body: UpdateSystemInstructionRequest,
+  ): Observable<SystemInstruction> {
+    return this.http.patch<SystemInstruction>(
+      `${API_BASE}/system-instruction`,
+      body,
+    );
   }
 
   /** Exactly what the next chat turn would send as the system prompt. */
   combinedPrompt(): Observable<CombinedPromptResponse> {
-    return this.http.get<CombinedPromptResponse>(`${API_BASE}/system-instruction/prompt`);
+    return this.http.get<CombinedPromptResponse>(
+      `${API_BASE}/system-instruction/prompt`,
+    );
   }
 
   // Settings
@@ -175,11 +202,19 @@ export class ApiClient {
     return this.http.get<CollectionInfo[]>(`${API_BASE}/data/collections`);
   }
 
-  collectionDocuments(name: string, query: DocumentPageQuery): Observable<CollectionDocumentsPage> {
-    const params = new HttpParams().set('limit', query.limit).set('skip', query.skip);
-    return this.http.get<CollectionDocumentsPage>(`${API_BASE}/data/collections/${encodeURIComponent(name)}/documents`, {
-      params,
-    });
+  collectionDocuments(
+    name: string,
+    query: DocumentPageQuery,
+  ): Observable<CollectionDocumentsPage> {
+    const params = new HttpParams()
+      .set('limit', query.limit)
+      .set('skip', query.skip);
+    return this.http.get<CollectionDocumentsPage>(
+      `${API_BASE}/data/collections/${encodeURIComponent(name)}/documents`,
+      {
+        params,
+      },
+    );
   }
 
   // Scheduled jobs
@@ -197,13 +232,18 @@ export class ApiClient {
     return this.http.post<CronJobView>(`${API_BASE}/cronjobs`, body);
   }
 
-  updateCronJob(jobId: string, body: UpdateCronJobRequest): Observable<CronJobView> {
+  updateCronJob(
+    jobId: string,
+    body: UpdateCronJobRequest,
+  ): Observable<CronJobView> {
     return this.http.patch<CronJobView>(cronJobUrl(jobId), body);
   }
 
   /** Also deletes the job's chat. */
   deleteCronJob(jobId: string): Observable<void> {
-    return this.http.delete<unknown>(cronJobUrl(jobId)).pipe(map(() => undefined));
+    return this.http
+      .delete<unknown>(cronJobUrl(jobId))
+      .pipe(map(() => undefined));
   }
 
   /** Starts a run now (202, outcome `running`); 409 while the job is already running. */
@@ -213,12 +253,16 @@ export class ApiClient {
 
   /** Newest first. */
   cronJobRuns(jobId: string, limit: number): Observable<CronRunView[]> {
-    return this.http.get<CronRunView[]>(`${cronJobUrl(jobId)}/runs`, { params: new HttpParams().set('limit', limit) });
+    return this.http.get<CronRunView[]>(`${cronJobUrl(jobId)}/runs`, {
+      params: new HttpParams().set('limit', limit),
+    });
   }
 
   /** What an expression means and when it would run, in the owner's time zone (200 with `valid: false` when it is refused). */
   cronPreview(cronExpression: string): Observable<CronPreview> {
-    return this.http.get<CronPreview>(`${API_BASE}/cronjobs/preview`, { params: new HttpParams().set('cronExpression', cronExpression) });
+    return this.http.get<CronPreview>(`${API_BASE}/cronjobs/preview`, {
+      params: new HttpParams().set('cronExpression', cronExpression),
+    });
   }
 
   // Pulse
@@ -238,14 +282,21 @@ export class ApiClient {
 
   /** Newest first. */
   pulseRuns(limit: number): Observable<CronRunView[]> {
-    return this.http.get<CronRunView[]>(`${API_BASE}/pulse/runs`, { params: new HttpParams().set('limit', limit) });
+    return this.http.get<CronRunView[]>(`${API_BASE}/pulse/runs`, {
+      params: new HttpParams().set('limit', limit),
+    });
   }
 
   // Web search
 
   /** One Brave search with the saved key: 200 with `ok: false` when Brave refused; 400 when no key is saved. */
-  testWebSearch(body: WebSearchTestRequest = {}): Observable<WebSearchTestResponse> {
-    return this.http.post<WebSearchTestResponse>(`${API_BASE}/web-search/test`, body);
+  testWebSearch(
+    body: WebSearchTestRequest = {},
+  ): Observable<WebSearchTestResponse> {
+    return this.http.post<WebSearchTestResponse>(
+      `${API_BASE}/web-search/test`,
+      body,
+    );
   }
 
   // WhatsApp
@@ -256,7 +307,10 @@ export class ApiClient {
 
   /** Starts linking (fire-and-forget on the server); follow it on `WHATSAPP_QR_STREAM_URL`. */
   connectWhatsApp(): Observable<WhatsAppConnectResponse> {
-    return this.http.post<WhatsAppConnectResponse>(`${API_BASE}/whatsapp/connect`, null);
+    return this.http.post<WhatsAppConnectResponse>(
+      `${API_BASE}/whatsapp/connect`,
+      null,
+    );
   }
 
   /** The current QR code as a PNG data URL; 404 when there is none. */
@@ -265,30 +319,55 @@ export class ApiClient {
   }
 
   /** `clearSession` also deletes the saved credentials: the next link needs a new QR scan. */
-  disconnectWhatsApp(clearSession: boolean): Observable<{ status: 'disconnected' }> {
-    return this.http.post<{ status: 'disconnected' }>(`${API_BASE}/whatsapp/disconnect`, { clearSession });
+  disconnectWhatsApp(
+    clearSession: boolean,
+  ): Observable<{ status: 'disconnected' }> {
+    return this.http.post<{ status: 'disconnected' }>(
+      `${API_BASE}/whatsapp/disconnect`,
+      { clearSession },
+    );
   }
 
   /** Sorted by display name. */
   whatsAppPermissions(): Observable<WhatsAppPermission[]> {
-    return this.http.get<WhatsAppPermission[]>(`${API_BASE}/whatsapp/permissions`);
+    return this.http.get<WhatsAppPermission[]>(
+      `${API_BASE}/whatsapp/permissions`,
+    );
   }
 
   /** 400 when a field is missing or the number is invalid, 409 when the number has a permission already. */
-  createWhatsAppPermission(body: CreateWhatsAppPermissionRequest): Observable<WhatsAppPermission> {
-    return this.http.post<WhatsAppPermission>(`${API_BASE}/whatsapp/permissions`, body);
+  createWhatsAppPermission(
+    body: CreateWhatsAppPermissionRequest,
+  ): Observable<WhatsAppPermission> {
+    return this.http.post<WhatsAppPermission>(
+      `${API_BASE}/whatsapp/permissions`,
+      body,
+    );
   }
 
-  updateWhatsAppPermission(permissionId: string, body: UpdateWhatsAppPermissionRequest): Observable<WhatsAppPermission> {
-    return this.http.patch<WhatsAppPermission>(whatsAppPermissionUrl(permissionId), body);
+  updateWhatsAppPermission(
+    permissionId: string,
+    body: UpdateWhatsAppPermissionRequest,
+  ): Observable<WhatsAppPermission> {
+    return this.http.patch<WhatsAppPermission>(
+      whatsAppPermissionUrl(permissionId),
+      body,
+    );
   }
 
   /** Lifts the bot-loop guard's pause on a contact's auto-replies. */
-  resumeWhatsAppAutoReply(permissionId: string): Observable<WhatsAppPermission> {
-    return this.http.post<WhatsAppPermission>(`${whatsAppPermissionUrl(permissionId)}/resume-auto-reply`, {});
+  resumeWhatsAppAutoReply(
+    permissionId: string,
+  ): Observable<WhatsAppPermission> {
+    return this.http.post<WhatsAppPermission>(
+      `${whatsAppPermissionUrl(permissionId)}/resume-auto-reply`,
+      {},
+    );
   }
 
   deleteWhatsAppPermission(permissionId: string): Observable<void> {
-    return this.http.delete<unknown>(whatsAppPermissionUrl(permissionId)).pipe(map(() => undefined));
+    return this.http
+      .delete<unknown>(whatsAppPermissionUrl(permissionId))
+      .pipe(map(() => undefined));
   }
 }

@@ -1,4 +1,8 @@
-import { HttpErrorResponse, type HttpInterceptorFn, HttpResponse } from '@angular/common/http';
+import {
+  HttpErrorResponse,
+  type HttpInterceptorFn,
+  HttpResponse,
+} from '@angular/common/http';
 import { inject } from '@angular/core';
 import { Router } from '@angular/router';
 import { tap } from 'rxjs';
@@ -32,7 +36,9 @@ export const apiInterceptor: HttpInterceptorFn = (req, next) => {
         if (!(error instanceof HttpErrorResponse)) return;
         if (error.status === 401 && !isAuthRoute) {
           auth.markLoggedOut();
-          void router.navigate(['/login'], { queryParams: loginQueryParams(router.url) });
+          void router.navigate(['/login'], {
+            queryParams: loginQueryParams(router.url),
+          });
           return;
         }
         const problem = connectivityProblemFrom(error);

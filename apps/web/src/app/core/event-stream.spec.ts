@@ -1,6 +1,9 @@
 import { TestBed } from '@angular/core/testing';
 import type { AppEventMap } from '@metatronos/shared-types';
-import { fakeEventSources, type FakeEventSource } from '../testing/fake-event-source';
+import {
+  fakeEventSources,
+  type FakeEventSource,
+} from '../testing/fake-event-source';
 import { EVENT_SOURCE_FACTORY, EventStream } from './event-stream';
 
 describe('EventStream', () => {
@@ -36,12 +39,21 @@ describe('EventStream', () => {
     source.open();
     expect(stream.state()).toBe('open');
 
-    source.emitRaw('database.status', '{"status":"down","reason":"ECONNREFUSED","at":"2026-01-01T00:00:00.000Z"}');
+    source.emitRaw(
+      'database.status',
+      '{"status":"down","reason":"ECONNREFUSED","at":"2026-01-01T00:00:00.000Z"}',
+    );
     source.emitRaw('auth.logged_out', '{"at":"2026-01-01T00:00:01.000Z"}');
     source.emitRaw('database.status', 'not json');
     source.emitRaw('heartbeat', '{"at":"x"}');
 
-    expect(statuses).toEqual([{ status: 'down', reason: 'ECONNREFUSED', at: '2026-01-01T00:00:00.000Z' }]);
+    expect(statuses).toEqual([
+      {
+        status: 'down',
+        reason: 'ECONNREFUSED',
+        at: '2026-01-01T00:00:00.000Z',
+      },
+    ]);
     expect(logouts).toEqual([{ at: '2026-01-01T00:00:01.000Z' }]);
 
     a.unsubscribe();

@@ -1,10 +1,16 @@
 import { Injectable, InjectionToken, inject, signal } from '@angular/core';
 import { Observable, filter, map, share } from 'rxjs';
-import { APP_EVENT_NAMES, type AppEventMap, type AppEventName } from '@metatronos/shared-types';
+import {
+  APP_EVENT_NAMES,
+  type AppEventMap,
+  type AppEventName,
+} from '@metatronos/shared-types';
 import { API_BASE } from './api-client';
 
 /** One event from `GET /api/events`, discriminated by its SSE name. */
-export type AppEvent = { [K in AppEventName]: { name: K; data: AppEventMap[K] } }[AppEventName];
+export type AppEvent = {
+  [K in AppEventName]: { name: K; data: AppEventMap[K] };
+}[AppEventName];
 
 export type EventStreamState = 'closed' | 'connecting' | 'open';
 
@@ -13,11 +19,16 @@ export interface EventSourceLike {
   readonly readyState: number;
   onopen: ((event: Event) => void) | null;
   onerror: ((event: Event) => void) | null;
-  addEventListener(type: string, listener: (event: MessageEvent<string>) => void): void;
+  addEventListener(
+    type: string,
+    listener: (event: MessageEvent<string>) => void,
+  ): void;
   close(): void;
 }
 
-export const EVENT_SOURCE_FACTORY = new InjectionToken<(url: string) => EventSourceLike>('EVENT_SOURCE_FACTORY', {
+export const EVENT_SOURCE_FACTORY = new InjectionToken<
+  (url: string) => EventSourceLike
+>('EVENT_SOURCE_FACTORY', {
   providedIn: 'root',
   factory: () => (url: string) => new EventSource(url),
 });
@@ -40,41 +51,46 @@ export class EventStream {
 
   readonly state = this.connection.asReadonly();
 
-  readonly events$: Observable<AppEvent> = new Observable<AppEvent>((subscriber) => {
-    let source: EventSourceLike | null = null;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let failures = 0;
+  readonly events$: Observable<AppEvent> = new Observable<AppEvent>(
+    (subscriber) => {
+      let source: EventSourceLike | null = null;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let failures = 0;
 
-    const connect = (): void => {
-      this.connection.set('connecting');
-      const current = this.createSource(EVENTS_URL);
-      source = current;
-      current.onopen = () => {
-        failures = 0;
-        this.connection.set('open');
-      };
-      current.onerror = () => {
+      const connect = (): void => {
         this.connection.set('connecting');
-        if (current.readyState !== CLOSED) return;
-        current.close();
-        const delay = RECONNECT_DELAYS_MS[Math.min(failures++, RECONNECT_DELAYS_MS.length - 1)];
-        timer = setTimeout(connect, delay);
+        const current = this.createSource(EVENTS_URL);
+        source = current;
+        current.onopen = () => {
+          failures = 0;
+          this.connection.set('open');
+        };
+        current.onerror = () => {
+          this.connection.set('connecting');
+          if (current.readyState !== CLOSED) return;
+          current.close();
+          const delay =
+            RECONNECT_DELAYS_MS[
+              Math.min(failures++, RECONNECT_DELAYS_MS.length - 1)
+            ];
+          timer = setTimeout(connect, delay);
+        };
+        for (const name of APP_EVENT_NAMES) {
+          current.addEventListener(name, (message) => {
+            const data = parseData(message.data);
+            if (data) subscriber.next({ name, data } as AppEvent);
+          });
+        }
       };
-      for (const name of APP_EVENT_NAMES) {
-        current.addEventListener(name, (message) => {
-          const data = parseData(message.data);
-          if (data) subscriber.next({ name, data } as AppEvent);
-        });
-      }
-    };
 
-    connect();
-    return () => {
-      clearTimeout(timer);
-      source?.close();
-      this.connection.set('closed');
-    };
-  }).pipe(share());
+      connect();
+      return () => {
+        clearTimeout(timer);
+        source?.close();
+        this.connection.set('closed');
+      };
+    },
+  ).pipe(share());
 
   /** The payloads of one named event. */
   on<K extends AppEventName>(name: K): Observable<AppEventMap[K]> {

@@ -46,7 +46,8 @@ describe('liveResource', () => {
     last().next(value);
     last().complete();
   };
-  const fail = (status: number) => last().error(new HttpErrorResponse({ status }));
+  const fail = (status: number) =>
+    last().error(new HttpErrorResponse({ status }));
 
   beforeEach(async () => {
     requests = [];

@@ -1,6 +1,15 @@
 import { type Signal, inject, signal } from '@angular/core';
 import { takeUntilDestroyed, toObservable } from '@angular/core/rxjs-interop';
-import { EMPTY, type Observable, Subject, catchError, finalize, skip, switchMap, tap } from 'rxjs';
+import {
+  EMPTY,
+  type Observable,
+  Subject,
+  catchError,
+  finalize,
+  skip,
+  switchMap,
+  tap,
+} from 'rxjs';
 import type { AppEventMap, AppEventName } from '@metatronos/shared-types';
 import { EventStream } from './event-stream';
 import { type ServerProblem, pageProblem } from './server-problem';
@@ -46,7 +55,14 @@ export interface LiveResource {
  * everything `apply` touches, since the first load starts right away.
  */
 export function liveResource<T>(options: LiveResourceOptions<T>): LiveResource {
-  const { load, apply, hasValue, failure, event, dirty = () => false } = options;
+  const {
+    load,
+    apply,
+    hasValue,
+    failure,
+    event,
+    dirty = () => false,
+  } = options;
   const loading = signal(false);
   const problem = signal<ServerProblem | null>(null);
   const reload$ = new Subject<void>();
@@ -73,7 +89,12 @@ export function liveResource<T>(options: LiveResourceOptions<T>): LiveResource {
     .subscribe();
 
   if (event) {
-    const follow = <K extends AppEventName>({ name, isOwn, affects, seen }: LiveResourceEvent<K>) =>
+    const follow = <K extends AppEventName>({
+      name,
+      isOwn,
+      affects,
+      seen,
+    }: LiveResourceEvent<K>) =>
       inject(EventStream)
         .on(name)
         .pipe(takeUntilDestroyed())
@@ -94,5 +115,9 @@ export function liveResource<T>(options: LiveResourceOptions<T>): LiveResource {
   reload();
   if (options.dirty) warnBeforeUnload(options.dirty);
 
-  return { loading: loading.asReadonly(), problem: problem.asReadonly(), reload };
+  return {
+    loading: loading.asReadonly(),
+    problem: problem.asReadonly(),
+    reload,
+  };
 }

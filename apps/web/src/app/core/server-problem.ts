@@ -28,12 +28,26 @@ export function isConnectivityStatus(status: number): boolean {
  * or returns null for ordinary API errors (400, 401, 404, ...) that the caller shows itself.
  */
 export function connectivityProblemFrom(error: unknown): ServerProblem | null {
-  if (!(error instanceof HttpErrorResponse) || !isConnectivityStatus(error.status)) return null;
+  if (
+    !(error instanceof HttpErrorResponse) ||
+    !isConnectivityStatus(error.status)
+  )
+    return null;
   if (error.status === 503) {
-    const said = describeApiError(error.error, 'The server answered 503 Service Unavailable.');
+    const said = describeApiError(
+      error.error,
+      'The server answered 503 Service Unavailable.',
+    );
     // The API's message opens with the same sentence as our title; show only what it adds.
-    const rest = said.startsWith(`${DATABASE_TITLE}.`) ? said.slice(DATABASE_TITLE.length + 1).trim() : said;
-    return { kind: 'database', status: 503, title: DATABASE_TITLE, message: rest || said };
+    const rest = said.startsWith(`${DATABASE_TITLE}.`)
+      ? said.slice(DATABASE_TITLE.length + 1).trim()
+      : said;
+    return {
+      kind: 'database',
+      status: 503,
+      title: DATABASE_TITLE,
+      message: rest || said,
+    };
   }
   return {
     kind: 'unreachable',
@@ -56,7 +70,12 @@ export function serverProblemFrom(error: unknown): ServerProblem {
     kind: 'server',
     status,
     title: SERVER_ERROR_TITLE,
-    message: describeApiError(body, status ? `The server answered ${status}.` : 'Something unexpected went wrong.'),
+    message: describeApiError(
+      body,
+      status
+        ? `The server answered ${status}.`
+        : 'Something unexpected went wrong.',
+    ),
   };
 }
 
@@ -64,17 +83,25 @@ export function serverProblemFrom(error: unknown): ServerProblem {
 export function inlineErrorMessage(error: unknown, fallback: string): string {
   const problem = connectivityProblemFrom(error);
   if (problem?.kind === 'database') {
-    return problem.message.startsWith(problem.title) ? problem.message : `${problem.title}. ${problem.message}`;
+    return problem.message.startsWith(problem.title)
+      ? problem.message
+      : `${problem.title}. ${problem.message}`;
   }
   if (problem) return `${problem.title}.`;
-  return describeApiError(error instanceof HttpErrorResponse ? error.error : null, fallback);
+  return describeApiError(
+    error instanceof HttpErrorResponse ? error.error : null,
+    fallback,
+  );
 }
 
 /**
  * The error panel a page shows when loading its data failed, titled for the page ("Couldn't load your chats"),
  * or null for connectivity problems: the app-wide banner explains those, and pages reload once it recovers.
  */
-export function pageProblem(error: unknown, title: string): ServerProblem | null {
+export function pageProblem(
+  error: unknown,
+  title: string,
+): ServerProblem | null {
   if (connectivityProblemFrom(error)) return null;
   return { ...serverProblemFrom(error), title };
 }

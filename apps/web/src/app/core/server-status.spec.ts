@@ -1,11 +1,19 @@
 import { provideHttpClient } from '@angular/common/http';
-import { HttpTestingController, provideHttpClientTesting } from '@angular/common/http/testing';
+import {
+  HttpTestingController,
+  provideHttpClientTesting,
+} from '@angular/common/http/testing';
 import { TestBed } from '@angular/core/testing';
 import { Router, provideRouter } from '@angular/router';
 import type { ServerProblem } from './server-problem';
 import { ServerStatus } from './server-status';
 
-const UNREACHABLE: ServerProblem = { kind: 'unreachable', status: 0, title: "Can't reach the MetatronOS server", message: 'm' };
+const UNREACHABLE: ServerProblem = {
+  kind: 'unreachable',
+  status: 0,
+  title: "Can't reach the MetatronOS server",
+  message: 'm',
+};
 
 describe('ServerStatus', () => {
   let server: ServerStatus;
@@ -13,10 +21,18 @@ describe('ServerStatus', () => {
   let navigateByUrl: jest.SpyInstance;
 
   beforeEach(() => {
-    TestBed.configureTestingModule({ providers: [provideHttpClient(), provideHttpClientTesting(), provideRouter([])] });
+    TestBed.configureTestingModule({
+      providers: [
+        provideHttpClient(),
+        provideHttpClientTesting(),
+        provideRouter([]),
+      ],
+    });
     server = TestBed.inject(ServerStatus);
     http = TestBed.inject(HttpTestingController);
-    navigateByUrl = jest.spyOn(TestBed.inject(Router), 'navigateByUrl').mockResolvedValue(true);
+    navigateByUrl = jest
+      .spyOn(TestBed.inject(Router), 'navigateByUrl')
+      .mockResolvedValue(true);
   });
 
   afterEach(() => http.verify());
@@ -36,7 +52,9 @@ describe('ServerStatus', () => {
 
     server.retry();
     expect(server.retrying()).toBe(true);
-    http.expectOne('/api/auth/status').flush({ ownerExists: true, authenticated: true });
+    http
+      .expectOne('/api/auth/status')
+      .flush({ ownerExists: true, authenticated: true });
     expect(server.problem()).toBeNull();
     expect(server.fullPage()).toBe(false);
     expect(server.retrying()).toBe(false);
@@ -49,8 +67,14 @@ describe('ServerStatus', () => {
     server.retry();
     http
       .expectOne('/api/auth/status')
-      .flush({ statusCode: 503, message: 'The database is unavailable.' }, { status: 503, statusText: 'Service Unavailable' });
-    expect(server.problem()).toMatchObject({ kind: 'database', message: 'The database is unavailable.' });
+      .flush(
+        { statusCode: 503, message: 'The database is unavailable.' },
+        { status: 503, statusText: 'Service Unavailable' },
+      );
+    expect(server.problem()).toMatchObject({
+      kind: 'database',
+      message: 'The database is unavailable.',
+    });
     expect(server.fullPage()).toBe(true);
     expect(server.retrying()).toBe(false);
     expect(navigateByUrl).not.toHaveBeenCalled();
@@ -59,7 +83,9 @@ describe('ServerStatus', () => {
   it('clears a banner after a retry without navigating', () => {
     server.report(UNREACHABLE);
     server.retry();
-    http.expectOne('/api/auth/status').flush({ ownerExists: true, authenticated: true });
+    http
+      .expectOne('/api/auth/status')
+      .flush({ ownerExists: true, authenticated: true });
     expect(server.problem()).toBeNull();
     expect(navigateByUrl).not.toHaveBeenCalled();
   });

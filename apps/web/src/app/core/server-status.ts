@@ -21,7 +21,9 @@ export class ServerStatus {
   readonly problem = this.currentProblem.asReadonly();
   /** The URL whose navigation failed because of the problem; the retry goes there. */
   readonly blockedUrl = this.blocked.asReadonly();
-  readonly fullPage = computed(() => this.currentProblem() !== null && this.blocked() !== null);
+  readonly fullPage = computed(
+    () => this.currentProblem() !== null && this.blocked() !== null,
+  );
   readonly retrying = this.busy.asReadonly();
   /** Counts successful retries, so pages can reload their data when the server is back. */
   readonly recovered = this.recoveries.asReadonly();
@@ -39,7 +41,8 @@ export class ServerStatus {
 
   /** A request succeeded: a banner about an earlier failure is stale now. A blocked navigation still needs a retry. */
   markReachable(): void {
-    if (this.currentProblem() && this.blocked() === null) this.currentProblem.set(null);
+    if (this.currentProblem() && this.blocked() === null)
+      this.currentProblem.set(null);
   }
 
   /** Asks the server again; on success clears the problem and resumes the blocked navigation, if any. */

@@ -6,15 +6,24 @@ import { WhatsAppQrStream } from './whatsapp-qr-stream';
 describe('WhatsAppQrStream', () => {
   function setUp() {
     const fake = fakeEventSources();
-    TestBed.configureTestingModule({ providers: [{ provide: EVENT_SOURCE_FACTORY, useValue: fake.factory }] });
-    const handlers = { onQr: jest.fn(), onStatus: jest.fn(), onConnected: jest.fn(), onError: jest.fn() };
+    TestBed.configureTestingModule({
+      providers: [{ provide: EVENT_SOURCE_FACTORY, useValue: fake.factory }],
+    });
+    const handlers = {
+      onQr: jest.fn(),
+      onStatus: jest.fn(),
+      onConnected: jest.fn(),
+      onError: jest.fn(),
+    };
     const handle = TestBed.inject(WhatsAppQrStream).open(handlers);
     return { sources: fake.sources, handlers, handle };
   }
 
   it('opens the QR stream and passes on its events', () => {
     const { sources, handlers } = setUp();
-    expect(sources.map((source) => source.url)).toEqual(['/api/whatsapp/qr/stream']);
+    expect(sources.map((source) => source.url)).toEqual([
+      '/api/whatsapp/qr/stream',
+    ]);
     const [source] = sources;
     source.emit('status', { status: 'qr_ready', phoneNumber: null });
     source.emit('qr', { qr: 'data:image/png;base64,AA==' });

@@ -40,7 +40,10 @@ export class WhatsAppQrStream {
       closed = true;
       source.close();
     };
-    const listen = (name: string, handle: (data: Record<string, unknown>) => void) =>
+    const listen = (
+      name: string,
+      handle: (data: Record<string, unknown>) => void,
+    ) =>
       source.addEventListener(name, (message) => {
         if (closed) return;
         const data = parseObject(message.data);
@@ -51,32 +54,44 @@ export class WhatsAppQrStream {
       if (typeof data['qr'] === 'string') handlers.onQr(data['qr']);
     });
     listen('status', (data) => {
-      if (isStatus(data['status'])) handlers.onStatus(data['status'], phoneOf(data));
+      if (isStatus(data['status']))
+        handlers.onStatus(data['status'], phoneOf(data));
     });
     listen('connected', (data) => handlers.onConnected(phoneOf(data)));
     source.onerror = () => {
       if (closed || source.readyState !== CLOSED) return;
       close();
-      handlers.onError?.(new Error('The WhatsApp linking stream was closed by the server.'));
+      handlers.onError?.(
+        new Error('The WhatsApp linking stream was closed by the server.'),
+      );
     };
     return { close };
   }
 }
 
-const STATUSES: readonly string[] = ['disconnected', 'connecting', 'qr_ready', 'connected'] satisfies WhatsAppStatus[];
+const STATUSES: readonly string[] = [
+  'disconnected',
+  'connecting',
+  'qr_ready',
+  'connected',
+] satisfies WhatsAppStatus[];
 
 function isStatus(value: unknown): value is WhatsAppStatus {
   return typeof value === 'string' && STATUSES.includes(value);
 }
 
 function phoneOf(data: Record<string, unknown>): string | null {
-  return typeof data['phoneNumber'] === 'string' && data['phoneNumber'] ? data['phoneNumber'] : null;
+  return typeof data['phoneNumber'] === 'string' && data['phoneNumber']
+    ? data['phoneNumber']
+    : null;
 }
 
 function parseObject(raw: string): Record<string, unknown> | null {
   try {
     const data: unknown = JSON.parse(raw);
-    return data !== null && typeof data === 'object' ? (data as Record<string, unknown>) : null;
+    return data !== null && typeof data === 'object'
+      ? (data as Record<string, unknown>)
+      : null;
   } catch {
     return null;
   }

@@ -1,8 +1,14 @@
 import { provideHttpClient } from '@angular/common/http';
-import { HttpTestingController, provideHttpClientTesting } from '@angular/common/http/testing';
+import {
+  HttpTestingController,
+  provideHttpClientTesting,
+} from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
 import { provideRouter } from '@angular/router';
-import type { CollectionDocumentsPage, CollectionInfo } from '@metatronos/shared-types';
+import type {
+  CollectionDocumentsPage,
+  CollectionInfo,
+} from '@metatronos/shared-types';
 import { EventStream } from '../core/event-stream';
 import { FakeEventStream } from '../testing/fake-event-stream';
 import { DataPage, pageRange } from './data-page';
@@ -13,9 +19,14 @@ const COLLECTIONS: CollectionInfo[] = [
   { name: 'ai_books', count: 0, access: 'read-write' },
 ];
 
-const docsUrl = (name: string, skip: number) => `/api/data/collections/${name}/documents?limit=20&skip=${skip}`;
+const docsUrl = (name: string, skip: number) =>
+  `/api/data/collections/${name}/documents?limit=20&skip=${skip}`;
 
-function documentsPage(skip: number, total: number, collection = 'contacts'): CollectionDocumentsPage {
+function documentsPage(
+  skip: number,
+  total: number,
+  collection = 'contacts',
+): CollectionDocumentsPage {
   const count = Math.max(0, Math.min(20, total - skip));
   return {
     collection,
@@ -23,7 +34,10 @@ function documentsPage(skip: number, total: number, collection = 'contacts'): Co
     total,
     limit: 20,
     skip,
-    documents: Array.from({ length: count }, (_, i) => ({ _id: `id${skip + i + 1}`, name: `Person ${skip + i + 1}` })),
+    documents: Array.from({ length: count }, (_, i) => ({
+      _id: `id${skip + i + 1}`,
+      name: `Person ${skip + i + 1}`,
+    })),
   };
 }
 
@@ -33,8 +47,12 @@ describe('DataPage', () => {
   let events: FakeEventStream;
 
   const root = () => fixture.nativeElement as HTMLElement;
-  const el = <T extends HTMLElement = HTMLElement>(testId: string) => root().querySelector<T>(`[data-testid="${testId}"]`);
-  const all = (testId: string) => Array.from(root().querySelectorAll<HTMLElement>(`[data-testid="${testId}"]`));
+  const el = <T extends HTMLElement = HTMLElement>(testId: string) =>
+    root().querySelector<T>(`[data-testid="${testId}"]`);
+  const all = (testId: string) =>
+    Array.from(
+      root().querySelectorAll<HTMLElement>(`[data-testid="${testId}"]`),
+    );
   const text = (testId: string) => el(testId)?.textContent?.trim();
   const stable = () => fixture.whenStable();
 
@@ -50,7 +68,12 @@ describe('DataPage', () => {
     events = new FakeEventStream();
     TestBed.configureTestingModule({
       imports: [DataPage],
-      providers: [provideHttpClient(), provideHttpClientTesting(), provideRouter([]), { provide: EventStream, useValue: events }],
+      providers: [
+        provideHttpClient(),
+        provideHttpClientTesting(),
+        provideRouter([]),
+        { provide: EventStream, useValue: events },
+      ],
     });
     http = TestBed.inject(HttpTestingController);
   });
@@ -60,11 +83,22 @@ describe('DataPage', () => {
   it('lists the collections with their counts, links and a read-only badge for protected ones', async () => {
     await load();
     const items = all('collection-item');
-    expect(items.map((item) => item.querySelector('.collection-name')?.textContent)).toEqual(['contacts', 'messages', 'ai_books']);
-    expect(items.map((item) => item.querySelector('[data-testid="collection-count"]')?.textContent)).toEqual(['93', '1,204', '0']);
+    expect(
+      items.map((item) => item.querySelector('.collection-name')?.textContent),
+    ).toEqual(['contacts', 'messages', 'ai_books']);
+    expect(
+      items.map(
+        (item) =>
+          item.querySelector('[data-testid="collection-count"]')?.textContent,
+      ),
+    ).toEqual(['93', '1,204', '0']);
     expect(items[0].getAttribute('href')).toBe('/data/contacts');
-    expect(items[0].querySelector('[data-testid="read-only-badge"]')).toBeNull();
-    expect(items[1].querySelector('[data-testid="read-only-badge"]')?.textContent).toContain('read-only');
+    expect(
+      items[0].querySelector('[data-testid="read-only-badge"]'),
+    ).toBeNull();
+    expect(
+      items[1].querySelector('[data-testid="read-only-badge"]')?.textContent,
+    ).toContain('read-only');
     expect(el('no-collection-selected')).not.toBeNull();
   });
 
@@ -74,7 +108,9 @@ describe('DataPage', () => {
     await stable();
     expect(all('collection-item')[0].getAttribute('aria-current')).toBe('page');
     expect(all('document-card')).toHaveLength(20);
-    expect(all('document-card')[0].querySelector('pre')?.textContent).toBe('{\n  "_id": "id1",\n  "name": "Person 1"\n}');
+    expect(all('document-card')[0].querySelector('pre')?.textContent).toBe(
+      '{\n  "_id": "id1",\n  "name": "Person 1"\n}',
+    );
     expect(text('documents-range')).toBe('1–20 of 93');
     expect(el<HTMLButtonElement>('documents-previous')?.disabled).toBe(true);
 
@@ -103,15 +139,22 @@ describe('DataPage', () => {
 
   it('never renders document content as HTML', async () => {
     await load('contacts');
-    http.expectOne(docsUrl('contacts', 0)).flush({ ...documentsPage(0, 1), documents: [{ note: '<img src=x onerror=alert(1)>' }] });
+    http.expectOne(docsUrl('contacts', 0)).flush({
+      ...documentsPage(0, 1),
+      documents: [{ note: '<img src=x onerror=alert(1)>' }],
+    });
     await stable();
     expect(el('document-card')?.querySelector('img')).toBeNull();
-    expect(el('document-card')?.textContent).toContain('<img src=x onerror=alert(1)>');
+    expect(el('document-card')?.textContent).toContain(
+      '<img src=x onerror=alert(1)>',
+    );
   });
 
   it('says when a collection is empty', async () => {
     await load('ai_books');
-    http.expectOne(docsUrl('ai_books', 0)).flush(documentsPage(0, 0, 'ai_books'));
+    http
+      .expectOne(docsUrl('ai_books', 0))
+      .flush(documentsPage(0, 0, 'ai_books'));
     await stable();
     expect(text('no-documents')).toBe('This collection is empty.');
     expect(text('documents-range')).toBe('0 of 0');
@@ -119,7 +162,12 @@ describe('DataPage', () => {
 
   it('says when the collection does not exist', async () => {
     await load('nope');
-    http.expectOne(docsUrl('nope', 0)).flush({ statusCode: 404, message: 'Collection not found' }, { status: 404, statusText: 'Not Found' });
+    http
+      .expectOne(docsUrl('nope', 0))
+      .flush(
+        { statusCode: 404, message: 'Collection not found' },
+        { status: 404, statusText: 'Not Found' },
+      );
     await stable();
     expect(text('collection-not-found')).toContain('Collection not found');
   });
@@ -133,7 +181,9 @@ describe('DataPage', () => {
     http.expectOne(docsUrl('contacts', 20)).flush(documentsPage(20, 93));
     fixture.componentRef.setInput('name', 'messages');
     await stable();
-    http.expectOne(docsUrl('messages', 0)).flush({ ...documentsPage(0, 2, 'messages'), access: 'read-only' });
+    http
+      .expectOne(docsUrl('messages', 0))
+      .flush({ ...documentsPage(0, 2, 'messages'), access: 'read-only' });
     await stable();
     expect(text('documents-range')).toBe('1–2 of 2');
   });
@@ -143,16 +193,26 @@ describe('DataPage', () => {
     http.expectOne(docsUrl('contacts', 0)).flush(documentsPage(0, 93));
     await stable();
 
-    events.emit('data.changed', { collection: 'contacts', operation: 'insertOne', at: '2026-01-01T00:00:00Z' });
+    events.emit('data.changed', {
+      collection: 'contacts',
+      operation: 'insertOne',
+      at: '2026-01-01T00:00:00Z',
+    });
     await stable();
-    http.expectOne('/api/data/collections').flush([{ ...COLLECTIONS[0], count: 94 }, ...COLLECTIONS.slice(1)]);
+    http
+      .expectOne('/api/data/collections')
+      .flush([{ ...COLLECTIONS[0], count: 94 }, ...COLLECTIONS.slice(1)]);
     http.expectOne(docsUrl('contacts', 0)).flush(documentsPage(0, 94));
     await stable();
     expect(all('collection-count')[0].textContent).toBe('94');
     expect(text('documents-range')).toBe('1–20 of 94');
 
     // Another collection changed: only the counts.
-    events.emit('data.changed', { collection: 'ai_books', operation: 'insertOne', at: '2026-01-01T00:00:01Z' });
+    events.emit('data.changed', {
+      collection: 'ai_books',
+      operation: 'insertOne',
+      at: '2026-01-01T00:00:01Z',
+    });
     await stable();
     http.expectOne('/api/data/collections').flush(COLLECTIONS);
     http.expectNone(docsUrl('contacts', 0));
@@ -161,7 +221,12 @@ describe('DataPage', () => {
   it('shows a load error with Retry', async () => {
     fixture = TestBed.createComponent(DataPage);
     await stable();
-    http.expectOne('/api/data/collections').flush({ statusCode: 500, message: 'Boom' }, { status: 500, statusText: 'Error' });
+    http
+      .expectOne('/api/data/collections')
+      .flush(
+        { statusCode: 500, message: 'Boom' },
+        { status: 500, statusText: 'Error' },
+      );
     await stable();
     expect(text('api-error')).toContain("Couldn't load the collections");
     el('api-error-retry')?.click();

@@ -1,14 +1,39 @@
 import { DecimalPipe } from '@angular/common';
-import { ChangeDetectionStrategy, Component, computed, effect, inject, input, signal, untracked } from '@angular/core';
+import {
+  ChangeDetectionStrategy,
+  Component,
+  computed,
+  effect,
+  inject,
+  input,
+  signal,
+  untracked,
+} from '@angular/core';
 import { takeUntilDestroyed, toObservable } from '@angular/core/rxjs-interop';
 import { MatButton } from '@angular/material/button';
 import { MatProgressBar } from '@angular/material/progress-bar';
 import { RouterLink } from '@angular/router';
-import { EMPTY, Subject, catchError, finalize, skip, switchMap, tap } from 'rxjs';
-import { type CollectionDocumentsPage, type CollectionInfo, DATA_DOCUMENTS_DEFAULT_LIMIT } from '@metatronos/shared-types';
+import {
+  EMPTY,
+  Subject,
+  catchError,
+  finalize,
+  skip,
+  switchMap,
+  tap,
+} from 'rxjs';
+import {
+  type CollectionDocumentsPage,
+  type CollectionInfo,
+  DATA_DOCUMENTS_DEFAULT_LIMIT,
+} from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
 import { EventStream } from '../core/event-stream';
-import { type ServerProblem, errorStatus, pageProblem } from '../core/server-problem';
+import {
+  type ServerProblem,
+  errorStatus,
+  pageProblem,
+} from '../core/server-problem';
 import { ServerStatus } from '../core/server-status';
 import { Icon } from '../ui/icon';
 import { ServerError } from '../ui/server-error';
@@ -27,24 +52,42 @@ interface DocumentCard {
   json: string;
 }
 
-function toCard(document: Record<string, unknown>, index: number): DocumentCard {
+function toCard(
+  document: Record<string, unknown>,
+  index: number,
+): DocumentCard {
   const id = document['_id'];
-  const label = typeof id === 'string' || typeof id === 'number' ? String(id) : null;
-  return { key: `${index}:${label ?? ''}`, id: label, json: JSON.stringify(document, null, 2) };
+  const label =
+    typeof id === 'string' || typeof id === 'number' ? String(id) : null;
+  return {
+    key: `${index}:${label ?? ''}`,
+    id: label,
+    json: JSON.stringify(document, null, 2),
+  };
 }
 
 /** `/data` and `/data/:name`: the database collections, and the documents of one, page by page. */
 @Component({
   selector: 'mt-data-page',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [DecimalPipe, MatButton, MatProgressBar, RouterLink, Icon, ServerError],
+  imports: [
+    DecimalPipe,
+    MatButton,
+    MatProgressBar,
+    RouterLink,
+    Icon,
+    ServerError,
+  ],
   templateUrl: './data-page.html',
   styleUrl: './data-page.scss',
 })
 export class DataPage {
   private readonly api = inject(ApiClient);
   private readonly reloadCollections$ = new Subject<void>();
-  private readonly reloadDocuments$ = new Subject<{ name: string; skip: number }>();
+  private readonly reloadDocuments$ = new Subject<{
+    name: string;
+    skip: number;
+  }>();
 
   /** Route parameter: the open collection. */
   readonly name = input<string>();
@@ -61,7 +104,9 @@ export class DataPage {
   protected readonly documentsProblem = signal<ServerProblem | null>(null);
   protected readonly notFound = signal(false);
 
-  protected readonly cards = computed(() => (this.page()?.documents ?? []).map(toCard));
+  protected readonly cards = computed(() =>
+    (this.page()?.documents ?? []).map(toCard),
+  );
   protected readonly range = computed(() => {
     const page = this.page();
     return page ? pageRange(page.skip, page.documents.length, page.total) : '';
@@ -71,7 +116,9 @@ export class DataPage {
     const page = this.page();
     return !!page && page.skip + page.documents.length < page.total;
   });
-  protected readonly readOnly = computed(() => this.page()?.access === 'read-only');
+  protected readonly readOnly = computed(
+    () => this.page()?.access === 'read-only',
+  );
 
   constructor() {
     this.reloadCollections$
@@ -85,7 +132,10 @@ export class DataPage {
               this.collectionsProblem.set(null);
             }),
             catchError((error: unknown) => {
-              if (!this.collectionsLoaded()) this.collectionsProblem.set(pageProblem(error, "Couldn't load the collections"));
+              if (!this.collectionsLoaded())
+                this.collectionsProblem.set(
+                  pageProblem(error, "Couldn't load the collections"),
+                );
               return EMPTY;
             }),
             finalize(() => this.collectionsLoading.set(false)),
@@ -99,28 +149,35 @@ export class DataPage {
       .pipe(
         switchMap(({ name, skip }) => {
           this.documentsLoading.set(true);
-          return this.api.collectionDocuments(name, { limit: DOCUMENTS_PAGE_SIZE, skip }).pipe(
-            tap((page) => {
-              // Documents were removed since: the page we were on is past the end now.
-              if (page.documents.length === 0 && skip > 0 && page.total > 0) {
-                this.showPage(Math.floor((page.total - 1) / DOCUMENTS_PAGE_SIZE) * DOCUMENTS_PAGE_SIZE);
-                return;
-              }
-              this.page.set(page);
-              this.notFound.set(false);
-              this.documentsProblem.set(null);
-            }),
-            catchError((error: unknown) => {
-              if (errorStatus(error) === 404) {
-                this.notFound.set(true);
-                this.page.set(null);
-              } else {
-                this.documentsProblem.set(pageProblem(error, "Couldn't load the documents"));
-              }
-              return EMPTY;
-            }),
-            finalize(() => this.documentsLoading.set(false)),
-          );
+          return this.api
+            .collectionDocuments(name, { limit: DOCUMENTS_PAGE_SIZE, skip })
+            .pipe(
+              tap((page) => {
+                // Documents were removed since: the page we were on is past the end now.
+                if (page.documents.length === 0 && skip > 0 && page.total > 0) {
+                  this.showPage(
+                    Math.floor((page.total - 1) / DOCUMENTS_PAGE_SIZE) *
+                      DOCUMENTS_PAGE_SIZE,
+                  );
+                  return;
+                }
+                this.page.set(page);
+                this.notFound.set(false);
+                this.documentsProblem.set(null);
+              }),
+              catchError((error: unknown) => {
+                if (errorStatus(error) === 404) {
+                  this.notFound.set(true);
+                  this.page.set(null);
+                } else {
+                  this.documentsProblem.set(
+                    pageProblem(error, "Couldn't load the documents"),
+                  );
+                }
+                return EMPTY;
+              }),
+              finalize(() => this.documentsLoading.set(false)),
+            );
         }),
         takeUntilDestroyed(),
       )

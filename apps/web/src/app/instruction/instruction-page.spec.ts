@@ -1,6 +1,9 @@
 import type { HttpTestingController } from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
-import { MEMORY_MAX_LENGTH, type SystemInstruction } from '@metatronos/shared-types';
+import {
+  MEMORY_MAX_LENGTH,
+  type SystemInstruction,
+} from '@metatronos/shared-types';
 import { setUpApiTest, tearDownApiTest } from '../testing/api-test';
 import type { FakeEventStream } from '../testing/fake-event-stream';
 import { InstructionPage } from './instruction-page';
@@ -20,9 +23,11 @@ describe('InstructionPage', () => {
   let events: FakeEventStream;
 
   const root = () => fixture.nativeElement as HTMLElement;
-  const el = <T extends HTMLElement = HTMLElement>(testId: string) => root().querySelector<T>(`[data-testid="${testId}"]`);
+  const el = <T extends HTMLElement = HTMLElement>(testId: string) =>
+    root().querySelector<T>(`[data-testid="${testId}"]`);
   const text = (testId: string) => el(testId)?.textContent?.trim();
-  const saveButton = () => el<HTMLButtonElement>('save-instruction') as HTMLButtonElement;
+  const saveButton = () =>
+    el<HTMLButtonElement>('save-instruction') as HTMLButtonElement;
   const stable = () => fixture.whenStable();
 
   function type(testId: string, value: string): void {
@@ -31,7 +36,10 @@ describe('InstructionPage', () => {
     field.dispatchEvent(new Event('input'));
   }
 
-  async function load(instruction = INSTRUCTION, prompt: string | null = PROMPT): Promise<void> {
+  async function load(
+    instruction = INSTRUCTION,
+    prompt: string | null = PROMPT,
+  ): Promise<void> {
     fixture = TestBed.createComponent(InstructionPage);
     await stable();
     http.expectOne('/api/system-instruction').flush(instruction);
@@ -49,10 +57,20 @@ describe('InstructionPage', () => {
 
   it('fills the editors and shows the prompt verbatim', async () => {
     await load();
-    expect(el<HTMLTextAreaElement>('core-instruction-input')?.value).toBe('You are Metatron.');
-    expect(el<HTMLTextAreaElement>('memory-input')?.value).toBe('Owner likes tea.');
-    expect(el<HTMLTextAreaElement>('db-schema-input')?.value).toBe('# contacts\n- name');
-    expect(el('memory-enabled-toggle')?.querySelector('button')?.getAttribute('aria-checked')).toBe('true');
+    expect(el<HTMLTextAreaElement>('core-instruction-input')?.value).toBe(
+      'You are Metatron.',
+    );
+    expect(el<HTMLTextAreaElement>('memory-input')?.value).toBe(
+      'Owner likes tea.',
+    );
+    expect(el<HTMLTextAreaElement>('db-schema-input')?.value).toBe(
+      '# contacts\n- name',
+    );
+    expect(
+      el('memory-enabled-toggle')
+        ?.querySelector('button')
+        ?.getAttribute('aria-checked'),
+    ).toBe('true');
     expect(text('memory-counter')).toBe(`16 / ${MEMORY_MAX_LENGTH}`);
     const preview = el('prompt-preview');
     expect(preview?.tagName).toBe('PRE');
@@ -61,7 +79,9 @@ describe('InstructionPage', () => {
 
   it('says when there is no system prompt', async () => {
     await load({ ...INSTRUCTION, coreInstruction: '' }, null);
-    expect(text('prompt-preview')).toBe('No system prompt: the core instruction is blank.');
+    expect(text('prompt-preview')).toBe(
+      'No system prompt: the core instruction is blank.',
+    );
   });
 
   it('enables Save only with changes, marks them unsaved, and sends only what changed', async () => {
@@ -87,19 +107,34 @@ describe('InstructionPage', () => {
     await stable();
     const req = http.expectOne('/api/system-instruction');
     expect(req.request.method).toBe('PATCH');
-    expect(req.request.body).toEqual({ coreInstruction: 'Be brief.', memoryEnabled: false });
-    req.flush({ ...INSTRUCTION, coreInstruction: 'Be brief.', memoryEnabled: false, updatedAt: '2026-01-01T11:00:00.000Z' });
+    expect(req.request.body).toEqual({
+      coreInstruction: 'Be brief.',
+      memoryEnabled: false,
+    });
+    req.flush({
+      ...INSTRUCTION,
+      coreInstruction: 'Be brief.',
+      memoryEnabled: false,
+      updatedAt: '2026-01-01T11:00:00.000Z',
+    });
     await stable();
 
-    http.expectOne('/api/system-instruction/prompt').flush({ prompt: 'Be brief.' });
+    http
+      .expectOne('/api/system-instruction/prompt')
+      .flush({ prompt: 'Be brief.' });
     await stable();
     expect(text('prompt-preview')).toBe('Be brief.');
     expect(el('unsaved-indicator')).toBeNull();
     expect(saveButton().disabled).toBe(true);
-    expect(document.querySelector('mat-snack-bar-container')?.textContent).toContain('System instruction saved.');
+    expect(
+      document.querySelector('mat-snack-bar-container')?.textContent,
+    ).toContain('System instruction saved.');
 
     // The server's event about our own save changes nothing.
-    events.emit('system-instruction.updated', { updatedAt: '2026-01-01T11:00:00.000Z', by: 'owner' });
+    events.emit('system-instruction.updated', {
+      updatedAt: '2026-01-01T11:00:00.000Z',
+      by: 'owner',
+    });
     await stable();
     http.expectNone('/api/system-instruction');
     http.expectNone('/api/system-instruction/prompt');
@@ -109,17 +144,23 @@ describe('InstructionPage', () => {
     await load();
     type('memory-input', 'x'.repeat(MEMORY_MAX_LENGTH));
     await stable();
-    expect(text('memory-counter')).toBe(`${MEMORY_MAX_LENGTH} / ${MEMORY_MAX_LENGTH}`);
+    expect(text('memory-counter')).toBe(
+      `${MEMORY_MAX_LENGTH} / ${MEMORY_MAX_LENGTH}`,
+    );
     expect(el('memory-counter')?.classList).not.toContain('over');
     expect(el('memory-input')?.getAttribute('aria-invalid')).toBe('false');
     expect(saveButton().disabled).toBe(false);
 
     type('memory-input', 'x'.repeat(MEMORY_MAX_LENGTH + 3));
     await stable();
-    expect(text('memory-counter')).toBe(`${MEMORY_MAX_LENGTH + 3} / ${MEMORY_MAX_LENGTH}`);
+    expect(text('memory-counter')).toBe(
+      `${MEMORY_MAX_LENGTH + 3} / ${MEMORY_MAX_LENGTH}`,
+    );
     expect(el('memory-counter')?.classList).toContain('over');
     expect(el('memory-input')?.getAttribute('aria-invalid')).toBe('true');
-    expect(el('memory-input')?.closest('mat-form-field')?.classList).toContain('mat-form-field-invalid');
+    expect(el('memory-input')?.closest('mat-form-field')?.classList).toContain(
+      'mat-form-field-invalid',
+    );
     expect(text('memory-too-long')).toContain('3 characters too long');
     expect(saveButton().disabled).toBe(true);
   });
@@ -130,11 +171,18 @@ describe('InstructionPage', () => {
     await stable();
     saveButton().click();
     await stable();
-    http
-      .expectOne('/api/system-instruction')
-      .flush({ statusCode: 400, message: ['dbSchema must be shorter than 20000 characters'], error: 'Bad Request' }, { status: 400, statusText: 'Bad Request' });
+    http.expectOne('/api/system-instruction').flush(
+      {
+        statusCode: 400,
+        message: ['dbSchema must be shorter than 20000 characters'],
+        error: 'Bad Request',
+      },
+      { status: 400, statusText: 'Bad Request' },
+    );
     await stable();
-    expect(text('instruction-error')).toBe('dbSchema must be shorter than 20000 characters');
+    expect(text('instruction-error')).toBe(
+      'dbSchema must be shorter than 20000 characters',
+    );
     expect(el<HTMLTextAreaElement>('db-schema-input')?.value).toBe('# broken');
     expect(el('unsaved-indicator')).not.toBeNull();
   });
@@ -145,18 +193,31 @@ describe('InstructionPage', () => {
     await stable();
     el('discard-instruction')?.click();
     await stable();
-    expect(el<HTMLTextAreaElement>('memory-input')?.value).toBe('Owner likes tea.');
+    expect(el<HTMLTextAreaElement>('memory-input')?.value).toBe(
+      'Owner likes tea.',
+    );
     expect(saveButton().disabled).toBe(true);
   });
 
   it('follows the AI updating its memory when there are no edits', async () => {
     await load();
-    events.emit('system-instruction.updated', { updatedAt: '2026-01-01T12:00:00.000Z', by: 'ai' });
+    events.emit('system-instruction.updated', {
+      updatedAt: '2026-01-01T12:00:00.000Z',
+      by: 'ai',
+    });
     await stable();
-    http.expectOne('/api/system-instruction').flush({ ...INSTRUCTION, memory: 'Owner likes green tea.', updatedAt: '2026-01-01T12:00:00.000Z' });
-    http.expectOne('/api/system-instruction/prompt').flush({ prompt: 'updated prompt' });
+    http.expectOne('/api/system-instruction').flush({
+      ...INSTRUCTION,
+      memory: 'Owner likes green tea.',
+      updatedAt: '2026-01-01T12:00:00.000Z',
+    });
+    http
+      .expectOne('/api/system-instruction/prompt')
+      .flush({ prompt: 'updated prompt' });
     await stable();
-    expect(el<HTMLTextAreaElement>('memory-input')?.value).toBe('Owner likes green tea.');
+    expect(el<HTMLTextAreaElement>('memory-input')?.value).toBe(
+      'Owner likes green tea.',
+    );
     expect(text('prompt-preview')).toBe('updated prompt');
     expect(el('instruction-changed-elsewhere')).toBeNull();
   });
@@ -165,19 +226,34 @@ describe('InstructionPage', () => {
     await load();
     type('core-instruction-input', 'my draft');
     await stable();
-    events.emit('system-instruction.updated', { updatedAt: '2026-01-01T12:00:00.000Z', by: 'ai' });
+    events.emit('system-instruction.updated', {
+      updatedAt: '2026-01-01T12:00:00.000Z',
+      by: 'ai',
+    });
     await stable();
-    http.expectOne('/api/system-instruction/prompt').flush({ prompt: 'new prompt' });
+    http
+      .expectOne('/api/system-instruction/prompt')
+      .flush({ prompt: 'new prompt' });
     await stable();
     http.expectNone('/api/system-instruction');
-    expect(text('instruction-changed-elsewhere')).toContain('Metatron updated its memory');
-    expect(el<HTMLTextAreaElement>('core-instruction-input')?.value).toBe('my draft');
+    expect(text('instruction-changed-elsewhere')).toContain(
+      'Metatron updated its memory',
+    );
+    expect(el<HTMLTextAreaElement>('core-instruction-input')?.value).toBe(
+      'my draft',
+    );
 
     el('reload-instruction')?.click();
     await stable();
-    http.expectOne('/api/system-instruction').flush({ ...INSTRUCTION, memory: 'new memory', updatedAt: '2026-01-01T12:00:00.000Z' });
+    http.expectOne('/api/system-instruction').flush({
+      ...INSTRUCTION,
+      memory: 'new memory',
+      updatedAt: '2026-01-01T12:00:00.000Z',
+    });
     await stable();
-    expect(el<HTMLTextAreaElement>('core-instruction-input')?.value).toBe('You are Metatron.');
+    expect(el<HTMLTextAreaElement>('core-instruction-input')?.value).toBe(
+      'You are Metatron.',
+    );
     expect(el<HTMLTextAreaElement>('memory-input')?.value).toBe('new memory');
     expect(el('instruction-changed-elsewhere')).toBeNull();
   });
@@ -185,7 +261,12 @@ describe('InstructionPage', () => {
   it('shows a load error with Retry', async () => {
     fixture = TestBed.createComponent(InstructionPage);
     await stable();
-    http.expectOne('/api/system-instruction').flush({ statusCode: 500, message: 'Boom' }, { status: 500, statusText: 'Error' });
+    http
+      .expectOne('/api/system-instruction')
+      .flush(
+        { statusCode: 500, message: 'Boom' },
+        { status: 500, statusText: 'Error' },
+      );
     http.expectOne('/api/system-instruction/prompt').flush({ prompt: null });
     await stable();
     expect(text('api-error')).toContain("Couldn't load the system instruction");
@@ -195,6 +276,8 @@ describe('InstructionPage', () => {
     http.expectOne('/api/system-instruction').flush(INSTRUCTION);
     await stable();
     expect(el('api-error')).toBeNull();
-    expect(el<HTMLTextAreaElement>('memory-input')?.value).toBe('Owner likes tea.');
+    expect(el<HTMLTextAreaElement>('memory-input')?.value).toBe(
+      'Owner likes tea.',
+    );
   });
 });

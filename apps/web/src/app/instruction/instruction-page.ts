@@ -1,4 +1,10 @@
-import { ChangeDetectionStrategy, Component, computed, inject, signal } from '@angular/core';
+import {
+  ChangeDetectionStrategy,
+  Component,
+  computed,
+  inject,
+  signal,
+} from '@angular/core';
 import { takeUntilDestroyed, toObservable } from '@angular/core/rxjs-interop';
 import { MatButton } from '@angular/material/button';
 import { MatCard, MatCardContent } from '@angular/material/card';
@@ -7,7 +13,15 @@ import { MatInput } from '@angular/material/input';
 import { MatProgressBar } from '@angular/material/progress-bar';
 import { MatSlideToggle } from '@angular/material/slide-toggle';
 import { MatSnackBar } from '@angular/material/snack-bar';
-import { EMPTY, Subject, catchError, finalize, skip, switchMap, tap } from 'rxjs';
+import {
+  EMPTY,
+  Subject,
+  catchError,
+  finalize,
+  skip,
+  switchMap,
+  tap,
+} from 'rxjs';
 import {
   MEMORY_MAX_LENGTH,
   type SystemInstruction,
@@ -23,13 +37,22 @@ import { LengthCounter } from '../ui/length-counter';
 import { ServerError } from '../ui/server-error';
 
 type EditableField = keyof UpdateSystemInstructionRequest;
-const FIELDS: readonly EditableField[] = ['coreInstruction', 'memory', 'memoryEnabled', 'dbSchema'];
+const FIELDS: readonly EditableField[] = [
+  'coreInstruction',
+  'memory',
+  'memoryEnabled',
+  'dbSchema',
+];
 
 /** The fields that differ from what the server has: exactly what a PATCH must send. */
-export function instructionChanges(saved: SystemInstruction, draft: Required<UpdateSystemInstructionRequest>): UpdateSystemInstructionRequest {
+export function instructionChanges(
+  saved: SystemInstruction,
+  draft: Required<UpdateSystemInstructionRequest>,
+): UpdateSystemInstructionRequest {
   const changes: UpdateSystemInstructionRequest = {};
   for (const field of FIELDS) {
-    if (draft[field] !== saved[field]) Object.assign(changes, { [field]: draft[field] });
+    if (draft[field] !== saved[field])
+      Object.assign(changes, { [field]: draft[field] });
   }
   return changes;
 }
@@ -38,7 +61,21 @@ export function instructionChanges(saved: SystemInstruction, draft: Required<Upd
 @Component({
   selector: 'mt-instruction-page',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [MatButton, MatCard, MatCardContent, MatFormField, MatLabel, MatHint, MatInput, MatProgressBar, MatSlideToggle, Icon, ServerError, InvalidInput, LengthCounter],
+  imports: [
+    MatButton,
+    MatCard,
+    MatCardContent,
+    MatFormField,
+    MatLabel,
+    MatHint,
+    MatInput,
+    MatProgressBar,
+    MatSlideToggle,
+    Icon,
+    ServerError,
+    InvalidInput,
+    LengthCounter,
+  ],
   templateUrl: './instruction-page.html',
   styleUrl: './instruction-page.scss',
 })
@@ -74,10 +111,16 @@ export class InstructionPage {
       dbSchema: this.dbSchema(),
     });
   });
-  protected readonly dirty = computed(() => Object.keys(this.changes()).length > 0);
+  protected readonly dirty = computed(
+    () => Object.keys(this.changes()).length > 0,
+  );
   protected readonly memoryLength = computed(() => this.memory().length);
-  protected readonly memoryTooLong = computed(() => this.memoryLength() > MEMORY_MAX_LENGTH);
-  protected readonly canSave = computed(() => this.dirty() && !this.memoryTooLong() && !this.saving());
+  protected readonly memoryTooLong = computed(
+    () => this.memoryLength() > MEMORY_MAX_LENGTH,
+  );
+  protected readonly canSave = computed(
+    () => this.dirty() && !this.memoryTooLong() && !this.saving(),
+  );
 
   /** Follows changes by the AI or another tab: the form only while it has no edits, the preview always. */
   private readonly live = liveResource({
@@ -115,7 +158,9 @@ export class InstructionPage {
               this.promptError.set(null);
             }),
             catchError((error: unknown) => {
-              this.promptError.set(inlineErrorMessage(error, "Couldn't load the prompt preview."));
+              this.promptError.set(
+                inlineErrorMessage(error, "Couldn't load the prompt preview."),
+              );
               return EMPTY;
             }),
             finalize(() => this.promptLoading.set(false)),
@@ -153,11 +198,15 @@ export class InstructionPage {
         this.changedElsewhere.set(null);
         this.apply(instruction);
         this.refreshPrompt();
-        this.snackBar.open('System instruction saved.', undefined, { duration: 3000 });
+        this.snackBar.open('System instruction saved.', undefined, {
+          duration: 3000,
+        });
       },
       error: (error: unknown) => {
         this.saving.set(false);
-        this.saveError.set(inlineErrorMessage(error, 'Saving failed. Try again.'));
+        this.saveError.set(
+          inlineErrorMessage(error, 'Saving failed. Try again.'),
+        );
       },
     });
   }

@@ -1,6 +1,18 @@
-import { ChangeDetectionStrategy, Component, computed, input, model, signal } from '@angular/core';
+import {
+  ChangeDetectionStrategy,
+  Component,
+  computed,
+  input,
+  model,
+  signal,
+} from '@angular/core';
 import { MatButton } from '@angular/material/button';
-import { MatFormField, MatHint, MatLabel, MatSuffix } from '@angular/material/form-field';
+import {
+  MatFormField,
+  MatHint,
+  MatLabel,
+  MatSuffix,
+} from '@angular/material/form-field';
 import { MatInput } from '@angular/material/input';
 import { VisibilityToggle } from '../ui/visibility-toggle';
 import { type SecretDraft, UNCHANGED_SECRET } from './settings-draft';
@@ -12,10 +24,22 @@ import { type SecretDraft, UNCHANGED_SECRET } from './settings-draft';
 @Component({
   selector: 'mt-secret-field',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [MatFormField, MatLabel, MatHint, MatSuffix, MatInput, MatButton, VisibilityToggle],
+  imports: [
+    MatFormField,
+    MatLabel,
+    MatHint,
+    MatSuffix,
+    MatInput,
+    MatButton,
+    VisibilityToggle,
+  ],
   template: `
     <div class="row">
-      <mat-form-field appearance="outline" class="field" subscriptSizing="dynamic">
+      <mat-form-field
+        appearance="outline"
+        class="field"
+        subscriptSizing="dynamic"
+      >
         <mat-label>{{ label() }}</mat-label>
         <input
           #field
@@ -29,7 +53,11 @@ import { type SecretDraft, UNCHANGED_SECRET } from './settings-draft';
           [disabled]="draft().remove"
           (input)="draft.set({ value: field.value, remove: false })"
         />
-        <mt-visibility-toggle matSuffix [(visible)]="visible" [subject]="label()" />
+        <mt-visibility-toggle
+          matSuffix
+          [(visible)]="visible"
+          [subject]="label()"
+        />
         <mat-hint [attr.data-testid]="testId() + '-hint'">
           @if (draft().remove) {
             Will be removed when you save.
@@ -41,7 +69,14 @@ import { type SecretDraft, UNCHANGED_SECRET } from './settings-draft';
         </mat-hint>
       </mat-form-field>
       @if (draft().remove) {
-        <button mat-button type="button" [attr.data-testid]="testId() + '-undo'" (click)="draft.set(unchanged)">Undo</button>
+        <button
+          mat-button
+          type="button"
+          [attr.data-testid]="testId() + '-undo'"
+          (click)="draft.set(unchanged)"
+        >
+          Undo
+        </button>
       } @else if (saved()) {
         <button
           mat-button

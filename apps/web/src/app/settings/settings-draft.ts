@@ -1,4 +1,8 @@
-import { SECRET_MASK_PREFIX, type AppSettingsView, type UpdateAppSettingsRequest } from '@metatronos/shared-types';
+import {
+  SECRET_MASK_PREFIX,
+  type AppSettingsView,
+  type UpdateAppSettingsRequest,
+} from '@metatronos/shared-types';
 
 /** A secret being edited: a new value typed (empty = keep the saved one), or marked for removal. */
 export interface SecretDraft {
@@ -34,7 +38,14 @@ export interface SettingsDraft {
 let nextEndpointKey = 1;
 
 export function newEndpointDraft(): EndpointDraft {
-  return { key: nextEndpointKey++, name: '', baseUrl: '', savedKey: null, savedName: null, apiKey: UNCHANGED_SECRET };
+  return {
+    key: nextEndpointKey++,
+    name: '',
+    baseUrl: '',
+    savedKey: null,
+    savedName: null,
+    apiKey: UNCHANGED_SECRET,
+  };
 }
 
 /** The form as the server's settings fill it: every secret unchanged. */
@@ -63,14 +74,19 @@ function isMasked(value: string): boolean {
 }
 
 /** What a secret field sends: `null` to remove, a new value, or undefined to leave it alone. */
-export function secretChange(draft: SecretDraft, saved: string | null): string | null | undefined {
+export function secretChange(
+  draft: SecretDraft,
+  saved: string | null,
+): string | null | undefined {
   if (draft.remove) return saved === null ? undefined : null;
   const value = draft.value.trim();
   if (!value || isMasked(value)) return undefined;
   return value;
 }
 
-type EndpointRequest = NonNullable<UpdateAppSettingsRequest['openaiCompatible']>[number];
+type EndpointRequest = NonNullable<
+  UpdateAppSettingsRequest['openaiCompatible']
+>[number];
 
 function endpointRequest(row: EndpointDraft): EndpointRequest {
   const change = secretChange(row.apiKey, row.savedKey);
@@ -79,23 +95,39 @@ function endpointRequest(row: EndpointDraft): EndpointRequest {
   return { name: row.name.trim(), baseUrl: row.baseUrl.trim(), apiKey };
 }
 
-function sameEndpoints(rows: EndpointRequest[], saved: AppSettingsView['openaiCompatible']): boolean {
+function sameEndpoints(
+  rows: EndpointRequest[],
+  saved: AppSettingsView['openaiCompatible'],
+): boolean {
   return (
     rows.length === saved.length &&
-    rows.every((row, i) => row.name === saved[i].name && row.baseUrl === saved[i].baseUrl && (row.apiKey ?? null) === saved[i].apiKey)
+    rows.every(
+      (row, i) =>
+        row.name === saved[i].name &&
+        row.baseUrl === saved[i].baseUrl &&
+        (row.apiKey ?? null) === saved[i].apiKey,
+    )
   );
 }
 
 /** The PATCH body: only the fields that differ from what the server has. Empty when nothing changed. */
-export function settingsChanges(saved: AppSettingsView, draft: SettingsDraft): UpdateAppSettingsRequest {
+export function settingsChanges(
+  saved: AppSettingsView,
+  draft: SettingsDraft,
+): UpdateAppSettingsRequest {
   const changes: UpdateAppSettingsRequest = {};
-  for (const field of ['geminiApiKey', 'openaiApiKey', 'braveApiKey'] as const) {
+  for (const field of [
+    'geminiApiKey',
+    'openaiApiKey',
+    'braveApiKey',
+  ] as const) {
     const change = secretChange(draft[field], saved[field]);
     if (change !== undefined) changes[field] = change;
   }
 
   const endpoints = draft.openaiCompatible.map(endpointRequest);
-  if (!sameEndpoints(endpoints, saved.openaiCompatible)) changes.openaiCompatible = endpoints;
+  if (!sameEndpoints(endpoints, saved.openaiCompatible))
+    changes.openaiCompatible = endpoints;
 
   const primaryModel = draft.primaryModel.trim() || null;
   if (primaryModel !== saved.primaryModel) changes.primaryModel = primaryModel;
@@ -109,7 +141,9 @@ export function settingsChanges(saved: AppSettingsView, draft: SettingsDraft): U
 export const ENDPOINT_NAME_PATTERN = /^[A-Za-z0-9_-]+$/;
 
 /** Problems the owner can fix before saving, by row: `name` / `baseUrl` messages. */
-export function endpointErrors(rows: EndpointDraft[]): Map<number, { name?: string; baseUrl?: string }> {
+export function endpointErrors(
+  rows: EndpointDraft[],
+): Map<number, { name?: string; baseUrl?: string }> {
   const errors = new Map<number, { name?: string; baseUrl?: string }>();
   const seen = new Set<string>();
   for (const row of rows) {
@@ -117,27 +151,37 @@ export function endpointErrors(rows: EndpointDraft[]): Map<number, { name?: stri
     const baseUrl = row.baseUrl.trim();
     const rowErrors: { name?: string; baseUrl?: string } = {};
     if (!name) rowErrors.name = 'Enter a name.';
-    else if (!ENDPOINT_NAME_PATTERN.test(name)) rowErrors.name = 'Letters, digits, - and _ only.';
+    else if (!ENDPOINT_NAME_PATTERN.test(name))
+      rowErrors.name = 'Letters, digits, - and _ only.';
     else if (seen.has(name)) rowErrors.name = 'Another endpoint has this name.';
     seen.add(name);
     if (!baseUrl) rowErrors.baseUrl = 'Enter the base URL.';
-    else if (!/^https?:\/\/[^\s/]+/i.test(baseUrl)) rowErrors.baseUrl = 'An http:// or https:// URL, e.g. http://127.0.0.1:11434/v1';
+    else if (!/^https?:\/\/[^\s/]+/i.test(baseUrl))
+      rowErrors.baseUrl =
+        'An http:// or https:// URL, e.g. http://127.0.0.1:11434/v1';
     if (rowErrors.name || rowErrors.baseUrl) errors.set(row.key, rowErrors);
   }
   return errors;
 }
 
 /** Which provider a model id goes to, and what it needs; null when the id is fine (or empty). */
-export function modelWarning(model: string, has: { gemini: boolean; openai: boolean; endpoints: string[] }): string | null {
+export function modelWarning(
+  model: string,
+  has: { gemini: boolean; openai: boolean; endpoints: string[] },
+): string | null {
   const id = model.trim();
   if (!id) return null;
   const slash = id.indexOf('/');
   if (slash > 0) {
     const endpoint = id.slice(0, slash);
-    return has.endpoints.includes(endpoint) ? null : `No OpenAI-compatible endpoint is named “${endpoint}”.`;
+    return has.endpoints.includes(endpoint)
+      ? null
+      : `No OpenAI-compatible endpoint is named “${endpoint}”.`;
   }
-  if (/^gemini-/i.test(id)) return has.gemini ? null : 'Gemini models need a Gemini API key.';
-  if (/^(gpt-|o\d)/i.test(id)) return has.openai ? null : 'OpenAI models need an OpenAI API key.';
+  if (/^gemini-/i.test(id))
+    return has.gemini ? null : 'Gemini models need a Gemini API key.';
+  if (/^(gpt-|o\d)/i.test(id))
+    return has.openai ? null : 'OpenAI models need an OpenAI API key.';
   return 'Unknown model id: use gemini-…, gpt-… / o…, or <endpoint>/<model>.';
 }
 

@@ -1,14 +1,20 @@
 import type { HttpTestingController } from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
 import type { AppSettingsView } from '@metatronos/shared-types';
-import { setUpApiTest, tearDownApiTest, testIdQueries } from '../testing/api-test';
+import {
+  setUpApiTest,
+  tearDownApiTest,
+  testIdQueries,
+} from '../testing/api-test';
 import type { FakeEventStream } from '../testing/fake-event-stream';
 import { SettingsPage } from './settings-page';
 
 const SETTINGS: AppSettingsView = {
   geminiApiKey: '••••abcd',
   openaiApiKey: null,
-  openaiCompatible: [{ name: 'ollama', baseUrl: 'http://127.0.0.1:11434/v1', apiKey: null }],
+  openaiCompatible: [
+    { name: 'ollama', baseUrl: 'http://127.0.0.1:11434/v1', apiKey: null },
+  ],
   primaryModel: 'gemini-2.5-flash',
   imageModel: null,
   braveApiKey: '••••brav',
@@ -23,8 +29,10 @@ describe('SettingsPage', () => {
 
   const root = () => fixture.nativeElement as HTMLElement;
   const { el, all, text } = testIdQueries(root);
-  const input = (testId: string, scope?: ParentNode) => el<HTMLInputElement>(testId, scope) as HTMLInputElement;
-  const saveButton = () => el<HTMLButtonElement>('save-settings') as HTMLButtonElement;
+  const input = (testId: string, scope?: ParentNode) =>
+    el<HTMLInputElement>(testId, scope) as HTMLInputElement;
+  const saveButton = () =>
+    el<HTMLButtonElement>('save-settings') as HTMLButtonElement;
   const stable = () => fixture.whenStable();
 
   function type(field: HTMLInputElement, value: string): void {
@@ -75,9 +83,17 @@ describe('SettingsPage', () => {
 
   it('offers model and time zone suggestions', async () => {
     await load();
-    const models = Array.from(root().querySelectorAll<HTMLOptionElement>(`#${input('primary-model-input').getAttribute('list')} option`)).map((o) => o.value);
-    expect(models).toEqual(expect.arrayContaining(['gemini-2.5-flash', 'gpt-4.1-mini', 'ollama/']));
-    const zones = root().querySelectorAll<HTMLOptionElement>(`#${input('timezone-input').getAttribute('list')} option`);
+    const models = Array.from(
+      root().querySelectorAll<HTMLOptionElement>(
+        `#${input('primary-model-input').getAttribute('list')} option`,
+      ),
+    ).map((o) => o.value);
+    expect(models).toEqual(
+      expect.arrayContaining(['gemini-2.5-flash', 'gpt-4.1-mini', 'ollama/']),
+    );
+    const zones = root().querySelectorAll<HTMLOptionElement>(
+      `#${input('timezone-input').getAttribute('list')} option`,
+    );
     expect(Array.from(zones).map((o) => o.value)).toContain('Europe/Paris');
     expect(text('primary-model-hint')).toContain('<endpoint>/<model>');
   });
@@ -88,7 +104,10 @@ describe('SettingsPage', () => {
     type(input('primary-model-input'), 'gpt-4.1-mini');
     await stable();
     expect(text('unsaved-indicator')).toContain('Unsaved changes');
-    expect(await save()).toEqual({ openaiApiKey: 'sk-live-123', primaryModel: 'gpt-4.1-mini' });
+    expect(await save()).toEqual({
+      openaiApiKey: 'sk-live-123',
+      primaryModel: 'gpt-4.1-mini',
+    });
   });
 
   it('applies the saved values and shows a snackbar', async () => {
@@ -97,13 +116,19 @@ describe('SettingsPage', () => {
     await stable();
     saveButton().click();
     await stable();
-    http.expectOne('/api/settings').flush({ ...SETTINGS, openaiApiKey: '••••-123', updatedAt: '2026-01-02T00:00:00.000Z' });
+    http.expectOne('/api/settings').flush({
+      ...SETTINGS,
+      openaiApiKey: '••••-123',
+      updatedAt: '2026-01-02T00:00:00.000Z',
+    });
     await stable();
     expect(input('openai-key-input').value).toBe('');
     expect(text('openai-key-hint')).toContain('Saved: ••••-123');
     expect(el('unsaved-indicator')).toBeNull();
     expect(saveButton().disabled).toBe(true);
-    expect(document.querySelector('mat-snack-bar-container')?.textContent).toContain('Settings saved.');
+    expect(
+      document.querySelector('mat-snack-bar-container')?.textContent,
+    ).toContain('Settings saved.');
   });
 
   it('removes a secret with null, and can undo the removal', async () => {
@@ -154,7 +179,16 @@ describe('SettingsPage', () => {
   });
 
   it('warns that renaming an endpoint drops its saved key unless it is entered again', async () => {
-    await load({ ...SETTINGS, openaiCompatible: [{ name: 'ollama', baseUrl: 'http://127.0.0.1:11434/v1', apiKey: '••••okey' }] });
+    await load({
+      ...SETTINGS,
+      openaiCompatible: [
+        {
+          name: 'ollama',
+          baseUrl: 'http://127.0.0.1:11434/v1',
+          apiKey: '••••okey',
+        },
+      ],
+    });
     expect(el('endpoint-key-warning')).toBeNull();
     type(input('endpoint-name'), 'ollama2');
     await stable();
@@ -176,7 +210,9 @@ describe('SettingsPage', () => {
     await load();
     type(input('primary-model-input'), 'gpt-4.1-mini');
     await stable();
-    expect(text('primary-model-hint')).toBe('OpenAI models need an OpenAI API key.');
+    expect(text('primary-model-hint')).toBe(
+      'OpenAI models need an OpenAI API key.',
+    );
     type(input('openai-key-input'), 'sk-1');
     await stable();
     expect(text('primary-model-hint')).toContain('Used for chats');
@@ -189,11 +225,18 @@ describe('SettingsPage', () => {
     expect(text('timezone-hint')).toContain('does not know that zone');
     saveButton().click();
     await stable();
-    http
-      .expectOne('/api/settings')
-      .flush({ statusCode: 400, message: ['timezone must be a valid IANA time zone'], error: 'Bad Request' }, { status: 400, statusText: 'Bad Request' });
+    http.expectOne('/api/settings').flush(
+      {
+        statusCode: 400,
+        message: ['timezone must be a valid IANA time zone'],
+        error: 'Bad Request',
+      },
+      { status: 400, statusText: 'Bad Request' },
+    );
     await stable();
-    expect(text('settings-error')).toBe('timezone must be a valid IANA time zone');
+    expect(text('settings-error')).toBe(
+      'timezone must be a valid IANA time zone',
+    );
     expect(input('timezone-input').value).toBe('Mars/Olympus');
   });
 
@@ -219,7 +262,11 @@ describe('SettingsPage', () => {
     await load();
     events.emit('settings.updated', { updatedAt: '2026-01-03T00:00:00.000Z' });
     await stable();
-    http.expectOne('/api/settings').flush({ ...SETTINGS, primaryModel: 'gemini-2.5-pro', updatedAt: '2026-01-03T00:00:00.000Z' });
+    http.expectOne('/api/settings').flush({
+      ...SETTINGS,
+      primaryModel: 'gemini-2.5-pro',
+      updatedAt: '2026-01-03T00:00:00.000Z',
+    });
     await stable();
     expect(input('primary-model-input').value).toBe('gemini-2.5-pro');
 
@@ -234,7 +281,12 @@ describe('SettingsPage', () => {
   it('shows a load error with Retry', async () => {
     fixture = TestBed.createComponent(SettingsPage);
     await stable();
-    http.expectOne('/api/settings').flush({ statusCode: 500, message: 'Boom' }, { status: 500, statusText: 'Error' });
+    http
+      .expectOne('/api/settings')
+      .flush(
+        { statusCode: 500, message: 'Boom' },
+        { status: 500, statusText: 'Error' },
+      );
     await stable();
     expect(text('api-error')).toContain("Couldn't load the settings");
     expect(el('settings-form')).toBeNull();

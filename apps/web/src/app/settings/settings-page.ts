@@ -1,5 +1,11 @@
 import { DatePipe } from '@angular/common';
-import { ChangeDetectionStrategy, Component, computed, inject, signal } from '@angular/core';
+import {
+  ChangeDetectionStrategy,
+  Component,
+  computed,
+  inject,
+  signal,
+} from '@angular/core';
 import { MatButton, MatIconButton } from '@angular/material/button';
 import { MatCard, MatCardContent } from '@angular/material/card';
 import { MatFormField, MatHint, MatLabel } from '@angular/material/form-field';
@@ -36,7 +42,11 @@ export const PRIMARY_MODEL_SUGGESTIONS = [
   'gpt-4o-mini',
   'o4-mini',
 ];
-export const IMAGE_MODEL_SUGGESTIONS = ['gemini-2.5-flash-image', 'imagen-4.0-generate-001', 'gpt-image-1'];
+export const IMAGE_MODEL_SUGGESTIONS = [
+  'gemini-2.5-flash-image',
+  'imagen-4.0-generate-001',
+  'gpt-image-1',
+];
 
 /** Every IANA zone the browser knows, for the time zone suggestions. */
 export function supportedTimeZones(): string[] {
@@ -88,22 +98,40 @@ export class SettingsPage {
     const draft = this.draft();
     return saved && draft ? settingsChanges(saved, draft) : {};
   });
-  protected readonly dirty = computed(() => Object.keys(this.changes()).length > 0);
-  protected readonly rowErrors = computed(() => endpointErrors(this.draft()?.openaiCompatible ?? []));
+  protected readonly dirty = computed(
+    () => Object.keys(this.changes()).length > 0,
+  );
+  protected readonly rowErrors = computed(() =>
+    endpointErrors(this.draft()?.openaiCompatible ?? []),
+  );
   protected readonly timezoneError = computed(() => {
     const zone = this.draft()?.timezone.trim() ?? '';
     return zone ? null : 'Enter a time zone, e.g. Europe/Paris.';
   });
   protected readonly timezoneUnknown = computed(() => {
     const zone = this.draft()?.timezone.trim() ?? '';
-    return !!zone && this.timeZones.length > 0 && zone !== 'UTC' && !this.timeZones.includes(zone);
+    return (
+      !!zone &&
+      this.timeZones.length > 0 &&
+      zone !== 'UTC' &&
+      !this.timeZones.includes(zone)
+    );
   });
   protected readonly canSave = computed(
-    () => this.dirty() && this.rowErrors().size === 0 && !this.timezoneError() && !this.saving(),
+    () =>
+      this.dirty() &&
+      this.rowErrors().size === 0 &&
+      !this.timezoneError() &&
+      !this.saving(),
   );
   protected readonly modelSuggestions = computed(() => {
-    const endpoints = (this.draft()?.openaiCompatible ?? []).map((row) => row.name.trim()).filter(Boolean);
-    return [...PRIMARY_MODEL_SUGGESTIONS, ...endpoints.map((name) => `${name}/`)];
+    const endpoints = (this.draft()?.openaiCompatible ?? [])
+      .map((row) => row.name.trim())
+      .filter(Boolean);
+    return [
+      ...PRIMARY_MODEL_SUGGESTIONS,
+      ...endpoints.map((name) => `${name}/`),
+    ];
   });
   protected readonly primaryModelWarning = computed(() => {
     const saved = this.saved();
@@ -126,7 +154,10 @@ export class SettingsPage {
     apply: (settings) => this.apply(settings),
     hasValue: () => !!this.saved(),
     failure: "Couldn't load the settings",
-    event: { name: 'settings.updated', isOwn: (event) => event.updatedAt === this.saved()?.updatedAt },
+    event: {
+      name: 'settings.updated',
+      isOwn: (event) => event.updatedAt === this.saved()?.updatedAt,
+    },
     dirty: this.dirty,
   });
   protected readonly loading = this.live.loading;
@@ -138,17 +169,29 @@ export class SettingsPage {
     if (this.saveError()) this.saveError.set(null);
   }
 
-  protected setSecret(field: 'geminiApiKey' | 'openaiApiKey' | 'braveApiKey', value: SecretDraft): void {
+  protected setSecret(
+    field: 'geminiApiKey' | 'openaiApiKey' | 'braveApiKey',
+    value: SecretDraft,
+  ): void {
     this.patch({ [field]: value });
   }
 
   protected addEndpoint(): void {
-    this.patch({ openaiCompatible: [...(this.draft()?.openaiCompatible ?? []), newEndpointDraft()] });
+    this.patch({
+      openaiCompatible: [
+        ...(this.draft()?.openaiCompatible ?? []),
+        newEndpointDraft(),
+      ],
+    });
   }
 
   protected updateEndpoint(key: number, changes: Partial<EndpointDraft>): void {
     const rows = this.draft()?.openaiCompatible ?? [];
-    this.patch({ openaiCompatible: rows.map((row) => (row.key === key ? { ...row, ...changes } : row)) });
+    this.patch({
+      openaiCompatible: rows.map((row) =>
+        row.key === key ? { ...row, ...changes } : row,
+      ),
+    });
   }
 
   protected removeEndpoint(key: number): void {
@@ -174,7 +217,9 @@ export class SettingsPage {
       },
       error: (error: unknown) => {
         this.saving.set(false);
-        this.saveError.set(inlineErrorMessage(error, 'Saving failed. Try again.'));
+        this.saveError.set(
+          inlineErrorMessage(error, 'Saving failed. Try again.'),
+        );
       },
     });
   }

@@ -1,6 +1,9 @@
 import { BreakpointObserver, type BreakpointState } from '@angular/cdk/layout';
 import { provideHttpClient } from '@angular/common/http';
-import { HttpTestingController, provideHttpClientTesting } from '@angular/common/http/testing';
+import {
+  HttpTestingController,
+  provideHttpClientTesting,
+} from '@angular/common/http/testing';
 import { Component, signal } from '@angular/core';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
 import { Router, provideRouter } from '@angular/router';
@@ -33,12 +36,16 @@ describe('AppShell', () => {
   let events: FakeEventStream;
   let layout: BehaviorSubject<BreakpointState>;
 
-  const el = (selector: string) => fixture.nativeElement.querySelector(selector) as HTMLElement | null;
+  const el = (selector: string) =>
+    fixture.nativeElement.querySelector(selector) as HTMLElement | null;
   const byTestId = (id: string) => el(`[data-testid="${id}"]`);
 
   beforeEach(async () => {
     events = new FakeEventStream();
-    layout = new BehaviorSubject<BreakpointState>({ matches: true, breakpoints: {} });
+    layout = new BehaviorSubject<BreakpointState>({
+      matches: true,
+      breakpoints: {},
+    });
     TestBed.configureTestingModule({
       imports: [AppShell],
       providers: [
@@ -65,9 +72,19 @@ describe('AppShell', () => {
 
   it('shows the product name in the toolbar and one link per nav item', () => {
     expect(byTestId('app-toolbar')?.textContent).toContain('MetatronOS');
-    const links = fixture.nativeElement.querySelectorAll('nav a[data-testid^="nav-"]') as NodeListOf<HTMLAnchorElement>;
+    const links = fixture.nativeElement.querySelectorAll(
+      'nav a[data-testid^="nav-"]',
+    ) as NodeListOf<HTMLAnchorElement>;
     expect(links).toHaveLength(NAV_ITEMS.length);
-    expect(Array.from(links).map((link) => link.textContent?.trim())).toEqual(['Chat', 'Automations', 'Tools', 'Instruction', 'Data', 'Settings', 'System']);
+    expect(Array.from(links).map((link) => link.textContent?.trim())).toEqual([
+      'Chat',
+      'Automations',
+      'Tools',
+      'Instruction',
+      'Data',
+      'Settings',
+      'System',
+    ]);
     const system = byTestId('nav-system') as HTMLAnchorElement;
     expect(system.getAttribute('href')).toBe('/system');
     expect(system.textContent?.trim()).toBe('System');
@@ -95,7 +112,9 @@ describe('AppShell', () => {
   });
 
   it('logs out on the server and goes to the login', async () => {
-    const navigateByUrl = jest.spyOn(router, 'navigateByUrl').mockResolvedValue(true);
+    const navigateByUrl = jest
+      .spyOn(router, 'navigateByUrl')
+      .mockResolvedValue(true);
     byTestId('logout-button')?.click();
     await fixture.whenStable();
     const req = http.expectOne('/api/auth/logout');
@@ -107,33 +126,62 @@ describe('AppShell', () => {
   });
 
   it('stays when the server cannot be reached for the logout', async () => {
-    const navigateByUrl = jest.spyOn(router, 'navigateByUrl').mockResolvedValue(true);
+    const navigateByUrl = jest
+      .spyOn(router, 'navigateByUrl')
+      .mockResolvedValue(true);
     byTestId('logout-button')?.click();
     await fixture.whenStable();
-    http.expectOne('/api/auth/logout').error(new ProgressEvent('error'), { status: 0 });
+    http
+      .expectOne('/api/auth/logout')
+      .error(new ProgressEvent('error'), { status: 0 });
     await fixture.whenStable();
     expect(navigateByUrl).not.toHaveBeenCalled();
-    expect((byTestId('logout-button') as HTMLButtonElement).disabled).toBe(false);
+    expect((byTestId('logout-button') as HTMLButtonElement).disabled).toBe(
+      false,
+    );
   });
 
   it('drops a stale outage banner once the database reports it is up again', () => {
     const server = TestBed.inject(ServerStatus);
-    server.report({ kind: 'database', status: 503, title: 'The database is unavailable', message: 'm' });
-    events.events.next({ name: 'database.status', data: { status: 'down', at: '2026-01-01T00:00:00Z' } });
+    server.report({
+      kind: 'database',
+      status: 503,
+      title: 'The database is unavailable',
+      message: 'm',
+    });
+    events.events.next({
+      name: 'database.status',
+      data: { status: 'down', at: '2026-01-01T00:00:00Z' },
+    });
     expect(server.problem()).not.toBeNull();
-    events.events.next({ name: 'database.status', data: { status: 'up', at: '2026-01-01T00:00:09Z' } });
+    events.events.next({
+      name: 'database.status',
+      data: { status: 'up', at: '2026-01-01T00:00:09Z' },
+    });
     expect(server.problem()).toBeNull();
   });
 
   it('re-checks the session when some session logs out, and leaves only if ours is gone', async () => {
-    const navigateByUrl = jest.spyOn(router, 'navigateByUrl').mockResolvedValue(true);
+    const navigateByUrl = jest
+      .spyOn(router, 'navigateByUrl')
+      .mockResolvedValue(true);
 
-    events.events.next({ name: 'auth.logged_out', data: { at: '2026-01-01T00:00:00Z' } });
-    http.expectOne('/api/auth/status').flush({ ownerExists: true, authenticated: true });
+    events.events.next({
+      name: 'auth.logged_out',
+      data: { at: '2026-01-01T00:00:00Z' },
+    });
+    http
+      .expectOne('/api/auth/status')
+      .flush({ ownerExists: true, authenticated: true });
     expect(navigateByUrl).not.toHaveBeenCalled();
 
-    events.events.next({ name: 'auth.logged_out', data: { at: '2026-01-01T00:00:01Z' } });
-    http.expectOne('/api/auth/status').flush({ ownerExists: true, authenticated: false });
+    events.events.next({
+      name: 'auth.logged_out',
+      data: { at: '2026-01-01T00:00:01Z' },
+    });
+    http
+      .expectOne('/api/auth/status')
+      .flush({ ownerExists: true, authenticated: false });
     expect(navigateByUrl).toHaveBeenCalledWith('/login');
   });
 });

@@ -1,11 +1,32 @@
 import { BreakpointObserver } from '@angular/cdk/layout';
-import { ChangeDetectionStrategy, Component, computed, inject, signal } from '@angular/core';
+import {
+  ChangeDetectionStrategy,
+  Component,
+  computed,
+  inject,
+  signal,
+} from '@angular/core';
 import { takeUntilDestroyed, toSignal } from '@angular/core/rxjs-interop';
 import { MatButton, MatIconButton } from '@angular/material/button';
-import { MatListItem, MatListItemIcon, MatListItemTitle, MatNavList } from '@angular/material/list';
-import { MatSidenav, MatSidenavContainer, MatSidenavContent } from '@angular/material/sidenav';
+import {
+  MatListItem,
+  MatListItemIcon,
+  MatListItemTitle,
+  MatNavList,
+} from '@angular/material/list';
+import {
+  MatSidenav,
+  MatSidenavContainer,
+  MatSidenavContent,
+} from '@angular/material/sidenav';
 import { MatToolbar } from '@angular/material/toolbar';
-import { NavigationEnd, Router, RouterLink, RouterLinkActive, RouterOutlet } from '@angular/router';
+import {
+  NavigationEnd,
+  Router,
+  RouterLink,
+  RouterLinkActive,
+  RouterOutlet,
+} from '@angular/router';
 import { EMPTY, catchError, exhaustMap, filter, map } from 'rxjs';
 import { AuthStore } from '../auth/auth-store';
 import { EventStream } from '../core/event-stream';
@@ -53,7 +74,9 @@ export class AppShell {
   );
   protected readonly menuOpen = signal(false);
   protected readonly mode = computed(() => (this.wide() ? 'side' : 'over'));
-  protected readonly drawerOpen = computed(() => this.wide() || this.menuOpen());
+  protected readonly drawerOpen = computed(
+    () => this.wide() || this.menuOpen(),
+  );
   protected readonly loggingOut = signal(false);
 
   constructor() {
@@ -80,7 +103,9 @@ export class AppShell {
     events
       .on('auth.logged_out')
       .pipe(
-        exhaustMap(() => this.auth.ensureStatus(true).pipe(catchError(() => EMPTY))),
+        exhaustMap(() =>
+          this.auth.ensureStatus(true).pipe(catchError(() => EMPTY)),
+        ),
         takeUntilDestroyed(),
       )
       .subscribe((status) => {

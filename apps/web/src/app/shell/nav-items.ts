@@ -11,9 +11,19 @@ export interface NavItem {
 
 export const NAV_ITEMS: readonly NavItem[] = [
   { id: 'chat', label: 'Chat', path: '/chat', icon: 'chat' },
-  { id: 'automations', label: 'Automations', path: '/automations', icon: 'schedule' },
+  {
+    id: 'automations',
+    label: 'Automations',
+    path: '/automations',
+    icon: 'schedule',
+  },
   { id: 'tools', label: 'Tools', path: '/tools', icon: 'build' },
-  { id: 'instruction', label: 'Instruction', path: '/instruction', icon: 'description' },
+  {
+    id: 'instruction',
+    label: 'Instruction',
+    path: '/instruction',
+    icon: 'description',
+  },
   { id: 'data', label: 'Data', path: '/data', icon: 'tableChart' },
   { id: 'settings', label: 'Settings', path: '/settings', icon: 'settings' },
   { id: 'system', label: 'System', path: '/system', icon: 'dns' },

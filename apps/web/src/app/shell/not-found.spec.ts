@@ -4,7 +4,10 @@ import { NotFound } from './not-found';
 
 describe('NotFound', () => {
   it('names the unknown URL and links home', async () => {
-    TestBed.configureTestingModule({ imports: [NotFound], providers: [provideRouter([{ path: '**', component: NotFound }])] });
+    TestBed.configureTestingModule({
+      imports: [NotFound],
+      providers: [provideRouter([{ path: '**', component: NotFound }])],
+    });
     await TestBed.inject(Router).navigateByUrl('/no/such/page');
     const fixture = TestBed.createComponent(NotFound);
     await fixture.whenStable();

@@ -15,7 +15,9 @@ import { Router, RouterLink } from '@angular/router';
         There is no page at <code>{{ url }}</code
         >.
       </p>
-      <a mat-flat-button routerLink="/" data-testid="not-found-home">Back to the console</a>
+      <a mat-flat-button routerLink="/" data-testid="not-found-home"
+        >Back to the console</a
+      >
     </section>
   `,
   styles: `

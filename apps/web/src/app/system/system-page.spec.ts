@@ -1,12 +1,23 @@
 import { Clipboard } from '@angular/cdk/clipboard';
 import { provideHttpClient } from '@angular/common/http';
-import { HttpTestingController, provideHttpClientTesting } from '@angular/common/http/testing';
+import {
+  HttpTestingController,
+  provideHttpClientTesting,
+} from '@angular/common/http/testing';
 import { signal } from '@angular/core';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
 import { provideRouter } from '@angular/router';
 import { Subject, filter, map } from 'rxjs';
-import type { AppEventMap, AppEventName, SystemInfo } from '@metatronos/shared-types';
-import { type AppEvent, EventStream, type EventStreamState } from '../core/event-stream';
+import type {
+  AppEventMap,
+  AppEventName,
+  SystemInfo,
+} from '@metatronos/shared-types';
+import {
+  type AppEvent,
+  EventStream,
+  type EventStreamState,
+} from '../core/event-stream';
 import { ServerStatus } from '../core/server-status';
 import { SystemPage } from './system-page';
 
@@ -44,7 +55,10 @@ describe('SystemPage', () => {
   let events: FakeEventStream;
   let clipboard: { copy: jest.Mock<boolean, [string]> };
 
-  const el = (testId: string) => fixture.nativeElement.querySelector(`[data-testid="${testId}"]`) as HTMLElement | null;
+  const el = (testId: string) =>
+    fixture.nativeElement.querySelector(
+      `[data-testid="${testId}"]`,
+    ) as HTMLElement | null;
   const text = (testId: string) => el(testId)?.textContent?.trim();
 
   beforeEach(() => {
@@ -78,7 +92,9 @@ describe('SystemPage', () => {
   it('shows a progress bar while loading', async () => {
     fixture = TestBed.createComponent(SystemPage);
     await fixture.whenStable();
-    expect(fixture.nativeElement.querySelector('mat-progress-bar')).not.toBeNull();
+    expect(
+      fixture.nativeElement.querySelector('mat-progress-bar'),
+    ).not.toBeNull();
     expect(el('system-version')).toBeNull();
     http.expectOne('/api/system').flush(INFO);
     await fixture.whenStable();
@@ -104,13 +120,23 @@ describe('SystemPage', () => {
     await load();
     expect(events.observed).toBe(true);
 
-    events.emit({ name: 'database.status', data: { status: 'down', reason: 'connection refused', at: '2026-01-01T00:00:00Z' } });
+    events.emit({
+      name: 'database.status',
+      data: {
+        status: 'down',
+        reason: 'connection refused',
+        at: '2026-01-01T00:00:00Z',
+      },
+    });
     await fixture.whenStable();
     expect(text('system-db-status')).toBe('Down');
     expect(el('system-db-status')?.getAttribute('data-status')).toBe('down');
     expect(fixture.nativeElement.textContent).toContain('connection refused');
 
-    events.emit({ name: 'database.status', data: { status: 'up', at: '2026-01-01T00:00:05Z' } });
+    events.emit({
+      name: 'database.status',
+      data: { status: 'up', at: '2026-01-01T00:00:05Z' },
+    });
     await fixture.whenStable();
     expect(text('system-db-status')).toBe('Up');
   });
@@ -151,10 +177,17 @@ describe('SystemPage', () => {
   it('shows an error with a way to try again', async () => {
     fixture = TestBed.createComponent(SystemPage);
     await fixture.whenStable();
-    http.expectOne('/api/system').flush({ statusCode: 500, message: 'Internal server error' }, { status: 500, statusText: 'Server Error' });
+    http
+      .expectOne('/api/system')
+      .flush(
+        { statusCode: 500, message: 'Internal server error' },
+        { status: 500, statusText: 'Server Error' },
+      );
     await fixture.whenStable();
 
-    const alert = fixture.nativeElement.querySelector('[role="alert"]') as HTMLElement;
+    const alert = fixture.nativeElement.querySelector(
+      '[role="alert"]',
+    ) as HTMLElement;
     expect(alert.textContent).toContain("Couldn't load the system information");
     expect(alert.textContent).toContain('Internal server error');
 
@@ -171,7 +204,9 @@ describe('SystemPage', () => {
     el('system-copy-data-dir')?.click();
     await fixture.whenStable();
     expect(clipboard.copy).toHaveBeenCalledWith('/var/lib/metatronos');
-    expect(fixture.nativeElement.textContent).toContain('Path copied to the clipboard.');
+    expect(fixture.nativeElement.textContent).toContain(
+      'Path copied to the clipboard.',
+    );
   });
 
   it('reloads when the server is back after an outage', async () => {
@@ -179,7 +214,9 @@ describe('SystemPage', () => {
     const server = TestBed.inject(ServerStatus);
     server.report({ kind: 'unreachable', status: 0, title: 't', message: 'm' });
     server.retry();
-    http.expectOne('/api/auth/status').flush({ ownerExists: true, authenticated: true });
+    http
+      .expectOne('/api/auth/status')
+      .flush({ ownerExists: true, authenticated: true });
     await fixture.whenStable();
     http.expectOne('/api/system').flush(INFO);
   });

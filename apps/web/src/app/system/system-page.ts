@@ -1,15 +1,38 @@
 import { Clipboard } from '@angular/cdk/clipboard';
 import { DatePipe } from '@angular/common';
-import { ChangeDetectionStrategy, Component, DestroyRef, computed, inject, signal } from '@angular/core';
+import {
+  ChangeDetectionStrategy,
+  Component,
+  DestroyRef,
+  computed,
+  inject,
+  signal,
+} from '@angular/core';
 import { takeUntilDestroyed, toObservable } from '@angular/core/rxjs-interop';
 import { MatButton, MatIconButton } from '@angular/material/button';
 import { MatCard, MatCardContent } from '@angular/material/card';
 import { MatProgressBar } from '@angular/material/progress-bar';
-import { EMPTY, Subject, catchError, finalize, interval, skip, switchMap, tap } from 'rxjs';
-import type { DatabaseKind, DatabaseStatus, SystemInfo } from '@metatronos/shared-types';
+import {
+  EMPTY,
+  Subject,
+  catchError,
+  finalize,
+  interval,
+  skip,
+  switchMap,
+  tap,
+} from 'rxjs';
+import type {
+  DatabaseKind,
+  DatabaseStatus,
+  SystemInfo,
+} from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
 import { EventStream } from '../core/event-stream';
-import { connectivityProblemFrom, inlineErrorMessage } from '../core/server-problem';
+import {
+  connectivityProblemFrom,
+  inlineErrorMessage,
+} from '../core/server-problem';
 import { ServerStatus } from '../core/server-status';
 import { Icon } from '../ui/icon';
 import { formatUptime } from './format-uptime';
@@ -25,7 +48,15 @@ const COPIED_FEEDBACK_MS = 2_000;
 @Component({
   selector: 'mt-system-page',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [DatePipe, MatButton, MatIconButton, MatCard, MatCardContent, MatProgressBar, Icon],
+  imports: [
+    DatePipe,
+    MatButton,
+    MatIconButton,
+    MatCard,
+    MatCardContent,
+    MatProgressBar,
+    Icon,
+  ],
   templateUrl: './system-page.html',
   styleUrl: './system-page.scss',
 })
@@ -52,9 +83,14 @@ export class SystemPage {
   protected readonly uptimeSeconds = computed(() => {
     const info = this.info();
     if (!info) return 0;
-    return info.uptimeSeconds + Math.max(0, Math.floor((this.now() - this.fetchedAt()) / 1000));
+    return (
+      info.uptimeSeconds +
+      Math.max(0, Math.floor((this.now() - this.fetchedAt()) / 1000))
+    );
   });
-  protected readonly uptime = computed(() => formatUptime(this.uptimeSeconds()));
+  protected readonly uptime = computed(() =>
+    formatUptime(this.uptimeSeconds()),
+  );
   protected readonly startedAt = computed(() => {
     const info = this.info();
     return info ? new Date(this.fetchedAt() - info.uptimeSeconds * 1000) : null;
@@ -75,7 +111,12 @@ export class SystemPage {
             catchError((error: unknown) => {
               // Outages are explained by the app-wide banner; repeat them here only if there is nothing else to show.
               if (!this.info() || !connectivityProblemFrom(error)) {
-                this.error.set(inlineErrorMessage(error, 'Could not load the system information.'));
+                this.error.set(
+                  inlineErrorMessage(
+                    error,
+                    'Could not load the system information.',
+                  ),
+                );
               }
               return EMPTY;
             }),
@@ -114,7 +155,10 @@ export class SystemPage {
   protected copyDataDir(path: string): void {
     this.copied.set(this.clipboard.copy(path) ? 'ok' : 'failed');
     clearTimeout(this.copiedTimer);
-    this.copiedTimer = setTimeout(() => this.copied.set(null), COPIED_FEEDBACK_MS);
+    this.copiedTimer = setTimeout(
+      () => this.copied.set(null),
+      COPIED_FEEDBACK_MS,
+    );
   }
 
   private apply(info: SystemInfo): void {

@@ -1,9 +1,17 @@
-import type { CronJobView, CronRunView, PulseView } from '@metatronos/shared-types';
+import type {
+  CronJobView,
+  CronRunView,
+  PulseView,
+} from '@metatronos/shared-types';
 
 /** Test data for the automations specs. Times are in Europe/Paris (UTC+1 in winter). */
 export const TZ = 'Europe/Paris';
 
-export function cronJob(id: string, name: string, extra: Partial<CronJobView> = {}): CronJobView {
+export function cronJob(
+  id: string,
+  name: string,
+  extra: Partial<CronJobView> = {},
+): CronJobView {
   return {
     id,
     name,
@@ -12,7 +20,11 @@ export function cronJob(id: string, name: string, extra: Partial<CronJobView> = 
     enabled: true,
     chatId: `chat-${id}`,
     description: 'At 08:00, Monday through Friday',
-    nextRuns: ['2026-11-23T07:00:00.000Z', '2026-11-24T07:00:00.000Z', '2026-11-25T07:00:00.000Z'],
+    nextRuns: [
+      '2026-11-23T07:00:00.000Z',
+      '2026-11-24T07:00:00.000Z',
+      '2026-11-25T07:00:00.000Z',
+    ],
     timezone: TZ,
     scheduleError: null,
     lastRun: null,
@@ -25,7 +37,10 @@ export function cronJob(id: string, name: string, extra: Partial<CronJobView> = 
   };
 }
 
-export function cronRun(id: string, extra: Partial<CronRunView> = {}): CronRunView {
+export function cronRun(
+  id: string,
+  extra: Partial<CronRunView> = {},
+): CronRunView {
   return {
     id,
     kind: 'cron',

@@ -6,11 +6,17 @@ export class FakeEventSource implements EventSourceLike {
   onopen: ((event: Event) => void) | null = null;
   onerror: ((event: Event) => void) | null = null;
   closed = false;
-  private readonly listeners = new Map<string, ((event: MessageEvent<string>) => void)[]>();
+  private readonly listeners = new Map<
+    string,
+    ((event: MessageEvent<string>) => void)[]
+  >();
 
   constructor(readonly url: string) {}
 
-  addEventListener(type: string, listener: (event: MessageEvent<string>) => void): void {
+  addEventListener(
+    type: string,
+    listener: (event: MessageEvent<string>) => void,
+  ): void {
     this.listeners.set(type, [...(this.listeners.get(type) ?? []), listener]);
   }
 
@@ -31,7 +37,8 @@ export class FakeEventSource implements EventSourceLike {
 
   /** Delivers one SSE event with `data` as the text on the wire, e.g. to send something that is not JSON. */
   emitRaw(type: string, data: string): void {
-    for (const listener of this.listeners.get(type) ?? []) listener(new MessageEvent(type, { data }));
+    for (const listener of this.listeners.get(type) ?? [])
+      listener(new MessageEvent(type, { data }));
   }
 
   fail(readyState: number): void {
@@ -41,7 +48,10 @@ export class FakeEventSource implements EventSourceLike {
 }
 
 /** A factory for `EVENT_SOURCE_FACTORY` that keeps every source it made. */
-export function fakeEventSources(): { sources: FakeEventSource[]; factory: (url: string) => FakeEventSource } {
+export function fakeEventSources(): {
+  sources: FakeEventSource[];
+  factory: (url: string) => FakeEventSource;
+} {
   const sources: FakeEventSource[] = [];
   return {
     sources,

@@ -27,15 +27,23 @@ describe('ToolsPage', () => {
       timezone: 'UTC',
       updatedAt: null,
     });
-    http.expectOne('/api/whatsapp/status').flush({ status: 'disconnected', phoneNumber: null });
+    http
+      .expectOne('/api/whatsapp/status')
+      .flush({ status: 'disconnected', phoneNumber: null });
     await fixture.whenStable();
     const root = fixture.nativeElement as HTMLElement;
     expect(root.querySelector('h1')?.textContent).toBe('Tools');
-    const [web, whatsApp] = Array.from(root.querySelectorAll('[data-testid="tool-sections"] > section'));
+    const [web, whatsApp] = Array.from(
+      root.querySelectorAll('[data-testid="tool-sections"] > section'),
+    );
     expect(web?.getAttribute('aria-labelledby')).toBe('web-search-heading');
-    expect(web?.querySelector('#web-search-heading')?.textContent?.trim()).toBe('Web search (Brave)');
+    expect(web?.querySelector('#web-search-heading')?.textContent?.trim()).toBe(
+      'Web search (Brave)',
+    );
     expect(whatsApp?.getAttribute('aria-labelledby')).toBe('whatsapp-heading');
-    expect(whatsApp?.querySelector('#whatsapp-heading')?.textContent?.trim()).toBe('WhatsApp');
+    expect(
+      whatsApp?.querySelector('#whatsapp-heading')?.textContent?.trim(),
+    ).toBe('WhatsApp');
     fixture.destroy();
   });
 });

@@ -1,7 +1,14 @@
 import type { HttpTestingController } from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
-import type { AppSettingsView, WebSearchTestResponse } from '@metatronos/shared-types';
-import { setUpApiTest, tearDownApiTest, testIdQueries } from '../testing/api-test';
+import type {
+  AppSettingsView,
+  WebSearchTestResponse,
+} from '@metatronos/shared-types';
+import {
+  setUpApiTest,
+  tearDownApiTest,
+  testIdQueries,
+} from '../testing/api-test';
 import type { FakeEventStream } from '../testing/fake-event-stream';
 import { WebSearchCard } from './web-search-card';
 
@@ -15,7 +22,11 @@ const SETTINGS: AppSettingsView = {
   timezone: 'Europe/Paris',
   updatedAt: '2026-01-01T00:00:00.000Z',
 };
-const WITH_KEY: AppSettingsView = { ...SETTINGS, braveApiKey: '••••9876', updatedAt: '2026-01-02T00:00:00.000Z' };
+const WITH_KEY: AppSettingsView = {
+  ...SETTINGS,
+  braveApiKey: '••••9876',
+  updatedAt: '2026-01-02T00:00:00.000Z',
+};
 
 describe('WebSearchCard', () => {
   let fixture: ComponentFixture<WebSearchCard>;
@@ -24,8 +35,10 @@ describe('WebSearchCard', () => {
 
   const root = () => fixture.nativeElement as HTMLElement;
   const { el, text } = testIdQueries(root);
-  const input = () => el<HTMLInputElement>('brave-key-input') as HTMLInputElement;
-  const button = (testId: string) => el<HTMLButtonElement>(testId) as HTMLButtonElement;
+  const input = () =>
+    el<HTMLInputElement>('brave-key-input') as HTMLInputElement;
+  const button = (testId: string) =>
+    el<HTMLButtonElement>(testId) as HTMLButtonElement;
   const stable = () => fixture.whenStable();
 
   function type(value: string): void {
@@ -83,7 +96,9 @@ describe('WebSearchCard', () => {
     expect(text('brave-key-hint')).toContain('Saved: ••••9876');
     expect(text('web-search-state')).toBe('On');
     expect(button('web-search-test').disabled).toBe(false);
-    expect(document.querySelector('mat-snack-bar-container')?.textContent).toContain('Brave Search key saved.');
+    expect(
+      document.querySelector('mat-snack-bar-container')?.textContent,
+    ).toContain('Brave Search key saved.');
   });
 
   it('never sends the mask back as a key', async () => {
@@ -105,7 +120,9 @@ describe('WebSearchCard', () => {
     req.flush({ ...SETTINGS, updatedAt: '2026-01-03T00:00:00.000Z' });
     await stable();
     expect(text('web-search-state')).toBe('Off: no key');
-    expect(document.querySelector('mat-snack-bar-container')?.textContent).toContain('Brave Search key removed.');
+    expect(
+      document.querySelector('mat-snack-bar-container')?.textContent,
+    ).toContain('Brave Search key removed.');
   });
 
   it('shows a failed save inline and keeps the edit', async () => {
@@ -114,18 +131,39 @@ describe('WebSearchCard', () => {
     await stable();
     button('web-search-save').click();
     await stable();
-    http.expectOne('/api/settings').flush({ statusCode: 400, message: ['braveApiKey must be a string'], error: 'Bad Request' }, { status: 400, statusText: 'Bad Request' });
+    http.expectOne('/api/settings').flush(
+      {
+        statusCode: 400,
+        message: ['braveApiKey must be a string'],
+        error: 'Bad Request',
+      },
+      { status: 400, statusText: 'Bad Request' },
+    );
     await stable();
-    expect(text('web-search-save-error')).toContain('braveApiKey must be a string');
+    expect(text('web-search-save-error')).toContain(
+      'braveApiKey must be a string',
+    );
     expect(input().value).toBe('BSA-key');
   });
 
   it('tests the saved key and shows the count and the first result as a link', async () => {
     await load(WITH_KEY);
-    await runTest({ ok: true, results: 5, durationMs: 240, sample: { title: 'MetatronOS on GitHub', url: 'https://example.com/metatron' } });
+    await runTest({
+      ok: true,
+      results: 5,
+      durationMs: 240,
+      sample: {
+        title: 'MetatronOS on GitHub',
+        url: 'https://example.com/metatron',
+      },
+    });
     expect(el('web-search-outcome')?.dataset['outcome']).toBe('ok');
-    expect(text('web-search-outcome-summary')).toBe('Brave answered in 240 ms with 5 results.');
-    const link = el<HTMLAnchorElement>('web-search-sample') as HTMLAnchorElement;
+    expect(text('web-search-outcome-summary')).toBe(
+      'Brave answered in 240 ms with 5 results.',
+    );
+    const link = el<HTMLAnchorElement>(
+      'web-search-sample',
+    ) as HTMLAnchorElement;
     expect(link.textContent?.trim()).toBe('MetatronOS on GitHub');
     expect(link.href).toBe('https://example.com/metatron');
     expect(link.target).toBe('_blank');
@@ -135,13 +173,16 @@ describe('WebSearchCard', () => {
   it('says so when Brave found nothing', async () => {
     await load(WITH_KEY);
     await runTest({ ok: true, results: 0, durationMs: 90, sample: null });
-    expect(text('web-search-outcome-summary')).toBe('Brave answered in 90 ms with 0 results.');
+    expect(text('web-search-outcome-summary')).toBe(
+      'Brave answered in 90 ms with 0 results.',
+    );
     expect(el('web-search-sample')).toBeNull();
   });
 
   it("shows Brave's refusal, and a refused test request", async () => {
     await load(WITH_KEY);
-    const error = 'The Brave Search key was refused (HTTP 401). Check the key on the Tools page.';
+    const error =
+      'The Brave Search key was refused (HTTP 401). Check the key on the Tools page.';
     await runTest({ ok: false, error, durationMs: 50 });
     expect(el('web-search-outcome')?.dataset['outcome']).toBe('error');
     expect(el('web-search-outcome')?.getAttribute('role')).toBe('alert');
@@ -149,16 +190,25 @@ describe('WebSearchCard', () => {
 
     button('web-search-test').click();
     await stable();
-    http
-      .expectOne('/api/web-search/test')
-      .flush({ statusCode: 400, message: 'No Brave Search API key is configured: save one first.', error: 'Bad Request' }, { status: 400, statusText: 'Bad Request' });
+    http.expectOne('/api/web-search/test').flush(
+      {
+        statusCode: 400,
+        message: 'No Brave Search API key is configured: save one first.',
+        error: 'Bad Request',
+      },
+      { status: 400, statusText: 'Bad Request' },
+    );
     await stable();
-    expect(text('web-search-outcome-summary')).toBe('No Brave Search API key is configured: save one first.');
+    expect(text('web-search-outcome-summary')).toBe(
+      'No Brave Search API key is configured: save one first.',
+    );
   });
 
   it('follows a key change made elsewhere, unless there is an edit here', async () => {
     await load();
-    events.emit('settings.updated', { updatedAt: WITH_KEY.updatedAt as string });
+    events.emit('settings.updated', {
+      updatedAt: WITH_KEY.updatedAt as string,
+    });
     await stable();
     http.expectOne('/api/settings').flush(WITH_KEY);
     await stable();
@@ -175,9 +225,16 @@ describe('WebSearchCard', () => {
   it('shows a load failure with Retry', async () => {
     fixture = TestBed.createComponent(WebSearchCard);
     await stable();
-    http.expectOne('/api/settings').flush({ statusCode: 500, message: 'boom', error: 'Internal Server Error' }, { status: 500, statusText: 'Server Error' });
+    http
+      .expectOne('/api/settings')
+      .flush(
+        { statusCode: 500, message: 'boom', error: 'Internal Server Error' },
+        { status: 500, statusText: 'Server Error' },
+      );
     await stable();
-    expect(root().textContent).toContain("Couldn't load the web search settings");
+    expect(root().textContent).toContain(
+      "Couldn't load the web search settings",
+    );
     expect(el('web-search-form')).toBeNull();
   });
 });

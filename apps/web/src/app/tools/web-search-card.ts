@@ -1,14 +1,28 @@
-import { ChangeDetectionStrategy, Component, computed, inject, signal } from '@angular/core';
+import {
+  ChangeDetectionStrategy,
+  Component,
+  computed,
+  inject,
+  signal,
+} from '@angular/core';
 import { MatButton } from '@angular/material/button';
 import { MatCard, MatCardContent } from '@angular/material/card';
 import { MatProgressBar } from '@angular/material/progress-bar';
 import { MatSnackBar } from '@angular/material/snack-bar';
-import { WEB_SEARCH_TEST_DEFAULT_QUERY, type AppSettingsView, type WebSearchTestResponse } from '@metatronos/shared-types';
+import {
+  WEB_SEARCH_TEST_DEFAULT_QUERY,
+  type AppSettingsView,
+  type WebSearchTestResponse,
+} from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
 import { liveResource } from '../core/live-resource';
 import { inlineErrorMessage } from '../core/server-problem';
 import { SecretField } from '../settings/secret-field';
-import { type SecretDraft, UNCHANGED_SECRET, secretChange } from '../settings/settings-draft';
+import {
+  type SecretDraft,
+  UNCHANGED_SECRET,
+  secretChange,
+} from '../settings/settings-draft';
 import { Icon } from '../ui/icon';
 import { ServerError } from '../ui/server-error';
 
@@ -16,7 +30,15 @@ import { ServerError } from '../ui/server-error';
 @Component({
   selector: 'mt-web-search-card',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [MatButton, MatCard, MatCardContent, MatProgressBar, Icon, ServerError, SecretField],
+  imports: [
+    MatButton,
+    MatCard,
+    MatCardContent,
+    MatProgressBar,
+    Icon,
+    ServerError,
+    SecretField,
+  ],
   templateUrl: './web-search-card.html',
   styleUrl: './web-search-card.scss',
 })
@@ -27,7 +49,9 @@ export class WebSearchCard {
   protected readonly testQuery = WEB_SEARCH_TEST_DEFAULT_QUERY;
   /** The settings as the server last sent them (the key masked); null until loaded. */
   protected readonly settings = signal<AppSettingsView | null>(null);
-  protected readonly savedKey = computed(() => this.settings()?.braveApiKey ?? null);
+  protected readonly savedKey = computed(
+    () => this.settings()?.braveApiKey ?? null,
+  );
   protected readonly draft = signal<SecretDraft>(UNCHANGED_SECRET);
   protected readonly saving = signal(false);
   protected readonly saveError = signal<string | null>(null);
@@ -36,10 +60,18 @@ export class WebSearchCard {
   protected readonly testError = signal<string | null>(null);
 
   /** What Save sends for `braveApiKey`: a new key, null to remove it, undefined when nothing changed. */
-  private readonly change = computed(() => secretChange(this.draft(), this.savedKey()));
+  private readonly change = computed(() =>
+    secretChange(this.draft(), this.savedKey()),
+  );
   protected readonly dirty = computed(() => this.change() !== undefined);
   protected readonly canSave = computed(() => this.dirty() && !this.saving());
-  protected readonly canTest = computed(() => this.savedKey() !== null && !this.dirty() && !this.testing() && !this.saving());
+  protected readonly canTest = computed(
+    () =>
+      this.savedKey() !== null &&
+      !this.dirty() &&
+      !this.testing() &&
+      !this.saving(),
+  );
   protected readonly testHint = computed(() => {
     if (!this.settings()) return null;
     if (this.dirty()) return 'Save the key to test it.';
@@ -53,7 +85,10 @@ export class WebSearchCard {
     apply: (settings) => this.apply(settings),
     hasValue: () => !!this.settings(),
     failure: "Couldn't load the web search settings",
-    event: { name: 'settings.updated', isOwn: (event) => event.updatedAt === this.settings()?.updatedAt },
+    event: {
+      name: 'settings.updated',
+      isOwn: (event) => event.updatedAt === this.settings()?.updatedAt,
+    },
     dirty: this.dirty,
   });
   protected readonly loading = this.live.loading;
@@ -79,11 +114,19 @@ export class WebSearchCard {
       next: (settings) => {
         this.saving.set(false);
         this.apply(settings);
-        this.snackBar.open(braveApiKey === null ? 'Brave Search key removed.' : 'Brave Search key saved.', undefined, { duration: 3000 });
+        this.snackBar.open(
+          braveApiKey === null
+            ? 'Brave Search key removed.'
+            : 'Brave Search key saved.',
+          undefined,
+          { duration: 3000 },
+        );
       },
       error: (error: unknown) => {
         this.saving.set(false);
-        this.saveError.set(inlineErrorMessage(error, 'Saving failed. Try again.'));
+        this.saveError.set(
+          inlineErrorMessage(error, 'Saving failed. Try again.'),
+        );
       },
     });
   }
@@ -100,7 +143,9 @@ export class WebSearchCard {
       },
       error: (error: unknown) => {
         this.testing.set(false);
-        this.testError.set(inlineErrorMessage(error, 'The test could not run. Try again.'));
+        this.testError.set(
+          inlineErrorMessage(error, 'The test could not run. Try again.'),
+        );
       },
     });
   }

@@ -2,14 +2,27 @@ import type { HttpTestingController } from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
 import type { WhatsAppStatusView } from '@metatronos/shared-types';
 import { EVENT_SOURCE_FACTORY } from '../core/event-stream';
-import { setUpApiTest, tearDownApiTest, testIdQueries } from '../testing/api-test';
-import { type FakeEventSource, fakeEventSources } from '../testing/fake-event-source';
+import {
+  setUpApiTest,
+  tearDownApiTest,
+  testIdQueries,
+} from '../testing/api-test';
+import {
+  type FakeEventSource,
+  fakeEventSources,
+} from '../testing/fake-event-source';
 import type { FakeEventStream } from '../testing/fake-event-stream';
 import { WhatsAppCard } from './whatsapp-card';
 
 const STATUS_URL = '/api/whatsapp/status';
-const DISCONNECTED: WhatsAppStatusView = { status: 'disconnected', phoneNumber: null };
-const CONNECTED: WhatsAppStatusView = { status: 'connected', phoneNumber: '14155551234' };
+const DISCONNECTED: WhatsAppStatusView = {
+  status: 'disconnected',
+  phoneNumber: null,
+};
+const CONNECTED: WhatsAppStatusView = {
+  status: 'connected',
+  phoneNumber: '14155551234',
+};
 const QR = 'data:image/png;base64,iVBORw0KGgo=';
 
 describe('WhatsAppCard', () => {
@@ -20,7 +33,8 @@ describe('WhatsAppCard', () => {
 
   const root = () => fixture.nativeElement as HTMLElement;
   const { el, text } = testIdQueries(root);
-  const button = (testId: string) => el<HTMLButtonElement>(testId) as HTMLButtonElement;
+  const button = (testId: string) =>
+    el<HTMLButtonElement>(testId) as HTMLButtonElement;
   const stable = () => fixture.whenStable();
 
   async function load(view: WhatsAppStatusView = DISCONNECTED): Promise<void> {
@@ -47,8 +61,12 @@ describe('WhatsAppCard', () => {
   async function disconnect(clearSession: boolean): Promise<void> {
     button('whatsapp-disconnect').click();
     await stable();
-    expect(el('whatsapp-disconnect-confirm')?.getAttribute('role')).toBe('alertdialog');
-    expect(text('whatsapp-clear-session')).toBe('Also clear the saved session (you will need to scan again)');
+    expect(el('whatsapp-disconnect-confirm')?.getAttribute('role')).toBe(
+      'alertdialog',
+    );
+    expect(text('whatsapp-clear-session')).toBe(
+      'Also clear the saved session (you will need to scan again)',
+    );
     if (clearSession) {
       el('whatsapp-clear-session')?.querySelector('input')?.click();
       await stable();
@@ -65,7 +83,9 @@ describe('WhatsAppCard', () => {
   beforeEach(() => {
     const fake = fakeEventSources();
     sources = fake.sources;
-    TestBed.configureTestingModule({ providers: [{ provide: EVENT_SOURCE_FACTORY, useValue: fake.factory }] });
+    TestBed.configureTestingModule({
+      providers: [{ provide: EVENT_SOURCE_FACTORY, useValue: fake.factory }],
+    });
     ({ http, events } = setUpApiTest(WhatsAppCard));
   });
 
@@ -85,10 +105,17 @@ describe('WhatsAppCard', () => {
   });
 
   it('says why the link stopped and when it retries', async () => {
-    await load({ status: 'disconnected', phoneNumber: null, reason: 'logged out', reconnectAt: '2026-11-21T22:10:00.000Z' });
+    await load({
+      status: 'disconnected',
+      phoneNumber: null,
+      reason: 'logged out',
+      reconnectAt: '2026-11-21T22:10:00.000Z',
+    });
     expect(text('whatsapp-reason')).toBe('Stopped: logged out');
     expect(text('whatsapp-reconnect')).toContain('Next reconnect attempt at');
-    expect(el('whatsapp-reconnect')?.querySelector('time')?.getAttribute('datetime')).toBe('2026-11-21T22:10:00.000Z');
+    expect(
+      el('whatsapp-reconnect')?.querySelector('time')?.getAttribute('datetime'),
+    ).toBe('2026-11-21T22:10:00.000Z');
   });
 
   it('shows the connected number, and Disconnect instead of Link device', async () => {
@@ -146,7 +173,9 @@ describe('WhatsAppCard', () => {
     await load();
     button('whatsapp-link').click();
     await stable();
-    http.expectOne('/api/whatsapp/connect').flush({ status: 'already_connected', phoneNumber: '447700900123' });
+    http
+      .expectOne('/api/whatsapp/connect')
+      .flush({ status: 'already_connected', phoneNumber: '447700900123' });
     await stable();
     expect(sources).toHaveLength(0);
     expect(text('whatsapp-state')).toBe('Connected as +447700900123');
@@ -166,7 +195,11 @@ describe('WhatsAppCard', () => {
     await stable();
     expect(source.closed).toBe(true);
     expect(el('whatsapp-qr')).toBeNull();
-    http.expectOne(STATUS_URL).flush({ status: 'disconnected', phoneNumber: null, reason: 'QR code expired' });
+    http.expectOne(STATUS_URL).flush({
+      status: 'disconnected',
+      phoneNumber: null,
+      reason: 'QR code expired',
+    });
     await stable();
     expect(text('whatsapp-reason')).toBe('Stopped: QR code expired');
     expect(button('whatsapp-link').disabled).toBe(false);
@@ -200,7 +233,14 @@ describe('WhatsAppCard', () => {
     await load();
     button('whatsapp-link').click();
     await stable();
-    http.expectOne('/api/whatsapp/connect').flush({ statusCode: 500, message: 'Baileys crashed', error: 'Internal Server Error' }, { status: 500, statusText: 'Error' });
+    http.expectOne('/api/whatsapp/connect').flush(
+      {
+        statusCode: 500,
+        message: 'Baileys crashed',
+        error: 'Internal Server Error',
+      },
+      { status: 500, statusText: 'Error' },
+    );
     await stable();
     expect(text('whatsapp-error')).toBe('Baileys crashed');
     expect(sources).toHaveLength(0);
@@ -211,14 +251,18 @@ describe('WhatsAppCard', () => {
     await disconnect(false);
     expect(text('whatsapp-state')).toBe('Disconnected');
     expect(el('whatsapp-disconnect-confirm')).toBeNull();
-    expect(document.querySelector('mat-snack-bar-container')?.textContent).toContain('WhatsApp disconnected.');
+    expect(
+      document.querySelector('mat-snack-bar-container')?.textContent,
+    ).toContain('WhatsApp disconnected.');
   });
 
   it('disconnects and clears the saved session when the box is ticked', async () => {
     await load(CONNECTED);
     await disconnect(true);
     expect(text('whatsapp-state')).toBe('Disconnected');
-    expect(document.querySelector('mat-snack-bar-container')?.textContent).toContain('saved session cleared');
+    expect(
+      document.querySelector('mat-snack-bar-container')?.textContent,
+    ).toContain('saved session cleared');
   });
 
   it('cancels a disconnect without a request', async () => {
@@ -255,7 +299,12 @@ describe('WhatsAppCard', () => {
 
   it('follows the whatsapp.status and whatsapp.qr events', async () => {
     await load(CONNECTED);
-    events.emit('whatsapp.status', { status: 'disconnected', phoneNumber: null, reason: 'logged out', at: '2026-11-21T22:00:00.000Z' });
+    events.emit('whatsapp.status', {
+      status: 'disconnected',
+      phoneNumber: null,
+      reason: 'logged out',
+      at: '2026-11-21T22:00:00.000Z',
+    });
     await stable();
     http.expectOne(STATUS_URL).flush({ ...DISCONNECTED, reason: 'logged out' });
     await stable();
@@ -277,9 +326,13 @@ describe('WhatsAppCard', () => {
     button('whatsapp-permissions').click();
     await stable();
     const dialog = document.querySelector('mat-dialog-container');
-    expect(dialog?.querySelector('h2')?.textContent?.trim()).toBe('WhatsApp permissions');
+    expect(dialog?.querySelector('h2')?.textContent?.trim()).toBe(
+      'WhatsApp permissions',
+    );
     http.expectOne('/api/whatsapp/permissions').flush([]);
     await stable();
-    expect(document.querySelector('[data-testid="no-permissions"]')).not.toBeNull();
+    expect(
+      document.querySelector('[data-testid="no-permissions"]'),
+    ).not.toBeNull();
   });
 });

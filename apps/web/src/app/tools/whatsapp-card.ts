@@ -18,22 +18,31 @@ import { MatDialog } from '@angular/material/dialog';
 import { MatProgressBar } from '@angular/material/progress-bar';
 import { MatSnackBar } from '@angular/material/snack-bar';
 import { interval } from 'rxjs';
-import type { WhatsAppStatus, WhatsAppStatusView } from '@metatronos/shared-types';
+import type {
+  WhatsAppStatus,
+  WhatsAppStatusView,
+} from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
 import { EventStream } from '../core/event-stream';
 import { liveResource } from '../core/live-resource';
 import { inlineErrorMessage } from '../core/server-problem';
-import { WhatsAppQrStream, type WhatsAppQrStreamHandle } from '../core/whatsapp-qr-stream';
+import {
+  WhatsAppQrStream,
+  type WhatsAppQrStreamHandle,
+} from '../core/whatsapp-qr-stream';
 import { Icon } from '../ui/icon';
 import { ServerError } from '../ui/server-error';
 import { formatPhone } from './whatsapp-format';
 import { WhatsAppPermissionsDialog } from './whatsapp-permissions-dialog';
 
 /** How often the status is fetched while no linking stream is open. */
-export const WHATSAPP_STATUS_POLL_MS = new InjectionToken<number>('WHATSAPP_STATUS_POLL_MS', {
-  providedIn: 'root',
-  factory: () => 10_000,
-});
+export const WHATSAPP_STATUS_POLL_MS = new InjectionToken<number>(
+  'WHATSAPP_STATUS_POLL_MS',
+  {
+    providedIn: 'root',
+    factory: () => 10_000,
+  },
+);
 
 const STATUS_LABELS: Record<WhatsAppStatus, string> = {
   disconnected: 'Disconnected',
@@ -49,7 +58,15 @@ const STATUS_LABELS: Record<WhatsAppStatus, string> = {
 @Component({
   selector: 'mt-whatsapp-card',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [MatButton, MatCard, MatCardContent, MatCheckbox, MatProgressBar, Icon, ServerError],
+  imports: [
+    MatButton,
+    MatCard,
+    MatCardContent,
+    MatCheckbox,
+    MatProgressBar,
+    Icon,
+    ServerError,
+  ],
   templateUrl: './whatsapp-card.html',
   styleUrl: './whatsapp-card.scss',
 })
@@ -74,25 +91,47 @@ export class WhatsAppCard {
   /** The stream reported a linking state (so a later `disconnected` means linking stopped). */
   private streamStarted = false;
 
-  protected readonly status = computed<WhatsAppStatus>(() => this.view()?.status ?? 'disconnected');
+  protected readonly status = computed<WhatsAppStatus>(
+    () => this.view()?.status ?? 'disconnected',
+  );
   protected readonly phoneNumber = computed(() => {
     const phone = this.view()?.phoneNumber;
     return phone ? formatPhone(phone) : null;
   });
   protected readonly statusLabel = computed(() => {
     const phone = this.phoneNumber();
-    return this.status() === 'connected' && phone ? `Connected as ${phone}` : STATUS_LABELS[this.status()];
+    return this.status() === 'connected' && phone
+      ? `Connected as ${phone}`
+      : STATUS_LABELS[this.status()];
   });
   /** Why the link stopped, while it is not up. */
-  protected readonly reason = computed(() => (this.status() !== 'connected' ? (this.view()?.reason ?? null) : null));
+  protected readonly reason = computed(() =>
+    this.status() !== 'connected' ? (this.view()?.reason ?? null) : null,
+  );
   protected readonly reconnectAt = computed(() => {
     const at = this.view()?.reconnectAt;
     if (!at || this.status() === 'connected') return null;
     const date = new Date(at);
-    return Number.isNaN(date.getTime()) ? null : { iso: at, text: date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' }) };
+    return Number.isNaN(date.getTime())
+      ? null
+      : {
+          iso: at,
+          text: date.toLocaleTimeString([], {
+            hour: '2-digit',
+            minute: '2-digit',
+            second: '2-digit',
+          }),
+        };
   });
-  protected readonly canLink = computed(() => this.status() === 'disconnected' && this.busy() === null && !this.linking());
-  protected readonly canDisconnect = computed(() => this.status() !== 'disconnected' || this.linking());
+  protected readonly canLink = computed(
+    () =>
+      this.status() === 'disconnected' &&
+      this.busy() === null &&
+      !this.linking(),
+  );
+  protected readonly canDisconnect = computed(
+    () => this.status() !== 'disconnected' || this.linking(),
+  );
 
   private readonly live = liveResource({
     load: () => this.api.whatsAppStatus(),
@@ -130,7 +169,10 @@ export class WhatsAppCard {
       next: (answer) => {
         this.busy.set(null);
         if (answer.status === 'already_connected') {
-          this.view.set({ status: 'connected', phoneNumber: answer.phoneNumber });
+          this.view.set({
+            status: 'connected',
+            phoneNumber: answer.phoneNumber,
+          });
           return;
         }
         this.view.set({ status: 'connecting', phoneNumber: null });
@@ -138,7 +180,9 @@ export class WhatsAppCard {
       },
       error: (error: unknown) => {
         this.busy.set(null);
-        this.error.set(inlineErrorMessage(error, "Couldn't start linking. Try again."));
+        this.error.set(
+          inlineErrorMessage(error, "Couldn't start linking. Try again."),
+        );
       },
     });
   }
@@ -165,13 +209,21 @@ export class WhatsAppCard {
         this.busy.set(null);
         this.closeStream();
         this.view.set({ status: 'disconnected', phoneNumber: null });
-        this.snackBar.open(clearSession ? 'WhatsApp disconnected and the saved session cleared.' : 'WhatsApp disconnected.', undefined, {
-          duration: 3000,
-        });
+        this.snackBar.open(
+          clearSession
+            ? 'WhatsApp disconnected and the saved session cleared.'
+            : 'WhatsApp disconnected.',
+          undefined,
+          {
+            duration: 3000,
+          },
+        );
       },
       error: (error: unknown) => {
         this.busy.set(null);
-        this.error.set(inlineErrorMessage(error, "Couldn't disconnect. Try again."));
+        this.error.set(
+          inlineErrorMessage(error, "Couldn't disconnect. Try again."),
+        );
       },
     });
   }
@@ -230,7 +282,10 @@ export class WhatsAppCard {
 
   private connected(phoneNumber: string | null): void {
     this.closeStream();
-    this.view.set({ status: 'connected', phoneNumber: phoneNumber ?? this.view()?.phoneNumber ?? null });
+    this.view.set({
+      status: 'connected',
+      phoneNumber: phoneNumber ?? this.view()?.phoneNumber ?? null,
+    });
   }
 
   private closeStream(): void {
@@ -241,8 +296,14 @@ export class WhatsAppCard {
   }
 
   private focus(testId: string): void {
-    afterNextRender(() => this.host.nativeElement.querySelector<HTMLElement>(`[data-testid="${testId}"]`)?.focus(), {
-      injector: this.injector,
-    });
+    afterNextRender(
+      () =>
+        this.host.nativeElement
+          .querySelector<HTMLElement>(`[data-testid="${testId}"]`)
+          ?.focus(),
+      {
+        injector: this.injector,
+      },
+    );
   }
 }

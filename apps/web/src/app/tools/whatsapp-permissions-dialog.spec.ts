@@ -2,13 +2,26 @@ import type { HttpTestingController } from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
 import { MatDialogRef } from '@angular/material/dialog';
 import type { WhatsAppPermission } from '@metatronos/shared-types';
-import { setUpApiTest, tearDownApiTest, testIdQueries } from '../testing/api-test';
+import {
+  setUpApiTest,
+  tearDownApiTest,
+  testIdQueries,
+} from '../testing/api-test';
 import type { FakeEventStream } from '../testing/fake-event-stream';
-import { WhatsAppPermissionsDialog, autoReplyPausedUntil, phoneNumberError } from './whatsapp-permissions-dialog';
+import {
+  WhatsAppPermissionsDialog,
+  autoReplyPausedUntil,
+  phoneNumberError,
+} from './whatsapp-permissions-dialog';
 
 const LIST_URL = '/api/whatsapp/permissions';
 
-function permission(id: string, displayName: string, phoneNumber: string, overrides: Partial<WhatsAppPermission> = {}): WhatsAppPermission {
+function permission(
+  id: string,
+  displayName: string,
+  phoneNumber: string,
+  overrides: Partial<WhatsAppPermission> = {},
+): WhatsAppPermission {
   return {
     id,
     phoneNumber,
@@ -27,7 +40,11 @@ function permission(id: string, displayName: string, phoneNumber: string, overri
 
 const MOM = permission('p1', 'Mom', '14155551234', { canRead: true });
 const BOB = permission('p2', 'bob', '447700900123');
-const ALICE = permission('p3', 'Alice', '33612345678', { canRead: true, canReply: true, trusted: true });
+const ALICE = permission('p3', 'Alice', '33612345678', {
+  canRead: true,
+  canReply: true,
+  trusted: true,
+});
 
 describe('WhatsAppPermissionsDialog', () => {
   let fixture: ComponentFixture<WhatsAppPermissionsDialog>;
@@ -37,16 +54,25 @@ describe('WhatsAppPermissionsDialog', () => {
   const root = () => fixture.nativeElement as HTMLElement;
   const { el, all, text, texts } = testIdQueries(root);
   const stable = () => fixture.whenStable();
-  const row = (id: string) => root().querySelector<HTMLElement>(`[data-permission-id="${id}"]`) as HTMLElement;
-  const switchOf = (id: string, testId: string) => el(testId, row(id))?.querySelector<HTMLButtonElement>('button[role="switch"]') as HTMLButtonElement;
-  const input = (testId: string) => el<HTMLInputElement>(testId) as HTMLInputElement;
+  const row = (id: string) =>
+    root().querySelector<HTMLElement>(
+      `[data-permission-id="${id}"]`,
+    ) as HTMLElement;
+  const switchOf = (id: string, testId: string) =>
+    el(testId, row(id))?.querySelector<HTMLButtonElement>(
+      'button[role="switch"]',
+    ) as HTMLButtonElement;
+  const input = (testId: string) =>
+    el<HTMLInputElement>(testId) as HTMLInputElement;
 
   function type(testId: string, value: string): void {
     input(testId).value = value;
     input(testId).dispatchEvent(new Event('input'));
   }
 
-  async function load(list: WhatsAppPermission[] = [MOM, BOB, ALICE]): Promise<void> {
+  async function load(
+    list: WhatsAppPermission[] = [MOM, BOB, ALICE],
+  ): Promise<void> {
     fixture = TestBed.createComponent(WhatsAppPermissionsDialog);
     await stable();
     http.expectOne(LIST_URL).flush(list);
@@ -59,7 +85,9 @@ describe('WhatsAppPermissionsDialog', () => {
   }
 
   beforeEach(() => {
-    TestBed.configureTestingModule({ providers: [{ provide: MatDialogRef, useValue: { close: jest.fn() } }] });
+    TestBed.configureTestingModule({
+      providers: [{ provide: MatDialogRef, useValue: { close: jest.fn() } }],
+    });
     ({ http, events } = setUpApiTest(WhatsAppPermissionsDialog));
   });
 
@@ -69,7 +97,9 @@ describe('WhatsAppPermissionsDialog', () => {
 
   it('explains that nobody is visible until allowed, and what trusted means', async () => {
     await load([]);
-    expect(text('permissions-explanation')).toContain('Nobody on WhatsApp is visible to Metatron until you allow them here');
+    expect(text('permissions-explanation')).toContain(
+      'Nobody on WhatsApp is visible to Metatron until you allow them here',
+    );
     expect(text('permissions-explanation')).toContain('Trusted');
     expect(text('permissions-explanation')).toContain('memory');
     expect(el('no-permissions')).not.toBeNull();
@@ -79,10 +109,18 @@ describe('WhatsAppPermissionsDialog', () => {
     await load();
     expect(texts('permission-name')).toEqual(['Alice', 'bob', 'Mom']);
     expect(text('permission-phone', row('p1'))).toBe('+14155551234');
-    expect(switchOf('p1', 'permission-read').getAttribute('aria-checked')).toBe('true');
-    expect(switchOf('p1', 'permission-reply').getAttribute('aria-checked')).toBe('false');
-    expect(switchOf('p3', 'permission-trusted').getAttribute('aria-checked')).toBe('true');
-    expect(switchOf('p1', 'permission-trusted').getAttribute('aria-label')).toBe('Trusted, Mom');
+    expect(switchOf('p1', 'permission-read').getAttribute('aria-checked')).toBe(
+      'true',
+    );
+    expect(
+      switchOf('p1', 'permission-reply').getAttribute('aria-checked'),
+    ).toBe('false');
+    expect(
+      switchOf('p3', 'permission-trusted').getAttribute('aria-checked'),
+    ).toBe('true');
+    expect(
+      switchOf('p1', 'permission-trusted').getAttribute('aria-label'),
+    ).toBe('Trusted, Mom');
   });
 
   it('switches Reply with PATCH { canReply } and takes the answer', async () => {
@@ -92,9 +130,15 @@ describe('WhatsAppPermissionsDialog', () => {
     const req = http.expectOne(`${LIST_URL}/p1`);
     expect(req.request.method).toBe('PATCH');
     expect(req.request.body).toEqual({ canReply: true });
-    req.flush({ ...MOM, canReply: true, updatedAt: '2026-11-02T10:00:00.000Z' });
+    req.flush({
+      ...MOM,
+      canReply: true,
+      updatedAt: '2026-11-02T10:00:00.000Z',
+    });
     await stable();
-    expect(switchOf('p1', 'permission-reply').getAttribute('aria-checked')).toBe('true');
+    expect(
+      switchOf('p1', 'permission-reply').getAttribute('aria-checked'),
+    ).toBe('true');
   });
 
   it('switches Trusted off with PATCH { trusted: false }', async () => {
@@ -105,46 +149,84 @@ describe('WhatsAppPermissionsDialog', () => {
     expect(req.request.body).toEqual({ trusted: false });
     req.flush({ ...ALICE, trusted: false });
     await stable();
-    expect(switchOf('p3', 'permission-trusted').getAttribute('aria-checked')).toBe('false');
+    expect(
+      switchOf('p3', 'permission-trusted').getAttribute('aria-checked'),
+    ).toBe('false');
   });
 
   it('shows a bot-loop pause with its end, and Resume lifts it', async () => {
     const until = new Date(Date.now() + 3_600_000).toISOString();
     const paused = { ...ALICE, autoReplyPausedUntil: until };
-    await load([MOM, paused, permission('p4', 'Old', '14155550000', { autoReplyPausedUntil: '2020-01-01T00:00:00.000Z' })]);
+    await load([
+      MOM,
+      paused,
+      permission('p4', 'Old', '14155550000', {
+        autoReplyPausedUntil: '2020-01-01T00:00:00.000Z',
+      }),
+    ]);
     expect(all('permission-paused')).toHaveLength(1);
-    expect(text('permission-paused', row('p3'))).toContain(`Auto-replies paused until ${autoReplyPausedUntil(paused)}`);
-    expect(text('permission-paused', row('p3'))).toContain('loop with another bot');
-    const resume = el<HTMLButtonElement>('resume-auto-reply', row('p3')) as HTMLButtonElement;
-    expect(resume.getAttribute('aria-label')).toBe('Resume auto-replies to Alice');
+    expect(text('permission-paused', row('p3'))).toContain(
+      `Auto-replies paused until ${autoReplyPausedUntil(paused)}`,
+    );
+    expect(text('permission-paused', row('p3'))).toContain(
+      'loop with another bot',
+    );
+    const resume = el<HTMLButtonElement>(
+      'resume-auto-reply',
+      row('p3'),
+    ) as HTMLButtonElement;
+    expect(resume.getAttribute('aria-label')).toBe(
+      'Resume auto-replies to Alice',
+    );
     resume.click();
     await stable();
     const req = http.expectOne(`${LIST_URL}/p3/resume-auto-reply`);
     expect(req.request.method).toBe('POST');
-    expect(el<HTMLButtonElement>('resume-auto-reply', row('p3'))?.disabled).toBe(true);
+    expect(
+      el<HTMLButtonElement>('resume-auto-reply', row('p3'))?.disabled,
+    ).toBe(true);
     req.flush({ ...ALICE, autoReplyPausedUntil: null });
     await stable();
     expect(all('permission-paused')).toHaveLength(0);
   });
 
   it('keeps the pause and says why when Resume fails', async () => {
-    const paused = { ...ALICE, autoReplyPausedUntil: new Date(Date.now() + 3_600_000).toISOString() };
+    const paused = {
+      ...ALICE,
+      autoReplyPausedUntil: new Date(Date.now() + 3_600_000).toISOString(),
+    };
     await load([paused]);
     el('resume-auto-reply', row('p3'))?.click();
     await stable();
-    http.expectOne(`${LIST_URL}/p3/resume-auto-reply`).flush({ statusCode: 404, message: 'Permission not found' }, { status: 404, statusText: 'Not Found' });
+    http
+      .expectOne(`${LIST_URL}/p3/resume-auto-reply`)
+      .flush(
+        { statusCode: 404, message: 'Permission not found' },
+        { status: 404, statusText: 'Not Found' },
+      );
     await stable();
     expect(all('permission-paused')).toHaveLength(1);
-    expect(text('permission-error', row('p3'))).toContain('Permission not found');
+    expect(text('permission-error', row('p3'))).toContain(
+      'Permission not found',
+    );
   });
 
   it('puts a failed switch back and says why', async () => {
     await load();
     switchOf('p1', 'permission-read').click();
     await stable();
-    http.expectOne(`${LIST_URL}/p1`).flush({ statusCode: 404, message: 'Permission not found', error: 'Not Found' }, { status: 404, statusText: 'Not Found' });
+    http.expectOne(`${LIST_URL}/p1`).flush(
+      {
+        statusCode: 404,
+        message: 'Permission not found',
+        error: 'Not Found',
+      },
+      { status: 404, statusText: 'Not Found' },
+    );
     await stable();
-    expect(switchOf('p1', 'permission-read').getAttribute('aria-checked')).toBe('true');
+    expect(switchOf('p1', 'permission-read').getAttribute('aria-checked')).toBe(
+      'true',
+    );
     expect(text('permission-error', row('p1'))).toBe('Permission not found');
     expect(el('permission-error', row('p2'))).toBeNull();
   });
@@ -169,10 +251,22 @@ describe('WhatsAppPermissionsDialog', () => {
     await submit();
     let req = http.expectOne(LIST_URL);
     expect(req.request.method).toBe('POST');
-    expect(req.request.body).toEqual({ phoneNumber: '447700900123', displayName: 'Bob' });
-    req.flush({ statusCode: 409, message: 'Permission already exists for this phone number', error: 'Conflict' }, { status: 409, statusText: 'Conflict' });
+    expect(req.request.body).toEqual({
+      phoneNumber: '447700900123',
+      displayName: 'Bob',
+    });
+    req.flush(
+      {
+        statusCode: 409,
+        message: 'Permission already exists for this phone number',
+        error: 'Conflict',
+      },
+      { status: 409, statusText: 'Conflict' },
+    );
     await stable();
-    expect(text('permission-add-error')).toBe('Permission already exists for this phone number');
+    expect(text('permission-add-error')).toBe(
+      'Permission already exists for this phone number',
+    );
     expect(el('permission-add-error')?.getAttribute('role')).toBe('alert');
     expect(input('permission-phone-input').value).toBe('+44 7700 900123');
     expect(input('permission-name-input').value).toBe('  Bob ');
@@ -196,7 +290,14 @@ describe('WhatsAppPermissionsDialog', () => {
     type('permission-name-input', 'Mom');
     await stable();
     await submit();
-    http.expectOne(LIST_URL).flush({ statusCode: 400, message: 'Invalid phone number', error: 'Bad Request' }, { status: 400, statusText: 'Bad Request' });
+    http.expectOne(LIST_URL).flush(
+      {
+        statusCode: 400,
+        message: 'Invalid phone number',
+        error: 'Bad Request',
+      },
+      { status: 400, statusText: 'Bad Request' },
+    );
     await stable();
     expect(text('permission-add-error')).toBe('Invalid phone number');
   });
@@ -205,7 +306,9 @@ describe('WhatsAppPermissionsDialog', () => {
     await load();
     el('delete-permission', row('p2'))?.click();
     await stable();
-    expect(text('delete-permission-confirm', row('p2'))).toContain('Remove bob?');
+    expect(text('delete-permission-confirm', row('p2'))).toContain(
+      'Remove bob?',
+    );
     el('cancel-delete-permission', row('p2'))?.click();
     await stable();
     expect(el('delete-permission-confirm')).toBeNull();
@@ -228,7 +331,14 @@ describe('WhatsAppPermissionsDialog', () => {
     await stable();
     el('confirm-delete-permission', row('p1'))?.click();
     await stable();
-    http.expectOne(`${LIST_URL}/p1`).flush({ statusCode: 404, message: 'Permission not found', error: 'Not Found' }, { status: 404, statusText: 'Not Found' });
+    http.expectOne(`${LIST_URL}/p1`).flush(
+      {
+        statusCode: 404,
+        message: 'Permission not found',
+        error: 'Not Found',
+      },
+      { status: 404, statusText: 'Not Found' },
+    );
     await stable();
     expect(texts('permission-name')).toEqual(['Alice', 'bob', 'Mom']);
     expect(text('permission-error', row('p1'))).toBe('Permission not found');
@@ -236,7 +346,12 @@ describe('WhatsAppPermissionsDialog', () => {
 
   it('reloads when a permission changes elsewhere, but not for a row with a request running', async () => {
     await load([MOM]);
-    events.emit('whatsapp.permissions.changed', { id: 'p2', change: 'created', by: 'ai', at: '2026-11-21T22:00:00.000Z' });
+    events.emit('whatsapp.permissions.changed', {
+      id: 'p2',
+      change: 'created',
+      by: 'ai',
+      at: '2026-11-21T22:00:00.000Z',
+    });
     await stable();
     http.expectOne(LIST_URL).flush([MOM, BOB]);
     await stable();
@@ -244,7 +359,12 @@ describe('WhatsAppPermissionsDialog', () => {
 
     switchOf('p1', 'permission-reply').click();
     await stable();
-    events.emit('whatsapp.permissions.changed', { id: 'p1', change: 'updated', by: 'owner', at: '2026-11-21T22:00:01.000Z' });
+    events.emit('whatsapp.permissions.changed', {
+      id: 'p1',
+      change: 'updated',
+      by: 'owner',
+      at: '2026-11-21T22:00:01.000Z',
+    });
     await stable();
     http.expectOne(`${LIST_URL}/p1`).flush({ ...MOM, canReply: true });
     await stable();

@@ -1,6 +1,20 @@
-import { ChangeDetectionStrategy, Component, ElementRef, Injector, afterNextRender, computed, inject, signal } from '@angular/core';
+import {
+  ChangeDetectionStrategy,
+  Component,
+  ElementRef,
+  Injector,
+  afterNextRender,
+  computed,
+  inject,
+  signal,
+} from '@angular/core';
 import { MatButton, MatIconButton } from '@angular/material/button';
-import { MatDialogActions, MatDialogClose, MatDialogContent, MatDialogTitle } from '@angular/material/dialog';
+import {
+  MatDialogActions,
+  MatDialogClose,
+  MatDialogContent,
+  MatDialogTitle,
+} from '@angular/material/dialog';
 import { MatFormField, MatHint, MatLabel } from '@angular/material/form-field';
 import { MatInput } from '@angular/material/input';
 import { MatProgressBar } from '@angular/material/progress-bar';
@@ -31,19 +45,33 @@ export function phoneDigits(value: string): string {
 export function phoneNumberError(value: string): string | null {
   const digits = phoneDigits(value);
   if (!digits) return 'Enter a phone number.';
-  if (digits.length < PHONE_MIN_DIGITS || digits.length > PHONE_MAX_DIGITS) return 'Enter the full number with its country code, e.g. +1 415 555 1234.';
+  if (digits.length < PHONE_MIN_DIGITS || digits.length > PHONE_MAX_DIGITS)
+    return 'Enter the full number with its country code, e.g. +1 415 555 1234.';
   return null;
 }
 
 /** When the bot-loop guard has paused the contact's auto-replies: "Sat 14:05" (local time); null when not paused now. */
-export function autoReplyPausedUntil(permission: WhatsAppPermission, now = Date.now()): string | null {
-  const until = permission.autoReplyPausedUntil ? Date.parse(permission.autoReplyPausedUntil) : NaN;
+export function autoReplyPausedUntil(
+  permission: WhatsAppPermission,
+  now = Date.now(),
+): string | null {
+  const until = permission.autoReplyPausedUntil
+    ? Date.parse(permission.autoReplyPausedUntil)
+    : NaN;
   if (!(until > now)) return null;
-  return new Date(until).toLocaleString([], { weekday: 'short', hour: '2-digit', minute: '2-digit' });
+  return new Date(until).toLocaleString([], {
+    weekday: 'short',
+    hour: '2-digit',
+    minute: '2-digit',
+  });
 }
 
 function byName(a: WhatsAppPermission, b: WhatsAppPermission): number {
-  return a.displayName.localeCompare(b.displayName, undefined, { sensitivity: 'base' }) || a.phoneNumber.localeCompare(b.phoneNumber);
+  return (
+    a.displayName.localeCompare(b.displayName, undefined, {
+      sensitivity: 'base',
+    }) || a.phoneNumber.localeCompare(b.phoneNumber)
+  );
 }
 
 /** The WhatsApp contacts Metatron may see: list, add, switch read/reply/trusted, and remove. */
@@ -89,10 +117,18 @@ export class WhatsAppPermissionsDialog {
   protected readonly touched = signal<ReadonlySet<'phone' | 'name'>>(new Set());
   protected readonly adding = signal(false);
   protected readonly addError = signal<string | null>(null);
-  protected readonly phoneError = computed(() => phoneNumberError(this.phone()));
-  protected readonly nameError = computed(() => (this.name().trim() ? null : 'Enter a name.'));
-  protected readonly phoneInvalid = computed(() => this.touched().has('phone') && !!this.phoneError());
-  protected readonly nameInvalid = computed(() => this.touched().has('name') && !!this.nameError());
+  protected readonly phoneError = computed(() =>
+    phoneNumberError(this.phone()),
+  );
+  protected readonly nameError = computed(() =>
+    this.name().trim() ? null : 'Enter a name.',
+  );
+  protected readonly phoneInvalid = computed(
+    () => this.touched().has('phone') && !!this.phoneError(),
+  );
+  protected readonly nameInvalid = computed(
+    () => this.touched().has('name') && !!this.nameError(),
+  );
 
   private readonly live = liveResource({
     load: () => this.api.whatsAppPermissions(),
@@ -100,7 +136,10 @@ export class WhatsAppPermissionsDialog {
     hasValue: () => this.permissions() !== null,
     failure: "Couldn't load the WhatsApp permissions",
     // Changed elsewhere (e.g. by the AI's whatsapp_manage_permission); a row with a request running waits for its answer.
-    event: { name: 'whatsapp.permissions.changed', isOwn: (event) => this.pending().has(event.id) },
+    event: {
+      name: 'whatsapp.permissions.changed',
+      isOwn: (event) => this.pending().has(event.id),
+    },
   });
   protected readonly loading = this.live.loading;
   protected readonly loadProblem = this.live.problem;
@@ -113,23 +152,37 @@ export class WhatsAppPermissionsDialog {
     return this.pending().has(id);
   }
 
-  protected toggle(permission: WhatsAppPermission, field: PermissionSwitch, value: boolean): void {
+  protected toggle(
+    permission: WhatsAppPermission,
+    field: PermissionSwitch,
+    value: boolean,
+  ): void {
     const before = permission[field];
     this.setRowError(permission.id, null);
     this.replace({ ...permission, [field]: value });
     this.setPending(permission.id, true);
-    this.api.updateWhatsAppPermission(permission.id, { [field]: value }).subscribe({
-      next: (updated) => {
-        this.setPending(permission.id, false);
-        this.replace(updated);
-      },
-      error: (error: unknown) => {
-        this.setPending(permission.id, false);
-        const current = this.permissions()?.find((item) => item.id === permission.id);
-        if (current) this.replace({ ...current, [field]: before });
-        this.setRowError(permission.id, inlineErrorMessage(error, `Couldn't change ${permission.displayName}. Try again.`));
-      },
-    });
+    this.api
+      .updateWhatsAppPermission(permission.id, { [field]: value })
+      .subscribe({
+        next: (updated) => {
+          this.setPending(permission.id, false);
+          this.replace(updated);
+        },
+        error: (error: unknown) => {
+          this.setPending(permission.id, false);
+          const current = this.permissions()?.find(
+            (item) => item.id === permission.id,
+          );
+          if (current) this.replace({ ...current, [field]: before });
+          this.setRowError(
+            permission.id,
+            inlineErrorMessage(
+              error,
+              `Couldn't change ${permission.displayName}. Try again.`,
+            ),
+          );
+        },
+      });
   }
 
   /** Lifts the bot-loop pause: the contact's next message is answered again. */
@@ -143,7 +196,13 @@ export class WhatsAppPermissionsDialog {
       },
       error: (error: unknown) => {
         this.setPending(permission.id, false);
-        this.setRowError(permission.id, inlineErrorMessage(error, `Couldn't resume the auto-replies to ${permission.displayName}. Try again.`));
+        this.setRowError(
+          permission.id,
+          inlineErrorMessage(
+            error,
+            `Couldn't resume the auto-replies to ${permission.displayName}. Try again.`,
+          ),
+        );
       },
     });
   }
@@ -156,7 +215,9 @@ export class WhatsAppPermissionsDialog {
 
   protected cancelDelete(permission: WhatsAppPermission): void {
     this.confirmingDelete.set(null);
-    this.focus(`[data-permission-id="${permission.id}"] [data-testid="delete-permission"]`);
+    this.focus(
+      `[data-permission-id="${permission.id}"] [data-testid="delete-permission"]`,
+    );
   }
 
   protected confirmDelete(permission: WhatsAppPermission): void {
@@ -165,11 +226,19 @@ export class WhatsAppPermissionsDialog {
     this.api.deleteWhatsAppPermission(permission.id).subscribe({
       next: () => {
         this.setPending(permission.id, false);
-        this.permissions.update((list) => (list ?? []).filter((item) => item.id !== permission.id));
+        this.permissions.update((list) =>
+          (list ?? []).filter((item) => item.id !== permission.id),
+        );
       },
       error: (error: unknown) => {
         this.setPending(permission.id, false);
-        this.setRowError(permission.id, inlineErrorMessage(error, `Couldn't remove ${permission.displayName}. Try again.`));
+        this.setRowError(
+          permission.id,
+          inlineErrorMessage(
+            error,
+            `Couldn't remove ${permission.displayName}. Try again.`,
+          ),
+        );
       },
     });
   }
@@ -192,29 +261,49 @@ export class WhatsAppPermissionsDialog {
     if (this.adding()) return;
     this.touched.set(new Set(['phone', 'name']));
     if (this.phoneError() || this.nameError()) {
-      this.focus(this.phoneError() ? '[data-testid="permission-phone-input"]' : '[data-testid="permission-name-input"]');
+      this.focus(
+        this.phoneError()
+          ? '[data-testid="permission-phone-input"]'
+          : '[data-testid="permission-name-input"]',
+      );
       return;
     }
     this.adding.set(true);
     this.addError.set(null);
-    this.api.createWhatsAppPermission({ phoneNumber: phoneDigits(this.phone()), displayName: this.name().trim() }).subscribe({
-      next: (created) => {
-        this.adding.set(false);
-        this.permissions.update((list) => [...(list ?? []).filter((item) => item.id !== created.id), created].sort(byName));
-        this.phone.set('');
-        this.name.set('');
-        this.touched.set(new Set());
-        this.focus('[data-testid="permission-phone-input"]');
-      },
-      error: (error: unknown) => {
-        this.adding.set(false);
-        this.addError.set(inlineErrorMessage(error, "Couldn't add the contact. Try again."));
-      },
-    });
+    this.api
+      .createWhatsAppPermission({
+        phoneNumber: phoneDigits(this.phone()),
+        displayName: this.name().trim(),
+      })
+      .subscribe({
+        next: (created) => {
+          this.adding.set(false);
+          this.permissions.update((list) =>
+            [
+              ...(list ?? []).filter((item) => item.id !== created.id),
+              created,
+            ].sort(byName),
+          );
+          this.phone.set('');
+          this.name.set('');
+          this.touched.set(new Set());
+          this.focus('[data-testid="permission-phone-input"]');
+        },
+        error: (error: unknown) => {
+          this.adding.set(false);
+          this.addError.set(
+            inlineErrorMessage(error, "Couldn't add the contact. Try again."),
+          );
+        },
+      });
   }
 
   private replace(permission: WhatsAppPermission): void {
-    this.permissions.update((list) => (list ?? []).map((item) => (item.id === permission.id ? permission : item)).sort(byName));
+    this.permissions.update((list) =>
+      (list ?? [])
+        .map((item) => (item.id === permission.id ? permission : item))
+        .sort(byName),
+    );
   }
 
   private setPending(id: string, on: boolean): void {
@@ -234,6 +323,10 @@ export class WhatsAppPermissionsDialog {
   }
 
   private focus(selector: string): void {
-    afterNextRender(() => this.host.nativeElement.querySelector<HTMLElement>(selector)?.focus(), { injector: this.injector });
+    afterNextRender(
+      () =>
+        this.host.nativeElement.querySelector<HTMLElement>(selector)?.focus(),
+      { injector: this.injector },
+    );
   }
 }

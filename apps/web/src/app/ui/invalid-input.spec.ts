@@ -24,12 +24,16 @@ describe('InvalidInput', () => {
     const root: HTMLElement = fixture.nativeElement;
     const field = root.querySelector('textarea') as HTMLTextAreaElement;
     expect(field.getAttribute('aria-invalid')).toBe('false');
-    expect(root.querySelector('mat-form-field')?.classList).not.toContain('mat-form-field-invalid');
+    expect(root.querySelector('mat-form-field')?.classList).not.toContain(
+      'mat-form-field-invalid',
+    );
 
     fixture.componentInstance.invalid.set(true);
     await fixture.whenStable();
     expect(field.getAttribute('aria-invalid')).toBe('true');
-    expect(root.querySelector('mat-form-field')?.classList).toContain('mat-form-field-invalid');
+    expect(root.querySelector('mat-form-field')?.classList).toContain(
+      'mat-form-field-invalid',
+    );
 
     fixture.componentInstance.invalid.set(false);
     await fixture.whenStable();

@@ -14,7 +14,8 @@ describe('LengthCounter', () => {
   it('shows the length against the limit and marks it once it is over', async () => {
     const fixture = TestBed.createComponent(Host);
     await fixture.whenStable();
-    const counter: HTMLElement = fixture.nativeElement.querySelector('mt-length-counter');
+    const counter: HTMLElement =
+      fixture.nativeElement.querySelector('mt-length-counter');
     expect(counter.textContent).toBe('10 / 10');
     expect(counter.classList).not.toContain('over');
 

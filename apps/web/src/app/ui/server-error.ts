@@ -1,4 +1,10 @@
-import { ChangeDetectionStrategy, Component, computed, input, output } from '@angular/core';
+import {
+  ChangeDetectionStrategy,
+  Component,
+  computed,
+  input,
+  output,
+} from '@angular/core';
 import { MatButton } from '@angular/material/button';
 import type { ServerProblem } from '../core/server-problem';
 import { Icon } from './icon';
@@ -21,5 +27,7 @@ export class ServerError {
   readonly retrying = input(false);
   readonly retry = output();
 
-  protected readonly icon = computed(() => (this.problem().kind === 'unreachable' ? 'cloudOff' : 'error'));
+  protected readonly icon = computed(() =>
+    this.problem().kind === 'unreachable' ? 'cloudOff' : 'error',
+  );
 }

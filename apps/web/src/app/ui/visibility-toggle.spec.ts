@@ -14,7 +14,8 @@ describe('VisibilityToggle', () => {
   it('flips the bound signal and says what it will do next', async () => {
     const fixture = TestBed.createComponent(Host);
     await fixture.whenStable();
-    const button: HTMLButtonElement = fixture.nativeElement.querySelector('button');
+    const button: HTMLButtonElement =
+      fixture.nativeElement.querySelector('button');
     expect(button.getAttribute('aria-label')).toBe('Show passwords');
     expect(button.getAttribute('aria-pressed')).toBe('false');
 

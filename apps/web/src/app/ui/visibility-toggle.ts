@@ -1,4 +1,9 @@
-import { ChangeDetectionStrategy, Component, input, model } from '@angular/core';
+import {
+  ChangeDetectionStrategy,
+  Component,
+  input,
+  model,
+} from '@angular/core';
 import { MatIconButton } from '@angular/material/button';
 import { Icon } from './icon';
 
