@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `npm test`: install what is missing, then lint, type-check, unit and integration tests,
+# `npm test`: install what is missing, then the format check, lint, type-check, unit and integration tests,
 # process tests of the built server, and the browser suite in Chromium.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -14,6 +14,8 @@ ensure_node_modules
 ensure_ferretdb
 ensure_chromium
 
+say "Format (Prettier)"
+step npx prettier --check . --log-level=warn
 say "Lint and type-check"
 step npx nx run-many -t lint typecheck --outputStyle=static
 say "Unit and integration tests (Jest, real embedded database)"
