@@ -15,11 +15,11 @@
 import 'reflect-metadata';
 import { getConnectionToken } from '@nestjs/mongoose';
 import type { Connection } from 'mongoose';
-import { WhatsAppAutoReplyService } from '../../apps/api/src/whatsapp-auto-reply/whatsapp-auto-reply.service';
-import { WhatsAppAutoReplySettings } from '../../apps/api/src/whatsapp-auto-reply/whatsapp-auto-reply.settings';
-import type { ReplaceableSocketFactory } from '../../apps/api/src/whatsapp/replaceable-socket.factory';
-import { WhatsAppSocketFactory } from '../../apps/api/src/whatsapp/whatsapp-socket';
-import { WhatsAppService } from '../../apps/api/src/whatsapp/whatsapp.service';
+import { WhatsAppAutoReplyService } from '../../apps/api/src/whatsapp/auto-reply/whatsapp-auto-reply.service';
+import { WhatsAppAutoReplySettings } from '../../apps/api/src/whatsapp/auto-reply/whatsapp-auto-reply.settings';
+import type { ReplaceableSocketFactory } from '../../apps/api/src/whatsapp/gateway/replaceable-socket.factory';
+import { WhatsAppSocketFactory } from '../../apps/api/src/whatsapp/gateway/whatsapp-socket';
+import { WhatsAppService } from '../../apps/api/src/whatsapp/gateway/whatsapp.service';
 import {
   FakeWhatsAppSocketFactory,
   incoming,

@@ -2,11 +2,11 @@ import { getConnectionToken } from '@nestjs/mongoose';
 import { mongo, Types, type Connection } from 'mongoose';
 import type { DatabaseRuntime } from '../src/database/database-runtime';
 import type { FakeRecordedRequest } from '../../../tools/fake-llm/fake-llm-server';
-import { WhatsAppAutoReplyService } from '../src/whatsapp-auto-reply/whatsapp-auto-reply.service';
-import { WhatsAppAutoReplySettings } from '../src/whatsapp-auto-reply/whatsapp-auto-reply.settings';
-import type { ReplaceableSocketFactory } from '../src/whatsapp/replaceable-socket.factory';
-import { WhatsAppSocketFactory } from '../src/whatsapp/whatsapp-socket';
-import { WhatsAppService } from '../src/whatsapp/whatsapp.service';
+import { WhatsAppAutoReplyService } from '../src/whatsapp/auto-reply/whatsapp-auto-reply.service';
+import { WhatsAppAutoReplySettings } from '../src/whatsapp/auto-reply/whatsapp-auto-reply.settings';
+import type { ReplaceableSocketFactory } from '../src/whatsapp/gateway/replaceable-socket.factory';
+import { WhatsAppSocketFactory } from '../src/whatsapp/gateway/whatsapp-socket';
+import { WhatsAppService } from '../src/whatsapp/gateway/whatsapp.service';
 import { keptDatabase } from './support/automations-kit';
 import {
   FakeWhatsAppSocketFactory,

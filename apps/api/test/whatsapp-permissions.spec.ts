@@ -10,10 +10,13 @@ import type { Connection } from 'mongoose';
 import type { Subscription } from 'rxjs';
 import type TestAgent from 'supertest/lib/agent';
 import { AppEventBus, type AppEvent } from '../src/events/app-event-bus';
-import { WhatsAppGateway, phoneDigits } from '../src/whatsapp/whatsapp-gateway';
-import { WhatsAppModule } from '../src/whatsapp/whatsapp.module';
-import { WhatsAppLink } from '../src/whatsapp-permissions/whatsapp-link';
-import { WhatsAppPermissionsService } from '../src/whatsapp-permissions/whatsapp-permissions.service';
+import {
+  WhatsAppGateway,
+  phoneDigits,
+} from '../src/whatsapp/gateway/whatsapp-gateway';
+import { WhatsAppModule } from '../src/whatsapp/gateway/whatsapp.module';
+import { WhatsAppLink } from '../src/whatsapp/permissions/whatsapp-link';
+import { WhatsAppPermissionsService } from '../src/whatsapp/permissions/whatsapp-permissions.service';
 import {
   chatClient,
   eventsNamed,

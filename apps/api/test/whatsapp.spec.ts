@@ -11,17 +11,17 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AppEventMap, BufferedMessage } from '@metatronos/shared-types';
-import { WhatsAppStreamSettings } from '../src/whatsapp/whatsapp.controller';
-import { WhatsAppGateway } from '../src/whatsapp/whatsapp-gateway';
-import { ReplaceableSocketFactory } from '../src/whatsapp/replaceable-socket.factory';
-import { WhatsAppSocketFactory } from '../src/whatsapp/whatsapp-socket';
+import { WhatsAppStreamSettings } from '../src/whatsapp/gateway/whatsapp.controller';
+import { WhatsAppGateway } from '../src/whatsapp/gateway/whatsapp-gateway';
+import { ReplaceableSocketFactory } from '../src/whatsapp/gateway/replaceable-socket.factory';
+import { WhatsAppSocketFactory } from '../src/whatsapp/gateway/whatsapp-socket';
 import {
   FORBIDDEN_REASON,
   LOGGED_OUT_REASON,
   NOT_CONNECTED_MESSAGE,
   RECONNECT_MAX_MS,
   WhatsAppService,
-} from '../src/whatsapp/whatsapp.service';
+} from '../src/whatsapp/gateway/whatsapp.service';
 import {
   FakeWhatsAppSocketFactory,
   incoming,

@@ -18,19 +18,19 @@ import { SystemModule } from '../system/system.module';
 import { AiToolsModule } from '../ai-tools/ai-tools.module';
 import { AutomationsModule } from '../automations/automations.module';
 import { ChatsModule } from '../chats/chats.module';
-import { CronModule } from '../cron/cron.module';
-import { PulseModule } from '../pulse/pulse.module';
+import { CronModule } from '../automations/jobs/cron.module';
+import { PulseModule } from '../automations/pulse/pulse.module';
 import { WebSearchModule } from '../web-search/web-search.module';
 import { MediaModule } from '../media/media.module';
 import { AttachmentsModule } from '../attachments/attachments.module';
 import { DataModule } from '../data/data.module';
 import { LlmModule } from '../llm/llm.module';
-import { PersonalDataModule } from '../personal-data/personal-data.module';
+import { PersonalDataModule } from '../data/personal/personal-data.module';
 import { SettingsModule } from '../settings/settings.module';
 import { SystemInstructionModule } from '../system-instruction/system-instruction.module';
-import { WhatsAppModule } from '../whatsapp/whatsapp.module';
-import { WhatsAppPermissionsModule } from '../whatsapp-permissions/whatsapp-permissions.module';
-import { WhatsAppAutoReplyModule } from '../whatsapp-auto-reply/whatsapp-auto-reply.module';
+import { WhatsAppModule } from '../whatsapp/gateway/whatsapp.module';
+import { WhatsAppPermissionsModule } from '../whatsapp/permissions/whatsapp-permissions.module';
+import { WhatsAppAutoReplyModule } from '../whatsapp/auto-reply/whatsapp-auto-reply.module';
 
 export interface AppModuleOptions {
   config: AppConfig;

@@ -8,7 +8,7 @@ import {
 } from '@metatronos/shared-types';
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
-import { DEFAULT_DB_SCHEMA_DOC } from '../personal-data/default-db-schema';
+import { DEFAULT_DB_SCHEMA_DOC } from '../data/personal/default-db-schema';
 import { DEFAULT_CORE_INSTRUCTION } from './default-instruction';
 import {
   SYSTEM_INSTRUCTION_ID,

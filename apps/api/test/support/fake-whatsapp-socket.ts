@@ -5,7 +5,7 @@ import type {
   WhatsAppSocketFactory,
   WhatsAppSocketOptions,
   WhatsAppWebMessage,
-} from '../../src/whatsapp/whatsapp-socket';
+} from '../../src/whatsapp/gateway/whatsapp-socket';
 
 /** A Baileys socket stand-in: tests emit `connection.update` / `messages.upsert` on it as WhatsApp would. */
 export class FakeWhatsAppSocket extends EventEmitter implements WhatsAppSocket {

@@ -5,7 +5,7 @@ import {
   CRONJOB_NAME_MAX_LENGTH,
   type CronJobView,
 } from '@metatronos/shared-types';
-import { AiToolProvider, toolError, type AiTool } from '../ai-tools/ai-tool';
+import { AiToolProvider, toolError, type AiTool } from '../../ai-tools/ai-tool';
 import { CronJobsService } from './cron-jobs.service';
 
 const ACTIONS = ['create', 'list', 'update', 'delete', 'toggle'] as const;

@@ -12,8 +12,8 @@ import type {
   UpdateWhatsAppPermissionRequest,
   WhatsAppPermission,
 } from '@metatronos/shared-types';
-import { Clock } from '../clock/clock';
-import { AppEventBus } from '../events/app-event-bus';
+import { Clock } from '../../clock/clock';
+import { AppEventBus } from '../../events/app-event-bus';
 import { WhatsAppPermissionRecord } from './schemas/whatsapp-permission.schema';
 import {
   checkDisplayName,

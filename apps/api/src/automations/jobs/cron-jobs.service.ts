@@ -12,17 +12,17 @@ import {
 import {
   AutomationRunsService,
   type RunPage,
-} from '../automations/automation-runs.service';
+} from '../automation-runs.service';
 import {
   checkCronExpression,
   describeCron,
-} from '../automations/schedule-math/cron-schedule';
-import { ChatsService } from '../chats/chats.service';
-import { Clock } from '../clock/clock';
-import type { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/app-config.provider';
-import { AppEventBus } from '../events/app-event-bus';
-import { SettingsService } from '../settings/settings.service';
+} from '../schedule-math/cron-schedule';
+import { ChatsService } from '../../chats/chats.service';
+import { Clock } from '../../clock/clock';
+import type { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/app-config.provider';
+import { AppEventBus } from '../../events/app-event-bus';
+import { SettingsService } from '../../settings/settings.service';
 import { checkCronJobInput } from './cron-job-input';
 import { CronScheduler, cronChatTitle } from './cron-scheduler';
 import { CronJobRecord } from './schemas/cron-job.schema';

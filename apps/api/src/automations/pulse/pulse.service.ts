@@ -11,10 +11,10 @@ import {
   nextPulseSlot,
   pulseIntervalMinutes,
   remainingPulsesToday,
-} from '../automations/schedule-math/pulse-schedule';
-import { Clock } from '../clock/clock';
-import { AppEventBus } from '../events/app-event-bus';
-import { SettingsService } from '../settings/settings.service';
+} from '../schedule-math/pulse-schedule';
+import { Clock } from '../../clock/clock';
+import { AppEventBus } from '../../events/app-event-bus';
+import { SettingsService } from '../../settings/settings.service';
 import {
   checkPulseInput,
   REST_FIELD_NAMES,

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import {
   PromptSectionProvider,
   type PromptSection,
-} from '../system-instruction/prompt-section';
+} from '../../system-instruction/prompt-section';
 import { WhatsAppLink } from './whatsapp-link';
 import { WhatsAppPermissionsService } from './whatsapp-permissions.service';
 

@@ -16,12 +16,12 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { CronRunView, PulseView } from '@metatronos/shared-types';
-import { AutomationRunsService } from '../automations/automation-runs.service';
-import { CombinedPromptBuilder } from '../system-instruction/combined-prompt.builder';
-import { CombinedPromptDto } from '../system-instruction/dto/system-instruction.dto';
-import { CronRunDto, RunsQueryDto } from '../cron/dto/cron-job.dto';
-import { DEFAULT_RUNS_PAGE } from '../cron/cron.controller';
-import { Clock } from '../clock/clock';
+import { AutomationRunsService } from '../automation-runs.service';
+import { CombinedPromptBuilder } from '../../system-instruction/combined-prompt.builder';
+import { CombinedPromptDto } from '../../system-instruction/dto/system-instruction.dto';
+import { CronRunDto, RunsQueryDto } from '../jobs/dto/cron-job.dto';
+import { DEFAULT_RUNS_PAGE } from '../jobs/cron.controller';
+import { Clock } from '../../clock/clock';
 import { PulseDto, UpdatePulseDto } from './dto/pulse.dto';
 import { pulsePromptOptions } from './pulse-prompt';
 import { PulseScheduler } from './pulse-scheduler';

@@ -1,6 +1,6 @@
 import type { PulseView } from '@metatronos/shared-types';
-import type { CombinedPromptOptions } from '../system-instruction/combined-prompt.builder';
-import { formatPromptDateTime } from '../system-instruction/core-prompt-sections';
+import type { CombinedPromptOptions } from '../../system-instruction/combined-prompt.builder';
+import { formatPromptDateTime } from '../../system-instruction/core-prompt-sections';
 
 /**
  * The seed's buildPulsePrompt: the combined prompt (core instruction, memory,

@@ -16,25 +16,22 @@ import type {
 import {
   AutomationRunsService,
   type RunStart,
-} from '../automations/automation-runs.service';
-import {
-  AutomationTicker,
-  type Schedulable,
-} from '../automations/automation-ticker';
-import { retryWhileBusy } from '../automations/busy-retry';
-import { toRunView } from '../automations/run-views';
+} from '../automation-runs.service';
+import { AutomationTicker, type Schedulable } from '../automation-ticker';
+import { retryWhileBusy } from '../busy-retry';
+import { toRunView } from '../run-views';
 import {
   cronOccurrencesBetween,
   describeCron,
   nextCronRuns,
-} from '../automations/schedule-math/cron-schedule';
-import { ChatReplyService } from '../chats/chat-reply.service';
-import { Clock } from '../clock/clock';
-import type { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/app-config.provider';
-import { AppEventBus } from '../events/app-event-bus';
-import { formatPromptDateTime } from '../system-instruction/core-prompt-sections';
-import { SettingsService } from '../settings/settings.service';
+} from '../schedule-math/cron-schedule';
+import { ChatReplyService } from '../../chats/chat-reply.service';
+import { Clock } from '../../clock/clock';
+import type { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/app-config.provider';
+import { AppEventBus } from '../../events/app-event-bus';
+import { formatPromptDateTime } from '../../system-instruction/core-prompt-sections';
+import { SettingsService } from '../../settings/settings.service';
 import { CronJobRecord } from './schemas/cron-job.schema';
 
 /** A due time handled within this long of its time counts as on time; later, as a catch-up. */

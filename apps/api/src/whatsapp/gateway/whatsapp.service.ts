@@ -15,10 +15,10 @@ import {
   type WhatsAppStatus,
   type WhatsAppStatusView,
 } from '@metatronos/shared-types';
-import { Clock } from '../clock/clock';
-import type { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/app-config.provider';
-import { AppEventBus } from '../events/app-event-bus';
+import { Clock } from '../../clock/clock';
+import type { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/app-config.provider';
+import { AppEventBus } from '../../events/app-event-bus';
 import { WhatsAppGateway, phoneDigits } from './whatsapp-gateway';
 import {
   isGroupJid,

@@ -7,16 +7,13 @@ import {
 import { OnEvent } from '@nestjs/event-emitter';
 import { Types } from 'mongoose';
 import type { CronRunView, RunTrigger } from '@metatronos/shared-types';
-import { AutomationRunsService } from '../automations/automation-runs.service';
-import {
-  AutomationTicker,
-  type Schedulable,
-} from '../automations/automation-ticker';
-import { toRunView } from '../automations/run-views';
-import { Clock } from '../clock/clock';
-import { AppEventBus } from '../events/app-event-bus';
-import { formatPromptDateTime } from '../system-instruction/core-prompt-sections';
-import { SettingsService } from '../settings/settings.service';
+import { AutomationRunsService } from '../automation-runs.service';
+import { AutomationTicker, type Schedulable } from '../automation-ticker';
+import { toRunView } from '../run-views';
+import { Clock } from '../../clock/clock';
+import { AppEventBus } from '../../events/app-event-bus';
+import { formatPromptDateTime } from '../../system-instruction/core-prompt-sections';
+import { SettingsService } from '../../settings/settings.service';
 import { pulsePromptOptions } from './pulse-prompt';
 import {
   computePulseView,

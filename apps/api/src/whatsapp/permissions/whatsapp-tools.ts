@@ -5,7 +5,7 @@ import {
   WHATSAPP_TOOL_MESSAGES_DEFAULT_LIMIT,
   type WhatsAppPermission,
 } from '@metatronos/shared-types';
-import { AiToolProvider, toolError, type AiTool } from '../ai-tools/ai-tool';
+import { AiToolProvider, toolError, type AiTool } from '../../ai-tools/ai-tool';
 import { WhatsAppLink } from './whatsapp-link';
 import {
   INVALID_PHONE_NUMBER,

@@ -14,11 +14,11 @@ import type {
   MessageDelivery,
   WhatsAppPermission,
 } from '@metatronos/shared-types';
-import { ChatReplyService } from '../chats/chat-reply.service';
-import { ChatsService } from '../chats/chats.service';
-import { Clock } from '../clock/clock';
-import { WhatsAppGateway, phoneDigits } from '../whatsapp/whatsapp-gateway';
-import { WhatsAppPermissionsService } from '../whatsapp-permissions/whatsapp-permissions.service';
+import { ChatReplyService } from '../../chats/chat-reply.service';
+import { ChatsService } from '../../chats/chats.service';
+import { Clock } from '../../clock/clock';
+import { WhatsAppGateway, phoneDigits } from '../gateway/whatsapp-gateway';
+import { WhatsAppPermissionsService } from '../permissions/whatsapp-permissions.service';
 import {
   autoReplyContext,
   autoReplyToolFilter,

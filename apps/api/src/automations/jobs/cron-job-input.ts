@@ -6,7 +6,7 @@ import {
   type CreateCronJobRequest,
   type UpdateCronJobRequest,
 } from '@metatronos/shared-types';
-import { checkCronExpression } from '../automations/schedule-math/cron-schedule';
+import { checkCronExpression } from '../schedule-math/cron-schedule';
 
 /** The checked, trimmed fields of a create or update (only those given). */
 export interface CronJobFields {

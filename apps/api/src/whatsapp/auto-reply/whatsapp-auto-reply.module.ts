@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { ChatsModule } from '../chats/chats.module';
-import { WhatsAppPermissionsModule } from '../whatsapp-permissions/whatsapp-permissions.module';
+import { ChatsModule } from '../../chats/chats.module';
+import { WhatsAppPermissionsModule } from '../permissions/whatsapp-permissions.module';
 import { WhatsAppAutoReplyService } from './whatsapp-auto-reply.service';
 import { WhatsAppAutoReplySettings } from './whatsapp-auto-reply.settings';
 

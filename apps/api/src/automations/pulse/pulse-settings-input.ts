@@ -5,7 +5,7 @@ import {
   type PulseSettings,
   type PulsesPerDay,
 } from '@metatronos/shared-types';
-import { quietHoursProblem } from '../automations/schedule-math/pulse-schedule';
+import { quietHoursProblem } from '../schedule-math/pulse-schedule';
 
 /** The field names a caller used: camelCase for REST, the seed's snake_case for manage_pulse. */
 export interface PulseFieldNames {

@@ -2,13 +2,13 @@ import { Injectable } from '@nestjs/common';
 import {
   formatActiveDays,
   formatQuietHours,
-} from '../automations/schedule-math/pulse-schedule';
-import { formatPromptDateTime } from '../system-instruction/core-prompt-sections';
+} from '../schedule-math/pulse-schedule';
+import { formatPromptDateTime } from '../../system-instruction/core-prompt-sections';
 import {
   PromptSectionProvider,
   type PromptContext,
   type PromptSection,
-} from '../system-instruction/prompt-section';
+} from '../../system-instruction/prompt-section';
 import { formatInterval } from './pulse-prompt';
 import { computePulseView, PulseService } from './pulse.service';
 

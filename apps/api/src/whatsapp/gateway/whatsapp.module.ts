@@ -1,7 +1,7 @@
 import { Logger, Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
-import type { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/app-config.provider';
+import type { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/app-config.provider';
 import { BaileysSocketFactory } from './baileys-socket.factory';
 import { ModuleSocketFactory } from './module-socket.factory';
 import {

@@ -22,7 +22,7 @@ import {
 import type { Request, Response } from 'express';
 import { filter } from 'rxjs';
 import { WHATSAPP_MESSAGES_DEFAULT_LIMIT } from '@metatronos/shared-types';
-import { AppEventBus, type AppEvent } from '../events/app-event-bus';
+import { AppEventBus, type AppEvent } from '../../events/app-event-bus';
 import {
   WhatsAppConnectResultDto,
   WhatsAppDisconnectDto,

@@ -4,7 +4,7 @@ import {
   PULSES_PER_DAY_CHOICES,
   type PulseView,
 } from '@metatronos/shared-types';
-import { AiToolProvider, toolError, type AiTool } from '../ai-tools/ai-tool';
+import { AiToolProvider, toolError, type AiTool } from '../../ai-tools/ai-tool';
 import { TOOL_FIELD_NAMES } from './pulse-settings-input';
 import { PulseScheduler } from './pulse-scheduler';
 import { PulseService } from './pulse.service';

@@ -1,6 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { AppConfig, WhatsAppAutoReplyLimits } from '../config/app-config';
-import { APP_CONFIG } from '../config/app-config.provider';
+import type {
+  AppConfig,
+  WhatsAppAutoReplyLimits,
+} from '../../config/app-config';
+import { APP_CONFIG } from '../../config/app-config.provider';
 
 /**
  * The auto-reply's limits, from the checked configuration (`WHATSAPP_*`, see

@@ -1,5 +1,5 @@
 import { Injectable, Optional } from '@nestjs/common';
-import { WhatsAppGateway } from '../whatsapp/whatsapp-gateway';
+import { WhatsAppGateway } from '../gateway/whatsapp-gateway';
 
 /**
  * The WhatsApp link as the tools and the prompt section see it. The gateway is

@@ -6,7 +6,7 @@ import {
 } from '@nestjs/mongoose';
 import type { Connection, Model, Schema } from 'mongoose';
 import { randomBytes } from 'node:crypto';
-import { TEST_MONGODB_URI_ENV } from '../../test/support/test-database';
+import { TEST_MONGODB_URI_ENV } from '../../../test/support/test-database';
 import { DEFAULT_DB_SCHEMA_DOC } from './default-db-schema';
 import { PersonalDataModule } from './personal-data.module';
 import { Contact, ContactSchema } from './schemas/contact.schema';
