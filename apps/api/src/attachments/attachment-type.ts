@@ -117,11 +117,12 @@ const MAX_NAME_LENGTH = 200;
 export function sanitizeFileName(raw: string | undefined): string {
   let name = (raw ?? '').normalize('NFC');
   name = name.split(/[/\\]/).pop() ?? '';
-  // eslint-disable-next-line no-control-regex
-  name = name.replace(
-    /[\u0000-\u001f\u007f-\u009f<>:"|?*\u202a-\u202e\u2066-\u2069]/g,
-    '',
-  );
+  // Control characters, characters file systems refuse, and bidi overrides.
+  /* eslint-disable no-control-regex */
+  const unsafe =
+    /[\u0000-\u001f\u007f-\u009f<>:"|?*\u202a-\u202e\u2066-\u2069]/g;
+  /* eslint-enable no-control-regex */
+  name = name.replace(unsafe, '');
   name = name.replace(/\s+/g, ' ').replace(/^[\s.]+|[\s.]+$/g, '');
   if (name.length > MAX_NAME_LENGTH) {
     const extension = extensionOf(name);
