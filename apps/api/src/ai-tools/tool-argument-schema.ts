@@ -67,6 +67,10 @@ function portableSchema(
       (key === 'maximum' && value === Number.MAX_SAFE_INTEGER)
     )
       continue;
+    if (key === 'type' && typeof value !== 'string')
+      throw new Error(
+        `Tool '${toolName}': a list of types (at '${at || '/'}') is not accepted by every provider`,
+      );
     if (!PORTABLE_KEYWORDS.has(key))
       throw new Error(
         `Tool '${toolName}': the JSON Schema keyword '${key}' (at '${at || '/'}') is not accepted by every provider`,
@@ -161,7 +165,7 @@ function issuePredicate(issue: z.core.$ZodRawIssue): string | undefined {
   switch (issue.code) {
     case 'invalid_type':
       if (issue.input === undefined) return MISSING;
-      return `must be ${withArticle(typeName(issue.expected))} (got ${jsonTypeOf(issue.input)})`;
+      return `must be ${withArticle(expectedType(issue))} (got ${jsonTypeOf(issue.input)})`;
     case 'invalid_value':
       return issue.values.length === 1
         ? `must be ${JSON.stringify(issue.values[0])}`
@@ -222,14 +226,25 @@ function characters(value: unknown): number {
   return typeof value === 'string' ? [...value].length : 0;
 }
 
-function typeName(expected: string): string {
-  switch (expected) {
+/** zod says "number" for a non-number given to `z.int()`: the model should read "integer". */
+function expectedType(
+  issue: z.core.$ZodRawIssue<z.core.$ZodIssueInvalidType>,
+): string {
+  const def: object | undefined = issue.inst?._zod.def;
+  const format = def && 'format' in def ? def.format : undefined;
+  if (
+    issue.expected === 'number' &&
+    typeof format === 'string' &&
+    format.includes('int')
+  )
+    return 'integer';
+  switch (issue.expected) {
     case 'int':
       return 'integer';
     case 'record':
       return 'object';
     default:
-      return expected;
+      return issue.expected;
   }
 }
 

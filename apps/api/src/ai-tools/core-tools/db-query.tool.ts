@@ -40,7 +40,7 @@ const documentOrArray = (message: string) =>
  * The seed's MongoOperation at top level. The sandbox checks everything
  * inside the free-form parts (operators, collections, limits).
  */
-const DB_QUERY_ARGS = z.object({
+export const DB_QUERY_ARGS = z.object({
   operation: z.enum(MONGO_OPERATIONS).describe('The operation to run.'),
   collection: z
     .string()
