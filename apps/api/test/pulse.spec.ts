@@ -330,14 +330,14 @@ describe('Pulse', () => {
         nextPulseAt: null,
         intervalMinutes: 120,
       });
-      expect(results[1].error).toContain(
-        'pulses_per_day must be one of 48, 24, 12, 6, 2',
+      expect(results[1].error).toBe(
+        "Argument 'pulses_per_day' must be one of 48, 24, 12, 6, 2 (got 5)",
       );
-      expect(results[2].error).toContain(
-        'quiet_hours[0].start must be a time like "22:00"',
+      expect(results[2].error).toBe(
+        'Argument \'quiet_hours[0].start\' must be a time like "22:00"; Argument \'quiet_hours[0].end\' must be a time like "07:30"',
       );
-      expect(results[3].error).toContain(
-        'active_days must be a list of weekday numbers',
+      expect(results[3].error).toBe(
+        "Argument 'active_days[0]' must be a weekday number from 0 (Sunday) to 6 (Saturday)",
       );
       expect(results[4].error).toContain('update_config needs at least one of');
       expect(results[5].error).toContain('update_notes needs notes');

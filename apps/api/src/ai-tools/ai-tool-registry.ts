@@ -8,7 +8,7 @@ import {
   type AiToolAvailabilityContext,
   type AiToolContext,
 } from './ai-tool';
-import { checkToolArguments } from './tool-arguments';
+import { parseToolArguments, toolParameters } from './tool-argument-schema';
 
 const TOOL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]{0,63}$/;
 
@@ -17,6 +17,8 @@ const TOOL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]{0,63}$/;
 export class AiToolRegistry implements OnModuleInit {
   private readonly logger = new Logger(AiToolRegistry.name);
   private readonly tools = new Map<string, AiTool>();
+  /** What each provider is told about a tool, generated once from its schema. */
+  private readonly toolSpecs = new Map<string, LlmToolSpec>();
 
   constructor(private readonly discovery: DiscoveryService) {}
 
@@ -25,13 +27,18 @@ export class AiToolRegistry implements OnModuleInit {
       metadataKey: AiToolProvider.KEY,
     })) {
       const tool = wrapper.instance as AiTool | undefined;
-      if (!tool?.definition) continue;
-      const { name } = tool.definition;
+      if (!tool?.schema) continue;
+      const { name, description } = tool;
       if (!TOOL_NAME.test(name))
         throw new Error(`Tool name '${name}' is not a valid function name`);
       if (this.tools.has(name))
         throw new Error(`Two tools are named '${name}'`);
       this.tools.set(name, tool);
+      this.toolSpecs.set(name, {
+        name,
+        description,
+        parameters: toolParameters(name, tool.schema),
+      });
     }
     this.logger.debug(`Tools: ${[...this.tools.keys()].join(', ')}`);
   }
@@ -56,25 +63,28 @@ export class AiToolRegistry implements OnModuleInit {
   }
 
   async specs(context: AiToolAvailabilityContext): Promise<LlmToolSpec[]> {
-    return (await this.available(context)).map((t) => t.definition);
+    return (await this.available(context)).map(
+      (t) => this.toolSpecs.get(t.name) as LlmToolSpec,
+    );
   }
 
   /**
    * Runs one call and always answers with a JSON string: an unknown or
-   * unavailable tool, bad arguments or a thrown error become `{"error": "..."}`.
+   * unavailable tool, arguments its schema refuses (nothing runs) or a thrown
+   * error become `{"error": "..."}`.
    */
   async execute(
     name: string,
-    args: Record<string, unknown>,
+    args: unknown,
     context: AiToolContext,
   ): Promise<string> {
     const tool = this.tools.get(name);
     if (!tool || !(await (tool.isAvailable?.(context) ?? true)))
       return toolError(`Unknown or unavailable tool '${name}'`);
-    const problem = checkToolArguments(tool.definition.parameters, args);
-    if (problem) return toolError(problem);
+    const checked = parseToolArguments(tool.schema, args);
+    if (!checked.ok) return toolError(checked.error);
     try {
-      const result = await tool.execute(args, context);
+      const result = await tool.execute(checked.args, context);
       return typeof result === 'string' ? result : JSON.stringify(result);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);

@@ -1,5 +1,5 @@
 import { DiscoveryService } from '@nestjs/core';
-import type { LlmToolSpec } from '../llm/llm-adapter';
+import type { z } from 'zod';
 import type { TurnSource } from '../llm/turn-source';
 import type { AppSettings } from '../settings/settings.service';
 
@@ -18,13 +18,25 @@ export interface AiToolContext extends AiToolAvailabilityContext {
   signal: AbortSignal;
 }
 
+/** A tool's arguments: always an object at the top (every provider's function-calling format needs one). */
+export type AiToolSchema = z.ZodObject;
+
 /**
  * A tool the model can call. Feature modules contribute tools by marking a
  * provider with `@AiToolProvider()`; the registry finds them, so adding a tool
  * never edits the registry.
+ *
+ * The arguments are declared once, as a zod schema: the registry generates the
+ * JSON Schema the provider sees from it and validates each call with it, so
+ * `execute` receives arguments of the schema's type.
  */
-export interface AiTool {
-  readonly definition: LlmToolSpec;
+export interface AiTool<Schema extends AiToolSchema = AiToolSchema> {
+  /** The function name the model calls (letters, digits, `_`). */
+  readonly name: string;
+  /** What the model reads about the tool (sent with every turn: keep it short). */
+  readonly description: string;
+  /** The arguments; `.describe()` on a field becomes its description for the model. */
+  readonly schema: Schema;
   /** One line for the prompt's "Available Tools" section (without the name). */
   readonly promptLine: string;
   /** How long one call may run; omitted: `LLM_TOOL_TIMEOUT_MS`. Slow tools (image generation) set their own. */
@@ -32,14 +44,10 @@ export interface AiTool {
   /** Omitted: always available (when tools are on at all). */
   isAvailable?(context: AiToolAvailabilityContext): boolean | Promise<boolean>;
   /**
-   * Arguments are already checked against `definition.parameters` (required
-   * fields, types). Returns the JSON string the model receives; throwing is
-   * allowed and becomes `{"error": message}`.
+   * Runs with arguments that passed `schema`. Returns the JSON string the
+   * model receives; throwing is allowed and becomes `{"error": message}`.
    */
-  execute(
-    args: Record<string, unknown>,
-    context: AiToolContext,
-  ): Promise<string>;
+  execute(args: z.output<Schema>, context: AiToolContext): Promise<string>;
 }
 
 export const AiToolProvider = DiscoveryService.createDecorator<void>();

@@ -23,6 +23,6 @@ export class AvailableToolsPromptSection implements PromptSection {
     if (!toolsEnabled) return null;
     const tools = await this.registry.available({ source, settings });
     if (tools.length === 0) return null;
-    return `## Available Tools\n${tools.map((t) => `- **${t.definition.name}**: ${t.promptLine}`).join('\n')}`;
+    return `## Available Tools\n${tools.map((t) => `- **${t.name}**: ${t.promptLine}`).join('\n')}`;
   }
 }

@@ -4,6 +4,7 @@ import {
   IMAGE_SHORT_DESCRIPTION_MAX_LENGTH,
   type ImageToolResult,
 } from '@metatronos/shared-types';
+import { z } from 'zod';
 import {
   AiToolProvider,
   toolError,
@@ -114,44 +115,32 @@ export function markdownAlt(text: string): string {
     .trim();
 }
 
-const PROMPT = {
-  type: 'string',
-  maxLength: IMAGE_PROMPT_MAX_LENGTH,
-};
-const SHORT_DESCRIPTION = {
-  type: 'string',
-  maxLength: IMAGE_SHORT_DESCRIPTION_MAX_LENGTH,
-  description:
-    'A few words describing the image (alt text and file name), e.g. "Red fox in snow"',
-};
+/** Text the model must give: a blank one is refused before anything runs. */
+const text = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .refine((value) => value.trim() !== '', { error: 'must not be blank' });
 
-function requireText(value: unknown, name: string): string | null {
-  return typeof value === 'string' && value.trim()
-    ? null
-    : `Argument '${name}' must not be blank`;
-}
+const SHORT_DESCRIPTION = text(IMAGE_SHORT_DESCRIPTION_MAX_LENGTH).describe(
+  'A few words describing the image (alt text and file name), e.g. "Red fox in snow"',
+);
+
+const GENERATE_IMAGE_ARGS = z.object({
+  prompt: text(IMAGE_PROMPT_MAX_LENGTH).describe(
+    'A detailed description of the image to create (subject, style, composition, colours)',
+  ),
+  shortDescription: SHORT_DESCRIPTION,
+});
 
 @AiToolProvider()
 @Injectable()
-export class GenerateImageTool implements AiTool {
-  readonly definition = {
-    name: 'generate_image',
-    description:
-      'Create a new image from a text prompt with the configured image model. Answers { success, mediaId, url, markdown, width, height }: ' +
-      'put the returned markdown in your reply so the image shows inline. Use the mediaId with edit_image to change the image later.',
-    parameters: {
-      type: 'object' as const,
-      properties: {
-        prompt: {
-          ...PROMPT,
-          description:
-            'A detailed description of the image to create (subject, style, composition, colours)',
-        },
-        shortDescription: SHORT_DESCRIPTION,
-      },
-      required: ['prompt', 'shortDescription'],
-    },
-  };
+export class GenerateImageTool implements AiTool<typeof GENERATE_IMAGE_ARGS> {
+  readonly name = 'generate_image';
+  readonly description =
+    'Create a new image from a text prompt with the configured image model. Answers { success, mediaId, url, markdown, width, height }: ' +
+    'put the returned markdown in your reply so the image shows inline. Use the mediaId with edit_image to change the image later.';
+  readonly schema = GENERATE_IMAGE_ARGS;
   readonly promptLine =
     'create an image from a detailed prompt; include the returned `markdown` (e.g. ![Red fox](/api/media/…)) in your reply so the image shows inline, and keep its mediaId for edit_image.';
 
@@ -167,51 +156,38 @@ export class GenerateImageTool implements AiTool {
   }
 
   async execute(
-    args: Record<string, unknown>,
+    args: z.output<typeof GENERATE_IMAGE_ARGS>,
     context: AiToolContext,
   ): Promise<string> {
-    const problem =
-      requireText(args['prompt'], 'prompt') ??
-      requireText(args['shortDescription'], 'shortDescription');
-    if (problem) return toolError(problem);
     return this.images.generate(
       {
-        prompt: (args['prompt'] as string).trim(),
-        shortDescription: (args['shortDescription'] as string).trim(),
+        prompt: args.prompt.trim(),
+        shortDescription: args.shortDescription.trim(),
       },
       context,
     );
   }
 }
 
+const EDIT_IMAGE_ARGS = z.object({
+  imageId: text(100).describe(
+    'The mediaId of the image to change, or the attachment id of an image the owner attached',
+  ),
+  prompt: text(IMAGE_PROMPT_MAX_LENGTH).describe(
+    'What to change, e.g. "make the sky stormy, keep everything else"',
+  ),
+  shortDescription: SHORT_DESCRIPTION,
+});
+
 @AiToolProvider()
 @Injectable()
-export class EditImageTool implements AiTool {
-  readonly definition = {
-    name: 'edit_image',
-    description:
-      'Change an image made earlier with generate_image or edit_image (by its mediaId, the id in /api/media/<id>), or a PNG, JPEG or WebP ' +
-      'image the owner attached (by its attachment id, shown next to the attached image). The original is kept; ' +
-      'answers a new image as { success, mediaId, url, markdown, width, height }: put the returned markdown in your reply.',
-    parameters: {
-      type: 'object' as const,
-      properties: {
-        imageId: {
-          type: 'string',
-          maxLength: 100,
-          description:
-            'The mediaId of the image to change, or the attachment id of an image the owner attached',
-        },
-        prompt: {
-          ...PROMPT,
-          description:
-            'What to change, e.g. "make the sky stormy, keep everything else"',
-        },
-        shortDescription: SHORT_DESCRIPTION,
-      },
-      required: ['imageId', 'prompt', 'shortDescription'],
-    },
-  };
+export class EditImageTool implements AiTool<typeof EDIT_IMAGE_ARGS> {
+  readonly name = 'edit_image';
+  readonly description =
+    'Change an image made earlier with generate_image or edit_image (by its mediaId, the id in /api/media/<id>), or a PNG, JPEG or WebP ' +
+    'image the owner attached (by its attachment id, shown next to the attached image). The original is kept; ' +
+    'answers a new image as { success, mediaId, url, markdown, width, height }: put the returned markdown in your reply.';
+  readonly schema = EDIT_IMAGE_ARGS;
   readonly promptLine =
     'change an image made earlier (its mediaId, from /api/media/<id>) or one the owner attached (its attachment id); include the returned `markdown` in your reply so the new image shows inline.';
 
@@ -231,23 +207,18 @@ export class EditImageTool implements AiTool {
   }
 
   async execute(
-    args: Record<string, unknown>,
+    args: z.output<typeof EDIT_IMAGE_ARGS>,
     context: AiToolContext,
   ): Promise<string> {
-    const problem =
-      requireText(args['imageId'], 'imageId') ??
-      requireText(args['prompt'], 'prompt') ??
-      requireText(args['shortDescription'], 'shortDescription');
-    if (problem) return toolError(problem);
-    const imageId = (args['imageId'] as string)
+    const imageId = args.imageId
       .trim()
       .replace(/^\/?api\/(media|attachments)\//, '');
     const found = await this.source(imageId);
     if (typeof found === 'string') return toolError(found);
     return this.images.generate(
       {
-        prompt: (args['prompt'] as string).trim(),
-        shortDescription: (args['shortDescription'] as string).trim(),
+        prompt: args.prompt.trim(),
+        shortDescription: args.shortDescription.trim(),
         source: found,
       },
       context,

@@ -4,6 +4,7 @@ import {
   WEB_SEARCH_MAX_COUNT,
   WEB_SEARCH_QUERY_MAX_LENGTH,
 } from '@metatronos/shared-types';
+import { z } from 'zod';
 import {
   AiToolProvider,
   toolError,
@@ -13,34 +14,28 @@ import {
 } from '../ai-tools/ai-tool';
 import { BraveSearchClient, WebSearchError } from './brave-search-client';
 
+const WEB_SEARCH_ARGS = z.object({
+  query: z
+    .string()
+    .max(WEB_SEARCH_QUERY_MAX_LENGTH)
+    .describe('What to search for, as you would type it into a search engine'),
+  count: z
+    .int()
+    .min(1)
+    .max(WEB_SEARCH_MAX_COUNT)
+    .optional()
+    .describe(`How many results (default ${WEB_SEARCH_DEFAULT_COUNT})`),
+});
+
 /** `web_search`: Brave Search results for the model, offered only once the owner set a Brave key. */
 @AiToolProvider()
 @Injectable()
-export class WebSearchTool implements AiTool {
-  readonly definition = {
-    name: 'web_search',
-    description:
-      'Search the web (Brave Search) for current or outside information: news, facts you are unsure of, prices, opening hours, documentation. ' +
-      'Returns the top results as title, url and a short snippet. Cite the results you use as Markdown links [title](url).',
-    parameters: {
-      type: 'object' as const,
-      properties: {
-        query: {
-          type: 'string',
-          maxLength: WEB_SEARCH_QUERY_MAX_LENGTH,
-          description:
-            'What to search for, as you would type it into a search engine',
-        },
-        count: {
-          type: 'integer',
-          minimum: 1,
-          maximum: WEB_SEARCH_MAX_COUNT,
-          description: `How many results (default ${WEB_SEARCH_DEFAULT_COUNT})`,
-        },
-      },
-      required: ['query'],
-    },
-  };
+export class WebSearchTool implements AiTool<typeof WEB_SEARCH_ARGS> {
+  readonly name = 'web_search';
+  readonly description =
+    'Search the web (Brave Search) for current or outside information: news, facts you are unsure of, prices, opening hours, documentation. ' +
+    'Returns the top results as title, url and a short snippet. Cite the results you use as Markdown links [title](url).';
+  readonly schema = WEB_SEARCH_ARGS;
   readonly promptLine =
     'search the web for current information; cite the results you used as Markdown links [title](url).';
 
@@ -51,10 +46,10 @@ export class WebSearchTool implements AiTool {
   }
 
   async execute(
-    args: Record<string, unknown>,
+    args: z.output<typeof WEB_SEARCH_ARGS>,
     { settings, signal }: AiToolContext,
   ): Promise<string> {
-    const query = (args['query'] as string).trim();
+    const query = args.query.trim();
     if (!query) return toolError('query must not be empty');
     const apiKey = settings.braveApiKey;
     if (!apiKey)
@@ -65,7 +60,7 @@ export class WebSearchTool implements AiTool {
       const results = await this.brave.search({
         apiKey,
         query,
-        count: args['count'] as number | undefined,
+        count: args.count,
         signal,
       });
       return JSON.stringify({ query, results });

@@ -1,11 +1,13 @@
 import { Injectable } from '@nestjs/common';
+import { AI_COLLECTION_PREFIX } from '@metatronos/shared-types';
+import { z } from 'zod';
 import { Clock } from '../../clock/clock';
 import { AppEventBus } from '../../events/app-event-bus';
-import {
-  DB_QUERY_PARAMETERS,
-  DB_QUERY_TOOL_DESCRIPTION,
-} from '../../mongo-sandbox/db-query-tool-spec';
+import { DB_QUERY_TOOL_DESCRIPTION } from '../../mongo-sandbox/db-query-tool-spec';
+import { MONGO_OPERATIONS } from '../../mongo-sandbox/mongo-operation';
 import { MongoSandboxService } from '../../mongo-sandbox/mongo-sandbox.service';
+import { MAX_INSERT_DOCUMENTS } from '../../mongo-sandbox/validate-mongo-operation';
+import { MAX_RESULT_DOCUMENTS } from '../../mongo-sandbox/mongo-sandbox.service';
 import { AiToolProvider, type AiTool } from '../ai-tool';
 
 const WRITES = new Set([
@@ -19,14 +21,93 @@ const WRITES = new Set([
   'createIndex',
 ]);
 
+/** A free-form JSON object (a filter, a document, a stage): only its outer type is checked here. */
+const document = () => z.record(z.string(), z.unknown());
+
+function isObjectOrArray(value: unknown): boolean {
+  return typeof value === 'object' && value !== null;
+}
+
+/**
+ * An object or an array, without a type union (`anyOf` is outside the JSON
+ * Schema subset every provider accepts): the schema tells the model in words,
+ * the check refuses anything else. What is inside is the sandbox's to check.
+ */
+const documentOrArray = (message: string) =>
+  z.unknown().refine(isObjectOrArray, { error: message });
+
+/**
+ * The seed's MongoOperation at top level. The sandbox checks everything
+ * inside the free-form parts (operators, collections, limits).
+ */
+export const DB_QUERY_ARGS = z.object({
+  operation: z.enum(MONGO_OPERATIONS).describe('The operation to run.'),
+  collection: z
+    .string()
+    .describe(
+      `Collection name, e.g. contacts or ${AI_COLLECTION_PREFIX}notes.`,
+    ),
+  filter: document()
+    .optional()
+    .describe(
+      'Query filter for find, findOne, countDocuments, updateOne/updateMany and deleteOne/deleteMany, e.g. {"name": "Ana"}. ' +
+        'Required for updates and deletes ({} matches every document).',
+    ),
+  update: documentOrArray(
+    'must be an update document (an object) or an update pipeline (an array)',
+  )
+    .optional()
+    .describe(
+      'updateOne/updateMany: an update document such as {"$set": {"city": "Paris"}}, or an update pipeline (an array of $set/$unset stages).',
+    ),
+  data: documentOrArray(
+    'must be a document (an object) or an array of documents',
+  )
+    .optional()
+    .describe(
+      `insertOne: one document (an object). insertMany: an array of 1 to ${MAX_INSERT_DOCUMENTS} documents.`,
+    ),
+  pipeline: z
+    .array(document())
+    .optional()
+    .describe(
+      'aggregate: the stages, e.g. [{"$match": {"status": "confirmed"}}, {"$group": {"_id": "$contactId", "n": {"$sum": 1}}}].',
+    ),
+  // Loose: an option not listed here still reaches the sandbox, which names it in its refusal.
+  options: z
+    .looseObject({
+      projection: document()
+        .optional()
+        .describe('Fields to return, e.g. {"name": 1, "phones": 1}.'),
+      sort: document().optional().describe('e.g. {"start": 1}.'),
+      limit: z.int().optional().describe(`At most ${MAX_RESULT_DOCUMENTS}.`),
+      skip: z.int().optional(),
+      upsert: z.boolean().optional(),
+      name: z.string().optional(),
+      unique: z.boolean().optional(),
+      sparse: z.boolean().optional(),
+      expireAfterSeconds: z.int().optional(),
+      partialFilterExpression: document().optional(),
+      capped: z.boolean().optional(),
+      size: z.int().optional(),
+      max: z.int().optional(),
+    })
+    .optional()
+    .describe(
+      'find/findOne: projection, sort, limit, skip. countDocuments: limit, skip. aggregate: limit. updateOne/updateMany: upsert. ' +
+        'createIndex: name, unique, sparse, expireAfterSeconds, partialFilterExpression. createCollection: capped, size, max.',
+    ),
+  keys: document()
+    .optional()
+    .describe('createIndex: the index keys, e.g. {"name": 1}.'),
+});
+
 @AiToolProvider()
 @Injectable()
-export class DbQueryTool implements AiTool {
-  readonly definition = {
-    name: 'db_query',
-    description: DB_QUERY_TOOL_DESCRIPTION,
-    parameters: DB_QUERY_PARAMETERS,
-  };
+export class DbQueryTool implements AiTool<typeof DB_QUERY_ARGS> {
+  readonly name = 'db_query';
+  readonly description = DB_QUERY_TOOL_DESCRIPTION;
+  readonly schema = DB_QUERY_ARGS;
   readonly promptLine =
     'run one MongoDB operation on your database: read any collection; write master, contacts, schedule, cronjobs and your own ai_* collections.';
 
@@ -36,13 +117,12 @@ export class DbQueryTool implements AiTool {
     private readonly clock: Clock,
   ) {}
 
-  async execute(args: Record<string, unknown>): Promise<string> {
+  async execute(args: z.output<typeof DB_QUERY_ARGS>): Promise<string> {
     const result = await this.sandbox.execute(args);
-    const operation = String(args['operation']);
-    if (WRITES.has(operation) && !('error' in result)) {
+    if (WRITES.has(args.operation) && !('error' in result)) {
       this.events.emit('data.changed', {
-        collection: String(args['collection']),
-        operation,
+        collection: args.collection,
+        operation: args.operation,
         at: this.clock.now().toISOString(),
       });
     }

@@ -1,35 +1,33 @@
 import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
 import { SystemInstructionService } from '../../system-instruction/system-instruction.service';
 import { DB_SCHEMA_MAX_LENGTH } from '../../system-instruction/dto/system-instruction.dto';
 import { AiToolProvider, toolError, type AiTool } from '../ai-tool';
 
+// Blank and over-long documents get the refusals below ("Nothing was saved."), not a schema check.
+const UPDATE_DB_SCHEMA_ARGS = z.object({
+  schema: z.string().describe('The complete new Markdown documentation'),
+});
+
 @AiToolProvider()
 @Injectable()
-export class UpdateDbSchemaTool implements AiTool {
-  readonly definition = {
-    name: 'update_db_schema',
-    description:
-      'Replace the Markdown documentation of your database (shown to you under "Your Database" in every conversation). ' +
-      'Call it after creating or changing an ai_ collection: list each collection with its fields, types and purpose. ' +
-      'Keep the documentation of master, contacts and schedule in it.',
-    parameters: {
-      type: 'object' as const,
-      properties: {
-        schema: {
-          type: 'string',
-          description: 'The complete new Markdown documentation',
-        },
-      },
-      required: ['schema'],
-    },
-  };
+export class UpdateDbSchemaTool
+  implements AiTool<typeof UPDATE_DB_SCHEMA_ARGS>
+{
+  readonly name = 'update_db_schema';
+  readonly description =
+    'Replace the Markdown documentation of your database (shown to you under "Your Database" in every conversation). ' +
+    'Call it after creating or changing an ai_ collection: list each collection with its fields, types and purpose. ' +
+    'Keep the documentation of master, contacts and schedule in it.';
+  readonly schema = UPDATE_DB_SCHEMA_ARGS;
   readonly promptLine =
     'replace the documentation of your collections after you create or change one.';
 
   constructor(private readonly instruction: SystemInstructionService) {}
 
-  async execute(args: Record<string, unknown>): Promise<string> {
-    const schema = args['schema'] as string;
+  async execute({
+    schema,
+  }: z.output<typeof UPDATE_DB_SCHEMA_ARGS>): Promise<string> {
     if (!schema.trim())
       return toolError(
         'The schema documentation must not be empty. Nothing was saved.',

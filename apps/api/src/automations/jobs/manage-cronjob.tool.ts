@@ -3,122 +3,91 @@ import {
   CRON_EXPRESSION_MAX_LENGTH,
   CRONJOB_INSTRUCTION_MAX_LENGTH,
   CRONJOB_NAME_MAX_LENGTH,
+  type CreateCronJobRequest,
   type CronJobView,
 } from '@metatronos/shared-types';
+import { z } from 'zod';
 import { AiToolProvider, toolError, type AiTool } from '../../ai-tools/ai-tool';
 import { CronJobsService } from './cron-jobs.service';
 
 const ACTIONS = ['create', 'list', 'update', 'delete', 'toggle'] as const;
-type Action = (typeof ACTIONS)[number];
+
+/** Which fields each action needs is checked below (job_id) and by the service ("instruction is required"). */
+const MANAGE_CRONJOB_ARGS = z.object({
+  action: z.enum(ACTIONS).describe('What to do'),
+  job_id: z.string().optional().describe('The job id (update, delete, toggle)'),
+  name: z
+    .string()
+    .max(CRONJOB_NAME_MAX_LENGTH)
+    .optional()
+    .describe('Short name of the job'),
+  instruction: z
+    .string()
+    .max(CRONJOB_INSTRUCTION_MAX_LENGTH)
+    .optional()
+    .describe(
+      'What you should do at each run, written as a message to yourself',
+    ),
+  cron_expression: z
+    .string()
+    .max(CRON_EXPRESSION_MAX_LENGTH)
+    .optional()
+    .describe('Cron schedule, e.g. "30 7 * * *"'),
+  enabled: z.boolean().optional().describe('false pauses the job (update)'),
+});
+type ManageCronjobArgs = z.output<typeof MANAGE_CRONJOB_ARGS>;
 
 /** The seed's manage_cronjob: create, list, update, delete and toggle scheduled jobs. */
 @AiToolProvider()
 @Injectable()
-export class ManageCronjobTool implements AiTool {
-  readonly definition = {
-    name: 'manage_cronjob',
-    description:
-      'Create, list, update, delete or toggle recurring scheduled jobs. Each job runs its instruction as a message to you in its own chat ' +
-      'on a cron schedule read in the owner\'s timezone (five fields: minute hour day-of-month month day-of-week; e.g. "0 8 * * 1-5" = weekdays at 08:00). ' +
-      'At most once a minute. create needs name, instruction and cron_expression; update needs job_id and any of name, instruction, cron_expression, enabled; ' +
-      'delete and toggle need job_id (from list). Deleting a job deletes its chat.',
-    parameters: {
-      type: 'object' as const,
-      properties: {
-        action: {
-          type: 'string',
-          enum: [...ACTIONS],
-          description: 'What to do',
-        },
-        job_id: {
-          type: 'string',
-          description: 'The job id (update, delete, toggle)',
-        },
-        name: {
-          type: 'string',
-          maxLength: CRONJOB_NAME_MAX_LENGTH,
-          description: 'Short name of the job',
-        },
-        instruction: {
-          type: 'string',
-          maxLength: CRONJOB_INSTRUCTION_MAX_LENGTH,
-          description:
-            'What you should do at each run, written as a message to yourself',
-        },
-        cron_expression: {
-          type: 'string',
-          maxLength: CRON_EXPRESSION_MAX_LENGTH,
-          description: 'Cron schedule, e.g. "30 7 * * *"',
-        },
-        enabled: {
-          type: 'boolean',
-          description: 'false pauses the job (update)',
-        },
-      },
-      required: ['action'],
-    },
-  };
+export class ManageCronjobTool implements AiTool<typeof MANAGE_CRONJOB_ARGS> {
+  readonly name = 'manage_cronjob';
+  readonly description =
+    'Create, list, update, delete or toggle recurring scheduled jobs. Each job runs its instruction as a message to you in its own chat ' +
+    'on a cron schedule read in the owner\'s timezone (five fields: minute hour day-of-month month day-of-week; e.g. "0 8 * * 1-5" = weekdays at 08:00). ' +
+    'At most once a minute. create needs name, instruction and cron_expression; update needs job_id and any of name, instruction, cron_expression, enabled; ' +
+    'delete and toggle need job_id (from list). Deleting a job deletes its chat.';
+  readonly schema = MANAGE_CRONJOB_ARGS;
   readonly promptLine =
     "create, list, update, delete or pause recurring jobs; each runs an instruction on a cron schedule (owner's timezone) in its own chat.";
 
   constructor(private readonly jobs: CronJobsService) {}
 
-  async execute(args: Record<string, unknown>): Promise<string> {
-    const action = args['action'] as Action;
-    const jobId = args['job_id'] as string | undefined;
-    const needsId = (): string | null =>
-      jobId?.trim()
-        ? null
-        : `${action} needs job_id (call manage_cronjob with action "list" to find it)`;
+  async execute(args: ManageCronjobArgs): Promise<string> {
+    const { action } = args;
+    const jobId = args.job_id?.trim();
+    const noId = () =>
+      toolError(
+        `${action} needs job_id (call manage_cronjob with action "list" to find it)`,
+      );
+    const fields = {
+      name: args.name,
+      instruction: args.instruction,
+      cronExpression: args.cron_expression,
+      enabled: args.enabled,
+    };
     switch (action) {
       case 'create':
         return JSON.stringify(
           toolJob(
-            await this.jobs.create(
-              {
-                name: args['name'] as string,
-                instruction: args['instruction'] as string,
-                cronExpression: args['cron_expression'] as string,
-                enabled: args['enabled'] as boolean | undefined,
-              },
-              'ai',
-            ),
+            // A missing field is refused by the service with its own text ("instruction is required").
+            await this.jobs.create(fields as CreateCronJobRequest, 'ai'),
           ),
         );
       case 'list':
         return JSON.stringify({ jobs: (await this.jobs.list()).map(toolJob) });
-      case 'update': {
-        const problem = needsId();
-        if (problem) return toolError(problem);
-        const view = await this.jobs.update(
-          (jobId as string).trim(),
-          {
-            name: args['name'] as string | undefined,
-            instruction: args['instruction'] as string | undefined,
-            cronExpression: args['cron_expression'] as string | undefined,
-            enabled: args['enabled'] as boolean | undefined,
-          },
-          'ai',
-        );
-        return JSON.stringify(toolJob(view));
-      }
-      case 'delete': {
-        const problem = needsId();
-        if (problem) return toolError(problem);
-        await this.jobs.remove((jobId as string).trim(), 'ai');
-        return JSON.stringify({ success: true });
-      }
-      case 'toggle': {
-        const problem = needsId();
-        if (problem) return toolError(problem);
+      case 'update':
+        if (!jobId) return noId();
         return JSON.stringify(
-          toolJob(await this.jobs.toggle((jobId as string).trim(), 'ai')),
+          toolJob(await this.jobs.update(jobId, fields, 'ai')),
         );
-      }
-      default:
-        return toolError(
-          `Unknown action "${String(action)}": use one of ${ACTIONS.join(', ')}`,
-        );
+      case 'delete':
+        if (!jobId) return noId();
+        await this.jobs.remove(jobId, 'ai');
+        return JSON.stringify({ success: true });
+      case 'toggle':
+        if (!jobId) return noId();
+        return JSON.stringify(toolJob(await this.jobs.toggle(jobId, 'ai')));
     }
   }
 }

@@ -2,68 +2,70 @@ import { Injectable } from '@nestjs/common';
 import {
   PULSE_NOTES_MAX_LENGTH,
   PULSES_PER_DAY_CHOICES,
+  QUIET_HOURS_MAX_RANGES,
   type PulseView,
 } from '@metatronos/shared-types';
+import { z } from 'zod';
 import { AiToolProvider, toolError, type AiTool } from '../../ai-tools/ai-tool';
+import { HM_PATTERN } from '../schedule-math/pulse-schedule';
 import { TOOL_FIELD_NAMES } from './pulse-settings-input';
 import { PulseScheduler } from './pulse-scheduler';
 import { PulseService } from './pulse.service';
 
 const ACTIONS = ['update_notes', 'get_config', 'update_config'] as const;
 
+const WEEKDAY = 'must be a weekday number from 0 (Sunday) to 6 (Saturday)';
+const time = (example: string) =>
+  z
+    .string()
+    .regex(HM_PATTERN, { error: `must be a time like "${example}"` })
+    .describe('HH:mm');
+
+/**
+ * Shapes, types and ranges are checked here (nested items too); the service
+ * checks what spans fields (a range that starts where it ends) and cuts long notes.
+ */
+const MANAGE_PULSE_ARGS = z.object({
+  action: z.enum(ACTIONS).describe('What to do'),
+  notes: z.string().optional().describe('update_notes: the complete new notes'),
+  enabled: z
+    .boolean()
+    .optional()
+    .describe('update_config: turn Pulse on or off'),
+  active_days: z
+    .array(z.int().min(0, { error: WEEKDAY }).max(6, { error: WEEKDAY }))
+    .optional()
+    .describe('update_config: weekdays Pulse runs on'),
+  // Not an enum: numeric enums are outside what every provider accepts; the choices are in the text.
+  pulses_per_day: z
+    .int()
+    .refine((n) => (PULSES_PER_DAY_CHOICES as readonly number[]).includes(n), {
+      error: (issue) =>
+        `must be one of ${PULSES_PER_DAY_CHOICES.join(', ')} (got ${JSON.stringify(issue.input)})`,
+    })
+    .optional()
+    .describe(
+      `update_config: pulses a day, one of ${PULSES_PER_DAY_CHOICES.join(', ')}`,
+    ),
+  quiet_hours: z
+    .array(z.strictObject({ start: time('22:00'), end: time('07:30') }))
+    .max(QUIET_HOURS_MAX_RANGES)
+    .optional()
+    .describe('update_config: times without pulses'),
+});
+
 /** The seed's manage_pulse: continuity notes and the heartbeat's configuration. */
 @AiToolProvider()
 @Injectable()
-export class ManagePulseTool implements AiTool {
-  readonly definition = {
-    name: 'manage_pulse',
-    description:
-      'Manage Pulse, your autonomous heartbeat that runs you on your own several times a day. ' +
-      `update_notes saves continuity notes for your next pulse (replaces them; at most ${PULSE_NOTES_MAX_LENGTH} characters, longer is cut). ` +
-      'get_config returns the configuration, pulses remaining today, the next pulse time and the interval. ' +
-      `update_config changes any of enabled, active_days (0 = Sunday … 6 = Saturday), pulses_per_day (${PULSES_PER_DAY_CHOICES.join(', ')}) ` +
-      'and quiet_hours (list of {start, end} in HH:mm local time; a range may cross midnight). Change the configuration only when the owner asks.',
-    parameters: {
-      type: 'object' as const,
-      properties: {
-        action: {
-          type: 'string',
-          enum: [...ACTIONS],
-          description: 'What to do',
-        },
-        notes: {
-          type: 'string',
-          description: 'update_notes: the complete new notes',
-        },
-        enabled: {
-          type: 'boolean',
-          description: 'update_config: turn Pulse on or off',
-        },
-        active_days: {
-          type: 'array',
-          items: { type: 'integer', minimum: 0, maximum: 6 },
-          description: 'update_config: weekdays Pulse runs on',
-        },
-        pulses_per_day: {
-          type: 'integer',
-          description: `update_config: pulses a day, one of ${PULSES_PER_DAY_CHOICES.join(', ')}`,
-        },
-        quiet_hours: {
-          type: 'array',
-          items: {
-            type: 'object',
-            properties: {
-              start: { type: 'string', description: 'HH:mm' },
-              end: { type: 'string', description: 'HH:mm' },
-            },
-            required: ['start', 'end'],
-          },
-          description: 'update_config: times without pulses',
-        },
-      },
-      required: ['action'],
-    },
-  };
+export class ManagePulseTool implements AiTool<typeof MANAGE_PULSE_ARGS> {
+  readonly name = 'manage_pulse';
+  readonly description =
+    'Manage Pulse, your autonomous heartbeat that runs you on your own several times a day. ' +
+    `update_notes saves continuity notes for your next pulse (replaces them; at most ${PULSE_NOTES_MAX_LENGTH} characters, longer is cut). ` +
+    'get_config returns the configuration, pulses remaining today, the next pulse time and the interval. ' +
+    `update_config changes any of enabled, active_days (0 = Sunday … 6 = Saturday), pulses_per_day (${PULSES_PER_DAY_CHOICES.join(', ')}) ` +
+    'and quiet_hours (list of {start, end} in HH:mm local time; a range may cross midnight). Change the configuration only when the owner asks.';
+  readonly schema = MANAGE_PULSE_ARGS;
   readonly promptLine =
     'save continuity notes for your next pulse, read or change the Pulse heartbeat configuration.';
 
@@ -72,12 +74,12 @@ export class ManagePulseTool implements AiTool {
     private readonly scheduler: PulseScheduler,
   ) {}
 
-  async execute(args: Record<string, unknown>): Promise<string> {
-    switch (args['action']) {
+  async execute(args: z.output<typeof MANAGE_PULSE_ARGS>): Promise<string> {
+    switch (args.action) {
       case 'update_notes': {
-        if (typeof args['notes'] !== 'string')
+        if (args.notes === undefined)
           return toolError('update_notes needs notes (the complete new text)');
-        const state = await this.pulse.updateNotes(args['notes'], 'ai');
+        const state = await this.pulse.updateNotes(args.notes, 'ai');
         return JSON.stringify({
           success: true,
           action: 'notes_updated',
@@ -90,10 +92,10 @@ export class ManagePulseTool implements AiTool {
         );
       case 'update_config': {
         const request = {
-          enabled: args['enabled'],
-          activeDays: args['active_days'],
-          pulsesPerDay: args['pulses_per_day'],
-          quietHours: args['quiet_hours'],
+          enabled: args.enabled,
+          activeDays: args.active_days,
+          pulsesPerDay: args.pulses_per_day,
+          quietHours: args.quiet_hours,
         };
         if (Object.values(request).every((v) => v === undefined)) {
           return toolError(
@@ -107,10 +109,6 @@ export class ManagePulseTool implements AiTool {
           pulse: toolPulse(await this.pulse.view(this.scheduler.isRunning())),
         });
       }
-      default:
-        return toolError(
-          `Unknown action "${String(args['action'])}": use one of ${ACTIONS.join(', ')}`,
-        );
     }
   }
 }

@@ -27,10 +27,13 @@ export function pulseIntervalMinutes(pulsesPerDay: number): number {
     : NaN;
 }
 
+/** An `HH:mm` time, `00:00`–`23:59`, two digits each. */
+export const HM_PATTERN = /^([01]\d|2[0-3]):([0-5]\d)$/;
+
 /** Minutes since midnight of an `HH:mm` time (`00:00`–`23:59`, two digits each), or null. */
 export function parseHm(value: string): number | null {
   if (typeof value !== 'string') return null;
-  const match = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(value);
+  const match = HM_PATTERN.exec(value);
   return match ? Number(match[1]) * 60 + Number(match[2]) : null;
 }
 

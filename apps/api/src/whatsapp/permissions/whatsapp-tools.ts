@@ -5,6 +5,7 @@ import {
   WHATSAPP_TOOL_MESSAGES_DEFAULT_LIMIT,
   type WhatsAppPermission,
 } from '@metatronos/shared-types';
+import { z } from 'zod';
 import { AiToolProvider, toolError, type AiTool } from '../../ai-tools/ai-tool';
 import { WhatsAppLink } from './whatsapp-link';
 import {
@@ -34,41 +35,39 @@ abstract class WhatsAppTool {
   }
 }
 
+const READ_MESSAGES_ARGS = z.object({
+  contact: z
+    .string()
+    .optional()
+    .describe('Phone number to filter by, digits only (e.g. "14155551234")'),
+  // A number, not an integer: any count is clamped to 1…max rather than refused.
+  limit: z
+    .number()
+    .optional()
+    .describe(
+      `Maximum messages to return (default ${WHATSAPP_TOOL_MESSAGES_DEFAULT_LIMIT}, max ${WHATSAPP_MESSAGES_MAX_LIMIT})`,
+    ),
+});
+
 /** The seed's whatsapp_read_messages: recent messages, only from/to contacts with canRead. */
 @AiToolProvider()
 @Injectable()
-export class WhatsAppReadMessagesTool extends WhatsAppTool implements AiTool {
-  readonly definition = {
-    name: 'whatsapp_read_messages',
-    description:
-      'Read recent WhatsApp messages (oldest first). Only contacts with read permission (canRead) are visible; ' +
-      'give contact to read one conversation, or leave it out for all readable contacts.',
-    parameters: {
-      type: 'object' as const,
-      properties: {
-        contact: {
-          type: 'string',
-          description:
-            'Phone number to filter by, digits only (e.g. "14155551234")',
-        },
-        limit: {
-          type: 'number',
-          description: `Maximum messages to return (default ${WHATSAPP_TOOL_MESSAGES_DEFAULT_LIMIT}, max ${WHATSAPP_MESSAGES_MAX_LIMIT})`,
-        },
-      },
-      required: [],
-    },
-  };
+export class WhatsAppReadMessagesTool
+  extends WhatsAppTool
+  implements AiTool<typeof READ_MESSAGES_ARGS>
+{
+  readonly name = 'whatsapp_read_messages';
+  readonly description =
+    'Read recent WhatsApp messages (oldest first). Only contacts with read permission (canRead) are visible; ' +
+    'give contact to read one conversation, or leave it out for all readable contacts.';
+  readonly schema = READ_MESSAGES_ARGS;
   readonly promptLine =
     'read recent WhatsApp messages from contacts with read permission (optionally one contact).';
 
-  async execute(args: Record<string, unknown>): Promise<string> {
+  async execute(args: z.output<typeof READ_MESSAGES_ARGS>): Promise<string> {
     const gateway = this.link.use();
-    const limit = clampLimit(args['limit']);
-    const contact =
-      typeof args['contact'] === 'string' && args['contact'].trim()
-        ? args['contact']
-        : undefined;
+    const limit = clampLimit(args.limit);
+    const contact = args.contact?.trim() ? args.contact : undefined;
     if (contact !== undefined) {
       const phone = normalisePhoneNumber(contact);
       if (!phone) return toolError(INVALID_PHONE_NUMBER);
@@ -93,38 +92,34 @@ export class WhatsAppReadMessagesTool extends WhatsAppTool implements AiTool {
   }
 }
 
+const SEND_MESSAGE_ARGS = z.object({
+  phone: z
+    .string()
+    .describe('International format, digits only (e.g. "14155551234")'),
+  message: z.string().max(WHATSAPP_SEND_MAX_LENGTH).describe('Text to send'),
+});
+
 /** The seed's whatsapp_send_message: text to a contact with canReply. */
 @AiToolProvider()
 @Injectable()
-export class WhatsAppSendMessageTool extends WhatsAppTool implements AiTool {
-  readonly definition = {
-    name: 'whatsapp_send_message',
-    description:
-      'Send a WhatsApp text message to a contact with reply permission (canReply). Always confirm with the user before sending.',
-    parameters: {
-      type: 'object' as const,
-      properties: {
-        phone: {
-          type: 'string',
-          description: 'International format, digits only (e.g. "14155551234")',
-        },
-        message: {
-          type: 'string',
-          maxLength: WHATSAPP_SEND_MAX_LENGTH,
-          description: 'Text to send',
-        },
-      },
-      required: ['phone', 'message'],
-    },
-  };
+export class WhatsAppSendMessageTool
+  extends WhatsAppTool
+  implements AiTool<typeof SEND_MESSAGE_ARGS>
+{
+  readonly name = 'whatsapp_send_message';
+  readonly description =
+    'Send a WhatsApp text message to a contact with reply permission (canReply). Always confirm with the user before sending.';
+  readonly schema = SEND_MESSAGE_ARGS;
   readonly promptLine =
     'send a WhatsApp text to a contact with reply permission. Always confirm with the user before sending.';
 
-  async execute(args: Record<string, unknown>): Promise<string> {
+  async execute({
+    phone: rawPhone,
+    message,
+  }: z.output<typeof SEND_MESSAGE_ARGS>): Promise<string> {
     const gateway = this.link.use();
-    const phone = normalisePhoneNumber(args['phone'] as string);
+    const phone = normalisePhoneNumber(rawPhone);
     if (!phone) return toolError(INVALID_PHONE_NUMBER);
-    const message = args['message'] as string;
     if (!message.trim()) return toolError('message must not be empty');
     const permission = await this.permissions.findByPhone(phone);
     if (!permission?.canReply)
@@ -136,71 +131,58 @@ export class WhatsAppSendMessageTool extends WhatsAppTool implements AiTool {
   }
 }
 
-const ACTIONS = ['grant', 'update', 'revoke', 'remove'] as const;
-type Action = (typeof ACTIONS)[number];
+const MANAGE_PERMISSION_ARGS = z.object({
+  action: z
+    .enum(['grant', 'update', 'revoke', 'remove'])
+    .describe('What to do'),
+  phoneNumber: z.string().describe('Digits only (e.g. "14155551234")'),
+  displayName: z
+    .string()
+    .max(WHATSAPP_DISPLAY_NAME_MAX_LENGTH)
+    .optional()
+    .describe('Human label, e.g. "Mom" (required for grant)'),
+  canRead: z
+    .boolean()
+    .optional()
+    .describe('You may read messages from this contact (grant: default true)'),
+  canReply: z
+    .boolean()
+    .optional()
+    .describe(
+      'You may reply to this contact, automatic replies included (grant: default false)',
+    ),
+  trusted: z
+    .boolean()
+    .optional()
+    .describe(
+      "update only: automatic replies to this contact may see the owner's memory",
+    ),
+});
 
 /** The seed's whatsapp_manage_permission: grant (upsert), update, revoke (both flags off, record kept), remove. */
 @AiToolProvider()
 @Injectable()
 export class WhatsAppManagePermissionTool
   extends WhatsAppTool
-  implements AiTool
+  implements AiTool<typeof MANAGE_PERMISSION_ARGS>
 {
-  readonly definition = {
-    name: 'whatsapp_manage_permission',
-    description:
-      "Grant, update, revoke or remove a WhatsApp contact's permissions. grant creates the record or overwrites an existing one " +
-      '(needs displayName; canRead defaults to true, canReply to false); update changes displayName, canRead, canReply and/or trusted; ' +
-      'revoke sets canRead and canReply to false and keeps the record; remove deletes it. Contacts with canReply=true receive automatic replies; ' +
-      "trusted lets those replies see the owner's memory. Only change permissions when the owner asks you to.",
-    parameters: {
-      type: 'object' as const,
-      properties: {
-        action: {
-          type: 'string',
-          enum: [...ACTIONS],
-          description: 'What to do',
-        },
-        phoneNumber: {
-          type: 'string',
-          description: 'Digits only (e.g. "14155551234")',
-        },
-        displayName: {
-          type: 'string',
-          maxLength: WHATSAPP_DISPLAY_NAME_MAX_LENGTH,
-          description: 'Human label, e.g. "Mom" (required for grant)',
-        },
-        canRead: {
-          type: 'boolean',
-          description:
-            'You may read messages from this contact (grant: default true)',
-        },
-        canReply: {
-          type: 'boolean',
-          description:
-            'You may reply to this contact, automatic replies included (grant: default false)',
-        },
-        trusted: {
-          type: 'boolean',
-          description:
-            "update only: automatic replies to this contact may see the owner's memory",
-        },
-      },
-      required: ['action', 'phoneNumber'],
-    },
-  };
+  readonly name = 'whatsapp_manage_permission';
+  readonly description =
+    "Grant, update, revoke or remove a WhatsApp contact's permissions. grant creates the record or overwrites an existing one " +
+    '(needs displayName; canRead defaults to true, canReply to false); update changes displayName, canRead, canReply and/or trusted; ' +
+    'revoke sets canRead and canReply to false and keeps the record; remove deletes it. Contacts with canReply=true receive automatic replies; ' +
+    "trusted lets those replies see the owner's memory. Only change permissions when the owner asks you to.";
+  readonly schema = MANAGE_PERMISSION_ARGS;
   readonly promptLine =
     "grant, update, revoke or remove a WhatsApp contact's read/reply permission (only when the owner asks).";
 
-  async execute(args: Record<string, unknown>): Promise<string> {
+  async execute(
+    args: z.output<typeof MANAGE_PERMISSION_ARGS>,
+  ): Promise<string> {
     this.link.use();
-    const action = args['action'] as Action;
-    const phoneNumber = normalisePhoneNumber(args['phoneNumber'] as string);
+    const { action, displayName, canRead, canReply, trusted } = args;
+    const phoneNumber = normalisePhoneNumber(args.phoneNumber);
     if (!phoneNumber) return toolError(INVALID_PHONE_NUMBER);
-    const displayName = args['displayName'] as string | undefined;
-    const canRead = args['canRead'] as boolean | undefined;
-    const canReply = args['canReply'] as boolean | undefined;
-    const trusted = args['trusted'] as boolean | undefined;
     const done = () => JSON.stringify({ success: true, action, phoneNumber });
     try {
       switch (action) {
@@ -241,10 +223,6 @@ export class WhatsAppManagePermissionTool
         case 'remove':
           await this.permissions.removeByPhone(phoneNumber, 'ai');
           return done();
-        default:
-          return toolError(
-            `Unknown action "${String(action)}": use one of ${ACTIONS.join(', ')}`,
-          );
       }
     } catch (error) {
       if (error instanceof NotFoundException)
@@ -254,19 +232,19 @@ export class WhatsAppManagePermissionTool
   }
 }
 
+const NO_ARGS = z.object({});
+
 /** The seed's whatsapp_list_permissions. */
 @AiToolProvider()
 @Injectable()
 export class WhatsAppListPermissionsTool
   extends WhatsAppTool
-  implements AiTool
+  implements AiTool<typeof NO_ARGS>
 {
-  readonly definition = {
-    name: 'whatsapp_list_permissions',
-    description:
-      'List every WhatsApp contact permission (phoneNumber, displayName, canRead, canReply, trusted), sorted by displayName.',
-    parameters: { type: 'object' as const, properties: {}, required: [] },
-  };
+  readonly name = 'whatsapp_list_permissions';
+  readonly description =
+    'List every WhatsApp contact permission (phoneNumber, displayName, canRead, canReply, trusted), sorted by displayName.';
+  readonly schema = NO_ARGS;
   readonly promptLine =
     'list the WhatsApp contacts you may read from or reply to.';
 
@@ -288,8 +266,8 @@ export function toolPermission(p: WhatsAppPermission) {
   };
 }
 
-function clampLimit(value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value))
+function clampLimit(value: number | undefined): number {
+  if (value === undefined || !Number.isFinite(value))
     return WHATSAPP_TOOL_MESSAGES_DEFAULT_LIMIT;
   return Math.min(WHATSAPP_MESSAGES_MAX_LIMIT, Math.max(1, Math.floor(value)));
 }
