@@ -4,6 +4,7 @@ import { Clock } from '../clock/clock';
 
 export const LOGIN_MAX_FAILURES = 5;
 export const LOGIN_WINDOW_MS = 15 * 60 * 1000;
+const MAX_TRACKED_CLIENTS = 10_000;
 
 /**
  * Counts login attempts per client in a sliding window. An attempt is counted
@@ -40,6 +41,7 @@ export class LoginRateLimiter {
     const wait = this.retryAfterMs(address);
     if (wait > 0) return wait;
     const client = clientBucket(address);
+    if (this.failures.size >= MAX_TRACKED_CLIENTS) this.forgetExpired();
     this.failures.set(client, [
       ...this.recent(client),
       this.clock.now().getTime(),
@@ -58,6 +60,11 @@ export class LoginRateLimiter {
 
   recordSuccess(address: string): void {
     this.failures.delete(clientBucket(address));
+  }
+
+  /** Many addresses guessing at once must not grow the map without end. */
+  private forgetExpired(): void {
+    for (const client of [...this.failures.keys()]) this.recent(client);
   }
 
   private recent(client: string): number[] {

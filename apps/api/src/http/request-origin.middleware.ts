@@ -90,27 +90,25 @@ export function decideRequestOrigin(
 /** Express middleware applying `decideRequestOrigin`; answers 403/415 in the API's error shape. */
 export function requestOriginGuard(policy: RequestOriginPolicy) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    const decision = decideRequestOrigin(
-      {
-        method: req.method,
-        path: req.path,
-        protocol: req.protocol,
-        host: req.headers.host,
-        origin: req.headers.origin,
-        secFetchSite: header(req.headers['sec-fetch-site']),
-        contentType: req.headers['content-type'],
-        hasBody:
-          Number(req.headers['content-length'] ?? 0) > 0 ||
-          req.headers['transfer-encoding'] !== undefined,
-      },
-      policy,
-    );
+    const facts: RequestFacts = {
+      method: req.method,
+      path: req.path,
+      protocol: req.protocol,
+      host: req.headers.host,
+      origin: req.headers.origin,
+      secFetchSite: header(req.headers['sec-fetch-site']),
+      contentType: req.headers['content-type'],
+      hasBody:
+        Number(req.headers['content-length'] ?? 0) > 0 ||
+        req.headers['transfer-encoding'] !== undefined,
+    };
+    const decision = decideRequestOrigin(facts, policy);
     if (decision.allowed) {
       next();
       return;
     }
     // The body is never read: close the connection rather than drain an unwanted upload.
-    if (decision.status === 415) res.setHeader('Connection', 'close');
+    if (facts.hasBody) res.setHeader('Connection', 'close');
     res.status(decision.status).json({
       statusCode: decision.status,
       message: decision.message,
