@@ -34,6 +34,7 @@ const SESSION_RECHECK_MS = 60_000;
 @Injectable()
 export class AuthService {
   private readonly logger = new Logger('Auth');
+  private setupRunning = false;
   private readonly recentlyChecked = new Map<
     string,
     { checkedAt: number; expiresAt: number }
@@ -57,35 +58,56 @@ export class AuthService {
 
   /** First run only: stores the owner's password and opens a session. */
   async setup(password: string): Promise<IssuedSession> {
-    if (await this.ownerExists())
+    // One setup at a time (claimed before any await): parallel setups would each pay for a slow hash.
+    if (this.setupRunning)
       throw new ConflictException(
-        'The owner password is already set; log in instead.',
+        'The owner password is being set by another request; log in instead once it is done.',
       );
-    const passwordHash = await this.hasher.hash(password);
+    this.setupRunning = true;
     try {
-      await this.owners.create({ _id: OWNER_ID, passwordHash });
-    } catch (error) {
-      if ((error as { code?: number }).code === 11000) {
+      if (await this.ownerExists())
         throw new ConflictException(
           'The owner password is already set; log in instead.',
         );
+      const passwordHash = await this.hasher.hash(password);
+      try {
+        await this.owners.create({ _id: OWNER_ID, passwordHash });
+      } catch (error) {
+        if ((error as { code?: number }).code === 11000) {
+          throw new ConflictException(
+            'The owner password is already set; log in instead.',
+          );
+        }
+        throw error;
       }
-      throw error;
+    } finally {
+      this.setupRunning = false;
     }
     this.logger.log('Owner password set');
     return this.openSession();
   }
 
+  /**
+   * The attempt is reserved (checked and counted) synchronously, before any await,
+   * so parallel guesses cannot all be hashed before the first failure is recorded.
+   */
   async login(password: string, client: string): Promise<IssuedSession> {
-    const waitMs = this.limiter.retryAfterMs(client);
+    const waitMs = this.limiter.reserve(client);
     if (waitMs > 0) throw new TooManyLoginAttemptsException(waitMs);
-    const owner = await this.owners.findById(OWNER_ID).lean();
-    if (!owner)
+    let owner: OwnerCredential | null;
+    try {
+      owner = await this.owners.findById(OWNER_ID).lean();
+    } catch (error) {
+      this.limiter.release(client);
+      throw error;
+    }
+    if (!owner) {
+      this.limiter.release(client);
       throw new ConflictException(
         'No owner password is set yet; complete the first-run setup.',
       );
+    }
     if (!(await this.hasher.verify(password, owner.passwordHash))) {
-      this.limiter.recordFailure(client);
       this.logger.warn(`Failed login from ${client}`);
       throw new UnauthorizedException('Wrong password');
     }

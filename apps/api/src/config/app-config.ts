@@ -18,6 +18,8 @@ export interface AppConfig {
   sessionTtlDays: number;
   /** Host names the server answers to (DNS-rebinding guard); `null` = any. */
   allowedHosts: string[] | null;
+  /** Extra origins (`https://host[:port]`) allowed to send state-changing requests, e.g. a reverse proxy's. */
+  trustedOrigins: string[];
   cookieSecure: CookieSecureMode;
   ferretdbBin: string;
   webDistDir: string;
@@ -173,6 +175,8 @@ export function loadAppConfig(
     allowedHosts = [...new Set([...LOOPBACK_NAMES, ...bindName, ...listed])];
   }
 
+  const trustedOrigins = parseTrustedOrigins(text('TRUSTED_ORIGINS'), problems);
+
   const braveBaseUrl = (
     text('BRAVE_SEARCH_BASE_URL') ?? 'https://api.search.brave.com/res/v1'
   ).replace(/\/+$/, '');
@@ -197,6 +201,7 @@ export function loadAppConfig(
     logFormat: oneOf('LOG_FORMAT', ['text', 'json'] as const, 'text'),
     sessionTtlDays: integer('SESSION_TTL_DAYS', 30, 1, 365),
     allowedHosts,
+    trustedOrigins,
     cookieSecure: oneOf(
       'COOKIE_SECURE',
       ['auto', 'always', 'never'] as const,
@@ -246,6 +251,36 @@ export function loadAppConfig(
   };
   if (problems.length) throw new ConfigError(problems);
   return config;
+}
+
+/** `https://Metatron.example/, http://box:8080` → `['https://metatron.example', 'http://box:8080']`. */
+function parseTrustedOrigins(
+  raw: string | undefined,
+  problems: string[],
+): string[] {
+  const origins = new Set<string>();
+  for (const entry of (raw ?? '').split(',').map((o) => o.trim())) {
+    if (!entry) continue;
+    let url: URL | null = null;
+    try {
+      url = new URL(entry);
+    } catch {
+      url = null;
+    }
+    // An origin is scheme, host and port only: no path, query, fragment or credentials.
+    if (
+      !url ||
+      !['http:', 'https:'].includes(url.protocol) ||
+      !/^https?:\/\/[^/?#@\s]+\/?$/i.test(entry)
+    ) {
+      problems.push(
+        `TRUSTED_ORIGINS must be comma-separated origins such as https://metatron.example or http://192.168.1.5:3000 (got "${entry}")`,
+      );
+      continue;
+    }
+    origins.add(url.origin);
+  }
+  return [...origins];
 }
 
 function isFile(path: string): boolean {

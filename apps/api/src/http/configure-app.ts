@@ -9,11 +9,19 @@ import { APP_VERSION } from '../version';
 import { AppExceptionFilter } from './app-exception.filter';
 import { API_PREFIX } from './api-prefix';
 import { hostAllowlist } from './host-allowlist.middleware';
+import { requestOriginGuard } from './request-origin.middleware';
 import { serveConsole } from './serve-console';
 
 /** Everything main.ts and the tests both need on the app before it listens. */
 export function configureApp(app: INestApplication, config: AppConfig): void {
   app.use(hostAllowlist(config.allowedHosts));
+  // Request forgery: state-changing requests from another origin, or with a form's body type, stop here (before body parsing).
+  app.use(
+    requestOriginGuard({
+      allowedHosts: config.allowedHosts,
+      trustedOrigins: config.trustedOrigins,
+    }),
+  );
   app.use(
     helmet({
       contentSecurityPolicy: {

@@ -77,22 +77,27 @@ export class SettingsService extends SandboxSecrets {
     }
     if (request.openaiCompatible !== undefined) {
       const names = new Set<string>();
-      next.openaiCompatible = request.openaiCompatible.map((endpoint) => {
+      next.openaiCompatible = request.openaiCompatible.map((endpoint, i) => {
         if (names.has(endpoint.name))
           problems.push(
             `openaiCompatible has two endpoints named '${endpoint.name}'`,
           );
         names.add(endpoint.name);
-        const before =
-          current.openaiCompatible.find((e) => e.name === endpoint.name)
-            ?.apiKey ?? null;
+        const baseUrl = endpoint.baseUrl.replace(/\/+$/, '');
+        const kept = keptEndpointKey(
+          current.openaiCompatible.find((e) => e.name === endpoint.name),
+          baseUrl,
+          endpoint.apiKey,
+          `openaiCompatible[${i}].apiKey`,
+        );
+        if (typeof kept !== 'object') problems.push(kept);
         return {
           name: endpoint.name,
-          baseUrl: endpoint.baseUrl.replace(/\/+$/, ''),
+          baseUrl,
           apiKey:
-            endpoint.apiKey === undefined
-              ? before
-              : nextSecret(endpoint.apiKey, before),
+            typeof kept === 'object'
+              ? nextSecret(endpoint.apiKey, kept.key)
+              : null,
         };
       });
     }
@@ -183,6 +188,47 @@ export class SettingsService extends SandboxSecrets {
       updatedAt: stored?.updatedAt ?? null,
     };
   }
+}
+
+/**
+ * The stored key an endpoint entry may keep when the request sends it masked or
+ * omits it; a message naming the field when it may not. A key is bound to the
+ * endpoint's name and base URL: it is never sent to an address the owner did not
+ * enter it for, so a changed baseUrl needs the key again.
+ */
+function keptEndpointKey(
+  stored: { baseUrl: string; apiKey: string | null } | undefined,
+  baseUrl: string,
+  apiKey: string | null | undefined,
+  field: string,
+): { key: string | null } | string {
+  const keeps =
+    apiKey === undefined ||
+    (typeof apiKey === 'string' && isMaskedSecret(apiKey.trim()));
+  // A new name (renamed or added endpoint) has no stored key to keep: a masked value keeps nothing.
+  if (!keeps || !stored?.apiKey) return { key: null };
+  if (!sameEndpointAddress(stored.baseUrl, baseUrl))
+    return `${field} must be sent again because baseUrl changed (from ${stored.baseUrl} to ${baseUrl}): a stored key is only sent to the address it was entered for`;
+  if (apiKey !== undefined && apiKey.trim() !== maskSecret(stored.apiKey))
+    return `${field} is a masked value that does not match the stored key; send the key itself, or null to remove it`;
+  return { key: stored.apiKey };
+}
+
+/**
+ * Same scheme, host, port, credentials, path and query: letter case of scheme and
+ * host, a default port and trailing slashes do not count as a change; a path's case does.
+ */
+export function sameEndpointAddress(a: string, b: string): boolean {
+  const normal = (url: string): string => {
+    try {
+      const parsed = new URL(url);
+      parsed.pathname = parsed.pathname.replace(/\/+$/, '');
+      return parsed.href.replace(/\/+$/, '');
+    } catch {
+      return url.replace(/\/+$/, '');
+    }
+  };
+  return normal(a) === normal(b);
 }
 
 function nextSecret(
