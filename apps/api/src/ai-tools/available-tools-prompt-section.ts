@@ -4,6 +4,7 @@ import {
   type PromptContext,
   type PromptSection,
 } from '../system-instruction/prompt-section';
+import { OWNER_AND_UNATTENDED } from '../system-instruction/prompt-audience';
 import { AiToolRegistry } from './ai-tool-registry';
 
 /** "## Available Tools": one line per tool offered right now; absent when tools are off. */
@@ -12,6 +13,7 @@ import { AiToolRegistry } from './ai-tool-registry';
 export class AvailableToolsPromptSection implements PromptSection {
   readonly id = 'tools';
   readonly order = 40;
+  readonly audiences = OWNER_AND_UNATTENDED;
 
   constructor(private readonly registry: AiToolRegistry) {}
 

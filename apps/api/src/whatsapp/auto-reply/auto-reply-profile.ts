@@ -14,17 +14,6 @@ export const AUTO_REPLY_TOOLS: ReadonlySet<string> = new Set(['web_search']);
 export const autoReplyToolFilter = (name: string): boolean =>
   AUTO_REPLY_TOOLS.has(name);
 
-/**
- * Prompt sections an auto-reply leaves out. Untrusted contacts: the owner's
- * memory, database description, Pulse notes and the list of other contacts.
- * Trusted contacts see the memory. The tools section is left out for both: it
- * lists the owner's full tool set, which this turn does not have.
- */
-export function omittedSections(trusted: boolean): string[] {
-  const always = ['tools', 'database', 'pulse-notes', 'pulse-status'];
-  return trusted ? always : [...always, 'memory', 'whatsapp-permissions'];
-}
-
 /** The "## WhatsApp Auto-Reply Context" block appended to the combined prompt. */
 export function autoReplyContext(
   permission: Pick<

@@ -19,11 +19,8 @@ import { ChatsService } from '../../chats/chats.service';
 import { Clock } from '../../clock/clock';
 import { WhatsAppGateway, phoneDigits } from '../gateway/whatsapp-gateway';
 import { WhatsAppPermissionsService } from '../permissions/whatsapp-permissions.service';
-import {
-  autoReplyContext,
-  autoReplyToolFilter,
-  omittedSections,
-} from './auto-reply-profile';
+import { audienceOf } from '../../system-instruction/prompt-audience';
+import { autoReplyContext, autoReplyToolFilter } from './auto-reply-profile';
 import { WhatsAppAutoReplySettings } from './whatsapp-auto-reply.settings';
 
 /** `processing` of a stored message as the auto-reply moves it along (`working` and `failed` are the auto-reply's own). */
@@ -434,7 +431,8 @@ export class WhatsAppAutoReplyService
       source: 'auto-reply' as const,
       prompt: {
         extra: autoReplyContext(permission),
-        omitSections: omittedSections(permission.trusted),
+        // Sections declare who sees them: an untrusted contact gets the date and nothing of the owner's.
+        audience: audienceOf('auto-reply', permission.trusted),
       },
       toolFilter: autoReplyToolFilter,
     };
