@@ -526,6 +526,60 @@ describe('WhatsApp auto-reply', () => {
       });
     });
 
+    it("waits for the owner's reply in the contact's chat to end, then answers the contact", async () => {
+      const DAVE = '14155558888';
+      await grant(b.t, DAVE, 'Dave', { canRead: true, canReply: true });
+      fake.openai.fallback = echo();
+      const now = b.t.clock.now().getTime();
+      b.socket.upsert([
+        incoming({ id: 'B1', from: jid(DAVE), text: 'hello', at: now }),
+      ]);
+      await settle(b);
+      const chatId = (await permissionOf(b.t, DAVE))?.chatId as string;
+      const calls = fake.openai.requests.length;
+
+      // The owner writes in the contact's chat; its reply is slow.
+      fake.openai.fallback = echo(600);
+      const owner = await b.t.owner();
+      const ownerTurn = owner
+        .post(`/api/chats/${chatId}/messages`)
+        .send({ content: 'owner note' })
+        .then((res) => res.status);
+      await waitFor(
+        () => fake.openai.requests.length === calls + 1,
+        "the owner's model call",
+      );
+      fake.openai.fallback = echo();
+      b.socket.upsert([
+        incoming({
+          id: 'B2',
+          from: jid(DAVE),
+          text: 'still there?',
+          at: now + 1,
+        }),
+      ]);
+      await settle(b);
+      expect(await ownerTurn).toBe(200);
+      expect((await states(b.db))['B2']).toBe('done');
+      expect(b.socket.sent.map((m) => m.content.text)).toEqual([
+        're: hello',
+        're: still there?',
+      ]);
+      const stored = await b.db
+        .collection('messages')
+        .find({ chatId: new Types.ObjectId(chatId) })
+        .sort({ _id: 1 })
+        .toArray();
+      expect(stored.map((m) => [m['role'], m['content']])).toEqual([
+        ['user', 'hello'],
+        ['assistant', 're: hello'],
+        ['user', 'owner note'],
+        ['assistant', 're: owner note'],
+        ['user', 'still there?'],
+        ['assistant', 're: still there?'],
+      ]);
+    });
+
     it('pauses a contact that keeps the auto-reply busy like another bot', async () => {
       Object.assign(b.settings, { loopReplies: 3, loopWindowMs: 60_000 });
       try {
