@@ -21,9 +21,12 @@ export class AvailableToolsPromptSection implements PromptSection {
     toolsEnabled,
     source,
     settings,
+    toolFilter,
   }: PromptContext): Promise<string | null> {
     if (!toolsEnabled) return null;
-    const tools = await this.registry.available({ source, settings });
+    const tools = (await this.registry.available({ source, settings })).filter(
+      (t) => !toolFilter || toolFilter(t.definition.name),
+    );
     if (tools.length === 0) return null;
     return `## Available Tools\n${tools.map((t) => `- **${t.definition.name}**: ${t.promptLine}`).join('\n')}`;
   }

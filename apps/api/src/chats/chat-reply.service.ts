@@ -11,6 +11,7 @@ import { Types, type Model } from 'mongoose';
 import type {
   ChatMessage,
   MessageAttachment,
+  MessageAuthor,
   TokenUsage,
 } from '@metatronos/shared-types';
 import { AttachmentsService } from '../attachments/attachments.service';
@@ -23,6 +24,7 @@ import type { TurnSource } from '../llm/turn-source';
 import { RunningReplies } from './chats.service';
 import { toChatMessage } from './chat-views';
 import { ChatCache } from './chat-cache';
+import { contactChatContext, contactToolFilter } from './contact-chat';
 import { toLlmHistory } from './history';
 import {
   TurnRecording,
@@ -41,6 +43,10 @@ export interface ReplyOptions {
   toolFilter?: TurnRequest['toolFilter'];
   /** Uploaded files to send with the message (each unsent so far); refused with 400 otherwise. */
   attachmentIds?: string[];
+  /** Who wrote the message when it is not the owner (an auto-reply's incoming message); stored with it. */
+  author?: MessageAuthor;
+  /** The owner's turn in a contact's chat: offer the full tool set instead of the contact's restricted one. */
+  fullTools?: boolean;
 }
 
 export interface PreparedReply {
@@ -228,6 +234,7 @@ export class ChatReplyService
         model: null,
         usage: null,
         ...(attached.length ? { attachments: attached } : {}),
+        ...(options.author ? { author: { ...options.author } } : {}),
         createdAt: now,
         updatedAt: now,
       };
@@ -278,6 +285,16 @@ export class ChatReplyService
         this.events.emit('chats.changed', { chatId, change: 'renamed', at });
 
       const userView = toChatMessage(user);
+      // The owner writing in a contact's chat: the contact's messages in the history stay untrusted.
+      const inContactChat =
+        chat.kind === 'whatsapp' && (options.source ?? 'chat') === 'chat';
+      const history = toLlmHistory(earlier, { markContacts: inContactChat });
+      const turnOptions = inContactChat
+        ? ownerInContactChat(
+            options,
+            contactName(earlier) ?? chat.title.replace(/^WhatsApp:\s*/, ''),
+          )
+        : options;
       return {
         userMessageId: userView.id,
         assistantMessageId: assistantId.toHexString(),
@@ -286,11 +303,11 @@ export class ChatReplyService
             {
               chatId,
               content,
-              options,
+              options: turnOptions,
               controller,
               userView,
               assistant,
-              history: toLlmHistory(earlier),
+              history,
               attached,
             },
             sink,
@@ -370,6 +387,36 @@ export class ChatReplyService
       };
     }
   }
+}
+
+/**
+ * The owner's turn in a contact's chat: the contact's restricted tool set
+ * unless the owner asked for the full one, and a prompt block that says whose
+ * messages are whose.
+ */
+function ownerInContactChat(
+  options: ReplyOptions,
+  contact: string,
+): ReplyOptions {
+  const fullTools = options.fullTools === true;
+  const extra = [
+    options.prompt?.extra,
+    contactChatContext(contact, fullTools),
+  ].filter((block): block is string => !!block?.trim());
+  return {
+    ...options,
+    toolFilter: fullTools ? options.toolFilter : contactToolFilter,
+    prompt: { ...options.prompt, extra: extra.join('\n\n') },
+  };
+}
+
+/** The contact of a contact's chat: the latest message they wrote names them. */
+function contactName(messages: MessageRecord[]): string | null {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const author = messages[i].author;
+    if (author) return author.name;
+  }
+  return null;
 }
 
 function titleFrom(content: string): string {

@@ -15,6 +15,8 @@ export interface CombinedPromptOptions {
   source?: TurnSource;
   /** When the caller will offer no tools (e.g. an auto-reply profile), pass false so none are listed. */
   toolsAllowed?: boolean;
+  /** The turn's narrower tool set (a caller's profile), so the tools section lists only those. */
+  toolFilter?: (name: string) => boolean;
   /** Text appended after every section (Pulse adds its execution context this way). */
   extra?: string;
   /** Who reads the prompt (default: from `source`, an auto-reply counting as untrusted); picks the sections. */
@@ -89,6 +91,7 @@ export class CombinedPromptBuilder implements OnModuleInit {
       toolsEnabled: instruction.memoryEnabled && options.toolsAllowed !== false,
       source,
       audience,
+      toolFilter: options.toolFilter,
     };
     const sections = this.sections.filter((section) =>
       isShownTo(section, audience),

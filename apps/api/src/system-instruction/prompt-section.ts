@@ -13,6 +13,8 @@ export interface PromptContext {
   settings: AppSettings;
   /** False when the memory toggle is off: no tools are offered, so none are listed. */
   toolsEnabled: boolean;
+  /** The turn's narrower tool set, when it has one: only those tools are listed. */
+  toolFilter?: (name: string) => boolean;
   source: TurnSource;
   /** Who reads this prompt; only sections that list it are rendered. */
   audience: PromptAudience;

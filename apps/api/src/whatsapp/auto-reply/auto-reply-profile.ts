@@ -1,4 +1,5 @@
 import type { WhatsAppPermission } from '@metatronos/shared-types';
+import { CONTACT_TOOLS, contactToolFilter } from '../../chats/contact-chat';
 
 /**
  * The tools an auto-reply turn may use: an allow-list, so a tool added later is
@@ -7,12 +8,12 @@ import type { WhatsAppPermission } from '@metatronos/shared-types';
  * show the owner's data to the sender), no save_memory / update_db_schema,
  * no manage_cronjob / manage_pulse, no WhatsApp tools (whatsapp_send_message
  * would reach other people; the reply goes back to the sender through the
- * service), no image tools.
+ * service), no image tools. The owner's own turns in the contact's chat get
+ * the same set unless the owner turns on the full one (see contact-chat.ts).
  */
-export const AUTO_REPLY_TOOLS: ReadonlySet<string> = new Set(['web_search']);
+export const AUTO_REPLY_TOOLS: ReadonlySet<string> = CONTACT_TOOLS;
 
-export const autoReplyToolFilter = (name: string): boolean =>
-  AUTO_REPLY_TOOLS.has(name);
+export const autoReplyToolFilter = contactToolFilter;
 
 /** The "## WhatsApp Auto-Reply Context" block appended to the combined prompt. */
 export function autoReplyContext(

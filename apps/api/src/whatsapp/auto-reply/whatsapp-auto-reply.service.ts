@@ -431,6 +431,13 @@ export class WhatsAppAutoReplyService
         audience: audienceOf('auto-reply', permission.trusted),
       },
       toolFilter: autoReplyToolFilter,
+      // Stored on the contact's message: the console labels it as theirs, and the owner's turns read it as untrusted.
+      author: {
+        kind: 'contact' as const,
+        channel: 'whatsapp' as const,
+        name: permission.displayName,
+        phone: permission.phoneNumber,
+      },
     };
     const deadline = this.clock.now().getTime() + this.settings.busyChatWaitMs;
     let prepared;
