@@ -14,6 +14,7 @@ import {
   useModel,
   type ChatClient,
 } from './support/llm-test-kit';
+import { ChatReplyService } from '../src/chats/chat-reply.service';
 import { createTestApp, type TestApp } from './support/test-app';
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
@@ -452,6 +453,65 @@ describe('chats', () => {
         content: 'Partial answer ',
         error: error.message,
       });
+    });
+
+    it('resolves a run to the reply as stored, for callers that need no stream', async () => {
+      const replies = t.app.get(ChatReplyService);
+      const chat = await newChat();
+
+      fake.openai.enqueue({
+        text: ['Hello ', 'there'],
+        usage: { promptTokens: 7, completionTokens: 2 },
+      });
+      const first = await replies.prepare(chat.id, 'Hi');
+      const seen: string[] = [];
+      const done = await first.run((event) => seen.push(event));
+      expect(done).toMatchObject({
+        messageId: first.assistantMessageId,
+        status: 'complete',
+        text: 'Hello there',
+        parts: [{ type: 'text', text: 'Hello there' }],
+        error: null,
+      });
+      expect(done.usage).toEqual({
+        inputTokens: 7,
+        outputTokens: 2,
+        totalTokens: 9,
+      });
+      expect(seen[0]).toBe('message');
+      expect(seen.at(-1)).toBe('done');
+
+      fake.openai.enqueue({
+        text: ['Partial ', 'answer ', 'never ends'],
+        cutAfter: 2,
+      });
+      const cut = await (await replies.prepare(chat.id, 'More')).run();
+      const stored = (await messages(chat.id)).at(-1);
+      expect(cut).toMatchObject({
+        messageId: stored?.id,
+        status: 'error',
+        text: 'Partial answer ',
+        error: stored?.error,
+      });
+      expect(cut.error).toEqual(expect.any(String));
+
+      fake.openai.enqueue({ status: 500, message: 'upstream says no' });
+      const failed = await (await replies.prepare(chat.id, 'Again')).run();
+      expect(failed).toMatchObject({
+        messageId: null,
+        status: 'error',
+        text: '',
+        parts: [],
+        usage: null,
+      });
+      expect(failed.error).toMatch(/server error/i);
+      expect((await messages(chat.id)).map((m) => m.role)).toEqual([
+        'user',
+        'assistant',
+        'user',
+        'assistant',
+        'user',
+      ]);
     });
 
     it('ends a turn whose model loops on tools at the round cap, with a clear message', async () => {

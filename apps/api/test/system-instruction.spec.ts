@@ -2,10 +2,15 @@ import {
   MEMORY_MAX_LENGTH,
   type SystemInstruction,
 } from '@metatronos/shared-types';
+import { Injectable } from '@nestjs/common';
 import { getConnectionToken } from '@nestjs/mongoose';
 import type { Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
 import { CombinedPromptBuilder } from '../src/system-instruction/combined-prompt.builder';
+import {
+  PromptSectionProvider,
+  type PromptSection,
+} from '../src/system-instruction/prompt-section';
 import { createTestApp, type TestApp } from './support/test-app';
 
 describe('system instruction', () => {
@@ -68,6 +73,97 @@ describe('system instruction', () => {
       'pulse-notes',
       'whatsapp-permissions',
     ]);
+  });
+
+  it('shows each audience exactly the sections written for it', () => {
+    const builder = t.app.get(CombinedPromptBuilder);
+    const ownerAndRuns = [
+      'datetime',
+      'memory',
+      'database',
+      'tools',
+      'pulse-status',
+      'pulse-notes',
+      'whatsapp-permissions',
+    ];
+    expect(builder.sectionIds('owner')).toEqual(ownerAndRuns);
+    expect(builder.sectionIds('unattended')).toEqual(ownerAndRuns);
+    expect(builder.sectionIds('trusted-contact')).toEqual([
+      'datetime',
+      'memory',
+    ]);
+    expect(builder.sectionIds('untrusted-contact')).toEqual(['datetime']);
+  });
+
+  it('renders a contact prompt from the sections that contact may see, untrusted when nobody says', async () => {
+    const builder = t.app.get(CombinedPromptBuilder);
+    const headings = (text: string | null) =>
+      (text ?? '').split('\n').filter((line) => line.startsWith('## '));
+    expect(
+      headings(await builder.buildCombinedPrompt({ source: 'auto-reply' })),
+    ).toEqual(['## Current Date & Time']);
+    expect(
+      headings(
+        await builder.buildCombinedPrompt({
+          source: 'auto-reply',
+          audience: 'trusted-contact',
+        }),
+      ),
+    ).toEqual(['## Current Date & Time', '## Your Memory']);
+    const cron = headings(
+      await builder.buildCombinedPrompt({ source: 'cron' }),
+    );
+    expect(cron).toEqual(
+      headings(await builder.buildCombinedPrompt({ source: 'chat' })),
+    );
+    expect(cron).toEqual(
+      expect.arrayContaining([
+        '## Your Memory',
+        '## Your Database',
+        '## Available Tools',
+        '## Pulse Status',
+      ]),
+    );
+  });
+
+  it('shows a section that names no audience to the owner only', async () => {
+    @PromptSectionProvider()
+    @Injectable()
+    class OwnerNotesSection implements PromptSection {
+      readonly id = 'owner-notes';
+      readonly order = 99;
+      render() {
+        return '## Owner Notes\nThe garage code is 4711.';
+      }
+    }
+    const other = await createTestApp({
+      providers: [{ provide: OwnerNotesSection, useClass: OwnerNotesSection }],
+    });
+    try {
+      const builder = other.app.get(CombinedPromptBuilder);
+      expect(builder.sectionIds('owner')).toContain('owner-notes');
+      for (const audience of [
+        'unattended',
+        'trusted-contact',
+        'untrusted-contact',
+      ] as const)
+        expect(builder.sectionIds(audience)).not.toContain('owner-notes');
+      expect(await builder.buildCombinedPrompt({ source: 'chat' })).toContain(
+        'The garage code is 4711.',
+      );
+      for (const source of ['cron', 'pulse', 'auto-reply'] as const)
+        expect(await builder.buildCombinedPrompt({ source })).not.toContain(
+          'Owner Notes',
+        );
+      expect(
+        await builder.buildCombinedPrompt({
+          source: 'auto-reply',
+          audience: 'trusted-contact',
+        }),
+      ).not.toContain('Owner Notes');
+    } finally {
+      await other.close();
+    }
   });
 
   it('saves edits, stamps updatedAt and shows them in the prompt', async () => {

@@ -4,6 +4,7 @@ import {
   type PromptContext,
   type PromptSection,
 } from '../system-instruction/prompt-section';
+import { OWNER_AND_UNATTENDED } from '../system-instruction/prompt-audience';
 import { AiToolRegistry } from './ai-tool-registry';
 
 /** "## Available Tools": one line per tool offered right now; absent when tools are off. */
@@ -12,6 +13,7 @@ import { AiToolRegistry } from './ai-tool-registry';
 export class AvailableToolsPromptSection implements PromptSection {
   readonly id = 'tools';
   readonly order = 40;
+  readonly audiences = OWNER_AND_UNATTENDED;
 
   constructor(private readonly registry: AiToolRegistry) {}
 
@@ -19,9 +21,12 @@ export class AvailableToolsPromptSection implements PromptSection {
     toolsEnabled,
     source,
     settings,
+    toolFilter,
   }: PromptContext): Promise<string | null> {
     if (!toolsEnabled) return null;
-    const tools = await this.registry.available({ source, settings });
+    const tools = (await this.registry.available({ source, settings })).filter(
+      (t) => !toolFilter || toolFilter(t.definition.name),
+    );
     if (tools.length === 0) return null;
     return `## Available Tools\n${tools.map((t) => `- **${t.name}**: ${t.promptLine}`).join('\n')}`;
   }

@@ -183,26 +183,20 @@ export class AutomationRunsService
         content,
         options,
       );
+      const reply = await prepared.run();
+      usage = reply.usage;
       // Stored with the outcome: one write less per run while a burst of runs starts.
-      messageId = prepared.assistantMessageId;
-      await prepared.run((event, data) => {
-        if (event === 'done') {
-          const done = data as { usage?: TokenUsage; stopped?: boolean };
-          usage = done.usage ?? null;
-          if (done.stopped) {
-            outcome = 'error';
-            error =
-              this.shuttingDown || this.replies.shuttingDown
-                ? INTERRUPTED
-                : 'The run was stopped before it finished.';
-          }
-        } else if (event === 'error') {
-          const failed = data as { message: string; messageId: string | null };
-          outcome = 'error';
-          error = failed.message;
-          if (!failed.messageId) messageId = null;
-        }
-      });
+      messageId = reply.messageId;
+      if (reply.status === 'stopped') {
+        outcome = 'error';
+        error =
+          this.shuttingDown || this.replies.shuttingDown
+            ? INTERRUPTED
+            : 'The run was stopped before it finished.';
+      } else if (reply.status === 'error') {
+        outcome = 'error';
+        error = reply.error;
+      }
     } catch (failure) {
       outcome = 'error';
       error =

@@ -9,31 +9,32 @@ import {
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
 import type {
-  AssistantPart,
+  ChatMessage,
   MessageAttachment,
-  ChatStreamEventMap,
-  ChatStreamEventName,
+  MessageAuthor,
   TokenUsage,
 } from '@metatronos/shared-types';
 import { AttachmentsService } from '../attachments/attachments.service';
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
+import type { LlmHistoryMessage } from '../llm/llm-adapter';
 import { TurnError } from '../llm/llm-errors';
 import { LlmRunner, type TurnRequest } from '../llm/llm-runner';
 import type { TurnSource } from '../llm/turn-source';
 import { RunningReplies } from './chats.service';
 import { toChatMessage } from './chat-views';
 import { ChatCache } from './chat-cache';
+import { contactChatContext, contactToolFilter } from './contact-chat';
 import { toLlmHistory } from './history';
-import { encodeParts } from './stored-parts';
+import {
+  TurnRecording,
+  type FinishedReply,
+  type ReplyEventSink,
+} from './turn-recording';
 import { ChatRecord } from './schemas/chat.schema';
 import { MessageRecord } from './schemas/message.schema';
 
-/** Receives the reply's events; the SSE controller writes them, cron and Pulse may ignore them. */
-export type ReplyEventSink = <K extends ChatStreamEventName>(
-  event: K,
-  data: ChatStreamEventMap[K],
-) => void;
+export type { FinishedReply, ReplyEventSink } from './turn-recording';
 
 export interface ReplyOptions {
   source?: TurnSource;
@@ -42,22 +43,39 @@ export interface ReplyOptions {
   toolFilter?: TurnRequest['toolFilter'];
   /** Uploaded files to send with the message (each unsent so far); refused with 400 otherwise. */
   attachmentIds?: string[];
+  /** Who wrote the message when it is not the owner (an auto-reply's incoming message); stored with it. */
+  author?: MessageAuthor;
+  /** The owner's turn in a contact's chat: offer the full tool set instead of the contact's restricted one. */
+  fullTools?: boolean;
 }
 
 export interface PreparedReply {
   userMessageId: string;
   assistantMessageId: string;
-  /** Runs the turn to its end (never rejects); events go to `sink` while it runs. */
-  run(sink: ReplyEventSink): Promise<void>;
+  /**
+   * Runs the turn to its end and resolves to the reply as stored (never
+   * rejects); events go to `sink` while it runs (the console's stream).
+   */
+  run(sink?: ReplyEventSink): Promise<FinishedReply>;
 }
 
-/** How often a growing reply is written to the database while text streams. */
-const FLUSH_INTERVAL_MS = 250;
 const AUTO_TITLE_LENGTH = 60;
 
 interface RunningReply {
   controller: AbortController;
   done: Promise<void>;
+}
+
+/** One turn as `execute()` needs it, gathered by `prepare()`. */
+interface PreparedTurn {
+  chatId: string;
+  content: string;
+  options: ReplyOptions;
+  controller: AbortController;
+  userView: ChatMessage;
+  assistant: MessageRecord;
+  history: LlmHistoryMessage[];
+  attached: MessageAttachment[];
 }
 
 /**
@@ -149,6 +167,25 @@ export class ChatReplyService
   }
 
   /**
+   * Resolves once no reply runs in the chat (at once when none does), or when
+   * `signal` aborts. Another reply may start right after: `prepare()` still
+   * answers 409 then, so a caller that waits loops.
+   */
+  async waitForIdle(chatId: string, signal?: AbortSignal): Promise<void> {
+    const reply = this.running.get(chatId);
+    if (!reply || signal?.aborted) return;
+    if (!signal) return reply.done;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      signal.addEventListener('abort', done);
+      void reply.done.then(done);
+    });
+  }
+
+  /**
    * Checks everything that can be checked before writing (chat exists, no reply
    * running, a model and key are configured), then stores the user message and
    * an empty assistant message. Throws an HttpException and writes nothing otherwise (attachments
@@ -197,6 +234,7 @@ export class ChatReplyService
         model: null,
         usage: null,
         ...(attached.length ? { attachments: attached } : {}),
+        ...(options.author ? { author: { ...options.author } } : {}),
         createdAt: now,
         updatedAt: now,
       };
@@ -247,23 +285,37 @@ export class ChatReplyService
         this.events.emit('chats.changed', { chatId, change: 'renamed', at });
 
       const userView = toChatMessage(user);
+      // The owner writing in a contact's chat: the contact's messages in the history stay untrusted.
+      const inContactChat =
+        chat.kind === 'whatsapp' && (options.source ?? 'chat') === 'chat';
+      const history = toLlmHistory(earlier, { markContacts: inContactChat });
+      const turnOptions = inContactChat
+        ? ownerInContactChat(
+            options,
+            contactName(earlier) ?? chat.title.replace(/^WhatsApp:\s*/, ''),
+          )
+        : options;
       return {
         userMessageId: userView.id,
         assistantMessageId: assistantId.toHexString(),
         run: (sink) =>
-          this.execute({
-            chatId,
-            chat,
-            content,
-            options,
+          this.execute(
+            {
+              chatId,
+              content,
+              options: turnOptions,
+              controller,
+              userView,
+              assistant,
+              history,
+              attached,
+            },
             sink,
-            controller,
-            userView,
-            assistant,
-            history: toLlmHistory(earlier),
-            attached,
-          })
-            .then(async () => void (await chatUpdated))
+          )
+            .then(async (reply) => {
+              await chatUpdated;
+              return reply;
+            })
             .finally(() => {
               this.running.delete(chatId);
               finish();
@@ -281,60 +333,29 @@ export class ChatReplyService
     }
   }
 
-  private async execute(turn: {
-    chatId: string;
-    chat: ChatRecord;
-    content: string;
-    options: ReplyOptions;
-    sink: ReplyEventSink;
-    controller: AbortController;
-    userView: ReturnType<typeof toChatMessage>;
-    assistant: MessageRecord;
-    history: ReturnType<typeof toLlmHistory>;
-    attached: MessageAttachment[];
-  }): Promise<void> {
-    const { sink } = turn;
-    const assistantId = turn.assistant._id;
-    const emit: ReplyEventSink = (event, data) => {
-      try {
-        sink(event, data);
-      } catch (error) {
-        this.logger.warn(
-          `A reply listener failed: ${(error as Error).message}`,
-        );
-      }
-    };
-    const messageId = assistantId.toHexString();
-    const parts: AssistantPart[] = [];
-    let flushTimer: NodeJS.Timeout | null = null;
-    let writing: Promise<unknown> = Promise.resolve();
+  /** Runs a prepared turn: the model's answer is recorded as it arrives, then its end is stored. */
+  private async execute(
+    turn: PreparedTurn,
+    sink: ReplyEventSink | undefined,
+  ): Promise<FinishedReply> {
+    const recording = new TurnRecording(
+      this.messages,
+      this.cache,
+      this.clock,
+      this.logger,
+      turn.assistant,
+      sink,
+    );
+    recording.emit('message', turn.userView);
+    const { usage, failure } = await this.callModel(turn, recording);
+    return recording.finish(failure, usage);
+  }
 
-    const snapshot = () => ({
-      parts: encodeParts(parts),
-      content: textOf(parts),
-      updatedAt: this.clock.now(),
-    });
-    const flush = () => {
-      if (flushTimer) clearTimeout(flushTimer);
-      flushTimer = null;
-      const state = snapshot();
-      writing = writing
-        .then(() =>
-          this.messages.updateOne({ _id: assistantId }, { $set: state }).exec(),
-        )
-        .catch((error: Error) => {
-          this.logger.warn(
-            `Could not store the growing reply: ${error.message}`,
-          );
-        });
-    };
-    const scheduleFlush = () => {
-      flushTimer ??= setTimeout(flush, FLUSH_INTERVAL_MS);
-    };
-
-    emit('message', turn.userView);
-    let usage: TokenUsage | undefined;
-    let failure: TurnError | null = null;
+  /** The runner's turn, with any failure turned into the TurnError the owner reads. */
+  private async callModel(
+    turn: PreparedTurn,
+    recording: TurnRecording,
+  ): Promise<{ usage?: TokenUsage; failure: TurnError | null }> {
     try {
       const attachments = turn.attached.length
         ? await this.attachments.forTurn(turn.attached)
@@ -343,7 +364,7 @@ export class ChatReplyService
         {
           source: turn.options.source ?? 'chat',
           chatId: turn.chatId,
-          messageId,
+          messageId: recording.messageId,
           history: turn.history,
           userMessage: turn.content,
           attachments,
@@ -352,106 +373,50 @@ export class ChatReplyService
           prompt: turn.options.prompt,
           toolFilter: turn.options.toolFilter,
         },
-        {
-          text: (delta) => {
-            const last = parts[parts.length - 1];
-            if (last?.type === 'text') last.text += delta;
-            else parts.push({ type: 'text', text: delta });
-            emit('delta', { text: delta });
-            scheduleFlush();
-          },
-          toolCall: (call) => {
-            parts.push({
-              type: 'tool_call',
-              id: call.id,
-              name: call.name,
-              arguments: call.arguments,
-              result: null,
-              error: null,
-              durationMs: null,
-            });
-            emit('tool_call', {
-              id: call.id,
-              name: call.name,
-              arguments: call.arguments,
-            });
-            flush();
-          },
-          toolResult: (record) => {
-            const part = parts.find(
-              (p) =>
-                p.type === 'tool_call' &&
-                p.id === record.id &&
-                p.result === null,
-            );
-            if (part)
-              Object.assign(part, {
-                result: record.result,
-                error: record.error,
-                durationMs: record.durationMs,
-              });
-            emit('tool_result', {
-              id: record.id,
-              name: record.name,
-              result: record.result ?? '',
-              durationMs: record.durationMs ?? 0,
-              error: record.error,
-            });
-            flush();
-          },
-        },
+        recording.listener,
       );
-      usage = outcome.usage;
+      return { usage: outcome.usage, failure: null };
     } catch (error) {
-      failure =
-        error instanceof TurnError
-          ? error
-          : new TurnError(
-              'internal',
-              'The reply failed because of an internal error; see the server log.',
-            );
-      if (!(error instanceof TurnError))
-        this.logger.error(`Reply failed: ${(error as Error).message}`);
-    }
-
-    if (flushTimer) clearTimeout(flushTimer);
-    await writing;
-    const final = snapshot();
-    try {
-      const store = async (fields: Partial<MessageRecord>) => {
-        await this.messages
-          .updateOne({ _id: assistantId }, { $set: fields })
-          .exec();
-        this.cache.append(turn.chat._id, { ...turn.assistant, ...fields });
+      if (error instanceof TurnError) return { failure: error };
+      this.logger.error(`Reply failed: ${(error as Error).message}`);
+      return {
+        failure: new TurnError(
+          'internal',
+          'The reply failed because of an internal error; see the server log.',
+        ),
       };
-      if (!failure) {
-        await store({ ...final, status: 'complete', usage: usage ?? null });
-        emit('done', usage ? { messageId, usage } : { messageId });
-      } else if (failure.kind === 'stopped') {
-        await store({ ...final, status: 'stopped' });
-        emit('done', { messageId, stopped: true });
-      } else if (parts.length === 0) {
-        // Nothing arrived: an empty reply would only be noise in the chat and the history.
-        await this.messages.deleteOne({ _id: assistantId }).exec();
-        emit('error', { message: failure.message, messageId: null });
-      } else {
-        await store({ ...final, status: 'error', error: failure.message });
-        emit('error', { message: failure.message, messageId });
-      }
-    } catch (error) {
-      this.logger.error(
-        `Could not store the end of a reply: ${(error as Error).message}`,
-      );
-      emit('error', {
-        message: 'The reply could not be saved: the database is unavailable.',
-        messageId: null,
-      });
     }
   }
 }
 
-function textOf(parts: AssistantPart[]): string {
-  return parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
+/**
+ * The owner's turn in a contact's chat: the contact's restricted tool set
+ * unless the owner asked for the full one, and a prompt block that says whose
+ * messages are whose.
+ */
+function ownerInContactChat(
+  options: ReplyOptions,
+  contact: string,
+): ReplyOptions {
+  const fullTools = options.fullTools === true;
+  const extra = [
+    options.prompt?.extra,
+    contactChatContext(contact, fullTools),
+  ].filter((block): block is string => !!block?.trim());
+  return {
+    ...options,
+    toolFilter: fullTools ? options.toolFilter : contactToolFilter,
+    prompt: { ...options.prompt, extra: extra.join('\n\n') },
+  };
+}
+
+/** The contact of a contact's chat: the latest message they wrote names them. */
+function contactName(messages: MessageRecord[]): string | null {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const author = messages[i].author;
+    if (author) return author.name;
+  }
+  return null;
 }
 
 function titleFrom(content: string): string {

@@ -26,6 +26,8 @@ export function toChatMessage(message: MessageRecord): ChatMessage {
   };
   if (message.attachments?.length)
     view.attachments = message.attachments.map((a) => ({ ...a }));
+  if (message.role === 'user' && message.author)
+    view.author = { ...message.author };
   if (message.role === 'assistant') {
     view.parts = decodeParts(message.parts);
     view.error = message.error ?? null;

@@ -123,6 +123,7 @@ export class ChatsController {
   ): Promise<void> {
     const reply = await this.replies.prepare(id, body.content, {
       attachmentIds: body.attachmentIds,
+      fullTools: body.fullTools,
     });
     res.status(200);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');

@@ -2,17 +2,29 @@ import { decodeParts } from './stored-parts';
 import type { AssistantPart } from '@metatronos/shared-types';
 import type { LlmHistoryMessage } from '../llm/llm-adapter';
 import type { MessageRecord } from './schemas/message.schema';
+import { asContactText } from './contact-chat';
+
+export interface HistoryOptions {
+  /** Label each contact's message as the contact's untrusted words (the owner's turn in a contact's chat). */
+  markContacts?: boolean;
+}
 
 /**
  * Stored messages (oldest first) → provider-neutral history. Empty replies are
  * skipped, consecutive user messages merged (a failed reply leaves two in a row),
  * and the history starts with a user turn, as providers expect.
  */
-export function toLlmHistory(messages: MessageRecord[]): LlmHistoryMessage[] {
+export function toLlmHistory(
+  messages: MessageRecord[],
+  options: HistoryOptions = {},
+): LlmHistoryMessage[] {
   const history: LlmHistoryMessage[] = [];
   for (const message of messages) {
     if (message.role === 'user') {
-      const text = withAttachmentNotes(message);
+      const text =
+        options.markContacts && message.author
+          ? asContactText(message.author, withAttachmentNotes(message))
+          : withAttachmentNotes(message);
       const last = history[history.length - 1];
       if (last?.role === 'user') last.text = `${last.text}\n\n${text}`;
       else history.push({ role: 'user', text });

@@ -108,6 +108,7 @@ export class LlmRunner {
         source: request.source,
         ...request.prompt,
         toolsAllowed,
+        toolFilter: request.toolFilter,
       }),
       toolsAllowed
         ? this.tools.specs({ source: request.source, settings })

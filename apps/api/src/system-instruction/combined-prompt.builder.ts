@@ -3,6 +3,7 @@ import { DiscoveryService } from '@nestjs/core';
 import { Clock } from '../clock/clock';
 import type { TurnSource } from '../llm/turn-source';
 import { SettingsService } from '../settings/settings.service';
+import { audienceOf, type PromptAudience } from './prompt-audience';
 import {
   PromptSectionProvider,
   type PromptContext,
@@ -14,10 +15,20 @@ export interface CombinedPromptOptions {
   source?: TurnSource;
   /** When the caller will offer no tools (e.g. an auto-reply profile), pass false so none are listed. */
   toolsAllowed?: boolean;
+  /** The turn's narrower tool set (a caller's profile), so the tools section lists only those. */
+  toolFilter?: (name: string) => boolean;
   /** Text appended after every section (Pulse adds its execution context this way). */
   extra?: string;
-  /** Section ids to leave out this time (an untrusted auto-reply leaves out `memory`, among others). */
-  omitSections?: readonly string[];
+  /** Who reads the prompt (default: from `source`, an auto-reply counting as untrusted); picks the sections. */
+  audience?: PromptAudience;
+}
+
+/** Sections without `audiences` are the owner's only. */
+export function isShownTo(
+  section: Pick<PromptSection, 'audiences'>,
+  audience: PromptAudience,
+): boolean {
+  return (section.audiences ?? ['owner']).includes(audience);
 }
 
 /**
@@ -55,9 +66,11 @@ export class CombinedPromptBuilder implements OnModuleInit {
     );
   }
 
-  /** The ids of the registered sections, in prompt order. */
-  sectionIds(): string[] {
-    return this.sections.map((s) => s.id);
+  /** The ids of the registered sections, in prompt order (those `audience` may see, when given). */
+  sectionIds(audience?: PromptAudience): string[] {
+    return this.sections
+      .filter((s) => !audience || isShownTo(s, audience))
+      .map((s) => s.id);
   }
 
   async buildCombinedPrompt(
@@ -68,17 +81,20 @@ export class CombinedPromptBuilder implements OnModuleInit {
       this.settings.get(),
     ]);
     if (!instruction.coreInstruction.trim()) return null;
+    const source = options.source ?? 'chat';
+    const audience = options.audience ?? audienceOf(source);
     const context: PromptContext = {
       now: this.clock.now(),
       timezone: settings.timezone,
       instruction,
       settings,
       toolsEnabled: instruction.memoryEnabled && options.toolsAllowed !== false,
-      source: options.source ?? 'chat',
+      source,
+      audience,
+      toolFilter: options.toolFilter,
     };
-    const omitted = new Set(options.omitSections ?? []);
-    const sections = this.sections.filter(
-      (section) => !omitted.has(section.id),
+    const sections = this.sections.filter((section) =>
+      isShownTo(section, audience),
     );
     const rendered = await Promise.all(
       sections.map((section) => section.render(context)),

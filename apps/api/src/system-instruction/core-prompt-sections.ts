@@ -4,6 +4,11 @@ import {
   type PromptContext,
   type PromptSection,
 } from './prompt-section';
+import {
+  OWNER_AND_UNATTENDED,
+  PROMPT_AUDIENCES,
+  type PromptAudience,
+} from './prompt-audience';
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
@@ -35,6 +40,8 @@ export function formatPromptDateTime(at: Date, timeZone: string): string {
 export class DateTimePromptSection implements PromptSection {
   readonly id = 'datetime';
   readonly order = 10;
+  // Harmless to anyone, and an answer needs today's date.
+  readonly audiences = PROMPT_AUDIENCES;
   render({ now, timezone }: PromptContext): string {
     return `## Current Date & Time\n${formatPromptDateTime(now, timezone)}`;
   }
@@ -45,6 +52,11 @@ export class DateTimePromptSection implements PromptSection {
 export class MemoryPromptSection implements PromptSection {
   readonly id = 'memory';
   readonly order = 20;
+  // A trusted contact's reply may draw on what the assistant remembers; an untrusted one may not.
+  readonly audiences: readonly PromptAudience[] = [
+    ...OWNER_AND_UNATTENDED,
+    'trusted-contact',
+  ];
   render({ instruction }: PromptContext): string {
     return `## Your Memory\n${instruction.memory.trim() || 'No memories stored yet.'}`;
   }
@@ -55,6 +67,7 @@ export class MemoryPromptSection implements PromptSection {
 export class DatabasePromptSection implements PromptSection {
   readonly id = 'database';
   readonly order = 30;
+  readonly audiences = OWNER_AND_UNATTENDED;
   render({ instruction }: PromptContext): string {
     const schema =
       instruction.dbSchema.trim() ||

@@ -2,6 +2,7 @@ import { DiscoveryService } from '@nestjs/core';
 import type { SystemInstruction } from '@metatronos/shared-types';
 import type { TurnSource } from '../llm/turn-source';
 import type { AppSettings } from '../settings/settings.service';
+import type { PromptAudience } from './prompt-audience';
 
 /** What a prompt section may look at when it renders. */
 export interface PromptContext {
@@ -12,7 +13,11 @@ export interface PromptContext {
   settings: AppSettings;
   /** False when the memory toggle is off: no tools are offered, so none are listed. */
   toolsEnabled: boolean;
+  /** The turn's narrower tool set, when it has one: only those tools are listed. */
+  toolFilter?: (name: string) => boolean;
   source: TurnSource;
+  /** Who reads this prompt; only sections that list it are rendered. */
+  audience: PromptAudience;
 }
 
 /**
@@ -25,6 +30,12 @@ export interface PromptSection {
   readonly id: string;
   /** Lower first. Core: date 10, memory 20, database 30, tools 40; features 50+. */
   readonly order: number;
+  /**
+   * Who may see this block: an allow-list. Left out, the block is shown to the
+   * owner only, so a new section never reaches a contact or an unattended run
+   * unless its author says so.
+   */
+  readonly audiences?: readonly PromptAudience[];
   /** The block with its heading, or `null` to leave it out this time. */
   render(context: PromptContext): string | null | Promise<string | null>;
 }

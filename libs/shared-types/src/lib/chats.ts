@@ -52,6 +52,18 @@ export interface TokenUsage {
   totalTokens?: number;
 }
 
+/**
+ * The writer of a user message that is not the owner: a WhatsApp contact whose
+ * message the auto-reply answered. Their text is untrusted content.
+ */
+export interface MessageAuthor {
+  kind: 'contact';
+  channel: 'whatsapp';
+  name: string;
+  /** Digits only, country code first. */
+  phone: string;
+}
+
 /** `GET /api/chats/:id/messages` items (oldest first). */
 export interface ChatMessage {
   id: string;
@@ -68,6 +80,8 @@ export interface ChatMessage {
   usage?: TokenUsage | null;
   /** User messages sent with files: what was attached (the files are at `/api/attachments/<id>`). */
   attachments?: MessageAttachment[];
+  /** User messages a contact wrote (absent: the owner wrote it). */
+  author?: MessageAuthor | null;
   /** An auto-reply: whether it went out on WhatsApp. Absent for replies that go nowhere else. */
   delivery?: MessageDelivery | null;
   createdAt: string;
@@ -89,6 +103,12 @@ export interface SendMessageRequest {
   content: string;
   /** Ids from `POST /api/attachments`, each unsent so far (at most MAX_ATTACHMENTS_PER_MESSAGE). */
   attachmentIds?: string[];
+  /**
+   * In a contact's chat (kind `whatsapp`) a turn gets the contact's restricted
+   * tool set, since the history holds the contact's untrusted messages; true
+   * offers the owner's full tool set for this message. Ignored in other chats.
+   */
+  fullTools?: boolean;
 }
 
 /** The SSE events of `POST /api/chats/:id/messages`: the `event:` name → the JSON `data:`. */

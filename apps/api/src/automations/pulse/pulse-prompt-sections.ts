@@ -9,6 +9,7 @@ import {
   type PromptContext,
   type PromptSection,
 } from '../../system-instruction/prompt-section';
+import { OWNER_AND_UNATTENDED } from '../../system-instruction/prompt-audience';
 import { formatInterval } from './pulse-prompt';
 import { computePulseView, PulseService } from './pulse.service';
 
@@ -18,6 +19,7 @@ import { computePulseView, PulseService } from './pulse.service';
 export class PulseStatusPromptSection implements PromptSection {
   readonly id = 'pulse-status';
   readonly order = 50;
+  readonly audiences = OWNER_AND_UNATTENDED;
 
   constructor(private readonly pulse: PulseService) {}
 
@@ -52,6 +54,7 @@ export class PulseStatusPromptSection implements PromptSection {
 export class PulseNotesPromptSection implements PromptSection {
   readonly id = 'pulse-notes';
   readonly order = 51;
+  readonly audiences = OWNER_AND_UNATTENDED;
 
   constructor(private readonly pulse: PulseService) {}
 

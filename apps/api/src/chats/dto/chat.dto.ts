@@ -4,6 +4,7 @@ import {
   ArrayMaxSize,
   ArrayUnique,
   IsArray,
+  IsBoolean,
   IsInt,
   IsMongoId,
   IsOptional,
@@ -20,6 +21,7 @@ import {
   MESSAGE_MAX_LENGTH,
   type AttachmentKind,
   type MessageAttachment,
+  type MessageAuthor,
   type AssistantPart,
   type ChatMessage,
   type ChatSummary,
@@ -78,6 +80,14 @@ export class SendMessageDto implements SendMessageRequest {
     message: 'each of attachmentIds must be an attachment id',
   })
   attachmentIds?: string[];
+
+  @ApiPropertyOptional({
+    description:
+      "In a contact's chat (kind whatsapp): offer the owner's full tool set for this message instead of the contact's restricted one. Ignored elsewhere.",
+  })
+  @IsOptional()
+  @IsBoolean()
+  fullTools?: boolean;
 }
 
 export class MessagesQueryDto {
@@ -162,6 +172,14 @@ export class ChatMessageDto implements ChatMessage {
     description: 'User messages sent with files',
   })
   attachments?: MessageAttachment[];
+  @ApiPropertyOptional({
+    type: 'object',
+    nullable: true,
+    additionalProperties: true,
+    description:
+      "User messages a WhatsApp contact wrote: { kind: 'contact', channel: 'whatsapp', name, phone }",
+  })
+  author?: MessageAuthor | null;
   @ApiProperty()
   createdAt!: string;
   @ApiProperty()

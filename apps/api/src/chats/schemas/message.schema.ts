@@ -2,6 +2,7 @@ import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import { Schema as MongooseSchema, type Types } from 'mongoose';
 import type {
   MessageAttachment,
+  MessageAuthor,
   MessageDelivery,
   MessageStatus,
   TokenUsage,
@@ -16,6 +17,9 @@ export class MessageRecord {
   chatId!: Types.ObjectId;
   @Prop({ type: String, required: true, enum: ['user', 'assistant'] })
   role!: 'user' | 'assistant';
+  /** User messages a contact wrote (an auto-reply's incoming message); absent for the owner's. */
+  @Prop({ type: MongooseSchema.Types.Mixed, default: undefined })
+  author?: MessageAuthor;
   @Prop({ type: String, default: '' })
   content!: string;
   @Prop({ type: [MongooseSchema.Types.Mixed], default: undefined })

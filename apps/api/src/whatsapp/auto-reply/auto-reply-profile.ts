@@ -1,4 +1,5 @@
 import type { WhatsAppPermission } from '@metatronos/shared-types';
+import { CONTACT_TOOLS, contactToolFilter } from '../../chats/contact-chat';
 
 /**
  * The tools an auto-reply turn may use: an allow-list, so a tool added later is
@@ -7,23 +8,12 @@ import type { WhatsAppPermission } from '@metatronos/shared-types';
  * show the owner's data to the sender), no save_memory / update_db_schema,
  * no manage_cronjob / manage_pulse, no WhatsApp tools (whatsapp_send_message
  * would reach other people; the reply goes back to the sender through the
- * service), no image tools.
+ * service), no image tools. The owner's own turns in the contact's chat get
+ * the same set unless the owner turns on the full one (see contact-chat.ts).
  */
-export const AUTO_REPLY_TOOLS: ReadonlySet<string> = new Set(['web_search']);
+export const AUTO_REPLY_TOOLS: ReadonlySet<string> = CONTACT_TOOLS;
 
-export const autoReplyToolFilter = (name: string): boolean =>
-  AUTO_REPLY_TOOLS.has(name);
-
-/**
- * Prompt sections an auto-reply leaves out. Untrusted contacts: the owner's
- * memory, database description, Pulse notes and the list of other contacts.
- * Trusted contacts see the memory. The tools section is left out for both: it
- * lists the owner's full tool set, which this turn does not have.
- */
-export function omittedSections(trusted: boolean): string[] {
-  const always = ['tools', 'database', 'pulse-notes', 'pulse-status'];
-  return trusted ? always : [...always, 'memory', 'whatsapp-permissions'];
-}
+export const autoReplyToolFilter = contactToolFilter;
 
 /** The "## WhatsApp Auto-Reply Context" block appended to the combined prompt. */
 export function autoReplyContext(

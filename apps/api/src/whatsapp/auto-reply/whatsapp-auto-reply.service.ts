@@ -19,11 +19,9 @@ import { ChatsService } from '../../chats/chats.service';
 import { Clock } from '../../clock/clock';
 import { WhatsAppGateway, phoneDigits } from '../gateway/whatsapp-gateway';
 import { WhatsAppPermissionsService } from '../permissions/whatsapp-permissions.service';
-import {
-  autoReplyContext,
-  autoReplyToolFilter,
-  omittedSections,
-} from './auto-reply-profile';
+import { audienceOf } from '../../system-instruction/prompt-audience';
+import { autoReplyContext, autoReplyToolFilter } from './auto-reply-profile';
+import { ContactReplyLimits } from './contact-reply-limits';
 import { WhatsAppAutoReplySettings } from './whatsapp-auto-reply.settings';
 
 /** `processing` of a stored message as the auto-reply moves it along (`working` and `failed` are the auto-reply's own). */
@@ -103,11 +101,7 @@ export class WhatsAppAutoReplyService
   private readonly logger = new Logger('WhatsAppAutoReply');
   private readonly queues = new Map<string, Promise<void>>();
   private readonly queued = new Set<string>();
-  private readonly lastReplyAt = new Map<string, number>();
-  private readonly recentReplies = new Map<string, number[]>();
-  private sentTimes: number[] = [];
-  /** Serialises the overall rate limit's bookkeeping. */
-  private globalGate: Promise<void> = Promise.resolve();
+  private readonly limits: ContactReplyLimits;
   private closing = false;
   private readonly stopping = new AbortController();
   private readonly unsubscribe: Array<() => void> = [];
@@ -121,7 +115,9 @@ export class WhatsAppAutoReplyService
     private readonly clock: Clock,
     private readonly emitter: EventEmitter2,
     private readonly settings: WhatsAppAutoReplySettings,
-  ) {}
+  ) {
+    this.limits = new ContactReplyLimits(clock, settings);
+  }
 
   private get messages() {
     return this.connection.collection<StoredMessage>(
@@ -266,10 +262,7 @@ export class WhatsAppAutoReplyService
     const permission = await this.permissions.findByPhone(doc.phone);
     if (!permission?.canRead)
       return this.finish(doc, 'skipped', 'no read permission');
-    if (
-      permission.autoReplyPausedUntil &&
-      Date.parse(permission.autoReplyPausedUntil) > Date.now()
-    ) {
+    if (this.limits.isPaused(permission.autoReplyPausedUntil)) {
       return this.finish(
         doc,
         'skipped',
@@ -434,25 +427,34 @@ export class WhatsAppAutoReplyService
       source: 'auto-reply' as const,
       prompt: {
         extra: autoReplyContext(permission),
-        omitSections: omittedSections(permission.trusted),
+        // Sections declare who sees them: an untrusted contact gets the date and nothing of the owner's.
+        audience: audienceOf('auto-reply', permission.trusted),
       },
       toolFilter: autoReplyToolFilter,
+      // Stored on the contact's message: the console labels it as theirs, and the owner's turns read it as untrusted.
+      author: {
+        kind: 'contact' as const,
+        channel: 'whatsapp' as const,
+        name: permission.displayName,
+        phone: permission.phoneNumber,
+      },
     };
-    const deadline = Date.now() + this.settings.busyChatWaitMs;
+    const deadline = this.clock.now().getTime() + this.settings.busyChatWaitMs;
     let prepared;
     for (;;) {
       try {
         prepared = await this.replies.prepare(chatId, doc.body, options);
         break;
       } catch (error) {
-        // The owner is talking in the contact's chat: wait for that reply to end.
-        if (
-          error instanceof ConflictException &&
-          Date.now() < deadline &&
-          !this.closing
-        ) {
-          await sleep(100, this.stopping.signal);
-          continue;
+        // The owner is talking in the contact's chat: wait for that reply to end, then try again.
+        const left = deadline - this.clock.now().getTime();
+        if (error instanceof ConflictException && left > 0 && !this.closing) {
+          const waited = AbortSignal.any([
+            this.stopping.signal,
+            AbortSignal.timeout(left),
+          ]);
+          await this.replies.waitForIdle(chatId, waited);
+          if (!waited.aborted) continue;
         }
         return {
           text: '',
@@ -462,22 +464,17 @@ export class WhatsAppAutoReplyService
         };
       }
     }
-    const result: TurnResult = {
-      text: '',
-      error: null,
-      stopped: false,
+    const reply = await prepared.run();
+    const stopped = reply.status === 'stopped';
+    return {
+      text: reply.text,
+      error:
+        stopped && !this.closing
+          ? 'The reply was stopped before it finished.'
+          : reply.error,
+      stopped,
       messageId: prepared.assistantMessageId,
     };
-    await prepared.run((event, data) => {
-      if (event === 'delta') result.text += (data as { text: string }).text;
-      else if (event === 'done' && (data as { stopped?: boolean }).stopped)
-        result.stopped = true;
-      else if (event === 'error')
-        result.error = (data as { message: string }).message;
-    });
-    if (result.stopped && !this.closing)
-      result.error = 'The reply was stopped before it finished.';
-    return result;
   }
 
   /**
@@ -488,64 +485,33 @@ export class WhatsAppAutoReplyService
     phone: string,
     beforeWaiting: () => Promise<void>,
   ): Promise<void> {
-    const { perContactIntervalMs, perMinute } = this.settings;
     let prepared = false;
     const pause = async (ms: number) => {
+      if (ms <= 0 || this.closing) return;
       if (!prepared) {
         prepared = true;
         await beforeWaiting();
       }
       await sleep(ms, this.stopping.signal);
     };
-    const last = this.lastReplyAt.get(phone);
-    if (perContactIntervalMs > 0 && last !== undefined) {
-      const wait = last + perContactIntervalMs - Date.now();
-      if (wait > 0) await pause(wait);
-    }
-    if (perMinute <= 0) return;
-    // One contact at a time takes a slot, so two contacts cannot both take the last one.
-    const gate = this.globalGate.then(async () => {
-      for (;;) {
-        const now = Date.now();
-        this.sentTimes = this.sentTimes.filter((at) => at > now - 60_000);
-        if (this.sentTimes.length < perMinute) {
-          this.sentTimes.push(now);
-          return;
-        }
-        if (this.closing) return;
-        await pause(this.sentTimes[0] + 60_000 - now + 1);
-      }
-    });
-    this.globalGate = gate.catch(() => undefined);
-    await gate;
+    await pause(this.limits.contactWaitMs(phone));
+    await pause(this.limits.bookOverallSlot());
   }
 
   /** Records a sent reply and pauses the contact when replies pile up like a conversation with another bot. */
   private async noteReply(phone: string, name: string): Promise<void> {
-    const now = Date.now();
-    this.lastReplyAt.set(phone, now);
+    const pausedUntil = this.limits.recordReply(phone);
+    if (!pausedUntil) return;
     const { loopReplies, loopWindowMs, loopPauseMs } = this.settings;
-    if (loopReplies <= 0) return;
-    const recent = (this.recentReplies.get(phone) ?? []).filter(
-      (at) => at > now - loopWindowMs,
-    );
-    recent.push(now);
-    this.recentReplies.set(phone, recent);
-    if (recent.length >= loopReplies) {
-      this.recentReplies.delete(phone);
-      try {
-        await this.permissions.pauseAutoReply(
-          phone,
-          new Date(now + loopPauseMs),
-        );
-      } catch (error) {
-        this.logger.error(
-          `Could not pause the auto-reply for ${name} (+${phone}): ${(error as Error).message}`,
-        );
-      }
-      this.logger.warn(
-        `Auto-reply paused for ${name} (+${phone}) for ${Math.round(loopPauseMs / 60_000)} min: ${recent.length} replies within ${Math.round(loopWindowMs / 1000)} s looks like a loop with another bot`,
+    try {
+      await this.permissions.pauseAutoReply(phone, pausedUntil);
+    } catch (error) {
+      this.logger.error(
+        `Could not pause the auto-reply for ${name} (+${phone}): ${(error as Error).message}`,
       );
     }
+    this.logger.warn(
+      `Auto-reply paused for ${name} (+${phone}) for ${Math.round(loopPauseMs / 60_000)} min: ${loopReplies} replies within ${Math.round(loopWindowMs / 1000)} s looks like a loop with another bot`,
+    );
   }
 }

@@ -3,6 +3,7 @@ import {
   PromptSectionProvider,
   type PromptSection,
 } from '../../system-instruction/prompt-section';
+import { OWNER_AND_UNATTENDED } from '../../system-instruction/prompt-audience';
 import { WhatsAppLink } from './whatsapp-link';
 import { WhatsAppPermissionsService } from './whatsapp-permissions.service';
 
@@ -12,6 +13,7 @@ import { WhatsAppPermissionsService } from './whatsapp-permissions.service';
 export class WhatsAppPermissionsPromptSection implements PromptSection {
   readonly id = 'whatsapp-permissions';
   readonly order = 60;
+  readonly audiences = OWNER_AND_UNATTENDED;
 
   constructor(
     private readonly link: WhatsAppLink,

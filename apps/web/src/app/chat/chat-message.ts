@@ -6,6 +6,7 @@ import {
 } from '@angular/core';
 import type {
   MessageAttachment,
+  MessageAuthor,
   MessageDelivery,
 } from '@metatronos/shared-types';
 import { AttachmentList } from './attachment-list';
@@ -13,7 +14,7 @@ import { type MessageView, partsOf } from './live-reply';
 import { MarkdownView } from './markdown-view';
 import { ToolChip } from './tool-chip';
 
-/** One message of a chat: the owner's text as typed, or an assistant reply (Markdown and tool calls, in order). */
+/** One message of a chat: the owner's text as typed, a contact's message under their name, or an assistant reply (Markdown and tool calls, in order). */
 @Component({
   selector: 'mt-chat-message',
   changeDetection: ChangeDetectionStrategy.OnPush,
@@ -23,9 +24,18 @@ import { ToolChip } from './tool-chip';
       <div
         class="bubble user"
         data-testid="user-message"
+        [class.contact]="!!author()"
         [attr.data-message-id]="message().id"
+        [attr.data-author]="author() ? 'contact' : 'owner'"
       >
-        <span class="mt-visually-hidden">You said:</span>
+        @if (author(); as author) {
+          <p class="author" data-testid="message-author">
+            {{ author.name }} <span class="channel">on WhatsApp</span>
+          </p>
+          <span class="mt-visually-hidden">{{ author.name }} wrote:</span>
+        } @else {
+          <span class="mt-visually-hidden">You said:</span>
+        }
         @if (attachments().length) {
           <mt-attachment-list
             [attachments]="attachments()"
@@ -103,6 +113,23 @@ import { ToolChip } from './tool-chip';
       background: var(--mat-sys-primary-container);
       color: var(--mat-sys-on-primary-container);
     }
+    /* A contact's message: on the other side, in a neutral colour, with their name. */
+    .bubble.user.contact {
+      margin-left: 0;
+      margin-right: auto;
+      border-radius: 18px 18px 18px 4px;
+      background: var(--mat-sys-surface-container-high);
+      color: var(--mat-sys-on-surface);
+    }
+    .author {
+      margin: 0 0 4px;
+      font: var(--mat-sys-label-medium);
+      font-weight: 600;
+    }
+    .author .channel {
+      font-weight: 400;
+      color: var(--mat-sys-on-surface-variant);
+    }
     .user-text {
       margin: 0;
       white-space: pre-wrap;
@@ -167,12 +194,19 @@ import { ToolChip } from './tool-chip';
 })
 export class ChatMessageView {
   readonly message = input.required<
-    MessageView & { attachments?: MessageAttachment[] }
+    MessageView & {
+      attachments?: MessageAttachment[];
+      author?: MessageAuthor | null;
+    }
   >();
   /** The reply is still arriving: tool calls without a result are running, not cut off. */
   readonly streaming = input(false);
 
   protected readonly parts = computed(() => partsOf(this.message()));
+  /** The contact who wrote a user message; null for the owner's own. */
+  protected readonly author = computed(() =>
+    this.message().role === 'user' ? (this.message().author ?? null) : null,
+  );
   protected readonly attachments = computed(
     () => this.message().attachments ?? [],
   );

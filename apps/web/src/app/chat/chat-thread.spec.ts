@@ -465,6 +465,66 @@ describe('ChatThread', () => {
     expect(input().disabled).toBe(false);
   });
 
+  it("labels a contact's messages with the contact's name, never as the owner's", async () => {
+    const ALICE = {
+      kind: 'contact' as const,
+      channel: 'whatsapp' as const,
+      name: 'Alice Example',
+      phone: '14155551234',
+    };
+    await open(
+      [
+        { ...userMessage('m1', 'Are you free tonight?'), author: ALICE },
+        assistantMessage('m2', 'I will ask.'),
+        userMessage('m3', 'Tell her yes'),
+      ],
+      { chatKind: 'whatsapp' },
+    );
+    const [contact, own] = all('user-message');
+    expect(contact.getAttribute('data-author')).toBe('contact');
+    expect(contact.textContent).toContain('Alice Example wrote:');
+    expect(contact.textContent).not.toContain('You said');
+    expect(el('message-author')?.textContent?.trim()).toMatch(
+      /^Alice Example\s+on WhatsApp$/,
+    );
+    expect(own.getAttribute('data-author')).toBe('owner');
+    expect(own.textContent).toContain('You said:');
+    expect(all('message-author')).toHaveLength(1);
+  });
+
+  it("offers the full tool set in a contact's chat only through the visible switch", async () => {
+    await open([], { chatKind: 'whatsapp' });
+    const toggle = () =>
+      el('full-tools-toggle')?.querySelector('button') as HTMLButtonElement;
+    expect(toggle().getAttribute('aria-checked')).toBe('false');
+    await sendMessage('What did she want?');
+    expect(send).toHaveBeenLastCalledWith('c1', {
+      content: 'What did she want?',
+    });
+    reply({ type: 'done', data: { messageId: 'a1' } });
+    replies.complete();
+    await stable();
+    http.expectOne(LATEST).flush([]);
+    await stable();
+
+    replies = new Subject<ChatStreamEvent>();
+    toggle().click();
+    await stable();
+    expect(toggle().getAttribute('aria-checked')).toBe('true');
+    await sendMessage('Remember she called');
+    expect(send).toHaveBeenLastCalledWith('c1', {
+      content: 'Remember she called',
+      fullTools: true,
+    });
+  });
+
+  it("shows no tools switch in the owner's own chats", async () => {
+    await open([]);
+    expect(el('contact-tools')).toBeNull();
+    await sendMessage('hello');
+    expect(send).toHaveBeenLastCalledWith('c1', { content: 'hello' });
+  });
+
   it('ignores events of other chats', async () => {
     await open([]);
     events.emit('chats.changed', {

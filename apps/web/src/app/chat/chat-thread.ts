@@ -19,10 +19,12 @@ import {
 import { takeUntilDestroyed, toObservable } from '@angular/core/rxjs-interop';
 import { MatButton, MatIconButton } from '@angular/material/button';
 import { MatProgressBar } from '@angular/material/progress-bar';
+import { MatSlideToggle } from '@angular/material/slide-toggle';
 import { RouterLink } from '@angular/router';
 import { type Subscription, filter, skip } from 'rxjs';
 import {
   ATTACHMENT_ACCEPT,
+  type ChatKind,
   type ChatMessage,
   MESSAGE_MAX_LENGTH,
   type SendMessageRequest,
@@ -76,6 +78,7 @@ export function mentionsSettings(message: string): boolean {
     MatButton,
     MatIconButton,
     MatProgressBar,
+    MatSlideToggle,
     RouterLink,
     Icon,
     ServerError,
@@ -101,6 +104,8 @@ export class ChatThread {
 
   readonly chatId = input.required<string>();
   readonly chatTitle = input('');
+  /** A contact's chat (`whatsapp`) offers the full-tools switch. */
+  readonly chatKind = input<ChatKind>('chat');
   /** The chat list says a reply is being generated in this chat. */
   readonly running = input(false);
   /** A reply this page sent or stopped has ended: the chat list may have changed (title, running). */
@@ -127,6 +132,14 @@ export class ChatThread {
   protected readonly stopping = signal(false);
   protected readonly draft = signal('');
   protected readonly awayFromBottom = signal(false);
+  /** In a contact's chat: send the next messages with the owner's full tool set (off on every chat change). */
+  protected readonly fullTools = linkedSignal({
+    source: this.chatId,
+    computation: () => false,
+  });
+  protected readonly contactChat = computed(
+    () => this.chatKind() === 'whatsapp',
+  );
   /** A reply runs that this page did not start (another tab, a scheduled job), as the chat list says. */
   protected readonly runningElsewhere = linkedSignal(() => this.running());
 
@@ -313,6 +326,7 @@ export class ChatThread {
     const body: SendMessageRequest = files.length
       ? { content, attachmentIds: files.map((file) => file.id) }
       : { content };
+    if (this.contactChat() && this.fullTools()) body.fullTools = true;
 
     this.messages.update((list) => [...list, optimistic]);
     this.draft.set('');

@@ -1,0 +1,215 @@
+import type { Logger } from '@nestjs/common';
+import type { Model, Types } from 'mongoose';
+import type {
+  AssistantPart,
+  ChatStreamEventMap,
+  ChatStreamEventName,
+  TokenUsage,
+} from '@metatronos/shared-types';
+import type { Clock } from '../clock/clock';
+import type { TurnError } from '../llm/llm-errors';
+import type { TurnListener } from '../llm/llm-runner';
+import type { ChatCache } from './chat-cache';
+import { encodeParts } from './stored-parts';
+import type { MessageRecord } from './schemas/message.schema';
+
+/** Receives the reply's events; the SSE controller writes them, others may pass none. */
+export type ReplyEventSink = <K extends ChatStreamEventName>(
+  event: K,
+  data: ChatStreamEventMap[K],
+) => void;
+
+/** How a reply ended, as stored. */
+export interface FinishedReply {
+  /** The assistant message; null when none is kept (nothing arrived before a failure, or it could not be stored). */
+  messageId: string | null;
+  status: 'complete' | 'stopped' | 'error';
+  /** The reply's text (every text part, in order). */
+  text: string;
+  parts: AssistantPart[];
+  usage: TokenUsage | null;
+  /** Why it failed (`status: 'error'`), as the owner reads it. */
+  error: string | null;
+}
+
+/** How often a growing reply is written to the database while text streams. */
+export const FLUSH_INTERVAL_MS = 250;
+
+/**
+ * The record of one assistant message while its turn runs: collects the
+ * parts the model sends (text, tool calls and their results), writes the
+ * growing message now and then, tells the listener, and stores how the turn
+ * ended with the seed's rule on failure (no text: the empty reply is deleted;
+ * some text: kept with the error).
+ */
+export class TurnRecording {
+  readonly messageId: string;
+  private readonly parts: AssistantPart[] = [];
+  private flushTimer: NodeJS.Timeout | null = null;
+  private writing: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly messages: Model<MessageRecord>,
+    private readonly cache: ChatCache,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly assistant: MessageRecord,
+    private readonly sink: ReplyEventSink | undefined,
+  ) {
+    this.messageId = (assistant._id as Types.ObjectId).toHexString();
+  }
+
+  /** Tells the listener; a listener that throws never breaks the reply. */
+  readonly emit: ReplyEventSink = (event, data) => {
+    if (!this.sink) return;
+    try {
+      this.sink(event, data);
+    } catch (error) {
+      this.logger.warn(`A reply listener failed: ${(error as Error).message}`);
+    }
+  };
+
+  /** What the runner calls while the turn runs. */
+  readonly listener: TurnListener = {
+    text: (delta) => {
+      const last = this.parts[this.parts.length - 1];
+      if (last?.type === 'text') last.text += delta;
+      else this.parts.push({ type: 'text', text: delta });
+      this.emit('delta', { text: delta });
+      this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_INTERVAL_MS);
+    },
+    toolCall: (call) => {
+      this.parts.push({
+        type: 'tool_call',
+        id: call.id,
+        name: call.name,
+        arguments: call.arguments,
+        result: null,
+        error: null,
+        durationMs: null,
+      });
+      this.emit('tool_call', {
+        id: call.id,
+        name: call.name,
+        arguments: call.arguments,
+      });
+      this.flush();
+    },
+    toolResult: (record) => {
+      const part = this.parts.find(
+        (p) =>
+          p.type === 'tool_call' && p.id === record.id && p.result === null,
+      );
+      if (part)
+        Object.assign(part, {
+          result: record.result,
+          error: record.error,
+          durationMs: record.durationMs,
+        });
+      this.emit('tool_result', {
+        id: record.id,
+        name: record.name,
+        result: record.result ?? '',
+        durationMs: record.durationMs ?? 0,
+        error: record.error,
+      });
+      this.flush();
+    },
+  };
+
+  /**
+   * Stores the end of the turn (after the writes still under way) and tells
+   * the listener: `done`, or `error`. Never rejects.
+   */
+  async finish(
+    failure: TurnError | null,
+    usage: TokenUsage | undefined,
+  ): Promise<FinishedReply> {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    await this.writing;
+    const final = this.snapshot();
+    const reply = (
+      messageId: string | null,
+      status: FinishedReply['status'],
+      error: string | null = null,
+    ): FinishedReply => ({
+      messageId,
+      status,
+      text: final.content,
+      parts: this.parts.map((p) => ({ ...p })),
+      usage: status === 'complete' ? (usage ?? null) : null,
+      error,
+    });
+    const { messageId } = this;
+    try {
+      if (!failure) {
+        await this.store({
+          ...final,
+          status: 'complete',
+          usage: usage ?? null,
+        });
+        this.emit('done', usage ? { messageId, usage } : { messageId });
+        return reply(messageId, 'complete');
+      }
+      if (failure.kind === 'stopped') {
+        await this.store({ ...final, status: 'stopped' });
+        this.emit('done', { messageId, stopped: true });
+        return reply(messageId, 'stopped');
+      }
+      if (this.parts.length === 0) {
+        // Nothing arrived: an empty reply would only be noise in the chat and the history.
+        await this.messages.deleteOne({ _id: this.assistant._id }).exec();
+        this.emit('error', { message: failure.message, messageId: null });
+        return reply(null, 'error', failure.message);
+      }
+      await this.store({ ...final, status: 'error', error: failure.message });
+      this.emit('error', { message: failure.message, messageId });
+      return reply(messageId, 'error', failure.message);
+    } catch (error) {
+      this.logger.error(
+        `Could not store the end of a reply: ${(error as Error).message}`,
+      );
+      const message =
+        'The reply could not be saved: the database is unavailable.';
+      this.emit('error', { message, messageId: null });
+      return reply(null, 'error', message);
+    }
+  }
+
+  private snapshot() {
+    return {
+      parts: encodeParts(this.parts),
+      content: this.parts
+        .map((p) => (p.type === 'text' ? p.text : ''))
+        .join(''),
+      updatedAt: this.clock.now(),
+    };
+  }
+
+  /** Queues a write of the message as it stands; writes run one after the other. */
+  private flush(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    const state = this.snapshot();
+    this.writing = this.writing
+      .then(() =>
+        this.messages
+          .updateOne({ _id: this.assistant._id }, { $set: state })
+          .exec(),
+      )
+      .catch((error: Error) => {
+        this.logger.warn(`Could not store the growing reply: ${error.message}`);
+      });
+  }
+
+  private async store(fields: Partial<MessageRecord>): Promise<void> {
+    await this.messages
+      .updateOne({ _id: this.assistant._id }, { $set: fields })
+      .exec();
+    this.cache.append(this.assistant.chatId, {
+      ...this.assistant,
+      ...fields,
+    });
+  }
+}
