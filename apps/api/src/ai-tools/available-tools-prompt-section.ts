@@ -25,7 +25,7 @@ export class AvailableToolsPromptSection implements PromptSection {
   }: PromptContext): Promise<string | null> {
     if (!toolsEnabled) return null;
     const tools = (await this.registry.available({ source, settings })).filter(
-      (t) => !toolFilter || toolFilter(t.definition.name),
+      (t) => !toolFilter || toolFilter(t.name),
     );
     if (tools.length === 0) return null;
     return `## Available Tools\n${tools.map((t) => `- **${t.name}**: ${t.promptLine}`).join('\n')}`;
