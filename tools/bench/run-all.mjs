@@ -38,6 +38,13 @@ if (unlisted.length) {
   process.exit(2);
 }
 
+const only = process.argv[2];
+const selected = BENCHES.filter((file) => !only || file.includes(only));
+if (!selected.length) {
+  console.error(`No benchmark file name contains '${only}'.`);
+  process.exit(2);
+}
+
 execSync('bash tools/ferretdb/build.sh', { cwd: root, stdio: 'inherit', env });
 execSync('npx nx run-many -t build -p api web --outputStyle=static', {
   cwd: root,
@@ -45,7 +52,6 @@ execSync('npx nx run-many -t build -p api web --outputStyle=static', {
   env,
 });
 
-const only = process.argv[2];
 // TypeScript benchmarks use the API's sources directly (ts-node, paths from the API's tsconfig).
 const tsEnv = {
   ...env,
@@ -53,10 +59,7 @@ const tsEnv = {
   TS_NODE_TRANSPILE_ONLY: 'true',
 };
 const failed = [];
-let ran = 0;
-for (const file of BENCHES) {
-  if (only && !file.includes(only)) continue;
-  ran += 1;
+for (const file of selected) {
   console.log(`\n## ${file}`);
   const args = file.endsWith('.ts')
     ? ['-r', 'ts-node/register', '-r', join(here, 'register-paths.cjs')]
@@ -73,20 +76,17 @@ for (const file of BENCHES) {
       ? result.error.message
       : result.signal
         ? `stopped by ${result.signal}`
-        : `exit code ${result.status}`;
+        : `exit code ${result.status}; its output above says why`;
     console.log(`!! ${file} failed (${why})`);
     failed.push(file);
   }
 }
 
-if (!ran) {
-  console.error(`No benchmark file name contains '${only}'.`);
-  process.exit(2);
-}
+const count = (n) => `${n} benchmark${n === 1 ? '' : 's'}`;
 if (failed.length) {
   console.log(
-    `\n${failed.length} of ${ran} benchmarks failed: ${failed.join(', ')}`,
+    `\n${failed.length} of ${count(selected.length)} failed: ${failed.join(', ')}`,
   );
   process.exit(1);
 }
-console.log(`\nAll ${ran} benchmarks ran.`);
+console.log(`\n${count(selected.length)} ran, none failed.`);
