@@ -3,7 +3,7 @@
 // which emits a QR code as soon as the socket exists. In Debian's Chromium: from the click on "Link device"
 // until the QR image is decoded and on screen, 5 runs (disconnect in between). Goal ≤ 1 s.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -13,6 +13,26 @@ const root = process.cwd();
 const RUNS = 5;
 const PASSWORD = 'bench owner password';
 
+const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+try {
+  accessSync(executablePath, constants.X_OK);
+} catch {
+  console.log(
+    `WhatsApp QR bench did not run: no Chromium at ${executablePath} ` +
+      "(install Debian's chromium package, e.g. `sudo apt-get install chromium`, or set CHROMIUM_PATH).",
+  );
+  process.exit(3);
+}
+// The browser first: if it cannot start, no server is left running.
+const browser = await chromium.launch({
+  executablePath,
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+  ],
+});
 const dataDir = mkdtempSync(join(tmpdir(), 'metatron-bench-qr-'));
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
@@ -29,15 +49,6 @@ const server = spawn(process.execPath, ['dist/apps/api/main.js'], {
     ),
   },
   stdio: 'ignore',
-});
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-background-networking',
-  ],
 });
 try {
   for (let ready = false; !ready; ) {

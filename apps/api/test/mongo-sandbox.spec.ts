@@ -2,7 +2,6 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { MongooseModule, getConnectionToken } from '@nestjs/mongoose';
 import mongoose, { type Connection } from 'mongoose';
 import { randomBytes } from 'node:crypto';
-import { MongoSandboxModule } from '../src/mongo-sandbox/mongo-sandbox.module';
 import {
   MAX_RESULT_DOCUMENTS,
   MongoSandboxService,
@@ -78,13 +77,11 @@ describe('MongoSandboxService on the embedded database', () => {
           bufferCommands: false,
           autoIndex: false,
         }),
-        {
-          module: class FixedSecretsModule {},
-          global: true,
-          providers: [{ provide: SandboxSecrets, useClass: FixedSecrets }],
-          exports: [SandboxSecrets],
-        },
-        MongoSandboxModule,
+      ],
+      // The service alone, with fixed secrets instead of SettingsModule's (which reads the settings document).
+      providers: [
+        MongoSandboxService,
+        { provide: SandboxSecrets, useClass: FixedSecrets },
       ],
     }).compile();
     await moduleRef.init();

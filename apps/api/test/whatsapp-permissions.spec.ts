@@ -105,9 +105,7 @@ describe('WhatsApp permissions', () => {
 
   beforeAll(async () => {
     fake = await startFakeProviders();
-    t = await createTestApp({
-      providers: [{ provide: WhatsAppGateway, useValue: gateway }],
-    });
+    t = await createTestApp({ whatsappGateway: gateway });
     owner = await t.owner();
     await useModel(t, 'gpt-4.1-mini');
     client = await chatClient(t);

@@ -1,4 +1,4 @@
-import { DynamicModule, Module, type Provider } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { ScheduleModule } from '@nestjs/schedule';
@@ -8,7 +8,7 @@ import { Clock, SystemClock } from '../clock/clock';
 import { ClockModule } from '../clock/clock.module';
 import { PasswordHasher } from '../auth/password-hasher';
 import type { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/app-config.provider';
+import { AppConfigModule } from '../config/app-config.module';
 import { DatabaseAvailableGuard } from '../database/database-available.guard';
 import { DatabaseModule } from '../database/database.module';
 import type { DatabaseRuntime } from '../database/database-runtime';
@@ -28,7 +28,11 @@ import { LlmModule } from '../llm/llm.module';
 import { PersonalDataModule } from '../data/personal/personal-data.module';
 import { SettingsModule } from '../settings/settings.module';
 import { SystemInstructionModule } from '../system-instruction/system-instruction.module';
-import { WhatsAppModule } from '../whatsapp/gateway/whatsapp.module';
+import type { WhatsAppGateway } from '../whatsapp/gateway/whatsapp-gateway';
+import {
+  WHATSAPP_GATEWAY_STAND_IN,
+  WhatsAppModule,
+} from '../whatsapp/gateway/whatsapp.module';
 import { WhatsAppPermissionsModule } from '../whatsapp/permissions/whatsapp-permissions.module';
 import { WhatsAppAutoReplyModule } from '../whatsapp/auto-reply/whatsapp-auto-reply.module';
 
@@ -38,14 +42,18 @@ export interface AppModuleOptions {
   /** Composition-root overrides (tests move time and use a cheaper hash). */
   clock?: Clock;
   passwordHasher?: PasswordHasher;
-  /**
-   * Test-only: providers (e.g. a fake `WhatsAppGateway`) added to this global
-   * module and exported, so modules that do not provide the token themselves
-   * resolve these.
-   */
-  providers?: Array<Provider & { provide: unknown }>;
+  /** Test-only: a fake WhatsApp link that permissions, tools and auto-reply use instead of the real one. */
+  whatsappGateway?: WhatsAppGateway;
 }
 
+/** A global module holding the test's WhatsApp stand-in, so WhatsAppModule can find it. */
+class WhatsAppGatewayStandInModule {}
+
+/**
+ * The composition root. Global modules are only the app-wide ones: the clock, the
+ * config, the database connection and the event bus. Every other module imports
+ * what it uses.
+ */
 @Module({})
 export class AppModule {
   static forRoot({
@@ -53,18 +61,31 @@ export class AppModule {
     database,
     clock,
     passwordHasher,
-    providers = [],
+    whatsappGateway,
   }: AppModuleOptions): DynamicModule {
+    const standIn: DynamicModule[] = whatsappGateway
+      ? [
+          {
+            module: WhatsAppGatewayStandInModule,
+            global: true,
+            providers: [
+              { provide: WHATSAPP_GATEWAY_STAND_IN, useValue: whatsappGateway },
+            ],
+            exports: [WHATSAPP_GATEWAY_STAND_IN],
+          },
+        ]
+      : [];
     return {
       module: AppModule,
-      global: true,
       imports: [
         ClockModule.forRoot(clock ?? new SystemClock()),
+        AppConfigModule.forRoot(config),
         EventEmitterModule.forRoot({ wildcard: false }),
         ScheduleModule.forRoot(),
         DatabaseModule.forRoot(database),
         EventsModule,
-        AuthModule,
+        ...standIn,
+        AuthModule.forRoot(passwordHasher),
         HealthModule,
         SystemModule,
         SettingsModule,
@@ -85,23 +106,9 @@ export class AppModule {
         WhatsAppAutoReplyModule,
       ],
       providers: [
-        { provide: APP_CONFIG, useValue: config },
-        {
-          provide: PasswordHasher,
-          useValue: passwordHasher ?? new PasswordHasher(),
-        },
         // Order matters: a dead database answers 503 before the session lookup would hang on it.
         { provide: APP_GUARD, useExisting: DatabaseAvailableGuard },
         { provide: APP_GUARD, useExisting: SessionGuard },
-        ...providers,
-      ],
-      // WhatsAppModule is re-exported so its `WhatsAppGateway` reaches every module through this global one;
-      // a test's override of the same token is found first (a direct export of this module).
-      exports: [
-        APP_CONFIG,
-        PasswordHasher,
-        WhatsAppModule,
-        ...providers.map((p) => p.provide as string | symbol),
       ],
     };
   }

@@ -1,8 +1,9 @@
-import { Module } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { AuthController } from './auth.controller';
 import { AuthService } from './auth.service';
 import { LoginRateLimiter } from './login-rate-limiter';
+import { PasswordHasher } from './password-hasher';
 import { OwnerCredential, OwnerCredentialSchema } from './schemas/owner.schema';
 import { AuthSession, AuthSessionSchema } from './schemas/session.schema';
 import { SessionGuard } from './session.guard';
@@ -18,4 +19,12 @@ import { SessionGuard } from './session.guard';
   providers: [AuthService, LoginRateLimiter, SessionGuard],
   exports: [AuthService, SessionGuard],
 })
-export class AuthModule {}
+export class AuthModule {
+  /** `passwordHasher`: tests and benches hand in a cheaper one. */
+  static forRoot(passwordHasher = new PasswordHasher()): DynamicModule {
+    return {
+      module: AuthModule,
+      providers: [{ provide: PasswordHasher, useValue: passwordHasher }],
+    };
+  }
+}

@@ -1,4 +1,4 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { ChatsModule } from '../chats/chats.module';
 import { AutomationRunsService } from './automation-runs.service';
@@ -9,7 +9,6 @@ import {
 } from './schemas/automation-run.schema';
 
 /** What scheduled jobs and Pulse share: the ticker, the run history, and running a turn in a chat. */
-@Global()
 @Module({
   imports: [
     ChatsModule,
@@ -18,6 +17,6 @@ import {
     ]),
   ],
   providers: [AutomationRunsService, AutomationTicker],
-  exports: [AutomationRunsService, AutomationTicker, ChatsModule],
+  exports: [AutomationRunsService, AutomationTicker],
 })
 export class AutomationsModule {}

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { AttachmentsModule } from '../attachments/attachments.module';
+import { LlmModule } from '../llm/llm.module';
 import { ChatCache } from './chat-cache';
 import { ChatReplyService } from './chat-reply.service';
 import { ChatsController } from './chats.controller';
@@ -11,6 +12,7 @@ import { MessageRecord, MessageSchema } from './schemas/message.schema';
 @Module({
   imports: [
     AttachmentsModule,
+    LlmModule,
     MongooseModule.forFeature([
       { name: ChatRecord.name, schema: ChatSchema },
       { name: MessageRecord.name, schema: MessageSchema },

@@ -1,6 +1,7 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { Clock } from './clock';
 
+/** The one `Clock` every feature reads time from (tests hand in a `ManualClock`). Global: time is app-wide. */
 @Global()
 @Module({})
 export class ClockModule {

@@ -3,7 +3,7 @@ import { MongoSandboxModule } from '../mongo-sandbox/mongo-sandbox.module';
 import { DataController } from './data.controller';
 import { DataService } from './data.service';
 
-/** `GET /api/data/collections…`: the owner's read-only data browser. Needs the global SandboxSecrets (SettingsModule). */
+/** `GET /api/data/collections…`: the owner's read-only data browser, through the sandbox (secrets scrubbed). */
 @Module({
   imports: [MongoSandboxModule],
   controllers: [DataController],

@@ -5,6 +5,7 @@ import { DatabaseHealthService } from './database-health.service';
 import { EmbeddedDatabaseSupervisor } from './embedded-database-supervisor';
 import { DATABASE_RUNTIME, type DatabaseRuntime } from './database-runtime';
 
+/** The mongoose connection and the database's health. Global: every feature's models live on this one connection. */
 @Global()
 @Module({})
 export class DatabaseModule {

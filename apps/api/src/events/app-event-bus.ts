@@ -21,6 +21,14 @@ export class AppEventBus {
     this.emitter.emit(name, payload);
   }
 
+  /** Emits and resolves once every listener has finished (for a listener whose work the emitter's caller must see done). */
+  async emitAndWait<K extends AppEventName>(
+    name: K,
+    payload: AppEventMap[K],
+  ): Promise<void> {
+    await this.emitter.emitAsync(name, payload);
+  }
+
   /** Every app event, as it happens, until the subscriber unsubscribes. */
   stream(): Observable<AppEvent> {
     return new Observable<AppEvent>((subscriber) => {

@@ -1,10 +1,13 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
+import { AiToolsModule } from '../ai-tools/ai-tools.module';
+import { SettingsModule } from '../settings/settings.module';
+import { SystemInstructionModule } from '../system-instruction/system-instruction.module';
 import { LlmAdapterFactory } from './llm-adapter.factory';
 import { LlmRunner } from './llm-runner';
 
-/** The turn runner and the provider adapters. Global: chats, cron, Pulse and auto-reply all run turns. */
-@Global()
+/** The turn runner and the provider adapters. Chats, jobs, Pulse and auto-reply run their turns through ChatsModule. */
 @Module({
+  imports: [SettingsModule, SystemInstructionModule, AiToolsModule],
   providers: [LlmRunner, LlmAdapterFactory],
   exports: [LlmRunner],
 })

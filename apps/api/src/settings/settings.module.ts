@@ -1,4 +1,4 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { SandboxSecrets } from '../mongo-sandbox/sandbox-secrets';
 import {
@@ -8,8 +8,7 @@ import {
 import { SettingsController } from './settings.controller';
 import { SettingsService } from './settings.service';
 
-/** Global: every feature reads settings (models, keys, timezone), and the sandbox needs the secrets to scrub. */
-@Global()
+/** The owner's settings (`settings`, `/api/settings`), and the secrets the sandbox scrubs (`SandboxSecrets`). */
 @Module({
   imports: [
     MongooseModule.forFeature([

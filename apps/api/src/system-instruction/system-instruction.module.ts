@@ -1,6 +1,7 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { MongooseModule } from '@nestjs/mongoose';
+import { SettingsModule } from '../settings/settings.module';
 import { CombinedPromptBuilder } from './combined-prompt.builder';
 import {
   DatabasePromptSection,
@@ -14,11 +15,11 @@ import {
 import { SystemInstructionController } from './system-instruction.controller';
 import { SystemInstructionService } from './system-instruction.service';
 
-/** Global: the runner, the tools and later Pulse read the instruction and build prompts. */
-@Global()
+/** The system instruction (core, memory, schema doc) and the prompt builder that gathers every contributed section. */
 @Module({
   imports: [
     DiscoveryModule,
+    SettingsModule,
     MongooseModule.forFeature([
       { name: SystemInstructionRecord.name, schema: SystemInstructionSchema },
     ]),

@@ -1,4 +1,4 @@
-import type { INestApplication, Provider } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import { getConnectionToken } from '@nestjs/mongoose';
 import { NestFactory } from '@nestjs/core';
 import { randomBytes } from 'node:crypto';
@@ -14,6 +14,7 @@ import { ManualClock } from '../../src/clock/clock';
 import { loadAppConfig, type AppConfig } from '../../src/config/app-config';
 import type { DatabaseRuntime } from '../../src/database/database-runtime';
 import { configureApp } from '../../src/http/configure-app';
+import type { WhatsAppGateway } from '../../src/whatsapp/gateway/whatsapp-gateway';
 import { TEST_MONGODB_URI_ENV } from './test-database';
 
 export const OWNER_PASSWORD = 'correct horse battery';
@@ -39,8 +40,8 @@ export interface TestAppOptions {
   env?: NodeJS.ProcessEnv;
   /** Where the manual clock starts (before the app boots, so start-up work reads it). */
   now?: Date;
-  /** Extra providers of the app's global module (e.g. `{ provide: WhatsAppGateway, useValue: fake }`). */
-  providers?: Array<Provider & { provide: unknown }>;
+  /** A fake WhatsApp link used instead of the real one by permissions, tools and auto-reply. */
+  whatsappGateway?: WhatsAppGateway;
   /** Runs after the providers exist and before start-up hooks (e.g. to hand in fake network peers). */
   beforeInit?: (app: INestApplication) => void | Promise<void>;
 }
@@ -83,7 +84,7 @@ export async function createTestApp(
       database,
       clock,
       passwordHasher: new PasswordHasher({ N: 2 ** 10, r: 8, p: 1 }),
-      providers: options.providers,
+      whatsappGateway: options.whatsappGateway,
     }),
     { logger: ['error'], abortOnError: false },
   );

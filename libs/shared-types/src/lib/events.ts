@@ -37,6 +37,11 @@ export interface AppEventMap {
   'automation.run': { run: CronRunView; at: string };
   /** Pulse settings, notes or counters changed. */
   'pulse.updated': { by: 'owner' | 'ai' | 'schedule'; at: string };
+  /**
+   * The Pulse document was written (settings, notes, counters, or the scheduler's own slot
+   * bookkeeping, which `pulse.updated` does not announce); the scheduler plans the next pulse on it.
+   */
+  'pulse.saved': { at: string };
   /** A pulse began: its run and the Pulse chat it writes to. */
   'pulse.fired': { runId: string; chatId: string; at: string };
   /**
@@ -74,6 +79,7 @@ export const APP_EVENT_NAMES: readonly AppEventName[] = [
   'cronjobs.changed',
   'automation.run',
   'pulse.updated',
+  'pulse.saved',
   'pulse.fired',
   'whatsapp.permissions.changed',
   'whatsapp.status',

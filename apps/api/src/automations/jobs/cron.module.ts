@@ -1,5 +1,8 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
+import { ChatsModule } from '../../chats/chats.module';
+import { SettingsModule } from '../../settings/settings.module';
+import { AutomationsModule } from '../automations.module';
 import { CronController } from './cron.controller';
 import { CronJobsService } from './cron-jobs.service';
 import { CronScheduler } from './cron-scheduler';
@@ -9,6 +12,9 @@ import { CronJobRecord, CronJobSchema } from './schemas/cron-job.schema';
 /** Scheduled jobs: `cronjobs`, their REST routes, the manage_cronjob tool and the scheduler. */
 @Module({
   imports: [
+    AutomationsModule,
+    ChatsModule,
+    SettingsModule,
     MongooseModule.forFeature([
       { name: CronJobRecord.name, schema: CronJobSchema },
     ]),

@@ -47,7 +47,6 @@ export class PulseScheduler implements Schedulable, OnApplicationBootstrap {
     private readonly events: AppEventBus,
   ) {
     ticker.register(this);
-    pulse.onChange = () => this.refresh();
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -67,6 +66,12 @@ export class PulseScheduler implements Schedulable, OnApplicationBootstrap {
   /** Another timezone moves the slots. */
   @OnEvent('settings.updated')
   async onSettingsUpdated(): Promise<void> {
+    await this.refresh();
+  }
+
+  /** Any write to the Pulse document (settings, a handled slot, a counted pulse) may move the next slot. */
+  @OnEvent('pulse.saved')
+  async onPulseSaved(): Promise<void> {
     await this.refresh();
   }
 

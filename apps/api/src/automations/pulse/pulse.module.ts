@@ -1,5 +1,8 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
+import { SettingsModule } from '../../settings/settings.module';
+import { SystemInstructionModule } from '../../system-instruction/system-instruction.module';
+import { AutomationsModule } from '../automations.module';
 import { ManagePulseTool } from './manage-pulse.tool';
 import { PulseController } from './pulse.controller';
 import {
@@ -16,6 +19,9 @@ import {
 /** Pulse, the heartbeat: its settings and notes, the scheduler, the manage_pulse tool and its prompt sections. */
 @Module({
   imports: [
+    AutomationsModule,
+    SettingsModule,
+    SystemInstructionModule,
     MongooseModule.forFeature([
       { name: PulseStateRecord.name, schema: PulseStateSchema },
     ]),

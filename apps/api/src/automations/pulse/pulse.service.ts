@@ -48,8 +48,6 @@ export interface PulseState extends PulseSettings {
 @Injectable()
 export class PulseService {
   private cached: Promise<PulseState> | null = null;
-  /** Told after every change, so the scheduler can move the next pulse. */
-  onChange: (() => void | Promise<void>) | null = null;
 
   constructor(
     @InjectModel(PulseStateRecord.name)
@@ -141,7 +139,10 @@ export class PulseService {
         by,
         at: this.clock.now().toISOString(),
       });
-    await this.onChange?.();
+    // Awaited: the scheduler has planned the next pulse before the caller (a PATCH, a tool) answers.
+    await this.events.emitAndWait('pulse.saved', {
+      at: this.clock.now().toISOString(),
+    });
     return state;
   }
 

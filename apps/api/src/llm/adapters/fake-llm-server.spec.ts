@@ -1,4 +1,7 @@
+import { PNG } from 'pngjs';
 import {
+  FAKE_PNG,
+  makePng,
   startFakeLlmServer,
   type FakeLlmServer,
 } from '../../../../../tools/fake-llm/fake-llm-server';
@@ -198,5 +201,55 @@ describe('fake LLM server', () => {
   it('answers unknown routes with 404', async () => {
     const res = await post('/v1/embeddings', {});
     expect(res.status).toBe(404);
+  });
+
+  it('records an image edit: its text fields as the body and each file part with its name and type', async () => {
+    const form = new FormData();
+    form.append('model', 'gpt-image-1');
+    form.append('prompt', 'make it blue');
+    const photo = makePng(2, 2, [0, 0, 255]);
+    form.append(
+      'image[]',
+      new Blob([new Uint8Array(photo)], { type: 'image/png' }),
+      'phötö 1.png',
+    );
+    form.append(
+      'image[]',
+      new Blob([new Uint8Array(Buffer.from('plain'))], { type: 'text/plain' }),
+      'notes.txt',
+    );
+    const res = await fetch(`${server.openaiBaseUrl}/images/edits`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer sk-edit' },
+      body: form,
+    });
+    expect(res.status).toBe(200);
+    const [request] = server.openaiImages.requests;
+    expect(request.body).toEqual({
+      model: 'gpt-image-1',
+      prompt: 'make it blue',
+    });
+    expect(request.model).toBe('gpt-image-1');
+    expect(request.apiKey).toBe('sk-edit');
+    expect(
+      request.files?.map(({ field, filename, contentType }) => ({
+        field,
+        filename,
+        contentType,
+      })),
+    ).toEqual([
+      { field: 'image[]', filename: 'phötö 1.png', contentType: 'image/png' },
+      { field: 'image[]', filename: 'notes.txt', contentType: 'text/plain' },
+    ]);
+    expect(request.files?.[0].data.equals(photo)).toBe(true);
+    expect(request.files?.[1].data.toString()).toBe('plain');
+  });
+
+  it('makes real PNGs of the asked size and colour', () => {
+    const decoded = PNG.sync.read(makePng(5, 2, [10, 20, 30]));
+    expect([decoded.width, decoded.height]).toEqual([5, 2]);
+    expect([...decoded.data.subarray(0, 4)]).toEqual([10, 20, 30, 255]);
+    expect([...decoded.data.subarray(-4)]).toEqual([10, 20, 30, 255]);
+    expect(PNG.sync.read(FAKE_PNG)).toMatchObject({ width: 4, height: 3 });
   });
 });

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ChatsModule } from '../../chats/chats.module';
+import { WhatsAppModule } from '../gateway/whatsapp.module';
 import { WhatsAppPermissionsModule } from '../permissions/whatsapp-permissions.module';
 import { WhatsAppAutoReplyService } from './whatsapp-auto-reply.service';
 import { WhatsAppAutoReplySettings } from './whatsapp-auto-reply.settings';
@@ -10,7 +11,7 @@ import { WhatsAppAutoReplySettings } from './whatsapp-auto-reply.settings';
  * through `WhatsAppGateway` when the contact has `canReply`.
  */
 @Module({
-  imports: [ChatsModule, WhatsAppPermissionsModule],
+  imports: [ChatsModule, WhatsAppModule, WhatsAppPermissionsModule],
   providers: [WhatsAppAutoReplySettings, WhatsAppAutoReplyService],
   exports: [WhatsAppAutoReplyService, WhatsAppAutoReplySettings],
 })

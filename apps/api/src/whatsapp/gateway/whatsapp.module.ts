@@ -18,6 +18,12 @@ import {
   WhatsAppMessageSchema,
 } from './schemas/whatsapp-message.schema';
 
+/**
+ * Test-only: a stand-in for the whole link (given as `AppModule.forRoot({ whatsappGateway })`).
+ * When present, `WhatsAppGateway` is this instead of `WhatsAppService`.
+ */
+export const WHATSAPP_GATEWAY_STAND_IN = Symbol('WHATSAPP_GATEWAY_STAND_IN');
+
 /** Baileys, unless the operator named a socket module (`WHATSAPP_SOCKET_MODULE`, the browser tests' fake). */
 function socketFactory(
   baileys: BaileysSocketFactory,
@@ -34,7 +40,7 @@ function socketFactory(
 /**
  * The WhatsApp link: the Baileys socket (through `WhatsAppSocketFactory`), its
  * status lifecycle and events, `whatsapp_messages`, and `/api/whatsapp`.
- * Other modules use `WhatsAppGateway`.
+ * Other modules import this one and use `WhatsAppGateway`.
  */
 @Module({
   imports: [
@@ -52,7 +58,15 @@ function socketFactory(
     },
     WhatsAppMessageStore,
     WhatsAppService,
-    { provide: WhatsAppGateway, useExisting: WhatsAppService },
+    {
+      provide: WhatsAppGateway,
+      useFactory: (service: WhatsAppService, standIn?: WhatsAppGateway) =>
+        standIn ?? service,
+      inject: [
+        WhatsAppService,
+        { token: WHATSAPP_GATEWAY_STAND_IN, optional: true },
+      ],
+    },
     WhatsAppStreamSettings,
   ],
   exports: [WhatsAppGateway, WhatsAppService, WhatsAppMessageStore],

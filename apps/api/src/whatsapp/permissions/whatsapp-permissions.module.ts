@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
+import { WhatsAppModule } from '../gateway/whatsapp.module';
 import {
   WhatsAppPermissionRecord,
   WhatsAppPermissionSchema,
@@ -22,6 +23,7 @@ import {
  */
 @Module({
   imports: [
+    WhatsAppModule,
     MongooseModule.forFeature([
       { name: WhatsAppPermissionRecord.name, schema: WhatsAppPermissionSchema },
     ]),
