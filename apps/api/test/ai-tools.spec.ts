@@ -76,7 +76,7 @@ describe('AI tool arguments (declared once, in zod)', () => {
     brave = await startFakeBraveServer();
     t = await createTestApp({
       env: { BRAVE_SEARCH_BASE_URL: brave.baseUrl },
-      providers: [{ provide: WhatsAppGateway, useValue: gateway }],
+      whatsappGateway: gateway,
     });
     owner = await t.owner();
     await useModel(t, 'gpt-4.1-mini');

@@ -1,4 +1,4 @@
-import type { INestApplication } from '@nestjs/common';
+import { Module, type INestApplication, type Provider } from '@nestjs/common';
 import { getConnectionToken } from '@nestjs/mongoose';
 import { NestFactory } from '@nestjs/core';
 import { randomBytes } from 'node:crypto';
@@ -16,6 +16,10 @@ import type { DatabaseRuntime } from '../../src/database/database-runtime';
 import { configureApp } from '../../src/http/configure-app';
 import type { WhatsAppGateway } from '../../src/whatsapp/gateway/whatsapp-gateway';
 import { TEST_MONGODB_URI_ENV } from './test-database';
+
+/** Holds the app and the extra providers a test hands in. */
+@Module({})
+class TestRootModule {}
 
 export const OWNER_PASSWORD = 'correct horse battery';
 export const TEST_INDEX_HTML =
@@ -42,6 +46,8 @@ export interface TestAppOptions {
   now?: Date;
   /** A fake WhatsApp link used instead of the real one by permissions, tools and auto-reply. */
   whatsappGateway?: WhatsAppGateway;
+  /** Extra providers beside the app (e.g. a prompt section or tool that only a test contributes). */
+  providers?: Provider[];
   /** Runs after the providers exist and before start-up hooks (e.g. to hand in fake network peers). */
   beforeInit?: (app: INestApplication) => void | Promise<void>;
 }
@@ -79,13 +85,19 @@ export async function createTestApp(
 
   // NestFactory, as in main.ts: the testing module would build the static-file loader before the HTTP adapter exists.
   const app = await NestFactory.create(
-    AppModule.forRoot({
-      config,
-      database,
-      clock,
-      passwordHasher: new PasswordHasher({ N: 2 ** 10, r: 8, p: 1 }),
-      whatsappGateway: options.whatsappGateway,
-    }),
+    {
+      module: TestRootModule,
+      imports: [
+        AppModule.forRoot({
+          config,
+          database,
+          clock,
+          passwordHasher: new PasswordHasher({ N: 2 ** 10, r: 8, p: 1 }),
+          whatsappGateway: options.whatsappGateway,
+        }),
+      ],
+      providers: options.providers ?? [],
+    },
     { logger: ['error'], abortOnError: false },
   );
   configureApp(app, config);
