@@ -740,9 +740,14 @@ describe('WhatsApp auto-reply', () => {
     try {
       await grant(b.t, ALICE, 'Alice', { canRead: true, canReply: true });
       await grant(b.t, BOB, 'Bob', { canRead: true, canReply: true });
-      fake.openai.fallback = echo(300);
+      // How many replies had gone out when each model request arrived: a second
+      // contact's turn that starts before the first reply is sent ran in parallel.
+      const sentWhenAsked: number[] = [];
+      fake.openai.fallback = (request) => {
+        sentWhenAsked.push(b.socket.sent.length);
+        return echo(300)(request);
+      };
       const now = b.t.clock.now().getTime();
-      const started = Date.now();
       b.socket.upsert([
         incoming({ id: 'C1', from: jid(ALICE), text: 'a1', at: now }),
         incoming({ id: 'C2', from: jid(BOB), text: 'b1', at: now }),
@@ -750,15 +755,14 @@ describe('WhatsApp auto-reply', () => {
         incoming({ id: 'C4', from: jid(BOB), text: 'b2', at: now + 1 }),
       ]);
       await settle(b);
-      const elapsed = Date.now() - started;
       const to = (phone: string) =>
         b.socket.sent
           .filter((s) => s.jid === jid(phone))
           .map((s) => s.content.text);
       expect(to(ALICE)).toEqual(['re: a1', 're: a2']);
       expect(to(BOB)).toEqual(['re: b1', 're: b2']);
-      // Serial would be 4 × 300 ms.
-      expect(elapsed).toBeLessThan(1100);
+      // Serial: the second request would come after the first reply was sent.
+      expect(sentWhenAsked.slice(0, 2)).toEqual([0, 0]);
     } finally {
       await b.t.close();
     }
