@@ -1,6 +1,10 @@
 import { ValidationPipe, type INestApplication } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import {
+  DocumentBuilder,
+  SwaggerModule,
+  type OpenAPIObject,
+} from '@nestjs/swagger';
 import cookieParser from 'cookie-parser';
 import helmet from 'helmet';
 import type { AppConfig } from '../config/app-config';
@@ -42,20 +46,30 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
     new AppExceptionFilter(app.get(HttpAdapterHost).httpAdapter),
   );
 
-  const document = () =>
-    SwaggerModule.createDocument(
-      app,
-      new DocumentBuilder()
-        .setTitle('MetatronOS API')
-        .setDescription(
-          'REST and SSE API of MetatronOS. Every route except health and auth needs the owner session cookie ' +
-            `(\`${SESSION_COOKIE}\`), obtained from POST /api/auth/login.`,
-        )
-        .setVersion(APP_VERSION)
-        .addCookieAuth(SESSION_COOKIE)
-        .build(),
-    );
-  SwaggerModule.setup(`${API_PREFIX}/docs`, app, document, {
-    jsonDocumentUrl: `${API_PREFIX}/docs-json`,
-  });
+  SwaggerModule.setup(
+    `${API_PREFIX}/docs`,
+    app,
+    () => buildOpenApiDocument(app),
+    { jsonDocumentUrl: `${API_PREFIX}/docs-json` },
+  );
+}
+
+/**
+ * The OpenAPI document of a configured app: what `/api/docs-json` serves and
+ * what `npm run openapi` writes to docs/openapi.json. It reads only the
+ * modules' metadata, so an app created in preview mode (no database) will do.
+ */
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  return SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('MetatronOS API')
+      .setDescription(
+        'REST and SSE API of MetatronOS. Every route except health and auth needs the owner session cookie ' +
+          `(\`${SESSION_COOKIE}\`), obtained from POST /api/auth/login.`,
+      )
+      .setVersion(APP_VERSION)
+      .addCookieAuth(SESSION_COOKIE)
+      .build(),
+  );
 }
