@@ -1,4 +1,4 @@
-import { ValidationPipe, type INestApplication } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import {
   DocumentBuilder,
@@ -6,11 +6,14 @@ import {
   type OpenAPIObject,
 } from '@nestjs/swagger';
 import cookieParser from 'cookie-parser';
+import express from 'express';
 import helmet from 'helmet';
 import type { AppConfig } from '../config/app-config';
 import { SESSION_COOKIE } from '../auth/session-cookie';
 import { APP_VERSION } from '../version';
 import { AppExceptionFilter } from './app-exception.filter';
+import { AppValidationPipe } from './app-validation-pipe';
+import { refuseDeepJson, refuseDeepQuery } from './json-depth';
 import { API_PREFIX } from './api-prefix';
 import { hostAllowlist } from './host-allowlist.middleware';
 import { serveConsole } from './serve-console';
@@ -33,15 +36,12 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
     }),
   );
   app.use(cookieParser());
+  // Nest's own JSON parser with a depth check added: Nest sees a parser named jsonParser and adds none.
+  app.use(express.json({ verify: refuseDeepJson }));
+  app.use(refuseDeepQuery);
   serveConsole(app, config.webDistDir);
   app.setGlobalPrefix(API_PREFIX);
-  app.useGlobalPipes(
-    new ValidationPipe({
-      whitelist: true,
-      forbidNonWhitelisted: true,
-      transform: true,
-    }),
-  );
+  app.useGlobalPipes(new AppValidationPipe());
   app.useGlobalFilters(
     new AppExceptionFilter(app.get(HttpAdapterHost).httpAdapter),
   );

@@ -6,7 +6,6 @@ import {
   IsArray,
   IsInt,
   IsMongoId,
-  IsOptional,
   IsString,
   Matches,
   Max,
@@ -15,21 +14,34 @@ import {
   MinLength,
 } from 'class-validator';
 import {
+  ATTACHMENT_KINDS,
+  CHAT_KINDS,
   CHAT_TITLE_MAX_LENGTH,
+  DELIVERY_CHANNELS,
+  DELIVERY_STATUSES,
   MAX_ATTACHMENTS_PER_MESSAGE,
   MESSAGE_MAX_LENGTH,
-  type AttachmentKind,
-  type MessageAttachment,
+  MESSAGE_ROLES,
+  MESSAGE_STATUSES,
   type AssistantPart,
+  type AttachmentKind,
+  type ChatKind,
   type ChatMessage,
   type ChatSummary,
   type CreateChatRequest,
+  type DeliveryChannel,
+  type DeliveryStatus,
+  type MessageAttachment,
+  type MessageDelivery,
+  type MessageRole,
   type MessageStatus,
-  type ChatKind,
+  type MessagesQuery,
   type RenameChatRequest,
   type SendMessageRequest,
+  type StopReplyResponse,
   type TokenUsage,
 } from '@metatronos/shared-types';
+import { OptionalField } from '../../http/optional-field';
 
 const NOT_BLANK = /\S/;
 
@@ -39,7 +51,7 @@ export class CreateChatDto implements CreateChatRequest {
     description:
       'Defaults to "New chat"; the first message then names the chat',
   })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(CHAT_TITLE_MAX_LENGTH)
   title?: string;
@@ -67,7 +79,7 @@ export class SendMessageDto implements SendMessageRequest {
     description:
       'Ids from POST /api/attachments, each not yet sent with another message',
   })
-  @IsOptional()
+  @OptionalField()
   @IsArray()
   @ArrayMaxSize(MAX_ATTACHMENTS_PER_MESSAGE, {
     message: `at most ${MAX_ATTACHMENTS_PER_MESSAGE} attachments go with one message`,
@@ -80,9 +92,9 @@ export class SendMessageDto implements SendMessageRequest {
   attachmentIds?: string[];
 }
 
-export class MessagesQueryDto {
+export class MessagesQueryDto implements MessagesQuery {
   @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50 })
-  @IsOptional()
+  @OptionalField()
   @Type(() => Number)
   @IsInt()
   @Min(1)
@@ -93,7 +105,7 @@ export class MessagesQueryDto {
     description:
       'A message id: return the messages just before it (older page)',
   })
-  @IsOptional()
+  @OptionalField()
   @IsMongoId({ message: 'before must be a message id' })
   before?: string;
 }
@@ -104,8 +116,9 @@ export class ChatSummaryDto implements ChatSummary {
   @ApiProperty()
   title!: string;
   @ApiProperty({
-    enum: ['chat', 'cron', 'pulse'],
-    description: "The owner's chat, a scheduled job's chat, or the Pulse chat",
+    enum: CHAT_KINDS,
+    description:
+      "The owner's chat, a scheduled job's chat, the Pulse chat, or a WhatsApp contact's auto-reply chat",
   })
   kind!: ChatKind;
   @ApiProperty()
@@ -125,8 +138,27 @@ export class MessageAttachmentDto implements MessageAttachment {
   mime!: string;
   @ApiProperty()
   size!: number;
-  @ApiProperty({ enum: ['image', 'text', 'pdf'] })
+  @ApiProperty({ enum: ATTACHMENT_KINDS })
   kind!: AttachmentKind;
+}
+
+export class MessageDeliveryDto implements MessageDelivery {
+  @ApiProperty({ enum: DELIVERY_CHANNELS })
+  channel!: DeliveryChannel;
+  @ApiProperty({
+    enum: DELIVERY_STATUSES,
+    description:
+      '`not-sent`: on purpose (replies to the contact are off, empty answer); `failed`: the channel refused or the server stopped',
+  })
+  status!: DeliveryStatus;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Why it was not sent, for the owner',
+  })
+  detail!: string | null;
+  @ApiProperty({ format: 'date-time' })
+  at!: string;
 }
 
 export class ChatMessageDto implements ChatMessage {
@@ -134,8 +166,8 @@ export class ChatMessageDto implements ChatMessage {
   id!: string;
   @ApiProperty()
   chatId!: string;
-  @ApiProperty({ enum: ['user', 'assistant'] })
-  role!: 'user' | 'assistant';
+  @ApiProperty({ enum: MESSAGE_ROLES })
+  role!: MessageRole;
   @ApiProperty()
   content!: string;
   @ApiPropertyOptional({
@@ -145,7 +177,7 @@ export class ChatMessageDto implements ChatMessage {
     items: { type: 'object' },
   })
   parts?: AssistantPart[];
-  @ApiProperty({ enum: ['streaming', 'complete', 'stopped', 'error'] })
+  @ApiProperty({ enum: MESSAGE_STATUSES })
   status!: MessageStatus;
   @ApiPropertyOptional({ type: String, nullable: true })
   error?: string | null;
@@ -162,13 +194,20 @@ export class ChatMessageDto implements ChatMessage {
     description: 'User messages sent with files',
   })
   attachments?: MessageAttachment[];
+  @ApiPropertyOptional({
+    type: MessageDeliveryDto,
+    nullable: true,
+    description:
+      'WhatsApp auto-replies: whether the reply went out to the contact. Absent for replies that go nowhere else',
+  })
+  delivery?: MessageDelivery | null;
   @ApiProperty()
   createdAt!: string;
   @ApiProperty()
   updatedAt!: string;
 }
 
-export class StopReplyDto {
+export class StopReplyDto implements StopReplyResponse {
   @ApiProperty({ description: 'False when no reply was running' })
   stopped!: boolean;
 }
