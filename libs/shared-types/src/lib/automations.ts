@@ -1,3 +1,5 @@
+import type { TokenUsage } from './chats';
+
 /** Scheduled jobs (`/api/cronjobs`) and the Pulse heartbeat (`/api/pulse`). */
 
 export const CRONJOB_NAME_MAX_LENGTH = 200;
@@ -82,11 +84,7 @@ export interface CronRunView {
   /** Where the run's turn is: the chat and the assistant message. */
   chatId: string | null;
   messageId: string | null;
-  usage: {
-    inputTokens?: number;
-    outputTokens?: number;
-    totalTokens?: number;
-  } | null;
+  usage: TokenUsage | null;
 }
 
 /** `GET /api/cronjobs/:id/runs` and `GET /api/pulse/runs` query. */

@@ -142,6 +142,15 @@ export class MessageAttachmentDto implements MessageAttachment {
   kind!: AttachmentKind;
 }
 
+export class TokenUsageDto implements TokenUsage {
+  @ApiPropertyOptional()
+  inputTokens?: number;
+  @ApiPropertyOptional()
+  outputTokens?: number;
+  @ApiPropertyOptional()
+  totalTokens?: number;
+}
+
 export class MessageDeliveryDto implements MessageDelivery {
   @ApiProperty({ enum: DELIVERY_CHANNELS })
   channel!: DeliveryChannel;
@@ -184,9 +193,9 @@ export class ChatMessageDto implements ChatMessage {
   @ApiPropertyOptional({ type: String, nullable: true })
   model?: string | null;
   @ApiPropertyOptional({
-    type: 'object',
+    type: TokenUsageDto,
     nullable: true,
-    additionalProperties: true,
+    description: 'Tokens of the reply, when the provider reports them',
   })
   usage?: TokenUsage | null;
   @ApiPropertyOptional({

@@ -23,6 +23,7 @@ export class CollectionDocumentsQueryDto implements CollectionDocumentsQuery {
   limit: number = DATA_DOCUMENTS_DEFAULT_LIMIT;
 
   @ApiPropertyOptional({
+    type: Number,
     minimum: 0,
     maximum: DATA_DOCUMENTS_MAX_SKIP,
     default: 0,

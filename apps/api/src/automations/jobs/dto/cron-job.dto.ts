@@ -25,8 +25,10 @@ import {
   type RunOutcome,
   type RunTrigger,
   type RunsQuery,
+  type TokenUsage,
   type UpdateCronJobRequest,
 } from '@metatronos/shared-types';
+import { TokenUsageDto } from '../../../chats/dto/chat.dto';
 import { OptionalField } from '../../../http/optional-field';
 
 const EXPRESSION_HELP =
@@ -166,8 +168,8 @@ export class CronRunDto implements CronRunView {
     description: 'The assistant message of the run',
   })
   messageId!: string | null;
-  @ApiProperty({ type: Object, nullable: true })
-  usage!: CronRunView['usage'];
+  @ApiProperty({ type: TokenUsageDto, nullable: true })
+  usage!: TokenUsage | null;
 }
 
 export class CronJobDto implements CronJobView {
