@@ -2,6 +2,7 @@ import { BadRequestException } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import {
   JSON_MAX_DEPTH,
+  QUERY_TOO_DEEP_MESSAGE,
   jsonNestsDeeperThan,
   refuseDeepJson,
   refuseDeepQuery,
@@ -67,7 +68,11 @@ describe('JSON depth limit', () => {
     let deep: Record<string, unknown> = { a: '1' };
     for (let i = 0; i < JSON_MAX_DEPTH - 1; i++) deep = { a: deep };
     expect(run(deep)).toBeUndefined();
-    expect(run({ a: deep })).toBeInstanceOf(BadRequestException);
+    const refused = run({ a: deep });
+    expect(refused).toBeInstanceOf(BadRequestException);
+    expect((refused as BadRequestException).message).toBe(
+      QUERY_TOO_DEEP_MESSAGE,
+    );
     expect(run({ limit: '10' })).toBeUndefined();
   });
 });

@@ -5,6 +5,7 @@ import type { NextFunction, Request, Response } from 'express';
 /** No request body or query of this API nests deeper; deeper input is refused before anything recurses over it. */
 export const JSON_MAX_DEPTH = 64;
 export const JSON_TOO_DEEP_MESSAGE = `JSON nested deeper than ${JSON_MAX_DEPTH} levels is not accepted`;
+export const QUERY_TOO_DEEP_MESSAGE = `A query string nested deeper than ${JSON_MAX_DEPTH} levels is not accepted`;
 
 const OPEN_BRACE = 0x7b;
 const OPEN_BRACKET = 0x5b;
@@ -89,7 +90,7 @@ export function refuseDeepQuery(
 ): void {
   next(
     valueNestsDeeperThan(req.query, JSON_MAX_DEPTH)
-      ? new BadRequestException(JSON_TOO_DEEP_MESSAGE)
+      ? new BadRequestException(QUERY_TOO_DEEP_MESSAGE)
       : undefined,
   );
 }
