@@ -10,6 +10,7 @@ import express from 'express';
 import helmet from 'helmet';
 import type { AppConfig } from '../config/app-config';
 import { SESSION_COOKIE } from '../auth/session-cookie';
+import { CHAT_EXTRA_MODELS } from '../chats/dto/chat.dto';
 import { APP_VERSION } from '../version';
 import { AppExceptionFilter } from './app-exception.filter';
 import { AppValidationPipe } from './app-validation-pipe';
@@ -71,5 +72,6 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       .setVersion(APP_VERSION)
       .addCookieAuth(SESSION_COOKIE)
       .build(),
+    { extraModels: [...CHAT_EXTRA_MODELS] },
   );
 }

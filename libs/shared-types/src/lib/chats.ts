@@ -40,10 +40,17 @@ export interface ToolCallRecord {
   durationMs: number | null;
 }
 
+export interface TextPart {
+  type: 'text';
+  text: string;
+}
+
+export interface ToolCallPart extends ToolCallRecord {
+  type: 'tool_call';
+}
+
 /** An assistant reply in order: text and tool calls as they happened. */
-export type AssistantPart =
-  | { type: 'text'; text: string }
-  | ({ type: 'tool_call' } & ToolCallRecord);
+export type AssistantPart = TextPart | ToolCallPart;
 
 export const MESSAGE_ROLES = ['user', 'assistant'] as const;
 export type MessageRole = (typeof MESSAGE_ROLES)[number];

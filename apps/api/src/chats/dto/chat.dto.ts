@@ -1,4 +1,8 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import {
+  ApiProperty,
+  ApiPropertyOptional,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -40,6 +44,8 @@ import {
   type SendMessageRequest,
   type StopReplyResponse,
   type TokenUsage,
+  type TextPart,
+  type ToolCallPart,
 } from '@metatronos/shared-types';
 import { OptionalField } from '../../http/optional-field';
 
@@ -142,6 +148,43 @@ export class MessageAttachmentDto implements MessageAttachment {
   kind!: AttachmentKind;
 }
 
+/** A piece of reply text (`parts` item). */
+export class TextPartDto implements TextPart {
+  @ApiProperty({ enum: ['text'] })
+  type!: 'text';
+  @ApiProperty()
+  text!: string;
+}
+
+/** A tool call and its outcome, where it happened in the reply (`parts` item). */
+export class ToolCallPartDto implements ToolCallPart {
+  @ApiProperty({ enum: ['tool_call'] })
+  type!: 'tool_call';
+  @ApiProperty({ description: "The provider's call id" })
+  id!: string;
+  @ApiProperty({ example: 'db_query' })
+  name!: string;
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  arguments!: Record<string, unknown>;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'The JSON string the model received; null while the call runs',
+  })
+  result!: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Set when the tool failed, timed out or was refused',
+  })
+  error!: string | null;
+  @ApiProperty({ type: Number, nullable: true })
+  durationMs!: number | null;
+}
+
+/** Schemas only referenced by `oneOf` (the document builder registers them). */
+export const CHAT_EXTRA_MODELS = [TextPartDto, ToolCallPartDto];
+
 export class TokenUsageDto implements TokenUsage {
   @ApiPropertyOptional()
   inputTokens?: number;
@@ -180,10 +223,21 @@ export class ChatMessageDto implements ChatMessage {
   @ApiProperty()
   content!: string;
   @ApiPropertyOptional({
-    description:
-      'Assistant replies: text and tool calls (id, name, arguments, result, error, durationMs) in order',
+    description: 'Assistant replies: text and tool calls, in order',
     type: 'array',
-    items: { type: 'object' },
+    items: {
+      oneOf: [
+        { $ref: getSchemaPath(TextPartDto) },
+        { $ref: getSchemaPath(ToolCallPartDto) },
+      ],
+      discriminator: {
+        propertyName: 'type',
+        mapping: {
+          text: getSchemaPath(TextPartDto),
+          tool_call: getSchemaPath(ToolCallPartDto),
+        },
+      },
+    },
   })
   parts?: AssistantPart[];
   @ApiProperty({ enum: MESSAGE_STATUSES })
