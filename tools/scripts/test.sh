@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `npm test`: install what is missing, then the format check, lint, type-check, unit and integration tests,
+# `npm test`: install what is missing, then the format check, the OpenAPI document check, lint, type-check, unit and integration tests,
 # process tests of the built server, and the browser suite in Chromium.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -16,6 +16,8 @@ ensure_chromium
 
 say "Format (Prettier)"
 step npx prettier --check . --log-level=warn
+say "OpenAPI document (docs/openapi.json matches the code)"
+step npm run --silent openapi:check
 say "Lint and type-check"
 step npx nx run-many -t lint typecheck --outputStyle=static
 say "Unit and integration tests (Jest, real embedded database)"

@@ -1,9 +1,15 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { DatabaseStatus, HealthResponse } from '@metatronos/shared-types';
+import {
+  DATABASE_STATUSES,
+  HEALTH_STATUSES,
+  type DatabaseStatus,
+  type HealthResponse,
+  type HealthStatus,
+} from '@metatronos/shared-types';
 
 export class HealthResponseDto implements HealthResponse {
-  @ApiProperty({ enum: ['ok', 'error'] })
-  status!: 'ok' | 'error';
-  @ApiProperty({ enum: ['up', 'down'] })
+  @ApiProperty({ enum: HEALTH_STATUSES })
+  status!: HealthStatus;
+  @ApiProperty({ enum: DATABASE_STATUSES })
   db!: DatabaseStatus;
 }

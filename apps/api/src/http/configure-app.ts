@@ -1,12 +1,20 @@
-import { ValidationPipe, type INestApplication } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import {
+  DocumentBuilder,
+  SwaggerModule,
+  type OpenAPIObject,
+} from '@nestjs/swagger';
 import cookieParser from 'cookie-parser';
+import express from 'express';
 import helmet from 'helmet';
 import type { AppConfig } from '../config/app-config';
 import { SESSION_COOKIE } from '../auth/session-cookie';
+import { CHAT_EXTRA_MODELS } from '../chats/dto/chat.dto';
 import { APP_VERSION } from '../version';
 import { AppExceptionFilter } from './app-exception.filter';
+import { AppValidationPipe } from './app-validation-pipe';
+import { refuseDeepJson, refuseDeepQuery } from './json-depth';
 import { API_PREFIX } from './api-prefix';
 import { hostAllowlist } from './host-allowlist.middleware';
 import { requestOriginGuard } from './request-origin.middleware';
@@ -37,33 +45,41 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
     }),
   );
   app.use(cookieParser());
+  // Nest's own JSON parser with a depth check added: Nest sees a parser named jsonParser and adds none.
+  app.use(express.json({ verify: refuseDeepJson }));
+  app.use(refuseDeepQuery);
   serveConsole(app, config.webDistDir);
   app.setGlobalPrefix(API_PREFIX);
-  app.useGlobalPipes(
-    new ValidationPipe({
-      whitelist: true,
-      forbidNonWhitelisted: true,
-      transform: true,
-    }),
-  );
+  app.useGlobalPipes(new AppValidationPipe());
   app.useGlobalFilters(
     new AppExceptionFilter(app.get(HttpAdapterHost).httpAdapter),
   );
 
-  const document = () =>
-    SwaggerModule.createDocument(
-      app,
-      new DocumentBuilder()
-        .setTitle('MetatronOS API')
-        .setDescription(
-          'REST and SSE API of MetatronOS. Every route except health and auth needs the owner session cookie ' +
-            `(\`${SESSION_COOKIE}\`), obtained from POST /api/auth/login.`,
-        )
-        .setVersion(APP_VERSION)
-        .addCookieAuth(SESSION_COOKIE)
-        .build(),
-    );
-  SwaggerModule.setup(`${API_PREFIX}/docs`, app, document, {
-    jsonDocumentUrl: `${API_PREFIX}/docs-json`,
-  });
+  SwaggerModule.setup(
+    `${API_PREFIX}/docs`,
+    app,
+    () => buildOpenApiDocument(app),
+    { jsonDocumentUrl: `${API_PREFIX}/docs-json` },
+  );
+}
+
+/**
+ * The OpenAPI document of a configured app: what `/api/docs-json` serves and
+ * what `npm run openapi` writes to docs/openapi.json. It reads only the
+ * modules' metadata, so an app created in preview mode (no database) will do.
+ */
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  return SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('MetatronOS API')
+      .setDescription(
+        'REST and SSE API of MetatronOS. Every route except health and auth needs the owner session cookie ' +
+          `(\`${SESSION_COOKIE}\`), obtained from POST /api/auth/login.`,
+      )
+      .setVersion(APP_VERSION)
+      .addCookieAuth(SESSION_COOKIE)
+      .build(),
+    { extraModels: [...CHAT_EXTRA_MODELS] },
+  );
 }

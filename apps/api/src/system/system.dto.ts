@@ -1,17 +1,20 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type {
-  DatabaseKind,
-  DatabaseStatus,
-  SystemInfo,
+import {
+  DATABASE_KINDS,
+  DATABASE_STATUSES,
+  type DatabaseKind,
+  type DatabaseStatus,
+  type SystemDatabaseInfo,
+  type SystemInfo,
 } from '@metatronos/shared-types';
 
-export class SystemDatabaseDto {
+export class SystemDatabaseDto implements SystemDatabaseInfo {
   @ApiProperty({
-    enum: ['embedded', 'external'],
+    enum: DATABASE_KINDS,
     description: 'embedded FerretDB, or the server named by MONGODB_URI',
   })
   kind!: DatabaseKind;
-  @ApiProperty({ enum: ['up', 'down'] })
+  @ApiProperty({ enum: DATABASE_STATUSES })
   status!: DatabaseStatus;
 }
 

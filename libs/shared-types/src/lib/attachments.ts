@@ -1,5 +1,6 @@
 /** What an attachment is, as far as the model is concerned. */
-export type AttachmentKind = 'image' | 'text' | 'pdf';
+export const ATTACHMENT_KINDS = ['image', 'text', 'pdf'] as const;
+export type AttachmentKind = (typeof ATTACHMENT_KINDS)[number];
 
 /** The answer to `POST /api/attachments` (multipart, one field `file`). */
 export interface UploadedAttachment {

@@ -1,3 +1,5 @@
+import type { TokenUsage } from './chats';
+
 /** Scheduled jobs (`/api/cronjobs`) and the Pulse heartbeat (`/api/pulse`). */
 
 export const CRONJOB_NAME_MAX_LENGTH = 200;
@@ -13,10 +15,19 @@ export const QUIET_HOURS_MAX_RANGES = 10;
 export const CRONJOB_NEXT_RUNS = 3;
 
 /** How a run ended. `running` while it runs; `skipped` (reason `busy`) and `missed` never ran the model. */
-export type RunOutcome = 'running' | 'success' | 'error' | 'skipped' | 'missed';
+export const RUN_OUTCOMES = [
+  'running',
+  'success',
+  'error',
+  'skipped',
+  'missed',
+] as const;
+export type RunOutcome = (typeof RUN_OUTCOMES)[number];
 /** What started a run: its schedule, the owner's "Run now", or the catch-up at start for a run due while the app was down. */
-export type RunTrigger = 'schedule' | 'manual' | 'catch-up';
-export type AutomationKind = 'cron' | 'pulse';
+export const RUN_TRIGGERS = ['schedule', 'manual', 'catch-up'] as const;
+export type RunTrigger = (typeof RUN_TRIGGERS)[number];
+export const AUTOMATION_KINDS = ['cron', 'pulse'] as const;
+export type AutomationKind = (typeof AUTOMATION_KINDS)[number];
 
 /** `GET /api/cronjobs` items and the answer to create/update. */
 export interface CronJobView {
@@ -73,11 +84,20 @@ export interface CronRunView {
   /** Where the run's turn is: the chat and the assistant message. */
   chatId: string | null;
   messageId: string | null;
-  usage: {
-    inputTokens?: number;
-    outputTokens?: number;
-    totalTokens?: number;
-  } | null;
+  usage: TokenUsage | null;
+}
+
+/** `GET /api/cronjobs/:id/runs` and `GET /api/pulse/runs` query. */
+export interface RunsQuery {
+  /** 1 to 100, default 20. */
+  limit?: number;
+  /** A run id: the runs started before it (older page). */
+  before?: string;
+}
+
+/** `GET /api/cronjobs/preview` query. */
+export interface CronPreviewQuery {
+  cronExpression: string;
 }
 
 /** `GET /api/cronjobs/preview?cronExpression=…`: what the form shows while the owner types. */

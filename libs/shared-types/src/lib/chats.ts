@@ -1,7 +1,8 @@
 import type { MessageAttachment } from './attachments';
 
 /** What a chat is for: the owner's own conversation, a scheduled job's runs, the Pulse heartbeat, or a WhatsApp contact's auto-replies. */
-export type ChatKind = 'chat' | 'cron' | 'pulse' | 'whatsapp';
+export const CHAT_KINDS = ['chat', 'cron', 'pulse', 'whatsapp'] as const;
+export type ChatKind = (typeof CHAT_KINDS)[number];
 
 /** `GET /api/chats` items (newest first) and the answer to create/rename. */
 export interface ChatSummary {
@@ -39,12 +40,28 @@ export interface ToolCallRecord {
   durationMs: number | null;
 }
 
-/** An assistant reply in order: text and tool calls as they happened. */
-export type AssistantPart =
-  | { type: 'text'; text: string }
-  | ({ type: 'tool_call' } & ToolCallRecord);
+export interface TextPart {
+  type: 'text';
+  text: string;
+}
 
-export type MessageStatus = 'streaming' | 'complete' | 'stopped' | 'error';
+export interface ToolCallPart extends ToolCallRecord {
+  type: 'tool_call';
+}
+
+/** An assistant reply in order: text and tool calls as they happened. */
+export type AssistantPart = TextPart | ToolCallPart;
+
+export const MESSAGE_ROLES = ['user', 'assistant'] as const;
+export type MessageRole = (typeof MESSAGE_ROLES)[number];
+
+export const MESSAGE_STATUSES = [
+  'streaming',
+  'complete',
+  'stopped',
+  'error',
+] as const;
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
 export interface TokenUsage {
   inputTokens?: number;
@@ -68,7 +85,7 @@ export interface MessageAuthor {
 export interface ChatMessage {
   id: string;
   chatId: string;
-  role: 'user' | 'assistant';
+  role: MessageRole;
   /** All text of the message (for an assistant reply: its text parts joined). */
   content: string;
   /** Assistant replies only. */
@@ -88,14 +105,35 @@ export interface ChatMessage {
   updatedAt: string;
 }
 
+/** Channels an assistant reply can be delivered on besides the chat. */
+export const DELIVERY_CHANNELS = ['whatsapp'] as const;
+export type DeliveryChannel = (typeof DELIVERY_CHANNELS)[number];
+
+/** `not-sent`: on purpose (replies to the contact are off, empty answer); `failed`: the channel refused or the server stopped. */
+export const DELIVERY_STATUSES = ['sent', 'not-sent', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
 /** Where an assistant reply was sent besides the chat (WhatsApp auto-replies). */
 export interface MessageDelivery {
-  channel: 'whatsapp';
-  /** `not-sent`: on purpose (replies to the contact are off, empty answer); `failed`: WhatsApp refused or the server stopped. */
-  status: 'sent' | 'not-sent' | 'failed';
+  channel: DeliveryChannel;
+  status: DeliveryStatus;
   /** Why it was not sent, for the owner. */
   detail: string | null;
   at: string;
+}
+
+/** `GET /api/chats/:id/messages` query. */
+export interface MessagesQuery {
+  /** 1 to 200, default 50. */
+  limit?: number;
+  /** A message id: the page just before it (older). */
+  before?: string;
+}
+
+/** `POST /api/chats/:id/stop` */
+export interface StopReplyResponse {
+  /** False when no reply was running. */
+  stopped: boolean;
 }
 
 /** `POST /api/chats/:id/messages` */

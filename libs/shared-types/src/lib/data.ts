@@ -1,4 +1,5 @@
-export type CollectionAccess = 'read-only' | 'read-write';
+export const COLLECTION_ACCESS_LEVELS = ['read-only', 'read-write'] as const;
+export type CollectionAccess = (typeof COLLECTION_ACCESS_LEVELS)[number];
 
 /** `GET /api/data/collections` items. */
 export interface CollectionInfo {
@@ -28,6 +29,15 @@ export const AI_COLLECTION_PREFIX = 'ai_';
 /** Default and maximum page size of `GET /api/data/collections/:name/documents`. */
 export const DATA_DOCUMENTS_DEFAULT_LIMIT = 20;
 export const DATA_DOCUMENTS_MAX_LIMIT = 100;
+
+/** Largest `skip` of that page. */
+export const DATA_DOCUMENTS_MAX_SKIP = 1_000_000;
+
+/** `GET /api/data/collections/:name/documents` query. */
+export interface CollectionDocumentsQuery {
+  limit?: number;
+  skip?: number;
+}
 
 /** `GET /api/data/collections/:name/documents?limit&skip` */
 export interface CollectionDocumentsPage {

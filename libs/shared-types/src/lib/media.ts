@@ -1,8 +1,10 @@
 /** How an image in the `media` collection came to be. */
-export type MediaKind = 'generated' | 'edited';
+export const MEDIA_KINDS = ['generated', 'edited'] as const;
+export type MediaKind = (typeof MEDIA_KINDS)[number];
 
 /** Image types the media store keeps (what image models return). */
-export type MediaMime = 'image/png' | 'image/jpeg' | 'image/webp';
+export const MEDIA_MIMES = ['image/png', 'image/jpeg', 'image/webp'] as const;
+export type MediaMime = (typeof MEDIA_MIMES)[number];
 
 /** `GET /api/media/:id/info`: one stored image, without its bytes (those are at `url`). */
 export interface MediaInfo {

@@ -25,6 +25,13 @@ export interface AppSettingsView {
   updatedAt: string | null;
 }
 
+/** An endpoint as PATCH takes it: an omitted or masked `apiKey` keeps the key stored under the same name. */
+export interface OpenAiCompatibleEndpointInput {
+  name: string;
+  baseUrl: string;
+  apiKey?: string | null;
+}
+
 /**
  * `PATCH /api/settings`: every field optional. For a secret, a string sets it,
  * `null` or `''` clears it, and the masked value (as GET returned it) leaves it unchanged.
@@ -32,11 +39,7 @@ export interface AppSettingsView {
 export interface UpdateAppSettingsRequest {
   geminiApiKey?: string | null;
   openaiApiKey?: string | null;
-  openaiCompatible?: Array<{
-    name: string;
-    baseUrl: string;
-    apiKey?: string | null;
-  }>;
+  openaiCompatible?: OpenAiCompatibleEndpointInput[];
   primaryModel?: string | null;
   imageModel?: string | null;
   braveApiKey?: string | null;

@@ -1,10 +1,39 @@
 /** WhatsApp (the seed's routes under `/api/whatsapp`). */
 
-export type WhatsAppStatus =
-  | 'disconnected'
-  | 'connecting'
-  | 'qr_ready'
-  | 'connected';
+export const WHATSAPP_STATUSES = [
+  'disconnected',
+  'connecting',
+  'qr_ready',
+  'connected',
+] as const;
+export type WhatsAppStatus = (typeof WHATSAPP_STATUSES)[number];
+
+/** `POST /api/whatsapp/connect`: already linked (with its number), or the link is starting. */
+export const WHATSAPP_CONNECT_RESULTS = [
+  'already_connected',
+  'connecting',
+] as const;
+export type WhatsAppConnectResult = (typeof WHATSAPP_CONNECT_RESULTS)[number];
+export interface WhatsAppConnectResponse {
+  status: WhatsAppConnectResult;
+  /** Only with `already_connected`. */
+  phoneNumber?: string | null;
+}
+
+/** `GET /api/whatsapp/qr` */
+export interface WhatsAppQrResponse {
+  /** PNG data URL, 256×256. */
+  qr: string;
+}
+
+/** `POST /api/whatsapp/disconnect` */
+export interface WhatsAppDisconnectRequest {
+  /** Also log the device out and delete the saved session. */
+  clearSession?: boolean;
+}
+export interface WhatsAppDisconnectResponse {
+  status: 'disconnected';
+}
 
 /** `GET /api/whatsapp/status`. `reason` says why the link stopped (logged out, forbidden…), null otherwise. */
 export interface WhatsAppStatusView {
@@ -26,6 +55,18 @@ export interface BufferedMessage {
   timestamp: number;
   fromMe: boolean;
   isGroup: boolean;
+}
+
+/** `GET /api/whatsapp/messages` query. */
+export interface WhatsAppMessagesQuery {
+  /** Phone digits; messages whose sender or recipient contains them. */
+  contact?: string;
+  limit?: number;
+}
+
+/** `GET /api/whatsapp/messages` */
+export interface WhatsAppMessagesResponse {
+  messages: BufferedMessage[];
 }
 
 /** The seed's WhatsAppPermission (`id` instead of `_id`), plus `trusted`. */

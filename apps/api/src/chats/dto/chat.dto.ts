@@ -1,4 +1,8 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import {
+  ApiProperty,
+  ApiPropertyOptional,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -7,7 +11,6 @@ import {
   IsBoolean,
   IsInt,
   IsMongoId,
-  IsOptional,
   IsString,
   Matches,
   Max,
@@ -16,22 +19,37 @@ import {
   MinLength,
 } from 'class-validator';
 import {
+  ATTACHMENT_KINDS,
+  CHAT_KINDS,
   CHAT_TITLE_MAX_LENGTH,
+  DELIVERY_CHANNELS,
+  DELIVERY_STATUSES,
   MAX_ATTACHMENTS_PER_MESSAGE,
   MESSAGE_MAX_LENGTH,
-  type AttachmentKind,
-  type MessageAttachment,
+  MESSAGE_ROLES,
+  MESSAGE_STATUSES,
   type MessageAuthor,
   type AssistantPart,
+  type AttachmentKind,
+  type ChatKind,
   type ChatMessage,
   type ChatSummary,
   type CreateChatRequest,
+  type DeliveryChannel,
+  type DeliveryStatus,
+  type MessageAttachment,
+  type MessageDelivery,
+  type MessageRole,
   type MessageStatus,
-  type ChatKind,
+  type MessagesQuery,
   type RenameChatRequest,
   type SendMessageRequest,
+  type StopReplyResponse,
   type TokenUsage,
+  type TextPart,
+  type ToolCallPart,
 } from '@metatronos/shared-types';
+import { OptionalField } from '../../http/optional-field';
 
 const NOT_BLANK = /\S/;
 
@@ -41,7 +59,7 @@ export class CreateChatDto implements CreateChatRequest {
     description:
       'Defaults to "New chat"; the first message then names the chat',
   })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(CHAT_TITLE_MAX_LENGTH)
   title?: string;
@@ -69,7 +87,7 @@ export class SendMessageDto implements SendMessageRequest {
     description:
       'Ids from POST /api/attachments, each not yet sent with another message',
   })
-  @IsOptional()
+  @OptionalField()
   @IsArray()
   @ArrayMaxSize(MAX_ATTACHMENTS_PER_MESSAGE, {
     message: `at most ${MAX_ATTACHMENTS_PER_MESSAGE} attachments go with one message`,
@@ -85,14 +103,14 @@ export class SendMessageDto implements SendMessageRequest {
     description:
       "In a contact's chat (kind whatsapp): offer the owner's full tool set for this message instead of the contact's restricted one. Ignored elsewhere.",
   })
-  @IsOptional()
+  @OptionalField()
   @IsBoolean()
   fullTools?: boolean;
 }
 
-export class MessagesQueryDto {
+export class MessagesQueryDto implements MessagesQuery {
   @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50 })
-  @IsOptional()
+  @OptionalField()
   @Type(() => Number)
   @IsInt()
   @Min(1)
@@ -103,7 +121,7 @@ export class MessagesQueryDto {
     description:
       'A message id: return the messages just before it (older page)',
   })
-  @IsOptional()
+  @OptionalField()
   @IsMongoId({ message: 'before must be a message id' })
   before?: string;
 }
@@ -114,8 +132,9 @@ export class ChatSummaryDto implements ChatSummary {
   @ApiProperty()
   title!: string;
   @ApiProperty({
-    enum: ['chat', 'cron', 'pulse'],
-    description: "The owner's chat, a scheduled job's chat, or the Pulse chat",
+    enum: CHAT_KINDS,
+    description:
+      "The owner's chat, a scheduled job's chat, the Pulse chat, or a WhatsApp contact's auto-reply chat",
   })
   kind!: ChatKind;
   @ApiProperty()
@@ -135,8 +154,84 @@ export class MessageAttachmentDto implements MessageAttachment {
   mime!: string;
   @ApiProperty()
   size!: number;
-  @ApiProperty({ enum: ['image', 'text', 'pdf'] })
+  @ApiProperty({ enum: ATTACHMENT_KINDS })
   kind!: AttachmentKind;
+}
+
+/** A piece of reply text (`parts` item). */
+export class TextPartDto implements TextPart {
+  @ApiProperty({ enum: ['text'] })
+  type!: 'text';
+  @ApiProperty()
+  text!: string;
+}
+
+/** A tool call and its outcome, where it happened in the reply (`parts` item). */
+export class ToolCallPartDto implements ToolCallPart {
+  @ApiProperty({ enum: ['tool_call'] })
+  type!: 'tool_call';
+  @ApiProperty({ description: "The provider's call id" })
+  id!: string;
+  @ApiProperty({ example: 'db_query' })
+  name!: string;
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  arguments!: Record<string, unknown>;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'The JSON string the model received; null while the call runs',
+  })
+  result!: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Set when the tool failed, timed out or was refused',
+  })
+  error!: string | null;
+  @ApiProperty({ type: Number, nullable: true })
+  durationMs!: number | null;
+}
+
+/** Schemas only referenced by `oneOf` (the document builder registers them). */
+export const CHAT_EXTRA_MODELS = [TextPartDto, ToolCallPartDto];
+
+export class TokenUsageDto implements TokenUsage {
+  @ApiPropertyOptional()
+  inputTokens?: number;
+  @ApiPropertyOptional()
+  outputTokens?: number;
+  @ApiPropertyOptional()
+  totalTokens?: number;
+}
+
+export class MessageAuthorDto implements MessageAuthor {
+  @ApiProperty({ enum: ['contact'] })
+  kind!: 'contact';
+  @ApiProperty({ enum: ['whatsapp'] })
+  channel!: 'whatsapp';
+  @ApiProperty({ description: "The contact's name as the owner saved it" })
+  name!: string;
+  @ApiProperty({ description: 'Digits only, country code first' })
+  phone!: string;
+}
+
+export class MessageDeliveryDto implements MessageDelivery {
+  @ApiProperty({ enum: DELIVERY_CHANNELS })
+  channel!: DeliveryChannel;
+  @ApiProperty({
+    enum: DELIVERY_STATUSES,
+    description:
+      '`not-sent`: on purpose (replies to the contact are off, empty answer); `failed`: the channel refused or the server stopped',
+  })
+  status!: DeliveryStatus;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Why it was not sent, for the owner',
+  })
+  detail!: string | null;
+  @ApiProperty({ format: 'date-time' })
+  at!: string;
 }
 
 export class ChatMessageDto implements ChatMessage {
@@ -144,27 +239,38 @@ export class ChatMessageDto implements ChatMessage {
   id!: string;
   @ApiProperty()
   chatId!: string;
-  @ApiProperty({ enum: ['user', 'assistant'] })
-  role!: 'user' | 'assistant';
+  @ApiProperty({ enum: MESSAGE_ROLES })
+  role!: MessageRole;
   @ApiProperty()
   content!: string;
   @ApiPropertyOptional({
-    description:
-      'Assistant replies: text and tool calls (id, name, arguments, result, error, durationMs) in order',
+    description: 'Assistant replies: text and tool calls, in order',
     type: 'array',
-    items: { type: 'object' },
+    items: {
+      oneOf: [
+        { $ref: getSchemaPath(TextPartDto) },
+        { $ref: getSchemaPath(ToolCallPartDto) },
+      ],
+      discriminator: {
+        propertyName: 'type',
+        mapping: {
+          text: getSchemaPath(TextPartDto),
+          tool_call: getSchemaPath(ToolCallPartDto),
+        },
+      },
+    },
   })
   parts?: AssistantPart[];
-  @ApiProperty({ enum: ['streaming', 'complete', 'stopped', 'error'] })
+  @ApiProperty({ enum: MESSAGE_STATUSES })
   status!: MessageStatus;
   @ApiPropertyOptional({ type: String, nullable: true })
   error?: string | null;
   @ApiPropertyOptional({ type: String, nullable: true })
   model?: string | null;
   @ApiPropertyOptional({
-    type: 'object',
+    type: TokenUsageDto,
     nullable: true,
-    additionalProperties: true,
+    description: 'Tokens of the reply, when the provider reports them',
   })
   usage?: TokenUsage | null;
   @ApiPropertyOptional({
@@ -173,20 +279,25 @@ export class ChatMessageDto implements ChatMessage {
   })
   attachments?: MessageAttachment[];
   @ApiPropertyOptional({
-    type: 'object',
+    type: MessageAuthorDto,
     nullable: true,
-    additionalProperties: true,
-    description:
-      "User messages a WhatsApp contact wrote: { kind: 'contact', channel: 'whatsapp', name, phone }",
+    description: 'User messages a WhatsApp contact wrote (not the owner)',
   })
   author?: MessageAuthor | null;
+  @ApiPropertyOptional({
+    type: MessageDeliveryDto,
+    nullable: true,
+    description:
+      'WhatsApp auto-replies: whether the reply went out to the contact. Absent for replies that go nowhere else',
+  })
+  delivery?: MessageDelivery | null;
   @ApiProperty()
   createdAt!: string;
   @ApiProperty()
   updatedAt!: string;
 }
 
-export class StopReplyDto {
+export class StopReplyDto implements StopReplyResponse {
   @ApiProperty({ description: 'False when no reply was running' })
   stopped!: boolean;
 }

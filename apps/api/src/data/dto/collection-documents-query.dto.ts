@@ -1,20 +1,21 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsInt, Max, Min } from 'class-validator';
 import {
   DATA_DOCUMENTS_DEFAULT_LIMIT,
   DATA_DOCUMENTS_MAX_LIMIT,
+  DATA_DOCUMENTS_MAX_SKIP,
+  type CollectionDocumentsQuery,
 } from '@metatronos/shared-types';
+import { OptionalField } from '../../http/optional-field';
 
-export const DATA_DOCUMENTS_MAX_SKIP = 1_000_000;
-
-export class CollectionDocumentsQueryDto {
+export class CollectionDocumentsQueryDto implements CollectionDocumentsQuery {
   @ApiPropertyOptional({
     minimum: 1,
     maximum: DATA_DOCUMENTS_MAX_LIMIT,
     default: DATA_DOCUMENTS_DEFAULT_LIMIT,
   })
-  @IsOptional()
+  @OptionalField()
   @Type(() => Number)
   @IsInt()
   @Min(1)
@@ -22,11 +23,12 @@ export class CollectionDocumentsQueryDto {
   limit: number = DATA_DOCUMENTS_DEFAULT_LIMIT;
 
   @ApiPropertyOptional({
+    type: Number,
     minimum: 0,
     maximum: DATA_DOCUMENTS_MAX_SKIP,
     default: 0,
   })
-  @IsOptional()
+  @OptionalField()
   @Type(() => Number)
   @IsInt()
   @Min(0)

@@ -1,8 +1,9 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type {
-  CollectionAccess,
-  CollectionDocumentsPage,
-  CollectionInfo,
+import {
+  COLLECTION_ACCESS_LEVELS,
+  type CollectionAccess,
+  type CollectionDocumentsPage,
+  type CollectionInfo,
 } from '@metatronos/shared-types';
 
 export class CollectionInfoDto implements CollectionInfo {
@@ -14,7 +15,7 @@ export class CollectionInfoDto implements CollectionInfo {
   })
   count!: number;
   @ApiProperty({
-    enum: ['read-only', 'read-write'],
+    enum: COLLECTION_ACCESS_LEVELS,
     description:
       "What the AI may do with it: read-write for AI-managed and 'ai_*' collections",
   })
@@ -24,7 +25,7 @@ export class CollectionInfoDto implements CollectionInfo {
 export class CollectionDocumentsPageDto implements CollectionDocumentsPage {
   @ApiProperty({ example: 'contacts' })
   collection!: string;
-  @ApiProperty({ enum: ['read-only', 'read-write'] })
+  @ApiProperty({ enum: COLLECTION_ACCESS_LEVELS })
   access!: CollectionAccess;
   @ApiProperty({ description: 'Documents in the collection' })
   total!: number;

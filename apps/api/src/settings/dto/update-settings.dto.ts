@@ -3,7 +3,6 @@ import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
-  IsOptional,
   IsString,
   IsUrl,
   Matches,
@@ -13,13 +12,15 @@ import {
 import type {
   AppSettingsView,
   OpenAiCompatibleEndpoint,
+  OpenAiCompatibleEndpointInput,
   UpdateAppSettingsRequest,
 } from '@metatronos/shared-types';
+import { OptionalField, OptionalOrNull } from '../../http/optional-field';
 
 const SECRET_HELP =
   'A new value sets it; null or "" clears it; the masked value from GET leaves it unchanged.';
 
-export class EndpointDto {
+export class EndpointDto implements OpenAiCompatibleEndpointInput {
   @ApiProperty({
     example: 'ollama',
     description:
@@ -50,7 +51,7 @@ export class EndpointDto {
     nullable: true,
     description: SECRET_HELP,
   })
-  @IsOptional()
+  @OptionalOrNull()
   @IsString()
   @MaxLength(500)
   apiKey?: string | null;
@@ -62,7 +63,7 @@ export class UpdateSettingsDto implements UpdateAppSettingsRequest {
     nullable: true,
     description: SECRET_HELP,
   })
-  @IsOptional()
+  @OptionalOrNull()
   @IsString()
   @MaxLength(500)
   geminiApiKey?: string | null;
@@ -72,7 +73,7 @@ export class UpdateSettingsDto implements UpdateAppSettingsRequest {
     nullable: true,
     description: SECRET_HELP,
   })
-  @IsOptional()
+  @OptionalOrNull()
   @IsString()
   @MaxLength(500)
   openaiApiKey?: string | null;
@@ -82,7 +83,7 @@ export class UpdateSettingsDto implements UpdateAppSettingsRequest {
     description:
       'Replaces the whole list. A masked apiKey keeps the key stored under the same name.',
   })
-  @IsOptional()
+  @OptionalField()
   @IsArray()
   @ArrayMaxSize(20)
   @ValidateNested({ each: true })
@@ -94,7 +95,7 @@ export class UpdateSettingsDto implements UpdateAppSettingsRequest {
     nullable: true,
     example: 'gemini-2.5-flash',
   })
-  @IsOptional()
+  @OptionalOrNull()
   @IsString()
   @MaxLength(240)
   primaryModel?: string | null;
@@ -104,7 +105,7 @@ export class UpdateSettingsDto implements UpdateAppSettingsRequest {
     nullable: true,
     example: 'gemini-2.5-flash-image',
   })
-  @IsOptional()
+  @OptionalOrNull()
   @IsString()
   @MaxLength(240)
   imageModel?: string | null;
@@ -114,7 +115,7 @@ export class UpdateSettingsDto implements UpdateAppSettingsRequest {
     nullable: true,
     description: SECRET_HELP,
   })
-  @IsOptional()
+  @OptionalOrNull()
   @IsString()
   @MaxLength(500)
   braveApiKey?: string | null;
@@ -123,7 +124,7 @@ export class UpdateSettingsDto implements UpdateAppSettingsRequest {
     example: 'Europe/Paris',
     description: 'IANA time zone',
   })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(64)
   timezone?: string;

@@ -1,11 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsBoolean, IsString, MaxLength } from 'class-validator';
 import {
   MEMORY_MAX_LENGTH,
   type CombinedPromptResponse,
   type SystemInstruction,
   type UpdateSystemInstructionRequest,
 } from '@metatronos/shared-types';
+import { OptionalField } from '../../http/optional-field';
 
 /** Long enough for any real instruction, short enough that a paste accident cannot fill the prompt. */
 export const CORE_INSTRUCTION_MAX_LENGTH = 50_000;
@@ -36,13 +37,13 @@ export class UpdateSystemInstructionDto
   implements UpdateSystemInstructionRequest
 {
   @ApiPropertyOptional({ maxLength: CORE_INSTRUCTION_MAX_LENGTH })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(CORE_INSTRUCTION_MAX_LENGTH)
   coreInstruction?: string;
 
   @ApiPropertyOptional({ maxLength: MEMORY_MAX_LENGTH })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(MEMORY_MAX_LENGTH, {
     message: `memory must be at most ${MEMORY_MAX_LENGTH} characters`,
@@ -50,12 +51,12 @@ export class UpdateSystemInstructionDto
   memory?: string;
 
   @ApiPropertyOptional()
-  @IsOptional()
+  @OptionalField()
   @IsBoolean()
   memoryEnabled?: boolean;
 
   @ApiPropertyOptional({ maxLength: DB_SCHEMA_MAX_LENGTH })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(DB_SCHEMA_MAX_LENGTH)
   dbSchema?: string;

@@ -1,10 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsString, MaxLength } from 'class-validator';
 import {
   WEB_SEARCH_QUERY_MAX_LENGTH,
   WEB_SEARCH_TEST_DEFAULT_QUERY,
+  type WebSearchResult,
   type WebSearchTestRequest,
 } from '@metatronos/shared-types';
+import { OptionalField } from '../../http/optional-field';
 
 export class WebSearchTestDto implements WebSearchTestRequest {
   @ApiPropertyOptional({
@@ -12,13 +14,15 @@ export class WebSearchTestDto implements WebSearchTestRequest {
     default: WEB_SEARCH_TEST_DEFAULT_QUERY,
     example: 'MetatronOS',
   })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(WEB_SEARCH_QUERY_MAX_LENGTH)
   query?: string;
 }
 
-export class WebSearchSampleDto {
+export class WebSearchSampleDto
+  implements Pick<WebSearchResult, 'title' | 'url'>
+{
   @ApiProperty({ example: 'MetatronOS on GitHub' })
   title!: string;
 

@@ -4,13 +4,15 @@ import {
   IsBoolean,
   IsInt,
   IsMongoId,
-  IsOptional,
   IsString,
   Max,
   MaxLength,
   Min,
 } from 'class-validator';
 import {
+  AUTOMATION_KINDS,
+  RUN_OUTCOMES,
+  RUN_TRIGGERS,
   CRON_EXPRESSION_MAX_LENGTH,
   CRONJOB_INSTRUCTION_MAX_LENGTH,
   CRONJOB_NAME_MAX_LENGTH,
@@ -18,11 +20,16 @@ import {
   type CreateCronJobRequest,
   type CronJobView,
   type CronPreview,
+  type CronPreviewQuery,
   type CronRunView,
   type RunOutcome,
   type RunTrigger,
+  type RunsQuery,
+  type TokenUsage,
   type UpdateCronJobRequest,
 } from '@metatronos/shared-types';
+import { TokenUsageDto } from '../../../chats/dto/chat.dto';
+import { OptionalField } from '../../../http/optional-field';
 
 const EXPRESSION_HELP =
   "Five fields (minute hour day-of-month month day-of-week) read in the owner's timezone, e.g. `0 8 * * 1-5`; a sixth leading seconds field is allowed if it fires at most once a minute.";
@@ -54,20 +61,20 @@ export class CreateCronJobDto implements CreateCronJobRequest {
   cronExpression!: string;
 
   @ApiPropertyOptional({ default: true })
-  @IsOptional()
+  @OptionalField()
   @IsBoolean()
   enabled?: boolean;
 }
 
 export class UpdateCronJobDto implements UpdateCronJobRequest {
   @ApiPropertyOptional({ maxLength: CRONJOB_NAME_MAX_LENGTH })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(CRONJOB_NAME_MAX_LENGTH)
   name?: string;
 
   @ApiPropertyOptional({ maxLength: CRONJOB_INSTRUCTION_MAX_LENGTH })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(CRONJOB_INSTRUCTION_MAX_LENGTH)
   instruction?: string;
@@ -76,7 +83,7 @@ export class UpdateCronJobDto implements UpdateCronJobRequest {
     maxLength: CRON_EXPRESSION_MAX_LENGTH,
     description: EXPRESSION_HELP,
   })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(CRON_EXPRESSION_MAX_LENGTH)
   cronExpression?: string;
@@ -85,12 +92,12 @@ export class UpdateCronJobDto implements UpdateCronJobRequest {
     description:
       'false pauses the job, true resumes it (from now: missed times are not caught up)',
   })
-  @IsOptional()
+  @OptionalField()
   @IsBoolean()
   enabled?: boolean;
 }
 
-export class CronPreviewQueryDto {
+export class CronPreviewQueryDto implements CronPreviewQuery {
   @ApiProperty({
     maxLength: CRON_EXPRESSION_MAX_LENGTH,
     example: '0 8 * * 1-5',
@@ -100,9 +107,9 @@ export class CronPreviewQueryDto {
   cronExpression!: string;
 }
 
-export class RunsQueryDto {
+export class RunsQueryDto implements RunsQuery {
   @ApiPropertyOptional({ default: 20, minimum: 1, maximum: 100 })
-  @IsOptional()
+  @OptionalField()
   @Type(() => Number)
   @IsInt()
   @Min(1)
@@ -112,7 +119,7 @@ export class RunsQueryDto {
   @ApiPropertyOptional({
     description: 'A run id: the runs started before it (older page)',
   })
-  @IsOptional()
+  @OptionalField()
   @IsMongoId({ message: 'before must be a run id' })
   before?: string;
 }
@@ -120,13 +127,13 @@ export class RunsQueryDto {
 export class CronRunDto implements CronRunView {
   @ApiProperty()
   id!: string;
-  @ApiProperty({ enum: ['cron', 'pulse'] })
+  @ApiProperty({ enum: AUTOMATION_KINDS })
   kind!: AutomationKind;
   @ApiProperty({ type: String, nullable: true })
   jobId!: string | null;
-  @ApiProperty({ enum: ['schedule', 'manual', 'catch-up'] })
+  @ApiProperty({ enum: RUN_TRIGGERS })
   trigger!: RunTrigger;
-  @ApiProperty({ enum: ['running', 'success', 'error', 'skipped', 'missed'] })
+  @ApiProperty({ enum: RUN_OUTCOMES })
   outcome!: RunOutcome;
   @ApiProperty({
     type: String,
@@ -161,8 +168,8 @@ export class CronRunDto implements CronRunView {
     description: 'The assistant message of the run',
   })
   messageId!: string | null;
-  @ApiProperty({ type: Object, nullable: true })
-  usage!: CronRunView['usage'];
+  @ApiProperty({ type: TokenUsageDto, nullable: true })
+  usage!: TokenUsage | null;
 }
 
 export class CronJobDto implements CronJobView {

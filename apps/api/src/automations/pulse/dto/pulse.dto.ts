@@ -6,7 +6,6 @@ import {
   IsBoolean,
   IsIn,
   IsInt,
-  IsOptional,
   IsString,
   Matches,
   Max,
@@ -22,6 +21,7 @@ import {
   type QuietHoursRange,
   type UpdatePulseRequest,
 } from '@metatronos/shared-types';
+import { OptionalField } from '../../../http/optional-field';
 
 const HM = /^([01]\d|2[0-3]):[0-5]\d$/;
 
@@ -45,7 +45,7 @@ export class QuietHoursRangeDto implements QuietHoursRange {
 
 export class UpdatePulseDto implements UpdatePulseRequest {
   @ApiPropertyOptional()
-  @IsOptional()
+  @OptionalField()
   @IsBoolean()
   enabled?: boolean;
 
@@ -54,7 +54,7 @@ export class UpdatePulseDto implements UpdatePulseRequest {
     example: [1, 2, 3, 4, 5],
     description: '0 = Sunday … 6 = Saturday',
   })
-  @IsOptional()
+  @OptionalField()
   @IsArray()
   @ArrayMaxSize(7)
   @IsInt({
@@ -75,7 +75,7 @@ export class UpdatePulseDto implements UpdatePulseRequest {
   activeDays?: number[];
 
   @ApiPropertyOptional({ enum: PULSES_PER_DAY_CHOICES })
-  @IsOptional()
+  @OptionalField()
   @IsIn(PULSES_PER_DAY_CHOICES, {
     message: `pulsesPerDay must be one of ${PULSES_PER_DAY_CHOICES.join(', ')}`,
   })
@@ -85,7 +85,7 @@ export class UpdatePulseDto implements UpdatePulseRequest {
     type: [QuietHoursRangeDto],
     maxItems: QUIET_HOURS_MAX_RANGES,
   })
-  @IsOptional()
+  @OptionalField()
   @IsArray()
   @ArrayMaxSize(QUIET_HOURS_MAX_RANGES)
   @ValidateNested({ each: true })
@@ -95,7 +95,7 @@ export class UpdatePulseDto implements UpdatePulseRequest {
   @ApiPropertyOptional({
     description: `Continuity notes; cut to ${PULSE_NOTES_MAX_LENGTH} characters`,
   })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   notes?: string;
 }

@@ -1,29 +1,26 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
+import { IsBoolean, IsString, MaxLength, Min } from 'class-validator';
 import {
-  IsBoolean,
-  IsOptional,
-  IsString,
-  MaxLength,
-  Min,
-} from 'class-validator';
-import {
+  WHATSAPP_CONNECT_RESULTS,
   WHATSAPP_MESSAGES_DEFAULT_LIMIT,
   WHATSAPP_MESSAGES_MAX_LIMIT,
+  WHATSAPP_STATUSES,
   type BufferedMessage,
+  type WhatsAppConnectResponse,
+  type WhatsAppConnectResult,
+  type WhatsAppDisconnectRequest,
+  type WhatsAppDisconnectResponse,
+  type WhatsAppMessagesQuery,
+  type WhatsAppMessagesResponse,
+  type WhatsAppQrResponse,
   type WhatsAppStatus,
   type WhatsAppStatusView,
 } from '@metatronos/shared-types';
-
-const STATUSES: WhatsAppStatus[] = [
-  'disconnected',
-  'connecting',
-  'qr_ready',
-  'connected',
-];
+import { OptionalField } from '../../../http/optional-field';
 
 export class WhatsAppStatusDto implements WhatsAppStatusView {
-  @ApiProperty({ enum: STATUSES })
+  @ApiProperty({ enum: WHATSAPP_STATUSES })
   status!: WhatsAppStatus;
   @ApiProperty({ type: String, nullable: true, example: '14155551234' })
   phoneNumber!: string | null;
@@ -43,9 +40,9 @@ export class WhatsAppStatusDto implements WhatsAppStatusView {
   reconnectAt?: string | null;
 }
 
-export class WhatsAppConnectResultDto {
-  @ApiProperty({ enum: ['already_connected', 'connecting'] })
-  status!: 'already_connected' | 'connecting';
+export class WhatsAppConnectResultDto implements WhatsAppConnectResponse {
+  @ApiProperty({ enum: WHATSAPP_CONNECT_RESULTS })
+  status!: WhatsAppConnectResult;
   @ApiPropertyOptional({
     type: String,
     nullable: true,
@@ -54,7 +51,7 @@ export class WhatsAppConnectResultDto {
   phoneNumber?: string | null;
 }
 
-export class WhatsAppQrDto {
+export class WhatsAppQrDto implements WhatsAppQrResponse {
   @ApiProperty({
     example: 'data:image/png;base64,iVBORw0KGgo…',
     description: 'PNG data URL, 256×256',
@@ -62,23 +59,23 @@ export class WhatsAppQrDto {
   qr!: string;
 }
 
-export class WhatsAppDisconnectDto {
+export class WhatsAppDisconnectDto implements WhatsAppDisconnectRequest {
   /** Also log the device out and delete the saved session (`DATA_DIR/whatsapp-auth`). */
   @ApiPropertyOptional({ default: false })
-  @IsOptional()
+  @OptionalField()
   @IsBoolean()
   clearSession?: boolean;
 }
 
-export class WhatsAppDisconnectResultDto {
-  @ApiProperty({ enum: ['disconnected'] })
+export class WhatsAppDisconnectResultDto implements WhatsAppDisconnectResponse {
+  @ApiProperty({ enum: ['disconnected'] satisfies WhatsAppStatus[] })
   status!: 'disconnected';
 }
 
-export class WhatsAppMessagesQueryDto {
+export class WhatsAppMessagesQueryDto implements WhatsAppMessagesQuery {
   /** Phone digits; messages whose sender or recipient contains them. */
   @ApiPropertyOptional({ example: '14155551234' })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(64)
   contact?: string;
@@ -88,7 +85,7 @@ export class WhatsAppMessagesQueryDto {
     minimum: 1,
     description: `Capped at ${WHATSAPP_MESSAGES_MAX_LIMIT}`,
   })
-  @IsOptional()
+  @OptionalField()
   // Only whole decimal numbers pass; anything else becomes NaN and fails the one check (one message, not two).
   @Transform(({ value }) =>
     typeof value === 'string' && /^\d{1,6}$/.test(value)
@@ -121,7 +118,7 @@ export class BufferedMessageDto implements BufferedMessage {
   isGroup!: boolean;
 }
 
-export class WhatsAppMessagesDto {
+export class WhatsAppMessagesDto implements WhatsAppMessagesResponse {
   @ApiProperty({ type: [BufferedMessageDto] })
   messages!: BufferedMessageDto[];
 }

@@ -1,10 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsBoolean, IsString, MaxLength } from 'class-validator';
 import type {
   CreateWhatsAppPermissionRequest,
   UpdateWhatsAppPermissionRequest,
   WhatsAppPermission,
 } from '@metatronos/shared-types';
+import { OptionalField } from '../../../http/optional-field';
 import { WHATSAPP_DISPLAY_NAME_MAX_LENGTH } from '../whatsapp-permission-input';
 
 const PHONE_HELP =
@@ -14,19 +15,19 @@ const TRUSTED_HELP =
 
 /**
  * Both fields are checked by the service, so a missing one answers the seed's
- * "phoneNumber and displayName are required".
+ * "phoneNumber and displayName are required"; `null` is refused here, by name.
  */
 export class CreateWhatsAppPermissionDto
   implements CreateWhatsAppPermissionRequest
 {
   @ApiProperty({ example: '14155551234', description: PHONE_HELP })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(64)
   phoneNumber!: string;
 
   @ApiProperty({ example: 'Mom', maxLength: WHATSAPP_DISPLAY_NAME_MAX_LENGTH })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(WHATSAPP_DISPLAY_NAME_MAX_LENGTH)
   displayName!: string;
@@ -35,7 +36,7 @@ export class CreateWhatsAppPermissionDto
     default: false,
     description: 'The AI may read messages from this contact',
   })
-  @IsOptional()
+  @OptionalField()
   @IsBoolean()
   canRead?: boolean;
 
@@ -44,12 +45,12 @@ export class CreateWhatsAppPermissionDto
     description:
       'The AI may reply to this contact (automatic replies included)',
   })
-  @IsOptional()
+  @OptionalField()
   @IsBoolean()
   canReply?: boolean;
 
   @ApiPropertyOptional({ default: false, description: TRUSTED_HELP })
-  @IsOptional()
+  @OptionalField()
   @IsBoolean()
   trusted?: boolean;
 }
@@ -58,23 +59,23 @@ export class UpdateWhatsAppPermissionDto
   implements UpdateWhatsAppPermissionRequest
 {
   @ApiPropertyOptional({ maxLength: WHATSAPP_DISPLAY_NAME_MAX_LENGTH })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(WHATSAPP_DISPLAY_NAME_MAX_LENGTH)
   displayName?: string;
 
   @ApiPropertyOptional()
-  @IsOptional()
+  @OptionalField()
   @IsBoolean()
   canRead?: boolean;
 
   @ApiPropertyOptional()
-  @IsOptional()
+  @OptionalField()
   @IsBoolean()
   canReply?: boolean;
 
   @ApiPropertyOptional({ description: TRUSTED_HELP })
-  @IsOptional()
+  @OptionalField()
   @IsBoolean()
   trusted?: boolean;
 }
