@@ -6,7 +6,7 @@ import {
   DB_QUERY_TOOL_DESCRIPTION,
 } from '../../mongo-sandbox/db-query-tool-spec';
 import { MongoSandboxService } from '../../mongo-sandbox/mongo-sandbox.service';
-import { AiToolProvider, type AiTool } from '../ai-tool';
+import { AiToolProvider, type AiTool, type AiToolContext } from '../ai-tool';
 
 const WRITES = new Set([
   'insertOne',
@@ -36,8 +36,18 @@ export class DbQueryTool implements AiTool {
     private readonly clock: Clock,
   ) {}
 
-  async execute(args: Record<string, unknown>): Promise<string> {
-    const result = await this.sandbox.execute(args);
+  async execute(
+    args: Record<string, unknown>,
+    context?: AiToolContext,
+  ): Promise<string> {
+    const result = await this.sandbox.execute(
+      args,
+      context && {
+        source: context.source,
+        chatId: context.chatId,
+        messageId: context.messageId,
+      },
+    );
     const operation = String(args['operation']);
     if (WRITES.has(operation) && !('error' in result)) {
       this.events.emit('data.changed', {

@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { CronController } from './cron.controller';
+import { SandboxCollectionWriter } from '../../mongo-sandbox/sandbox-collection-owners';
+import { CronJobsDbWriter } from './cron-jobs-db-writer';
 import { CronJobsService } from './cron-jobs.service';
 import { CronScheduler } from './cron-scheduler';
 import { ManageCronjobTool } from './manage-cronjob.tool';
@@ -14,7 +16,13 @@ import { CronJobRecord, CronJobSchema } from './schemas/cron-job.schema';
     ]),
   ],
   controllers: [CronController],
-  providers: [CronJobsService, CronScheduler, ManageCronjobTool],
+  providers: [
+    CronJobsService,
+    CronScheduler,
+    ManageCronjobTool,
+    // db_query's writes to `cronjobs` (found by the sandbox).
+    { provide: SandboxCollectionWriter, useClass: CronJobsDbWriter },
+  ],
   exports: [CronJobsService],
 })
 export class CronModule {}

@@ -5,7 +5,12 @@ import {
   CRONJOB_NAME_MAX_LENGTH,
   type CronJobView,
 } from '@metatronos/shared-types';
-import { AiToolProvider, toolError, type AiTool } from '../../ai-tools/ai-tool';
+import {
+  AiToolProvider,
+  toolError,
+  type AiTool,
+  type AiToolContext,
+} from '../../ai-tools/ai-tool';
 import { CronJobsService } from './cron-jobs.service';
 
 const ACTIONS = ['create', 'list', 'update', 'delete', 'toggle'] as const;
@@ -63,7 +68,10 @@ export class ManageCronjobTool implements AiTool {
 
   constructor(private readonly jobs: CronJobsService) {}
 
-  async execute(args: Record<string, unknown>): Promise<string> {
+  async execute(
+    args: Record<string, unknown>,
+    context?: AiToolContext,
+  ): Promise<string> {
     const action = args['action'] as Action;
     const jobId = args['job_id'] as string | undefined;
     const needsId = (): string | null =>
@@ -82,6 +90,10 @@ export class ManageCronjobTool implements AiTool {
                 enabled: args['enabled'] as boolean | undefined,
               },
               'ai',
+              context && {
+                source: context.source,
+                turnId: context.messageId ?? context.chatId,
+              },
             ),
           ),
         );
@@ -136,6 +148,7 @@ function toolJob(job: CronJobView) {
     chat_id: job.chatId,
     next_runs: job.nextRuns,
     schedule_error: job.scheduleError,
+    created_by: job.createdBy,
     last_run: job.lastRun
       ? {
           outcome: job.lastRun.outcome,
