@@ -1,6 +1,8 @@
 import type { ChatSummary, WhatsAppPermission } from '@metatronos/shared-types';
 import { getConnectionToken } from '@nestjs/mongoose';
-import type { Connection } from 'mongoose';
+import { Types, type Connection } from 'mongoose';
+import { ChatsService } from '../src/chats/chats.service';
+import { WhatsAppPermissionsService } from '../src/whatsapp/permissions/whatsapp-permissions.service';
 import type TestAgent from 'supertest/lib/agent';
 import { MongoSandboxService } from '../src/mongo-sandbox/mongo-sandbox.service';
 import {
@@ -239,6 +241,65 @@ describe('whatsapp_messages through db_query', () => {
       .send({ canRead: true })
       .expect(200);
     expect(phonesIn(await query({ operation: 'find' }))).toEqual([READABLE]);
+  });
+
+  it("hides the auto-reply conversations of contacts without canRead in 'messages' too", async () => {
+    const chats = t.app.get(ChatsService);
+    const connection = t.app.get<Connection>(getConnectionToken());
+    const conversation = async (phone: string | null, words: string) => {
+      const chat = await chats.create(
+        phone ? `WhatsApp: ${phone}` : 'Owner chat',
+        phone ? 'whatsapp' : 'chat',
+      );
+      if (phone)
+        await t.app.get(WhatsAppPermissionsService).setChatId(phone, chat.id);
+      await connection.collection('messages').insertOne({
+        chatId: new Types.ObjectId(chat.id),
+        role: 'user',
+        content: `${words} (copy)`,
+        createdAt: new Date(),
+      });
+      return chat.id;
+    };
+    await conversation(READABLE, WORDS[READABLE]);
+    await conversation(REPLY_ONLY, WORDS[REPLY_ONLY]);
+    await conversation(REVOKED, WORDS[REVOKED]);
+    await conversation(null, 'owner-note');
+    const read = (op: Record<string, unknown>) =>
+      sandbox.execute({ collection: 'messages', ...op });
+
+    const all = await read({ operation: 'find', filter: {} });
+    expect(phonesIn(all)).toEqual([READABLE]);
+    expect(JSON.stringify(all)).toContain('owner-note');
+    const widened = await read({
+      operation: 'find',
+      filter: {
+        $or: [{ content: { $regex: 'hidden' } }, { chatId: { $ne: null } }],
+      },
+    });
+    noHiddenIn(widened);
+    expect(
+      await read({
+        operation: 'countDocuments',
+        filter: { content: { $regex: 'hidden' } },
+      }),
+    ).toEqual({ count: 0 });
+    noHiddenIn(
+      await read({
+        operation: 'aggregate',
+        pipeline: [{ $group: { _id: '$chatId', text: { $push: '$content' } } }],
+      }),
+    );
+    // A revoke hides the conversation at the next call.
+    await owner
+      .patch(`/api/whatsapp/permissions/${permissions[READABLE].id}`)
+      .send({ canRead: false })
+      .expect(200);
+    expect(phonesIn(await read({ operation: 'find' }))).toEqual([]);
+    await owner
+      .patch(`/api/whatsapp/permissions/${permissions[READABLE].id}`)
+      .send({ canRead: true })
+      .expect(200);
   });
 
   it('the model asking through db_query in a chat gets only the readable contact', async () => {

@@ -124,13 +124,17 @@ export class MongoSandboxService {
   /** The current filter of every scoped collection the operation could read (fail closed: nothing without a scope). */
   private async readScopes(op: MongoOperation): Promise<ReadScopes> {
     const scopes = new Map<string, MongoDocument>();
+    const { scopes: providers } = this.owners();
     const reads =
       op.operation === 'aggregate' ||
-      (SCOPED_READ_COLLECTIONS.has(op.collection) &&
+      ((SCOPED_READ_COLLECTIONS.has(op.collection) ||
+        providers.has(op.collection)) &&
         !MONGO_WRITES.has(op.operation));
     if (!reads) return scopes;
-    const { scopes: providers } = this.owners();
-    for (const name of SCOPED_READ_COLLECTIONS) {
+    for (const name of new Set([
+      ...SCOPED_READ_COLLECTIONS,
+      ...providers.keys(),
+    ])) {
       const provider = providers.get(name);
       scopes.set(
         name,

@@ -22,7 +22,9 @@ export const DELEGATED_WRITE_COLLECTIONS: ReadonlySet<string> = new Set([
 /**
  * Collections the AI reads only through a read scope: every read path (filter,
  * pipeline, join) is narrowed by the scope's filter. With no scope loaded, the
- * AI sees none of their documents.
+ * AI sees none of their documents. (A feature may also scope another collection
+ * by providing a SandboxReadScope for it; that one is narrowed only while the
+ * provider is loaded.)
  */
 export const SCOPED_READ_COLLECTIONS: ReadonlySet<string> = new Set([
   'whatsapp_messages',
