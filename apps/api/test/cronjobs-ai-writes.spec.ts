@@ -362,6 +362,18 @@ describe('cronjobs written by the AI', () => {
         week.at(0, '08:00'),
       );
       await owner.post('/api/cronjobs/legacy-job/run').expect(400);
+      for (const id of ['legacy-job', '42']) {
+        expect(
+          (await owner.get(`/api/cronjobs/${id}/runs`).expect(200)).body,
+        ).toEqual([]);
+        expect(
+          (await owner.get(`/api/cronjobs/${id}`).expect(200)).body.id,
+        ).toBe(id);
+      }
+      await owner
+        .patch(`/api/cronjobs/${wrongTypes.toHexString()}`)
+        .send({ name: 'Fixed name' })
+        .expect(200);
 
       fake.openai.fallback = { text: ['ran'] };
       await tickAt(t, week.at(0, '08:00:00.100'));

@@ -303,8 +303,10 @@ export class CronJobsService {
   }
 
   async history(id: string, page: RunPage): Promise<CronRunView[]> {
-    await this.record(id);
-    return this.runs.list('cron', id, page);
+    const job = await this.record(id);
+    // A malformed job (not an ObjectId) never ran.
+    if (!(job._id instanceof Types.ObjectId)) return [];
+    return this.runs.list('cron', job._id.toHexString(), page);
   }
 
   private async changed(
