@@ -323,6 +323,12 @@ describe('cronjobs written by the AI', () => {
           cronExpression: '0 8 * * *',
         },
         {
+          _id: { kind: 'job', n: 1 } as never,
+          name: 'Object id',
+          instruction: 'i',
+          cronExpression: '0 8 * * *',
+        },
+        {
           _id: wrongTypes,
           name: 7,
           instruction: ['x'],
@@ -352,7 +358,14 @@ describe('cronjobs written by the AI', () => {
           wrongTypes.toHexString(),
         ]),
       );
-      for (const id of ['legacy-job', '42', wrongTypes.toHexString()]) {
+      const objectId = list.find((j) => j.name === 'Object id')?.id as string;
+      expect(objectId).toMatch(/^ejson:/);
+      for (const id of [
+        'legacy-job',
+        '42',
+        objectId,
+        wrongTypes.toHexString(),
+      ]) {
         const view = list.find((j) => j.id === id) as CronJobView;
         expect(view.scheduleError).toContain(MALFORMED);
         expect(view.nextRuns).toEqual([]);
@@ -390,8 +403,10 @@ describe('cronjobs written by the AI', () => {
       ).toEqual([]);
       expect(fake.openai.requests).toHaveLength(2);
 
-      for (const id of ['legacy-job', '42', wrongTypes.toHexString()])
-        await owner.delete(`/api/cronjobs/${id}`).expect(204);
+      for (const id of ['legacy-job', '42', objectId, wrongTypes.toHexString()])
+        await owner
+          .delete(`/api/cronjobs/${encodeURIComponent(id)}`)
+          .expect(204);
       await jobsCollection.updateOne(
         { _id: foreign },
         { $set: { chatId: new Types.ObjectId(privateChat.id) } },

@@ -1,4 +1,4 @@
-import { Types } from 'mongoose';
+import { Types, mongo } from 'mongoose';
 import type { CronJobRecord } from './schemas/cron-job.schema';
 
 /**
@@ -8,17 +8,33 @@ import type { CronJobRecord } from './schemas/cron-job.schema';
  * a job is listed (with a scheduleError), can be deleted, and is never run.
  */
 
-/** The id as the API shows it: hex for an ObjectId, else the value as text. */
+/** Prefix of the API id of a job whose `_id` is neither an ObjectId, a string nor a number (an object, a date, a boolean…). */
+const EJSON_ID_PREFIX = 'ejson:';
+
+/** The id as the API shows it: hex for an ObjectId, the text of a string or number, else `ejson:` and its Extended JSON. */
 export function jobIdOf(id: unknown): string {
-  return id instanceof Types.ObjectId ? id.toHexString() : String(id);
+  if (id instanceof Types.ObjectId) return id.toHexString();
+  if (typeof id === 'string' || typeof id === 'number') return String(id);
+  return EJSON_ID_PREFIX + mongo.BSON.EJSON.stringify(id, { relaxed: false });
 }
 
-/** The stored `_id` values an API id may stand for (an ObjectId's hex, a string, a number). */
+/** The stored `_id` values an API id may stand for (an ObjectId's hex, a string, a number, an `ejson:` value). */
 export function jobIdCandidates(id: string): unknown[] {
   const candidates: unknown[] = [id];
   if (/^[0-9a-f]{24}$/i.test(id)) candidates.unshift(new Types.ObjectId(id));
   if (/^-?\d+(\.\d+)?$/.test(id) && Number.isFinite(Number(id)))
     candidates.push(Number(id));
+  if (id.startsWith(EJSON_ID_PREFIX)) {
+    try {
+      candidates.push(
+        mongo.BSON.EJSON.parse(id.slice(EJSON_ID_PREFIX.length), {
+          relaxed: false,
+        }),
+      );
+    } catch {
+      // Not Extended JSON: only the plain string can match.
+    }
+  }
   return candidates;
 }
 
