@@ -10,6 +10,7 @@ import { CronScheduler } from '../src/automations/jobs/cron-scheduler';
 import {
   berlinWeek,
   bootInBerlin,
+  keptDatabase,
   settledRuns,
   tickAt,
 } from './support/automations-kit';
@@ -415,6 +416,35 @@ describe('cronjobs written by the AI', () => {
       await owner.get(`/api/chats/${privateChat.id}/messages`).expect(200);
       expect((await jobs(owner)).map((j) => j.id)).toEqual([good.id]);
     } finally {
+      await t.close();
+    }
+  });
+
+  it('drops at start a unique, partial or TTL index an earlier version let the AI make on cronjobs', async () => {
+    const database = keptDatabase();
+    let { t, owner } = await boot({ database });
+    const collection = () =>
+      t.app.get<Connection>(getConnectionToken()).collection('cronjobs');
+    await collection().createIndex(
+      { name: 1 },
+      { unique: true, name: 'ai_unique_name' },
+    );
+    await collection().createIndex({ instruction: 1 }, { name: 'ai_plain' });
+    await t.close();
+    ({ t, owner } = await boot({ database }));
+    try {
+      const names = (await collection().indexes()).map((i) => i.name);
+      expect(names).toContain('ai_plain');
+      expect(names).not.toContain('ai_unique_name');
+      const body = {
+        name: 'Twin',
+        instruction: 'x',
+        cronExpression: '0 8 * * *',
+      };
+      await owner.post('/api/cronjobs').send(body).expect(201);
+      await owner.post('/api/cronjobs').send(body).expect(201);
+    } finally {
+      await t.app.get<Connection>(getConnectionToken()).dropDatabase();
       await t.close();
     }
   });

@@ -2,7 +2,9 @@ import {
   BadRequestException,
   Inject,
   Injectable,
+  Logger,
   NotFoundException,
+  type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
@@ -61,7 +63,9 @@ const REMEMBERED_TURNS = 1000;
 
 /** Scheduled jobs: create, edit, pause, delete, run now, and their views (REST and manage_cronjob alike). */
 @Injectable()
-export class CronJobsService {
+export class CronJobsService implements OnApplicationBootstrap {
+  private readonly logger = new Logger(CronJobsService.name);
+
   constructor(
     @InjectModel(CronJobRecord.name)
     private readonly jobs: Model<CronJobRecord>,
@@ -77,6 +81,32 @@ export class CronJobsService {
   private creating: Promise<unknown> = Promise.resolve();
   /** Jobs created per unattended turn (insertion order = age). */
   private readonly createdInTurn = new Map<string, number>();
+
+  /**
+   * Drops the unique, partial and TTL indexes db_query could create on
+   * `cronjobs` before they were refused: they make the app's own writes fail
+   * or delete its jobs. The app itself makes none.
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    try {
+      const indexes = await this.jobs.collection.indexes();
+      for (const index of indexes) {
+        if (index.name === '_id_' || !index.name) continue;
+        if (
+          index.unique ||
+          index.partialFilterExpression !== undefined ||
+          index.expireAfterSeconds !== undefined
+        ) {
+          await this.jobs.collection.dropIndex(index.name);
+          this.logger.warn(
+            `Dropped the index "${index.name}" on cronjobs: a unique, partial or TTL index there breaks the scheduled jobs.`,
+          );
+        }
+      }
+    } catch {
+      // No collection yet: nothing to drop.
+    }
+  }
 
   async list(): Promise<CronJobView[]> {
     const jobs = (await this.jobs.collection
