@@ -491,7 +491,7 @@ describe('scheduled jobs', () => {
       await owner.get(`/api/chats/${job.chatId}/messages`).expect(404);
     });
 
-    it('schedules a job the AI wrote straight into cronjobs with db_query', async () => {
+    it('schedules a job the AI wrote straight into cronjobs with db_query, in a chat of its own', async () => {
       const chat: ChatSummary = (
         await owner.post('/api/chats').send({}).expect(201)
       ).body;
@@ -521,7 +521,8 @@ describe('scheduled jobs', () => {
       const [raw] = await jobs(owner);
       expect(raw).toMatchObject({
         name: 'Raw',
-        chatId: null,
+        createdBy: 'ai',
+        chatId: expect.any(String),
         nextRuns: [
           week.at(0, '11:30'),
           week.at(1, '11:30'),
@@ -533,7 +534,8 @@ describe('scheduled jobs', () => {
       const [run] = await settledRuns(runsOf(owner, raw.id));
       expect(run.outcome).toBe('success');
       const [after] = await jobs(owner);
-      expect(after.chatId).toBe(run.chatId);
+      expect(after.chatId).toBe(raw.chatId);
+      expect(run.chatId).toBe(raw.chatId);
       expect(
         (await messages(owner, after.chatId as string)).map((m) => m.content),
       ).toEqual(['Raw run.', 'Raw done.']);

@@ -1277,4 +1277,47 @@ describe('MongoSandboxService on the embedded database', () => {
       });
     });
   });
+
+  describe('collections whose owner is not loaded (fail closed)', () => {
+    it('refuses raw writes to cronjobs and writes nothing', async () => {
+      for (const op of [
+        {
+          operation: 'insertOne',
+          data: { name: 'x', instruction: 'y', cronExpression: '0 8 * * *' },
+        },
+        {
+          operation: 'updateMany',
+          filter: {},
+          update: { $set: { name: 'z' } },
+        },
+        { operation: 'deleteMany', filter: {} },
+      ]) {
+        expect(
+          await sandbox.execute({ collection: 'cronjobs', ...op }),
+        ).toEqual({
+          error: "Writes to 'cronjobs' are not available right now.",
+        });
+      }
+      expect(await db.collection('cronjobs').countDocuments()).toBe(0);
+    });
+
+    it('shows no whatsapp_messages without the permissions module', async () => {
+      await db
+        .collection('whatsapp_messages')
+        .insertOne({ _id: 'W1' as never, phone: '4915550000001', body: 'hi' });
+      expect(
+        await sandbox.execute({
+          operation: 'find',
+          collection: 'whatsapp_messages',
+        }),
+      ).toEqual({ rows: [] });
+      expect(
+        await sandbox.execute({
+          operation: 'aggregate',
+          collection: 'whatsapp_messages',
+          pipeline: [{ $count: 'n' }],
+        }),
+      ).toEqual({ rows: [] });
+    });
+  });
 });

@@ -97,6 +97,17 @@ describe('loadAppConfig', () => {
     );
   });
 
+  it('limits scheduled jobs to MAX_CRONJOBS (100 by default) and refuses bad values', () => {
+    expect(loadAppConfig({}).automations.maxCronJobs).toBe(100);
+    expect(loadAppConfig({ MAX_CRONJOBS: '5' }).automations.maxCronJobs).toBe(
+      5,
+    );
+    for (const bad of ['0', '-1', 'many', '10001'])
+      expect(() => loadAppConfig({ MAX_CRONJOBS: bad })).toThrow(
+        `MAX_CRONJOBS must be a whole number from 1 to 10000 (got "${bad}")`,
+      );
+  });
+
   it('names every bad variable in one error', () => {
     let error: unknown;
     try {

@@ -71,6 +71,8 @@ export interface AutomationLimits {
   failureAlertAfter: number;
   /** Run records kept per job (and for Pulse); older ones are pruned. */
   runHistoryLimit: number;
+  /** Scheduled jobs that may exist at once (REST, manage_cronjob and db_query alike). */
+  maxCronJobs: number;
 }
 
 export interface LlmLimits {
@@ -219,6 +221,7 @@ export function loadAppConfig(
       catchUpWindowMs: integer('CRON_CATCH_UP_HOURS', 6, 0, 168) * 3_600_000,
       failureAlertAfter: integer('CRON_FAILURE_ALERT_AFTER', 3, 1, 100),
       runHistoryLimit: integer('AUTOMATION_RUN_HISTORY', 200, 10, 10_000),
+      maxCronJobs: integer('MAX_CRONJOBS', 100, 1, 10_000),
     },
     webSearch: {
       braveBaseUrl,

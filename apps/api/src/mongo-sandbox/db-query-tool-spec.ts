@@ -14,6 +14,7 @@ export const DB_QUERY_TOOL_DESCRIPTION =
   `You may read any collection. You may write only ${AI_MANAGED_COLLECTIONS.join(', ')} and collections whose name starts with ` +
   `'${AI_COLLECTION_PREFIX}' (create e.g. '${AI_COLLECTION_PREFIX}books' for a new kind of data); ` +
   `${PROTECTED_COLLECTIONS.join(', ')} are read-only. ` +
+  'In cronjobs write only name, instruction, cronExpression, enabled (checked as manage_cronjob). ' +
   `Reads return at most ${MAX_RESULT_DOCUMENTS} documents and about ${RESULT_BYTE_CAP / 1024} KiB ` +
   '(options.limit lowers it, options.skip pages; narrow with a filter or options.projection). ' +
   'Results are plain JSON: ObjectIds come back as hex strings and dates as ISO strings. To match or store them, write ' +

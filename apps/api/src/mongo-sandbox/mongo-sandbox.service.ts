@@ -1,9 +1,24 @@
 import { Injectable } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { InjectConnection } from '@nestjs/mongoose';
 import type { Connection, mongo } from 'mongoose';
 import { SETTINGS_COLLECTION, collectionAccess } from './collection-access';
-import type { MongoDocument, MongoOperation } from './mongo-operation';
+import {
+  MONGO_WRITE_OPERATIONS as MONGO_WRITES,
+  type MongoDocument,
+  type MongoOperation,
+} from './mongo-operation';
+import { scopedFilter, scopedPipeline, type ReadScopes } from './read-scope';
 import { RESULT_BYTE_CAP, ResultRedactor } from './result-redactor';
+import {
+  DELEGATED_WRITE_COLLECTIONS,
+  NOTHING_VISIBLE,
+  SCOPED_READ_COLLECTIONS,
+  SandboxCollectionWriter,
+  SandboxReadScope,
+  type SandboxCaller,
+  type SandboxResult,
+} from './sandbox-collection-owners';
 import { SandboxSecrets } from './sandbox-secrets';
 import { validateMongoOperation } from './validate-mongo-operation';
 
@@ -12,7 +27,16 @@ export const MAX_RESULT_DOCUMENTS = 100;
 /** Server-side time limit of every read, count and aggregation. */
 export const QUERY_TIME_LIMIT_MS = 5000;
 
-export type SandboxResult = Record<string, unknown>;
+export type { SandboxCaller, SandboxResult } from './sandbox-collection-owners';
+
+const DELEGATED_OPERATIONS: ReadonlySet<string> = new Set([
+  'insertOne',
+  'insertMany',
+  'updateOne',
+  'updateMany',
+  'deleteOne',
+  'deleteMany',
+]);
 
 /**
  * Runs the AI's `db_query` operations (the seed's `executeAIOperation`):
@@ -26,16 +50,32 @@ export class MongoSandboxService {
   constructor(
     @InjectConnection() private readonly connection: Connection,
     private readonly secrets: SandboxSecrets,
+    private readonly modules: ModuleRef,
   ) {}
 
-  async execute(raw: unknown): Promise<SandboxResult> {
+  private writers: Map<string, SandboxCollectionWriter> | null = null;
+  private scopes: Map<string, SandboxReadScope> | null = null;
+
+  async execute(raw: unknown, caller?: SandboxCaller): Promise<SandboxResult> {
     const checked = validateMongoOperation(raw);
     if (!checked.valid) return { error: checked.error };
     // Fetched while the query runs; a failure here must not leak anything, so it fails the call.
     const secrets = this.secrets.currentSecrets();
     secrets.catch(() => undefined);
     try {
-      return await this.run(checked.op, secrets);
+      const op = checked.op;
+      if (
+        DELEGATED_WRITE_COLLECTIONS.has(op.collection) &&
+        DELEGATED_OPERATIONS.has(op.operation)
+      ) {
+        const writer = this.owners().writers.get(op.collection);
+        if (!writer)
+          return {
+            error: `Writes to '${op.collection}' are not available right now.`,
+          };
+        return await writer.write(op, caller);
+      }
+      return await this.run(op, secrets);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       const redactor = new ResultRedactor(await secrets.catch(() => []), false);
@@ -57,12 +97,60 @@ export class MongoSandboxService {
     return docs.map((doc) => redactor.plain(doc) as Record<string, unknown>);
   }
 
+  /** The writers and read scopes other feature modules provide (found once, on first use). */
+  private owners(): {
+    writers: Map<string, SandboxCollectionWriter>;
+    scopes: Map<string, SandboxReadScope>;
+  } {
+    if (!this.writers || !this.scopes) {
+      this.writers = new Map(
+        this.all(SandboxCollectionWriter).map((w) => [w.collection, w]),
+      );
+      this.scopes = new Map(
+        this.all(SandboxReadScope).map((s) => [s.collection, s]),
+      );
+    }
+    return { writers: this.writers, scopes: this.scopes };
+  }
+
+  private all<T>(token: abstract new (...args: never[]) => T): T[] {
+    try {
+      return this.modules.get(token, { strict: false, each: true });
+    } catch {
+      return [];
+    }
+  }
+
+  /** The current filter of every scoped collection the operation could read (fail closed: nothing without a scope). */
+  private async readScopes(op: MongoOperation): Promise<ReadScopes> {
+    const scopes = new Map<string, MongoDocument>();
+    const { scopes: providers } = this.owners();
+    const reads =
+      op.operation === 'aggregate' ||
+      ((SCOPED_READ_COLLECTIONS.has(op.collection) ||
+        providers.has(op.collection)) &&
+        !MONGO_WRITES.has(op.operation));
+    if (!reads) return scopes;
+    for (const name of new Set([
+      ...SCOPED_READ_COLLECTIONS,
+      ...providers.keys(),
+    ])) {
+      const provider = providers.get(name);
+      scopes.set(
+        name,
+        provider ? await provider.visibleFilter() : NOTHING_VISIBLE,
+      );
+    }
+    return scopes;
+  }
+
   private async run(
     op: MongoOperation,
     secrets: Promise<string[]>,
   ): Promise<SandboxResult> {
     const db = this.connection.db;
     if (!db) throw new Error('The database is not connected.');
+    const scopes = await this.readScopes(op);
     if (op.operation === 'listCollections') {
       const collections = await db
         .listCollections({}, { nameOnly: true })
@@ -76,7 +164,7 @@ export class MongoSandboxService {
     }
     const collection = db.collection(op.collection);
     const options = op.options ?? {};
-    const filter = op.filter ?? {};
+    const filter = scopedFilter(op.collection, op.filter ?? {}, scopes);
     switch (op.operation) {
       case 'find': {
         const docs = await collection
@@ -113,7 +201,7 @@ export class MongoSandboxService {
       }
       case 'aggregate': {
         const pipeline = [
-          ...(op.pipeline ?? []),
+          ...scopedPipeline(op.collection, op.pipeline ?? [], scopes),
           { $limit: readLimit(options.limit) },
         ];
         const docs = await collection

@@ -251,6 +251,64 @@ describe('validateMongoOperation', () => {
     });
   });
 
+  describe('collections the app also writes', () => {
+    const APP_WRITTEN = 'the app also writes this collection';
+    it.each([
+      ['cronjobs', { unique: true }],
+      ['cronjobs', { partialFilterExpression: { enabled: true } }],
+      ['cronjobs', { expireAfterSeconds: 0 }],
+      ['contacts', { unique: true, name: 'by_email' }],
+      ['schedule', { expireAfterSeconds: 3600 }],
+      ['master', { partialFilterExpression: { a: { $exists: true } } }],
+    ])(
+      'refuses a unique, partial or TTL index on %s (%j)',
+      (collection, options) => {
+        const error = refusal({
+          operation: 'createIndex',
+          collection,
+          keys: { name: 1 },
+          options,
+        });
+        expect(error).toContain(APP_WRITTEN);
+        expect(error).toContain(`'${collection}'`);
+      },
+    );
+
+    it('refuses a capped collection under an AI-managed name', () => {
+      expect(
+        refusal({
+          operation: 'createCollection',
+          collection: 'cronjobs',
+          options: { capped: true, size: 4096 },
+        }),
+      ).toContain(APP_WRITTEN);
+    });
+
+    it('keeps plain indexes there, and every option on ai_ collections', () => {
+      accepted({
+        operation: 'createIndex',
+        collection: 'cronjobs',
+        keys: { name: 1 },
+        options: { name: 'by_name', sparse: true, unique: false },
+      });
+      accepted({
+        operation: 'createIndex',
+        collection: 'ai_books',
+        keys: { isbn: 1 },
+        options: {
+          unique: true,
+          partialFilterExpression: { isbn: { $exists: true } },
+          expireAfterSeconds: 60,
+        },
+      });
+      accepted({
+        operation: 'createCollection',
+        collection: 'ai_log',
+        options: { capped: true, size: 4096 },
+      });
+    });
+  });
+
   describe('server-side JavaScript', () => {
     it.each([
       [

@@ -100,6 +100,7 @@ const SETTINGS_BLOCKED_OPERATORS = new Set([
   '$jsonSchema',
   '$bsonSize',
 ]);
+const AI_MANAGED: ReadonlySet<string> = new Set(AI_MANAGED_COLLECTIONS);
 const INDEX_KEY_TYPES = new Set(['text', '2dsphere', '2d', 'hashed']);
 const HEX_OBJECT_ID = /^[0-9a-fA-F]{24}$/;
 
@@ -270,7 +271,38 @@ function checkOperation(raw: unknown): MongoOperation {
   const options = raw['options'];
   if (options !== undefined && options !== null)
     op.options = checkOptions(options, name, walker);
+  if (op.options && AI_MANAGED.has(collection))
+    checkAppWrittenOptions(op.options, name, collection);
   return op;
+}
+
+/**
+ * Index and collection options that would let the AI break the app's own
+ * writes: a unique or partial index makes them fail, a TTL index deletes the
+ * app's documents, a capped collection refuses deletes and drops old documents.
+ */
+const APP_WRITTEN_REFUSED_OPTIONS: Partial<
+  Record<MongoOperationName, readonly OptionName[]>
+> = {
+  createIndex: ['unique', 'partialFilterExpression', 'expireAfterSeconds'],
+  createCollection: ['capped', 'size', 'max'],
+};
+
+function checkAppWrittenOptions(
+  options: MongoOperationOptions,
+  operation: MongoOperationName,
+  collection: string,
+): void {
+  for (const key of APP_WRITTEN_REFUSED_OPTIONS[operation] ?? []) {
+    if (options[key] === undefined || options[key] === false) continue;
+    refuse(
+      `'options.${key}' is refused on '${collection}': the app also writes this collection, and ` +
+        (operation === 'createIndex'
+          ? 'a unique, partial or TTL index could make its writes fail or delete its data. '
+          : 'a capped collection would refuse its deletes and drop its documents. ') +
+        `Plain indexes are fine here; use these options on your own '${AI_COLLECTION_PREFIX}' collections.`,
+    );
+  }
 }
 
 function checkCollection(

@@ -29,6 +29,8 @@ export type RunTrigger = (typeof RUN_TRIGGERS)[number];
 export const AUTOMATION_KINDS = ['cron', 'pulse'] as const;
 export type AutomationKind = (typeof AUTOMATION_KINDS)[number];
 
+export type CronJobCreator = 'owner' | 'ai';
+
 /** `GET /api/cronjobs` items and the answer to create/update. */
 export interface CronJobView {
   id: string;
@@ -44,8 +46,10 @@ export interface CronJobView {
   nextRuns: string[];
   /** The owner's timezone the expression is read in. */
   timezone: string;
-  /** Set when the stored expression cannot be scheduled (e.g. the AI wrote it through db_query). */
+  /** Why the job cannot be scheduled: an invalid expression, or a document stored in a shape the scheduler cannot run. */
   scheduleError: string | null;
+  /** Who made the job: the owner (console, REST) or the AI (manage_cronjob, db_query); null for jobs stored before this was recorded. */
+  createdBy: CronJobCreator | null;
   lastRun: CronRunView | null;
   /** Runs that failed one after another; reset by a success. */
   consecutiveFailures: number;

@@ -8,7 +8,7 @@ import { MONGO_OPERATIONS } from '../../mongo-sandbox/mongo-operation';
 import { MongoSandboxService } from '../../mongo-sandbox/mongo-sandbox.service';
 import { MAX_INSERT_DOCUMENTS } from '../../mongo-sandbox/validate-mongo-operation';
 import { MAX_RESULT_DOCUMENTS } from '../../mongo-sandbox/mongo-sandbox.service';
-import { AiToolProvider, type AiTool } from '../ai-tool';
+import { AiToolProvider, type AiTool, type AiToolContext } from '../ai-tool';
 
 const WRITES = new Set([
   'insertOne',
@@ -117,8 +117,18 @@ export class DbQueryTool implements AiTool<typeof DB_QUERY_ARGS> {
     private readonly clock: Clock,
   ) {}
 
-  async execute(args: z.output<typeof DB_QUERY_ARGS>): Promise<string> {
-    const result = await this.sandbox.execute(args);
+  async execute(
+    args: z.output<typeof DB_QUERY_ARGS>,
+    context?: AiToolContext,
+  ): Promise<string> {
+    const result = await this.sandbox.execute(
+      args,
+      context && {
+        source: context.source,
+        chatId: context.chatId,
+        messageId: context.messageId,
+      },
+    );
     if (WRITES.has(args.operation) && !('error' in result)) {
       this.events.emit('data.changed', {
         collection: args.collection,

@@ -1,4 +1,11 @@
-import { Inject, Injectable, NotFoundException } from '@nestjs/common';
+import {
+  BadRequestException,
+  Inject,
+  Injectable,
+  Logger,
+  NotFoundException,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
 import {
@@ -22,16 +29,43 @@ import { Clock } from '../../clock/clock';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/app-config.provider';
 import { AppEventBus } from '../../events/app-event-bus';
+import type { TurnSource } from '../../llm/turn-source';
 import { SettingsService } from '../../settings/settings.service';
 import { checkCronJobInput } from './cron-job-input';
 import { CronScheduler, cronChatTitle } from './cron-scheduler';
+import { jobOwnChat } from './job-chat';
+import {
+  jobIdCandidates,
+  jobIdOf,
+  jobShapeProblems,
+  malformedJobError,
+} from './job-record-shape';
 import { CronJobRecord } from './schemas/cron-job.schema';
 
 export type ChangedBy = 'owner' | 'ai';
 
+/** The AI turn asking for a change (manage_cronjob, db_query). */
+export interface JobTurn {
+  source: TurnSource;
+  /** The turn's assistant message (its chat when unknown): one unattended run creates at most one job. */
+  turnId: string | null;
+}
+
+/** Turns nobody watches: each may create at most this many jobs. */
+export const UNATTENDED_TURN_SOURCES: ReadonlySet<TurnSource> = new Set([
+  'cron',
+  'pulse',
+  'auto-reply',
+]);
+export const MAX_JOBS_PER_UNATTENDED_TURN = 1;
+/** How many unattended turns' create counts are remembered (the oldest are forgotten first). */
+const REMEMBERED_TURNS = 1000;
+
 /** Scheduled jobs: create, edit, pause, delete, run now, and their views (REST and manage_cronjob alike). */
 @Injectable()
-export class CronJobsService {
+export class CronJobsService implements OnApplicationBootstrap {
+  private readonly logger = new Logger(CronJobsService.name);
+
   constructor(
     @InjectModel(CronJobRecord.name)
     private readonly jobs: Model<CronJobRecord>,
@@ -44,12 +78,41 @@ export class CronJobsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
+  private creating: Promise<unknown> = Promise.resolve();
+  /** Jobs created per unattended turn (insertion order = age). */
+  private readonly createdInTurn = new Map<string, number>();
+
+  /**
+   * Drops the unique, partial and TTL indexes db_query could create on
+   * `cronjobs` before they were refused: they make the app's own writes fail
+   * or delete its jobs. The app itself makes none.
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    try {
+      const indexes = await this.jobs.collection.indexes();
+      for (const index of indexes) {
+        if (index.name === '_id_' || !index.name) continue;
+        if (
+          index.unique ||
+          index.partialFilterExpression !== undefined ||
+          index.expireAfterSeconds !== undefined
+        ) {
+          await this.jobs.collection.dropIndex(index.name);
+          this.logger.warn(
+            `Dropped the index "${index.name}" on cronjobs: a unique, partial or TTL index there breaks the scheduled jobs.`,
+          );
+        }
+      }
+    } catch {
+      // No collection yet: nothing to drop.
+    }
+  }
+
   async list(): Promise<CronJobView[]> {
-    const jobs = await this.jobs
+    const jobs = (await this.jobs.collection
       .find({})
       .sort({ createdAt: 1, _id: 1 })
-      .lean<CronJobRecord[]>()
-      .exec();
+      .toArray()) as unknown as CronJobRecord[];
     const timezone = await this.timezone();
     // One instant for the whole list, so jobs sharing a schedule share its next-runs lookup.
     const now = this.clock.now();
@@ -85,14 +148,87 @@ export class CronJobsService {
         };
   }
 
-  /** Checks everything, then makes the job and its chat. */
+  /**
+   * Checks everything, then makes the job and its chat. Refused (400) past
+   * MAX_CRONJOBS jobs, or past one job in an unattended run (cron, pulse, auto-reply).
+   */
   async create(
     request: CreateCronJobRequest,
     by: ChangedBy,
+    turn?: JobTurn,
   ): Promise<CronJobView> {
+    const [view] = await this.createMany([request], by, turn);
+    return view;
+  }
+
+  /** Creates several jobs after checking all of them and the limits: all or nothing is checked up front. */
+  async createMany(
+    requests: readonly CreateCronJobRequest[],
+    by: ChangedBy,
+    turn?: JobTurn,
+  ): Promise<CronJobView[]> {
     const timezone = await this.timezone();
     const now = this.clock.now();
-    const fields = checkCronJobInput(request, 'create', timezone, now);
+    const checked = requests.map((request, index) => {
+      try {
+        return checkCronJobInput(request, 'create', timezone, now);
+      } catch (error) {
+        if (requests.length > 1 && error instanceof BadRequestException)
+          throw new BadRequestException(
+            `Job ${index + 1}: ${error.message} (nothing was created)`,
+          );
+        throw error;
+      }
+    });
+    // One create at a time, so two at once cannot both pass the limit.
+    const work = this.creating.then(async () => {
+      await this.checkLimits(checked.length, turn);
+      const views: CronJobView[] = [];
+      for (const fields of checked)
+        views.push(await this.insert(fields, by, timezone));
+      this.countCreates(checked.length, turn);
+      return views;
+    });
+    this.creating = work.catch(() => undefined);
+    return work;
+  }
+
+  private async checkLimits(count: number, turn?: JobTurn): Promise<void> {
+    const max = this.config.automations.maxCronJobs;
+    const existing = await this.jobs.collection.countDocuments({});
+    if (existing + count > max) {
+      throw new BadRequestException(
+        `At most ${max} scheduled jobs may exist (MAX_CRONJOBS); there are ${existing}. Delete a job before creating another.`,
+      );
+    }
+    const key = turnKey(turn);
+    if (key === null) return;
+    const made = this.createdInTurn.get(key) ?? 0;
+    if (made + count > MAX_JOBS_PER_UNATTENDED_TURN) {
+      throw new BadRequestException(
+        `An unattended run (${turn?.source}) may create at most ${MAX_JOBS_PER_UNATTENDED_TURN} scheduled job; ` +
+          `${made ? 'this run already created one' : `${count} were asked for`}. The owner can create more.`,
+      );
+    }
+  }
+
+  private countCreates(count: number, turn?: JobTurn): void {
+    const key = turnKey(turn);
+    if (key === null) return;
+    this.createdInTurn.delete(key);
+    this.createdInTurn.set(key, (this.createdInTurn.get(key) ?? 0) + count);
+    while (this.createdInTurn.size > REMEMBERED_TURNS) {
+      const oldest = this.createdInTurn.keys().next().value as string;
+      this.createdInTurn.delete(oldest);
+    }
+  }
+
+  private async insert(
+    fields: ReturnType<typeof checkCronJobInput>,
+    by: ChangedBy,
+    timezone: string,
+  ): Promise<CronJobView> {
+    const now = this.clock.now();
     const _id = new Types.ObjectId();
     const name = fields.name as string;
     const chat = await this.chats.create(cronChatTitle(name), 'cron');
@@ -106,6 +242,7 @@ export class CronJobsService {
       lastDueAt: now,
       consecutiveFailures: 0,
       lastRun: null,
+      createdBy: by,
       createdAt: now,
       updatedAt: now,
     };
@@ -135,15 +272,17 @@ export class CronJobsService {
       (fields.enabled === true && job.enabled === false);
     // A new schedule or a resume starts now: nothing is owed for the time before.
     if (rescheduled) set.lastDueAt = now;
-    if (fields.name !== undefined && fields.name !== job.name && job.chatId) {
+    const ownChat = await this.ownChatId(job);
+    if (fields.name !== undefined && fields.name !== job.name && ownChat) {
       await this.chats
-        .rename(job.chatId.toHexString(), cronChatTitle(fields.name))
+        .rename(ownChat.toHexString(), cronChatTitle(fields.name))
         .catch(() => undefined);
     }
-    const updated = await this.jobs
-      .findOneAndUpdate({ _id: job._id }, { $set: set }, { new: true })
-      .lean<CronJobRecord>()
-      .exec();
+    const updated = (await this.jobs.collection.findOneAndUpdate(
+      { _id: job._id },
+      { $set: set },
+      { returnDocument: 'after' },
+    )) as CronJobRecord | null;
     if (!updated) throw notFound(id);
     await this.changed(updated, 'updated', by);
     return this.toView(updated, timezone);
@@ -154,23 +293,50 @@ export class CronJobsService {
     return this.update(id, { enabled: job.enabled === false }, by);
   }
 
-  /** Deletes the job, its chat (stopping a running run) and its run history. */
+  /**
+   * Deletes the job, its own chat (stopping a running run) and its run history.
+   * A malformed job (any `_id`) can be deleted too; a chat another job or the
+   * owner uses is never deleted with it.
+   */
   async remove(id: string, by: ChangedBy): Promise<void> {
     const job = await this.record(id);
-    await this.jobs.deleteOne({ _id: job._id }).exec();
+    const ownChat = await this.ownChatId(job);
+    await this.jobs.collection.deleteOne({ _id: job._id });
     await this.changed(job, 'deleted', by);
-    if (job.chatId)
-      await this.chats.remove(job.chatId.toHexString()).catch(() => undefined);
-    await this.runs.removeAll('cron', id);
+    if (ownChat)
+      await this.chats.remove(ownChat.toHexString()).catch(() => undefined);
+    if (job._id instanceof Types.ObjectId)
+      await this.runs.removeAll('cron', job._id.toHexString());
+  }
+
+  /** The ids of the stored jobs a db_query filter matches (at most `limit`; 0 = all). */
+  async idsMatching(
+    filter: Record<string, unknown>,
+    limit: number,
+  ): Promise<string[]> {
+    const docs = await this.jobs.collection
+      .find(filter, { projection: { _id: 1 }, limit, maxTimeMS: 5000 })
+      .toArray();
+    return docs.map((doc) => jobIdOf(doc._id));
+  }
+
+  private ownChatId(job: CronJobRecord): Promise<Types.ObjectId | null> {
+    return jobOwnChat(this.jobs.collection, this.chats, job);
   }
 
   async runNow(id: string): Promise<CronRunView> {
-    return this.scheduler.runNow(await this.record(id));
+    const job = await this.record(id);
+    const problems = jobShapeProblems(job);
+    if (problems.length)
+      throw new BadRequestException(malformedJobError(problems));
+    return this.scheduler.runNow(job);
   }
 
   async history(id: string, page: RunPage): Promise<CronRunView[]> {
-    await this.record(id);
-    return this.runs.list('cron', id, page);
+    const job = await this.record(id);
+    // A malformed job (not an ObjectId) never ran.
+    if (!(job._id instanceof Types.ObjectId)) return [];
+    return this.runs.list('cron', job._id.toHexString(), page);
   }
 
   private async changed(
@@ -178,21 +344,23 @@ export class CronJobsService {
     change: 'created' | 'updated' | 'deleted',
     by: ChangedBy,
   ): Promise<void> {
-    const jobId = job._id;
-    if (change === 'deleted') await this.scheduler.remove(jobId.toHexString());
+    const jobId = jobIdOf(job._id);
+    if (change === 'deleted') await this.scheduler.remove(jobId);
     else await this.scheduler.upsert(job);
     this.events.emit('cronjobs.changed', {
-      jobId: jobId.toHexString(),
+      jobId,
       change,
       by,
       at: this.clock.now().toISOString(),
     });
   }
 
+  /** The stored job with this API id; malformed ids (string, number) are found too. */
   private async record(id: string): Promise<CronJobRecord> {
-    if (!Types.ObjectId.isValid(id) || !/^[0-9a-f]{24}$/i.test(id))
-      throw notFound(id);
-    const job = await this.jobs.findById(id).lean<CronJobRecord>().exec();
+    if (!id || id.length > 200) throw notFound(id);
+    const job = (await this.jobs.collection.findOne({
+      _id: { $in: jobIdCandidates(id) } as never,
+    })) as CronJobRecord | null;
     if (!job) throw notFound(id);
     return job;
   }
@@ -206,15 +374,13 @@ export class CronJobsService {
     timezone: string,
     now = this.clock.now(),
   ): CronJobView {
-    const id = raw._id.toHexString();
+    const id = jobIdOf(raw._id);
     const expression =
       typeof raw.cronExpression === 'string' ? raw.cronExpression : '';
-    const check = checkCronExpression(
-      expression,
-      timezone,
-      now,
-      CRONJOB_NEXT_RUNS,
-    );
+    const problems = jobShapeProblems(raw);
+    const check = problems.length
+      ? { ok: false as const, error: malformedJobError(problems) }
+      : checkCronExpression(expression, timezone, now, CRONJOB_NEXT_RUNS);
     const enabled = raw.enabled !== false;
     const failures =
       typeof raw.consecutiveFailures === 'number' ? raw.consecutiveFailures : 0;
@@ -228,11 +394,15 @@ export class CronJobsService {
       chatId:
         raw.chatId instanceof Types.ObjectId ? raw.chatId.toHexString() : null,
       description: check.ok ? describeCron(expression) : expression,
+      createdBy:
+        raw.createdBy === 'owner' || raw.createdBy === 'ai'
+          ? raw.createdBy
+          : null,
       nextRuns:
         check.ok && enabled ? check.nextRuns.map((d) => d.toISOString()) : [],
       timezone,
       scheduleError: check.ok ? null : check.error,
-      lastRun: raw.lastRun ?? null,
+      lastRun: isRunView(raw.lastRun) ? raw.lastRun : null,
       consecutiveFailures: failures,
       failing: failures >= this.config.automations.failureAlertAfter,
       running: this.scheduler.isRunning(id),
@@ -243,7 +413,22 @@ export class CronJobsService {
 }
 
 function notFound(id: string): NotFoundException {
-  return new NotFoundException(`Scheduled job '${id}' not found`);
+  return new NotFoundException(`Scheduled job '${id.slice(0, 200)}' not found`);
+}
+
+function turnKey(turn: JobTurn | undefined): string | null {
+  if (!turn || !UNATTENDED_TURN_SOURCES.has(turn.source)) return null;
+  return `${turn.source}:${turn.turnId ?? '?'}`;
+}
+
+function isRunView(value: unknown): value is CronRunView {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    typeof (value as CronRunView).outcome === 'string' &&
+    typeof (value as CronRunView).startedAt === 'string'
+  );
 }
 
 function toIso(value: unknown): string {

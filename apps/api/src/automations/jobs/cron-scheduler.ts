@@ -26,12 +26,15 @@ import {
   nextCronRuns,
 } from '../schedule-math/cron-schedule';
 import { ChatReplyService } from '../../chats/chat-reply.service';
+import { ChatsService } from '../../chats/chats.service';
 import { Clock } from '../../clock/clock';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/app-config.provider';
 import { AppEventBus } from '../../events/app-event-bus';
 import { formatPromptDateTime } from '../../system-instruction/core-prompt-sections';
 import { SettingsService } from '../../settings/settings.service';
+import { jobOwnChat } from './job-chat';
+import { jobIdOf, jobShapeProblems } from './job-record-shape';
 import { CronJobRecord } from './schemas/cron-job.schema';
 
 /** A due time handled within this long of its time counts as on time; later, as a catch-up. */
@@ -76,6 +79,7 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
     private readonly jobs: Model<CronJobRecord>,
     private readonly runs: AutomationRunsService,
     private readonly replies: ChatReplyService,
+    private readonly chats: ChatsService,
     private readonly settings: SettingsService,
     private readonly ticker: AutomationTicker,
     private readonly clock: Clock,
@@ -116,8 +120,8 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
     await this.serial(async () => {
       const { timezone } = await this.settings.get();
       const entry = this.entryFor(job, timezone);
-      if (entry) this.entries.set(job._id.toHexString(), entry);
-      else this.entries.delete(job._id.toHexString());
+      if (entry) this.entries.set(jobIdOf(job._id), entry);
+      else this.entries.delete(jobIdOf(job._id));
     });
     this.ticker.rearm();
   }
@@ -176,10 +180,14 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
   private async load(): Promise<void> {
     const { timezone } = await this.settings.get();
     const now = this.clock.now();
-    const jobs = await this.jobs.find({}).lean<CronJobRecord[]>().exec();
+    const jobs = (await this.jobs.collection
+      .find({})
+      .toArray()) as unknown as CronJobRecord[];
     const entries = new Map<string, Entry>();
     const unstarted: Types.ObjectId[] = [];
     for (const job of jobs) {
+      // A malformed document (written by db_query before its writes were checked) is listed, never run.
+      if (jobShapeProblems(job).length) continue;
       if (!(job.lastDueAt instanceof Date)) {
         // Written by db_query without a start point: its schedule starts now, nothing is owed from before.
         job.lastDueAt = now;
@@ -197,6 +205,7 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
 
   private entryFor(job: CronJobRecord, timezone: string): Entry | null {
     if (
+      jobShapeProblems(job).length ||
       job.enabled === false ||
       typeof job.cronExpression !== 'string' ||
       !(job.lastDueAt instanceof Date)
@@ -395,7 +404,7 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
   /** The job's chat, made again if the owner deleted it. */
   private async ensureChat(job: Entry['job']): Promise<string> {
     const { chatId, created } = await this.runs.chatFor(
-      job.chatId,
+      await jobOwnChat(this.jobs.collection, this.chats, job),
       cronChatTitle(job.name),
       'cron',
     );

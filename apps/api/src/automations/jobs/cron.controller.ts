@@ -55,7 +55,7 @@ export class CronController {
   @ApiCreatedResponse({ type: CronJobDto })
   @ApiBadRequestResponse({
     description:
-      'Missing or too long fields, an invalid expression, or one that fires more than once a minute',
+      'Missing or too long fields, an invalid expression, one that fires more than once a minute, or MAX_CRONJOBS jobs exist already',
   })
   create(@Body() body: CreateCronJobDto): Promise<CronJobView> {
     return this.jobs.create(body, 'owner');
@@ -94,7 +94,7 @@ export class CronController {
   @HttpCode(204)
   @ApiOperation({
     summary:
-      'Delete a job, its chat and its run history (a running run is stopped)',
+      'Delete a job, its own chat and its run history (a running run is stopped); a malformed stored job is deleted by its id, whatever its type',
   })
   @ApiNoContentResponse()
   @ApiNotFoundResponse({ description: 'No such job' })

@@ -4,6 +4,8 @@ import { ChatsModule } from '../../chats/chats.module';
 import { SettingsModule } from '../../settings/settings.module';
 import { AutomationsModule } from '../automations.module';
 import { CronController } from './cron.controller';
+import { SandboxCollectionWriter } from '../../mongo-sandbox/sandbox-collection-owners';
+import { CronJobsDbWriter } from './cron-jobs-db-writer';
 import { CronJobsService } from './cron-jobs.service';
 import { CronScheduler } from './cron-scheduler';
 import { ManageCronjobTool } from './manage-cronjob.tool';
@@ -20,7 +22,13 @@ import { CronJobRecord, CronJobSchema } from './schemas/cron-job.schema';
     ]),
   ],
   controllers: [CronController],
-  providers: [CronJobsService, CronScheduler, ManageCronjobTool],
+  providers: [
+    CronJobsService,
+    CronScheduler,
+    ManageCronjobTool,
+    // db_query's writes to `cronjobs` (found by the sandbox).
+    { provide: SandboxCollectionWriter, useClass: CronJobsDbWriter },
+  ],
   exports: [CronJobsService],
 })
 export class CronModule {}

@@ -7,7 +7,12 @@ import {
   type CronJobView,
 } from '@metatronos/shared-types';
 import { z } from 'zod';
-import { AiToolProvider, toolError, type AiTool } from '../../ai-tools/ai-tool';
+import {
+  AiToolProvider,
+  toolError,
+  type AiTool,
+  type AiToolContext,
+} from '../../ai-tools/ai-tool';
 import { CronJobsService } from './cron-jobs.service';
 
 const ACTIONS = ['create', 'list', 'update', 'delete', 'toggle'] as const;
@@ -53,7 +58,10 @@ export class ManageCronjobTool implements AiTool<typeof MANAGE_CRONJOB_ARGS> {
 
   constructor(private readonly jobs: CronJobsService) {}
 
-  async execute(args: ManageCronjobArgs): Promise<string> {
+  async execute(
+    args: ManageCronjobArgs,
+    context?: AiToolContext,
+  ): Promise<string> {
     const { action } = args;
     const jobId = args.job_id?.trim();
     const noId = () =>
@@ -71,7 +79,14 @@ export class ManageCronjobTool implements AiTool<typeof MANAGE_CRONJOB_ARGS> {
         return JSON.stringify(
           toolJob(
             // A missing field is refused by the service with its own text ("instruction is required").
-            await this.jobs.create(fields as CreateCronJobRequest, 'ai'),
+            await this.jobs.create(
+              fields as CreateCronJobRequest,
+              'ai',
+              context && {
+                source: context.source,
+                turnId: context.messageId ?? context.chatId,
+              },
+            ),
           ),
         );
       case 'list':
@@ -105,6 +120,7 @@ function toolJob(job: CronJobView) {
     chat_id: job.chatId,
     next_runs: job.nextRuns,
     schedule_error: job.scheduleError,
+    created_by: job.createdBy,
     last_run: job.lastRun
       ? {
           outcome: job.lastRun.outcome,

@@ -5,7 +5,9 @@ import {
   WhatsAppPermissionRecord,
   WhatsAppPermissionSchema,
 } from './schemas/whatsapp-permission.schema';
+import { SandboxReadScope } from '../../mongo-sandbox/sandbox-collection-owners';
 import { WhatsAppLink } from './whatsapp-link';
+import { WhatsAppMessagesReadScope } from './whatsapp-messages-read-scope';
 import { WhatsAppPermissionsController } from './whatsapp-permissions.controller';
 import { WhatsAppPermissionsPromptSection } from './whatsapp-permissions-prompt-section';
 import { WhatsAppPermissionsService } from './whatsapp-permissions.service';
@@ -37,6 +39,8 @@ import {
     WhatsAppSendMessageTool,
     WhatsAppManagePermissionTool,
     WhatsAppListPermissionsTool,
+    // db_query sees only the messages of contacts with canRead.
+    { provide: SandboxReadScope, useClass: WhatsAppMessagesReadScope },
   ],
   exports: [WhatsAppPermissionsService],
 })

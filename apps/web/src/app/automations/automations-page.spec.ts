@@ -299,6 +299,35 @@ describe('AutomationsPage', () => {
     ).toContain('Deleted “Morning briefing”.');
   });
 
+  it('labels who made each job, and deletes a malformed stored job shown with its scheduleError', async () => {
+    const stored = cronJob('legacy job/1', 'Untitled job', {
+      cronExpression: '',
+      description: '',
+      nextRuns: [],
+      chatId: null,
+      createdBy: null,
+      scheduleError:
+        'This job was stored in a shape the scheduler cannot run (its id is not an ObjectId). Delete it and create it again.',
+    });
+    await load([MORNING, { ...WEEKLY, createdBy: 'ai' }, stored]);
+    expect(texts('job-created-by')).toEqual(['By you', 'By AI']);
+    expect(el('job-created-by', job('j2'))?.dataset['createdBy']).toBe('ai');
+    const broken = job('legacy job/1');
+    expect(el('job-created-by', broken)).toBeNull();
+    expect(text('job-schedule-error', broken)).toContain(
+      'Delete it and create it again.',
+    );
+    button('delete-job', broken).click();
+    await stable();
+    button('confirm-delete-job', broken).click();
+    await stable();
+    const req = http.expectOne('/api/cronjobs/legacy%20job%2F1');
+    expect(req.request.method).toBe('DELETE');
+    req.flush(null, { status: 204, statusText: 'No Content' });
+    await stable();
+    expect(texts('job-name')).toEqual(['Morning briefing', 'Weekly review']);
+  });
+
   it('expands the run history with trigger, duration, outcome, reason and the run’s chat', async () => {
     await load();
     const toggle = button('toggle-history', job('j1'));

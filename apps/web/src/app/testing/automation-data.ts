@@ -27,6 +27,7 @@ export function cronJob(
     ],
     timezone: TZ,
     scheduleError: null,
+    createdBy: 'owner',
     lastRun: null,
     consecutiveFailures: 0,
     failing: false,

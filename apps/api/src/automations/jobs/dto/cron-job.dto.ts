@@ -18,6 +18,7 @@ import {
   CRONJOB_NAME_MAX_LENGTH,
   type AutomationKind,
   type CreateCronJobRequest,
+  type CronJobCreator,
   type CronJobView,
   type CronPreview,
   type CronPreviewQuery,
@@ -201,9 +202,17 @@ export class CronJobDto implements CronJobView {
   @ApiProperty({
     type: String,
     nullable: true,
-    description: 'Why the stored expression cannot be scheduled',
+    description:
+      'Why the job cannot be scheduled: an invalid expression, or a document stored in a shape the scheduler cannot run',
   })
   scheduleError!: string | null;
+  @ApiProperty({
+    enum: ['owner', 'ai'],
+    nullable: true,
+    description:
+      'Who made the job (null for jobs stored before this was recorded)',
+  })
+  createdBy!: CronJobCreator | null;
   @ApiProperty({ type: CronRunDto, nullable: true })
   lastRun!: CronRunView | null;
   @ApiProperty()

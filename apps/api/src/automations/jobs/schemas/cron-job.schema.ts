@@ -4,7 +4,7 @@ import type { CronRunView } from '@metatronos/shared-types';
 
 /**
  * A scheduled job (`cronjobs`). The AI may also write this collection through
- * db_query, so every field is read defensively (see `normaliseJob`).
+ * db_query, so every field is read defensively (see `job-record-shape.ts`).
  */
 @Schema({ collection: 'cronjobs', versionKey: false })
 export class CronJobRecord {
@@ -27,6 +27,9 @@ export class CronJobRecord {
   consecutiveFailures!: number;
   @Prop({ type: Object, default: null })
   lastRun!: CronRunView | null;
+  /** Who made the job; missing on jobs stored before it was recorded. */
+  @Prop({ type: String, default: null })
+  createdBy?: 'owner' | 'ai' | null;
   @Prop({ type: Date, required: true })
   createdAt!: Date;
   @Prop({ type: Date, required: true })
