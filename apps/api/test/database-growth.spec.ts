@@ -158,6 +158,35 @@ describe('embedded database: queries that stay fast as data grows', () => {
     expect(page.map((m) => m['n'])).toEqual([39, 37, 35, 33, 31]);
   });
 
+  it('pages one chat newest first from the index, and still right when the field holds arrays or look-alike strings', async () => {
+    const pages = db.collection<Record<string, unknown>>('pages');
+    await pages.createIndex({ chatId: 1, _id: -1 });
+    const chat = new ObjectId();
+    const other = new ObjectId();
+    const ids = Array.from({ length: 12 }, () => new ObjectId());
+    await pages.insertMany(
+      ids.map((_id, n) => ({ _id, chatId: n % 3 === 2 ? other : chat, n })),
+    );
+    const page = async (filter: object, skip: number, limit: number) =>
+      (
+        await pages
+          .find(filter, { sort: { _id: -1 }, skip, limit, maxTimeMS: 5000 })
+          .toArray()
+      ).map((doc) => doc['n']);
+    expect(await page({ chatId: chat }, 0, 3)).toEqual([10, 9, 7]);
+    expect(await page({ chatId: chat }, 2, 3)).toEqual([7, 6, 4]);
+    expect(await page({ chatId: chat, n: { $lt: 8 } }, 0, 2)).toEqual([7, 6]);
+    expect(await page({ chatId: other, 'x.y': null }, 0, 2)).toEqual([11, 8]);
+
+    // Newer documents that the index condition lets through and MongoDB's rules decide on.
+    await pages.insertMany([
+      { _id: new ObjectId(), chatId: chat.toHexString(), n: 100 },
+      { _id: new ObjectId(), chatId: [other, chat], n: 101 },
+    ]);
+    expect(await page({ chatId: chat }, 0, 3)).toEqual([101, 10, 9]);
+    expect(await page({ chatId: chat.toHexString() }, 0, 3)).toEqual([100]);
+  });
+
   it('counts whole collections exactly (count(*)), also after deletes and when empty', async () => {
     const notes = db.collection('notes');
     expect(await notes.countDocuments({})).toBe(0);
