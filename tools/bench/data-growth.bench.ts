@@ -1,16 +1,18 @@
-// Data growth (issue 19 A), on the real Nest app and embedded FerretDB: 1k, 10k and 100k chat messages over
-// 200 chats, plus one WhatsApp message per five chat messages (20k at 100k) from 200 contacts, inserted
-// straight into the database. At each size: the median latency over HTTP of the routes whose cost used to
+// Data growth (issue 19 A), on the built server (dist/apps/api/main.js, its own process, as in production)
+// and its embedded FerretDB: 1k, 10k and 100k chat messages over 200 chats, plus one WhatsApp message per
+// five chat messages (20k at 100k) from 200 contacts, inserted straight into the database (the address from
+// the server's start line). At each size: the median latency over HTTP of the routes whose cost used to
 // grow with everything ever stored, and the API process's RSS while serving them, against the targets.
+// `npm run bench` builds the server first; alone, build it with `npx nx run api:build`.
 // Sizes: BENCH_SIZES=1000,10000 (default 1000,10000,100000). Rounds per route: BENCH_ROUNDS (default 15).
 // Alone: TS_NODE_PROJECT=apps/api/tsconfig.app.json TS_NODE_TRANSPILE_ONLY=true
 //   node -r ts-node/register -r ./tools/bench/register-paths.cjs tools/bench/data-growth.bench.ts
-import 'reflect-metadata';
-import { readdirSync, readFileSync } from 'node:fs';
-import { getConnectionToken } from '@nestjs/mongoose';
-import { Types, type Connection } from 'mongoose';
-import { startFakeLlmServer } from '../fake-llm/fake-llm-server';
-import { startBenchApp, type BenchApp } from './in-process-app';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MongoClient, ObjectId, type Db } from 'mongodb';
 
 const SIZES = (process.env['BENCH_SIZES'] ?? '1000,10000,100000')
   .split(',')
@@ -48,12 +50,12 @@ function rssOf(pid: number): number {
   }
 }
 
-/** The embedded database launcher started by this process (Linux), or NaN. */
-function launcherPid(): number {
+/** The embedded database launcher started by the server (Linux), or NaN. */
+function launcherPid(serverPid: number): number {
   try {
-    for (const task of readdirSync('/proc/self/task'))
+    for (const task of readdirSync(`/proc/${serverPid}/task`))
       for (const child of readFileSync(
-        `/proc/self/task/${task}/children`,
+        `/proc/${serverPid}/task/${task}/children`,
         'utf8',
       )
         .trim()
@@ -67,10 +69,70 @@ function launcherPid(): number {
   return Number.NaN;
 }
 
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Server {
+  child: ChildProcess;
+  url: string;
+  cookie: string;
+  databaseUri: string;
+  dataDir: string;
+}
+
+/** Starts dist/apps/api/main.js on a fresh data dir and sets up the owner. */
+async function startServer(): Promise<Server> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'metatron-bench-'));
+  const port = await freePort();
+  const child = spawn(process.execPath, ['dist/apps/api/main.js'], {
+    cwd: process.cwd(),
+    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let log = '';
+  const databaseUri = await new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) =>
+      reject(new Error(`the server exited (${code}): ${log}`)),
+    );
+    child.stdout?.on('data', (chunk: Buffer) => {
+      log += chunk.toString();
+      const found = /Embedded database ready at (mongodb:\/\/\S+)/.exec(log);
+      if (found && /MetatronOS is ready/.test(log)) resolve(found[1]);
+    });
+  });
+  child.stdout?.resume();
+  const url = `http://127.0.0.1:${port}`;
+  const setup = await fetch(`${url}/api/auth/setup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ password: 'bench password 1' }),
+  });
+  if (!setup.ok)
+    throw new Error(`setup: ${setup.status} ${await setup.text()}`);
+  const cookie = String(setup.headers.get('set-cookie')).split(';')[0];
+  return { child, url, cookie, databaseUri, dataDir };
+}
+
+async function get(server: Server, path: string): Promise<void> {
+  const res = await fetch(`${server.url}${path}`, {
+    headers: { cookie: server.cookie },
+  });
+  const body = await res.text();
+  if (!res.ok) throw new Error(`GET ${path}: ${res.status} ${body}`);
+}
+
 /** Adds chat messages up to `total` (spread over the chats, in time order) and WhatsApp messages up to total/5. */
 async function growTo(
-  connection: Connection,
-  chatIds: Types.ObjectId[],
+  connection: Db,
+  chatIds: ObjectId[],
   from: number,
   total: number,
 ): Promise<void> {
@@ -122,29 +184,29 @@ async function growTo(
 }
 
 async function measure(
-  api: BenchApp,
+  server: Server,
   route: Route,
 ): Promise<{ medianMs: number }> {
   const times: number[] = [];
   // One warm-up call, then the timed rounds.
   for (let round = 0; round <= ROUNDS; round++) {
     const began = performance.now();
-    await api.call('GET', route.path());
+    await get(server, route.path());
     if (round > 0) times.push(performance.now() - began);
   }
   return { medianMs: median(times) };
 }
 
 async function main(): Promise<void> {
-  const fake = await startFakeLlmServer();
-  const api = await startBenchApp(fake);
+  const server = await startServer();
+  const client = await new MongoClient(server.databaseUri).connect();
   try {
-    const connection = api.app.get<Connection>(getConnectionToken());
+    const connection = client.db('metatronos');
     const chats = connection.collection('chats');
-    const chatIds: Types.ObjectId[] = [];
+    const chatIds: ObjectId[] = [];
     const now = Date.UTC(2026, 0, 1);
     const chatDocs = Array.from({ length: CHATS }, (_, i) => {
-      const _id = new Types.ObjectId();
+      const _id = new ObjectId();
       chatIds.push(_id);
       return {
         _id,
@@ -188,7 +250,8 @@ async function main(): Promise<void> {
           `/api/whatsapp/messages?contact=${contactPhone(turn++ % CONTACTS)}&limit=50`,
       },
     ];
-    const dbPid = launcherPid();
+    const apiPid = server.child.pid as number;
+    const dbPid = launcherPid(apiPid);
     let stored = 0;
     const rows: string[] = [];
     let failed = false;
@@ -200,10 +263,10 @@ async function main(): Promise<void> {
       console.log(
         `\n${size.toLocaleString('en')} messages over ${CHATS} chats, ${Math.floor(size / 5).toLocaleString('en')} WhatsApp messages (seeded in ${seedSeconds.toFixed(1)} s)`,
       );
-      let peakRss = rssOf(process.pid);
+      let peakRss = rssOf(apiPid);
       for (const route of routes) {
-        const { medianMs } = await measure(api, route);
-        peakRss = Math.max(peakRss, rssOf(process.pid));
+        const { medianMs } = await measure(server, route);
+        peakRss = Math.max(peakRss, rssOf(apiPid));
         const ok = medianMs <= route.targetMs;
         if (size >= 100_000 && !ok) failed = true;
         const line = `  ${route.name.padEnd(36)} ${medianMs.toFixed(1).padStart(8)} ms   target ≤ ${route.targetMs} ms ${ok ? 'ok' : 'MISSED'}`;
@@ -222,8 +285,10 @@ async function main(): Promise<void> {
     }
     if (failed) process.exitCode = 1;
   } finally {
-    await api.close();
-    await fake.close();
+    await client.close();
+    server.child.kill('SIGTERM');
+    await new Promise((done) => server.child.once('exit', done));
+    rmSync(server.dataDir, { recursive: true, force: true });
   }
 }
 
