@@ -29,3 +29,6 @@ export class AttachmentRecord {
 }
 
 export const AttachmentSchema = SchemaFactory.createForClass(AttachmentRecord);
+// Created at start by AttachmentsService: a deleted chat's uploads and a file's other users are index lookups.
+AttachmentSchema.index({ chatId: 1 });
+AttachmentSchema.index({ sha256: 1 });

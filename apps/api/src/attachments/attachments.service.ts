@@ -122,6 +122,14 @@ export class AttachmentsService
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    // autoIndex is off (see DatabaseModule): the indexes are made here, once per boot.
+    await this.records
+      .createIndexes()
+      .catch((error: Error) =>
+        this.logger.warn(
+          `Could not create the attachment indexes: ${error.message}`,
+        ),
+      );
     this.chatCleanup.start();
     await this.deleteAbandoned().catch((error: Error) =>
       this.logger.warn(`Could not delete abandoned uploads: ${error.message}`),

@@ -41,3 +41,5 @@ export class AutomationRunRecord {
 export const AutomationRunSchema =
   SchemaFactory.createForClass(AutomationRunRecord);
 AutomationRunSchema.index({ kind: 1, jobId: 1, startedAt: -1 });
+// A job's runs (newest first) by the job, not by scanning every run of every job.
+AutomationRunSchema.index({ jobId: 1, _id: -1 });

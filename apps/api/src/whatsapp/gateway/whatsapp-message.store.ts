@@ -1,4 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import {
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
 import type { BufferedMessage } from '@metatronos/shared-types';
@@ -33,11 +37,31 @@ const DUPLICATE_KEY = 11000;
 
 /** `whatsapp_messages`: every message the socket delivered, once per message id. */
 @Injectable()
-export class WhatsAppMessageStore {
+export class WhatsAppMessageStore implements OnApplicationBootstrap {
+  private readonly logger = new Logger(WhatsAppMessageStore.name);
+  /**
+   * Every `from` and `to` ever stored (a few per contact), loaded once: a contact's digits are a
+   * substring match, which no index answers, so the matching addresses are picked here and their
+   * messages found by equality, through the `from`/`to` indexes. A deleted message leaves its
+   * address here, which is harmless (it then matches nothing).
+   */
+  private addresses?: Promise<Set<string>>;
+
   constructor(
     @InjectModel(WhatsAppMessageRecord.name)
     private readonly model: Model<WhatsAppMessageRecord>,
   ) {}
+
+  /** autoIndex is off (see DatabaseModule): the indexes are made here, once per boot. */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.model
+      .createIndexes()
+      .catch((error: Error) =>
+        this.logger.warn(
+          `Could not create the WhatsApp message indexes: ${error.message}`,
+        ),
+      );
+  }
 
   /**
    * Stores a batch (one `messages.upsert`) in one round trip; a message whose
@@ -67,6 +91,13 @@ export class WhatsAppMessageStore {
       errors = writeErrors as typeof errors;
     }
     const refused = new Map(errors.map((e) => [e.index, e]));
+    if (this.addresses) {
+      const known = await this.addresses.catch(() => undefined);
+      for (const { message } of items) {
+        known?.add(message.from);
+        known?.add(message.to);
+      }
+    }
     items.forEach(({ message: { id } }, index) => {
       const error = refused.get(index);
       if (!error) result.stored.push(id);
@@ -87,24 +118,61 @@ export class WhatsAppMessageStore {
     onlyPhones,
   }: WhatsAppMessageQuery): Promise<BufferedMessage[]> {
     if (onlyPhones && onlyPhones.length === 0) return [];
-    const filter: Record<string, unknown> = {};
     const digits = contact?.replace(/\D/g, '');
     // A contact without a single digit names nobody.
     if (contact?.trim() && !digits) return [];
-    if (digits)
-      filter['$or'] = [
-        { from: { $regex: digits } },
-        { to: { $regex: digits } },
-      ];
-    if (onlyPhones) filter['phone'] = { $in: [...onlyPhones] };
-    const docs = await this.model
-      .find(filter)
-      .sort({ timestamp: -1, _id: -1 })
-      .limit(limit)
-      .lean()
-      .exec();
-    return docs.reverse().map(toBufferedMessage);
+    const phones = onlyPhones
+      ? { phone: { $in: [...new Set(onlyPhones)] } }
+      : {};
+    // One indexed equality per lookup, merged here: `{from: {$regex}}` or `{phone: {$in}}` would read every message.
+    const lookups: Array<Record<string, unknown>> = [];
+    if (digits) {
+      for (const address of await this.knownAddresses())
+        if (address.includes(digits))
+          lookups.push(
+            { from: address, ...phones },
+            { to: address, ...phones },
+          );
+    } else if (onlyPhones) {
+      for (const phone of new Set(onlyPhones)) lookups.push({ phone });
+    } else lookups.push({});
+    const found = await Promise.all(
+      lookups.map((filter) =>
+        this.model
+          .find(filter)
+          .sort({ timestamp: -1, _id: -1 })
+          .limit(limit)
+          .lean()
+          .exec(),
+      ),
+    );
+    const byId = new Map<string, WhatsAppMessageRecord>();
+    for (const doc of found.flat()) byId.set(doc._id, doc);
+    return [...byId.values()]
+      .sort(newestFirst)
+      .slice(0, limit)
+      .reverse()
+      .map(toBufferedMessage);
   }
+
+  private knownAddresses(): Promise<Set<string>> {
+    this.addresses ??= Promise.all([
+      this.model.distinct('from').exec(),
+      this.model.distinct('to').exec(),
+    ]).then(([from, to]) => new Set<string>([...from, ...to]));
+    // A failed load is tried again by the next query.
+    this.addresses.catch(() => (this.addresses = undefined));
+    return this.addresses;
+  }
+}
+
+/** The order of `sort({ timestamp: -1, _id: -1 })`. */
+function newestFirst(
+  a: WhatsAppMessageRecord,
+  b: WhatsAppMessageRecord,
+): number {
+  if (a.timestamp !== b.timestamp) return b.timestamp - a.timestamp;
+  return a._id < b._id ? 1 : a._id > b._id ? -1 : 0;
 }
 
 function toBufferedMessage(doc: WhatsAppMessageRecord): BufferedMessage {

@@ -51,5 +51,10 @@ export class WhatsAppMessageRecord {
 export const WhatsAppMessageSchema = SchemaFactory.createForClass(
   WhatsAppMessageRecord,
 );
+// Created at start by WhatsAppMessageStore. An equality on the leading field is an index lookup on the
+// embedded database too (tools/ferretdb/patches): by contact (`phone`, `from`, `to`) and by auto-reply state.
 WhatsAppMessageSchema.index({ timestamp: -1 });
 WhatsAppMessageSchema.index({ phone: 1, timestamp: -1 });
+WhatsAppMessageSchema.index({ from: 1, timestamp: -1 });
+WhatsAppMessageSchema.index({ to: 1, timestamp: -1 });
+WhatsAppMessageSchema.index({ processing: 1 });
