@@ -11,6 +11,7 @@ const BENCHES = [
   'attachments.bench.ts',
   'automations.bench.ts',
   'conversations.bench.ts',
+  'data-growth.bench.ts',
   'foundation.bench.mjs',
   'whatsapp-qr.bench.mjs',
   'whatsapp.bench.ts',
