@@ -20,6 +20,13 @@ import { configureApp } from './http/configure-app';
 import { DataDirLock } from './data-dir-lock';
 import { StartupError } from './startup-error';
 
+/** A stop (SIGINT, SIGTERM) ends the process within 5 s, whatever is running; this leaves room to exit. */
+const HARD_EXIT_MS = 4500;
+/** Open connections (a download, an upload, an event stream that did not end) are cut after this. */
+const CONNECTION_GRACE_MS = 2000;
+/** The embedded database gets SIGTERM, then SIGKILL after this. */
+const DATABASE_STOP_GRACE_MS = 2000;
+
 /** Prints one line and exits: start-up failures never print a stack trace. */
 function fail(message: string, code = 1): never {
   process.stderr.write(`metatronos: ${message}\n`);
@@ -48,15 +55,38 @@ async function main(): Promise<void> {
   let app: NestExpressApplication | undefined;
   let shuttingDown = false;
 
+  /** Ends the process now, whatever is still running: the lock is released and the database told to stop. */
+  const exitNow = (exitCode: number): never => {
+    void database?.embedded?.stop();
+    lock?.release();
+    process.exit(exitCode);
+  };
   const shutdown = async (exitCode: number): Promise<never> => {
     shuttingDown = true;
+    // Whatever hangs (a hook, a connection, the database), the process ends within STOP_DEADLINE_MS.
+    setTimeout(() => {
+      logger.error(
+        `Still stopping after ${HARD_EXIT_MS / 1000} s: exiting without waiting for the rest`,
+      );
+      exitNow(1);
+    }, HARD_EXIT_MS).unref();
+    const server = app?.getHttpServer() as Server | undefined;
+    // No new connections; idle keep-alive ones close now. Event streams end with their last event
+    // as the app closes (AppEventBus); whatever is still open after the grace period is cut.
+    server?.close();
+    server?.closeIdleConnections();
+    const cut = setTimeout(
+      () => server?.closeAllConnections(),
+      CONNECTION_GRACE_MS,
+    );
     // Close the app (and its database connections) before stopping the server under them.
     await app
       ?.close()
       .catch((error: Error) =>
         logger.error(`Error while closing: ${error.message}`),
       );
-    await database?.embedded?.stop();
+    clearTimeout(cut);
+    await database?.embedded?.stop(DATABASE_STOP_GRACE_MS);
     lock?.release();
     process.exit(exitCode);
   };
@@ -85,9 +115,15 @@ async function main(): Promise<void> {
     );
   }
 
+  // Whatever ends the process from here on (process.exit anywhere), the lock goes with it.
+  process.once('exit', () => lock?.release());
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      if (shuttingDown) return;
+    process.on(signal, () => {
+      if (shuttingDown) {
+        // A second Ctrl+C: stop waiting.
+        logger.warn(`${signal} received again, exiting now`);
+        exitNow(1);
+      }
       logger.log(`${signal} received, shutting down`);
       void shutdown(0);
     });
