@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   };
   const shutdown = async (exitCode: number): Promise<never> => {
     shuttingDown = true;
-    // Whatever hangs (a hook, a connection, the database), the process ends within STOP_DEADLINE_MS.
+    // Whatever hangs (a hook, a connection, the database), the process ends within HARD_EXIT_MS.
     setTimeout(() => {
       logger.error(
         `Still stopping after ${HARD_EXIT_MS / 1000} s: exiting without waiting for the rest`,
@@ -74,6 +74,8 @@ async function main(): Promise<void> {
     // No new connections; idle keep-alive ones close now. Event streams end with their last event
     // as the app closes (AppEventBus); whatever is still open after the grace period is cut.
     server?.close();
+    // A connection whose response just ended (an event stream, a reply) stays open as keep-alive: close it then.
+    const idle = setInterval(() => server?.closeIdleConnections(), 50);
     server?.closeIdleConnections();
     const cut = setTimeout(
       () => server?.closeAllConnections(),
@@ -86,6 +88,7 @@ async function main(): Promise<void> {
         logger.error(`Error while closing: ${error.message}`),
       );
     clearTimeout(cut);
+    clearInterval(idle);
     await database?.embedded?.stop(DATABASE_STOP_GRACE_MS);
     lock?.release();
     process.exit(exitCode);

@@ -3,9 +3,9 @@
 // `stopped`, and release the data dir for the next start.
 // Run by `nx run api:test-process` (builds the API and the database launcher first).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -263,6 +263,39 @@ describe('stopping main.js', { timeout: 180000 }, () => {
       assertStoppedCleanly(t, next, dataDir, await stop(next, 'SIGTERM'));
     });
   }
+
+  it('SIGTERM while an upload is half sent: the connection is cut within the grace period, exit 0 within 5 s, no temp file left', async (t) => {
+    const dataDir = tempDir();
+    const proc = await start(dataDir);
+    const cookie = await session(proc.url);
+    const uploads = join(dataDir, 'attachments');
+    const parts = () =>
+      existsSync(uploads)
+        ? readdirSync(uploads).filter((name) => name.endsWith('.part'))
+        : [];
+    const boundary = 'processTestBoundary';
+    const head =
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.txt"\r\n` +
+      'Content-Type: text/plain\r\n\r\n';
+    const socket = connect(Number(new URL(proc.url).port), '127.0.0.1');
+    socket.on('error', () => undefined);
+    const closed = new Promise((done) => socket.once('close', done));
+    await new Promise((done) => socket.once('connect', done));
+    socket.write(
+      `POST /api/attachments HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: ${cookie}\r\n` +
+        `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: 10000000\r\n\r\n` +
+        head +
+        'a line of a slow upload\n'.repeat(200),
+    );
+    const deadline = Date.now() + 10000;
+    while (!parts().length && Date.now() < deadline)
+      await new Promise((done) => setTimeout(done, 20));
+    assert.equal(parts().length, 1, 'the upload is being written');
+
+    assertStoppedCleanly(t, proc, dataDir, await stop(proc, 'SIGTERM'));
+    await closed;
+    assert.deepEqual(parts(), []);
+  });
 
   it('SIGTERM while a reply streams and the model stalls: exits 0 within 5 s, the reply ends with done {stopped} and is stored as stopped', async (t) => {
     const model = await startStallingModel('headers');
