@@ -19,13 +19,7 @@ import {
 import { configureApp } from './http/configure-app';
 import { DataDirLock } from './data-dir-lock';
 import { StartupError } from './startup-error';
-
-/** A stop (SIGINT, SIGTERM) ends the process within 5 s, whatever is running; this leaves room to exit. */
-const HARD_EXIT_MS = 4500;
-/** Open connections (a download, an upload, an event stream that did not end) are cut after this. */
-const CONNECTION_GRACE_MS = 2000;
-/** The embedded database gets SIGTERM, then SIGKILL after this. */
-const DATABASE_STOP_GRACE_MS = 2000;
+import { ProcessStop } from './process-stop';
 
 /** Prints one line and exits: start-up failures never print a stack trace. */
 function fail(message: string, code = 1): never {
@@ -53,45 +47,19 @@ async function main(): Promise<void> {
   let lock: DataDirLock | undefined;
   let database: DatabaseRuntime | undefined;
   let app: NestExpressApplication | undefined;
-  let shuttingDown = false;
-
-  /** Ends the process now, whatever is still running: the lock is released and the database told to stop. */
-  const exitNow = (exitCode: number): never => {
-    void database?.embedded?.stop();
-    lock?.release();
-    process.exit(exitCode);
-  };
+  const stopper = new ProcessStop({
+    server: () => app?.getHttpServer() as Server | undefined,
+    closeApp: async () => app?.close(),
+    stopDatabase: async (graceMs) => database?.embedded?.stop(graceMs),
+    releaseLock: () => lock?.release(),
+    exit: (code) => process.exit(code),
+    log: (message) => logger.log(message),
+    error: (message) => logger.error(message),
+  });
   const shutdown = async (exitCode: number): Promise<never> => {
-    shuttingDown = true;
-    // Whatever hangs (a hook, a connection, the database), the process ends within HARD_EXIT_MS.
-    setTimeout(() => {
-      logger.error(
-        `Still stopping after ${HARD_EXIT_MS / 1000} s: exiting without waiting for the rest`,
-      );
-      exitNow(1);
-    }, HARD_EXIT_MS).unref();
-    const server = app?.getHttpServer() as Server | undefined;
-    // No new connections; idle keep-alive ones close now. Event streams end with their last event
-    // as the app closes (AppEventBus); whatever is still open after the grace period is cut.
-    server?.close();
-    // A connection whose response just ended (an event stream, a reply) stays open as keep-alive: close it then.
-    const idle = setInterval(() => server?.closeIdleConnections(), 50);
-    server?.closeIdleConnections();
-    const cut = setTimeout(
-      () => server?.closeAllConnections(),
-      CONNECTION_GRACE_MS,
-    );
-    // Close the app (and its database connections) before stopping the server under them.
-    await app
-      ?.close()
-      .catch((error: Error) =>
-        logger.error(`Error while closing: ${error.message}`),
-      );
-    clearTimeout(cut);
-    clearInterval(idle);
-    await database?.embedded?.stop(DATABASE_STOP_GRACE_MS);
-    lock?.release();
-    process.exit(exitCode);
+    await stopper.stop(exitCode);
+    // stop() ends in process.exit(); this only satisfies the type.
+    return process.exit(exitCode);
   };
   const abort = async (message: string): Promise<never> => {
     process.stderr.write(`metatronos: ${message}\n`);
@@ -120,17 +88,8 @@ async function main(): Promise<void> {
 
   // Whatever ends the process from here on (process.exit anywhere), the lock goes with it.
   process.once('exit', () => lock?.release());
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(signal, () => {
-      if (shuttingDown) {
-        // A second Ctrl+C: stop waiting.
-        logger.warn(`${signal} received again, exiting now`);
-        exitNow(1);
-      }
-      logger.log(`${signal} received, shutting down`);
-      void shutdown(0);
-    });
-  }
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.on(signal, () => stopper.onSignal(signal));
 
   try {
     app = await NestFactory.create<NestExpressApplication>(
