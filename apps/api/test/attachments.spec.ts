@@ -251,7 +251,7 @@ describe('attachments', () => {
       options: {
         contentLength?: number;
         chunked?: boolean;
-        then?: 'answer' | 'destroy' | 'half-close';
+        then?: 'answer' | 'destroy' | 'reset' | 'half-close';
         /** Written before ending the client side: waits until the server created its temp file. */
         waitForPart?: boolean;
       } = {},
@@ -289,6 +289,7 @@ describe('attachments', () => {
             socket.write(payload);
             if (options.waitForPart) await until(() => partFiles().length > 0);
             if (options.then === 'destroy') socket.destroy();
+            else if (options.then === 'reset') socket.resetAndDestroy();
             else if (options.then === 'half-close') socket.end();
           } catch (error) {
             socket.destroy();
@@ -369,7 +370,7 @@ describe('attachments', () => {
       await expectNothingLeft(before);
     });
 
-    it.each(['destroy', 'half-close'] as const)(
+    it.each(['destroy', 'reset', 'half-close'] as const)(
       'survives a client that claims a longer body and goes away (%s) mid-file',
       async (then) => {
         const before = await records();
@@ -380,7 +381,7 @@ describe('attachments', () => {
           waitForPart: true,
         });
         // A closed socket gets no answer; a half-closed one can still read its 400.
-        expect(answer.status).toBe(then === 'destroy' ? null : 400);
+        expect(answer.status).toBe(then === 'half-close' ? 400 : null);
         await expectNothingLeft(before);
       },
     );
