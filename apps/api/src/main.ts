@@ -19,6 +19,7 @@ import {
 import { configureApp } from './http/configure-app';
 import { DataDirLock } from './data-dir-lock';
 import { StartupError } from './startup-error';
+import { ProcessStop } from './process-stop';
 
 /** Prints one line and exits: start-up failures never print a stack trace. */
 function fail(message: string, code = 1): never {
@@ -46,19 +47,19 @@ async function main(): Promise<void> {
   let lock: DataDirLock | undefined;
   let database: DatabaseRuntime | undefined;
   let app: NestExpressApplication | undefined;
-  let shuttingDown = false;
-
+  const stopper = new ProcessStop({
+    server: () => app?.getHttpServer() as Server | undefined,
+    closeApp: async () => app?.close(),
+    stopDatabase: async (graceMs) => database?.embedded?.stop(graceMs),
+    releaseLock: () => lock?.release(),
+    exit: (code) => process.exit(code),
+    log: (message) => logger.log(message),
+    error: (message) => logger.error(message),
+  });
   const shutdown = async (exitCode: number): Promise<never> => {
-    shuttingDown = true;
-    // Close the app (and its database connections) before stopping the server under them.
-    await app
-      ?.close()
-      .catch((error: Error) =>
-        logger.error(`Error while closing: ${error.message}`),
-      );
-    await database?.embedded?.stop();
-    lock?.release();
-    process.exit(exitCode);
+    await stopper.stop(exitCode);
+    // stop() ends in process.exit(); this only satisfies the type.
+    return process.exit(exitCode);
   };
   const abort = async (message: string): Promise<never> => {
     process.stderr.write(`metatronos: ${message}\n`);
@@ -85,13 +86,10 @@ async function main(): Promise<void> {
     );
   }
 
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      if (shuttingDown) return;
-      logger.log(`${signal} received, shutting down`);
-      void shutdown(0);
-    });
-  }
+  // Whatever ends the process from here on (process.exit anywhere), the lock goes with it.
+  process.once('exit', () => lock?.release());
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.on(signal, () => stopper.onSignal(signal));
 
   try {
     app = await NestFactory.create<NestExpressApplication>(

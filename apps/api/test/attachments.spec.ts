@@ -5,7 +5,17 @@ import type {
 } from '@metatronos/shared-types';
 import { getConnectionToken } from '@nestjs/mongoose';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Types, type Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
@@ -215,6 +225,192 @@ describe('attachments', () => {
       await t.http().get(`/api/attachments/${id}`).expect(401);
       await owner.get('/api/attachments/64b7f0c2a1b2c3d4e5f60718').expect(404);
       await owner.get('/api/attachments/not-an-id').expect(404);
+    });
+  });
+
+  describe('bodies that end early', () => {
+    const BOUNDARY = 'mtTestBoundary7MA4YWxk';
+    const head = (name: string, field = 'file') =>
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${field}"; filename="${name}"\r\nContent-Type: text/plain\r\n\r\n`;
+    const close = `\r\n--${BOUNDARY}--\r\n`;
+    const TEXT = 'line of a text file that is long enough to be written\n';
+
+    interface RawAnswer {
+      /** null when the server answered nothing (the client went away first). */
+      status: number | null;
+      body: string;
+    }
+
+    /**
+     * Sends a multipart POST over a raw socket: `contentLength` may claim more than `body`;
+     * `then` says how the client ends: wait for the answer, close the socket at once, or
+     * half-close it (FIN) and wait.
+     */
+    const rawUpload = (
+      body: Buffer | string,
+      options: {
+        contentLength?: number;
+        chunked?: boolean;
+        then?: 'answer' | 'destroy' | 'reset' | 'half-close';
+        /** Written before ending the client side: waits until the server created its temp file. */
+        waitForPart?: boolean;
+      } = {},
+    ): Promise<RawAnswer> => {
+      const bytes = Buffer.from(body);
+      const { port } = new URL(url);
+      const socket = connect(Number(port), '127.0.0.1');
+      const framing = options.chunked
+        ? 'Transfer-Encoding: chunked\r\n'
+        : `Content-Length: ${options.contentLength ?? bytes.length}\r\n`;
+      const payload = options.chunked
+        ? Buffer.concat([
+            Buffer.from(`${bytes.length.toString(16)}\r\n`),
+            bytes,
+            Buffer.from('\r\n0\r\n\r\n'),
+          ])
+        : bytes;
+      return new Promise<RawAnswer>((resolve, reject) => {
+        let answer = '';
+        socket.on('data', (chunk) => (answer += chunk.toString('latin1')));
+        socket.on('error', () => undefined);
+        socket.on('close', () => {
+          const status = /^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1];
+          resolve({
+            status: status ? Number(status) : null,
+            body: answer.slice(answer.indexOf('\r\n\r\n') + 4),
+          });
+        });
+        socket.once('connect', async () => {
+          try {
+            socket.write(
+              `POST /api/attachments HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nCookie: ${cookie}\r\n` +
+                `Content-Type: multipart/form-data; boundary=${BOUNDARY}\r\n${framing}Connection: close\r\n\r\n`,
+            );
+            socket.write(payload);
+            if (options.waitForPart) await until(() => partFiles().length > 0);
+            if (options.then === 'destroy') socket.destroy();
+            else if (options.then === 'reset') socket.resetAndDestroy();
+            else if (options.then === 'half-close') socket.end();
+          } catch (error) {
+            socket.destroy();
+            reject(error);
+          }
+        });
+      });
+    };
+    const partFiles = () => files().filter((name) => name.endsWith('.part'));
+    const until = async (check: () => boolean, timeoutMs = 3000) => {
+      const deadline = Date.now() + timeoutMs;
+      while (!check()) {
+        if (Date.now() > deadline) throw new Error('timed out waiting');
+        await new Promise((done) => setTimeout(done, 20));
+      }
+    };
+    const records = () => db().collection('attachments').countDocuments();
+
+    /** What every case must leave: no temp file, no new record, and a server that still takes an upload. */
+    const expectNothingLeft = async (recordsBefore: number) => {
+      // The temp file is removed asynchronously once the parser gives up; give it a moment.
+      await until(() => partFiles().length === 0).catch(() => undefined);
+      expect(partFiles()).toEqual([]);
+      expect(await records()).toBe(recordsBefore);
+      await uploaded(`still alive ${Math.random()}`, 'alive.txt');
+    };
+
+    it.each([
+      ['in the middle of the file part', head('cut.txt') + TEXT.repeat(50)],
+      [
+        'in the part headers',
+        `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filena`,
+      ],
+      ['before the closing boundary', head('open.txt') + TEXT.repeat(50)],
+      [
+        'after a complete part, without the closing boundary',
+        head('open.txt') + TEXT.repeat(50) + `\r\n--${BOUNDARY}\r\n`,
+      ],
+      [
+        'in a second file part',
+        head('one.txt') +
+          TEXT +
+          `\r\n` +
+          head('two.txt').replace(/^/, '') +
+          TEXT.repeat(10),
+      ],
+      [
+        'in a part of another field',
+        head('doc.txt', 'document') + TEXT.repeat(10),
+      ],
+    ])(
+      'answers 400 to a body cut %s, and keeps nothing',
+      async (_case, body) => {
+        const before = await records();
+        const answer = await rawUpload(body);
+        expect(answer.status).toBe(400);
+        expect(JSON.parse(answer.body).statusCode).toBe(400);
+        await expectNothingLeft(before);
+      },
+    );
+
+    it('answers 400 to a chunked body whose form never ends', async () => {
+      const before = await records();
+      const answer = await rawUpload(head('chunked.txt') + TEXT.repeat(50), {
+        chunked: true,
+      });
+      expect(answer.status).toBe(400);
+      await expectNothingLeft(before);
+    });
+
+    it('answers 400 to two complete file parts', async () => {
+      const before = await records();
+      const answer = await rawUpload(
+        head('one.txt') + TEXT + `\r\n` + head('two.txt') + TEXT + close,
+      );
+      expect(answer.status).toBe(400);
+      expect(JSON.parse(answer.body).message).toBe('Send one file per upload.');
+      await expectNothingLeft(before);
+    });
+
+    it.each(['destroy', 'reset', 'half-close'] as const)(
+      'survives a client that claims a longer body and goes away (%s) mid-file',
+      async (then) => {
+        const before = await records();
+        const sent = head('gone.txt') + TEXT.repeat(400);
+        const answer = await rawUpload(sent, {
+          contentLength: Buffer.byteLength(sent) + 100_000,
+          then,
+          waitForPart: true,
+        });
+        // A closed socket gets no answer; a half-closed one can still read its 400.
+        expect(answer.status).toBe(then === 'half-close' ? 400 : null);
+        await expectNothingLeft(before);
+      },
+    );
+
+    it('removes the temp files a crash left in the uploads and media dirs when the app starts, and nothing else', async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'metatron-stray-'));
+      const uploads = join(dataDir, 'attachments');
+      const media = join(dataDir, 'media');
+      mkdirSync(uploads);
+      mkdirSync(media);
+      const kept = sha('kept upload');
+      writeFileSync(join(uploads, kept), 'kept upload');
+      writeFileSync(
+        join(uploads, '.upload-0b9d6c1e-2f4a-4c36-9a57-1d2e3f4a5b6c.part'),
+        'half an upload',
+      );
+      writeFileSync(join(uploads, 'other.part'), 'x');
+      const image = `${sha(PNG)}.png`;
+      writeFileSync(join(media, image), PNG);
+      writeFileSync(join(media, `${image}.a1b2c3d4e5f6.tmp`), 'half an image');
+      writeFileSync(join(media, 'old.part'), 'x');
+      const restarted = await createTestApp({ env: { DATA_DIR: dataDir } });
+      try {
+        expect(readdirSync(uploads)).toEqual([kept]);
+        expect(readdirSync(media)).toEqual([image]);
+      } finally {
+        await restarted.close();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
     });
   });
 

@@ -48,6 +48,7 @@ import {
   type AttachmentType,
 } from './attachment-type';
 import { busboy, type BusboyParser } from './busboy';
+import { removeStrayTempFiles } from './stray-temp-files';
 
 /** A text attachment gives the model at most this many bytes (the rest is cut with a note). */
 export const TEXT_ATTACHMENT_MODEL_BYTES = 100 * 1024;
@@ -95,6 +96,9 @@ export function toMessageAttachment(
  * its hash + insert its record" and "see that no record uses a file + delete it" run one at a time
  * (`exclusive`), so an upload of the same bytes never ends with a record whose file was just deleted.
  * One process owns DATA_DIR (DataDirLock), so an in-process queue is enough; no transaction needed.
+ *
+ * A body that ends early (cut, aborted, never closed) is a 400 and leaves no temp file (`.part`);
+ * the temp files a crash left are deleted at start, before the server takes requests.
  */
 @Injectable()
 export class AttachmentsService
@@ -131,6 +135,17 @@ export class AttachmentsService
         ),
       );
     this.chatCleanup.start();
+    await removeStrayTempFiles(this.directory).then(
+      (names) =>
+        names.length &&
+        this.logger.log(
+          `Removed ${names.length} unfinished upload(s) left by a crash`,
+        ),
+      (error: Error) =>
+        this.logger.warn(
+          `Could not remove unfinished uploads: ${error.message}`,
+        ),
+    );
     await this.deleteAbandoned().catch((error: Error) =>
       this.logger.warn(`Could not delete abandoned uploads: ${error.message}`),
     );
@@ -415,12 +430,16 @@ export class AttachmentsService
         settled = true;
         // A file already (or still being) checked is not kept.
         stored?.then((file) => unlink(file.temp)).catch(() => undefined);
-        // Read the rest of the body and drop it, so the client gets the answer instead of a reset connection.
+        // Stop parsing: the file stream being written ends with an error, so its temp file is removed now.
         req.unpipe(parser);
-        req.resume();
+        parser.destroy();
+        // Read the rest of the body and drop it, so the client gets the answer instead of a reset connection.
+        if (!req.destroyed) req.resume();
         reject(error);
       };
       parser.on('file', (field, stream, info) => {
+        // busboy destroys a file stream with an error when the body ends inside it: never leave one without a listener.
+        stream.on('error', () => undefined);
         if (field !== FIELD || stored || settled) {
           stream.resume();
           if (field !== FIELD)
@@ -445,6 +464,7 @@ export class AttachmentsService
         ),
       );
       parser.on('close', () => {
+        if (settled) return;
         if (!stored)
           return fail(
             new BadRequestException(
@@ -452,14 +472,18 @@ export class AttachmentsService
             ),
           );
         stored.then((file) => {
-          if (settled) return;
+          if (settled) return void unlink(file.temp).catch(() => undefined);
           settled = true;
           resolve(file);
         }, fail);
       });
-      req.on('aborted', () =>
-        fail(new BadRequestException('The upload was interrupted.')),
-      );
+      // The client went away before the whole body came (socket closed, or reset).
+      const interrupted = () =>
+        fail(new BadRequestException('The upload was interrupted.'));
+      req.on('error', interrupted);
+      req.on('close', () => {
+        if (!req.complete) interrupted();
+      });
       req.pipe(parser);
     });
   }
@@ -518,6 +542,9 @@ export class AttachmentsService
       },
     });
     try {
+      // The stream may have been ended by the parser (body cut short) while the directory was made.
+      if (source.destroyed)
+        throw new BadRequestException('The upload was interrupted.');
       await pipeline(source, check, createWriteStream(temp, { flags: 'wx' }));
       const sha256 = hash.digest('hex');
       const decided = type as AttachmentType | null;

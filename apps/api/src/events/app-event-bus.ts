@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Observable } from 'rxjs';
 import {
@@ -6,6 +6,7 @@ import {
   type AppEventMap,
   type AppEventName,
 } from '@metatronos/shared-types';
+import { Clock } from '../clock/clock';
 
 export interface AppEvent<K extends AppEventName = AppEventName> {
   name: K;
@@ -14,8 +15,23 @@ export interface AppEvent<K extends AppEventName = AppEventName> {
 
 /** The typed face of the app's event bus: names and payloads come from the shared event map. */
 @Injectable()
-export class AppEventBus {
-  constructor(private readonly emitter: EventEmitter2) {}
+export class AppEventBus implements OnModuleDestroy {
+  private stopped: AppEventMap['shutdown'] | null = null;
+
+  constructor(
+    private readonly emitter: EventEmitter2,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * The first thing the app does when it closes: every stream of events gets `shutdown` as its last
+   * event and ends, so the SSE responses built on it end and the HTTP server can close.
+   */
+  onModuleDestroy(): void {
+    if (this.stopped) return;
+    this.stopped = { at: this.clock.now().toISOString() };
+    this.emit('shutdown', this.stopped);
+  }
 
   emit<K extends AppEventName>(name: K, payload: AppEventMap[K]): void {
     this.emitter.emit(name, payload);
@@ -29,12 +45,22 @@ export class AppEventBus {
     await this.emitter.emitAsync(name, payload);
   }
 
-  /** Every app event, as it happens, until the subscriber unsubscribes. */
+  /**
+   * Every app event, as it happens, until the subscriber unsubscribes or the app stops: then `shutdown`
+   * is the last event and the stream completes (at once for a stream opened while the app stops).
+   */
   stream(): Observable<AppEvent> {
     return new Observable<AppEvent>((subscriber) => {
+      if (this.stopped) {
+        subscriber.next({ name: 'shutdown', payload: this.stopped });
+        subscriber.complete();
+        return;
+      }
       const listeners = APP_EVENT_NAMES.map((name) => {
-        const listener = (payload: AppEventMap[typeof name]) =>
+        const listener = (payload: AppEventMap[typeof name]) => {
           subscriber.next({ name, payload });
+          if (name === 'shutdown') subscriber.complete();
+        };
         this.emitter.on(name, listener);
         return { name, listener };
       });

@@ -6,7 +6,7 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { Observable, concat, interval, map, merge, of } from 'rxjs';
+import { Observable, concat, interval, map, merge, of, takeWhile } from 'rxjs';
 import { EVENTS_HEARTBEAT_EVENT } from '@metatronos/shared-types';
 import { Clock } from '../clock/clock';
 import { DatabaseHealthService } from '../database/database-health.service';
@@ -29,7 +29,8 @@ export class EventsController {
     summary: 'Server-sent events of the app event bus',
     description:
       'Each SSE `event:` is a name from the shared event map (e.g. `database.status`) and `data:` its JSON payload. ' +
-      'The stream opens with the current `database.status` and sends a `heartbeat` every 25 s.',
+      'The stream opens with the current `database.status` and sends a `heartbeat` every 25 s. ' +
+      'When the server stops, `shutdown` is the last event and the stream ends.',
   })
   @ApiProduces('text/event-stream')
   @ApiUnauthorizedResponse({ description: 'No owner session' })
@@ -53,6 +54,12 @@ export class EventsController {
         }),
       ),
     );
-    return concat(snapshot, merge(live, heartbeat));
+    // The bus ends with `shutdown`; the heartbeat stops with it, so the response ends.
+    return concat(
+      snapshot,
+      merge(live, heartbeat).pipe(
+        takeWhile((event) => event.type !== 'shutdown', true),
+      ),
+    );
   }
 }

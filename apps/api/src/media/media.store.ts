@@ -21,6 +21,7 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
 import { EXTENSION_BY_MIME, readImageInfo } from './image-info';
 import { MediaRecord } from './schemas/media.schema';
+import { removeStrayTempFiles } from '../attachments/stray-temp-files';
 
 export interface NewMedia {
   chatId: string | null;
@@ -74,8 +75,12 @@ export class MediaStore
     );
   }
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
     this.chatCleanup.start();
+    // Images whose write a crash cut off (before their rename).
+    await removeStrayTempFiles(this.dir).catch((error: Error) =>
+      this.logger.warn(`Could not remove unfinished images: ${error.message}`),
+    );
   }
 
   beforeApplicationShutdown(): Promise<void> {

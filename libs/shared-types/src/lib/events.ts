@@ -65,6 +65,8 @@ export interface AppEventMap {
   'whatsapp.qr': { qr: string; at: string };
   /** A WhatsApp message was received and stored (sent once per message id). */
   'whatsapp.message': { message: BufferedMessage; at: string };
+  /** The server is stopping: the last event of every event stream, which then ends. */
+  shutdown: { at: string };
 }
 
 export type AppEventName = keyof AppEventMap;
@@ -85,6 +87,7 @@ export const APP_EVENT_NAMES: readonly AppEventName[] = [
   'whatsapp.status',
   'whatsapp.qr',
   'whatsapp.message',
+  'shutdown',
 ];
 
 /** Sent every 25 s on the events stream so proxies and browsers keep it open. */

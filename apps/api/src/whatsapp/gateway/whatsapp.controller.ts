@@ -86,7 +86,7 @@ export class WhatsAppController {
     summary: 'Server-sent events of the linking flow',
     description:
       'Events: `status` `{status, phoneNumber}` (at once and on every change), `qr` `{qr}` (at once when one is available and on every new code), ' +
-      '`connected` `{phoneNumber}`. A `: keep-alive` comment every 30 s.',
+      '`connected` `{phoneNumber}`. A `: keep-alive` comment every 30 s. When the server stops, `shutdown` `{at}` is the last event and the stream ends.',
   })
   @ApiProduces('text/event-stream')
   qrStream(@Req() req: Request, @Res() res: Response): void {
@@ -96,8 +96,10 @@ export class WhatsAppController {
     res.setHeader('Connection', 'keep-alive');
     res.setHeader('X-Accel-Buffering', 'no');
     res.flushHeaders();
-    const send = (event: string, data: unknown) =>
-      res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    const send = (event: string, data: unknown) => {
+      if (!res.writableEnded)
+        res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    };
 
     send('status', {
       status: this.whatsapp.status,
@@ -109,10 +111,17 @@ export class WhatsAppController {
       .pipe(
         filter(
           (event) =>
-            event.name === 'whatsapp.status' || event.name === 'whatsapp.qr',
+            event.name === 'whatsapp.status' ||
+            event.name === 'whatsapp.qr' ||
+            event.name === 'shutdown',
         ),
       )
       .subscribe((event: AppEvent) => {
+        if (event.name === 'shutdown') {
+          send('shutdown', event.payload);
+          res.end();
+          return;
+        }
         if (event.name === 'whatsapp.qr') {
           send('qr', { qr: (event as AppEvent<'whatsapp.qr'>).payload.qr });
           return;
@@ -123,7 +132,7 @@ export class WhatsAppController {
         if (status === 'connected') send('connected', { phoneNumber });
       });
     const keepAlive = setInterval(
-      () => res.write(': keep-alive\n\n'),
+      () => !res.writableEnded && res.write(': keep-alive\n\n'),
       this.stream.keepAliveMs,
     );
     const cleanup = () => {
