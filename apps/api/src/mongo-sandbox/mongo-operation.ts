@@ -17,8 +17,8 @@ export const MONGO_OPERATIONS = [
 
 export type MongoOperationName = (typeof MONGO_OPERATIONS)[number];
 
-/** Operations that change data or collections: only AI-writable collections. */
-export const MONGO_WRITE_OPERATIONS: ReadonlySet<MongoOperationName> =
+/** Operations that change documents (a collection's owner may take them over, as cronjobs does). */
+export const MONGO_DOCUMENT_WRITES: ReadonlySet<MongoOperationName> =
   new Set<MongoOperationName>([
     'insertOne',
     'insertMany',
@@ -26,6 +26,12 @@ export const MONGO_WRITE_OPERATIONS: ReadonlySet<MongoOperationName> =
     'updateMany',
     'deleteOne',
     'deleteMany',
+  ]);
+
+/** Operations that change data or collections: only AI-writable collections. */
+export const MONGO_WRITE_OPERATIONS: ReadonlySet<MongoOperationName> =
+  new Set<MongoOperationName>([
+    ...MONGO_DOCUMENT_WRITES,
     'createCollection',
     'createIndex',
   ]);

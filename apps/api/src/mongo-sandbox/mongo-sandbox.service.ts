@@ -4,6 +4,7 @@ import { InjectConnection } from '@nestjs/mongoose';
 import type { Connection, mongo } from 'mongoose';
 import { SETTINGS_COLLECTION, collectionAccess } from './collection-access';
 import {
+  MONGO_DOCUMENT_WRITES,
   MONGO_WRITE_OPERATIONS as MONGO_WRITES,
   type MongoDocument,
   type MongoOperation,
@@ -28,15 +29,6 @@ export const MAX_RESULT_DOCUMENTS = 100;
 export const QUERY_TIME_LIMIT_MS = 5000;
 
 export type { SandboxCaller, SandboxResult } from './sandbox-collection-owners';
-
-const DELEGATED_OPERATIONS: ReadonlySet<string> = new Set([
-  'insertOne',
-  'insertMany',
-  'updateOne',
-  'updateMany',
-  'deleteOne',
-  'deleteMany',
-]);
 
 /**
  * Runs the AI's `db_query` operations (the seed's `executeAIOperation`):
@@ -66,7 +58,7 @@ export class MongoSandboxService {
       const op = checked.op;
       if (
         DELEGATED_WRITE_COLLECTIONS.has(op.collection) &&
-        DELEGATED_OPERATIONS.has(op.operation)
+        MONGO_DOCUMENT_WRITES.has(op.operation)
       ) {
         const writer = this.owners().writers.get(op.collection);
         if (!writer)

@@ -8,18 +8,8 @@ import { MONGO_OPERATIONS } from '../../mongo-sandbox/mongo-operation';
 import { MongoSandboxService } from '../../mongo-sandbox/mongo-sandbox.service';
 import { MAX_INSERT_DOCUMENTS } from '../../mongo-sandbox/validate-mongo-operation';
 import { MAX_RESULT_DOCUMENTS } from '../../mongo-sandbox/mongo-sandbox.service';
+import { MONGO_WRITE_OPERATIONS } from '../../mongo-sandbox/mongo-operation';
 import { AiToolProvider, type AiTool, type AiToolContext } from '../ai-tool';
-
-const WRITES = new Set([
-  'insertOne',
-  'insertMany',
-  'updateOne',
-  'updateMany',
-  'deleteOne',
-  'deleteMany',
-  'createCollection',
-  'createIndex',
-]);
 
 /** A free-form JSON object (a filter, a document, a stage): only its outer type is checked here. */
 const document = () => z.record(z.string(), z.unknown());
@@ -129,7 +119,7 @@ export class DbQueryTool implements AiTool<typeof DB_QUERY_ARGS> {
         messageId: context.messageId,
       },
     );
-    if (WRITES.has(args.operation) && !('error' in result)) {
+    if (MONGO_WRITE_OPERATIONS.has(args.operation) && !('error' in result)) {
       this.events.emit('data.changed', {
         collection: args.collection,
         operation: args.operation,
