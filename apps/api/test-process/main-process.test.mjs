@@ -1,33 +1,19 @@
 // The built server as an operator runs it: `node dist/apps/api/main.js`.
 // Run by `nx run api:test-process` (builds the API and the database launcher first).
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import {
+  freePort,
+  main,
+  root,
+  tempDir as newTempDir,
+} from './support/built-server.mjs';
 
-const root = resolve(import.meta.dirname, '../../..');
-const main = join(root, 'dist/apps/api/main.js');
-const dirs = [];
-after(() =>
-  dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })),
-);
-
-function tempDir() {
-  const dir = mkdtempSync(join(tmpdir(), 'metatron-proc-'));
-  dirs.push(dir);
-  return dir;
-}
-
-async function freePort() {
-  const server = createServer();
-  await new Promise((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address();
-  await new Promise((done) => server.close(done));
-  return port;
-}
+const tempDir = () => newTempDir('metatron-proc-');
 
 /** Starts main.js; resolves once it is healthy (or rejects with its output). */
 function start(env) {

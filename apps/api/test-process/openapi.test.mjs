@@ -3,25 +3,13 @@
 // apps/api/test/openapi.spec.ts checks the same on the app compiled by ts-jest; this one checks the build
 // an operator runs, which is what the file documents.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { freePort, main, root, tempDir } from './support/built-server.mjs';
 
-const root = resolve(import.meta.dirname, '../../..');
-const main = join(root, 'dist/apps/api/main.js');
-const dataDir = mkdtempSync(join(tmpdir(), 'metatron-proc-openapi-'));
-after(() => rmSync(dataDir, { recursive: true, force: true }));
-
-async function freePort() {
-  const server = createServer();
-  await new Promise((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address();
-  await new Promise((done) => server.close(done));
-  return port;
-}
+const dataDir = tempDir('metatron-proc-openapi-');
 
 describe('docs/openapi.json', { timeout: 60000 }, () => {
   it('equals what the built server serves at /api/docs-json', async () => {

@@ -3,36 +3,23 @@
 // `stopped`, and release the data dir for the next start.
 // Run by `nx run api:test-process` (builds the API and the database launcher first).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
-import { connect, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import {
+  freePort,
+  main,
+  root,
+  tempDir as newTempDir,
+} from './support/built-server.mjs';
 
-const root = resolve(import.meta.dirname, '../../..');
-const main = join(root, 'dist/apps/api/main.js');
+const tempDir = () => newTempDir('metatron-stop-');
+
 const PASSWORD = 'process test password';
 const STOP_WITHIN_MS = 5000;
-const dirs = [];
-after(() =>
-  dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })),
-);
-
-function tempDir() {
-  const dir = mkdtempSync(join(tmpdir(), 'metatron-stop-'));
-  dirs.push(dir);
-  return dir;
-}
-
-async function freePort() {
-  const server = createServer();
-  await new Promise((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address();
-  await new Promise((done) => server.close(done));
-  return port;
-}
 
 /** Starts main.js on a loopback port; resolves once it is healthy. */
 async function start(dataDir, env = {}) {
