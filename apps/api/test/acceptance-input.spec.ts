@@ -288,6 +288,70 @@ describe('acceptance: input rules (issue 19 H)', () => {
       },
     );
 
+    it.each([
+      [
+        'a __proto__ key',
+        'post',
+        '/api/chats',
+        '{"title":"x","__proto__":{"title":null}}',
+      ],
+      [
+        'a constructor key',
+        'post',
+        '/api/chats',
+        '{"title":"x","constructor":{"prototype":{"a":1}}}',
+      ],
+      [
+        'a nested __proto__',
+        'patch',
+        '/api/pulse',
+        '{"quietHours":[{"start":"22:00","end":"07:00","__proto__":{"x":1}}]}',
+      ],
+      [
+        'a duplicate key ending in null',
+        'post',
+        '/api/chats',
+        '{"title":"x","title":null}',
+      ],
+      [
+        'an escaped key spelling null',
+        'post',
+        '/api/chats',
+        '{"\\u0074itle":null}',
+      ],
+      [
+        'a number as a numeric string',
+        'patch',
+        '/api/pulse',
+        '{"pulsesPerDay":"3"}',
+      ],
+      ['a boolean as a string', 'patch', '/api/pulse', '{"enabled":"true"}'],
+    ])(
+      '%s: 400, nothing stored, nothing polluted',
+      async (_case, method, path, text) => {
+        const before = await snapshot();
+        const res = await owner[method as 'post'](path)
+          .set('Content-Type', 'application/json')
+          .send(text);
+        expect(res.status).toBe(400);
+        expect(await snapshot()).toBe(before);
+        expect(({} as Record<string, unknown>)['title']).toBeUndefined();
+        expect(({} as Record<string, unknown>)['x']).toBeUndefined();
+      },
+    );
+
+    it('a __proto__ or constructor key in a query string is refused, not dropped', async () => {
+      const chat = (await owner.post('/api/chats').send({}).expect(201)).body;
+      for (const query of [
+        '__proto__=1',
+        'constructor=1',
+        'limit=1&__proto__=x',
+      ])
+        expect(
+          (await owner.get(`/api/chats/${chat.id}/messages?${query}`)).status,
+        ).toBe(400);
+    });
+
     it('query strings with null, repeated keys, brackets or huge numbers are 4xx, never 500', async () => {
       const chat = (await owner.post('/api/chats').send({}).expect(201)).body;
       const job = (
