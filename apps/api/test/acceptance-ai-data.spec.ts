@@ -88,9 +88,8 @@ describe('acceptance: the AI and cronjobs (issue 19 D)', () => {
   afterAll(() => t.close());
   afterEach(async () => {
     for (const job of await jobs())
-      await owner
-        .delete(`/api/cronjobs/${encodeURIComponent(job.id)}`)
-        .expect(204);
+      await owner.delete(`/api/cronjobs/${encodeURIComponent(job.id)}`);
+    await db().collection('cronjobs').deleteMany({});
   });
 
   it('refuses every way of writing the fields the app owns, or writing raw, and changes nothing', async () => {
@@ -285,6 +284,71 @@ describe('acceptance: the AI and cronjobs (issue 19 D)', () => {
     );
     await owner.get(`/api/chats/${mine.id}/messages`).expect(200);
     expect((await jobs()).map((j) => j.name)).toEqual(['Morning']);
+  });
+
+  it('every malformed job an earlier version let the AI store is listed with a scheduleError and deletable by its id', async () => {
+    const good = (await owner.post('/api/cronjobs').send(JOB).expect(201))
+      .body as CronJobView;
+    const malformed: Array<Record<string, unknown>> = [
+      { _id: '' },
+      { _id: 'x'.repeat(300) },
+      { _id: 'ejson:{"$oid":"65a1b2c3d4e5f60718293a4b"}' },
+      { _id: 'a/b?c#d' },
+      // Strings that read like another id type: the good job's hex, a number.
+      { _id: good.id },
+      { _id: '42' },
+      { _id: 42 },
+      { _id: ' padded ' },
+      { _id: 1e21 },
+      { _id: 1.5 },
+      { _id: -7 },
+      { _id: Number.NaN },
+      { _id: Number.POSITIVE_INFINITY },
+      { _id: true },
+      { _id: new Date(0) },
+      { _id: { nested: { deep: 'x'.repeat(300) } } },
+      { _id: new Types.ObjectId(), name: 5, cronExpression: { a: 1 } },
+      { _id: new Types.ObjectId(), enabled: 'yes', chatId: 'not-an-id' },
+    ];
+    const stored: Array<Record<string, unknown>> = [];
+    for (const doc of malformed) {
+      try {
+        await db()
+          .collection('cronjobs')
+          .insertOne({ ...JOB, ...doc } as never);
+        stored.push(doc);
+      } catch {
+        // The database refuses this _id itself: nothing to clean up.
+      }
+    }
+    expect(stored.length).toBeGreaterThanOrEqual(10);
+    const listed = await jobs();
+    expect(listed).toHaveLength(stored.length + 1);
+    const broken = listed.filter((j) => j.id !== good.id);
+    expect(
+      broken
+        .filter(
+          (j) => !/Delete it and create it again/.test(String(j.scheduleError)),
+        )
+        .map((j) => j.id),
+    ).toEqual([]);
+    expect(
+      listed.find((j) => j.id === good.id)?.nextRuns.length,
+    ).toBeGreaterThan(0);
+    expect(new Set(listed.map((j) => j.id)).size).toBe(listed.length);
+    const undeletable: string[] = [];
+    for (const job of broken) {
+      await owner
+        .post(`/api/cronjobs/${encodeURIComponent(job.id)}/run`)
+        .expect((res) => expect([400, 404]).toContain(res.status));
+      const res = await owner.delete(
+        `/api/cronjobs/${encodeURIComponent(job.id)}`,
+      );
+      if (res.status !== 204)
+        undeletable.push(`${JSON.stringify(job.id)}: ${res.status}`);
+    }
+    expect(undeletable).toEqual([]);
+    expect((await jobs()).map((j) => j.id)).toEqual([good.id]);
   });
 
   it('MAX_CRONJOBS holds with REST, manage_cronjob and db_query creating in parallel', async () => {
