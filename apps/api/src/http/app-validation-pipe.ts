@@ -1,4 +1,16 @@
-import { ValidationPipe, type ValidationError } from '@nestjs/common';
+import {
+  BadRequestException,
+  ValidationPipe,
+  type ArgumentMetadata,
+  type ValidationError,
+} from '@nestjs/common';
+
+/**
+ * Keys class-transformer skips when it builds a DTO (against prototype
+ * pollution): without this check they would vanish silently instead of being
+ * refused like every other unknown field.
+ */
+const SKIPPED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 /**
  * The app's ValidationPipe: unknown fields are refused, bodies become DTO
@@ -11,11 +23,42 @@ export class AppValidationPipe extends ValidationPipe {
     super({ whitelist: true, forbidNonWhitelisted: true, transform: true });
   }
 
+  override async transform(
+    value: unknown,
+    metadata: ArgumentMetadata,
+  ): Promise<unknown> {
+    if (metadata.type === 'body' || metadata.type === 'query') {
+      const path = skippedKeyPath(value);
+      if (path !== null)
+        throw new BadRequestException([`${path} should not exist`]);
+    }
+    return super.transform(value, metadata);
+  }
+
   protected override flattenValidationErrors(
     errors: ValidationError[],
   ): string[] {
     return super.flattenValidationErrors(errors.map(nullValueError));
   }
+}
+
+/**
+ * Where the input has a key the DTO transformation would skip, in the pipe's
+ * message style (`property __proto__`, `quietHours.0.property constructor`);
+ * null when none. Iterative: the input's depth is already bounded, but no
+ * recursion is needed.
+ */
+function skippedKeyPath(value: unknown): string | null {
+  const stack: Array<[unknown, string]> = [[value, '']];
+  while (stack.length) {
+    const [node, prefix] = stack.pop() as [unknown, string];
+    if (node === null || typeof node !== 'object') continue;
+    for (const key of Object.keys(node)) {
+      if (SKIPPED_KEYS.has(key)) return `${prefix}property ${key}`;
+      stack.push([(node as Record<string, unknown>)[key], `${prefix}${key}.`]);
+    }
+  }
+  return null;
 }
 
 function nullValueError(error: ValidationError): ValidationError {

@@ -1,4 +1,7 @@
-import { BadRequestException } from '@nestjs/common';
+import {
+  BadRequestException,
+  UnsupportedMediaTypeException,
+} from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import {
   JSON_MAX_DEPTH,
@@ -35,18 +38,20 @@ describe('JSON depth limit', () => {
     expect(jsonNestsDeeperThan(JSON.stringify(['\\', [[]]]), 2)).toBe(true);
   });
 
-  it('reads UTF-8 bytes and UTF-16 bodies', () => {
+  it('reads UTF-8 bytes and refuses every other charset (415) before scanning', () => {
     const deep = `{"t":"é€","d":${nested(70)}}`;
     expect(() =>
       refuseDeepJson({} as never, {}, Buffer.from(deep, 'utf8'), 'utf-8'),
     ).toThrow(BadRequestException);
-    expect(() =>
-      refuseDeepJson({} as never, {}, Buffer.from(deep, 'utf16le'), 'utf-16le'),
-    ).toThrow(BadRequestException);
-    const fine = `{"d":${nested(JSON_MAX_DEPTH - 1)}}`;
-    expect(() =>
-      refuseDeepJson({} as never, {}, Buffer.from(fine, 'utf16le'), 'utf-16le'),
-    ).not.toThrow();
+    const fine = `{"t":"é€","d":${nested(JSON_MAX_DEPTH - 1)}}`;
+    for (const charset of ['utf-8', 'UTF8'])
+      expect(() =>
+        refuseDeepJson({} as never, {}, Buffer.from(fine, 'utf8'), charset),
+      ).not.toThrow();
+    for (const charset of ['utf-16', 'utf-16le', 'utf-16be', 'utf-32'])
+      expect(() =>
+        refuseDeepJson({} as never, {}, Buffer.from(fine, 'utf16le'), charset),
+      ).toThrow(UnsupportedMediaTypeException);
   });
 
   it('measures parsed values of any depth without recursion', () => {

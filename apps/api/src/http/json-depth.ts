@@ -1,10 +1,15 @@
-import { BadRequestException } from '@nestjs/common';
+import {
+  BadRequestException,
+  UnsupportedMediaTypeException,
+} from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 
 /** No request body or query of this API nests deeper; deeper input is refused before anything recurses over it. */
 export const JSON_MAX_DEPTH = 64;
 export const JSON_TOO_DEEP_MESSAGE = `JSON nested deeper than ${JSON_MAX_DEPTH} levels is not accepted`;
+export const JSON_NOT_UTF8_MESSAGE =
+  'JSON bodies must be UTF-8 (Content-Type: application/json; charset=utf-8)';
 export const QUERY_TOO_DEEP_MESSAGE = `A query string nested deeper than ${JSON_MAX_DEPTH} levels is not accepted`;
 
 const OPEN_BRACE = 0x7b;
@@ -54,27 +59,24 @@ export function valueNestsDeeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
-/** body-parser `verify`: refuses a JSON body nested too deeply before it is parsed. */
+/**
+ * body-parser `verify`: refuses a JSON body nested too deeply before it is
+ * parsed. Only UTF-8 is read (RFC 8259 requires it between systems): the scan
+ * must see the text exactly as the parser will, and another charset (UTF-16
+ * whose byte order the parser guesses, UTF-32) could hide the brackets from it.
+ */
 export function refuseDeepJson(
   _req: IncomingMessage,
   _res: unknown,
   body: Buffer,
   encoding: string,
 ): void {
-  if (jsonNestsDeeperThan(decoded(body, encoding), JSON_MAX_DEPTH)) {
-    // An HttpException keeps its 400 through body-parser, and Nest answers it in its usual shape.
+  // An HttpException keeps its status through body-parser, and Nest answers it in its usual shape.
+  if (!/^utf-?8$/i.test(encoding))
+    throw new UnsupportedMediaTypeException(JSON_NOT_UTF8_MESSAGE);
+  // UTF-8 is scanned as bytes: a multi-byte character never contains an ASCII byte.
+  if (jsonNestsDeeperThan(body, JSON_MAX_DEPTH))
     throw new BadRequestException(JSON_TOO_DEEP_MESSAGE);
-  }
-}
-
-/** UTF-8 is scanned as bytes; UTF-16 is decoded first (any other charset the JSON parser refuses itself, with 415). */
-function decoded(body: Buffer, encoding: string): Uint8Array | string {
-  if (/^utf-?8$/i.test(encoding)) return body;
-  try {
-    return new TextDecoder(encoding).decode(body);
-  } catch {
-    return body;
-  }
 }
 
 /**

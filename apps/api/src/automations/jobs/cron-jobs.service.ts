@@ -35,6 +35,8 @@ import { checkCronJobInput } from './cron-job-input';
 import { CronScheduler, cronChatTitle } from './cron-scheduler';
 import { jobOwnChat } from './job-chat';
 import {
+  MAX_JOB_ID_LENGTH,
+  isHashedJobId,
   jobIdCandidates,
   jobIdOf,
   jobShapeProblems,
@@ -357,12 +359,27 @@ export class CronJobsService implements OnApplicationBootstrap {
 
   /** The stored job with this API id; malformed ids (string, number) are found too. */
   private async record(id: string): Promise<CronJobRecord> {
-    if (!id || id.length > 200) throw notFound(id);
-    const job = (await this.jobs.collection.findOne({
-      _id: { $in: jobIdCandidates(id) } as never,
-    })) as CronJobRecord | null;
+    if (!id || id.length > MAX_JOB_ID_LENGTH) throw notFound(id);
+    const candidates = isHashedJobId(id)
+      ? await this.idsHashedAs(id)
+      : jobIdCandidates(id);
+    const job = candidates.length
+      ? ((await this.jobs.collection.findOne({
+          _id: { $in: candidates } as never,
+        })) as CronJobRecord | null)
+      : null;
     if (!job) throw notFound(id);
     return job;
+  }
+
+  /** The stored `_id`s whose API id is this `sha256:` id (ids too long to show whole). */
+  private async idsHashedAs(id: string): Promise<unknown[]> {
+    const docs = await this.jobs.collection
+      .find({}, { projection: { _id: 1 }, maxTimeMS: 5000 })
+      .toArray();
+    return docs
+      .map((doc) => doc._id)
+      .filter((stored) => jobIdOf(stored) === id);
   }
 
   private async timezone(): Promise<string> {

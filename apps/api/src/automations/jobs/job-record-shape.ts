@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Types, mongo } from 'mongoose';
 import type { CronJobRecord } from './schemas/cron-job.schema';
 
@@ -8,34 +9,72 @@ import type { CronJobRecord } from './schemas/cron-job.schema';
  * a job is listed (with a scheduleError), can be deleted, and is never run.
  */
 
-/** Prefix of the API id of a job whose `_id` is neither an ObjectId, a string nor a number (an object, a date, a boolean…). */
+/** Prefix of the API id of a job whose `_id` is not an ObjectId, a plain string or a plain number (an object, a date, `""`, `"7"`…). */
 const EJSON_ID_PREFIX = 'ejson:';
+/** Prefix of the API id of a job whose `ejson:` id would be longer than MAX_JOB_ID_LENGTH: the SHA-256 of its Extended JSON. */
+const HASH_ID_PREFIX = 'sha256:';
+/** API ids are at most this long (a route parameter), so every stored job has one the console can send back. */
+export const MAX_JOB_ID_LENGTH = 200;
+const OBJECT_ID_HEX = /^[0-9a-f]{24}$/i;
+const NUMBER_TEXT = /^-?\d+(\.\d+)?$/;
 
-/** The id as the API shows it: hex for an ObjectId, the text of a string or number, else `ejson:` and its Extended JSON. */
+/**
+ * The id as the API shows it, one per stored `_id` and never shared by two:
+ * hex for an ObjectId; the text of a string or number when it reads back as
+ * exactly that value; else `ejson:` and its Extended JSON, or `sha256:` and
+ * that text's hash when it would be too long.
+ */
 export function jobIdOf(id: unknown): string {
   if (id instanceof Types.ObjectId) return id.toHexString();
-  if (typeof id === 'string' || typeof id === 'number') return String(id);
-  return EJSON_ID_PREFIX + mongo.BSON.EJSON.stringify(id, { relaxed: false });
+  if (typeof id === 'string' && isPlainStringId(id)) return id;
+  if (
+    typeof id === 'number' &&
+    Number.isFinite(id) &&
+    NUMBER_TEXT.test(String(id))
+  )
+    return String(id);
+  const ejson = mongo.BSON.EJSON.stringify(id, { relaxed: false });
+  const shown = EJSON_ID_PREFIX + ejson;
+  return shown.length <= MAX_JOB_ID_LENGTH
+    ? shown
+    : HASH_ID_PREFIX + createHash('sha256').update(ejson).digest('hex');
 }
 
-/** The stored `_id` values an API id may stand for (an ObjectId's hex, a string, a number, an `ejson:` value). */
+/** A string `_id` shown as itself: it cannot be read as an ObjectId, a number or a prefixed id, and fits in an API id. */
+function isPlainStringId(id: string): boolean {
+  return (
+    id.length > 0 &&
+    id.length <= MAX_JOB_ID_LENGTH &&
+    !OBJECT_ID_HEX.test(id) &&
+    !NUMBER_TEXT.test(id) &&
+    !id.startsWith(EJSON_ID_PREFIX) &&
+    !id.startsWith(HASH_ID_PREFIX)
+  );
+}
+
+/** Whether an API id names a job only by the hash of its `_id` (found by comparing the stored ids, see `jobIdOf`). */
+export function isHashedJobId(id: string): boolean {
+  return id.startsWith(HASH_ID_PREFIX);
+}
+
+/** The stored `_id` an API id stands for (empty for a hashed or unreadable id): the inverse of `jobIdOf`. */
 export function jobIdCandidates(id: string): unknown[] {
-  const candidates: unknown[] = [id];
-  if (/^[0-9a-f]{24}$/i.test(id)) candidates.unshift(new Types.ObjectId(id));
-  if (/^-?\d+(\.\d+)?$/.test(id) && Number.isFinite(Number(id)))
-    candidates.push(Number(id));
+  if (OBJECT_ID_HEX.test(id)) return [new Types.ObjectId(id)];
+  if (NUMBER_TEXT.test(id))
+    return Number.isFinite(Number(id)) ? [Number(id)] : [];
   if (id.startsWith(EJSON_ID_PREFIX)) {
     try {
-      candidates.push(
+      return [
         mongo.BSON.EJSON.parse(id.slice(EJSON_ID_PREFIX.length), {
           relaxed: false,
         }),
-      );
+      ];
     } catch {
-      // Not Extended JSON: only the plain string can match.
+      return [];
     }
   }
-  return candidates;
+  if (isHashedJobId(id)) return [];
+  return [id];
 }
 
 /** Why a stored job cannot be scheduled because of its shape (empty when it is well-formed). */

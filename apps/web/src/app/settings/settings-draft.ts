@@ -21,6 +21,8 @@ export interface EndpointDraft {
   savedKey: string | null;
   /** The row's name as saved; the server finds a kept key by name. */
   savedName: string | null;
+  /** The row's base URL as saved: the server sends a kept key only to that address. */
+  savedBaseUrl: string | null;
   apiKey: SecretDraft;
 }
 
@@ -44,6 +46,7 @@ export function newEndpointDraft(): EndpointDraft {
     baseUrl: '',
     savedKey: null,
     savedName: null,
+    savedBaseUrl: null,
     apiKey: UNCHANGED_SECRET,
   };
 }
@@ -60,6 +63,7 @@ export function draftFrom(settings: AppSettingsView): SettingsDraft {
       baseUrl: endpoint.baseUrl,
       savedKey: endpoint.apiKey,
       savedName: endpoint.name,
+      savedBaseUrl: endpoint.baseUrl,
       apiKey: UNCHANGED_SECRET,
     })),
     primaryModel: settings.primaryModel ?? '',
@@ -191,6 +195,42 @@ export function losesKeyOnRename(row: EndpointDraft): boolean {
     row.savedKey !== null &&
     row.savedName !== null &&
     row.name.trim() !== row.savedName &&
+    secretChange(row.apiKey, row.savedKey) === undefined
+  );
+}
+
+/**
+ * Whether two base URLs are the same address for the server (which keeps a key
+ * only while it is): letter case of scheme and host, a default port and
+ * trailing slashes do not count; anything else (host, port, scheme, path,
+ * credentials, query) does.
+ */
+export function sameEndpointAddress(a: string, b: string): boolean {
+  const normal = (url: string): string => {
+    try {
+      const parsed = new URL(url);
+      parsed.pathname = parsed.pathname.replace(/\/+$/, '');
+      return parsed.href.replace(/\/+$/, '');
+    } catch {
+      return url.replace(/\/+$/, '');
+    }
+  };
+  return normal(a.trim()) === normal(b.trim());
+}
+
+/**
+ * An endpoint keeping its name but pointing at another address, its saved key
+ * not entered again: the server refuses to send the stored key to the new
+ * address, so saving fails until the key is entered (or removed).
+ */
+export function needsKeyForNewBaseUrl(row: EndpointDraft): boolean {
+  return (
+    row.savedKey !== null &&
+    row.savedName !== null &&
+    row.savedBaseUrl !== null &&
+    row.name.trim() === row.savedName &&
+    row.baseUrl.trim() !== '' &&
+    !sameEndpointAddress(row.baseUrl, row.savedBaseUrl) &&
     secretChange(row.apiKey, row.savedKey) === undefined
   );
 }

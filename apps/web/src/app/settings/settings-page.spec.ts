@@ -198,6 +198,66 @@ describe('SettingsPage', () => {
     expect(el('endpoint-key-warning')).toBeNull();
   });
 
+  it('warns before saving that a changed base URL needs the endpoint key again', async () => {
+    await load({
+      ...SETTINGS,
+      openaiCompatible: [
+        {
+          name: 'ollama',
+          baseUrl: 'http://127.0.0.1:11434/v1',
+          apiKey: '••••okey',
+        },
+      ],
+    });
+    expect(el('endpoint-url-key-warning')).toBeNull();
+    // The same address in another spelling keeps the key: no warning.
+    for (const same of [
+      'http://127.0.0.1:11434/v1/',
+      'HTTP://127.0.0.1:11434/v1',
+      'http://127.0.0.1:11434/v1 ',
+    ]) {
+      type(input('endpoint-url'), same);
+      await stable();
+      expect(el('endpoint-url-key-warning')).toBeNull();
+    }
+    for (const other of [
+      'https://collector.example/v1',
+      'http://127.0.0.1:11435/v1',
+      'https://127.0.0.1:11434/v1',
+      'http://127.0.0.1:11434/v2',
+    ]) {
+      type(input('endpoint-url'), other);
+      await stable();
+      expect(text('endpoint-url-key-warning')).toContain(
+        'The base URL changed from “http://127.0.0.1:11434/v1”',
+      );
+    }
+    type(input('endpoint-key-input'), 'the-key');
+    await stable();
+    expect(el('endpoint-url-key-warning')).toBeNull();
+    expect(await save()).toEqual({
+      openaiCompatible: [
+        {
+          name: 'ollama',
+          baseUrl: 'http://127.0.0.1:11434/v2',
+          apiKey: 'the-key',
+        },
+      ],
+    });
+  });
+
+  it('does not ask for a key again for an endpoint that had none', async () => {
+    await load({
+      ...SETTINGS,
+      openaiCompatible: [
+        { name: 'ollama', baseUrl: 'http://127.0.0.1:11434/v1', apiKey: null },
+      ],
+    });
+    type(input('endpoint-url'), 'http://127.0.0.1:8080/v1');
+    await stable();
+    expect(el('endpoint-url-key-warning')).toBeNull();
+  });
+
   it('removes an endpoint', async () => {
     await load();
     el('remove-endpoint')?.click();

@@ -27,6 +27,7 @@ import {
   draftFrom,
   endpointErrors,
   losesKeyOnRename,
+  needsKeyForNewBaseUrl,
   modelWarning,
   newEndpointDraft,
   secretChange,
@@ -92,6 +93,7 @@ export class SettingsPage {
   protected readonly timeZones = supportedTimeZones();
   protected readonly imageSuggestions = IMAGE_MODEL_SUGGESTIONS;
   protected readonly losesKeyOnRename = losesKeyOnRename;
+  protected readonly needsKeyForNewBaseUrl = needsKeyForNewBaseUrl;
 
   protected readonly changes = computed(() => {
     const saved = this.saved();
