@@ -127,11 +127,11 @@ describe('settings', () => {
     [{ openaiCompatible: [] }, "names the endpoint 'ollama'"],
     [
       { openaiCompatible: [{ name: 'bad name', baseUrl: 'http://x' }] },
-      'openaiCompatible name must be',
+      '"openaiCompatible.0.name must be 1-40 letters, digits, - or _"',
     ],
     [
       { openaiCompatible: [{ name: 'a', baseUrl: 'ftp://x' }] },
-      'baseUrl must be an http(s) URL',
+      '"openaiCompatible.0.baseUrl must be an http(s) URL"',
     ],
     [
       {

@@ -28,7 +28,7 @@ export class EndpointDto implements OpenAiCompatibleEndpointInput {
   })
   @IsString()
   @Matches(/^[A-Za-z0-9_-]{1,40}$/, {
-    message: 'openaiCompatible name must be 1-40 letters, digits, - or _',
+    message: 'name must be 1-40 letters, digits, - or _',
   })
   name!: string;
 
@@ -41,7 +41,7 @@ export class EndpointDto implements OpenAiCompatibleEndpointInput {
       require_tld: false,
       allow_underscores: true,
     },
-    { message: 'openaiCompatible baseUrl must be an http(s) URL' },
+    { message: 'baseUrl must be an http(s) URL' },
   )
   @MaxLength(500)
   baseUrl!: string;
