@@ -80,6 +80,15 @@ export class ChatCache {
     return [...cached.history];
   }
 
+  /**
+   * A chat just created: it has no messages yet, so its first reply reads
+   * neither the chat nor its history from the database (a full scan of the
+   * messages, see above) before the model is called.
+   */
+  created(chat: ChatRecord): void {
+    this.store(chat._id.toHexString(), { chat, history: [] });
+  }
+
   /** Messages just written to the chat. */
   append(chatId: Types.ObjectId, ...records: MessageRecord[]): void {
     const history = this.chats.get(chatId.toHexString())?.history;

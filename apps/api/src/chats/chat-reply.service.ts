@@ -76,7 +76,13 @@ interface PreparedTurn {
   assistant: MessageRecord;
   history: LlmHistoryMessage[];
   attached: MessageAttachment[];
+  /** Resolves once the user and assistant messages are stored: true, or false when they could not be. */
+  stored: Promise<boolean>;
 }
+
+/** What the owner reads when the message could not be stored; the model's answer is dropped with it. */
+export const MESSAGE_NOT_STORED =
+  'Your message could not be saved (the database did not accept it), so it was not answered. Send it again.';
 
 /**
  * Sends a message to a chat and streams the reply: stores the user message
@@ -187,9 +193,12 @@ export class ChatReplyService
 
   /**
    * Checks everything that can be checked before writing (chat exists, no reply
-   * running, a model and key are configured), then stores the user message and
-   * an empty assistant message. Throws an HttpException and writes nothing otherwise (attachments
-   * that are unknown or already sent are refused with 400).
+   * running, a model and key are configured, attachments known and unsent), and
+   * throws an HttpException and writes nothing otherwise. Then starts storing the
+   * user message and an empty assistant message: `run()` calls the model while
+   * that write is under way, and its events may come before the write is done.
+   * If the write fails, `run()` ends with an `error` event (MESSAGE_NOT_STORED),
+   * no tool has run and nothing of the turn is kept.
    */
   async prepare(
     chatId: string,
@@ -254,35 +263,51 @@ export class ChatReplyService
       };
       // The first message names a chat the owner has not named.
       const title = chat.autoTitle ? titleFrom(content) : null;
-      // This sits before the first token: one round trip stores both messages, while the history comes from the cache.
-      const [earlier] = await Promise.all([
-        this.cache.history(chat, user._id),
-        this.messages.collection.insertMany([user, assistant]),
-      ]).catch(async (error: unknown) => {
-        if (attached.length) await this.attachments.release(userId);
-        throw error;
-      });
-      this.cache.append(chat._id, user);
-      // The chat's activity time and title need not hold up the model call; run() waits for them before it ends.
       const chatFields: Partial<ChatRecord> = {
         updatedAt: now,
         ...(title ? { title, autoTitle: false } : {}),
       };
-      this.cache.updateChat(chatId, chatFields);
-      const chatUpdated = this.chats
-        .updateOne({ _id: chat._id }, { $set: chatFields })
-        .exec()
-        .catch((error: Error) =>
-          this.logger.warn(`Could not update the chat: ${error.message}`),
-        );
+      // The one write before the model's answer runs while the model is called: under load it waits behind
+      // every other writer of the single SQLite file, and the first token need not wait with it. The reply's
+      // own writes, its tools and its end wait for it; if it fails the turn is aborted and nothing stays stored.
+      const stored = this.storeMessages(
+        [user, assistant],
+        attached.length > 0,
+        controller,
+      );
+      // The chat's activity time and title follow once the messages are stored; run() waits for them before it ends.
+      const chatUpdated = stored.then(async (ok) => {
+        if (!ok) return;
+        this.cache.updateChat(chatId, chatFields);
+        await this.chats
+          .updateOne({ _id: chat._id }, { $set: chatFields })
+          .exec()
+          .catch((error: Error) =>
+            this.logger.warn(`Could not update the chat: ${error.message}`),
+          );
+        if (title)
+          this.events.emit('chats.changed', {
+            chatId,
+            change: 'renamed',
+            at: now.toISOString(),
+          });
+      });
+      const earlier = await this.cache
+        .history(chat, user._id)
+        .catch(async (error: unknown) => {
+          controller.abort();
+          if (await stored) {
+            await this.forgetMessages([user, assistant]);
+            if (attached.length) await this.attachments.release(userId);
+          }
+          throw error;
+        });
       const at = now.toISOString();
       this.events.emit('chats.changed', {
         chatId,
         change: 'reply-started',
         at,
       });
-      if (title)
-        this.events.emit('chats.changed', { chatId, change: 'renamed', at });
 
       const userView = toChatMessage(user);
       // The owner writing in a contact's chat: the contact's messages in the history stay untrusted.
@@ -309,6 +334,7 @@ export class ChatReplyService
               assistant,
               history,
               attached,
+              stored,
             },
             sink,
           )
@@ -345,10 +371,58 @@ export class ChatReplyService
       this.logger,
       turn.assistant,
       sink,
+      turn.stored,
     );
     recording.emit('message', turn.userView);
     const { usage, failure } = await this.callModel(turn, recording);
+    if (!(await turn.stored)) return recording.abandon(MESSAGE_NOT_STORED);
     return recording.finish(failure, usage);
+  }
+
+  /**
+   * Stores a turn's two messages in one round trip (the cache learns the user
+   * message once it is written). Resolves to false, never rejects, when they
+   * could not be stored: the turn is aborted, whatever part was written is
+   * removed and claimed files are released, so nothing of the turn stays.
+   */
+  private storeMessages(
+    records: MessageRecord[],
+    claimedFiles: boolean,
+    controller: AbortController,
+  ): Promise<boolean> {
+    const [user] = records;
+    return this.messages.collection.insertMany(records).then(
+      () => {
+        this.cache.append(user.chatId, user);
+        return true;
+      },
+      async (error: Error) => {
+        this.logger.error(`Could not store a message: ${error.message}`);
+        controller.abort();
+        await this.forgetMessages(records);
+        if (claimedFiles)
+          await this.attachments
+            .release(user._id as Types.ObjectId)
+            .catch((failure: Error) =>
+              this.logger.warn(
+                `Could not release the files of a message that was not stored: ${failure.message}`,
+              ),
+            );
+        return false;
+      },
+    );
+  }
+
+  /** Removes whatever part of a turn's messages was written. */
+  private async forgetMessages(records: MessageRecord[]): Promise<void> {
+    await this.messages
+      .deleteMany({ _id: { $in: records.map((r) => r._id) } })
+      .exec()
+      .catch((error: Error) =>
+        this.logger.warn(
+          `Could not remove the messages of a failed turn: ${error.message}`,
+        ),
+      );
   }
 
   /** The runner's turn, with any failure turned into the TurnError the owner reads. */
@@ -369,6 +443,7 @@ export class ChatReplyService
           userMessage: turn.content,
           attachments,
           signal: turn.controller.signal,
+          stored: turn.stored,
           model: turn.options.model,
           prompt: turn.options.prompt,
           toolFilter: turn.options.toolFilter,

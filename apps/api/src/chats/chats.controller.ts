@@ -102,9 +102,9 @@ export class ChatsController {
   @ApiOperation({
     summary: 'Send a message; the answer is the reply as Server-Sent Events',
     description:
-      'Events: `message` (the stored user message), `delta` {text}, `tool_call` {id,name,arguments}, ' +
+      'Events: `message` (the user message, stored while the model is called), `delta` {text}, `tool_call` {id,name,arguments}, ' +
       '`tool_result` {id,name,result,durationMs,error}, then `done` {messageId,usage?,stopped?} or `error` {message,messageId?}. ' +
-      'The reply keeps running and is stored if the client disconnects.',
+      'The reply keeps running and is stored if the client disconnects. A message the database cannot store ends the stream with `error` {messageId: null}; nothing of the turn is kept.',
   })
   @ApiProduces('text/event-stream')
   @ApiOkResponse({ description: 'text/event-stream of the reply' })

@@ -57,7 +57,9 @@ export class ChatsService {
       createdAt: now,
       updatedAt: now,
     });
-    const summary = toChatSummary(created.toObject<ChatRecord>(), false);
+    const record = created.toObject<ChatRecord>();
+    this.cache.created(record);
+    const summary = toChatSummary(record, false);
     this.events.emit('chats.changed', {
       chatId: summary.id,
       change: 'created',

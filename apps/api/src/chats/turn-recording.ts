@@ -55,8 +55,11 @@ export class TurnRecording {
     private readonly logger: Logger,
     private readonly assistant: MessageRecord,
     private readonly sink: ReplyEventSink | undefined,
+    /** The insert of the turn's messages, which may still be under way: true once they are stored. */
+    private readonly stored: Promise<boolean> = Promise.resolve(true),
   ) {
     this.messageId = (assistant._id as Types.ObjectId).toHexString();
+    this.writing = stored;
   }
 
   /** Tells the listener; a listener that throws never breaks the reply. */
@@ -177,6 +180,25 @@ export class TurnRecording {
     }
   }
 
+  /**
+   * Ends a turn whose messages could not be stored: nothing is written, the
+   * listener gets `error` with `message` and no message id. Never rejects.
+   */
+  async abandon(message: string): Promise<FinishedReply> {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    await this.writing;
+    this.emit('error', { message, messageId: null });
+    return {
+      messageId: null,
+      status: 'error',
+      text: this.parts.map((p) => (p.type === 'text' ? p.text : '')).join(''),
+      parts: this.parts.map((p) => ({ ...p })),
+      usage: null,
+      error: message,
+    };
+  }
+
   private snapshot() {
     return {
       parts: encodeParts(this.parts),
@@ -193,11 +215,12 @@ export class TurnRecording {
     this.flushTimer = null;
     const state = this.snapshot();
     this.writing = this.writing
-      .then(() =>
-        this.messages
+      .then(async () => {
+        if (!(await this.stored)) return;
+        await this.messages
           .updateOne({ _id: this.assistant._id }, { $set: state })
-          .exec(),
-      )
+          .exec();
+      })
       .catch((error: Error) => {
         this.logger.warn(`Could not store the growing reply: ${error.message}`);
       });

@@ -41,6 +41,12 @@ export interface TurnRequest {
   attachments?: LlmAttachment[];
   /** Stop button / caller cancellation. */
   signal: AbortSignal;
+  /**
+   * The turn's messages being stored while the model is called: a tool runs
+   * only once this resolves to true (no tool acts on a message that was not
+   * stored); false refuses every tool call (the caller aborts the turn then).
+   */
+  stored?: Promise<boolean>;
   /** A model id instead of the primary model. */
   model?: string;
   /** Passed to buildCombinedPrompt (Pulse appends its context through `extra`). */
@@ -146,6 +152,20 @@ export class LlmRunner {
           executeTool: async (call) => {
             listener.toolCall(call);
             const started = performance.now();
+            if (request.stored && !(await request.stored)) {
+              const result = toolError(
+                'The message could not be saved, so this tool was not run.',
+              );
+              listener.toolResult({
+                id: call.id,
+                name: call.name,
+                arguments: call.arguments,
+                result,
+                error: errorOf(result),
+                durationMs: 0,
+              });
+              return result;
+            }
             const limit = this.tools.timeoutOf(call.name, toolTimeoutMs);
             const toolSignal = AbortSignal.any([
               signal,
