@@ -108,7 +108,7 @@ describe('chat replies start before the messages are stored', () => {
     expect(events[0].event).toBe('message');
     expect(events.at(-1)).toEqual({
       event: 'error',
-      data: { message: MESSAGE_NOT_STORED, messageId: null },
+      data: { message: MESSAGE_NOT_STORED, messageId: null, unsaved: true },
     });
     expect(eventsNamed(events, 'done')).toEqual([]);
     // Nothing half-stored, the chat keeps its name, no reply is left running.

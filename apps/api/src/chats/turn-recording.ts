@@ -188,7 +188,7 @@ export class TurnRecording {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;
     await this.writing;
-    this.emit('error', { message, messageId: null });
+    this.emit('error', { message, messageId: null, unsaved: true });
     return {
       messageId: null,
       status: 'error',

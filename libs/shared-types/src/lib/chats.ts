@@ -164,8 +164,11 @@ export interface ChatStreamEventMap {
   };
   /** The reply ended; `stopped` when the owner pressed Stop. */
   done: { messageId: string; usage?: TokenUsage; stopped?: boolean };
-  /** The reply failed; `messageId` is set when partial text was kept. */
-  error: { message: string; messageId?: string | null };
+  /**
+   * The reply failed; `messageId` is set when partial text was kept. `unsaved`: the user's
+   * message itself could not be stored, so nothing of the turn was kept (send it again).
+   */
+  error: { message: string; messageId?: string | null; unsaved?: boolean };
 }
 
 export type ChatStreamEventName = keyof ChatStreamEventMap;

@@ -346,6 +346,31 @@ describe('ChatThread', () => {
     expect(input().disabled).toBe(false);
   });
 
+  it('gives the text back when the server could not store the message', async () => {
+    await open([]);
+    await sendMessage('Remember the milk');
+    reply({ type: 'message', data: userMessage('u1', 'Remember the milk') });
+    reply({ type: 'delta', data: { text: 'Noted' } });
+    reply({
+      type: 'error',
+      data: {
+        message: 'Your message could not be saved. Send it again.',
+        messageId: null,
+        unsaved: true,
+      },
+    });
+    replies.complete();
+    await stable();
+    http.expectNone(LATEST);
+    expect(el('send-error')?.textContent).toContain(
+      'Your message could not be saved',
+    );
+    expect(all('user-message')).toHaveLength(0);
+    expect(el('assistant-message')).toBeNull();
+    expect(input().value).toBe('Remember the milk');
+    expect(input().disabled).toBe(false);
+  });
+
   it('shows other refusals without the settings link', async () => {
     await open([]);
     await sendMessage('Hello');

@@ -336,10 +336,33 @@ export class ChatThread {
     this.scrollToLatest();
 
     let started = false;
+    let unsaved = false;
+    // Nothing of this send was kept: the message goes back into the composer with its files.
+    const takeBack = (reason: string, storedId?: string) => {
+      this.messages.update((list) =>
+        list.filter(
+          (message) => message.id !== localId && message.id !== storedId,
+        ),
+      );
+      this.live.set(null);
+      this.sending.set(false);
+      if (!this.draft()) this.draft.set(content);
+      this.uploads.restore(attached);
+      this.sendError.set(reason);
+      this.focusComposer();
+    };
+    let storedId: string | undefined;
     this.streamSub = this.chatStream.send(chatId, body).subscribe({
       next: (event) => {
         started = true;
+        if (event.type === 'error' && event.data.unsaved) {
+          unsaved = true;
+          this.streamSub = null;
+          takeBack(event.data.message, storedId);
+          return;
+        }
         if (event.type === 'message') {
+          storedId = event.data.id;
           this.messages.update((list) =>
             list.map((message) =>
               message.id === localId ? event.data : message,
@@ -350,17 +373,10 @@ export class ChatThread {
         }
       },
       error: (error: unknown) => {
+        if (unsaved) return;
         if (error instanceof ChatSendError && !started) {
           // Refused before anything happened: take the message back into the composer.
-          this.messages.update((list) =>
-            list.filter((message) => message.id !== localId),
-          );
-          this.live.set(null);
-          this.sending.set(false);
-          if (!this.draft()) this.draft.set(content);
-          this.uploads.restore(attached);
-          this.sendError.set(error.message);
-          this.focusComposer();
+          takeBack(error.message);
           return;
         }
         const message =
@@ -376,6 +392,7 @@ export class ChatThread {
         this.finishReply();
       },
       complete: () => {
+        if (unsaved) return;
         this.live.update((reply) => reply && { ...reply, finished: true });
         this.finishReply();
       },
