@@ -473,7 +473,7 @@ export class WhatsAppAutoReplyService
           ? 'The reply was stopped before it finished.'
           : reply.error,
       stopped,
-      messageId: prepared.assistantMessageId,
+      messageId: reply.messageId,
     };
   }
 
