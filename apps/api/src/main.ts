@@ -77,7 +77,7 @@ async function main(): Promise<void> {
     database = await startDatabase(config);
     if (database.embedded?.socketPath)
       logger.log(
-        `Embedded database ready on the Unix socket ${database.embedded.socketPath} (only this OS user can connect: ${database.uri})`,
+        `Embedded database ready at ${database.uri} (Unix socket ${database.embedded.socketPath}: only this OS user can connect)`,
       );
     else if (database.embedded)
       logger.warn(

@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import {
+  chmodSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -272,6 +274,38 @@ describe('EmbeddedDatabase', () => {
     );
   });
 
+  // The attack itself: another OS user's process. Needs root to run a process as another user.
+  const asRoot =
+    process.platform === 'linux' && process.getuid?.() === 0 ? it : it.skip;
+  asRoot(
+    "keeps another OS user's processes out of the socket, which they could reach on the TCP opt-in",
+    async () => {
+      chmodSync(dataDir, 0o755); // only the socket's own directory stands in the way
+      const onSocket = await EmbeddedDatabase.start({
+        binPath: ferretdbBinary(),
+        dataDir,
+      });
+      try {
+        expect(await connectAsNobody(onSocket.socketPath as string)).toBe(
+          'EACCES',
+        );
+      } finally {
+        await onSocket.stop();
+      }
+      const onTcp = await EmbeddedDatabase.start({
+        binPath: ferretdbBinary(),
+        dataDir,
+        tcpPort: 0,
+      });
+      try {
+        const port = Number(/:(\d+)\/$/.exec(onTcp.uri)?.[1]);
+        expect(await connectAsNobody(port)).toBe('connected');
+      } finally {
+        await onTcp.stop();
+      }
+    },
+  );
+
   it('makes an existing socket directory private again', async () => {
     mkdirSync(join(dataDir, 'run'), { mode: 0o755 });
     const database = await EmbeddedDatabase.start({
@@ -458,6 +492,24 @@ describe('data dir', () => {
     );
   });
 });
+
+/** Connects to a socket path or a loopback port as the user nobody (65534); says how it went. */
+async function connectAsNobody(target: string | number): Promise<string> {
+  const script =
+    'const [t] = process.argv.slice(1);' +
+    'require("node:net").connect(/^\\d+$/.test(t) ? { host: "127.0.0.1", port: +t } : t)' +
+    '.on("connect", () => { console.log("connected"); process.exit(0); })' +
+    '.on("error", (e) => { console.log(e.code); process.exit(1); });';
+  const child = spawn(process.execPath, ['-e', script, String(target)], {
+    uid: 65534,
+    gid: 65534,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  await new Promise((resolve) => child.once('exit', resolve));
+  return out.trim();
+}
 
 /** Loopback TCP ports a process listens on (Linux: its socket fds against /proc/net/tcp{,6}). */
 function tcpListenersOf(pid: number): number[] {
