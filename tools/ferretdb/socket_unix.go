@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -20,6 +21,9 @@ var maxSocketPath = len(syscall.RawSockaddrUnix{}.Path) - 1
 func checkSocketPath(path string) error {
 	if !filepath.IsAbs(path) {
 		return fmt.Errorf("--listen-unix %q must be an absolute path", path)
+	}
+	if strings.ContainsAny(path, "\x00\n\r") {
+		return fmt.Errorf("--listen-unix %q must not contain NUL or line breaks", path)
 	}
 	if filepath.Clean(path) != path || filepath.Base(path) == "/" {
 		return fmt.Errorf("--listen-unix %q must be a clean path to a file", path)
