@@ -1,8 +1,11 @@
 // Command ferretdb-launcher runs an embedded FerretDB 1.x (SQLite backend)
 // as a MongoDB-compatible server for local development.
 //
-// It prints exactly one line to stdout, "ready <host:port>", once the
-// listener accepts connections; everything else (logs, errors) goes to stderr.
+// It listens either on a Unix domain socket (--listen-unix, in a directory only
+// this OS user can enter) or on a loopback TCP port (--listen-addr). It prints
+// exactly one line to stdout, "ready <host:port>" or "ready <socket path>",
+// once the listener accepts connections; everything else (logs, errors) goes
+// to stderr.
 package main
 
 import (
@@ -53,7 +56,8 @@ func init() {
 }
 
 func main() {
-	listenAddr := flag.String("listen-addr", "127.0.0.1:27017", "TCP `host:port` to listen on (port 0 picks a free port)")
+	listenAddr := flag.String("listen-addr", "127.0.0.1:27017", "TCP `host:port` to listen on (port 0 picks a free port); not used with --listen-unix")
+	listenUnix := flag.String("listen-unix", "", "absolute `path` of a Unix domain socket to listen on instead of TCP; its directory is created 0700 and must belong to this user")
 	allowNonLoopback := flag.Bool("allow-non-loopback", false, "allow --listen-addr on a non-loopback host")
 	dataDir := flag.String("data-dir", "", "`directory` for the SQLite database files (required; created if missing)")
 	logLevel := flag.String("log-level", "warn", "log level: debug, info, warn or error")
@@ -74,9 +78,19 @@ func main() {
 	}
 	logger := slog.New(&quietResponses{slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})})
 
-	addr, err := checkListenAddr(*listenAddr, *allowNonLoopback)
-	if err != nil {
-		fail(2, "%s", err)
+	var addr string
+	if *listenUnix != "" {
+		if flagGiven("listen-addr") || flagGiven("allow-non-loopback") {
+			fail(2, "use either --listen-unix or --listen-addr, not both")
+		}
+		if err := checkSocketPath(*listenUnix); err != nil {
+			fail(2, "%s", err)
+		}
+	} else {
+		var err error
+		if addr, err = checkListenAddr(*listenAddr, *allowNonLoopback); err != nil {
+			fail(2, "%s", err)
+		}
 	}
 
 	if *dataDir == "" {
@@ -87,9 +101,13 @@ func main() {
 		fail(1, "%s", err)
 	}
 
-	// Pre-flight the port so "in use" is reported plainly; FerretDB would
-	// otherwise wrap the error with internal source locations.
-	if err := checkPortFree(addr); err != nil {
+	// Pre-flight the port or socket so "in use" is reported plainly; FerretDB
+	// would otherwise wrap the error with internal source locations.
+	if *listenUnix != "" {
+		if err := prepareSocket(*listenUnix); err != nil {
+			fail(1, "%s", err)
+		}
+	} else if err := checkPortFree(addr); err != nil {
 		fail(1, "%s", err)
 	}
 
@@ -101,7 +119,7 @@ func main() {
 	}
 
 	f, err := ferretdb.New(&ferretdb.Config{
-		Listener: ferretdb.ListenerConfig{TCP: addr},
+		Listener: ferretdb.ListenerConfig{TCP: addr, Unix: *listenUnix},
 		Logger:   logger,
 		Handler:  "sqlite",
 		// A directory URI; FerretDB keeps one <database>.sqlite file per database in it.
@@ -118,7 +136,15 @@ func main() {
 	}()
 
 	// The listener is already bound by New; connections queue until Run accepts them.
-	fmt.Fprintf(os.Stdout, "ready %s\n", hostPort(f.MongoDBURI()))
+	if *listenUnix != "" {
+		// The 0700 directory already keeps other users out; the socket itself says so too.
+		if err := os.Chmod(*listenUnix, 0o600); err != nil {
+			fail(1, "cannot restrict socket %s: %s", *listenUnix, plainPathErr(err))
+		}
+		fmt.Fprintf(os.Stdout, "ready %s\n", *listenUnix)
+	} else {
+		fmt.Fprintf(os.Stdout, "ready %s\n", hostPort(f.MongoDBURI()))
+	}
 
 	select {
 	case <-done:
@@ -133,6 +159,17 @@ func main() {
 	case <-time.After(shutdownTimeout):
 		fail(1, "shutdown did not finish within %s", shutdownTimeout)
 	}
+}
+
+// flagGiven reports whether the named flag was set on the command line.
+func flagGiven(name string) bool {
+	given := false
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			given = true
+		}
+	})
+	return given
 }
 
 // hostPort extracts "host:port" from FerretDB's "mongodb://host:port/" URI.

@@ -75,8 +75,14 @@ async function main(): Promise<void> {
         : `Starting the embedded database in ${config.dataDir}/db`,
     );
     database = await startDatabase(config);
-    if (database.embedded)
-      logger.log(`Embedded database ready at ${database.uri} (loopback only)`);
+    if (database.embedded?.socketPath)
+      logger.log(
+        `Embedded database ready at ${database.uri} (Unix socket ${database.embedded.socketPath}: only this OS user can connect)`,
+      );
+    else if (database.embedded)
+      logger.warn(
+        `Embedded database ready at ${database.uri}: loopback TCP without authentication, every local user can connect`,
+      );
   } catch (error) {
     lock?.release();
     fail(

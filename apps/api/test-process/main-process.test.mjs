@@ -1,7 +1,13 @@
 // The built server as an operator runs it: `node dist/apps/api/main.js`.
 // Run by `nx run api:test-process` (builds the API and the database launcher first).
 import { spawn, execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import {
+  existsSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  statSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -60,6 +66,36 @@ function launcherOf(pid) {
   }
 }
 
+/** Loopback TCP ports a process listens on (Linux: its socket fds against /proc/net/tcp{,6}). */
+function tcpListenersOf(pid) {
+  const inodes = new Set();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const match = /^socket:\[(\d+)\]$/.exec(
+        readlinkSync(`/proc/${pid}/fd/${fd}`),
+      );
+      if (match) inodes.add(match[1]);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const ports = [];
+  for (const table of ['tcp', 'tcp6']) {
+    const rows = readFileSync(`/proc/${pid}/net/${table}`, 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1);
+    for (const row of rows) {
+      const fields = row.trim().split(/\s+/);
+      if (fields[3] === '0A' && inodes.has(fields[9]))
+        ports.push(parseInt(fields[1].split(':')[1], 16));
+    }
+  }
+  return ports;
+}
+
+const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 function alive(pid) {
   try {
     process.kill(pid, 0);
@@ -113,6 +149,56 @@ describe('main.js', { timeout: 120000 }, () => {
     second.child.kill('SIGINT');
     assert.equal((await second.exit).code, 0);
   });
+
+  it(
+    'opens the embedded database only on a Unix socket in a 0700 directory of the data dir, no TCP port, unless EMBEDDED_DB_TCP opts in',
+    { skip: process.platform !== 'linux' && 'reads /proc' },
+    async () => {
+      const dataDir = tempDir();
+      const port = await freePort();
+      const proc = start({
+        PORT: String(port),
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'log',
+      });
+      await waitHealthy(port, proc);
+      const launcher = launcherOf(proc.child.pid);
+      const socket = join(dataDir, 'run', 'ferretdb.sock');
+      assert.ok(statSync(socket).isSocket(), `${socket} is a socket`);
+      assert.equal(statSync(join(dataDir, 'run')).mode & 0o777, 0o700);
+      assert.deepEqual(tcpListenersOf(launcher), [], 'no TCP port');
+      assert.match(
+        proc.out.stdout,
+        new RegExp(
+          escapeRegExp(
+            `Embedded database ready at mongodb://${encodeURIComponent(socket)}/ (Unix socket ${socket}: only this OS user can connect)`,
+          ),
+        ),
+      );
+      proc.child.kill('SIGTERM');
+      assert.equal((await proc.exit).code, 0);
+      assert.ok(!existsSync(socket), 'a clean stop removes the socket');
+
+      const tcpDir = tempDir();
+      const tcp = start({
+        PORT: String(port),
+        DATA_DIR: tcpDir,
+        EMBEDDED_DB_TCP: '1',
+      });
+      await waitHealthy(port, tcp);
+      const ports = tcpListenersOf(launcherOf(tcp.child.pid));
+      assert.equal(ports.length, 1, 'one loopback TCP port');
+      assert.ok(!existsSync(join(tcpDir, 'run')), 'no socket');
+      assert.match(
+        tcp.out.stdout + tcp.out.stderr,
+        new RegExp(
+          `Embedded database ready at mongodb://127\\.0\\.0\\.1:${ports[0]}/: loopback TCP without authentication, every local user can connect`,
+        ),
+      );
+      tcp.child.kill('SIGTERM');
+      assert.equal((await tcp.exit).code, 0);
+    },
+  );
 
   it('writes one JSON object per log line with LOG_FORMAT=json, and never the password', async () => {
     const port = await freePort();

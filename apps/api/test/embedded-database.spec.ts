@@ -1,11 +1,28 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import mongoose from 'mongoose';
+import { loadAppConfig } from '../src/config/app-config';
 import { DataDirLock } from '../src/data-dir-lock';
 import {
   EmbeddedDatabase,
+  MAX_SOCKET_PATH_BYTES,
+  embeddedSocketPath,
   prepareDataDir,
 } from '../src/database/embedded-database';
 import {
@@ -35,14 +52,28 @@ describe('EmbeddedDatabase', () => {
     }
   }
 
-  it('starts on a free loopback port, answers ping, and a second start on the same data dir finds the data', async () => {
+  it('starts on a Unix socket in a 0700 directory of the data dir with no TCP port, answers ping, and a second start on the same data dir finds the data', async () => {
     const first = await startDatabase({
       mongodbUri: undefined,
       dataDir,
       ferretdbBin: ferretdbBinary(),
     });
     expect(first.kind).toBe('embedded');
-    expect(first.uri).toMatch(/^mongodb:\/\/127\.0\.0\.1:\d+\/$/);
+    const socket = join(dataDir, 'run', 'ferretdb.sock');
+    expect(first.embedded?.socketPath).toBe(socket);
+    expect(first.uri).toBe(`mongodb://${encodeURIComponent(socket)}/`);
+    expect(statSync(socket).isSocket()).toBe(true);
+    expect(statSync(join(dataDir, 'run')).mode & 0o777).toBe(0o700);
+    expect(tcpListenersOf(first.embedded?.pid as number)).toEqual([]);
+    // mongoose (not only the bare driver) takes the socket URI too.
+    const connection = await mongoose
+      .createConnection(first.uri, { dbName: 'metatronos' })
+      .asPromise();
+    try {
+      expect(await connection.db?.admin().ping()).toMatchObject({ ok: 1 });
+    } finally {
+      await connection.close();
+    }
     await withClient(first.uri, (db) =>
       db.collection('notes').insertOne({ text: 'kept across restarts' }),
     );
@@ -159,6 +190,8 @@ describe('EmbeddedDatabase', () => {
       );
       process.kill(database.pid as number, 'SIGKILL');
       await exited;
+      // SIGKILL leaves the socket file behind; the restart must not trip over it.
+      expect(lstatSync(database.socketPath as string).isSocket()).toBe(true);
 
       await database.restart();
       expect(database.running).toBe(true);
@@ -170,6 +203,205 @@ describe('EmbeddedDatabase', () => {
     } finally {
       await database.stop();
     }
+  });
+
+  it('starts again after a crash of the whole app left a stale socket behind', async () => {
+    const first = await EmbeddedDatabase.start({
+      binPath: ferretdbBinary(),
+      dataDir,
+    });
+    await withClient(first.uri, (db) =>
+      db.collection('notes').insertOne({ text: 'before the crash' }),
+    );
+    const exited = new Promise((resolve) => first.onUnexpectedExit(resolve));
+    process.kill(first.pid as number, 'SIGKILL');
+    await exited;
+    expect(lstatSync(first.socketPath as string).isSocket()).toBe(true);
+
+    const second = await EmbeddedDatabase.start({
+      binPath: ferretdbBinary(),
+      dataDir,
+    });
+    try {
+      expect(second.uri).toBe(first.uri);
+      const found = await withClient(second.uri, (db) =>
+        db.collection('notes').findOne({}, { projection: { _id: 0 } }),
+      );
+      expect(found).toEqual({ text: 'before the crash' });
+    } finally {
+      await second.stop();
+    }
+    expect(existsSync(second.socketPath as string)).toBe(false); // a clean stop removes it
+  });
+
+  it("leaves a live server's socket alone and refuses to start a second one on it", async () => {
+    const first = await EmbeddedDatabase.start({
+      binPath: ferretdbBinary(),
+      dataDir,
+    });
+    try {
+      await expect(
+        EmbeddedDatabase.start({ binPath: ferretdbBinary(), dataDir }),
+      ).rejects.toThrow(
+        `The embedded database failed to start: cannot listen on ${first.socketPath}: another server is already listening there`,
+      );
+      await withClient(first.uri, (db) => db.command({ ping: 1 }));
+    } finally {
+      await first.stop();
+    }
+  });
+
+  it('refuses a socket directory that is a symbolic link, and a socket path that is not a socket', async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'metatron-elsewhere-'));
+    try {
+      symlinkSync(elsewhere, join(dataDir, 'run'));
+      await expect(
+        EmbeddedDatabase.start({ binPath: ferretdbBinary(), dataDir }),
+      ).rejects.toThrow(
+        `The embedded database failed to start: socket directory ${join(dataDir, 'run')} is not a directory (symbolic links are refused)`,
+      );
+      expect(readdirSync(elsewhere)).toEqual([]);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+    rmSync(join(dataDir, 'run'));
+    mkdirSync(join(dataDir, 'run'));
+    writeFileSync(join(dataDir, 'run', 'ferretdb.sock'), 'not a socket');
+    await expect(
+      EmbeddedDatabase.start({ binPath: ferretdbBinary(), dataDir }),
+    ).rejects.toThrow(
+      `The embedded database failed to start: cannot listen on ${join(dataDir, 'run', 'ferretdb.sock')}: the path exists and is not a socket`,
+    );
+  });
+
+  // The attack itself: another OS user's process. Needs root to run a process as another user.
+  const asRoot =
+    process.platform === 'linux' && process.getuid?.() === 0 ? it : it.skip;
+  asRoot(
+    "keeps another OS user's processes out of the socket, which they could reach on the TCP opt-in",
+    async () => {
+      chmodSync(dataDir, 0o755); // only the socket's own directory stands in the way
+      const onSocket = await EmbeddedDatabase.start({
+        binPath: ferretdbBinary(),
+        dataDir,
+      });
+      try {
+        expect(await connectAsNobody(onSocket.socketPath as string)).toBe(
+          'EACCES',
+        );
+      } finally {
+        await onSocket.stop();
+      }
+      const onTcp = await EmbeddedDatabase.start({
+        binPath: ferretdbBinary(),
+        dataDir,
+        tcpPort: 0,
+      });
+      try {
+        const port = Number(/:(\d+)\/$/.exec(onTcp.uri)?.[1]);
+        expect(await connectAsNobody(port)).toBe('connected');
+      } finally {
+        await onTcp.stop();
+      }
+    },
+  );
+
+  it('makes an existing socket directory private again', async () => {
+    mkdirSync(join(dataDir, 'run'), { mode: 0o755 });
+    const database = await EmbeddedDatabase.start({
+      binPath: ferretdbBinary(),
+      dataDir,
+    });
+    try {
+      expect(statSync(join(dataDir, 'run')).mode & 0o777).toBe(0o700);
+    } finally {
+      await database.stop();
+    }
+  });
+
+  it('puts the socket of a data dir too long for a socket path into a private 0700 directory of the runtime or temp dir', async () => {
+    const longDir = join(dataDir, 'x'.repeat(150 - dataDir.length - 1));
+    expect(longDir).toHaveLength(150);
+    const socket = embeddedSocketPath(longDir);
+    expect(Buffer.byteLength(socket)).toBeLessThanOrEqual(
+      MAX_SOCKET_PATH_BYTES,
+    );
+    expect(socket.startsWith(longDir)).toBe(false);
+    expect(basename(dirname(socket))).toMatch(
+      new RegExp(`^metatronos-${process.getuid?.()}-[0-9a-f]{16}$`),
+    );
+    expect(embeddedSocketPath(longDir)).toBe(socket); // the same across restarts
+    expect(embeddedSocketPath(`${longDir}-other`)).not.toBe(socket);
+    try {
+      const database = await startDatabase({
+        mongodbUri: undefined,
+        dataDir: longDir,
+        ferretdbBin: ferretdbBinary(),
+      });
+      try {
+        expect(database.embedded?.socketPath).toBe(socket);
+        expect(statSync(dirname(socket)).mode & 0o777).toBe(0o700);
+        expect(tcpListenersOf(database.embedded?.pid as number)).toEqual([]);
+        await withClient(database.uri, (db) =>
+          db.collection('notes').insertOne({ text: 'long data dir' }),
+        );
+        expect(existsSync(join(longDir, 'db', 'metatronos.sqlite'))).toBe(true);
+      } finally {
+        await database.embedded?.stop();
+      }
+    } finally {
+      rmSync(dirname(socket), { recursive: true, force: true });
+    }
+  });
+
+  it('prefers $XDG_RUNTIME_DIR for the socket of a long data dir', () => {
+    const longDir = join(dataDir, 'y'.repeat(120));
+    expect(embeddedSocketPath(longDir, { XDG_RUNTIME_DIR: dataDir })).toMatch(
+      new RegExp(
+        `^${dataDir}/metatronos-${process.getuid?.()}-[0-9a-f]{16}/ferretdb\\.sock$`,
+      ),
+    );
+    // A relative or missing runtime dir is not used.
+    expect(
+      embeddedSocketPath(longDir, { XDG_RUNTIME_DIR: 'relative' }),
+    ).not.toMatch(/^relative/);
+  });
+
+  it('listens on a loopback TCP port only when asked to (EMBEDDED_DB_TCP)', async () => {
+    const database = await startDatabase({
+      mongodbUri: undefined,
+      dataDir,
+      ferretdbBin: ferretdbBinary(),
+      embeddedDbTcpPort: 0,
+    });
+    try {
+      expect(database.uri).toMatch(/^mongodb:\/\/127\.0\.0\.1:\d+\/$/);
+      expect(database.embedded?.socketPath).toBeUndefined();
+      expect(existsSync(join(dataDir, 'run'))).toBe(false);
+      const port = Number(/:(\d+)\/$/.exec(database.uri)?.[1]);
+      expect(tcpListenersOf(database.embedded?.pid as number)).toEqual([port]);
+      await withClient(database.uri, (db) => db.command({ ping: 1 }));
+    } finally {
+      await database.embedded?.stop();
+    }
+  });
+
+  it('reads EMBEDDED_DB_TCP: unset or 0 = Unix socket, 1 = a free port, or a port number', () => {
+    expect(loadAppConfig({}).embeddedDbTcpPort).toBeUndefined();
+    expect(loadAppConfig({ EMBEDDED_DB_TCP: '0' }).embeddedDbTcpPort).toBe(
+      undefined,
+    );
+    expect(loadAppConfig({ EMBEDDED_DB_TCP: '1' }).embeddedDbTcpPort).toBe(0);
+    expect(loadAppConfig({ EMBEDDED_DB_TCP: 'true' }).embeddedDbTcpPort).toBe(
+      0,
+    );
+    expect(loadAppConfig({ EMBEDDED_DB_TCP: '27018' }).embeddedDbTcpPort).toBe(
+      27018,
+    );
+    for (const bad of ['yes', '80', '70000', '-1', '1.5', '0x50'])
+      expect(() => loadAppConfig({ EMBEDDED_DB_TCP: bad })).toThrow(
+        `EMBEDDED_DB_TCP must be 1 (a free loopback port), a port from 1024 to 65535, or 0 (Unix socket only) (got "${bad}")`,
+      );
   });
 
   it('says in one line that the launcher is not built', async () => {
@@ -260,3 +492,50 @@ describe('data dir', () => {
     );
   });
 });
+
+/** Connects to a socket path or a loopback port as the user nobody (65534); says how it went. */
+async function connectAsNobody(target: string | number): Promise<string> {
+  const script =
+    'const [t] = process.argv.slice(1);' +
+    'require("node:net").connect(/^\\d+$/.test(t) ? { host: "127.0.0.1", port: +t } : t)' +
+    '.on("connect", () => { console.log("connected"); process.exit(0); })' +
+    '.on("error", (e) => { console.log(e.code); process.exit(1); });';
+  const child = spawn(process.execPath, ['-e', script, String(target)], {
+    uid: 65534,
+    gid: 65534,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  await new Promise((resolve) => child.once('exit', resolve));
+  return out.trim();
+}
+
+/** Loopback TCP ports a process listens on (Linux: its socket fds against /proc/net/tcp{,6}). */
+function tcpListenersOf(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const match = /^socket:\[(\d+)\]$/.exec(
+        readlinkSync(`/proc/${pid}/fd/${fd}`),
+      );
+      if (match) inodes.add(match[1]);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const ports: number[] = [];
+  for (const table of ['tcp', 'tcp6']) {
+    const rows = readFileSync(`/proc/${pid}/net/${table}`, 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1);
+    for (const row of rows) {
+      const fields = row.trim().split(/\s+/);
+      // fields: sl local_address rem_address st … inode (index 9); st 0A = LISTEN
+      if (fields[3] === '0A' && inodes.has(fields[9]))
+        ports.push(parseInt(fields[1].split(':')[1], 16));
+    }
+  }
+  return ports;
+}

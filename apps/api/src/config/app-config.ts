@@ -13,6 +13,11 @@ export interface AppConfig {
   dataDir: string;
   /** Unset: start the embedded database. */
   mongodbUri: string | undefined;
+  /**
+   * EMBEDDED_DB_TCP: unset = the embedded database listens only on a Unix socket (owner only);
+   * a port (0 = a free one) = it listens on that loopback TCP port, open to every local user.
+   */
+  embeddedDbTcpPort: number | undefined;
   logLevel: LogLevel;
   logFormat: LogFormat;
   sessionTtlDays: number;
@@ -160,6 +165,20 @@ export function loadAppConfig(
     problems.push('MONGODB_URI must start with mongodb:// or mongodb+srv://');
   }
 
+  // Opt-in: FerretDB 1.x has no authentication, so a TCP port is open to every local user.
+  const rawTcp = text('EMBEDDED_DB_TCP');
+  let embeddedDbTcpPort: number | undefined;
+  if (rawTcp === '1' || rawTcp === 'true') embeddedDbTcpPort = 0;
+  else if (rawTcp === '0' || rawTcp === 'false') embeddedDbTcpPort = undefined;
+  else if (rawTcp !== undefined) {
+    if (/^\d+$/.test(rawTcp) && +rawTcp >= 1024 && +rawTcp <= 65535)
+      embeddedDbTcpPort = +rawTcp;
+    else
+      problems.push(
+        `EMBEDDED_DB_TCP must be 1 (a free loopback port), a port from 1024 to 65535, or 0 (Unix socket only) (got "${rawTcp}")`,
+      );
+  }
+
   const rawHosts = text('ALLOWED_HOSTS');
   let allowedHosts: string[] | null;
   if (rawHosts === '*') {
@@ -199,6 +218,7 @@ export function loadAppConfig(
     host,
     dataDir: path('DATA_DIR', './data'),
     mongodbUri,
+    embeddedDbTcpPort,
     logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, 'log'),
     logFormat: oneOf('LOG_FORMAT', ['text', 'json'] as const, 'text'),
     sessionTtlDays: integer('SESSION_TTL_DAYS', 30, 1, 365),

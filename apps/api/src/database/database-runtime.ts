@@ -47,6 +47,8 @@ export async function startDatabase(options: {
   mongodbUri: string | undefined;
   dataDir: string;
   ferretdbBin: string;
+  /** Opt-in loopback TCP port for the embedded server (0 = a free one); unset = Unix socket only. */
+  embeddedDbTcpPort?: number;
 }): Promise<DatabaseRuntime> {
   if (options.mongodbUri) {
     await pingMongo(options.mongodbUri);
@@ -59,6 +61,7 @@ export async function startDatabase(options: {
   const embedded = await EmbeddedDatabase.start({
     binPath: options.ferretdbBin,
     dataDir: options.dataDir,
+    tcpPort: options.embeddedDbTcpPort,
   });
   try {
     await pingMongo(embedded.uri);

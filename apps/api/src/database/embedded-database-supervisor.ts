@@ -15,8 +15,8 @@ const STABLE_AFTER_MS = 60_000;
 
 /**
  * Brings the embedded database back when its process dies: restarts it on the
- * same port and data after a growing delay, then re-checks health (which
- * announces `database.status` up). After the last delay it gives up and says so.
+ * same address (socket or port) and data after a growing delay, then re-checks
+ * health (which announces `database.status` up). After the last delay it gives up and says so.
  */
 @Injectable()
 export class EmbeddedDatabaseSupervisor
