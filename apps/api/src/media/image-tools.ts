@@ -142,7 +142,7 @@ export class GenerateImageTool implements AiTool<typeof GENERATE_IMAGE_ARGS> {
     'put the markdown in your reply so the image shows inline; use the mediaId with edit_image to change it later.';
   readonly schema = GENERATE_IMAGE_ARGS;
   readonly promptLine =
-    'create an image from a detailed prompt; include the returned `markdown` (e.g. ![Red fox](/api/media/…)) in your reply so the image shows inline, and keep its mediaId for edit_image.';
+    'create an image; put the returned `markdown` in your reply.';
 
   constructor(private readonly images: ImageService) {}
 
@@ -189,7 +189,7 @@ export class EditImageTool implements AiTool<typeof EDIT_IMAGE_ARGS> {
     'put its markdown in your reply.';
   readonly schema = EDIT_IMAGE_ARGS;
   readonly promptLine =
-    'change an image made earlier (its mediaId, from /api/media/<id>) or one the owner attached (its attachment id); include the returned `markdown` in your reply so the new image shows inline.';
+    'change a generated or attached image; put the returned `markdown` in your reply.';
 
   constructor(
     private readonly images: ImageService,

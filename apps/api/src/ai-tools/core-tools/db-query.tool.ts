@@ -84,7 +84,7 @@ export class DbQueryTool implements AiTool<typeof DB_QUERY_ARGS> {
   readonly description = DB_QUERY_TOOL_DESCRIPTION;
   readonly schema = DB_QUERY_ARGS;
   readonly promptLine =
-    'run one MongoDB operation on your database: read any collection; write master, contacts, schedule, cronjobs and your own ai_* collections.';
+    'read and write your MongoDB database (documented above).';
 
   constructor(
     private readonly sandbox: MongoSandboxService,

@@ -52,7 +52,7 @@ export class ManageCronjobTool implements AiTool<typeof MANAGE_CRONJOB_ARGS> {
     'delete and toggle need job_id. Deleting a job deletes its chat.';
   readonly schema = MANAGE_CRONJOB_ARGS;
   readonly promptLine =
-    "create, list, update, delete or pause recurring jobs; each runs an instruction on a cron schedule (owner's timezone) in its own chat.";
+    'create, list, change or pause recurring jobs (cron schedules).';
 
   constructor(private readonly jobs: CronJobsService) {}
 

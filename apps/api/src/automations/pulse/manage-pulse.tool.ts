@@ -62,7 +62,7 @@ export class ManagePulseTool implements AiTool<typeof MANAGE_PULSE_ARGS> {
     'Change the configuration only when the owner asks.';
   readonly schema = MANAGE_PULSE_ARGS;
   readonly promptLine =
-    'save continuity notes for your next pulse, read or change the Pulse heartbeat configuration.';
+    'save notes for your next pulse; read or change Pulse settings.';
 
   constructor(
     private readonly pulse: PulseService,

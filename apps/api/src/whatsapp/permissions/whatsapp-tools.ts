@@ -61,8 +61,7 @@ export class WhatsAppReadMessagesTool
     'Read recent WhatsApp messages (oldest first). Only contacts with read permission (canRead) are visible; ' +
     'give contact to read one conversation, or leave it out for all readable contacts.';
   readonly schema = READ_MESSAGES_ARGS;
-  readonly promptLine =
-    'read recent WhatsApp messages from contacts with read permission (optionally one contact).';
+  readonly promptLine = 'read recent WhatsApp messages of readable contacts.';
 
   async execute(args: z.output<typeof READ_MESSAGES_ARGS>): Promise<string> {
     const gateway = this.link.use();
@@ -111,7 +110,7 @@ export class WhatsAppSendMessageTool
     'Send a WhatsApp text message to a contact with reply permission (canReply). Always confirm with the user before sending.';
   readonly schema = SEND_MESSAGE_ARGS;
   readonly promptLine =
-    'send a WhatsApp text to a contact with reply permission. Always confirm with the user before sending.';
+    'send a WhatsApp text. Always confirm with the user before sending.';
 
   async execute({
     phone: rawPhone,
@@ -162,7 +161,7 @@ export class WhatsAppManagePermissionTool
     'Only change permissions when the owner asks you to.';
   readonly schema = MANAGE_PERMISSION_ARGS;
   readonly promptLine =
-    "grant, update, revoke or remove a WhatsApp contact's read/reply permission (only when the owner asks).";
+    "change a contact's WhatsApp permissions (only when the owner asks).";
 
   async execute(
     args: z.output<typeof MANAGE_PERMISSION_ARGS>,
@@ -233,8 +232,7 @@ export class WhatsAppListPermissionsTool
   readonly description =
     'List every WhatsApp contact permission (phoneNumber, displayName, canRead, canReply, trusted), sorted by displayName.';
   readonly schema = NO_ARGS;
-  readonly promptLine =
-    'list the WhatsApp contacts you may read from or reply to.';
+  readonly promptLine = "list the WhatsApp contacts' permissions.";
 
   async execute(): Promise<string> {
     this.link.use();
