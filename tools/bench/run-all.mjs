@@ -13,6 +13,7 @@ const BENCHES = [
   'conversations.bench.ts',
   'data-growth.bench.ts',
   'foundation.bench.mjs',
+  'prompt-budget.bench.ts',
   'whatsapp-qr.bench.mjs',
   'whatsapp.bench.ts',
 ];

@@ -43,15 +43,16 @@ describe('system instruction', () => {
       expect(instruction.dbSchema).toContain(name);
   });
 
-  it('builds the combined prompt: core, date in the owner zone, memory, database, available tools', async () => {
+  it('builds the combined prompt: core, memory, database, available tools, Pulse, then the volatile tail (counters, date in the owner zone)', async () => {
     const text = (await prompt()) as string;
     const headings = [...text.matchAll(/^## .+$/gm)].map((m) => m[0]);
-    expect(headings.slice(-5)).toEqual([
-      '## Current Date & Time',
+    expect(headings.slice(-6)).toEqual([
       '## Your Memory',
       '## Your Database',
       '## Available Tools',
       '## Pulse Status',
+      '## Pulse Counters',
+      '## Current Date & Time',
     ]);
     expect(text).toContain(
       'Saturday, 21 November 2026 at 14:05 (Europe/Paris, GMT+01:00)',
@@ -65,32 +66,34 @@ describe('system instruction', () => {
 
   it('lists sections contributed through the registry in order', () => {
     expect(t.app.get(CombinedPromptBuilder).sectionIds()).toEqual([
-      'datetime',
       'memory',
       'database',
       'tools',
       'pulse-status',
       'pulse-notes',
       'whatsapp-permissions',
+      'pulse-counters',
+      'datetime',
     ]);
   });
 
   it('shows each audience exactly the sections written for it', () => {
     const builder = t.app.get(CombinedPromptBuilder);
     const ownerAndRuns = [
-      'datetime',
       'memory',
       'database',
       'tools',
       'pulse-status',
       'pulse-notes',
       'whatsapp-permissions',
+      'pulse-counters',
+      'datetime',
     ];
     expect(builder.sectionIds('owner')).toEqual(ownerAndRuns);
     expect(builder.sectionIds('unattended')).toEqual(ownerAndRuns);
     expect(builder.sectionIds('trusted-contact')).toEqual([
-      'datetime',
       'memory',
+      'datetime',
     ]);
     expect(builder.sectionIds('untrusted-contact')).toEqual(['datetime']);
   });
@@ -109,7 +112,7 @@ describe('system instruction', () => {
           audience: 'trusted-contact',
         }),
       ),
-    ).toEqual(['## Current Date & Time', '## Your Memory']);
+    ).toEqual(['## Your Memory', '## Current Date & Time']);
     const cron = headings(
       await builder.buildCombinedPrompt({ source: 'cron' }),
     );
@@ -122,6 +125,8 @@ describe('system instruction', () => {
         '## Your Database',
         '## Available Tools',
         '## Pulse Status',
+        '## Pulse Counters',
+        '## Current Date & Time',
       ]),
     );
   });
@@ -184,7 +189,7 @@ describe('system instruction', () => {
     const text = (await prompt()) as string;
     expect(
       text.startsWith(
-        'You are Metatron, terse.\n\n---\n\n## Current Date & Time',
+        'You are Metatron, terse.\n\n---\n\n## Your Memory\n- Owner: Ada',
       ),
     ).toBe(true);
     expect(text).toContain('## Your Memory\n- Owner: Ada');

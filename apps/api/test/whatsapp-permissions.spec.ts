@@ -479,7 +479,10 @@ describe('WhatsApp permissions', () => {
       const prompt = systemPrompt();
       for (const name of WHATSAPP_TOOLS)
         expect(prompt).toMatch(new RegExp(`^- \\*\\*${name}\\*\\*: `, 'm'));
-      const section = prompt.slice(prompt.indexOf('## WhatsApp Permissions'));
+      // The block alone: the volatile tail (Pulse counters, date and time) follows it.
+      const section = prompt
+        .slice(prompt.indexOf('## WhatsApp Permissions'))
+        .split('\n\n## ')[0];
       expect(section.split('\n')).toEqual([
         '## WhatsApp Permissions',
         'WhatsApp is connected (linked number 19998887777). Contacts without a record here are invisible to you: you cannot read from or send to them.',

@@ -123,12 +123,12 @@ const text = (max: number) =>
     .refine((value) => value.trim() !== '', { error: 'must not be blank' });
 
 const SHORT_DESCRIPTION = text(IMAGE_SHORT_DESCRIPTION_MAX_LENGTH).describe(
-  'A few words describing the image (alt text and file name), e.g. "Red fox in snow"',
+  'Alt text and file name, e.g. "Red fox in snow"',
 );
 
 const GENERATE_IMAGE_ARGS = z.object({
   prompt: text(IMAGE_PROMPT_MAX_LENGTH).describe(
-    'A detailed description of the image to create (subject, style, composition, colours)',
+    'Detailed: subject, style, composition, colours',
   ),
   shortDescription: SHORT_DESCRIPTION,
 });
@@ -138,11 +138,11 @@ const GENERATE_IMAGE_ARGS = z.object({
 export class GenerateImageTool implements AiTool<typeof GENERATE_IMAGE_ARGS> {
   readonly name = 'generate_image';
   readonly description =
-    'Create a new image from a text prompt with the configured image model. Answers { success, mediaId, url, markdown, width, height }: ' +
-    'put the returned markdown in your reply so the image shows inline. Use the mediaId with edit_image to change the image later.';
+    'Create an image from a text prompt. Answers { success, mediaId, url, markdown, width, height }: ' +
+    'put the markdown in your reply so the image shows inline; use the mediaId with edit_image to change it later.';
   readonly schema = GENERATE_IMAGE_ARGS;
   readonly promptLine =
-    'create an image from a detailed prompt; include the returned `markdown` (e.g. ![Red fox](/api/media/…)) in your reply so the image shows inline, and keep its mediaId for edit_image.';
+    'create an image; put the returned `markdown` in your reply.';
 
   constructor(private readonly images: ImageService) {}
 
@@ -171,7 +171,7 @@ export class GenerateImageTool implements AiTool<typeof GENERATE_IMAGE_ARGS> {
 
 const EDIT_IMAGE_ARGS = z.object({
   imageId: text(100).describe(
-    'The mediaId of the image to change, or the attachment id of an image the owner attached',
+    'A mediaId, or the attachment id of an image the owner attached',
   ),
   prompt: text(IMAGE_PROMPT_MAX_LENGTH).describe(
     'What to change, e.g. "make the sky stormy, keep everything else"',
@@ -184,12 +184,12 @@ const EDIT_IMAGE_ARGS = z.object({
 export class EditImageTool implements AiTool<typeof EDIT_IMAGE_ARGS> {
   readonly name = 'edit_image';
   readonly description =
-    'Change an image made earlier with generate_image or edit_image (by its mediaId, the id in /api/media/<id>), or a PNG, JPEG or WebP ' +
-    'image the owner attached (by its attachment id, shown next to the attached image). The original is kept; ' +
-    'answers a new image as { success, mediaId, url, markdown, width, height }: put the returned markdown in your reply.';
+    'Change an image made with generate_image or edit_image (its mediaId, the id in /api/media/<id>) or a PNG, JPEG or WebP ' +
+    'image the owner attached (the attachment id shown next to it). Keeps the original; answers a new image like generate_image: ' +
+    'put its markdown in your reply.';
   readonly schema = EDIT_IMAGE_ARGS;
   readonly promptLine =
-    'change an image made earlier (its mediaId, from /api/media/<id>) or one the owner attached (its attachment id); include the returned `markdown` in your reply so the new image shows inline.';
+    'change a generated or attached image; put the returned `markdown` in your reply.';
 
   constructor(
     private readonly images: ImageService,

@@ -39,7 +39,9 @@ export function formatPromptDateTime(at: Date, timeZone: string): string {
 @Injectable()
 export class DateTimePromptSection implements PromptSection {
   readonly id = 'datetime';
-  readonly order = 10;
+  // Last: it changes every minute, and everything before it stays a byte-identical prefix that
+  // provider prompt caching can reuse from one turn to the next.
+  readonly order = 1000;
   // Harmless to anyone, and an answer needs today's date.
   readonly audiences = PROMPT_AUDIENCES;
   render({ now, timezone }: PromptContext): string {

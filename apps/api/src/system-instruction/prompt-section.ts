@@ -28,7 +28,11 @@ export interface PromptContext {
 export interface PromptSection {
   /** Stable id, for tests and ordering ties. */
   readonly id: string;
-  /** Lower first. Core: date 10, memory 20, database 30, tools 40; features 50+. */
+  /**
+   * Lower first. Stable blocks first, so consecutive turns share a long cacheable prefix:
+   * memory 20, database 30, tools 40, features 50–899; blocks that change from turn to turn
+   * (counters, clocks) 900–999; the date and time last (1000).
+   */
   readonly order: number;
   /**
    * Who may see this block: an allow-list. Left out, the block is shown to the

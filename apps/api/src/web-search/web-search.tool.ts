@@ -37,7 +37,7 @@ export class WebSearchTool implements AiTool<typeof WEB_SEARCH_ARGS> {
     'Returns the top results as title, url and a short snippet. Cite the results you use as Markdown links [title](url).';
   readonly schema = WEB_SEARCH_ARGS;
   readonly promptLine =
-    'search the web for current information; cite the results you used as Markdown links [title](url).';
+    'search the web for current facts; cite the results you used as Markdown links [title](url).';
 
   constructor(private readonly brave: BraveSearchClient) {}
 

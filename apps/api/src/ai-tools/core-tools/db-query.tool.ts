@@ -31,65 +31,50 @@ const documentOrArray = (message: string) =>
  * inside the free-form parts (operators, collections, limits).
  */
 export const DB_QUERY_ARGS = z.object({
-  operation: z.enum(MONGO_OPERATIONS).describe('The operation to run.'),
+  operation: z.enum(MONGO_OPERATIONS),
   collection: z
     .string()
-    .describe(
-      `Collection name, e.g. contacts or ${AI_COLLECTION_PREFIX}notes.`,
-    ),
+    .describe(`e.g. contacts or ${AI_COLLECTION_PREFIX}notes`),
   filter: document()
     .optional()
     .describe(
-      'Query filter for find, findOne, countDocuments, updateOne/updateMany and deleteOne/deleteMany, e.g. {"name": "Ana"}. ' +
-        'Required for updates and deletes ({} matches every document).',
+      'find, findOne, countDocuments; required for update*/delete* ({} = all). E.g. {"name": "Ana"}',
     ),
   update: documentOrArray(
     'must be an update document (an object) or an update pipeline (an array)',
   )
     .optional()
     .describe(
-      'updateOne/updateMany: an update document such as {"$set": {"city": "Paris"}}, or an update pipeline (an array of $set/$unset stages).',
+      'update*: {"$set": {"city": "Paris"}} or a pipeline (array of $set/$unset stages)',
     ),
   data: documentOrArray(
     'must be a document (an object) or an array of documents',
   )
     .optional()
     .describe(
-      `insertOne: one document (an object). insertMany: an array of 1 to ${MAX_INSERT_DOCUMENTS} documents.`,
+      `insertOne: a document. insertMany: an array of 1 to ${MAX_INSERT_DOCUMENTS} documents`,
     ),
   pipeline: z
     .array(document())
     .optional()
-    .describe(
-      'aggregate: the stages, e.g. [{"$match": {"status": "confirmed"}}, {"$group": {"_id": "$contactId", "n": {"$sum": 1}}}].',
-    ),
+    .describe('aggregate stages, e.g. [{"$match": {…}}, {"$group": {…}}]'),
   // Loose: an option not listed here still reaches the sandbox, which names it in its refusal.
   options: z
     .looseObject({
-      projection: document()
-        .optional()
-        .describe('Fields to return, e.g. {"name": 1, "phones": 1}.'),
-      sort: document().optional().describe('e.g. {"start": 1}.'),
+      projection: document().optional(),
+      sort: document().optional(),
       limit: z.int().optional().describe(`At most ${MAX_RESULT_DOCUMENTS}.`),
       skip: z.int().optional(),
       upsert: z.boolean().optional(),
-      name: z.string().optional(),
-      unique: z.boolean().optional(),
-      sparse: z.boolean().optional(),
-      expireAfterSeconds: z.int().optional(),
-      partialFilterExpression: document().optional(),
-      capped: z.boolean().optional(),
-      size: z.int().optional(),
-      max: z.int().optional(),
+      // The index and collection options are named in the description only (fewer tokens every
+      // turn); the sandbox checks their names and types per operation and says what is wrong.
     })
     .optional()
     .describe(
-      'find/findOne: projection, sort, limit, skip. countDocuments: limit, skip. aggregate: limit. updateOne/updateMany: upsert. ' +
-        'createIndex: name, unique, sparse, expireAfterSeconds, partialFilterExpression. createCollection: capped, size, max.',
+      'find/findOne: projection, sort, limit, skip. countDocuments: limit, skip. aggregate: limit. update*: upsert. ' +
+        'createIndex: name, unique, sparse, expireAfterSeconds, partialFilterExpression. createCollection: capped, size, max',
     ),
-  keys: document()
-    .optional()
-    .describe('createIndex: the index keys, e.g. {"name": 1}.'),
+  keys: document().optional().describe('createIndex keys, e.g. {"name": 1}'),
 });
 
 @AiToolProvider()
@@ -99,7 +84,7 @@ export class DbQueryTool implements AiTool<typeof DB_QUERY_ARGS> {
   readonly description = DB_QUERY_TOOL_DESCRIPTION;
   readonly schema = DB_QUERY_ARGS;
   readonly promptLine =
-    'run one MongoDB operation on your database: read any collection; write master, contacts, schedule, cronjobs and your own ai_* collections.';
+    'read and write your MongoDB database (documented above).';
 
   constructor(
     private readonly sandbox: MongoSandboxService,

@@ -18,7 +18,7 @@ export class SaveMemoryTool implements AiTool<typeof SAVE_MEMORY_ARGS> {
     'Your memory is shown to you at the start of every conversation under "Your Memory". ' +
     'Merge new facts into the current memory (keep what is still true), as short bullet points.';
   readonly schema = SAVE_MEMORY_ARGS;
-  readonly promptLine = `replace your memory (the whole text, max ${MEMORY_MAX_LENGTH} characters) when you learn something lasting.`;
+  readonly promptLine = 'rewrite your memory when you learn something lasting.';
 
   constructor(private readonly instruction: SystemInstructionService) {}
 

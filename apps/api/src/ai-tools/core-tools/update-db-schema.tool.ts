@@ -21,7 +21,7 @@ export class UpdateDbSchemaTool
     'Keep the documentation of master, contacts and schedule in it.';
   readonly schema = UPDATE_DB_SCHEMA_ARGS;
   readonly promptLine =
-    'replace the documentation of your collections after you create or change one.';
+    'rewrite the database documentation after you create or change a collection.';
 
   constructor(private readonly instruction: SystemInstructionService) {}
 

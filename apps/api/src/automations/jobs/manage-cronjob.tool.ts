@@ -19,26 +19,24 @@ const ACTIONS = ['create', 'list', 'update', 'delete', 'toggle'] as const;
 
 /** Which fields each action needs is checked below (job_id) and by the service ("instruction is required"). */
 const MANAGE_CRONJOB_ARGS = z.object({
-  action: z.enum(ACTIONS).describe('What to do'),
-  job_id: z.string().optional().describe('The job id (update, delete, toggle)'),
+  action: z.enum(ACTIONS),
+  job_id: z.string().optional().describe('From list'),
   name: z
     .string()
     .max(CRONJOB_NAME_MAX_LENGTH)
     .optional()
-    .describe('Short name of the job'),
+    .describe('Short name'),
   instruction: z
     .string()
     .max(CRONJOB_INSTRUCTION_MAX_LENGTH)
     .optional()
-    .describe(
-      'What you should do at each run, written as a message to yourself',
-    ),
+    .describe('What to do at each run, as a message to yourself'),
   cron_expression: z
     .string()
     .max(CRON_EXPRESSION_MAX_LENGTH)
     .optional()
-    .describe('Cron schedule, e.g. "30 7 * * *"'),
-  enabled: z.boolean().optional().describe('false pauses the job (update)'),
+    .describe('e.g. "30 7 * * *"'),
+  enabled: z.boolean().optional().describe('false pauses the job'),
 });
 type ManageCronjobArgs = z.output<typeof MANAGE_CRONJOB_ARGS>;
 
@@ -48,13 +46,13 @@ type ManageCronjobArgs = z.output<typeof MANAGE_CRONJOB_ARGS>;
 export class ManageCronjobTool implements AiTool<typeof MANAGE_CRONJOB_ARGS> {
   readonly name = 'manage_cronjob';
   readonly description =
-    'Create, list, update, delete or toggle recurring scheduled jobs. Each job runs its instruction as a message to you in its own chat ' +
-    'on a cron schedule read in the owner\'s timezone (five fields: minute hour day-of-month month day-of-week; e.g. "0 8 * * 1-5" = weekdays at 08:00). ' +
-    'At most once a minute. create needs name, instruction and cron_expression; update needs job_id and any of name, instruction, cron_expression, enabled; ' +
-    'delete and toggle need job_id (from list). Deleting a job deletes its chat.';
+    "Recurring jobs: each runs its instruction as a message to you in its own chat, on a cron schedule in the owner's timezone " +
+    '(minute hour day-of-month month day-of-week; "0 8 * * 1-5" = weekdays at 08:00; at most once a minute). ' +
+    'create needs name, instruction, cron_expression; update needs job_id and any of name, instruction, cron_expression, enabled; ' +
+    'delete and toggle need job_id. Deleting a job deletes its chat.';
   readonly schema = MANAGE_CRONJOB_ARGS;
   readonly promptLine =
-    "create, list, update, delete or pause recurring jobs; each runs an instruction on a cron schedule (owner's timezone) in its own chat.";
+    'create, list, change or pause recurring jobs (cron schedules).';
 
   constructor(private readonly jobs: CronJobsService) {}
 

@@ -26,16 +26,13 @@ const time = (example: string) =>
  * checks what spans fields (a range that starts where it ends) and cuts long notes.
  */
 const MANAGE_PULSE_ARGS = z.object({
-  action: z.enum(ACTIONS).describe('What to do'),
+  action: z.enum(ACTIONS),
   notes: z.string().optional().describe('update_notes: the complete new notes'),
-  enabled: z
-    .boolean()
-    .optional()
-    .describe('update_config: turn Pulse on or off'),
+  enabled: z.boolean().optional(),
   active_days: z
     .array(z.int().min(0, { error: WEEKDAY }).max(6, { error: WEEKDAY }))
     .optional()
-    .describe('update_config: weekdays Pulse runs on'),
+    .describe('0 = Sunday … 6 = Saturday'),
   // Not an enum: numeric enums are outside what every provider accepts; the choices are in the text.
   pulses_per_day: z
     .int()
@@ -44,9 +41,7 @@ const MANAGE_PULSE_ARGS = z.object({
         `must be one of ${PULSES_PER_DAY_CHOICES.join(', ')} (got ${JSON.stringify(issue.input)})`,
     })
     .optional()
-    .describe(
-      `update_config: pulses a day, one of ${PULSES_PER_DAY_CHOICES.join(', ')}`,
-    ),
+    .describe(`one of ${PULSES_PER_DAY_CHOICES.join(', ')}`),
   quiet_hours: z
     .array(z.strictObject({ start: time('22:00'), end: time('07:30') }))
     .max(QUIET_HOURS_MAX_RANGES)
@@ -60,14 +55,14 @@ const MANAGE_PULSE_ARGS = z.object({
 export class ManagePulseTool implements AiTool<typeof MANAGE_PULSE_ARGS> {
   readonly name = 'manage_pulse';
   readonly description =
-    'Manage Pulse, your autonomous heartbeat that runs you on your own several times a day. ' +
-    `update_notes saves continuity notes for your next pulse (replaces them; at most ${PULSE_NOTES_MAX_LENGTH} characters, longer is cut). ` +
-    'get_config returns the configuration, pulses remaining today, the next pulse time and the interval. ' +
-    `update_config changes any of enabled, active_days (0 = Sunday … 6 = Saturday), pulses_per_day (${PULSES_PER_DAY_CHOICES.join(', ')}) ` +
-    'and quiet_hours (list of {start, end} in HH:mm local time; a range may cross midnight). Change the configuration only when the owner asks.';
+    'Pulse, your autonomous heartbeat, runs you several times a day. ' +
+    `update_notes replaces your continuity notes for the next pulse (at most ${PULSE_NOTES_MAX_LENGTH} characters, longer is cut). ` +
+    'get_config returns the configuration, pulses remaining today, the next pulse and the interval. ' +
+    'update_config changes any of enabled, active_days, pulses_per_day, quiet_hours (local time; a range may cross midnight). ' +
+    'Change the configuration only when the owner asks.';
   readonly schema = MANAGE_PULSE_ARGS;
   readonly promptLine =
-    'save continuity notes for your next pulse, read or change the Pulse heartbeat configuration.';
+    'save notes for your next pulse; read or change Pulse settings.';
 
   constructor(
     private readonly pulse: PulseService,

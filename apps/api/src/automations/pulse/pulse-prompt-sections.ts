@@ -13,7 +13,10 @@ import { OWNER_AND_UNATTENDED } from '../../system-instruction/prompt-audience';
 import { formatInterval } from './pulse-prompt';
 import { computePulseView, PulseService } from './pulse.service';
 
-/** `## Pulse Status`: the heartbeat's configuration and today's counters, in every prompt. */
+/**
+ * `## Pulse Status`: the heartbeat's configuration, in every prompt. Only what changes when the owner
+ * (or the AI) edits Pulse: the counters that move with every pulse are in `## Pulse Counters`, at the end.
+ */
 @PromptSectionProvider()
 @Injectable()
 export class PulseStatusPromptSection implements PromptSection {
@@ -30,20 +33,46 @@ export class PulseStatusPromptSection implements PromptSection {
       now,
       false,
     );
-    const at = (iso: string | null, none: string) =>
-      iso ? formatPromptDateTime(new Date(iso), timezone) : none;
     return [
       '## Pulse Status',
       `- Pulse (your autonomous heartbeat): ${pulse.enabled ? 'enabled' : 'disabled'}`,
       `- Interval: every ${formatInterval(pulse.intervalMinutes)} (${pulse.pulsesPerDay} a day)`,
       `- Active days: ${formatActiveDays(pulse.activeDays)}`,
       `- Quiet hours: ${formatQuietHours(pulse.quietHours)}`,
-      `- Pulses today: ${pulse.pulsesToday} fired, ${pulse.remaining} remaining`,
-      `- Last pulse: ${at(pulse.lastPulseAt, 'never')}`,
-      `- Next pulse: ${at(pulse.nextPulseAt, pulse.enabled ? 'none scheduled (no active day or quiet all day)' : 'none (Pulse is disabled)')}`,
       pulse.notes
         ? '- Continuity notes: below, under "Your Pulse Notes"'
         : '- Continuity notes: none yet (manage_pulse action "update_notes")',
+    ].join('\n');
+  }
+}
+
+/**
+ * `## Pulse Counters`: pulses fired and remaining today, the last and the next pulse. They change
+ * with every pulse (and the next pulse with the clock), so they come after every stable section.
+ */
+@PromptSectionProvider()
+@Injectable()
+export class PulseCountersPromptSection implements PromptSection {
+  readonly id = 'pulse-counters';
+  readonly order = 900;
+  readonly audiences = OWNER_AND_UNATTENDED;
+
+  constructor(private readonly pulse: PulseService) {}
+
+  async render({ now, timezone }: PromptContext): Promise<string> {
+    const pulse = computePulseView(
+      await this.pulse.state(),
+      timezone,
+      now,
+      false,
+    );
+    const at = (iso: string | null, none: string) =>
+      iso ? formatPromptDateTime(new Date(iso), timezone) : none;
+    return [
+      '## Pulse Counters',
+      `- Pulses today: ${pulse.pulsesToday} fired, ${pulse.remaining} remaining`,
+      `- Last pulse: ${at(pulse.lastPulseAt, 'never')}`,
+      `- Next pulse: ${at(pulse.nextPulseAt, pulse.enabled ? 'none scheduled (no active day or quiet all day)' : 'none (Pulse is disabled)')}`,
     ].join('\n');
   }
 }

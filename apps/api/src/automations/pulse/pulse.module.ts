@@ -7,6 +7,7 @@ import { ManagePulseTool } from './manage-pulse.tool';
 import { PulseController } from './pulse.controller';
 import {
   PulseNotesPromptSection,
+  PulseCountersPromptSection,
   PulseStatusPromptSection,
 } from './pulse-prompt-sections';
 import { PulseScheduler } from './pulse-scheduler';
@@ -32,6 +33,7 @@ import {
     PulseScheduler,
     ManagePulseTool,
     PulseStatusPromptSection,
+    PulseCountersPromptSection,
     PulseNotesPromptSection,
   ],
   exports: [PulseService],

@@ -61,8 +61,7 @@ export class WhatsAppReadMessagesTool
     'Read recent WhatsApp messages (oldest first). Only contacts with read permission (canRead) are visible; ' +
     'give contact to read one conversation, or leave it out for all readable contacts.';
   readonly schema = READ_MESSAGES_ARGS;
-  readonly promptLine =
-    'read recent WhatsApp messages from contacts with read permission (optionally one contact).';
+  readonly promptLine = 'read recent WhatsApp messages of readable contacts.';
 
   async execute(args: z.output<typeof READ_MESSAGES_ARGS>): Promise<string> {
     const gateway = this.link.use();
@@ -111,7 +110,7 @@ export class WhatsAppSendMessageTool
     'Send a WhatsApp text message to a contact with reply permission (canReply). Always confirm with the user before sending.';
   readonly schema = SEND_MESSAGE_ARGS;
   readonly promptLine =
-    'send a WhatsApp text to a contact with reply permission. Always confirm with the user before sending.';
+    'send a WhatsApp text. Always confirm with the user before sending.';
 
   async execute({
     phone: rawPhone,
@@ -132,31 +131,19 @@ export class WhatsAppSendMessageTool
 }
 
 const MANAGE_PERMISSION_ARGS = z.object({
-  action: z
-    .enum(['grant', 'update', 'revoke', 'remove'])
-    .describe('What to do'),
+  action: z.enum(['grant', 'update', 'revoke', 'remove']),
   phoneNumber: z.string().describe('Digits only (e.g. "14155551234")'),
   displayName: z
     .string()
     .max(WHATSAPP_DISPLAY_NAME_MAX_LENGTH)
     .optional()
-    .describe('Human label, e.g. "Mom" (required for grant)'),
-  canRead: z
-    .boolean()
-    .optional()
-    .describe('You may read messages from this contact (grant: default true)'),
+    .describe('e.g. "Mom"'),
+  canRead: z.boolean().optional().describe('You may read their messages'),
   canReply: z
     .boolean()
     .optional()
-    .describe(
-      'You may reply to this contact, automatic replies included (grant: default false)',
-    ),
-  trusted: z
-    .boolean()
-    .optional()
-    .describe(
-      "update only: automatic replies to this contact may see the owner's memory",
-    ),
+    .describe('You may reply, automatic replies included'),
+  trusted: z.boolean().optional().describe('update only'),
 });
 
 /** The seed's whatsapp_manage_permission: grant (upsert), update, revoke (both flags off, record kept), remove. */
@@ -168,13 +155,13 @@ export class WhatsAppManagePermissionTool
 {
   readonly name = 'whatsapp_manage_permission';
   readonly description =
-    "Grant, update, revoke or remove a WhatsApp contact's permissions. grant creates the record or overwrites an existing one " +
-    '(needs displayName; canRead defaults to true, canReply to false); update changes displayName, canRead, canReply and/or trusted; ' +
-    'revoke sets canRead and canReply to false and keeps the record; remove deletes it. Contacts with canReply=true receive automatic replies; ' +
-    "trusted lets those replies see the owner's memory. Only change permissions when the owner asks you to.";
+    "Change a WhatsApp contact's permissions. grant creates or overwrites the record (needs displayName; canRead defaults to true, " +
+    'canReply to false); update changes any of displayName, canRead, canReply, trusted; revoke sets canRead and canReply to false; ' +
+    "remove deletes the record. canReply=true contacts get automatic replies; trusted lets those replies see the owner's memory. " +
+    'Only change permissions when the owner asks you to.';
   readonly schema = MANAGE_PERMISSION_ARGS;
   readonly promptLine =
-    "grant, update, revoke or remove a WhatsApp contact's read/reply permission (only when the owner asks).";
+    "change a contact's WhatsApp permissions (only when the owner asks).";
 
   async execute(
     args: z.output<typeof MANAGE_PERMISSION_ARGS>,
@@ -245,8 +232,7 @@ export class WhatsAppListPermissionsTool
   readonly description =
     'List every WhatsApp contact permission (phoneNumber, displayName, canRead, canReply, trusted), sorted by displayName.';
   readonly schema = NO_ARGS;
-  readonly promptLine =
-    'list the WhatsApp contacts you may read from or reply to.';
+  readonly promptLine = "list the WhatsApp contacts' permissions.";
 
   async execute(): Promise<string> {
     this.link.use();

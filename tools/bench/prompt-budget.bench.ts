@@ -1,0 +1,259 @@
+// Prompt budget (issue 13): the system prompt + the tool schemas of one model request, exactly as the OpenAI
+// adapter sends them (captured at the fake LLM upstream, not re-derived), counted with gpt-tokenizer (o200k_base).
+// Every feature on: a Brave key, an image model, WhatsApp connected (fake socket), Pulse enabled; a fresh
+// install otherwise (default core instruction and database documentation, no memory, no Pulse notes).
+// Rows: an owner chat's first request, a cron job run, a pulse, an auto-reply to an untrusted and a trusted
+// contact, each with issue 13's budget; then the size of each tool's schema, largest first.
+// The chat and pulse rows may be over budget until issue 13's modes (a narrower tool set per turn) exist: they
+// print "over budget" without failing. Any auto-reply over its budget fails the bench (exit 1).
+// Alone: TS_NODE_PROJECT=apps/api/tsconfig.app.json TS_NODE_TRANSPILE_ONLY=true
+//   node -r ts-node/register -r ./tools/bench/register-paths.cjs tools/bench/prompt-budget.bench.ts
+import 'reflect-metadata';
+import { encode } from 'gpt-tokenizer';
+import { WhatsAppAutoReplySettings } from '../../apps/api/src/whatsapp/auto-reply/whatsapp-auto-reply.settings';
+import type { ReplaceableSocketFactory } from '../../apps/api/src/whatsapp/gateway/replaceable-socket.factory';
+import { WhatsAppSocketFactory } from '../../apps/api/src/whatsapp/gateway/whatsapp-socket';
+import {
+  FakeWhatsAppSocketFactory,
+  incoming,
+} from '../../apps/api/test/support/fake-whatsapp-socket';
+import {
+  startFakeLlmServer,
+  type FakeLlmServer,
+  type FakeRecordedRequest,
+} from '../fake-llm/fake-llm-server';
+import { startBenchApp } from './in-process-app';
+
+/** Issue 13's budgets (system prompt + tool schemas, o200k_base); `enforced` rows fail the bench when over. */
+const BUDGETS = {
+  chat: 2_500,
+  anyMode: 3_000,
+  pulse: 3_500,
+  autoReply: 1_500,
+};
+
+const WAIT_MS = 30_000;
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+interface Measured {
+  system: number;
+  tools: number;
+  toolNames: string[];
+  request: FakeRecordedRequest;
+}
+
+/** The system prompt and tools of one captured chat-completions request, in tokens. */
+function measure(request: FakeRecordedRequest): Measured {
+  const messages = (request.body?.messages ?? []) as Array<{
+    role: string;
+    content: unknown;
+  }>;
+  const system = messages
+    .filter((m) => m.role === 'system' || m.role === 'developer')
+    .map((m) =>
+      typeof m.content === 'string' ? m.content : JSON.stringify(m.content),
+    )
+    .join('\n');
+  const tools = (request.body?.tools ?? []) as Array<{
+    function: { name: string };
+  }>;
+  return {
+    system: system ? encode(system).length : 0,
+    tools: tools.length ? encode(JSON.stringify(tools)).length : 0,
+    toolNames: tools.map((t) => t.function.name),
+    request,
+  };
+}
+
+/** Runs `action`, then waits for the first model request it caused that carries a system prompt. */
+async function capture(
+  fake: FakeLlmServer,
+  action: () => Promise<unknown>,
+  label: string,
+): Promise<Measured> {
+  const before = fake.openai.requests.length;
+  await action();
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    const found = fake.openai.requests
+      .slice(before)
+      .find((r) =>
+        ((r.body?.messages ?? []) as Array<{ role: string }>).some(
+          (m) => m.role === 'system' || m.role === 'developer',
+        ),
+      );
+    if (found) return measure(found);
+    if (Date.now() > deadline)
+      throw new Error(`${label}: no model request within ${WAIT_MS} ms`);
+    await sleep(20);
+  }
+}
+
+async function main(): Promise<void> {
+  const fake = await startFakeLlmServer();
+  fake.openai.fallback = { text: ['Done.'] };
+  const sockets = new FakeWhatsAppSocketFactory();
+  const api = await startBenchApp(fake, {
+    beforeInit: (app) => {
+      (app.get(WhatsAppSocketFactory) as ReplaceableSocketFactory).replaceWith(
+        sockets,
+      );
+      Object.assign(app.get(WhatsAppAutoReplySettings), {
+        perContactIntervalMs: 0,
+        perMinute: 0,
+        loopReplies: 0,
+      });
+    },
+  });
+  try {
+    // Every feature on.
+    await api.call('PATCH', '/api/settings', {
+      braveApiKey: 'BSA-bench-0000000000000000',
+      imageModel: 'gpt-image-1',
+    });
+    await api.call('POST', '/api/whatsapp/connect');
+    while (sockets.sockets.length === 0) await sleep(5);
+    sockets.latest.open();
+    await api.call('PATCH', '/api/pulse', {
+      enabled: true,
+      activeDays: [1, 2, 3, 4, 5, 6, 0],
+      pulsesPerDay: 12,
+    });
+    const contacts = [
+      { phone: '14155550101', name: 'Untrusted Contact', trusted: false },
+      { phone: '14155550102', name: 'Trusted Contact', trusted: true },
+    ];
+    for (const c of contacts)
+      await api.call('POST', '/api/whatsapp/permissions', {
+        phoneNumber: c.phone,
+        displayName: c.name,
+        canRead: true,
+        canReply: true,
+        trusted: c.trusted,
+      });
+
+    const rows: Array<{
+      mode: string;
+      m: Measured;
+      budget: number;
+      enforced: boolean;
+    }> = [];
+
+    const chat = await capture(
+      fake,
+      async () => {
+        const { id } = await api.call<{ id: string }>('POST', '/api/chats', {});
+        const res = await fetch(`${api.url}/api/chats/${id}/messages`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', cookie: api.cookie },
+          body: JSON.stringify({ content: 'Hello, what can you do?' }),
+        });
+        await res.text();
+      },
+      'chat',
+    );
+    rows.push({
+      mode: 'owner chat, first request',
+      m: chat,
+      budget: BUDGETS.chat,
+      enforced: false,
+    });
+
+    const job = await api.call<{ id: string }>('POST', '/api/cronjobs', {
+      name: 'Budget job',
+      instruction: 'Summarise the schedule for today.',
+      cronExpression: '0 3 * * *',
+    });
+    const cron = await capture(
+      fake,
+      () => api.call('POST', `/api/cronjobs/${job.id}/run`),
+      'cron job run',
+    );
+    rows.push({
+      mode: 'cron job run',
+      m: cron,
+      budget: BUDGETS.anyMode,
+      enforced: false,
+    });
+
+    const pulse = await capture(
+      fake,
+      () => api.call('POST', '/api/pulse/run'),
+      'pulse',
+    );
+    rows.push({
+      mode: 'pulse',
+      m: pulse,
+      budget: BUDGETS.pulse,
+      enforced: false,
+    });
+
+    for (const [i, c] of contacts.entries()) {
+      const reply = await capture(
+        fake,
+        async () =>
+          sockets.latest.upsert([
+            incoming({
+              id: `budget-${i}`,
+              from: `${c.phone}@s.whatsapp.net`,
+              text: 'Hi, are you free tomorrow?',
+              at: Date.now(),
+            }),
+          ]),
+        `auto-reply (${c.name})`,
+      );
+      rows.push({
+        mode: `auto-reply, ${c.trusted ? 'trusted' : 'untrusted'} contact`,
+        m: reply,
+        budget: BUDGETS.autoReply,
+        enforced: true,
+      });
+    }
+
+    console.log(
+      'Prompt budget: system prompt + tool schemas per request, o200k_base tokens, every feature on ' +
+        '(Brave key, image model, WhatsApp connected, Pulse enabled; default instruction, no memory). ' +
+        "The chat and pulse rows stay over budget until issue 13's modes narrow the tool set; they do not fail the bench. " +
+        'An auto-reply over budget fails it.',
+    );
+    const width = Math.max(...rows.map((r) => r.mode.length));
+    let failed = false;
+    for (const r of rows) {
+      const total = r.m.system + r.m.tools;
+      const over = total > r.budget;
+      if (over && r.enforced) failed = true;
+      console.log(
+        `  ${r.mode.padEnd(width)}  system ${String(r.m.system).padStart(5)}  tools ${String(r.m.tools).padStart(5)} (${String(r.m.toolNames.length).padStart(2)})  total ${String(total).padStart(5)}  budget ${String(r.budget).padStart(5)}  ${over ? (r.enforced ? 'OVER BUDGET (fails)' : 'over budget') : 'ok'}`,
+      );
+    }
+
+    // Per tool, as sent in the chat request (the widest tool set).
+    const tools = (chat.request.body?.tools ?? []) as Array<{
+      function: { name: string };
+    }>;
+    const sizes = tools
+      .map((t) => ({
+        name: t.function.name,
+        tokens: encode(JSON.stringify(t)).length,
+      }))
+      .sort((a, b) => b.tokens - a.tokens);
+    console.log(`Tool schemas in the chat request (${sizes.length} tools):`);
+    const nameWidth = Math.max(...sizes.map((s) => s.name.length));
+    for (const s of sizes)
+      console.log(
+        `  ${s.name.padEnd(nameWidth)}  ${String(s.tokens).padStart(5)} tokens`,
+      );
+    if (failed) {
+      console.log('An auto-reply is over its budget.');
+      process.exitCode = 1;
+    }
+  } finally {
+    await api.close();
+    await fake.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
