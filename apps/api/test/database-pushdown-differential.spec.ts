@@ -227,13 +227,44 @@ function fieldValue(doc: Doc, field: string): unknown {
   return doc[field];
 }
 
+/** The numeric value of a number of any BSON type, or undefined. */
+function numeric(v: unknown): number | bigint | undefined {
+  if (typeof v === 'number') return v;
+  if (v instanceof Double) return v.value;
+  if (v instanceof Long) return v.toBigInt();
+  return undefined;
+}
+
+/**
+ * A value that equals v in another BSON type (1 / 1.0 / Long(1), 0 / -0), or that only looks
+ * like it in the stored JSON (an ObjectID's hex digits, a binary's base64, a date's milliseconds).
+ */
+function twin(r: Random, v: unknown): unknown {
+  const n = numeric(v);
+  if (n !== undefined) {
+    const big =
+      typeof n === 'bigint' ? n : Number.isInteger(n) ? BigInt(n) : undefined;
+    if (big === undefined) return v;
+    const options: unknown[] = [Long.fromBigInt(big)];
+    if (Number(big) === Number(big) && BigInt(Number(big)) === big)
+      options.push(new Double(Number(big)));
+    if (big >= -(2n ** 31n) && big < 2n ** 31n) options.push(Number(big));
+    if (big === 0n) options.push(new Double(-0));
+    return r.pick(options);
+  }
+  if (v instanceof ObjectId) return v.toHexString();
+  if (v instanceof Binary) return Buffer.from(v.buffer).toString('base64');
+  if (v instanceof Date) return Long.fromNumber(v.getTime());
+  return v;
+}
+
 /** A value to look for: usually one some document holds (so that queries find things), else any. */
 function queryValue(r: Random, docs: Doc[], field: string): unknown {
   if (r.chance(0.6)) {
-    const v = fieldValue(r.pick(docs), field);
+    let v = fieldValue(r.pick(docs), field);
     if (v !== undefined) {
-      if (Array.isArray(v) && v.length > 0 && r.chance(0.6)) return r.pick(v);
-      return v;
+      if (Array.isArray(v) && v.length > 0 && r.chance(0.6)) v = r.pick(v);
+      return r.chance(0.4) ? twin(r, v) : v;
     }
   }
   if (r.chance(0.05)) return r.pick(QUERY_ONLY);
