@@ -1,3 +1,4 @@
+import { ATTACHMENT_KINDS } from '@metatronos/shared-types';
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import { Schema as MongooseSchema, type Types } from 'mongoose';
 import type { AttachmentKind } from '@metatronos/shared-types';
@@ -18,7 +19,7 @@ export class AttachmentRecord {
   size!: number;
   @Prop({ type: String, required: true })
   sha256!: string;
-  @Prop({ type: String, required: true, enum: ['image', 'text', 'pdf'] })
+  @Prop({ type: String, required: true, enum: ATTACHMENT_KINDS })
   kind!: AttachmentKind;
   @Prop({ type: MongooseSchema.Types.ObjectId, default: null })
   chatId!: Types.ObjectId | null;

@@ -1,3 +1,4 @@
+import { MESSAGE_ROLES, MESSAGE_STATUSES } from '@metatronos/shared-types';
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import { Schema as MongooseSchema, type Types } from 'mongoose';
 import type {
@@ -15,7 +16,7 @@ export class MessageRecord {
   _id!: Types.ObjectId;
   @Prop({ type: MongooseSchema.Types.ObjectId, required: true })
   chatId!: Types.ObjectId;
-  @Prop({ type: String, required: true, enum: ['user', 'assistant'] })
+  @Prop({ type: String, required: true, enum: MESSAGE_ROLES })
   role!: 'user' | 'assistant';
   /** User messages a contact wrote (an auto-reply's incoming message); absent for the owner's. */
   @Prop({ type: MongooseSchema.Types.Mixed, default: undefined })
@@ -30,7 +31,7 @@ export class MessageRecord {
   @Prop({
     type: String,
     required: true,
-    enum: ['streaming', 'complete', 'stopped', 'error'],
+    enum: MESSAGE_STATUSES,
   })
   status!: MessageStatus;
   @Prop({ type: String, default: null })

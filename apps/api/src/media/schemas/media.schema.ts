@@ -1,3 +1,4 @@
+import { MEDIA_KINDS, MEDIA_MIMES } from '@metatronos/shared-types';
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import { Schema as MongooseSchema, type Types } from 'mongoose';
 import type { MediaKind, MediaMime } from '@metatronos/shared-types';
@@ -14,7 +15,7 @@ export class MediaRecord {
   chatId!: Types.ObjectId | null;
   @Prop({ type: MongooseSchema.Types.ObjectId, default: null })
   messageId!: Types.ObjectId | null;
-  @Prop({ type: String, required: true, enum: ['generated', 'edited'] })
+  @Prop({ type: String, required: true, enum: MEDIA_KINDS })
   kind!: MediaKind;
   @Prop({ type: String, default: '' })
   prompt!: string;
@@ -25,7 +26,7 @@ export class MediaRecord {
   @Prop({
     type: String,
     required: true,
-    enum: ['image/png', 'image/jpeg', 'image/webp'],
+    enum: MEDIA_MIMES,
   })
   mime!: MediaMime;
   @Prop({ type: Number, required: true })

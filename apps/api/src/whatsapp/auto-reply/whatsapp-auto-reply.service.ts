@@ -23,15 +23,10 @@ import { audienceOf } from '../../system-instruction/prompt-audience';
 import { autoReplyContext, autoReplyToolFilter } from './auto-reply-profile';
 import { ContactReplyLimits } from './contact-reply-limits';
 import { WhatsAppAutoReplySettings } from './whatsapp-auto-reply.settings';
+import type { WhatsAppMessageProcessing } from '../gateway/schemas/whatsapp-message.schema';
 
 /** `processing` of a stored message as the auto-reply moves it along (`working` and `failed` are the auto-reply's own). */
-export type AutoReplyState =
-  | 'pending'
-  | 'working'
-  | 'done'
-  | 'skipped'
-  | 'stale'
-  | 'failed';
+export type AutoReplyState = WhatsAppMessageProcessing;
 
 export const WHATSAPP_MESSAGES_COLLECTION = 'whatsapp_messages';
 /** A message claimed by a process that then crashed is tried this many times in all. */

@@ -1,14 +1,19 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 
-/** Where the auto-reply stands with a stored message. */
-/** `pending` until the auto-reply takes it (`working`), then `done`, `skipped` (not for it), `stale` (too old at start) or `failed`. */
+/**
+ * Where the auto-reply stands with a stored message: `pending` until the auto-reply takes it
+ * (`working`), then `done`, `skipped` (not for it), `stale` (too old at start) or `failed`.
+ */
+export const WHATSAPP_MESSAGE_PROCESSING = [
+  'pending',
+  'working',
+  'done',
+  'skipped',
+  'stale',
+  'failed',
+] as const;
 export type WhatsAppMessageProcessing =
-  | 'pending'
-  | 'working'
-  | 'done'
-  | 'skipped'
-  | 'stale'
-  | 'failed';
+  (typeof WHATSAPP_MESSAGE_PROCESSING)[number];
 
 /**
  * One WhatsApp message (`whatsapp_messages`): the seed's BufferedMessage, keyed
@@ -43,7 +48,7 @@ export class WhatsAppMessageRecord {
   @Prop({
     type: String,
     required: true,
-    enum: ['pending', 'working', 'done', 'skipped', 'stale', 'failed'],
+    enum: WHATSAPP_MESSAGE_PROCESSING,
   })
   processing!: WhatsAppMessageProcessing;
 }
