@@ -13,6 +13,14 @@ import { OWNER_AND_UNATTENDED } from '../../system-instruction/prompt-audience';
 import { formatInterval } from './pulse-prompt';
 import { computePulseView, PulseService } from './pulse.service';
 
+/** Pulse as the prompt shows it at the turn's time, in the owner's zone. */
+async function pulseViewAt(
+  pulse: PulseService,
+  { now, timezone }: PromptContext,
+) {
+  return computePulseView(await pulse.state(), timezone, now, false);
+}
+
 /**
  * `## Pulse Status`: the heartbeat's configuration, in every prompt. Only what changes when the owner
  * (or the AI) edits Pulse: the counters that move with every pulse are in `## Pulse Counters`, at the end.
@@ -26,13 +34,8 @@ export class PulseStatusPromptSection implements PromptSection {
 
   constructor(private readonly pulse: PulseService) {}
 
-  async render({ now, timezone }: PromptContext): Promise<string> {
-    const pulse = computePulseView(
-      await this.pulse.state(),
-      timezone,
-      now,
-      false,
-    );
+  async render(context: PromptContext): Promise<string> {
+    const pulse = await pulseViewAt(this.pulse, context);
     return [
       '## Pulse Status',
       `- Pulse (your autonomous heartbeat): ${pulse.enabled ? 'enabled' : 'disabled'}`,
@@ -59,13 +62,9 @@ export class PulseCountersPromptSection implements PromptSection {
 
   constructor(private readonly pulse: PulseService) {}
 
-  async render({ now, timezone }: PromptContext): Promise<string> {
-    const pulse = computePulseView(
-      await this.pulse.state(),
-      timezone,
-      now,
-      false,
-    );
+  async render(context: PromptContext): Promise<string> {
+    const { timezone } = context;
+    const pulse = await pulseViewAt(this.pulse, context);
     const at = (iso: string | null, none: string) =>
       iso ? formatPromptDateTime(new Date(iso), timezone) : none;
     return [
