@@ -14,6 +14,13 @@ import { PasswordHasher } from '../../apps/api/src/auth/password-hasher';
 import { loadAppConfig } from '../../apps/api/src/config/app-config';
 import { EmbeddedDatabase } from '../../apps/api/src/database/embedded-database';
 import { configureApp } from '../../apps/api/src/http/configure-app';
+import { WhatsAppAutoReplySettings } from '../../apps/api/src/whatsapp/auto-reply/whatsapp-auto-reply.settings';
+import type { ReplaceableSocketFactory } from '../../apps/api/src/whatsapp/gateway/replaceable-socket.factory';
+import { WhatsAppSocketFactory } from '../../apps/api/src/whatsapp/gateway/whatsapp-socket';
+import {
+  FakeWhatsAppSocketFactory,
+  type FakeWhatsAppSocket,
+} from '../../apps/api/test/support/fake-whatsapp-socket';
 import type { FakeLlmServer } from '../fake-llm/fake-llm-server';
 
 const PASSWORD = 'bench password 1';
@@ -102,6 +109,37 @@ export async function startBenchApp(
     return { url, cookie, app, call, close };
   } catch (error) {
     await close();
+    throw error;
+  }
+}
+
+export type BenchAppWithWhatsApp = BenchApp & { socket: FakeWhatsAppSocket };
+
+/** The bench app with a fake WhatsApp socket in place of Baileys, linked, and the auto-reply limits off. */
+export async function startBenchAppWithWhatsApp(
+  fake: FakeLlmServer,
+): Promise<BenchAppWithWhatsApp> {
+  const sockets = new FakeWhatsAppSocketFactory();
+  const api = await startBenchApp(fake, {
+    beforeInit: (app) => {
+      (app.get(WhatsAppSocketFactory) as ReplaceableSocketFactory).replaceWith(
+        sockets,
+      );
+      Object.assign(app.get(WhatsAppAutoReplySettings), {
+        perContactIntervalMs: 0,
+        perMinute: 0,
+        loopReplies: 0,
+      });
+    },
+  });
+  try {
+    await api.call('POST', '/api/whatsapp/connect');
+    while (sockets.sockets.length === 0)
+      await new Promise((done) => setTimeout(done, 5));
+    sockets.latest.open();
+    return Object.assign(api, { socket: sockets.latest });
+  } catch (error) {
+    await api.close();
     throw error;
   }
 }

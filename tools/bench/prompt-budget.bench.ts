@@ -10,19 +10,13 @@
 //   node -r ts-node/register -r ./tools/bench/register-paths.cjs tools/bench/prompt-budget.bench.ts
 import 'reflect-metadata';
 import { encode } from 'gpt-tokenizer';
-import { WhatsAppAutoReplySettings } from '../../apps/api/src/whatsapp/auto-reply/whatsapp-auto-reply.settings';
-import type { ReplaceableSocketFactory } from '../../apps/api/src/whatsapp/gateway/replaceable-socket.factory';
-import { WhatsAppSocketFactory } from '../../apps/api/src/whatsapp/gateway/whatsapp-socket';
-import {
-  FakeWhatsAppSocketFactory,
-  incoming,
-} from '../../apps/api/test/support/fake-whatsapp-socket';
+import { incoming } from '../../apps/api/test/support/fake-whatsapp-socket';
 import {
   startFakeLlmServer,
   type FakeLlmServer,
   type FakeRecordedRequest,
 } from '../fake-llm/fake-llm-server';
-import { startBenchApp } from './in-process-app';
+import { startBenchAppWithWhatsApp } from './in-process-app';
 
 /** Issue 13's budgets (system prompt + tool schemas, o200k_base); `enforced` rows fail the bench when over. */
 const BUDGETS = {
@@ -92,28 +86,13 @@ async function capture(
 async function main(): Promise<void> {
   const fake = await startFakeLlmServer();
   fake.openai.fallback = { text: ['Done.'] };
-  const sockets = new FakeWhatsAppSocketFactory();
-  const api = await startBenchApp(fake, {
-    beforeInit: (app) => {
-      (app.get(WhatsAppSocketFactory) as ReplaceableSocketFactory).replaceWith(
-        sockets,
-      );
-      Object.assign(app.get(WhatsAppAutoReplySettings), {
-        perContactIntervalMs: 0,
-        perMinute: 0,
-        loopReplies: 0,
-      });
-    },
-  });
+  const api = await startBenchAppWithWhatsApp(fake);
   try {
     // Every feature on.
     await api.call('PATCH', '/api/settings', {
       braveApiKey: 'BSA-bench-0000000000000000',
       imageModel: 'gpt-image-1',
     });
-    await api.call('POST', '/api/whatsapp/connect');
-    while (sockets.sockets.length === 0) await sleep(5);
-    sockets.latest.open();
     await api.call('PATCH', '/api/pulse', {
       enabled: true,
       activeDays: [1, 2, 3, 4, 5, 6, 0],
@@ -192,7 +171,7 @@ async function main(): Promise<void> {
       const reply = await capture(
         fake,
         async () =>
-          sockets.latest.upsert([
+          api.socket.upsert([
             incoming({
               id: `budget-${i}`,
               from: `${c.phone}@s.whatsapp.net`,

@@ -16,55 +16,22 @@ import 'reflect-metadata';
 import { getConnectionToken } from '@nestjs/mongoose';
 import type { Connection } from 'mongoose';
 import { WhatsAppAutoReplyService } from '../../apps/api/src/whatsapp/auto-reply/whatsapp-auto-reply.service';
-import { WhatsAppAutoReplySettings } from '../../apps/api/src/whatsapp/auto-reply/whatsapp-auto-reply.settings';
-import type { ReplaceableSocketFactory } from '../../apps/api/src/whatsapp/gateway/replaceable-socket.factory';
-import { WhatsAppSocketFactory } from '../../apps/api/src/whatsapp/gateway/whatsapp-socket';
 import { WhatsAppService } from '../../apps/api/src/whatsapp/gateway/whatsapp.service';
-import {
-  FakeWhatsAppSocketFactory,
-  incoming,
-  type FakeWhatsAppSocket,
-} from '../../apps/api/test/support/fake-whatsapp-socket';
+import { incoming } from '../../apps/api/test/support/fake-whatsapp-socket';
 import {
   startFakeLlmServer,
   type FakeLlmServer,
   type FakeRecordedRequest,
 } from '../fake-llm/fake-llm-server';
-import { startBenchApp, type BenchApp } from './in-process-app';
+import {
+  startBenchAppWithWhatsApp,
+  type BenchAppWithWhatsApp as Api,
+} from './in-process-app';
 
 const CONTACTS = Number(process.env['BENCH_CONTACTS'] ?? 50);
 const PER_CONTACT = Number(process.env['BENCH_PER_CONTACT'] ?? 20);
 const LLM_MS = 200;
 const SERIAL_SAMPLE = 20;
-
-type Api = BenchApp & { socket: FakeWhatsAppSocket };
-
-/** The app with a fake WhatsApp socket in place of Baileys, linked, and the auto-reply limits off. */
-async function startApi(fake: FakeLlmServer): Promise<Api> {
-  const sockets = new FakeWhatsAppSocketFactory();
-  const api = await startBenchApp(fake, {
-    beforeInit: (app) => {
-      (app.get(WhatsAppSocketFactory) as ReplaceableSocketFactory).replaceWith(
-        sockets,
-      );
-      Object.assign(app.get(WhatsAppAutoReplySettings), {
-        perContactIntervalMs: 0,
-        perMinute: 0,
-        loopReplies: 0,
-      });
-    },
-  });
-  try {
-    await api.call('POST', '/api/whatsapp/connect');
-    while (sockets.sockets.length === 0)
-      await new Promise((done) => setTimeout(done, 5));
-    sockets.latest.open();
-    return Object.assign(api, { socket: sockets.latest });
-  } catch (error) {
-    await api.close();
-    throw error;
-  }
-}
 
 function lastUser(request: FakeRecordedRequest): string {
   const messages = (request.body?.messages ?? []) as Array<{
@@ -130,7 +97,7 @@ async function main(): Promise<void> {
     text: [`re: ${lastUser(request)}`],
     chunkDelayMs: LLM_MS,
   });
-  const api = await startApi(fake);
+  const api = await startBenchAppWithWhatsApp(fake);
   try {
     for (let c = 0; c < CONTACTS; c++) {
       await api.call('POST', '/api/whatsapp/permissions', {
