@@ -20,7 +20,6 @@ import { WhatsAppService } from '../../apps/api/src/whatsapp/gateway/whatsapp.se
 import { incoming } from '../../apps/api/test/support/fake-whatsapp-socket';
 import {
   startFakeLlmServer,
-  type FakeLlmServer,
   type FakeRecordedRequest,
 } from '../fake-llm/fake-llm-server';
 import {
