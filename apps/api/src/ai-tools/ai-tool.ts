@@ -41,8 +41,21 @@ export interface AiTool<Schema extends AiToolSchema = AiToolSchema> {
   readonly promptLine: string;
   /** How long one call may run; omitted: `LLM_TOOL_TIMEOUT_MS`. Slow tools (image generation) set their own. */
   readonly timeoutMs?: number;
+  /**
+   * The modes that load this tool (see `AiMode`); `META_MODE` marks a tool offered in
+   * every mode (`set_mode`, `select_account`). Capability gating offers a turn only the
+   * tools of the conversation's current mode.
+   */
+  readonly modes?: readonly string[];
   /** Omitted: always available (when tools are on at all). */
   isAvailable?(context: AiToolAvailabilityContext): boolean | Promise<boolean>;
+  /**
+   * Why the tool is not available on this machine or with these settings, in plain
+   * words for the Tools page (e.g. "bubblewrap is not installed"); `null` when it is.
+   */
+  unavailableReason?(
+    context: AiToolAvailabilityContext,
+  ): string | null | Promise<string | null>;
   /**
    * Runs with arguments that passed `schema`. Returns the JSON string the
    * model receives; throwing is allowed and becomes `{"error": message}`.
@@ -56,3 +69,25 @@ export const AiToolProvider = DiscoveryService.createDecorator<void>();
 export function toolError(message: string): string {
   return JSON.stringify({ error: message });
 }
+
+/** Marks a tool that every mode offers (the meta tools). */
+export const META_MODE = '*';
+
+/** The mode a new conversation starts in: memory and the everyday tools. */
+export const DEFAULT_MODE = 'default';
+
+/**
+ * A mode: a named set of tools the model loads with `set_mode`. Feature modules
+ * contribute their modes by marking a provider with `@AiModeProvider()`, the way
+ * they contribute tools; a tool joins a mode by listing its name in `modes`.
+ */
+export interface AiMode {
+  /** Lower-case letters, digits and `_`: the value of `set_mode({ mode })`. */
+  readonly name: string;
+  /** One short line for the model's mode list and the console. */
+  readonly description: string;
+  /** An account kind this mode works on (`email`, `calendar`): `select_account` picks one. */
+  readonly accountKind?: string;
+}
+
+export const AiModeProvider = DiscoveryService.createDecorator<void>();
