@@ -84,6 +84,8 @@ describe('address guard', () => {
         allowed: false,
         address,
         reason: `${address} is ${text}`,
+        text,
+        listable: !/unspecified|multicast|broadcast|metadata/.test(text),
       });
     });
   });

@@ -15,7 +15,16 @@ import { isIP } from 'node:net';
 
 export type AddressDecision =
   | { allowed: true; address: string; allowedBy?: string }
-  | { allowed: false; address: string; reason: string };
+  | {
+      allowed: false;
+      address: string;
+      /** `10.0.0.1 is a private address` */
+      reason: string;
+      /** `a private address` */
+      text: string;
+      /** Whether an exact `urlFetchAllowHosts` entry could let it through. */
+      listable: boolean;
+    };
 
 export interface AddressContext {
   /** Exact `host:port` entries the owner allows although private (`urlFetchAllowHosts`). */
@@ -154,7 +163,8 @@ export function decideAddress(
 ): AddressDecision {
   const found = classifyAddress(address);
   if (found === null) return { allowed: true, address };
-  if (!NEVER_ALLOWED.has(found.kind)) {
+  const listable = !NEVER_ALLOWED.has(found.kind);
+  if (listable) {
     const candidates = [hostPort(host, port), hostPort(address, port)];
     const entry = candidates.find((c) => allowHostPorts.includes(c));
     if (entry) return { allowed: true, address, allowedBy: entry };
@@ -163,6 +173,8 @@ export function decideAddress(
     allowed: false,
     address,
     reason: `${address} is ${found.text}`,
+    text: found.text,
+    listable,
   };
 }
 
