@@ -1,4 +1,5 @@
 import * as http from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { Socket } from 'node:net';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import {
   startFakeProviders,
   useModel,
 } from './support/llm-test-kit';
+import { NAS_TEST_CERT, NAS_TEST_KEY } from './support/self-signed-tls';
 import { createTestApp, type TestApp } from './support/test-app';
 
 /** What the loopback server received. */
@@ -419,6 +421,37 @@ describe('url_fetch', () => {
       expect(
         await fetchTool({ url: `${main.url}/slow`, timeout_seconds: 500 }),
       ).toEqual({ error: "Argument 'timeout_seconds' must be at most 120" });
+    });
+
+    it('speaks TLS to the host name: SNI sent, an untrusted certificate refused', async () => {
+      const names: string[] = [];
+      const tls = createTlsServer(
+        {
+          cert: NAS_TEST_CERT,
+          key: NAS_TEST_KEY,
+          SNICallback: (name, done) => {
+            names.push(name);
+            done(null);
+          },
+        },
+        (_req, res) => res.end('should not be read'),
+      );
+      await new Promise<void>((done) => tls.listen(0, '127.0.0.1', done));
+      const port = (tls.address() as AddressInfo).port;
+      try {
+        await allow(`nas.test:${port}`);
+        expect(await fetchTool({ url: `https://nas.test:${port}/` })).toEqual({
+          error:
+            'The TLS certificate of nas.test was not accepted (DEPTH_ZERO_SELF_SIGNED_CERT)',
+        });
+        expect(names).toEqual(['nas.test']);
+        expect(connects).toEqual([`nas.test:${port}`]);
+        expect(lookups).toEqual(['nas.test']);
+      } finally {
+        tls.closeAllConnections();
+        await new Promise<void>((done) => tls.close(() => done()));
+        await allow(`127.0.0.1:${main.port}`, `nas.test:${main.port}`);
+      }
     });
 
     describe('redirects', () => {
