@@ -132,6 +132,18 @@ describe('url_fetch', () => {
         const timer = setTimeout(() => res.end('late'), 5_000);
         res.on('close', () => clearTimeout(timer));
       },
+      '/stall': (_req, res) => {
+        // Headers and a first chunk, then nothing: the body never ends.
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.write('partial');
+      },
+      '/stall.gz': (_req, res) => {
+        res.writeHead(200, {
+          'content-type': 'text/plain',
+          'content-encoding': 'gzip',
+        });
+        res.write(gzipSync('partial').subarray(0, 10));
+      },
       '/to-private': (_req, res) => {
         res.writeHead(302, { location: 'http://10.0.0.1/admin' });
         res.end();
@@ -418,6 +430,20 @@ describe('url_fetch', () => {
         error: 'The request timed out after 1 s (timeout_seconds)',
       });
       expect(Date.now() - started).toBeLessThan(3_000);
+      // A body that stops half-way, plain or compressed, or saved to a file.
+      for (const args of [
+        { url: `${main.url}/stall` },
+        { url: `${main.url}/stall.gz` },
+        { url: `${main.url}/stall`, download_path: 'stalled.txt' },
+      ])
+        expect(await fetchTool({ ...args, timeout_seconds: 1 })).toEqual({
+          error: 'The request timed out after 1 s (timeout_seconds)',
+        });
+      expect(
+        readdirSync(t.app.get(FileDirs).cacheDir).filter((f) =>
+          f.startsWith('stalled'),
+        ),
+      ).toEqual([]);
       expect(
         await fetchTool({ url: `${main.url}/slow`, timeout_seconds: 500 }),
       ).toEqual({ error: "Argument 'timeout_seconds' must be at most 120" });

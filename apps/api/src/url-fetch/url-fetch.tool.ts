@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { Readable } from 'node:stream';
+import { addAbortSignal, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import {
@@ -126,6 +126,8 @@ export class UrlFetchTool implements AiTool<typeof URL_FETCH_ARGS> {
         allowHostPorts: context.settings.urlFetchAllowHosts,
         signal,
       });
+      // Stop or the timeout also stops reading the body.
+      addAbortSignal(signal, response.body);
       if (download)
         return await this.save(response, download, args.max_bytes, signal);
       const maxBytes = args.max_bytes ?? URL_FETCH_INLINE_MAX_BYTES;

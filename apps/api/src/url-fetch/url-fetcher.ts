@@ -192,7 +192,8 @@ export class UrlFetcher {
         `Refused: ${subject} (${refused.listable ? refusalHint(host, port) : 'never allowed'})`,
       );
     }
-    return addresses[0];
+    // One address, already checked: IPv4 first, as it is reachable from more networks.
+    return addresses.find((a) => isIP(a) === 4) ?? addresses[0];
   }
 
   private async resolve(host: string, signal: AbortSignal): Promise<string[]> {
@@ -276,6 +277,15 @@ function decoded(response: IncomingMessage): Readable {
           : null;
   if (!decoder) return response;
   response.on('error', (error) => decoder.destroy(error));
+  // A connection cut mid-body must end the decoded stream too, or a reader would wait forever.
+  response.on('close', () => {
+    if (!response.complete)
+      decoder.destroy(
+        new UrlFetchError(
+          'The connection closed before the response was complete',
+        ),
+      );
+  });
   decoder.on('close', () => response.destroy());
   return response.pipe(decoder);
 }
