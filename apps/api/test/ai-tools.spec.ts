@@ -51,6 +51,7 @@ const ALL_TOOLS = [
   'manage_cronjob',
   'manage_pulse',
   'web_search',
+  'url_fetch',
   'generate_image',
   'edit_image',
   'whatsapp_read_messages',
@@ -302,10 +303,10 @@ describe('AI tool arguments (declared once, in zod)', () => {
 
     it('web_search: Brave is never called', async () => {
       const results = await callTools([
-        { name: 'web_search', arguments: { query: 'weather', count: '3' } },
+        { name: 'web_search', arguments: { q: 'weather', max_results: '3' } },
       ]);
       expect(errors(results)).toEqual([
-        "Argument 'count' must be an integer (got string)",
+        "Argument 'max_results' must be an integer (got string)",
       ]);
       expect(brave.requests).toEqual([]);
     });

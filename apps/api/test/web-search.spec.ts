@@ -6,6 +6,11 @@ import {
   type FakeBraveServer,
 } from '../../../tools/fake-brave/fake-brave-server';
 import {
+  fakeDuckDuckGoResults,
+  startFakeDuckDuckGoServer,
+  type FakeDuckDuckGoServer,
+} from '../../../tools/fake-duckduckgo/fake-duckduckgo-server';
+import {
   chatClient,
   eventsNamed,
   startFakeProviders,
@@ -22,6 +27,7 @@ const TIMEOUT_MS = 1_500;
 describe('web search', () => {
   let fake: Fake;
   let brave: FakeBraveServer;
+  let ddg: FakeDuckDuckGoServer;
   let t: TestApp;
   let owner: TestAgent;
   let client: ChatClient;
@@ -29,9 +35,11 @@ describe('web search', () => {
   beforeAll(async () => {
     fake = await startFakeProviders();
     brave = await startFakeBraveServer();
+    ddg = await startFakeDuckDuckGoServer();
     t = await createTestApp({
       env: {
         BRAVE_SEARCH_BASE_URL: brave.baseUrl,
+        DUCKDUCKGO_BASE_URL: ddg.url,
         WEB_SEARCH_TIMEOUT_MS: String(TIMEOUT_MS),
       },
     });
@@ -42,10 +50,12 @@ describe('web search', () => {
   afterEach(() => {
     fake.reset();
     brave.reset();
+    ddg.reset();
   });
   afterAll(async () => {
     await t.close();
     await brave.close();
+    await ddg.close();
     await fake.close();
     fake.restoreEnv();
   });
@@ -79,46 +89,118 @@ describe('web search', () => {
     return JSON.parse(result.result);
   }
 
-  describe('without a Brave key', () => {
-    it('does not offer web_search to the model nor list it in the prompt', async () => {
+  describe('without a Brave key: DuckDuckGo', () => {
+    it('offers web_search and lists it in the prompt', async () => {
       const chat = await newChat();
       fake.openai.enqueue({ text: ['Hi.'] });
       await client.send(chat.id, 'hello');
-      expect(toolNames(0)).toEqual(
-        expect.arrayContaining(['save_memory', 'db_query']),
-      );
-      expect(toolNames(0)).not.toContain('web_search');
-      expect(systemPrompt(0)).not.toContain('web_search');
+      expect(toolNames(0)).toContain('web_search');
+      expect(systemPrompt(0)).toContain('- **web_search**:');
     });
 
-    it('answers 400 on the test route and calls nobody', async () => {
-      const res = await owner.post('/api/web-search/test').send({}).expect(400);
-      expect(res.body.message).toBe(
-        'No Brave Search API key is configured: save one first.',
-      );
+    it('searches DuckDuckGo’s HTML results: ads dropped, links unwrapped, plain text, the Brave shape', async () => {
+      ddg.enqueue({
+        results: [
+          {
+            title: 'Angular &amp; <b>Signals</b>',
+            url: 'https://angular.dev/guide/signals',
+            snippet: 'Learn <b>signals</b> &mdash; the &quot;new&quot; way.',
+          },
+          {
+            title: 'Not a web page',
+            url: 'javascript:alert(1)',
+            snippet: 'x',
+          },
+          ...fakeDuckDuckGoResults('angular', 10),
+        ],
+      });
+      const result = await searchTurn({
+        q: '  angular signals ',
+        max_results: 3,
+      });
+      expect(result).toEqual({
+        query: 'angular signals',
+        engine: 'duckduckgo',
+        results: [
+          {
+            title: 'Angular & Signals',
+            url: 'https://angular.dev/guide/signals',
+            snippet: 'Learn signals — the "new" way.',
+          },
+          {
+            title: 'angular – page 1',
+            url: 'https://example.org/angular/1?a=1&b=2',
+            snippet: 'All about angular & friends, part 1.',
+          },
+          {
+            title: 'angular – page 2',
+            url: 'https://example.org/angular/2?a=1&b=2',
+            snippet: 'All about angular & friends, part 2.',
+          },
+        ],
+      });
+      expect(ddg.requests).toHaveLength(1);
+      expect(ddg.requests[0]).toMatchObject({
+        method: 'POST',
+        path: '/html/',
+        q: 'angular signals',
+      });
       expect(brave.requests).toHaveLength(0);
     });
 
-    it('never searches when the model calls web_search anyway', async () => {
-      const chat = await newChat();
-      fake.openai.enqueue(
-        {
-          toolCalls: [
-            {
-              id: 'call_ws',
-              name: 'web_search',
-              arguments: { query: 'anything' },
-            },
-          ],
-        },
-        { text: ['Sorry.'] },
-      );
-      const events = await client.send(chat.id, 'search the web please');
-      expect(eventsNamed(events, 'tool_result')).toEqual([]);
-      expect(fake.openai.requests[1].body.messages.at(-1)).toMatchObject({
-        role: 'tool',
-        tool_call_id: 'call_ws',
+    it('asks for 5 by default and gives at most 20', async () => {
+      ddg.enqueue({ results: fakeDuckDuckGoResults('tea', 30) });
+      expect((await searchTurn({ q: 'tea' }))['results']).toHaveLength(5);
+      ddg.enqueue({ results: fakeDuckDuckGoResults('tea', 30) });
+      expect(
+        (await searchTurn({ q: 'tea', max_results: 20 }))['results'],
+      ).toHaveLength(20);
+      ddg.enqueue({ results: [] });
+      expect(await searchTurn({ q: 'nothing' })).toEqual({
+        query: 'nothing',
+        engine: 'duckduckgo',
+        results: [],
       });
+    });
+
+    it('gives the model a clear error for a bot check, an outage and a timeout', async () => {
+      ddg.enqueue({ botCheck: true });
+      expect(await searchTurn({ q: 'a' })).toEqual({
+        error:
+          'DuckDuckGo answered with a bot check instead of results (too many searches from this address). Try again later, or save a Brave Search key.',
+      });
+      ddg.enqueue({ status: 503 });
+      expect(await searchTurn({ q: 'b' })).toEqual({
+        error: 'DuckDuckGo is having trouble (HTTP 503). Try again later.',
+      });
+      ddg.enqueue({ status: 429 });
+      expect((await searchTurn({ q: 'c' }))['error']).toMatch(
+        /^DuckDuckGo refused the search \(HTTP 429\): too many searches/,
+      );
+      ddg.enqueue({ results: [], delayMs: TIMEOUT_MS + 3_000 });
+      expect(await searchTurn({ q: 'slow' })).toEqual({
+        error: 'DuckDuckGo did not answer within 1.5 s.',
+      });
+    });
+
+    it('tests DuckDuckGo on the test route', async () => {
+      ddg.enqueue({ results: fakeDuckDuckGoResults('MetatronOS', 4) });
+      const res = await owner.post('/api/web-search/test').send({}).expect(200);
+      expect(res.body).toEqual({
+        ok: true,
+        engine: 'duckduckgo',
+        results: 4,
+        durationMs: expect.any(Number),
+        sample: {
+          title: 'MetatronOS – page 1',
+          url: 'https://example.org/MetatronOS/1?a=1&b=2',
+        },
+      });
+      expect(ddg.requests[0].q).toBe('MetatronOS');
+      ddg.enqueue({ botCheck: true });
+      expect(
+        (await owner.post('/api/web-search/test').send({}).expect(200)).body,
+      ).toMatchObject({ ok: false, engine: 'duckduckgo' });
       expect(brave.requests).toHaveLength(0);
     });
   });
@@ -141,10 +223,10 @@ describe('web search', () => {
           tool.function.name === 'web_search',
       );
       expect(spec.function.parameters).toMatchObject({
-        required: ['query'],
+        required: ['q'],
         properties: {
-          query: { type: 'string', maxLength: 400 },
-          count: { type: 'integer', minimum: 1, maximum: 10 },
+          q: { type: 'string', maxLength: 400 },
+          max_results: { type: 'integer', minimum: 1, maximum: 20 },
         },
       });
       expect(systemPrompt(0)).toMatch(
@@ -170,11 +252,12 @@ describe('web search', () => {
         ],
       });
       const result = await searchTurn({
-        query: '  angular signals ',
-        count: 3,
+        q: '  angular signals ',
+        max_results: 3,
       });
       expect(result).toEqual({
         query: 'angular signals',
+        engine: 'brave',
         results: [
           {
             title: 'Angular & Signals',
@@ -219,15 +302,16 @@ describe('web search', () => {
 
     it('asks for 5 results by default and keeps at most that many', async () => {
       brave.enqueue({ results: fakeBraveResults('tea', 8) });
-      const result = await searchTurn({ query: 'tea' });
+      const result = await searchTurn({ q: 'tea' });
       expect(brave.requests[0].query).toEqual({ q: 'tea', count: '5' });
       expect(result['results']).toHaveLength(5);
 
-      brave.enqueue({ results: fakeBraveResults('tea', 20) });
+      brave.enqueue({ results: fakeBraveResults('tea', 30) });
       expect(
-        (await searchTurn({ query: 'tea', count: 10 }))['results'],
-      ).toHaveLength(10);
-      expect(brave.requests[1].query['count']).toBe('10');
+        (await searchTurn({ q: 'tea', max_results: 20 }))['results'],
+      ).toHaveLength(20);
+      expect(brave.requests[1].query['count']).toBe('20');
+      expect(ddg.requests).toHaveLength(0);
     });
 
     it('gives the model a clear error for a refused key, the rate limit, a Brave outage and a timeout', async () => {
@@ -235,7 +319,7 @@ describe('web search', () => {
         status: 401,
         detail: 'The provided subscription token is invalid.',
       });
-      expect(await searchTurn({ query: 'a' })).toEqual({
+      expect(await searchTurn({ q: 'a' })).toEqual({
         error:
           'The Brave Search key was refused (HTTP 401). Check the key on the Tools page.',
       });
@@ -244,12 +328,12 @@ describe('web search', () => {
         status: 429,
         detail: 'Request rate limit exceeded for plan.',
       });
-      expect((await searchTurn({ query: 'b' }))['error']).toMatch(
+      expect((await searchTurn({ q: 'b' }))['error']).toMatch(
         /^Brave Search rate limit reached \(HTTP 429\)/,
       );
 
       brave.enqueue({ status: 503 });
-      expect(await searchTurn({ query: 'c' })).toEqual({
+      expect(await searchTurn({ q: 'c' })).toEqual({
         error: 'Brave Search is having trouble (HTTP 503). Try again later.',
       });
 
@@ -258,29 +342,30 @@ describe('web search', () => {
         delayMs: TIMEOUT_MS + 3_000,
       });
       const started = Date.now();
-      expect(await searchTurn({ query: 'slow' })).toEqual({
+      expect(await searchTurn({ q: 'slow' })).toEqual({
         error: 'Brave Search did not answer within 1.5 s.',
       });
       expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 2_500);
     });
 
     it('refuses bad arguments without calling Brave', async () => {
-      expect(await searchTurn({ query: '   ' })).toEqual({
-        error: 'query must not be empty',
+      expect(await searchTurn({ q: '   ' })).toEqual({
+        error: 'q must not be empty',
       });
-      expect(await searchTurn({ query: 'x', count: 50 })).toEqual({
-        error: "Argument 'count' must be at most 10",
+      expect(await searchTurn({ q: 'x', max_results: 50 })).toEqual({
+        error: "Argument 'max_results' must be at most 20",
       });
-      expect(await searchTurn({ query: 'x', count: 0 })).toEqual({
-        error: "Argument 'count' must be at least 1",
+      expect(await searchTurn({ q: 'x', max_results: 0 })).toEqual({
+        error: "Argument 'max_results' must be at least 1",
       });
-      expect(await searchTurn({ query: 'x'.repeat(401) })).toEqual({
-        error: "Argument 'query' is 401 characters; the limit is 400",
+      expect(await searchTurn({ q: 'x'.repeat(401) })).toEqual({
+        error: "Argument 'q' is 401 characters; the limit is 400",
       });
       expect(await searchTurn({})).toEqual({
-        error: "Missing required argument 'query'",
+        error: "Missing required argument 'q'",
       });
       expect(brave.requests).toHaveLength(0);
+      expect(ddg.requests).toHaveLength(0);
     });
 
     describe('POST /api/web-search/test', () => {
@@ -292,6 +377,7 @@ describe('web search', () => {
           .expect(200);
         expect(res.body).toEqual({
           ok: true,
+          engine: 'brave',
           results: 4,
           durationMs: expect.any(Number),
           sample: {
@@ -327,6 +413,7 @@ describe('web search', () => {
           .expect(200);
         expect(refused.body).toEqual({
           ok: false,
+          engine: 'brave',
           error:
             'The Brave Search key was refused (HTTP 403). Check the key on the Tools page.',
           durationMs: expect.any(Number),
@@ -369,12 +456,13 @@ describe('web search', () => {
       });
     });
 
-    it('stops offering web_search once the key is removed', async () => {
+    it('goes back to DuckDuckGo once the key is removed', async () => {
       await setKey(null);
-      const chat = await newChat();
-      fake.openai.enqueue({ text: ['Hi.'] });
-      await client.send(chat.id, 'hello');
-      expect(toolNames(0)).not.toContain('web_search');
+      ddg.enqueue({ results: fakeDuckDuckGoResults('tea', 2) });
+      expect(await searchTurn({ q: 'tea' })).toMatchObject({
+        engine: 'duckduckgo',
+      });
+      expect(brave.requests).toHaveLength(0);
     });
   });
 });

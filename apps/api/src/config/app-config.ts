@@ -44,6 +44,8 @@ export interface AppConfig {
 export interface WebSearchConfig {
   /** Brave Search API base (tests point it at a local fake). */
   braveBaseUrl: string;
+  /** DuckDuckGo's HTML results, used when no Brave key is saved (tests point it at a local fake). */
+  duckduckgoBaseUrl: string;
   timeoutMs: number;
 }
 
@@ -206,6 +208,14 @@ export function loadAppConfig(
       `BRAVE_SEARCH_BASE_URL must be an http(s) URL (got "${braveBaseUrl}")`,
     );
 
+  const duckduckgoBaseUrl = (
+    text('DUCKDUCKGO_BASE_URL') ?? 'https://html.duckduckgo.com'
+  ).replace(/\/+$/, '');
+  if (!/^https?:\/\/\S+$/.test(duckduckgoBaseUrl))
+    problems.push(
+      `DUCKDUCKGO_BASE_URL must be an http(s) URL (got "${duckduckgoBaseUrl}")`,
+    );
+
   const whatsappSocketModule = text('WHATSAPP_SOCKET_MODULE');
   if (whatsappSocketModule !== undefined && !isFile(whatsappSocketModule)) {
     problems.push(
@@ -245,6 +255,7 @@ export function loadAppConfig(
     },
     webSearch: {
       braveBaseUrl,
+      duckduckgoBaseUrl,
       timeoutMs: integer('WEB_SEARCH_TIMEOUT_MS', 10_000, 500, 120_000),
     },
     whatsappAutoReply: {

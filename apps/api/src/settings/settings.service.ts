@@ -15,9 +15,16 @@ import {
 } from './schemas/app-settings.schema';
 import { isMaskedSecret, maskSecret } from './secret-mask';
 import { isValidTimeZone, systemTimeZone } from './timezone';
+import {
+  authProfilesRecord,
+  authProfilesView,
+  nextUrlFetchSettings,
+  storedAuthProfiles,
+  type UrlFetchSettings,
+} from './url-fetch-settings';
 
 /** The owner's settings with secrets in clear: for the server's own use, never for a response. */
-export interface AppSettings {
+export interface AppSettings extends UrlFetchSettings {
   geminiApiKey: string | null;
   openaiApiKey: string | null;
   openaiCompatible: Array<{
@@ -143,13 +150,20 @@ export class SettingsService extends SandboxSecrets {
         `imageModel must be a model id such as gemini-2.5-flash-image or gpt-image-1 (got "${next.imageModel}")`,
       );
     }
+    Object.assign(next, nextUrlFetchSettings(request, current, problems));
     if (problems.length) throw new BadRequestException(problems);
 
     next.updatedAt = this.clock.now();
-    const { updatedAt, ...fields } = next;
+    const { updatedAt, authProfiles, ...fields } = next;
     await this.model.updateOne(
       { _id: APP_SETTINGS_ID },
-      { $set: { ...fields, updatedAt } },
+      {
+        $set: {
+          ...fields,
+          authProfiles: authProfilesRecord(authProfiles),
+          updatedAt,
+        },
+      },
       { upsert: true },
     );
     this.cached = Promise.resolve(next);
@@ -165,6 +179,7 @@ export class SettingsService extends SandboxSecrets {
     return [
       ...SECRET_FIELDS.map((f) => settings[f]),
       ...settings.openaiCompatible.map((e) => e.apiKey),
+      ...settings.authProfiles.map((p) => p.value),
     ].filter((s): s is string => !!s && s.length >= 4);
   }
 
@@ -185,6 +200,8 @@ export class SettingsService extends SandboxSecrets {
         stored?.timezone && isValidTimeZone(stored.timezone)
           ? stored.timezone
           : systemTimeZone(),
+      urlFetchAllowHosts: stored?.urlFetchAllowHosts ?? [],
+      authProfiles: storedAuthProfiles(stored?.authProfiles),
       updatedAt: stored?.updatedAt ?? null,
     };
   }
@@ -255,6 +272,8 @@ function toView(settings: AppSettings): AppSettingsView {
     imageModel: settings.imageModel,
     braveApiKey: maskSecret(settings.braveApiKey),
     timezone: settings.timezone,
+    urlFetchAllowHosts: settings.urlFetchAllowHosts,
+    authProfiles: authProfilesView(settings.authProfiles),
     updatedAt: settings.updatedAt ? settings.updatedAt.toISOString() : null,
   };
 }

@@ -41,7 +41,7 @@ describe('BraveSearchClient', () => {
     ).toBe('Angular & signals: "fast" \'ok\' — a b <tag> &bogus;');
     expect(plainText(undefined)).toBe('');
     expect(clampCount(undefined)).toBe(5);
-    expect(clampCount(50)).toBe(10);
+    expect(clampCount(50)).toBe(20);
     expect(clampCount(0)).toBe(1);
   });
 

@@ -20,7 +20,7 @@ interface BraveWebAnswer {
 export interface WebSearchRequest {
   apiKey: string;
   query: string;
-  /** 1–10; default 5. */
+  /** 1–20; default 5. */
   count?: number;
   /** Aborts the search too (Stop, the tool timeout). */
   signal?: AbortSignal;
@@ -117,7 +117,7 @@ async function errorDetail(response: Response): Promise<string | null> {
 }
 
 /** `fetch failed` says nothing: its cause has the code (ECONNREFUSED, ENOTFOUND…). Duck-typed, as undici's errors come from another realm under test runners. */
-function networkCause(error: unknown): string {
+export function networkCause(error: unknown): string {
   const { cause, message } = (error ?? {}) as {
     cause?: { code?: unknown; message?: unknown };
     message?: unknown;
@@ -127,7 +127,7 @@ function networkCause(error: unknown): string {
   return typeof message === 'string' ? message : String(error);
 }
 
-function formatSeconds(ms: number): string {
+export function formatSeconds(ms: number): string {
   return `${Number((ms / 1000).toFixed(1))} s`;
 }
 

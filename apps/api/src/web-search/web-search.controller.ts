@@ -1,10 +1,4 @@
-import {
-  BadRequestException,
-  Body,
-  Controller,
-  HttpCode,
-  Post,
-} from '@nestjs/common';
+import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiOkResponse,
@@ -16,7 +10,8 @@ import {
   type WebSearchTestResponse,
 } from '@metatronos/shared-types';
 import { SettingsService } from '../settings/settings.service';
-import { BraveSearchClient, WebSearchError } from './brave-search-client';
+import { WebSearchError } from './brave-search-client';
+import { WebSearchService, webSearchEngine } from './web-search.service';
 import {
   WebSearchTestDto,
   WebSearchTestResultDto,
@@ -27,14 +22,14 @@ import {
 export class WebSearchController {
   constructor(
     private readonly settings: SettingsService,
-    private readonly brave: BraveSearchClient,
+    private readonly search: WebSearchService,
   ) {}
 
   @Post('test')
   @HttpCode(200)
   @ApiOperation({
     summary:
-      'Run one Brave search with the stored key, to check that web search works',
+      'Run one search with the engine in use (Brave with the stored key, else DuckDuckGo), to check that web search works',
   })
   @ApiOkResponse({
     type: WebSearchTestResultDto,
@@ -42,30 +37,32 @@ export class WebSearchController {
       'The outcome, also when the search failed (`ok: false` with `error`)',
   })
   @ApiBadRequestResponse({
-    description:
-      'No Brave Search key is configured, or the query is not a string of at most 400 characters',
+    description: 'The query is not a string of at most 400 characters',
   })
   async test(@Body() body: WebSearchTestDto): Promise<WebSearchTestResponse> {
-    const { braveApiKey } = await this.settings.get();
-    if (!braveApiKey)
-      throw new BadRequestException(
-        'No Brave Search API key is configured: save one first.',
-      );
+    const settings = await this.settings.get();
+    const engine = webSearchEngine(settings);
     const query = body.query?.trim() || WEB_SEARCH_TEST_DEFAULT_QUERY;
     const started = performance.now();
     const durationMs = () => Math.round(performance.now() - started);
     try {
-      const results = await this.brave.search({ apiKey: braveApiKey, query });
+      const { results } = await this.search.search(settings, { query });
       const [first] = results;
       return {
         ok: true,
+        engine,
         results: results.length,
         durationMs: durationMs(),
         sample: first ? { title: first.title, url: first.url } : null,
       };
     } catch (error) {
       if (error instanceof WebSearchError)
-        return { ok: false, error: error.message, durationMs: durationMs() };
+        return {
+          ok: false,
+          engine,
+          error: error.message,
+          durationMs: durationMs(),
+        };
       throw error;
     }
   }

@@ -9,17 +9,17 @@ import {
   AiToolProvider,
   toolError,
   type AiTool,
-  type AiToolAvailabilityContext,
   type AiToolContext,
 } from '../ai-tools/ai-tool';
-import { BraveSearchClient, WebSearchError } from './brave-search-client';
+import { WebSearchError } from './brave-search-client';
+import { WebSearchService } from './web-search.service';
 
 const WEB_SEARCH_ARGS = z.object({
-  query: z
+  q: z
     .string()
     .max(WEB_SEARCH_QUERY_MAX_LENGTH)
-    .describe('What to search for, as you would type it into a search engine'),
-  count: z
+    .describe('Search keywords, as you would type them into a search engine'),
+  max_results: z
     .int()
     .min(1)
     .max(WEB_SEARCH_MAX_COUNT)
@@ -27,43 +27,34 @@ const WEB_SEARCH_ARGS = z.object({
     .describe(`How many results (default ${WEB_SEARCH_DEFAULT_COUNT})`),
 });
 
-/** `web_search`: Brave Search results for the model, offered only once the owner set a Brave key. */
+/** `web_search`: Brave Search when the owner saved a key, DuckDuckGo's HTML results otherwise; one result shape. */
 @AiToolProvider()
 @Injectable()
 export class WebSearchTool implements AiTool<typeof WEB_SEARCH_ARGS> {
   readonly name = 'web_search';
   readonly description =
-    'Search the web (Brave Search) for current or outside information: news, facts you are unsure of, prices, opening hours, documentation. ' +
+    'Search the web for current or outside information: news, facts you are unsure of, prices, opening hours, documentation. ' +
     'Returns the top results as title, url and a short snippet. Cite the results you use as Markdown links [title](url).';
   readonly schema = WEB_SEARCH_ARGS;
   readonly promptLine =
     'search the web for current facts; cite the results you used as Markdown links [title](url).';
+  readonly modes = ['web'];
 
-  constructor(private readonly brave: BraveSearchClient) {}
-
-  isAvailable({ settings }: AiToolAvailabilityContext): boolean {
-    return !!settings.braveApiKey;
-  }
+  constructor(private readonly search: WebSearchService) {}
 
   async execute(
     args: z.output<typeof WEB_SEARCH_ARGS>,
     { settings, signal }: AiToolContext,
   ): Promise<string> {
-    const query = args.query.trim();
-    if (!query) return toolError('query must not be empty');
-    const apiKey = settings.braveApiKey;
-    if (!apiKey)
-      return toolError(
-        'Web search is not set up: the owner has no Brave Search key.',
-      );
+    const query = args.q.trim();
+    if (!query) return toolError('q must not be empty');
     try {
-      const results = await this.brave.search({
-        apiKey,
+      const { engine, results } = await this.search.search(settings, {
         query,
-        count: args.count,
+        count: args.max_results,
         signal,
       });
-      return JSON.stringify({ query, results });
+      return JSON.stringify({ query, engine, results });
     } catch (error) {
       if (error instanceof WebSearchError) return toolError(error.message);
       throw error;

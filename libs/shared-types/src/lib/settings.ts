@@ -22,7 +22,35 @@ export interface AppSettingsView {
   braveApiKey: string | null;
   /** IANA zone, e.g. `Europe/Paris`. */
   timezone: string;
+  /** `url_fetch` may reach these exact `host:port` entries although they are private (a home server). */
+  urlFetchAllowHosts: string[];
+  /** Credentials `url_fetch` adds under a URL prefix; `value` masked. */
+  authProfiles: AuthProfile[];
   updatedAt: string | null;
+}
+
+/**
+ * A credential header `url_fetch` sends for the model, which only names the `id`:
+ * `header: value` goes only with requests whose URL lies under `urlPrefix`
+ * (same origin, path starting with the prefix's), redirects included.
+ */
+export interface AuthProfile {
+  /** Letters, digits, `-` and `_`: what the model passes as `auth_profile`. */
+  id: string;
+  /** e.g. `https://api.github.com/` */
+  urlPrefix: string;
+  /** e.g. `Authorization` */
+  header: string;
+  /** Masked in responses (`••••abcd`). */
+  value: string | null;
+}
+
+/** An auth profile as PATCH takes it: an omitted or masked `value` keeps the stored one of the same id and prefix. */
+export interface AuthProfileInput {
+  id: string;
+  urlPrefix: string;
+  header: string;
+  value?: string | null;
 }
 
 /** An endpoint as PATCH takes it: an omitted or masked `apiKey` keeps the key stored under the same name. */
@@ -44,6 +72,10 @@ export interface UpdateAppSettingsRequest {
   imageModel?: string | null;
   braveApiKey?: string | null;
   timezone?: string;
+  /** Replaces the list; each entry `host:port`. */
+  urlFetchAllowHosts?: string[];
+  /** Replaces the list. */
+  authProfiles?: AuthProfileInput[];
 }
 
 export type ModelProvider = 'gemini' | 'openai' | 'openai-compatible';

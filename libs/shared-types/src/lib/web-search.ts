@@ -1,9 +1,12 @@
+/** Which search engine `web_search` uses: Brave when a key is saved, DuckDuckGo otherwise. */
+export type WebSearchEngine = 'brave' | 'duckduckgo';
+
 /** The longest query the `web_search` tool and the test route accept. */
 export const WEB_SEARCH_QUERY_MAX_LENGTH = 400;
 /** Results a search returns when the model does not ask for a number. */
 export const WEB_SEARCH_DEFAULT_COUNT = 5;
-/** The most results one search returns. */
-export const WEB_SEARCH_MAX_COUNT = 10;
+/** The most results one search returns (`max_results`). */
+export const WEB_SEARCH_MAX_COUNT = 20;
 /** What `POST /api/web-search/test` searches for when no query is given. */
 export const WEB_SEARCH_TEST_DEFAULT_QUERY = 'MetatronOS';
 
@@ -14,7 +17,7 @@ export interface WebSearchResult {
   snippet: string;
 }
 
-/** `POST /api/web-search/test`: one query with the stored Brave key. */
+/** `POST /api/web-search/test`: one query with the engine in use (Brave with the stored key, else DuckDuckGo). */
 export interface WebSearchTestRequest {
   /** Defaults to {@link WEB_SEARCH_TEST_DEFAULT_QUERY}. */
   query?: string;
@@ -24,8 +27,9 @@ export interface WebSearchTestRequest {
 export type WebSearchTestResponse =
   | {
       ok: true;
+      engine: WebSearchEngine;
       results: number;
       durationMs: number;
       sample: { title: string; url: string } | null;
     }
-  | { ok: false; error: string; durationMs: number };
+  | { ok: false; engine: WebSearchEngine; error: string; durationMs: number };

@@ -11,6 +11,8 @@ import {
 } from 'class-validator';
 import type {
   AppSettingsView,
+  AuthProfile,
+  AuthProfileInput,
   OpenAiCompatibleEndpoint,
   OpenAiCompatibleEndpointInput,
   UpdateAppSettingsRequest,
@@ -55,6 +57,43 @@ export class EndpointDto implements OpenAiCompatibleEndpointInput {
   @IsString()
   @MaxLength(500)
   apiKey?: string | null;
+}
+
+export class AuthProfileDto implements AuthProfileInput {
+  @ApiProperty({
+    example: 'github',
+    description: 'What the model passes as auth_profile',
+  })
+  @IsString()
+  @Matches(/^[A-Za-z0-9_-]{1,40}$/, {
+    message: 'id must be 1-40 letters, digits, - or _',
+  })
+  id!: string;
+
+  @ApiProperty({
+    example: 'https://api.github.com/',
+    description:
+      'The header goes only to URLs under this prefix (same origin, path starting with it)',
+  })
+  @IsString()
+  @MaxLength(500)
+  urlPrefix!: string;
+
+  @ApiProperty({ example: 'Authorization' })
+  @IsString()
+  @MaxLength(100)
+  header!: string;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description:
+      'The header value. Required for a new profile; omitted or the masked value from GET keeps the stored one (same id and urlPrefix).',
+  })
+  @OptionalOrNull()
+  @IsString()
+  @MaxLength(4000)
+  value?: string | null;
 }
 
 export class UpdateSettingsDto implements UpdateAppSettingsRequest {
@@ -128,6 +167,41 @@ export class UpdateSettingsDto implements UpdateAppSettingsRequest {
   @IsString()
   @MaxLength(64)
   timezone?: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['nas.local:8123'],
+    description:
+      'Replaces the list: exact host:port entries url_fetch may reach although private (never metadata, multicast or unspecified addresses)',
+  })
+  @OptionalField()
+  @IsArray()
+  @ArrayMaxSize(50)
+  @IsString({ each: true })
+  @MaxLength(260, { each: true })
+  urlFetchAllowHosts?: string[];
+
+  @ApiPropertyOptional({
+    type: [AuthProfileDto],
+    description: 'Replaces the list of url_fetch auth profiles',
+  })
+  @OptionalField()
+  @IsArray()
+  @ArrayMaxSize(20)
+  @ValidateNested({ each: true })
+  @Type(() => AuthProfileDto)
+  authProfiles?: AuthProfileDto[];
+}
+
+export class AuthProfileViewDto implements AuthProfile {
+  @ApiProperty()
+  id!: string;
+  @ApiProperty()
+  urlPrefix!: string;
+  @ApiProperty()
+  header!: string;
+  @ApiProperty({ type: String, nullable: true, example: '••••abcd' })
+  value!: string | null;
 }
 
 export class EndpointViewDto implements OpenAiCompatibleEndpoint {
@@ -154,6 +228,10 @@ export class SettingsViewDto implements AppSettingsView {
   braveApiKey!: string | null;
   @ApiProperty({ example: 'Europe/Paris' })
   timezone!: string;
+  @ApiProperty({ type: [String], example: ['nas.local:8123'] })
+  urlFetchAllowHosts!: string[];
+  @ApiProperty({ type: [AuthProfileViewDto] })
+  authProfiles!: AuthProfileViewDto[];
   @ApiProperty({ type: String, nullable: true })
   updatedAt!: string | null;
 }

@@ -12,6 +12,19 @@ export class StoredEndpoint {
   apiKey!: string | null;
 }
 
+/** A `url_fetch` auth profile; the value is stored as `secret` so it is masked by name wherever the AI reads `settings`. */
+@Schema({ _id: false, versionKey: false })
+export class StoredAuthProfileRecord {
+  @Prop({ required: true })
+  id!: string;
+  @Prop({ required: true })
+  urlPrefix!: string;
+  @Prop({ required: true })
+  header!: string;
+  @Prop({ required: true })
+  secret!: string;
+}
+
 /**
  * The owner's settings: one document in `settings` (which also holds the system
  * instruction). The AI may read `settings`; the sandbox masks every key field.
@@ -34,6 +47,13 @@ export class AppSettingsRecord {
   braveApiKey!: string | null;
   @Prop({ type: String, default: null })
   timezone!: string | null;
+  @Prop({ type: [String], default: [] })
+  urlFetchAllowHosts!: string[];
+  @Prop({
+    type: [SchemaFactory.createForClass(StoredAuthProfileRecord)],
+    default: [],
+  })
+  authProfiles!: StoredAuthProfileRecord[];
   @Prop({ type: Date, default: null })
   updatedAt!: Date | null;
 }

@@ -3,6 +3,7 @@ import { IsString, MaxLength } from 'class-validator';
 import {
   WEB_SEARCH_QUERY_MAX_LENGTH,
   WEB_SEARCH_TEST_DEFAULT_QUERY,
+  type WebSearchEngine,
   type WebSearchResult,
   type WebSearchTestRequest,
 } from '@metatronos/shared-types';
@@ -33,9 +34,15 @@ export class WebSearchSampleDto
 /** One shape for both outcomes: `ok` says which fields are set. */
 export class WebSearchTestResultDto {
   @ApiProperty({
-    description: 'true when Brave answered with results (possibly none)',
+    description: 'true when the engine answered with results (possibly none)',
   })
   ok!: boolean;
+
+  @ApiProperty({
+    enum: ['brave', 'duckduckgo'],
+    description: 'Brave when a key is saved, DuckDuckGo otherwise',
+  })
+  engine!: WebSearchEngine;
 
   @ApiPropertyOptional({
     description: 'How many results came back (when ok)',

@@ -21,6 +21,8 @@ const SAVED: AppSettingsView = {
   imageModel: null,
   braveApiKey: null,
   timezone: 'Europe/Paris',
+  urlFetchAllowHosts: [],
+  authProfiles: [],
   updatedAt: '2026-01-01T00:00:00.000Z',
 };
 

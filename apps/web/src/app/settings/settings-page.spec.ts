@@ -19,6 +19,8 @@ const SETTINGS: AppSettingsView = {
   imageModel: null,
   braveApiKey: '••••brav',
   timezone: 'Europe/Paris',
+  urlFetchAllowHosts: [],
+  authProfiles: [],
   updatedAt: '2026-01-01T00:00:00.000Z',
 };
 

@@ -14,10 +14,10 @@ describe('ToolsPage', () => {
     tearDownApiTest(http);
   });
 
-  it('is a page of tool sections: web search, then WhatsApp', async () => {
+  it('is a page of tool sections: web search, fetch, then WhatsApp', async () => {
     const fixture = TestBed.createComponent(ToolsPage);
     await fixture.whenStable();
-    http.expectOne('/api/settings').flush({
+    const settings = {
       geminiApiKey: null,
       openaiApiKey: null,
       openaiCompatible: [],
@@ -25,21 +25,29 @@ describe('ToolsPage', () => {
       imageModel: null,
       braveApiKey: null,
       timezone: 'UTC',
+      urlFetchAllowHosts: [],
+      authProfiles: [],
       updatedAt: null,
-    });
+    };
+    // The web search and fetch cards each load the settings.
+    for (const req of http.match('/api/settings')) req.flush(settings);
     http
       .expectOne('/api/whatsapp/status')
       .flush({ status: 'disconnected', phoneNumber: null });
     await fixture.whenStable();
     const root = fixture.nativeElement as HTMLElement;
     expect(root.querySelector('h1')?.textContent).toBe('Tools');
-    const [web, whatsApp] = Array.from(
+    const [web, fetch, whatsApp] = Array.from(
       root.querySelectorAll('[data-testid="tool-sections"] > section'),
     );
     expect(web?.getAttribute('aria-labelledby')).toBe('web-search-heading');
     expect(web?.querySelector('#web-search-heading')?.textContent?.trim()).toBe(
-      'Web search (Brave)',
+      'Web search',
     );
+    expect(fetch?.getAttribute('aria-labelledby')).toBe('url-fetch-heading');
+    expect(
+      fetch?.querySelector('#url-fetch-heading')?.textContent?.trim(),
+    ).toBe('Fetch');
     expect(whatsApp?.getAttribute('aria-labelledby')).toBe('whatsapp-heading');
     expect(
       whatsApp?.querySelector('#whatsapp-heading')?.textContent?.trim(),

@@ -20,6 +20,8 @@ const SETTINGS: AppSettingsView = {
   imageModel: null,
   braveApiKey: null,
   timezone: 'Europe/Paris',
+  urlFetchAllowHosts: [],
+  authProfiles: [],
   updatedAt: '2026-01-01T00:00:00.000Z',
 };
 const WITH_KEY: AppSettingsView = {
@@ -71,13 +73,24 @@ describe('WebSearchCard', () => {
     tearDownApiTest(http);
   });
 
-  it('without a key: says it is off, and Test waits for a saved key', async () => {
+  it('without a key: says DuckDuckGo is in use and tests it', async () => {
     await load();
-    expect(text('web-search-state')).toBe('Off: no key');
+    expect(text('web-search-state')).toBe('DuckDuckGo (no key)');
     expect(text('brave-key-hint')).toBe('Not set.');
-    expect(button('web-search-test').disabled).toBe(true);
-    expect(text('web-search-test-hint')).toBe('Save a key to test it.');
+    expect(text('web-search-test-hint')).toBe(
+      'Searches “MetatronOS” with DuckDuckGo.',
+    );
     expect(button('web-search-save').disabled).toBe(true);
+    await runTest({
+      ok: true,
+      engine: 'duckduckgo',
+      results: 3,
+      durationMs: 120,
+      sample: null,
+    });
+    expect(text('web-search-outcome-summary')).toBe(
+      'DuckDuckGo answered in 120 ms with 3 results.',
+    );
   });
 
   it('saves a typed key with PATCH { braveApiKey } and then shows only its mask', async () => {
@@ -94,7 +107,7 @@ describe('WebSearchCard', () => {
     await stable();
     expect(input().value).toBe('');
     expect(text('brave-key-hint')).toContain('Saved: ••••9876');
-    expect(text('web-search-state')).toBe('On');
+    expect(text('web-search-state')).toBe('Brave Search');
     expect(button('web-search-test').disabled).toBe(false);
     expect(
       document.querySelector('mat-snack-bar-container')?.textContent,
@@ -119,7 +132,7 @@ describe('WebSearchCard', () => {
     expect(req.request.body).toEqual({ braveApiKey: null });
     req.flush({ ...SETTINGS, updatedAt: '2026-01-03T00:00:00.000Z' });
     await stable();
-    expect(text('web-search-state')).toBe('Off: no key');
+    expect(text('web-search-state')).toBe('DuckDuckGo (no key)');
     expect(
       document.querySelector('mat-snack-bar-container')?.textContent,
     ).toContain('Brave Search key removed.');
@@ -150,6 +163,7 @@ describe('WebSearchCard', () => {
     await load(WITH_KEY);
     await runTest({
       ok: true,
+      engine: 'brave',
       results: 5,
       durationMs: 240,
       sample: {
@@ -172,7 +186,13 @@ describe('WebSearchCard', () => {
 
   it('says so when Brave found nothing', async () => {
     await load(WITH_KEY);
-    await runTest({ ok: true, results: 0, durationMs: 90, sample: null });
+    await runTest({
+      ok: true,
+      engine: 'brave',
+      results: 0,
+      durationMs: 90,
+      sample: null,
+    });
     expect(text('web-search-outcome-summary')).toBe(
       'Brave answered in 90 ms with 0 results.',
     );
@@ -183,7 +203,7 @@ describe('WebSearchCard', () => {
     await load(WITH_KEY);
     const error =
       'The Brave Search key was refused (HTTP 401). Check the key on the Tools page.';
-    await runTest({ ok: false, error, durationMs: 50 });
+    await runTest({ ok: false, engine: 'brave', error, durationMs: 50 });
     expect(el('web-search-outcome')?.dataset['outcome']).toBe('error');
     expect(el('web-search-outcome')?.getAttribute('role')).toBe('alert');
     expect(text('web-search-outcome-summary')).toBe(error);

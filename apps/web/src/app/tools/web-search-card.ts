@@ -26,7 +26,7 @@ import {
 import { Icon } from '../ui/icon';
 import { ServerError } from '../ui/server-error';
 
-/** The Brave Search key behind the `web_search` tool: save or remove it, and test it with one search. */
+/** The `web_search` tool: DuckDuckGo without a key, Brave Search with one; save or remove the key, and test the engine in use. */
 @Component({
   selector: 'mt-web-search-card',
   changeDetection: ChangeDetectionStrategy.OnPush,
@@ -64,18 +64,18 @@ export class WebSearchCard {
     secretChange(this.draft(), this.savedKey()),
   );
   protected readonly dirty = computed(() => this.change() !== undefined);
+  /** The engine the saved settings select (what the tool and Test use). */
+  protected readonly engineName = computed(() =>
+    this.savedKey() ? 'Brave Search' : 'DuckDuckGo',
+  );
   protected readonly canSave = computed(() => this.dirty() && !this.saving());
   protected readonly canTest = computed(
     () =>
-      this.savedKey() !== null &&
-      !this.dirty() &&
-      !this.testing() &&
-      !this.saving(),
+      !!this.settings() && !this.dirty() && !this.testing() && !this.saving(),
   );
   protected readonly testHint = computed(() => {
     if (!this.settings()) return null;
     if (this.dirty()) return 'Save the key to test it.';
-    if (this.savedKey() === null) return 'Save a key to test it.';
     return null;
   });
 
@@ -152,7 +152,7 @@ export class WebSearchCard {
 
   private apply(settings: AppSettingsView): void {
     if (settings.braveApiKey !== this.savedKey()) {
-      // An outcome was about the previous key.
+      // An outcome was about the previous key (or engine).
       this.outcome.set(null);
       this.testError.set(null);
     }
