@@ -57,6 +57,8 @@ const ALL_TOOLS = [
   'whatsapp_send_message',
   'whatsapp_manage_permission',
   'whatsapp_list_permissions',
+  'read_file',
+  'write_file',
 ];
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;

@@ -21,6 +21,7 @@ import { ChatsModule } from '../chats/chats.module';
 import { CronModule } from '../automations/jobs/cron.module';
 import { PulseModule } from '../automations/pulse/pulse.module';
 import { WebSearchModule } from '../web-search/web-search.module';
+import { FilesModule } from '../files/files.module';
 import { MediaModule } from '../media/media.module';
 import { AttachmentsModule } from '../attachments/attachments.module';
 import { DataModule } from '../data/data.module';
@@ -99,6 +100,7 @@ export class AppModule {
         CronModule,
         PulseModule,
         WebSearchModule,
+        FilesModule,
         MediaModule,
         AttachmentsModule,
         WhatsAppModule,
