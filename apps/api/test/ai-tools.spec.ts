@@ -59,6 +59,7 @@ const ALL_TOOLS = [
   'whatsapp_list_permissions',
   'read_file',
   'write_file',
+  'bash',
 ];
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
