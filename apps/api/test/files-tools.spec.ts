@@ -1,9 +1,10 @@
 import type { ChatSummary } from '@metatronos/shared-types';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type TestAgent from 'supertest/lib/agent';
 import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
 import { BashTool } from '../src/files/bash/bash.tool';
+import { CachePruner } from '../src/files/cache-pruner';
 import { FileDirs } from '../src/files/file-dirs';
 import { SettingsService } from '../src/settings/settings.service';
 import {
@@ -184,5 +185,39 @@ describe('bash where bubblewrap is missing', () => {
     expect(await t.app.get(BashTool).unavailableReason()).toMatch(
       /^bubblewrap \(bwrap\) is not installed/,
     );
+  });
+});
+
+describe('the cache dir pruning in the app', () => {
+  it('prunes at start, by the app clock, and stops its timer on shutdown', async () => {
+    const now = new Date('2026-03-01T10:00:00Z');
+    const day = 24 * 3_600_000;
+    let cache = '';
+    const t = await createTestApp({
+      now,
+      beforeInit: (app) => {
+        const dirs = app.get(FileDirs);
+        cache = dirs.ensure().file_cache_dir;
+        for (const [name, ageDays] of [
+          ['stale.html', 8],
+          ['recent.html', 1],
+        ] as const) {
+          const path = join(cache, name);
+          writeFileSync(path, name);
+          const at = new Date(now.getTime() - ageDays * day);
+          utimesSync(path, at, at);
+        }
+      },
+    });
+    try {
+      const pruner = t.app.get(CachePruner);
+      expect(pruner.scheduled).toBe(true);
+      await pruner.prune();
+      expect(existsSync(join(cache, 'stale.html'))).toBe(false);
+      expect(existsSync(join(cache, 'recent.html'))).toBe(true);
+    } finally {
+      await t.close();
+    }
+    expect(t.app.get(CachePruner).scheduled).toBe(false);
   });
 });
