@@ -260,6 +260,20 @@ describe('the bash sandbox (real bubblewrap)', () => {
       expect(existsSync(join(real.file_cache_dir, 'late-2'))).toBe(false);
     });
 
+    it('ends background processes with the command instead of waiting for them', async () => {
+      const result = await bash(
+        '(sleep 2; echo late > file_cache_dir/bg-late) & sleep 60 > /dev/null & echo done',
+      );
+      expect(result).toEqual({
+        exit_code: 0,
+        output: 'done\n',
+        truncated: false,
+        timed_out: false,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      expect(existsSync(join(real.file_cache_dir, 'bg-late'))).toBe(false);
+    });
+
     it('caps the output at 256 KiB and says so', async () => {
       const result = await bash("head -c 1000000 /dev/zero | tr '\\0' a");
       expect(result.exit_code).toBe(0);
