@@ -10,6 +10,8 @@ export const CACHE_PRUNE_INTERVAL_MS = 3_600_000;
 
 /** Sizes for messages: 262144 → "256 KiB". */
 export function formatBytes(bytes: number): string {
+  const GiB = 1024 * 1024 * 1024;
+  if (bytes >= GiB && bytes % GiB === 0) return `${bytes / GiB} GiB`;
   if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0)
     return `${bytes / (1024 * 1024)} MiB`;
   if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;

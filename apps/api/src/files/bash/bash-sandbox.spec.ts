@@ -251,7 +251,7 @@ describe('the bash sandbox (real bubblewrap)', () => {
         timed_out: true,
         truncated: false,
       });
-      expect(result.output).toMatch(/^started\n\n\[timed out after 1 s/);
+      expect(result.output).toMatch(/^started\n\[timed out after 1 s/);
       const ns = readFileSync(join(real.file_cache_dir, 'ns'), 'utf8').trim();
       expect(ns).toMatch(/^pid:\[\d+\]$/);
       expect(await goneWithin(ns, 2_000)).toEqual([]);
@@ -272,6 +272,22 @@ describe('the bash sandbox (real bubblewrap)', () => {
       });
       await new Promise((resolve) => setTimeout(resolve, 2_500));
       expect(existsSync(join(real.file_cache_dir, 'bg-late'))).toBe(false);
+    });
+
+    it('kills the command when the turn is cancelled (Stop, the turn timeout)', async () => {
+      const stop = new AbortController();
+      setTimeout(() => stop.abort(), 300);
+      const result = JSON.parse(
+        await tool.execute({ cmd: 'echo working; sleep 30' }, {
+          signal: stop.signal,
+        } as AiToolContext),
+      );
+      expect(result).toEqual({
+        exit_code: null,
+        output: 'working\n[cancelled: the command was killed]',
+        truncated: false,
+        timed_out: false,
+      });
     });
 
     it('caps the output at 256 KiB and says so', async () => {
@@ -316,6 +332,20 @@ describe('the bash sandbox (real bubblewrap)', () => {
       ).trim();
       expect(await goneWithin(ns, 2_000)).toEqual([]);
       expect(spawnSync('true').status).toBe(0);
+    });
+
+    it('stops a command whose processes together hold more than 2 GiB', async () => {
+      // Three processes of 900 MiB each: every one is under the per-process limit, together they are not.
+      const result = await bash(
+        'for i in 1 2 3; do dd if=/dev/zero of=/dev/null bs=900M count=40 status=none & done; wait; echo finished',
+        { timeout_seconds: 60 },
+      );
+      expect(result.timed_out).toBe(false);
+      expect(result.exit_code).toBeNull();
+      expect(result.output).not.toContain('finished');
+      expect(result.output).toMatch(
+        /\[stopped: the command's processes used more than 2 GiB of memory together\]$/,
+      );
     });
 
     it('caps processes with RLIMIT_NPROC, memory per process and file size', async () => {

@@ -31,6 +31,8 @@ export const BASH_LIMITS = {
   processCheckMs: 50,
   /** RLIMIT_DATA per process (heap and private mappings). */
   maxDataBytes: 1024 * 1024 * 1024,
+  /** Resident memory of the whole tree, summed by the watchdog: past it the command is stopped. */
+  maxTotalMemoryBytes: 2 * 1024 * 1024 * 1024,
   /** RLIMIT_FSIZE: the largest file a command may write. */
   maxFileBytes: 1024 * 1024 * 1024,
   /** The private /tmp and /dev/shm live in memory: small. */
@@ -242,7 +244,13 @@ export class BashSandbox implements OnModuleInit {
       const kept: Buffer[] = [];
       let keptBytes = 0;
       let totalBytes = 0;
-      let stopped: 'timeout' | 'flood' | 'processes' | 'cancel' | null = null;
+      let stopped:
+        | 'timeout'
+        | 'flood'
+        | 'processes'
+        | 'memory'
+        | 'cancel'
+        | null = null;
       let settled = false;
 
       const killGroup = (why: NonNullable<typeof stopped>) => {
@@ -278,12 +286,12 @@ export class BashSandbox implements OnModuleInit {
       // bwrap itself and the sandbox's init are in the tree too.
       const watchdog = watchProcesses
         ? setInterval(() => {
-            if (
-              child.pid &&
-              countTree(child.pid, BASH_LIMITS.maxProcesses + 3) >
-                BASH_LIMITS.maxProcesses + 2
-            )
+            if (!child.pid) return;
+            const tree = measureTree(child.pid, BASH_LIMITS.maxProcesses + 3);
+            if (tree.processes > BASH_LIMITS.maxProcesses + 2)
               killGroup('processes');
+            else if (tree.residentBytes > BASH_LIMITS.maxTotalMemoryBytes)
+              killGroup('memory');
           }, BASH_LIMITS.processCheckMs)
         : null;
       const onAbort = () => killGroup('cancel');
@@ -298,18 +306,35 @@ export class BashSandbox implements OnModuleInit {
         signal?.removeEventListener('abort', onAbort);
         child.stdout.destroy();
         child.stderr.destroy();
-        let output = new TextDecoder('utf-8').decode(Buffer.concat(kept));
+        const notes: string[] = [];
         const truncated = totalBytes > keptBytes;
         if (truncated)
-          output += `\n[output cut: the first ${formatBytes(BASH_LIMITS.outputMaxBytes)} of ${totalBytes}${stopped === 'flood' ? '+' : ''} bytes are shown]`;
+          notes.push(
+            `[output cut: the first ${formatBytes(BASH_LIMITS.outputMaxBytes)} of ${totalBytes}${stopped === 'flood' ? '+' : ''} bytes are shown]`,
+          );
         if (stopped === 'timeout')
-          output += `\n[timed out after ${timeoutSeconds} s: the command and everything it started were killed]`;
+          notes.push(
+            `[timed out after ${timeoutSeconds} s: the command and everything it started were killed]`,
+          );
         else if (stopped === 'flood')
-          output += `\n[stopped: the command kept writing output past ${formatBytes(BASH_LIMITS.floodStopBytes)}]`;
+          notes.push(
+            `[stopped: the command kept writing output past ${formatBytes(BASH_LIMITS.floodStopBytes)}]`,
+          );
         else if (stopped === 'processes')
-          output += `\n[stopped: the command started more than ${BASH_LIMITS.maxProcesses} processes]`;
+          notes.push(
+            `[stopped: the command started more than ${BASH_LIMITS.maxProcesses} processes]`,
+          );
+        else if (stopped === 'memory')
+          notes.push(
+            `[stopped: the command's processes used more than ${formatBytes(BASH_LIMITS.maxTotalMemoryBytes)} of memory together]`,
+          );
         else if (stopped === 'cancel')
-          output += '\n[cancelled: the command was killed]';
+          notes.push('[cancelled: the command was killed]');
+        let output = new TextDecoder('utf-8').decode(Buffer.concat(kept));
+        if (notes.length > 0)
+          output +=
+            (output === '' || output.endsWith('\n') ? '' : '\n') +
+            notes.join('\n');
         resolve({
           exit_code: stopped
             ? null
@@ -337,14 +362,25 @@ export class BashSandbox implements OnModuleInit {
   }
 }
 
-/** Processes in the tree under `pid` (itself included), counted up to `stopAt` (Linux /proc). */
-function countTree(pid: number, stopAt: number): number {
-  let count = 0;
+/**
+ * The processes in the tree under `pid` (itself included, counted up to `stopAt`) and
+ * their resident memory summed (shared pages count once per process, so this errs high).
+ */
+function measureTree(
+  pid: number,
+  stopAt: number,
+): { processes: number; residentBytes: number } {
+  let processes = 0;
+  let residentBytes = 0;
   const pending = [pid];
-  while (pending.length > 0 && count < stopAt) {
+  while (pending.length > 0 && processes < stopAt) {
     const next = pending.pop() as number;
-    count++;
+    processes++;
     try {
+      const rss = /VmRSS:\s+(\d+) kB/.exec(
+        readFileSync(`/proc/${next}/status`, 'utf8'),
+      );
+      if (rss) residentBytes += Number(rss[1]) * 1024;
       for (const task of readdirSync(`/proc/${next}/task`))
         for (const id of readFileSync(
           `/proc/${next}/task/${task}/children`,
@@ -357,7 +393,7 @@ function countTree(pid: number, stopAt: number): number {
       // Gone meanwhile.
     }
   }
-  return count + pending.length;
+  return { processes: processes + pending.length, residentBytes };
 }
 
 function findOnPath(name: string): string | null {
