@@ -42,3 +42,21 @@ ensure_chromium() {
   echo "The browser tests need Chromium at $chromium: install it (sudo apt-get install chromium) or set CHROMIUM_PATH." >&2
   exit 4
 }
+
+# bubblewrap for the AI's bash tool (installed with apt-get when running as root on Debian).
+# Without it the app still starts; bash is just not offered and the Tools page says why.
+ensure_bubblewrap() {
+  if [[ -n "${BWRAP_PATH:-}" && -x "${BWRAP_PATH}" ]] || command -v bwrap >/dev/null 2>&1; then
+    return
+  fi
+  if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    say "Installing bubblewrap from Debian's packages (the sandbox of the bash tool)"
+    if DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; then
+      return
+    fi
+    echo "Could not install bubblewrap with apt-get: the bash tool stays off." >&2
+    return
+  fi
+  echo "Note: the AI's bash tool needs bubblewrap (bwrap); install it (e.g. sudo apt-get install bubblewrap) to enable it. Continuing without it." >&2
+}

@@ -5,6 +5,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 source tools/scripts/setup.sh
 
 ensure_node_modules
+ensure_bubblewrap
 if [[ -z "${MONGODB_URI:-}" ]]; then
   ensure_ferretdb
 fi

@@ -13,6 +13,7 @@ step() { "$@" 2>&1 | tee -a "$log"; }
 ensure_node_modules
 ensure_ferretdb
 ensure_chromium
+ensure_bubblewrap
 
 say "Format (Prettier)"
 step npx prettier --check . --log-level=warn

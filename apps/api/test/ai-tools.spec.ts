@@ -58,6 +58,9 @@ const ALL_TOOLS = [
   'whatsapp_send_message',
   'whatsapp_manage_permission',
   'whatsapp_list_permissions',
+  'read_file',
+  'write_file',
+  'bash',
 ];
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;

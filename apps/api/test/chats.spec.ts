@@ -219,11 +219,14 @@ describe('chats', () => {
           .map((tool: { function: { name: string } }) => tool.function.name)
           .sort(),
       ).toEqual([
+        'bash',
         'db_query',
         'manage_cronjob',
         'manage_pulse',
+        'read_file',
         'save_memory',
         'update_db_schema',
+        'write_file',
       ]);
     });
 

@@ -22,6 +22,7 @@ import { CronModule } from '../automations/jobs/cron.module';
 import { PulseModule } from '../automations/pulse/pulse.module';
 import { WebSearchModule } from '../web-search/web-search.module';
 import { UrlFetchModule } from '../url-fetch/url-fetch.module';
+import { FilesModule } from '../files/files.module';
 import { MediaModule } from '../media/media.module';
 import { AttachmentsModule } from '../attachments/attachments.module';
 import { DataModule } from '../data/data.module';
@@ -101,6 +102,7 @@ export class AppModule {
         PulseModule,
         WebSearchModule,
         UrlFetchModule,
+        FilesModule,
         MediaModule,
         AttachmentsModule,
         WhatsAppModule,

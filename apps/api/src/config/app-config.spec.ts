@@ -60,6 +60,16 @@ describe('loadAppConfig', () => {
     expect(loadAppConfig({ ALLOWED_HOSTS: '*' }).allowedHosts).toBeNull();
   });
 
+  it('takes BWRAP_PATH only as an absolute path', () => {
+    expect(loadAppConfig({}).bwrapPath).toBeUndefined();
+    expect(loadAppConfig({ BWRAP_PATH: '/opt/bin/bwrap' }).bwrapPath).toBe(
+      '/opt/bin/bwrap',
+    );
+    expect(() => loadAppConfig({ BWRAP_PATH: 'bin/bwrap' })).toThrow(
+      'BWRAP_PATH must be an absolute path (got "bin/bwrap")',
+    );
+  });
+
   it('takes WHATSAPP_SOCKET_MODULE only as the absolute path of an existing file', () => {
     expect(loadAppConfig({}).whatsappSocketModule).toBeUndefined();
     expect(

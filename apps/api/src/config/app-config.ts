@@ -39,6 +39,8 @@ export interface AppConfig {
    * used instead of Baileys for the WhatsApp link (the browser tests' fake). Unset in production.
    */
   whatsappSocketModule: string | undefined;
+  /** BWRAP_PATH: the bubblewrap binary the bash tool runs in; unset = `bwrap` on PATH. */
+  bwrapPath: string | undefined;
 }
 
 export interface WebSearchConfig {
@@ -223,6 +225,10 @@ export function loadAppConfig(
     );
   }
 
+  const bwrapPath = text('BWRAP_PATH');
+  if (bwrapPath !== undefined && !isAbsolute(bwrapPath))
+    problems.push(`BWRAP_PATH must be an absolute path (got "${bwrapPath}")`);
+
   const config: AppConfig = {
     port,
     host,
@@ -282,6 +288,7 @@ export function loadAppConfig(
       imageTimeoutMs: integer('IMAGE_TIMEOUT_MS', 120_000, 1_000, 600_000),
     },
     whatsappSocketModule,
+    bwrapPath,
   };
   if (problems.length) throw new ConfigError(problems);
   return config;

@@ -1,0 +1,85 @@
+import { Injectable } from '@nestjs/common';
+import { promises as fs } from 'node:fs';
+import { dirname } from 'node:path';
+import { z } from 'zod';
+import { AiToolProvider, toolError, type AiTool } from '../../ai-tools/ai-tool';
+import { FileAccessError, openContained } from '../contained-file';
+import { FileDirs } from '../file-dirs';
+import { formatBytes, WRITE_FILE_MAX_BYTES } from '../file-limits';
+import { FILES_MODE } from '../files-mode';
+
+const WRITE_FILE_ARGS = z.object({
+  path: z
+    .string()
+    .max(4096)
+    .describe(
+      'Relative paths go to file_cache_dir; file_state_dir/<path> for files to keep',
+    ),
+  content: z.string().describe('The text to write'),
+  mode: z
+    .enum(['overwrite', 'append'])
+    .optional()
+    .describe('overwrite (default) or append'),
+});
+
+/** `write_file`: text into the cache or state dir (parents created), at most 512 KiB per call. */
+@AiToolProvider()
+@Injectable()
+export class WriteFileTool implements AiTool<typeof WRITE_FILE_ARGS> {
+  readonly name = 'write_file';
+  readonly description = `Write text to a file in file_cache_dir (temporary, pruned after 7 days) or file_state_dir (kept); at most ${formatBytes(WRITE_FILE_MAX_BYTES)} per call.`;
+  readonly schema = WRITE_FILE_ARGS;
+  readonly promptLine =
+    'write or append a text file in file_cache_dir or file_state_dir.';
+  readonly modes = [FILES_MODE];
+
+  constructor(private readonly dirs: FileDirs) {}
+
+  async execute({
+    path,
+    content,
+    mode = 'overwrite',
+  }: z.output<typeof WRITE_FILE_ARGS>): Promise<string> {
+    const bytes = Buffer.byteLength(content, 'utf8');
+    if (bytes > WRITE_FILE_MAX_BYTES)
+      return toolError(
+        `content too large (${bytes} bytes > ${WRITE_FILE_MAX_BYTES} max): nothing was written; write it in parts with mode "append"`,
+      );
+    const resolved = this.dirs.resolve(path);
+    if (!resolved.ok) return toolError(resolved.error);
+    const dir = this.dirs.ensure()[resolved.alias];
+    try {
+      await fs.mkdir(dirname(resolved.absolute), {
+        recursive: true,
+        mode: 0o700,
+      });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      return toolError(
+        code === 'EEXIST' || code === 'ENOTDIR'
+          ? `A parent of ${resolved.display} is a file, not a directory`
+          : `Could not create the folder of ${resolved.display} (${code ?? 'error'})`,
+      );
+    }
+    let handle;
+    try {
+      handle = await openContained(resolved, dir, mode);
+    } catch (error) {
+      if (error instanceof FileAccessError) return toolError(error.message);
+      throw error;
+    }
+    try {
+      await handle.writeFile(content, 'utf8');
+      const { size } = await handle.stat();
+      return JSON.stringify({
+        path: resolved.display,
+        bytes,
+        mode,
+        size,
+        max_bytes: WRITE_FILE_MAX_BYTES,
+      });
+    } finally {
+      await handle.close();
+    }
+  }
+}
