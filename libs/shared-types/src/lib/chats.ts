@@ -149,6 +149,17 @@ export interface SendMessageRequest {
   fullTools?: boolean;
 }
 
+/**
+ * `POST /api/chats/:id/messages/:messageId/regenerate`: a new reply to the user message that the
+ * chat's latest reply (`messageId`) answers. The new reply replaces the old one (which is deleted).
+ */
+export interface RegenerateReplyRequest {
+  /** Edit and resend: the user message's new text, stored before the new reply starts. Absent: unchanged. */
+  content?: string;
+  /** As in SendMessageRequest (a contact's chat only). */
+  fullTools?: boolean;
+}
+
 /** The SSE events of `POST /api/chats/:id/messages`: the `event:` name → the JSON `data:`. */
 export interface ChatStreamEventMap {
   /** The stored user message. */
@@ -165,7 +176,7 @@ export interface ChatStreamEventMap {
   /** The reply ended; `stopped` when the owner pressed Stop. */
   done: { messageId: string; usage?: TokenUsage; stopped?: boolean };
   /**
-   * The reply failed; `messageId` is set when partial text was kept. `unsaved`: the user's
+   * The reply failed; `messageId`: the failed reply as kept (`status: "error"`, with whatever text arrived). `unsaved`: the user's
    * message itself could not be stored, so nothing of the turn was kept (send it again).
    */
   error: { message: string; messageId?: string | null; unsaved?: boolean };

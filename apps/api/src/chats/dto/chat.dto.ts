@@ -42,6 +42,7 @@ import {
   type MessageRole,
   type MessageStatus,
   type MessagesQuery,
+  type RegenerateReplyRequest,
   type RenameChatRequest,
   type SendMessageRequest,
   type StopReplyResponse,
@@ -102,6 +103,28 @@ export class SendMessageDto implements SendMessageRequest {
   @ApiPropertyOptional({
     description:
       "In a contact's chat (kind whatsapp): offer the owner's full tool set for this message instead of the contact's restricted one. Ignored elsewhere.",
+  })
+  @OptionalField()
+  @IsBoolean()
+  fullTools?: boolean;
+}
+
+export class RegenerateReplyDto implements RegenerateReplyRequest {
+  @ApiPropertyOptional({
+    maxLength: MESSAGE_MAX_LENGTH,
+    description:
+      'Edit and resend: the new text of the user message this reply answers (stored before the new reply starts). Absent: the message is sent again unchanged.',
+  })
+  @OptionalField()
+  @IsString()
+  @MinLength(1, { message: 'content must not be empty' })
+  @Matches(NOT_BLANK, { message: 'content must not be blank' })
+  @MaxLength(MESSAGE_MAX_LENGTH)
+  content?: string;
+
+  @ApiPropertyOptional({
+    description:
+      "In a contact's chat (kind whatsapp): offer the owner's full tool set for the new reply. Ignored elsewhere.",
   })
   @OptionalField()
   @IsBoolean()
