@@ -9,6 +9,7 @@ import {
   useModel,
   type ChatClient,
 } from './support/llm-test-kit';
+import { ChatReplyService } from '../src/chats/chat-reply.service';
 import { openSse, type SseEvent } from './support/sse';
 import { createTestApp, type TestApp } from './support/test-app';
 
@@ -117,6 +118,25 @@ describe('failed replies, regenerate and edit-and-resend', () => {
       expect(reply).toMatchObject({ status: 'error', content: 'Half an ' });
       expect(reply.error).toEqual(expect.any(String));
     });
+  });
+
+  it("labels the scheduler's prompts (trigger cron / pulse), not the owner's messages", async () => {
+    const chat = await newChat();
+    const replies = t.app.get(ChatReplyService);
+    fake.openai.fallback = { text: ['ok'] };
+    await (
+      await replies.prepare(chat.id, 'Run the job', { source: 'cron' })
+    ).run();
+    await (
+      await replies.prepare(chat.id, 'Pulse now', { source: 'pulse' })
+    ).run();
+    await client.send(chat.id, 'Mine');
+    const users = (await messages(chat.id)).filter((m) => m.role === 'user');
+    expect(users.map((m) => [m.content, m.trigger])).toEqual([
+      ['Run the job', 'cron'],
+      ['Pulse now', 'pulse'],
+      ['Mine', undefined],
+    ]);
   });
 
   describe('POST /api/chats/:id/messages/:messageId/regenerate', () => {

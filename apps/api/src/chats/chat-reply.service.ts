@@ -242,6 +242,9 @@ export class ChatReplyService
         usage: null,
         ...(attached.length ? { attachments: attached } : {}),
         ...(options.author ? { author: { ...options.author } } : {}),
+        ...(options.source === 'cron' || options.source === 'pulse'
+          ? { trigger: options.source }
+          : {}),
         createdAt: now,
         updatedAt: now,
       };

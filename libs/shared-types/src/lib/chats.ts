@@ -81,6 +81,10 @@ export interface MessageAuthor {
   phone: string;
 }
 
+/** Who sent a user message that no person wrote: a scheduled job or the Pulse heartbeat. */
+export const MESSAGE_TRIGGERS = ['cron', 'pulse'] as const;
+export type MessageTrigger = (typeof MESSAGE_TRIGGERS)[number];
+
 /** `GET /api/chats/:id/messages` items (oldest first). */
 export interface ChatMessage {
   id: string;
@@ -99,6 +103,8 @@ export interface ChatMessage {
   attachments?: MessageAttachment[];
   /** User messages a contact wrote (absent: the owner wrote it). */
   author?: MessageAuthor | null;
+  /** User messages the scheduler wrote: a job's instruction (`cron`) or a Pulse prompt (`pulse`). Absent: a person wrote it. */
+  trigger?: MessageTrigger;
   /** An auto-reply: whether it went out on WhatsApp. Absent for replies that go nowhere else. */
   delivery?: MessageDelivery | null;
   createdAt: string;

@@ -28,7 +28,9 @@ import {
   MESSAGE_MAX_LENGTH,
   MESSAGE_ROLES,
   MESSAGE_STATUSES,
+  MESSAGE_TRIGGERS,
   type MessageAuthor,
+  type MessageTrigger,
   type AssistantPart,
   type AttachmentKind,
   type ChatKind,
@@ -307,6 +309,12 @@ export class ChatMessageDto implements ChatMessage {
     description: 'User messages a WhatsApp contact wrote (not the owner)',
   })
   author?: MessageAuthor | null;
+  @ApiPropertyOptional({
+    enum: MESSAGE_TRIGGERS,
+    description:
+      "User messages the scheduler wrote: a job's instruction (cron) or a Pulse prompt (pulse). Absent: a person wrote it",
+  })
+  trigger?: MessageTrigger;
   @ApiPropertyOptional({
     type: MessageDeliveryDto,
     nullable: true,
