@@ -351,6 +351,15 @@ export class ChatReplyService
       throw new BadRequestException(
         'Only an assistant reply can be regenerated; this message is one of yours.',
       );
+    const laterMessage = () =>
+      this.messages
+        .findOne({ chatId: chat._id, _id: { $gt: replyObjectId } })
+        .lean<MessageRecord>()
+        .exec();
+    const notLatest = () =>
+      new ConflictException(
+        'Only the latest reply of a chat can be regenerated: messages came after this one.',
+      );
     const [user, later] = await Promise.all([
       this.messages
         .findOne({
@@ -361,15 +370,9 @@ export class ChatReplyService
         .sort({ _id: -1 })
         .lean<MessageRecord>()
         .exec(),
-      this.messages
-        .findOne({ chatId: chat._id, _id: { $gt: replyObjectId } })
-        .lean<MessageRecord>()
-        .exec(),
+      laterMessage(),
     ]);
-    if (later)
-      throw new ConflictException(
-        'Only the latest reply of a chat can be regenerated: messages came after this one.',
-      );
+    if (later) throw notLatest();
     if (!user)
       throw new BadRequestException(
         'This reply answers no message, so there is nothing to send again.',
@@ -384,6 +387,8 @@ export class ChatReplyService
     if (this.running.has(chatId)) throw new ConflictException(BUSY);
     const { controller, finish } = this.claimChat(chatId);
     try {
+      // A message sent (and answered) while the checks above awaited makes this reply an older one.
+      if (await laterMessage()) throw notLatest();
       const now = this.clock.now();
       const edited =
         options.content !== undefined && options.content !== user.content;
