@@ -105,14 +105,20 @@ export async function answerGemini(
   for (let i = 0; i < chunks.length; i++) {
     if (reply.cutAfter !== undefined && i >= reply.cutAfter)
       return writer.cut();
+    if (reply.stallAfter !== undefined && i >= reply.stallAfter)
+      return writer.stall();
     if (i > 0) await writer.sleep(reply.chunkDelayMs ?? 0);
     if (writer.gone) return;
-    const final = i === chunks.length - 1 && reply.cutAfter === undefined;
+    const final =
+      i === chunks.length - 1 &&
+      reply.cutAfter === undefined &&
+      reply.stallAfter === undefined;
     await writer.write(
       `data: ${JSON.stringify(body(chunks[i], final))}\r\n\r\n`,
     );
   }
   if (reply.cutAfter !== undefined) return writer.cut();
+  if (reply.stallAfter !== undefined) return writer.stall();
   res.end();
 }
 

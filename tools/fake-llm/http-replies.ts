@@ -63,6 +63,11 @@ export class ChunkWriter {
     });
   }
 
+  /** Sends nothing more, keeping the connection open, until the client goes away (a stalled upstream). */
+  async stall(): Promise<void> {
+    while (!this.gone) await this.sleep(60_000);
+  }
+
   /** Cuts the connection without finishing the chunked body, as a dropped upstream would. */
   async cut(): Promise<void> {
     await this.sleep(20);

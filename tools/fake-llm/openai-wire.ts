@@ -156,12 +156,15 @@ export async function answerOpenAi(
   for (let i = 0; i < pieces.length; i++) {
     if (reply.cutAfter !== undefined && i >= reply.cutAfter)
       return writer.cut();
+    if (reply.stallAfter !== undefined && i >= reply.stallAfter)
+      return writer.stall();
     if (i > 0) await writer.sleep(reply.chunkDelayMs ?? 0);
     if (writer.gone) return;
     await writer.write(pieces[i]);
   }
   if (reply.cutAfter !== undefined && reply.cutAfter <= pieces.length)
     return writer.cut();
+  if (reply.stallAfter !== undefined) return writer.stall();
   await writer.sleep(reply.chunkDelayMs ?? 0);
   if (writer.gone) return;
   await writer.write(chunk({}, finishReason));

@@ -30,6 +30,11 @@ export interface FakeModelReply {
   cutAfter?: number;
   /** Overrides the finish reason (OpenAI `stop`/`tool_calls`, Gemini `STOP`). */
   finishReason?: string;
+  /**
+   * A stalled upstream: after this many scripted pieces, send nothing more and keep the
+   * connection open until the client goes away (0: silent once the headers are sent).
+   */
+  stallAfter?: number;
 }
 
 /** An HTTP error answered in the provider's own error body shape. */

@@ -416,7 +416,7 @@ describe('chats', () => {
       expect(after).toEqual(before);
     });
 
-    it('turns provider errors into a readable error event and drops the empty reply', async () => {
+    it('turns provider errors into a readable error event and keeps the failed reply', async () => {
       const chat = await newChat();
       for (const [status, expected] of [
         [401, /API key was rejected/],
@@ -431,10 +431,18 @@ describe('chats', () => {
         };
         expect(error.message).toMatch(expected);
         expect(error.message).not.toContain(OPENAI_TEST_KEY);
-        expect(error.messageId).toBeNull();
+        expect(error.messageId).toEqual(expect.any(String));
       }
       const stored = await messages(chat.id);
-      expect(stored.map((m) => m.role)).toEqual(['user', 'user', 'user']);
+      expect(stored.map((m) => [m.role, m.status])).toEqual([
+        ['user', 'complete'],
+        ['assistant', 'error'],
+        ['user', 'complete'],
+        ['assistant', 'error'],
+        ['user', 'complete'],
+        ['assistant', 'error'],
+      ]);
+      expect(stored[1].error).toMatch(/API key was rejected/);
     });
 
     it('keeps the partial text when the stream is cut mid-reply', async () => {
@@ -499,9 +507,10 @@ describe('chats', () => {
       expect(cut.error).toEqual(expect.any(String));
 
       fake.openai.enqueue({ status: 500, message: 'upstream says no' });
-      const failed = await (await replies.prepare(chat.id, 'Again')).run();
+      const again = await replies.prepare(chat.id, 'Again');
+      const failed = await again.run();
       expect(failed).toMatchObject({
-        messageId: null,
+        messageId: again.assistantMessageId,
         status: 'error',
         text: '',
         parts: [],
@@ -514,6 +523,7 @@ describe('chats', () => {
         'user',
         'assistant',
         'user',
+        'assistant',
       ]);
     });
 

@@ -77,6 +77,7 @@ test.describe('Conversations', () => {
     await expect(page.getByTestId('tool-chip-arguments')).toContainText(
       'Loves green tea',
     );
+    await page.getByTestId('tool-chip-result-toggle').click();
     await expect(page.getByTestId('tool-chip-result')).toContainText(
       'Memory updated successfully',
     );

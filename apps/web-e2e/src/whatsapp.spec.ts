@@ -185,7 +185,16 @@ test.describe('WhatsApp', () => {
     await expect(dialog.getByTestId('no-permissions')).toBeVisible();
     await expect.poll(listed).toEqual([]);
 
+    // The refused contact is still typed in the form: closing asks before dropping it.
+    const asked: string[] = [];
+    page.once('dialog', (question) => {
+      asked.push(question.message());
+      void question.accept();
+    });
     await dialog.getByTestId('close-permissions').click();
     await expect(dialog).toHaveCount(0);
+    expect(asked).toEqual([
+      'You have unsaved changes. Leave without saving them?',
+    ]);
   });
 });

@@ -98,6 +98,16 @@ export class ChatCache {
     if (history.length > limit) history.splice(0, history.length - limit);
   }
 
+  /** Messages from `fromId` on are being replaced (a regenerated reply): dropped from the copy. */
+  dropFrom(chatId: string, fromId: Types.ObjectId): void {
+    const cached = this.chats.get(chatId);
+    if (!cached?.history) return;
+    const from = fromId.toHexString();
+    cached.history = cached.history.filter(
+      (message) => message._id.toHexString() < from,
+    );
+  }
+
   /** Fields just written to the chat document. */
   updateChat(chatId: string, fields: Partial<ChatRecord>): void {
     const cached = this.chats.get(chatId);

@@ -3,6 +3,8 @@ import {
   ConflictException,
   Injectable,
   Logger,
+  NotFoundException,
+  ServiceUnavailableException,
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
@@ -80,6 +82,16 @@ interface PreparedTurn {
   stored: Promise<boolean>;
 }
 
+export interface RegenerateOptions {
+  /** Edit and resend: the user message's new text. */
+  content?: string;
+  fullTools?: boolean;
+}
+
+/** What the owner reads while another reply runs in the chat. */
+const BUSY =
+  'A reply is already running in this chat. Stop it or wait for it to finish.';
+
 /** What the owner reads when the message could not be stored; the model's answer is dropped with it. */
 export const MESSAGE_NOT_STORED =
   'Your message could not be saved (the database did not accept it), so it was not answered. Send it again.';
@@ -87,7 +99,8 @@ export const MESSAGE_NOT_STORED =
 /**
  * Sends a message to a chat and streams the reply: stores the user message
  * before the model is called, stores the reply as it grows, and applies the
- * seed's rule on failure (no text: the empty reply is deleted; some text: kept).
+ * failure as an assistant message with `status: "error"` (whatever text arrived
+ * kept). Regenerating replaces the chat's latest reply with a new one.
  * One reply at a time per chat.
  */
 @Injectable()
@@ -206,24 +219,9 @@ export class ChatReplyService
     options: ReplyOptions = {},
   ): Promise<PreparedReply> {
     const chat = await this.cache.get(chatId);
-    if (this.running.has(chatId))
-      throw new ConflictException(
-        'A reply is already running in this chat. Stop it or wait for it to finish.',
-      );
-    let modelId: string;
-    try {
-      modelId = (await this.runner.resolveModel(options.model)).id;
-    } catch (error) {
-      if (error instanceof TurnError)
-        throw new BadRequestException(error.message);
-      throw error;
-    }
-
-    const controller = new AbortController();
-    let finish!: () => void;
-    const done = new Promise<void>((resolve) => (finish = resolve));
-    // Registered before the first await below, so a second send cannot slip in.
-    this.running.set(chatId, { controller, done });
+    if (this.running.has(chatId)) throw new ConflictException(BUSY);
+    const modelId = await this.modelFor(options);
+    const { controller, finish } = this.claimChat(chatId);
     try {
       const now = this.clock.now();
       const userId = new Types.ObjectId();
@@ -244,6 +242,9 @@ export class ChatReplyService
         usage: null,
         ...(attached.length ? { attachments: attached } : {}),
         ...(options.author ? { author: { ...options.author } } : {}),
+        ...(options.source === 'cron' || options.source === 'pulse'
+          ? { trigger: options.source }
+          : {}),
         createdAt: now,
         updatedAt: now,
       };
@@ -302,61 +303,281 @@ export class ChatReplyService
           }
           throw error;
         });
-      const at = now.toISOString();
-      this.events.emit('chats.changed', {
-        chatId,
-        change: 'reply-started',
-        at,
+      return this.launch({
+        chat,
+        options,
+        controller,
+        finish,
+        user,
+        assistant,
+        earlier,
+        attached,
+        stored,
+        chatUpdated,
       });
-
-      const userView = toChatMessage(user);
-      // The owner writing in a contact's chat: the contact's messages in the history stay untrusted.
-      const inContactChat =
-        chat.kind === 'whatsapp' && (options.source ?? 'chat') === 'chat';
-      const history = toLlmHistory(earlier, { markContacts: inContactChat });
-      const turnOptions = inContactChat
-        ? ownerInContactChat(
-            options,
-            contactName(earlier) ?? chat.title.replace(/^WhatsApp:\s*/, ''),
-          )
-        : options;
-      return {
-        userMessageId: userView.id,
-        assistantMessageId: assistantId.toHexString(),
-        run: (sink) =>
-          this.execute(
-            {
-              chatId,
-              content,
-              options: turnOptions,
-              controller,
-              userView,
-              assistant,
-              history,
-              attached,
-              stored,
-            },
-            sink,
-          )
-            .then(async (reply) => {
-              await chatUpdated;
-              return reply;
-            })
-            .finally(() => {
-              this.running.delete(chatId);
-              finish();
-              this.events.emit('chats.changed', {
-                chatId,
-                change: 'reply-ended',
-                at: this.clock.now().toISOString(),
-              });
-            }),
-      };
     } catch (error) {
       this.running.delete(chatId);
       finish();
       throw error;
     }
+  }
+
+  /**
+   * Regenerates the chat's latest reply (`replyId`): a new reply to the user
+   * message it answers, optionally after editing that message's text. Checks
+   * everything first and writes nothing when it throws (404 unknown chat or
+   * message, 400 not an assistant reply / a contact's message / no model,
+   * 409 a reply running or `replyId` not the latest reply). Then stores the
+   * edit and the new empty reply and deletes the old reply: the new reply
+   * replaces it (its failure, if it fails, is kept like any other).
+   */
+  async prepareRegenerate(
+    chatId: string,
+    replyId: string,
+    options: RegenerateOptions = {},
+  ): Promise<PreparedReply> {
+    const chat = await this.cache.get(chatId);
+    const notFound = () =>
+      new NotFoundException(`Message '${replyId}' not found in this chat`);
+    if (!/^[0-9a-f]{24}$/i.test(replyId)) throw notFound();
+    const replyObjectId = new Types.ObjectId(replyId);
+    const old = await this.messages
+      .findOne({ _id: replyObjectId, chatId: chat._id })
+      .lean<MessageRecord>()
+      .exec();
+    if (!old) throw notFound();
+    if (this.running.has(chatId)) throw new ConflictException(BUSY);
+    if (old.role !== 'assistant')
+      throw new BadRequestException(
+        'Only an assistant reply can be regenerated; this message is one of yours.',
+      );
+    const laterMessage = () =>
+      this.messages
+        .findOne({ chatId: chat._id, _id: { $gt: replyObjectId } })
+        .lean<MessageRecord>()
+        .exec();
+    const notLatest = () =>
+      new ConflictException(
+        'Only the latest reply of a chat can be regenerated: messages came after this one.',
+      );
+    const [user, later] = await Promise.all([
+      this.messages
+        .findOne({
+          chatId: chat._id,
+          _id: { $lt: replyObjectId },
+          role: 'user',
+        })
+        .sort({ _id: -1 })
+        .lean<MessageRecord>()
+        .exec(),
+      laterMessage(),
+    ]);
+    if (later) throw notLatest();
+    if (!user)
+      throw new BadRequestException(
+        'This reply answers no message, so there is nothing to send again.',
+      );
+    if (user.author)
+      throw new BadRequestException(
+        "This reply answers a contact's message: only replies to your own messages can be regenerated or edited.",
+      );
+    const sendOptions: ReplyOptions = { fullTools: options.fullTools };
+    const modelId = await this.modelFor(sendOptions);
+    // Checked again: the lookups above awaited, and another reply may have started meanwhile.
+    if (this.running.has(chatId)) throw new ConflictException(BUSY);
+    const { controller, finish } = this.claimChat(chatId);
+    try {
+      // A message sent (and answered) while the checks above awaited makes this reply an older one.
+      if (await laterMessage()) throw notLatest();
+      const now = this.clock.now();
+      const edited =
+        options.content !== undefined && options.content !== user.content;
+      const userNow: MessageRecord = edited
+        ? { ...user, content: options.content as string, updatedAt: now }
+        : user;
+      const assistant: MessageRecord = {
+        _id: new Types.ObjectId(),
+        chatId: chat._id,
+        role: 'assistant',
+        content: '',
+        parts: [],
+        status: 'streaming',
+        error: null,
+        model: modelId,
+        usage: null,
+        createdAt: now,
+        updatedAt: now,
+      };
+      // The in-memory copy loses the exchange being redone; the history is what came before it.
+      this.cache.dropFrom(chatId, user._id);
+      const earlier = await this.cache.history(chat, user._id);
+      await this.replaceReply(
+        old,
+        assistant,
+        edited ? { user, userNow } : null,
+      );
+      this.cache.append(chat._id, userNow);
+      const chatFields: Partial<ChatRecord> = { updatedAt: now };
+      this.cache.updateChat(chatId, chatFields);
+      const chatUpdated = this.chats
+        .updateOne({ _id: chat._id }, { $set: chatFields })
+        .exec()
+        .then(
+          () => undefined,
+          (error: Error) =>
+            this.logger.warn(`Could not update the chat: ${error.message}`),
+        );
+      return this.launch({
+        chat,
+        options: sendOptions,
+        controller,
+        finish,
+        user: userNow,
+        assistant,
+        earlier,
+        attached: user.attachments ?? [],
+        stored: Promise.resolve(true),
+        chatUpdated,
+      });
+    } catch (error) {
+      // The copy lost the exchange above: read again from the database next time.
+      this.cache.forget(chatId);
+      this.running.delete(chatId);
+      finish();
+      throw error;
+    }
+  }
+
+  /** The model a turn would use, or 400 with the reason none can be used (nothing written). */
+  private async modelFor(options: ReplyOptions): Promise<string> {
+    try {
+      return (await this.runner.resolveModel(options.model)).id;
+    } catch (error) {
+      if (error instanceof TurnError)
+        throw new BadRequestException(error.message);
+      throw error;
+    }
+  }
+
+  /** Marks the chat busy (synchronously, so a second send cannot slip in); `finish` frees it. */
+  private claimChat(chatId: string): {
+    controller: AbortController;
+    finish: () => void;
+  } {
+    const controller = new AbortController();
+    let finish!: () => void;
+    const done = new Promise<void>((resolve) => (finish = resolve));
+    this.running.set(chatId, { controller, done });
+    return { controller, finish };
+  }
+
+  /**
+   * Stores the new empty reply, the edited user message (if any) and deletes the
+   * old reply. If a step fails, the steps done are undone as far as possible and
+   * the request fails with 503.
+   */
+  private async replaceReply(
+    old: MessageRecord,
+    assistant: MessageRecord,
+    edit: { user: MessageRecord; userNow: MessageRecord } | null,
+  ): Promise<void> {
+    const setText = (message: MessageRecord) =>
+      this.messages
+        .updateOne(
+          { _id: message._id },
+          { $set: { content: message.content, updatedAt: message.updatedAt } },
+        )
+        .exec();
+    let inserted = false;
+    let edited = false;
+    try {
+      await this.messages.collection.insertOne(assistant);
+      inserted = true;
+      if (edit) {
+        await setText(edit.userNow);
+        edited = true;
+      }
+      await this.messages.deleteOne({ _id: old._id }).exec();
+    } catch (error) {
+      this.logger.error(
+        `Could not store a regenerated reply: ${(error as Error).message}`,
+      );
+      if (inserted) await this.forgetMessages([assistant]);
+      if (edited && edit)
+        await setText(edit.user).catch((failure: Error) =>
+          this.logger.warn(
+            `Could not undo the edit of a message: ${failure.message}`,
+          ),
+        );
+      throw new ServiceUnavailableException(
+        'The new reply could not be saved (the database did not accept it); nothing was changed. Try again.',
+      );
+    }
+  }
+
+  /** Starts the chat's live turn; `run()` executes it and frees the chat at its end. */
+  private launch(turn: {
+    chat: ChatRecord;
+    options: ReplyOptions;
+    controller: AbortController;
+    finish: () => void;
+    user: MessageRecord;
+    assistant: MessageRecord;
+    earlier: MessageRecord[];
+    attached: MessageAttachment[];
+    stored: Promise<boolean>;
+    chatUpdated: Promise<void>;
+  }): PreparedReply {
+    const { chat, options, user, assistant, earlier } = turn;
+    const chatId = chat._id.toHexString();
+    this.events.emit('chats.changed', {
+      chatId,
+      change: 'reply-started',
+      at: this.clock.now().toISOString(),
+    });
+    const userView = toChatMessage(user);
+    // The owner writing in a contact's chat: the contact's messages in the history stay untrusted.
+    const inContactChat =
+      chat.kind === 'whatsapp' && (options.source ?? 'chat') === 'chat';
+    const history = toLlmHistory(earlier, { markContacts: inContactChat });
+    const turnOptions = inContactChat
+      ? ownerInContactChat(
+          options,
+          contactName(earlier) ?? chat.title.replace(/^WhatsApp:\s*/, ''),
+        )
+      : options;
+    return {
+      userMessageId: userView.id,
+      assistantMessageId: assistant._id.toHexString(),
+      run: (sink) =>
+        this.execute(
+          {
+            chatId,
+            content: user.content,
+            options: turnOptions,
+            controller: turn.controller,
+            userView,
+            assistant,
+            history,
+            attached: turn.attached,
+            stored: turn.stored,
+          },
+          sink,
+        )
+          .then(async (reply) => {
+            await turn.chatUpdated;
+            return reply;
+          })
+          .finally(() => {
+            this.running.delete(chatId);
+            turn.finish();
+            this.events.emit('chats.changed', {
+              chatId,
+              change: 'reply-ended',
+              at: this.clock.now().toISOString(),
+            });
+          }),
+    };
   }
 
   /** Runs a prepared turn: the model's answer is recorded as it arrives, then its end is stored. */

@@ -28,6 +28,8 @@ export function toChatMessage(message: MessageRecord): ChatMessage {
     view.attachments = message.attachments.map((a) => ({ ...a }));
   if (message.role === 'user' && message.author)
     view.author = { ...message.author };
+  if (message.role === 'user' && message.trigger)
+    view.trigger = message.trigger;
   if (message.role === 'assistant') {
     view.parts = decodeParts(message.parts);
     view.error = message.error ?? null;

@@ -19,17 +19,19 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiProduces,
+  ApiServiceUnavailableResponse,
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { ChatMessage, ChatSummary } from '@metatronos/shared-types';
-import { ChatReplyService } from './chat-reply.service';
+import { ChatReplyService, type PreparedReply } from './chat-reply.service';
 import { ChatsService, DEFAULT_MESSAGES_PAGE } from './chats.service';
 import {
   ChatMessageDto,
   ChatSummaryDto,
   CreateChatDto,
   MessagesQueryDto,
+  RegenerateReplyDto,
   RenameChatDto,
   SendMessageDto,
   StopReplyDto,
@@ -104,6 +106,7 @@ export class ChatsController {
     description:
       'Events: `message` (the user message, stored while the model is called), `delta` {text}, `tool_call` {id,name,arguments}, ' +
       '`tool_result` {id,name,result,durationMs,error}, then `done` {messageId,usage?,stopped?} or `error` {message,messageId?}. ' +
+      'A failed reply is kept as an assistant message with `status: "error"`, its error text and whatever text arrived (`error.messageId` names it). ' +
       'The reply keeps running and is stored if the client disconnects. A message the database cannot store ends the stream with `error` {messageId: null}; nothing of the turn is kept.',
   })
   @ApiProduces('text/event-stream')
@@ -125,17 +128,45 @@ export class ChatsController {
       attachmentIds: body.attachmentIds,
       fullTools: body.fullTools,
     });
-    res.status(200);
-    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-    res.setHeader('Cache-Control', 'no-cache, no-transform');
-    res.setHeader('X-Accel-Buffering', 'no');
-    res.flushHeaders();
-    res.socket?.setNoDelay(true);
-    await reply.run((event, data) => {
-      if (!res.writableEnded && !res.destroyed)
-        res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    await streamReply(reply, res);
+  }
+
+  @Post(':id/messages/:messageId/regenerate')
+  @ApiOperation({
+    summary:
+      "Regenerate the chat's latest reply (Retry, Regenerate, or Edit and resend with `content`); the answer is the new reply as Server-Sent Events",
+    description:
+      '`messageId` is the latest assistant reply of the chat (a failed one included). The user message it answers is sent again ' +
+      '(with `content`: its text is replaced first, edit and resend). The new reply replaces the old one, which is deleted when the new one starts. ' +
+      'Same events as sending a message: `message` (the user message as stored), `delta`, `tool_call`, `tool_result`, then `done` or `error`.',
+  })
+  @ApiProduces('text/event-stream')
+  @ApiOkResponse({ description: 'text/event-stream of the new reply' })
+  @ApiBadRequestResponse({
+    description:
+      "Not an assistant reply, a reply to a contact's message, blank or too long `content`, or no model / API key configured; nothing is changed",
+  })
+  @ApiNotFoundResponse({
+    description: 'No such chat, or no such message in it',
+  })
+  @ApiConflictResponse({
+    description:
+      'A reply is running in this chat, or the message is not the latest reply; nothing is changed',
+  })
+  @ApiServiceUnavailableResponse({
+    description: 'The database did not accept the change; nothing is changed',
+  })
+  async regenerate(
+    @Param('id') id: string,
+    @Param('messageId') messageId: string,
+    @Body() body: RegenerateReplyDto,
+    @Res() res: Response,
+  ): Promise<void> {
+    const reply = await this.replies.prepareRegenerate(id, messageId, {
+      content: body.content,
+      fullTools: body.fullTools,
     });
-    if (!res.writableEnded) res.end();
+    await streamReply(reply, res);
   }
 
   @Post(':id/stop')
@@ -149,4 +180,19 @@ export class ChatsController {
     await this.chats.get(id);
     return { stopped: this.replies.stop(id) };
   }
+}
+
+/** Writes a prepared reply to the response as Server-Sent Events until it ends. */
+async function streamReply(reply: PreparedReply, res: Response): Promise<void> {
+  res.status(200);
+  res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-cache, no-transform');
+  res.setHeader('X-Accel-Buffering', 'no');
+  res.flushHeaders();
+  res.socket?.setNoDelay(true);
+  await reply.run((event, data) => {
+    if (!res.writableEnded && !res.destroyed)
+      res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  });
+  if (!res.writableEnded) res.end();
 }

@@ -21,7 +21,7 @@ export type ReplyEventSink = <K extends ChatStreamEventName>(
 
 /** How a reply ended, as stored. */
 export interface FinishedReply {
-  /** The assistant message; null when none is kept (nothing arrived before a failure, or it could not be stored). */
+  /** The assistant message; null when none is kept (the turn's messages or its end could not be stored). */
   messageId: string | null;
   status: 'complete' | 'stopped' | 'error';
   /** The reply's text (every text part, in order). */
@@ -39,8 +39,8 @@ export const FLUSH_INTERVAL_MS = 250;
  * The record of one assistant message while its turn runs: collects the
  * parts the model sends (text, tool calls and their results), writes the
  * growing message now and then, tells the listener, and stores how the turn
- * ended with the seed's rule on failure (no text: the empty reply is deleted;
- * some text: kept with the error).
+ * ended. A failed reply is kept with `status: "error"` and its error text,
+ * whatever part of it arrived (none at all included), so the owner can retry it.
  */
 export class TurnRecording {
   readonly messageId: string;
@@ -160,12 +160,7 @@ export class TurnRecording {
         this.emit('done', { messageId, stopped: true });
         return reply(messageId, 'stopped');
       }
-      if (this.parts.length === 0) {
-        // Nothing arrived: an empty reply would only be noise in the chat and the history.
-        await this.messages.deleteOne({ _id: this.assistant._id }).exec();
-        this.emit('error', { message: failure.message, messageId: null });
-        return reply(null, 'error', failure.message);
-      }
+      // Kept even when nothing arrived, so the failure survives a reload and can be retried (the history skips it).
       await this.store({ ...final, status: 'error', error: failure.message });
       this.emit('error', { message: failure.message, messageId });
       return reply(messageId, 'error', failure.message);

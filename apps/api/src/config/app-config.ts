@@ -91,6 +91,8 @@ export interface LlmLimits {
   maxToolRounds: number;
   toolTimeoutMs: number;
   turnTimeoutMs: number;
+  /** A provider silent this long (no chunk, tools not counted) ends the reply with an error; 0 = never. */
+  stallTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -252,6 +254,7 @@ export function loadAppConfig(
       maxToolRounds: integer('LLM_MAX_TOOL_ROUNDS', 10, 1, 100),
       toolTimeoutMs: integer('LLM_TOOL_TIMEOUT_MS', 30_000, 100, 3_600_000),
       turnTimeoutMs: integer('LLM_TURN_TIMEOUT_MS', 300_000, 1_000, 86_400_000),
+      stallTimeoutMs: integer('LLM_STALL_TIMEOUT_MS', 60_000, 0, 3_600_000),
     },
     automations: {
       catchUpWindowMs: integer('CRON_CATCH_UP_HOURS', 6, 0, 168) * 3_600_000,

@@ -1,8 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/app-config.provider';
 import type { ModelRoute } from '../settings/model-route';
 import { GeminiAdapter } from './adapters/gemini-adapter';
 import { OpenAiAdapter } from './adapters/openai-adapter';
 import type { LlmAdapter, LlmConnection } from './llm-adapter';
+import { guardStalls } from './stall-guard';
 
 const MAX_CACHED = 20;
 
@@ -10,10 +13,13 @@ const MAX_CACHED = 20;
  * Makes the adapter for a model's provider; an OpenAI-compatible endpoint is
  * named by its own name in errors. Adapters hold no per-turn state, so one per
  * provider, key and base URL is reused (the SDK clients are not free to build).
+ * Every adapter ends a turn whose provider goes silent (LLM_STALL_TIMEOUT_MS).
  */
 @Injectable()
 export class LlmAdapterFactory {
   private readonly adapters = new Map<string, LlmAdapter>();
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   create(route: ModelRoute, connection: LlmConnection): LlmAdapter {
     const key = JSON.stringify([
@@ -25,15 +31,19 @@ export class LlmAdapterFactory {
     ]);
     let adapter = this.adapters.get(key);
     if (!adapter) {
-      adapter =
+      const name =
+        route.provider === 'gemini'
+          ? 'Gemini'
+          : route.provider === 'openai'
+            ? 'OpenAI'
+            : (route.endpoint ?? 'OpenAI-compatible endpoint');
+      adapter = guardStalls(
         route.provider === 'gemini'
           ? new GeminiAdapter(connection)
-          : new OpenAiAdapter(
-              connection,
-              route.provider === 'openai'
-                ? 'OpenAI'
-                : (route.endpoint ?? 'OpenAI-compatible endpoint'),
-            );
+          : new OpenAiAdapter(connection, name),
+        this.config.llm.stallTimeoutMs,
+        name,
+      );
       if (this.adapters.size >= MAX_CACHED) this.adapters.clear();
       this.adapters.set(key, adapter);
     }

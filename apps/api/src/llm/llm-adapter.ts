@@ -70,6 +70,8 @@ export interface LlmTurnRequest {
 /** The runner's side of a turn: receives text as it streams and executes tools. */
 export interface LlmTurnSink {
   onText(delta: string): void;
+  /** Any chunk arrived from the provider (text or not): the stall guard's sign of life. */
+  onActivity?(): void;
   /**
    * Runs one tool call and returns the JSON string to give back to the model.
    * Never throws: failures come back as `{"error": "..."}`. Timeouts are the runner's job.
@@ -101,6 +103,8 @@ export type LlmErrorKind =
   | 'network'
   | 'bad-request'
   | 'aborted'
+  /** The provider sent nothing for the stall timeout (LLM_STALL_TIMEOUT_MS). */
+  | 'stalled'
   | 'unknown';
 
 /** A provider failure with a readable message (never the key, never a stack). */

@@ -5,6 +5,7 @@ import {
   ownerSessionGuard,
   setupPageGuard,
 } from './auth/auth.guards';
+import { unsavedChangesGuard } from './core/unsaved-changes';
 
 /** Page title for the browser tab: "System · MetatronOS". */
 export function pageTitle(page: string): string {
@@ -58,6 +59,7 @@ export const appRoutes: Routes = [
       },
       {
         path: 'automations',
+        canDeactivate: [unsavedChangesGuard],
         title: pageTitle('Automations'),
         loadComponent: () =>
           import('./automations/automations-page').then(
@@ -66,12 +68,14 @@ export const appRoutes: Routes = [
       },
       {
         path: 'tools',
+        canDeactivate: [unsavedChangesGuard],
         title: pageTitle('Tools'),
         loadComponent: () =>
           import('./tools/tools-page').then((m) => m.ToolsPage),
       },
       {
         path: 'instruction',
+        canDeactivate: [unsavedChangesGuard],
         title: pageTitle('Instruction'),
         loadComponent: () =>
           import('./instruction/instruction-page').then(
@@ -86,6 +90,7 @@ export const appRoutes: Routes = [
       },
       {
         path: 'settings',
+        canDeactivate: [unsavedChangesGuard],
         title: pageTitle('Settings'),
         loadComponent: () =>
           import('./settings/settings-page').then((m) => m.SettingsPage),

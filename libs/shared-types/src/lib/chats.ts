@@ -81,6 +81,10 @@ export interface MessageAuthor {
   phone: string;
 }
 
+/** Who sent a user message that no person wrote: a scheduled job or the Pulse heartbeat. */
+export const MESSAGE_TRIGGERS = ['cron', 'pulse'] as const;
+export type MessageTrigger = (typeof MESSAGE_TRIGGERS)[number];
+
 /** `GET /api/chats/:id/messages` items (oldest first). */
 export interface ChatMessage {
   id: string;
@@ -99,6 +103,8 @@ export interface ChatMessage {
   attachments?: MessageAttachment[];
   /** User messages a contact wrote (absent: the owner wrote it). */
   author?: MessageAuthor | null;
+  /** User messages the scheduler wrote: a job's instruction (`cron`) or a Pulse prompt (`pulse`). Absent: a person wrote it. */
+  trigger?: MessageTrigger;
   /** An auto-reply: whether it went out on WhatsApp. Absent for replies that go nowhere else. */
   delivery?: MessageDelivery | null;
   createdAt: string;
@@ -149,6 +155,17 @@ export interface SendMessageRequest {
   fullTools?: boolean;
 }
 
+/**
+ * `POST /api/chats/:id/messages/:messageId/regenerate`: a new reply to the user message that the
+ * chat's latest reply (`messageId`) answers. The new reply replaces the old one (which is deleted).
+ */
+export interface RegenerateReplyRequest {
+  /** Edit and resend: the user message's new text, stored before the new reply starts. Absent: unchanged. */
+  content?: string;
+  /** As in SendMessageRequest (a contact's chat only). */
+  fullTools?: boolean;
+}
+
 /** The SSE events of `POST /api/chats/:id/messages`: the `event:` name → the JSON `data:`. */
 export interface ChatStreamEventMap {
   /** The stored user message. */
@@ -165,7 +182,7 @@ export interface ChatStreamEventMap {
   /** The reply ended; `stopped` when the owner pressed Stop. */
   done: { messageId: string; usage?: TokenUsage; stopped?: boolean };
   /**
-   * The reply failed; `messageId` is set when partial text was kept. `unsaved`: the user's
+   * The reply failed; `messageId`: the failed reply as kept (`status: "error"`, with whatever text arrived). `unsaved`: the user's
    * message itself could not be stored, so nothing of the turn was kept (send it again).
    */
   error: { message: string; messageId?: string | null; unsaved?: boolean };

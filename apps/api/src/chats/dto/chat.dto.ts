@@ -28,7 +28,9 @@ import {
   MESSAGE_MAX_LENGTH,
   MESSAGE_ROLES,
   MESSAGE_STATUSES,
+  MESSAGE_TRIGGERS,
   type MessageAuthor,
+  type MessageTrigger,
   type AssistantPart,
   type AttachmentKind,
   type ChatKind,
@@ -42,6 +44,7 @@ import {
   type MessageRole,
   type MessageStatus,
   type MessagesQuery,
+  type RegenerateReplyRequest,
   type RenameChatRequest,
   type SendMessageRequest,
   type StopReplyResponse,
@@ -102,6 +105,28 @@ export class SendMessageDto implements SendMessageRequest {
   @ApiPropertyOptional({
     description:
       "In a contact's chat (kind whatsapp): offer the owner's full tool set for this message instead of the contact's restricted one. Ignored elsewhere.",
+  })
+  @OptionalField()
+  @IsBoolean()
+  fullTools?: boolean;
+}
+
+export class RegenerateReplyDto implements RegenerateReplyRequest {
+  @ApiPropertyOptional({
+    maxLength: MESSAGE_MAX_LENGTH,
+    description:
+      'Edit and resend: the new text of the user message this reply answers (stored before the new reply starts). Absent: the message is sent again unchanged.',
+  })
+  @OptionalField()
+  @IsString()
+  @MinLength(1, { message: 'content must not be empty' })
+  @Matches(NOT_BLANK, { message: 'content must not be blank' })
+  @MaxLength(MESSAGE_MAX_LENGTH)
+  content?: string;
+
+  @ApiPropertyOptional({
+    description:
+      "In a contact's chat (kind whatsapp): offer the owner's full tool set for the new reply. Ignored elsewhere.",
   })
   @OptionalField()
   @IsBoolean()
@@ -284,6 +309,12 @@ export class ChatMessageDto implements ChatMessage {
     description: 'User messages a WhatsApp contact wrote (not the owner)',
   })
   author?: MessageAuthor | null;
+  @ApiPropertyOptional({
+    enum: MESSAGE_TRIGGERS,
+    description:
+      "User messages the scheduler wrote: a job's instruction (cron) or a Pulse prompt (pulse). Absent: a person wrote it",
+  })
+  trigger?: MessageTrigger;
   @ApiPropertyOptional({
     type: MessageDeliveryDto,
     nullable: true,

@@ -6,6 +6,7 @@ import type {
   MessageAuthor,
   MessageDelivery,
   MessageStatus,
+  MessageTrigger,
   TokenUsage,
 } from '@metatronos/shared-types';
 import type { StoredPart } from '../stored-parts';
@@ -21,6 +22,9 @@ export class MessageRecord {
   /** User messages a contact wrote (an auto-reply's incoming message); absent for the owner's. */
   @Prop({ type: MongooseSchema.Types.Mixed, default: undefined })
   author?: MessageAuthor;
+  /** User messages the scheduler wrote (a job's instruction, a Pulse prompt); absent for a person's. */
+  @Prop({ type: String, default: undefined })
+  trigger?: MessageTrigger;
   @Prop({ type: String, default: '' })
   content!: string;
   @Prop({ type: [MongooseSchema.Types.Mixed], default: undefined })

@@ -262,6 +262,7 @@ export class GeminiAdapter implements LlmAdapter {
     let finished = false;
     try {
       for await (const chunk of stream) {
+        sink.onActivity?.();
         if (request.signal.aborted) break;
         const candidate = chunk.candidates?.[0];
         if (candidate?.finishReason) finished = true;

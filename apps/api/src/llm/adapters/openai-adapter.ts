@@ -158,7 +158,14 @@ export class OpenAiAdapter implements LlmAdapter {
                 sink,
                 onText,
               )
-            : await this.runPlain(client, request, messages, onText, provider);
+            : await this.runPlain(
+                client,
+                request,
+                messages,
+                onText,
+                provider,
+                () => sink.onActivity?.(),
+              );
         } catch (error) {
           throw this.toProviderError(error, provider, request.signal);
         }
@@ -173,6 +180,7 @@ export class OpenAiAdapter implements LlmAdapter {
     messages: ChatCompletionMessageParam[],
     onText: (delta: string) => void,
     provider: ProviderContext,
+    onActivity: () => void,
   ): Promise<LlmTurnResult> {
     const usage = new UsageTotal();
     const stream = await client.chat.completions.create(
@@ -186,6 +194,7 @@ export class OpenAiAdapter implements LlmAdapter {
     );
     let finished = false;
     for await (const chunk of stream) {
+      onActivity();
       addChunkUsage(usage, chunk);
       const choice = chunk.choices[0];
       if (choice?.delta?.content) onText(choice.delta.content);
@@ -261,7 +270,10 @@ export class OpenAiAdapter implements LlmAdapter {
       { signal, maxChatCompletions: request.maxToolRounds + 1 },
     );
     runner.on('content', (delta) => onText(delta));
-    runner.on('chunk', (chunk) => addChunkUsage(usage, chunk));
+    runner.on('chunk', (chunk) => {
+      sink.onActivity?.();
+      addChunkUsage(usage, chunk);
+    });
     // Emitted for each completed model call, before its tools run.
     runner.on('chatCompletion', (completion) => {
       completions += 1;

@@ -263,7 +263,7 @@ export class CronJobForm {
       });
     });
 
-    warnBeforeUnload(this.dirty);
+    warnBeforeUnload(this.dirty, () => this.save());
   }
 
   protected setExpression(value: string): void {

@@ -224,7 +224,7 @@ export class PulseCard {
 
     this.reloadRuns();
 
-    warnBeforeUnload(this.dirty);
+    warnBeforeUnload(this.dirty, () => this.save());
   }
 
   protected reloadRuns(): void {

@@ -3,22 +3,48 @@ import {
   Component,
   computed,
   input,
+  output,
 } from '@angular/core';
 import type {
+  AssistantPart,
   MessageAttachment,
   MessageAuthor,
   MessageDelivery,
+  MessageTrigger,
 } from '@metatronos/shared-types';
+import { Icon } from '../ui/icon';
 import { AttachmentList } from './attachment-list';
 import { type MessageView, partsOf } from './live-reply';
 import { MarkdownView } from './markdown-view';
+import { ThinkingIndicator } from './thinking-indicator';
 import { ToolChip } from './tool-chip';
+
+/** What the owner can do with a message: Retry a failed reply, Regenerate the last one, Edit the last own message. */
+export type MessageAction = 'retry' | 'regenerate' | 'edit';
+
+const ACTION_LABELS: Record<MessageAction, string> = {
+  retry: 'Retry',
+  regenerate: 'Regenerate',
+  edit: 'Edit',
+};
+
+/** How a user message the scheduler wrote is labelled instead of "You said". */
+export const TRIGGER_LABELS: Record<MessageTrigger, string> = {
+  cron: 'Scheduled prompt',
+  pulse: 'Pulse',
+};
+
+/** The model is being waited for: nothing arrived yet, or every tool it called has answered. */
+export function awaitingModel(parts: readonly AssistantPart[]): boolean {
+  const last = parts?.at(-1);
+  return !last || (last.type === 'tool_call' && last.result !== null);
+}
 
 /** One message of a chat: the owner's text as typed, a contact's message under their name, or an assistant reply (Markdown and tool calls, in order). */
 @Component({
   selector: 'mt-chat-message',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [AttachmentList, MarkdownView, ToolChip],
+  imports: [AttachmentList, Icon, MarkdownView, ThinkingIndicator, ToolChip],
   template: `
     @if (message().role === 'user') {
       <div
@@ -33,6 +59,10 @@ import { ToolChip } from './tool-chip';
             {{ author.name }} <span class="channel">on WhatsApp</span>
           </p>
           <span class="mt-visually-hidden">{{ author.name }} wrote:</span>
+        } @else if (triggerLabel(); as label) {
+          <p class="author trigger" data-testid="message-trigger">
+            <mt-icon name="schedule" />{{ label }}
+          </p>
         } @else {
           <span class="mt-visually-hidden">You said:</span>
         }
@@ -44,6 +74,22 @@ import { ToolChip } from './tool-chip';
         }
         <p class="user-text">{{ message().content }}</p>
       </div>
+      @if (actions().length) {
+        <div class="actions user-actions">
+          @for (action of actions(); track action) {
+            <button
+              type="button"
+              class="action"
+              [attr.data-testid]="'message-' + action"
+              (click)="act.emit(action)"
+            >
+              <mt-icon [name]="action === 'edit' ? 'edit' : 'refresh'" />{{
+                actionLabels[action]
+              }}
+            </button>
+          }
+        </div>
+      }
     } @else {
       <article
         class="reply"
@@ -60,12 +106,8 @@ import { ToolChip } from './tool-chip';
             <mt-tool-chip [call]="part" [settled]="!streaming()" />
           }
         }
-        @if (streaming() && parts().length === 0) {
-          <p class="thinking" data-testid="assistant-thinking">
-            <span class="dot"></span><span class="dot"></span
-            ><span class="dot"></span>
-            <span class="mt-visually-hidden">Metatron is thinking</span>
-          </p>
+        @if (streaming() && waiting()) {
+          <mt-thinking [since]="waitingSince() ?? sinceStored()" />
         }
         @if (message().status === 'error') {
           <p class="reply-error" role="alert" data-testid="assistant-error">
@@ -97,6 +139,22 @@ import { ToolChip } from './tool-chip';
               </span>
             }
           </p>
+        }
+        @if (actions().length) {
+          <div class="actions">
+            @for (action of actions(); track action) {
+              <button
+                type="button"
+                class="action"
+                [attr.data-testid]="'message-' + action"
+                (click)="act.emit(action)"
+              >
+                <mt-icon [name]="action === 'edit' ? 'edit' : 'refresh'" />{{
+                  actionLabels[action]
+                }}
+              </button>
+            }
+          </div>
         }
       </article>
     }
@@ -139,23 +197,41 @@ import { ToolChip } from './tool-chip';
       max-width: 100%;
       min-width: 0;
     }
-    .thinking {
+    .trigger {
+      display: flex;
+      align-items: center;
+      gap: 4px;
+      --mt-icon-size: 14px;
+    }
+    .actions {
       display: flex;
       gap: 4px;
-      margin: 6px 0;
+      margin: 4px 0 0;
     }
-    .dot {
-      width: 8px;
-      height: 8px;
-      border-radius: 50%;
-      background: var(--mat-sys-on-surface-variant);
-      animation: mt-blink 1.2s infinite ease-in-out both;
+    .user-actions {
+      justify-content: flex-end;
     }
-    .dot:nth-child(2) {
-      animation-delay: 0.2s;
+    .action {
+      display: inline-flex;
+      align-items: center;
+      gap: 4px;
+      min-height: 32px;
+      padding: 2px 10px;
+      border: 1px solid var(--mat-sys-outline-variant);
+      border-radius: 16px;
+      background: none;
+      color: var(--mat-sys-on-surface-variant);
+      font: var(--mat-sys-label-medium);
+      cursor: pointer;
+      --mt-icon-size: 16px;
     }
-    .dot:nth-child(3) {
-      animation-delay: 0.4s;
+    .action:hover {
+      background: color-mix(in srgb, var(--mat-sys-on-surface) 6%, transparent);
+      color: var(--mat-sys-on-surface);
+    }
+    .action:focus-visible {
+      outline: 2px solid var(--mat-sys-primary);
+      outline-offset: 2px;
     }
     .reply-error {
       margin: 8px 0 0;
@@ -180,16 +256,6 @@ import { ToolChip } from './tool-chip';
       border-radius: 4px;
       background: var(--mat-sys-surface-container-high);
     }
-    @keyframes mt-blink {
-      0%,
-      80%,
-      100% {
-        opacity: 0.25;
-      }
-      40% {
-        opacity: 1;
-      }
-    }
   `,
 })
 export class ChatMessageView {
@@ -197,10 +263,30 @@ export class ChatMessageView {
     MessageView & {
       attachments?: MessageAttachment[];
       author?: MessageAuthor | null;
+      trigger?: MessageTrigger;
+      updatedAt?: string;
     }
   >();
   /** The reply is still arriving: tool calls without a result are running, not cut off. */
   readonly streaming = input(false);
+  /** Since when the model is being waited for (the last event of the live reply); default: the message's last update. */
+  readonly waitingSince = input<number | null>(null);
+  /** The buttons under the message. */
+  readonly actions = input<readonly MessageAction[]>([]);
+  readonly act = output<MessageAction>();
+
+  protected readonly actionLabels = ACTION_LABELS;
+  protected readonly waiting = computed(() => awaitingModel(this.parts()));
+  protected readonly sinceStored = computed(() => {
+    const at = Date.parse(this.message().updatedAt ?? '');
+    return Number.isNaN(at) ? Date.now() : at;
+  });
+  protected readonly triggerLabel = computed(() => {
+    const message = this.message();
+    return message.role === 'user' && message.trigger
+      ? TRIGGER_LABELS[message.trigger]
+      : null;
+  });
 
   protected readonly parts = computed(() => partsOf(this.message()));
   /** The contact who wrote a user message; null for the owner's own. */

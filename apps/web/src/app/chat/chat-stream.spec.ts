@@ -113,6 +113,41 @@ describe('ChatStream', () => {
     expect(completed).toBe(true);
   });
 
+  it('regenerates a reply through its own route, with the edited text, and streams the same events', async () => {
+    const { body, write, close } = controllableBody();
+    fetchMock.mockResolvedValue(response(200, { body }));
+    const events: ChatStreamEvent[] = [];
+    stream
+      .regenerate('c1', 'm2', { content: 'Edited' })
+      .subscribe((e) => events.push(e));
+    await tick();
+    const [url, init] = fetchMock.mock.calls[0];
+    expect(url).toBe('/api/chats/c1/messages/m2/regenerate');
+    expect(init.method).toBe('POST');
+    expect(JSON.parse(init.body as string)).toEqual({ content: 'Edited' });
+    write('event: delta\ndata: {"text":"Hi"}\n\n');
+    close();
+    await tick();
+    await tick();
+    expect(events).toEqual([{ type: 'delta', data: { text: 'Hi' } }]);
+
+    fetchMock.mockResolvedValue(
+      response(409, {
+        json: {
+          statusCode: 409,
+          message:
+            'Only the latest reply of a chat can be regenerated: messages came after this one.',
+        },
+      }),
+    );
+    const error = await new Promise<unknown>((resolve) =>
+      stream.regenerate('c1', 'm2').subscribe({ error: resolve }),
+    );
+    expect(error).toBeInstanceOf(ChatSendError);
+    expect((error as ChatSendError).message).toMatch(/Only the latest reply/);
+    expect(JSON.parse(fetchMock.mock.calls[1][1].body as string)).toEqual({});
+  });
+
   it('fails with the server message when the message is refused before the stream starts', async () => {
     fetchMock.mockResolvedValue(
       response(400, {

@@ -6,6 +6,7 @@ import {
   CHAT_STREAM_EVENT_NAMES,
   type ChatStreamEventMap,
   type ChatStreamEventName,
+  type RegenerateReplyRequest,
   type SendMessageRequest,
   describeApiError,
 } from '@metatronos/shared-types';
@@ -65,6 +66,25 @@ export class ChatStream {
    * aborts the request (the server keeps the reply running; `POST …/stop` ends it).
    */
   send(chatId: string, body: SendMessageRequest): Observable<ChatStreamEvent> {
+    return this.stream(`${chatUrl(chatId)}/messages`, body);
+  }
+
+  /**
+   * Retry, Regenerate or Edit and resend (`content`): a new reply to the user message that the chat's latest
+   * reply `messageId` answers, replacing that reply. Same events and errors as {@link send}.
+   */
+  regenerate(
+    chatId: string,
+    messageId: string,
+    body: RegenerateReplyRequest = {},
+  ): Observable<ChatStreamEvent> {
+    return this.stream(
+      `${chatUrl(chatId)}/messages/${encodeURIComponent(messageId)}/regenerate`,
+      body,
+    );
+  }
+
+  private stream(url: string, body: object): Observable<ChatStreamEvent> {
     return new Observable<ChatStreamEvent>((subscriber) => {
       const abort = new AbortController();
       let finished = false;
@@ -72,7 +92,7 @@ export class ChatStream {
       const run = async (): Promise<void> => {
         let response: Response;
         try {
-          response = await this.fetch(`${chatUrl(chatId)}/messages`, {
+          response = await this.fetch(url, {
             method: 'POST',
             credentials: 'same-origin',
             headers: {

@@ -31,6 +31,7 @@ describe('ChatThread', () => {
   let events: FakeEventStream;
   let replies: Subject<ChatStreamEvent>;
   let send: jest.Mock;
+  let regenerate: jest.Mock;
 
   const root = () => fixture.nativeElement as HTMLElement;
   const el = <T extends HTMLElement = HTMLElement>(testId: string) =>
@@ -90,6 +91,7 @@ describe('ChatThread', () => {
     events = new FakeEventStream();
     replies = new Subject<ChatStreamEvent>();
     send = jest.fn(() => replies.asObservable());
+    regenerate = jest.fn(() => replies.asObservable());
     TestBed.configureTestingModule({
       imports: [ChatThread],
       providers: [
@@ -97,7 +99,7 @@ describe('ChatThread', () => {
         provideHttpClientTesting(),
         provideRouter([]),
         { provide: EventStream, useValue: events },
-        { provide: ChatStream, useValue: { send } },
+        { provide: ChatStream, useValue: { send, regenerate } },
       ],
     });
     http = TestBed.inject(HttpTestingController);
@@ -167,7 +169,7 @@ describe('ChatThread', () => {
       reply.querySelectorAll('mt-markdown, [data-testid="tool-chip"]'),
     ).map((node) => node.textContent?.replace(/\s+/g, ' ').trim());
     expect(order[0]).toBe('Let me check.');
-    expect(order[1]).toContain('db_query');
+    expect(order[1]).toContain('Queried the database');
     expect(order[1]).toContain('42 ms');
     expect(order[2]).toBe('Found her.');
   });
@@ -382,6 +384,162 @@ describe('ChatThread', () => {
       'A reply is already running',
     );
     expect(el('send-error-settings')).toBeNull();
+  });
+
+  describe('Retry, Regenerate and Edit', () => {
+    const button = (testId: string) =>
+      el<HTMLButtonElement>(testId) as HTMLButtonElement;
+
+    it('offers Retry on a failed latest reply only, and streams the new reply in its place', async () => {
+      await open([
+        userMessage('m1', 'Hi'),
+        assistantMessage('m2', 'Hello'),
+        userMessage('m3', 'Plan a trip'),
+        assistantMessage('m4', '', {
+          parts: [],
+          status: 'error',
+          error: 'OpenAI reported a server error.',
+        }),
+      ]);
+      expect(all('message-retry')).toHaveLength(1);
+      expect(all('message-regenerate')).toHaveLength(0);
+      expect(
+        button('message-retry')
+          .closest('[data-message-id]')
+          ?.getAttribute('data-message-id'),
+      ).toBe('m4');
+      expect(all('message-edit')).toHaveLength(1);
+
+      button('message-retry').click();
+      await stable();
+      expect(regenerate).toHaveBeenCalledWith('c1', 'm4', {});
+      // The failed reply leaves the view; the new one streams, the buttons are gone meanwhile.
+      expect(root().querySelector('[data-message-id="m4"]')).toBeNull();
+      expect(el('assistant-thinking')).not.toBeNull();
+      expect(all('message-edit')).toHaveLength(0);
+      expect(input().disabled).toBe(true);
+
+      reply({ type: 'message', data: userMessage('m3', 'Plan a trip') });
+      reply({ type: 'delta', data: { text: 'Lisbon?' } });
+      reply({ type: 'done', data: { messageId: 'm5' } });
+      replies.complete();
+      await stable();
+      http
+        .expectOne(LATEST)
+        .flush([
+          userMessage('m1', 'Hi'),
+          assistantMessage('m2', 'Hello'),
+          userMessage('m3', 'Plan a trip'),
+          assistantMessage('m5', 'Lisbon?'),
+        ]);
+      await stable();
+      expect(all('assistant-message').map((m) => m.textContent)).toEqual([
+        expect.stringContaining('Hello'),
+        expect.stringContaining('Lisbon?'),
+      ]);
+      expect(all('message-regenerate')).toHaveLength(1);
+    });
+
+    it('offers Regenerate on the latest reply that ended well', async () => {
+      await open([userMessage('m1', 'Hi'), assistantMessage('m2', 'Hello')]);
+      expect(all('message-retry')).toHaveLength(0);
+      button('message-regenerate').click();
+      await stable();
+      expect(regenerate).toHaveBeenCalledWith('c1', 'm2', {});
+    });
+
+    it('edits the last own message and sends it again; Escape cancels', async () => {
+      await open([
+        userMessage('m1', 'What is 2+3?'),
+        assistantMessage('m2', 'Five.'),
+      ]);
+      button('message-edit').click();
+      await stable();
+      const box = el<HTMLTextAreaElement>(
+        'edit-message-input',
+      ) as HTMLTextAreaElement;
+      expect(box.value).toBe('What is 2+3?');
+      box.dispatchEvent(
+        new KeyboardEvent('keydown', { key: 'Escape', cancelable: true }),
+      );
+      await stable();
+      expect(el('edit-message')).toBeNull();
+      expect(all('user-message')[0].textContent).toContain('What is 2+3?');
+
+      button('message-edit').click();
+      await stable();
+      const again = el<HTMLTextAreaElement>(
+        'edit-message-input',
+      ) as HTMLTextAreaElement;
+      again.value = 'What is 5+5?';
+      again.dispatchEvent(new Event('input'));
+      await stable();
+      again.dispatchEvent(
+        new KeyboardEvent('keydown', { key: 'Enter', cancelable: true }),
+      );
+      await stable();
+      expect(regenerate).toHaveBeenCalledWith('c1', 'm2', {
+        content: 'What is 5+5?',
+      });
+      expect(all('user-message')[0].textContent).toContain('What is 5+5?');
+      expect(root().querySelector('[data-message-id="m2"]')).toBeNull();
+    });
+
+    it('puts the view back and says why when the server refuses', async () => {
+      await open([userMessage('m1', 'Hi'), assistantMessage('m2', 'Hello')]);
+      button('message-regenerate').click();
+      await stable();
+      replies.error(
+        new ChatSendError(
+          409,
+          'A reply is already running in this chat. Stop it or wait for it to finish.',
+        ),
+      );
+      await stable();
+      expect(el('send-error')?.textContent).toContain('already running');
+      expect(root().querySelector('[data-message-id="m2"]')).not.toBeNull();
+      expect(input().disabled).toBe(false);
+    });
+
+    it("offers no Edit on a contact's or the scheduler's message, and labels the scheduler's prompts", async () => {
+      await open([
+        { ...userMessage('m1', 'Summarise the day'), trigger: 'cron' },
+        assistantMessage('m2', 'Two meetings.'),
+        { ...userMessage('m3', 'Anything due?'), trigger: 'pulse' },
+        assistantMessage('m4', 'No.'),
+      ]);
+      expect(all('message-edit')).toHaveLength(0);
+      expect(all('message-regenerate')).toHaveLength(1);
+      expect(all('message-trigger').map((m) => m.textContent?.trim())).toEqual([
+        'Scheduled prompt',
+        'Pulse',
+      ]);
+      expect(root().textContent).not.toContain('You said');
+    });
+
+    it('shows the seconds waited for the model again after a tool answered', async () => {
+      await open([]);
+      await sendMessage('Search it');
+      expect(el('thinking-elapsed')?.textContent?.trim()).toBe('0 s');
+      reply({
+        type: 'tool_call',
+        data: { id: 't1', name: 'web_search', arguments: { query: 'x' } },
+      });
+      await stable();
+      expect(el('assistant-thinking')).toBeNull();
+      reply({
+        type: 'tool_result',
+        data: { id: 't1', name: 'web_search', result: '{}', durationMs: 5 },
+      });
+      await stable();
+      expect(el('assistant-thinking')).not.toBeNull();
+      reply({ type: 'delta', data: { text: 'Found it.' } });
+      await stable();
+      expect(el('assistant-thinking')).toBeNull();
+      replies.complete();
+      await stable();
+      http.expectOne(LATEST).flush([]);
+    });
   });
 
   it('stops a streaming reply and shows it as stopped', async () => {

@@ -21,12 +21,13 @@ import { MatButton, MatIconButton } from '@angular/material/button';
 import { MatProgressBar } from '@angular/material/progress-bar';
 import { MatSlideToggle } from '@angular/material/slide-toggle';
 import { RouterLink } from '@angular/router';
-import { type Subscription, filter, skip } from 'rxjs';
+import { type Observable, type Subscription, filter, skip } from 'rxjs';
 import {
   ATTACHMENT_ACCEPT,
   type ChatKind,
   type ChatMessage,
   MESSAGE_MAX_LENGTH,
+  type RegenerateReplyRequest,
   type SendMessageRequest,
 } from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
@@ -46,8 +47,8 @@ import {
   carriesFiles,
   formatBytes,
 } from './attachment-uploads';
-import { ChatMessageView } from './chat-message';
-import { ChatSendError, ChatStream } from './chat-stream';
+import { ChatMessageView, type MessageAction } from './chat-message';
+import { ChatSendError, ChatStream, type ChatStreamEvent } from './chat-stream';
 import {
   type LiveReply,
   NEW_REPLY,
@@ -101,6 +102,8 @@ export class ChatThread {
   private readonly scroller = viewChild<ElementRef<HTMLElement>>('scroller');
   private readonly composer =
     viewChild<ElementRef<HTMLTextAreaElement>>('composer');
+  private readonly editBox =
+    viewChild<ElementRef<HTMLTextAreaElement>>('editBox');
 
   readonly chatId = input.required<string>();
   readonly chatTitle = input('');
@@ -142,6 +145,35 @@ export class ChatThread {
   );
   /** A reply runs that this page did not start (another tab, a scheduled job), as the chat list says. */
   protected readonly runningElsewhere = linkedSignal(() => this.running());
+
+  /** When the live reply's last event arrived: the thinking indicator counts from there. */
+  protected readonly waitingSince = signal(Date.now());
+  /** The user message being edited (Edit on the last message), and its text. */
+  protected readonly editingId = signal<string | null>(null);
+  protected readonly editDraft = signal('');
+  protected readonly editTooLong = computed(
+    () => this.editDraft().length > MESSAGE_MAX_LENGTH,
+  );
+  /** The chat's latest reply, once it has ended: Retry (failed) or Regenerate. */
+  private readonly lastReply = computed(() => {
+    const last = this.messages().at(-1);
+    return last &&
+      last.role === 'assistant' &&
+      !isLocalMessage(last) &&
+      last.status !== 'streaming'
+      ? last
+      : null;
+  });
+  /** The owner's message that the latest reply answers: Edit and resend. */
+  private readonly lastOwnMessage = computed(() => {
+    if (!this.lastReply()) return null;
+    const user = this.messages().at(-2);
+    return user?.role === 'user' && !user.author && !user.trigger ? user : null;
+  });
+  private readonly noActions: readonly MessageAction[] = [];
+  private readonly retryActions: readonly MessageAction[] = ['retry'];
+  private readonly regenerateActions: readonly MessageAction[] = ['regenerate'];
+  private readonly editActions: readonly MessageAction[] = ['edit'];
 
   protected readonly liveView = computed(() => {
     const reply = this.live();
@@ -330,42 +362,146 @@ export class ChatThread {
 
     this.messages.update((list) => [...list, optimistic]);
     this.draft.set('');
+    this.follow(this.chatStream.send(chatId, body), {
+      localId,
+      takeBack: (reason, storedId) => {
+        this.messages.update((list) =>
+          list.filter(
+            (message) => message.id !== localId && message.id !== storedId,
+          ),
+        );
+        if (!this.draft()) this.draft.set(content);
+        this.uploads.restore(attached);
+        return reason;
+      },
+    });
+  }
+
+  /** The buttons under a message: Retry / Regenerate on the latest reply, Edit on the message it answers. */
+  protected actionsFor(message: ChatMessage): readonly MessageAction[] {
+    if (this.busy() || this.live() || this.editingId()) return this.noActions;
+    const reply = this.lastReply();
+    if (message === reply)
+      return reply.status === 'error'
+        ? this.retryActions
+        : this.regenerateActions;
+    return message === this.lastOwnMessage()
+      ? this.editActions
+      : this.noActions;
+  }
+
+  protected onAction(message: ChatMessage, action: MessageAction): void {
+    if (action === 'edit') {
+      this.editingId.set(message.id);
+      this.editDraft.set(message.content);
+      afterNextRender(() => this.editBox()?.nativeElement.focus(), {
+        injector: this.injector,
+      });
+      return;
+    }
+    this.regenerate(message.id);
+  }
+
+  protected cancelEdit(): void {
+    this.editingId.set(null);
+    this.focusComposer();
+  }
+
+  /** Enter sends the edit, Shift+Enter adds a line, Escape cancels. */
+  protected onEditKeydown(event: KeyboardEvent): void {
+    if (event.key === 'Escape') {
+      event.preventDefault();
+      this.cancelEdit();
+      return;
+    }
+    if (event.key !== 'Enter' || event.shiftKey || event.isComposing) return;
+    event.preventDefault();
+    this.saveEdit();
+  }
+
+  protected saveEdit(): void {
+    const reply = this.lastReply();
+    const user = this.lastOwnMessage();
+    const content = this.editDraft().trim();
+    if (!reply || !user || user.id !== this.editingId()) return;
+    if (!content || this.editTooLong()) return;
+    this.regenerate(reply.id, content === user.content ? undefined : content);
+  }
+
+  /**
+   * Retry, Regenerate, or Edit and resend (`content`): the latest reply is replaced by a new one streamed
+   * like a sent message. Refused: the view goes back to what it was, with the reason above the composer.
+   */
+  protected regenerate(replyId: string, content?: string): void {
+    if (this.busy()) return;
+    const chatId = this.chatId();
+    const before = this.messages();
+    const userId = this.lastOwnMessage()?.id;
+    this.messages.update((list) =>
+      list
+        .filter((message) => message.id !== replyId)
+        .map((message) =>
+          content !== undefined && message.id === userId
+            ? { ...message, content }
+            : message,
+        ),
+    );
+    this.editingId.set(null);
+    const body: RegenerateReplyRequest =
+      content !== undefined ? { content } : {};
+    if (this.contactChat() && this.fullTools()) body.fullTools = true;
+    this.follow(this.chatStream.regenerate(chatId, replyId, body), {
+      takeBack: (reason) => {
+        this.messages.set(before);
+        return reason;
+      },
+    });
+  }
+
+  /**
+   * Streams a reply into the view. `takeBack` undoes the view when nothing of it was kept (refused, or the
+   * message could not be stored) and returns the reason to show.
+   */
+  private follow(
+    stream: Observable<ChatStreamEvent>,
+    options: {
+      localId?: string;
+      takeBack: (reason: string, storedId?: string) => string;
+    },
+  ): void {
     this.sendError.set(null);
     this.sending.set(true);
     this.live.set(NEW_REPLY);
+    this.waitingSince.set(Date.now());
     this.scrollToLatest();
 
     let started = false;
     let unsaved = false;
-    // Nothing of this send was kept: the message goes back into the composer with its files.
-    const takeBack = (reason: string, storedId?: string) => {
-      this.messages.update((list) =>
-        list.filter(
-          (message) => message.id !== localId && message.id !== storedId,
-        ),
-      );
+    let storedId: string | undefined;
+    const takeBack = (reason: string) => {
+      const shown = options.takeBack(reason, storedId);
       this.live.set(null);
       this.sending.set(false);
-      if (!this.draft()) this.draft.set(content);
-      this.uploads.restore(attached);
-      this.sendError.set(reason);
+      this.sendError.set(shown);
       this.focusComposer();
     };
-    let storedId: string | undefined;
-    this.streamSub = this.chatStream.send(chatId, body).subscribe({
+    this.streamSub = stream.subscribe({
       next: (event) => {
         started = true;
+        this.waitingSince.set(Date.now());
         if (event.type === 'error' && event.data.unsaved) {
           unsaved = true;
           this.streamSub = null;
-          takeBack(event.data.message, storedId);
+          takeBack(event.data.message);
           return;
         }
         if (event.type === 'message') {
           storedId = event.data.id;
           this.messages.update((list) =>
             list.map((message) =>
-              message.id === localId ? event.data : message,
+              message.id === options.localId || message.id === event.data.id
+                ? event.data
+                : message,
             ),
           );
         } else {
@@ -375,7 +511,7 @@ export class ChatThread {
       error: (error: unknown) => {
         if (unsaved) return;
         if (error instanceof ChatSendError && !started) {
-          // Refused before anything happened: take the message back into the composer.
+          // Refused before anything happened: the view goes back.
           takeBack(error.message);
           return;
         }
@@ -461,6 +597,7 @@ export class ChatThread {
     this.earlierError.set(null);
     this.loadingEarlier.set(false);
     this.draft.set('');
+    this.editingId.set(null);
     this.uploads.clear();
     this.stickToBottom = true;
     this.awayFromBottom.set(false);

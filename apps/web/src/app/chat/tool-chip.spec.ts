@@ -1,6 +1,7 @@
 import { TestBed } from '@angular/core/testing';
 import type { ToolCallRecord } from '@metatronos/shared-types';
 import { mediaFileName } from './media-image';
+import { toolArguments, toolLabel, toolSummary } from './tool-labels';
 import { ToolChip, formatDuration, imageOfCall, prettyJson } from './tool-chip';
 
 const CALL: ToolCallRecord = {
@@ -28,16 +29,18 @@ async function mount(call: ToolCallRecord, settled = false) {
 }
 
 describe('ToolChip', () => {
-  it('shows the tool name, "done" and the duration, collapsed', async () => {
+  it('says what the call did in words, what about, "done" and the duration, collapsed', async () => {
     const { el } = await mount(CALL);
-    expect(el('tool-chip')?.textContent).toContain('db_query');
+    expect(el('tool-chip-label')?.textContent).toBe('Queried the database');
+    expect(el('tool-chip-summary')?.textContent).toBe('contacts');
+    expect(el('tool-chip')?.getAttribute('data-tool')).toBe('db_query');
     expect(el('tool-chip-status')?.textContent).toBe('done');
     expect(el('tool-chip-duration')?.textContent).toBe('230 ms');
     expect(el('tool-chip-toggle')?.getAttribute('aria-expanded')).toBe('false');
     expect(el('tool-chip-details')).toBeNull();
   });
 
-  it('expands to pretty-printed arguments and result, as text only', async () => {
+  it('expands to the arguments as key: value rows and a collapsed result, as text only', async () => {
     const { fixture, root, el } = await mount(CALL);
     el('tool-chip-toggle')?.click();
     await fixture.whenStable();
@@ -45,9 +48,21 @@ describe('ToolChip', () => {
     expect(el('tool-chip-toggle')?.getAttribute('aria-controls')).toBe(
       el('tool-chip-details')?.id,
     );
-    expect(el('tool-chip-arguments')?.textContent).toBe(
-      JSON.stringify(CALL.arguments, null, 2),
+    const rows = Array.from(
+      el('tool-chip-arguments')?.querySelectorAll('.argument') ?? [],
+    ).map(
+      (row) =>
+        `${row.querySelector('dt')?.textContent?.trim()} ${row.querySelector('dd')?.textContent?.trim()}`,
     );
+    expect(rows).toEqual([
+      'operation: find',
+      'collection: contacts',
+      'filter: {"name":"Ana"}',
+    ]);
+    expect(el('tool-chip-details')?.textContent).toContain('db_query');
+    expect(el('tool-chip-result')).toBeNull();
+    el('tool-chip-result-toggle')?.click();
+    await fixture.whenStable();
     expect(el('tool-chip-result')?.textContent).toBe(
       '[\n  {\n    "name": "<img src=x onerror=alert(1)>"\n  }\n]',
     );
@@ -224,5 +239,46 @@ describe('formatting helpers', () => {
     expect(prettyJson('{"a":1}')).toBe('{\n  "a": 1\n}');
     expect(prettyJson('plain text')).toBe('plain text');
     expect(prettyJson({ b: [1] })).toBe('{\n  "b": [\n    1\n  ]\n}');
+  });
+});
+
+describe('tool labels', () => {
+  it('names known tools in words, running and done, and unknown ones from their name', () => {
+    expect(toolLabel('web_search', { query: 'x' }, false)).toBe(
+      'Searched the web',
+    );
+    expect(toolLabel('web_search', { query: 'x' }, true)).toBe(
+      'Searching the web',
+    );
+    expect(toolLabel('db_query', { operation: 'insertOne' }, false)).toBe(
+      'Changed the database',
+    );
+    expect(toolLabel('db_query', { operation: 'aggregate' }, false)).toBe(
+      'Queried the database',
+    );
+    expect(toolLabel('someNew_tool', {}, false)).toBe('Used some new tool');
+  });
+
+  it('writes arguments as key: value and picks the one that says what the call is about', () => {
+    expect(
+      toolArguments({
+        maxResults: 5,
+        safe: true,
+        tags: ['a', 'b'],
+        none: null,
+        nested: { a: [1] },
+      }),
+    ).toEqual([
+      { key: 'max results', value: '5' },
+      { key: 'safe', value: 'yes' },
+      { key: 'tags', value: 'a, b' },
+      { key: 'none', value: 'none' },
+      { key: 'nested', value: '{"a":[1]}' },
+    ]);
+    expect(
+      toolSummary('web_search', { count: 3, query: 'weather  in\nParis' }),
+    ).toBe('weather in Paris');
+    expect(toolSummary('x', { text: 'y'.repeat(100) })).toHaveLength(60);
+    expect(toolSummary('x', { n: 1 })).toBeNull();
   });
 });

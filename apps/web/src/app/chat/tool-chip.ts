@@ -11,6 +11,7 @@ import {
 } from '@metatronos/shared-types';
 import { Icon } from '../ui/icon';
 import { MediaImage } from './media-image';
+import { toolArguments, toolLabel, toolSummary } from './tool-labels';
 
 export type ToolCallStatus = 'running' | 'ok' | 'error' | 'unfinished';
 
@@ -84,7 +85,10 @@ const STATUS_LABELS: Record<ToolCallStatus, string> = {
   unfinished: 'not finished',
 };
 
-/** One tool call inside an assistant reply: name, status and duration; expands to its arguments and result. */
+/**
+ * One tool call inside an assistant reply: what it did in words, what about, status and duration; expands
+ * to its arguments as `key: value` rows and a result that is shown on request.
+ */
 @Component({
   selector: 'mt-tool-chip',
   changeDetection: ChangeDetectionStrategy.OnPush,
@@ -121,7 +125,12 @@ const STATUS_LABELS: Record<ToolCallStatus, string> = {
           }
         </span>
         <mt-icon class="tool-icon" name="build" aria-hidden="true" />
-        <span class="name">{{ call().name }}</span>
+        <span class="name" data-testid="tool-chip-label">{{ label() }}</span>
+        @if (summary(); as summary) {
+          <span class="summary" data-testid="tool-chip-summary">{{
+            summary
+          }}</span>
+        }
         <span class="status" data-testid="tool-chip-status">{{
           statusLabel()
         }}</span>
@@ -148,15 +157,41 @@ const STATUS_LABELS: Record<ToolCallStatus, string> = {
       }
       @if (expanded()) {
         <div class="details" [id]="detailsId()" data-testid="tool-chip-details">
-          <p class="label">Arguments</p>
-          <pre data-testid="tool-chip-arguments">{{ argumentsText() }}</pre>
+          <p class="tool-name">
+            Tool <code>{{ call().name }}</code>
+          </p>
+          @if (args().length) {
+            <dl class="arguments" data-testid="tool-chip-arguments">
+              @for (arg of args(); track $index) {
+                <div class="argument">
+                  <dt>{{ arg.key }}:</dt>
+                  <dd>{{ arg.value }}</dd>
+                </div>
+              }
+            </dl>
+          } @else {
+            <p class="label" data-testid="tool-chip-arguments">No arguments</p>
+          }
           @if (call().error; as error) {
             <p class="label">Error</p>
             <pre class="error" data-testid="tool-chip-error">{{ error }}</pre>
           }
           @if (call().result !== null) {
-            <p class="label">Result</p>
-            <pre data-testid="tool-chip-result">{{ resultText() }}</pre>
+            <button
+              type="button"
+              class="result-toggle"
+              data-testid="tool-chip-result-toggle"
+              [attr.aria-expanded]="resultShown()"
+              (click)="resultShown.set(!resultShown())"
+            >
+              <mt-icon
+                [name]="resultShown() ? 'expandLess' : 'expandMore'"
+                aria-hidden="true"
+              />{{ resultShown() ? 'Hide the result' : 'Show the result' }}
+            </button>
+            @if (resultShown()) {
+              <pre data-testid="tool-chip-result">{{ resultText() }}</pre>
+            }
           }
         </div>
       }
@@ -218,8 +253,59 @@ const STATUS_LABELS: Record<ToolCallStatus, string> = {
       color: var(--mat-sys-on-surface-variant);
     }
     .name {
-      font-family: var(--mt-mono-family);
       overflow-wrap: anywhere;
+    }
+    .summary {
+      max-width: 32ch;
+      overflow: hidden;
+      color: var(--mat-sys-on-surface-variant);
+      font: var(--mat-sys-body-small);
+      text-overflow: ellipsis;
+      white-space: nowrap;
+    }
+    .tool-name {
+      margin: 8px 0 4px;
+      font: var(--mat-sys-label-small);
+      color: var(--mat-sys-on-surface-variant);
+    }
+    .tool-name code {
+      font-family: var(--mt-mono-family);
+    }
+    .arguments {
+      display: grid;
+      gap: 2px;
+      margin: 0;
+      font: var(--mat-sys-body-small);
+    }
+    .argument {
+      display: flex;
+      gap: 6px;
+      min-width: 0;
+    }
+    .argument dt {
+      flex: none;
+      color: var(--mat-sys-on-surface-variant);
+    }
+    .argument dd {
+      margin: 0;
+      white-space: pre-wrap;
+      overflow-wrap: anywhere;
+    }
+    .result-toggle {
+      display: inline-flex;
+      align-items: center;
+      gap: 4px;
+      margin: 8px 0 4px;
+      padding: 2px 4px;
+      border: 0;
+      background: none;
+      color: var(--mat-sys-primary);
+      font: var(--mat-sys-label-medium);
+      cursor: pointer;
+      --mt-icon-size: 16px;
+    }
+    .result-toggle:focus-visible {
+      outline: 2px solid var(--mat-sys-primary);
     }
     .status,
     .duration {
@@ -286,8 +372,19 @@ export class ToolChip {
     const ms = this.call().durationMs;
     return ms === null || ms === undefined ? null : formatDuration(ms);
   });
-  protected readonly argumentsText = computed(() =>
-    prettyJson(this.call().arguments),
+  protected readonly resultShown = signal(false);
+  protected readonly label = computed(() =>
+    toolLabel(
+      this.call().name,
+      this.call().arguments,
+      this.status() === 'running',
+    ),
+  );
+  protected readonly summary = computed(() =>
+    toolSummary(this.call().name, this.call().arguments),
+  );
+  protected readonly args = computed(() =>
+    toolArguments(this.call().arguments),
   );
   protected readonly resultText = computed(() =>
     prettyJson(this.call().result),

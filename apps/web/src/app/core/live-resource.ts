@@ -40,6 +40,8 @@ export interface LiveResourceOptions<T> {
   event?: { [K in AppEventName]: LiveResourceEvent<K> }[AppEventName];
   /** Unsaved edits: while true, events and server recoveries do not reload, and leaving the page asks first. */
   dirty?: () => boolean;
+  /** Saves the edits (Ctrl/Cmd+S). */
+  save?: () => void;
 }
 
 export interface LiveResource {
@@ -113,7 +115,7 @@ export function liveResource<T>(options: LiveResourceOptions<T>): LiveResource {
     });
 
   reload();
-  if (options.dirty) warnBeforeUnload(options.dirty);
+  if (options.dirty) warnBeforeUnload(options.dirty, options.save);
 
   return {
     loading: loading.asReadonly(),

@@ -141,6 +141,7 @@ export class InstructionPage {
       },
     },
     dirty: this.dirty,
+    save: () => this.save(),
   });
   protected readonly loading = this.live.loading;
   protected readonly loadProblem = this.live.problem;

@@ -161,6 +161,7 @@ export class SettingsPage {
       isOwn: (event) => event.updatedAt === this.saved()?.updatedAt,
     },
     dirty: this.dirty,
+    save: () => this.save(),
   });
   protected readonly loading = this.live.loading;
   protected readonly loadProblem = this.live.problem;

@@ -90,6 +90,7 @@ export class WebSearchCard {
       isOwn: (event) => event.updatedAt === this.settings()?.updatedAt,
     },
     dirty: this.dirty,
+    save: () => this.save(),
   });
   protected readonly loading = this.live.loading;
   protected readonly loadProblem = this.live.problem;

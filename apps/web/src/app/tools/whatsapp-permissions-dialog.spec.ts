@@ -1,6 +1,8 @@
 import type { HttpTestingController } from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
 import { MatDialogRef } from '@angular/material/dialog';
+import { Subject } from 'rxjs';
+import { CONFIRM, LEAVE_QUESTION } from '../core/unsaved-changes';
 import type { WhatsAppPermission } from '@metatronos/shared-types';
 import {
   setUpApiTest,
@@ -84,9 +86,31 @@ describe('WhatsAppPermissionsDialog', () => {
     await stable();
   }
 
+  let dialogRef: {
+    close: jest.Mock;
+    disableClose: boolean;
+    backdropClick: () => Subject<MouseEvent>;
+    keydownEvents: () => Subject<KeyboardEvent>;
+  };
+  let backdrop: Subject<MouseEvent>;
+  let keys: Subject<KeyboardEvent>;
+  let confirm: jest.Mock;
+
   beforeEach(() => {
+    backdrop = new Subject();
+    keys = new Subject();
+    confirm = jest.fn(() => false);
+    dialogRef = {
+      close: jest.fn(),
+      disableClose: false,
+      backdropClick: () => backdrop,
+      keydownEvents: () => keys,
+    };
     TestBed.configureTestingModule({
-      providers: [{ provide: MatDialogRef, useValue: { close: jest.fn() } }],
+      providers: [
+        { provide: MatDialogRef, useValue: dialogRef },
+        { provide: CONFIRM, useValue: confirm },
+      ],
     });
     ({ http, events } = setUpApiTest(WhatsAppPermissionsDialog));
   });
@@ -229,6 +253,32 @@ describe('WhatsAppPermissionsDialog', () => {
     );
     expect(text('permission-error', row('p1'))).toBe('Permission not found');
     expect(el('permission-error', row('p2'))).toBeNull();
+  });
+
+  it('closes at once with nothing typed, and asks first when a contact was typed but not added', async () => {
+    await load([]);
+    expect(dialogRef.disableClose).toBe(true);
+    el('close-permissions')?.click();
+    expect(confirm).not.toHaveBeenCalled();
+    expect(dialogRef.close).toHaveBeenCalledTimes(1);
+
+    type('permission-name-input', 'Ana');
+    await stable();
+    el('close-permissions')?.click();
+    backdrop.next(new MouseEvent('click'));
+    const escape = new KeyboardEvent('keydown', {
+      key: 'Escape',
+      cancelable: true,
+    });
+    keys.next(escape);
+    expect(escape.defaultPrevented).toBe(true);
+    expect(confirm).toHaveBeenCalledTimes(3);
+    expect(confirm).toHaveBeenCalledWith(LEAVE_QUESTION);
+    expect(dialogRef.close).toHaveBeenCalledTimes(1);
+
+    confirm.mockReturnValue(true);
+    keys.next(new KeyboardEvent('keydown', { key: 'Escape' }));
+    expect(dialogRef.close).toHaveBeenCalledTimes(2);
   });
 
   it('checks the form before sending', async () => {

@@ -11,10 +11,11 @@ import {
 import { MatButton, MatIconButton } from '@angular/material/button';
 import {
   MatDialogActions,
-  MatDialogClose,
   MatDialogContent,
+  MatDialogRef,
   MatDialogTitle,
 } from '@angular/material/dialog';
+import { takeUntilDestroyed } from '@angular/core/rxjs-interop';
 import { MatFormField, MatHint, MatLabel } from '@angular/material/form-field';
 import { MatInput } from '@angular/material/input';
 import { MatProgressBar } from '@angular/material/progress-bar';
@@ -22,6 +23,11 @@ import { MatSlideToggle } from '@angular/material/slide-toggle';
 import type { WhatsAppPermission } from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
 import { liveResource } from '../core/live-resource';
+import {
+  CONFIRM,
+  LEAVE_QUESTION,
+  warnBeforeUnload,
+} from '../core/unsaved-changes';
 import { inlineErrorMessage } from '../core/server-problem';
 import { Icon } from '../ui/icon';
 import { InvalidInput } from '../ui/invalid-input';
@@ -84,7 +90,6 @@ function byName(a: WhatsAppPermission, b: WhatsAppPermission): number {
     MatDialogTitle,
     MatDialogContent,
     MatDialogActions,
-    MatDialogClose,
     MatFormField,
     MatHint,
     MatLabel,
@@ -147,6 +152,39 @@ export class WhatsAppPermissionsDialog {
 
   protected readonly formatPhone = formatPhone;
   protected readonly pausedUntil = autoReplyPausedUntil;
+
+  private readonly dialogRef = inject(MatDialogRef, { optional: true });
+  private readonly confirm = inject(CONFIRM);
+  /** A contact typed into the add form but not added yet. */
+  private readonly dirty = computed(
+    () => !!this.phone().trim() || !!this.name().trim(),
+  );
+
+  constructor() {
+    warnBeforeUnload(this.dirty, () => this.add());
+    // Escape and the backdrop close through close(), which asks first when a contact was typed but not added.
+    const ref = this.dialogRef;
+    if (ref) {
+      ref.disableClose = true;
+      ref
+        .backdropClick()
+        .pipe(takeUntilDestroyed())
+        .subscribe(() => this.close());
+      ref
+        .keydownEvents()
+        .pipe(takeUntilDestroyed())
+        .subscribe((event) => {
+          if (event.key !== 'Escape') return;
+          event.preventDefault();
+          this.close();
+        });
+    }
+  }
+
+  /** Closes the dialog; a contact typed but not added is only dropped once the owner agrees. */
+  protected close(): void {
+    if (!this.dirty() || this.confirm(LEAVE_QUESTION)) this.dialogRef?.close();
+  }
 
   protected isPending(id: string): boolean {
     return this.pending().has(id);
