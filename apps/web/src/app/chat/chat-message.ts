@@ -30,7 +30,8 @@ import { ToolChip } from './tool-chip';
       >
         @if (author(); as author) {
           <p class="author" data-testid="message-author">
-            {{ author.name }} <span class="channel">on WhatsApp</span>
+            {{ author.name }}
+            <span class="channel">on {{ channelLabel(author.channel) }}</span>
           </p>
           <span class="mt-visually-hidden">{{ author.name }} wrote:</span>
         } @else {
@@ -204,6 +205,9 @@ export class ChatMessageView {
 
   protected readonly parts = computed(() => partsOf(this.message()));
   /** The contact who wrote a user message; null for the owner's own. */
+  protected channelLabel(channel: MessageAuthor['channel']): string {
+    return channel === 'telegram' ? 'Telegram' : 'WhatsApp';
+  }
   protected readonly author = computed(() =>
     this.message().role === 'user' ? (this.message().author ?? null) : null,
   );
