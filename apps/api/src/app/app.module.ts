@@ -35,6 +35,7 @@ import {
 } from '../whatsapp/gateway/whatsapp.module';
 import { WhatsAppPermissionsModule } from '../whatsapp/permissions/whatsapp-permissions.module';
 import { WhatsAppAutoReplyModule } from '../whatsapp/auto-reply/whatsapp-auto-reply.module';
+import { TelegramModule } from '../telegram/telegram.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -104,6 +105,7 @@ export class AppModule {
         WhatsAppModule,
         WhatsAppPermissionsModule,
         WhatsAppAutoReplyModule,
+        TelegramModule,
       ],
       providers: [
         // Order matters: a dead database answers 503 before the session lookup would hang on it.

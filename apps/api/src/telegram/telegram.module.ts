@@ -1,0 +1,41 @@
+import { Module } from '@nestjs/common';
+import { MongooseModule } from '@nestjs/mongoose';
+import { ChatsModule } from '../chats/chats.module';
+import { SandboxReadScope } from '../mongo-sandbox/sandbox-collection-owners';
+import { SettingsModule } from '../settings/settings.module';
+import { WhatsAppAutoReplyModule } from '../whatsapp/auto-reply/whatsapp-auto-reply.module';
+import {
+  TelegramPermissionRecord,
+  TelegramPermissionSchema,
+} from './schemas/telegram-permission.schema';
+import { TelegramAutoReplyService } from './telegram-auto-reply.service';
+import { TelegramBotService, TelegramGateway } from './telegram-bot.service';
+import { TelegramController } from './telegram.controller';
+import { TelegramMessagesReadScope } from './telegram-messages-read-scope';
+import { TelegramPermissionsService } from './telegram-permissions.service';
+
+/**
+ * Telegram, the second channel: the bot's long polling (grammY against the Bot
+ * API or a self-hosted server), its permissions, and its port to the shared
+ * auto-reply. The auto-reply limits are the same settings as WhatsApp's.
+ */
+@Module({
+  imports: [
+    ChatsModule,
+    SettingsModule,
+    WhatsAppAutoReplyModule,
+    MongooseModule.forFeature([
+      { name: TelegramPermissionRecord.name, schema: TelegramPermissionSchema },
+    ]),
+  ],
+  controllers: [TelegramController],
+  providers: [
+    TelegramBotService,
+    { provide: TelegramGateway, useExisting: TelegramBotService },
+    TelegramPermissionsService,
+    TelegramAutoReplyService,
+    { provide: SandboxReadScope, useClass: TelegramMessagesReadScope },
+  ],
+  exports: [TelegramGateway, TelegramPermissionsService],
+})
+export class TelegramModule {}
