@@ -73,6 +73,15 @@ export interface FakeTelegramServer {
   readonly calls: FakeTelegramCall[];
   /** The `sendMessage` calls that succeeded: `{ chat_id, text, … }`. */
   readonly sent: Array<Record<string, unknown> & { message_id: number }>;
+  /** Files the bot uploaded (`sendDocument`, `sendVoice`): the chat, the file name and the size of the request. */
+  readonly uploads: Array<{
+    method: string;
+    chatId: string | null;
+    filename: string | null;
+    bytes: number;
+  }>;
+  /** `setMessageReaction` calls. */
+  readonly reactions: Array<Record<string, unknown>>;
   /** Queues an inbound message as an update; returns its update_id and message_id. */
   receive(message: FakeInbound): { updateId: number; messageId: number };
   /** Makes the next call(s) of a method fail. */
@@ -105,6 +114,8 @@ export async function startFakeTelegram(
   };
   const calls: FakeTelegramCall[] = [];
   const sent: FakeTelegramServer['sent'] = [];
+  const uploads: FakeTelegramServer['uploads'] = [];
+  const reactions: FakeTelegramServer['reactions'] = [];
   const failures: FakeTelegramFailure[] = [];
   let updates: Update[] = [];
   let nextUpdateId = 500;
@@ -227,7 +238,29 @@ export async function startFakeTelegram(
           });
         }
         case 'setMessageReaction':
+          reactions.push(params);
           return answer(res, 200, { ok: true, result: true });
+        case 'sendDocument':
+        case 'sendVoice': {
+          const raw = String(params['_raw'] ?? '');
+          const field = (name: string) =>
+            new RegExp(`name="${name}"\\r\\n\\r\\n([^\\r]*)`).exec(raw)?.[1] ??
+            null;
+          uploads.push({
+            method,
+            chatId: field('chat_id') ?? (params['chat_id'] as string) ?? null,
+            filename: /filename="?([^";\r\n]*)"?/.exec(raw)?.[1] ?? null,
+            bytes: raw.length,
+          });
+          return answer(res, 200, {
+            ok: true,
+            result: {
+              message_id: nextMessageId++,
+              date: Math.floor(Date.now() / 1000),
+              chat: { id: Number(field('chat_id')), type: 'private' },
+            },
+          });
+        }
         default:
           return answer(res, 404, {
             ok: false,
@@ -257,6 +290,8 @@ export async function startFakeTelegram(
     bot,
     calls,
     sent,
+    uploads,
+    reactions,
     get acknowledged() {
       return acknowledged;
     },

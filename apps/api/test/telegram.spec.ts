@@ -5,6 +5,9 @@ import {
   startFakeTelegram,
   type FakeTelegramServer,
 } from '../../../tools/fake-telegram/fake-telegram-server';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FileDirs } from '../src/files/file-dirs';
 import { TelegramAutoReplyService } from '../src/telegram/telegram-auto-reply.service';
 import { WhatsAppAutoReplySettings } from '../src/whatsapp/auto-reply/whatsapp-auto-reply.settings';
 import { keptDatabase } from './support/automations-kit';
@@ -282,6 +285,90 @@ describe('Telegram', () => {
     await waitFor(() => telegram.sent.length === 1, 'the reply', 15_000);
     const attempts = telegram.calls.filter((c) => c.method === 'sendMessage');
     expect(attempts).toHaveLength(2);
+  });
+
+  it('reacts to the message being answered, and sends a cache file only to a trusted chat', async () => {
+    const t = await boot();
+    await connect(t);
+    const owner = await t.owner();
+    const ann = (
+      await owner
+        .post('/api/telegram/permissions')
+        .send({
+          chatId: '4242',
+          displayName: 'Ann',
+          canRead: true,
+          canReply: true,
+        })
+        .expect(200)
+    ).body as { id: string };
+    const dirs = t.app.get(FileDirs).ensure();
+    writeFileSync(join(dirs.file_cache_dir, 'notes.txt'), 'hello file');
+
+    // Untrusted: the reaction is offered, the file tools are not.
+    fake.openai.enqueue(
+      { toolCalls: [{ name: 'telegram_react', arguments: { emoji: '👍' } }] },
+      { text: ['done'] },
+    );
+    const first = telegram.receive({
+      chat: ANN,
+      text: 'thanks!',
+      date: now(t),
+    });
+    await waitFor(() => telegram.sent.length === 1, 'the reply');
+    await t.app.get(TelegramAutoReplyService).idle();
+    expect(telegram.reactions).toEqual([
+      expect.objectContaining({
+        chat_id: '4242',
+        message_id: first.messageId,
+        reaction: [{ type: 'emoji', emoji: '👍' }],
+      }),
+    ]);
+    const offered = (n: number) =>
+      (
+        (fake.openai.requests.at(n)?.body?.tools ?? []) as Array<{
+          function: { name: string };
+        }>
+      ).map((tool) => tool.function.name);
+    expect(offered(-1)).toContain('telegram_react');
+    expect(offered(-1)).not.toContain('telegram_send_file');
+    expect(offered(-1)).not.toContain('telegram_manage_permission');
+
+    await owner
+      .patch(`/api/telegram/permissions/${ann.id}`)
+      .send({ trusted: true })
+      .expect(200);
+    fake.openai.enqueue(
+      {
+        toolCalls: [
+          {
+            name: 'telegram_send_file',
+            arguments: { path: 'file_cache_dir/../state/../../secrets' },
+          },
+        ],
+      },
+      {
+        toolCalls: [
+          {
+            name: 'telegram_send_file',
+            arguments: { path: 'file_cache_dir/notes.txt', caption: 'here' },
+          },
+        ],
+      },
+      { text: ['sent'] },
+    );
+    telegram.receive({ chat: ANN, text: 'send me the notes', date: now(t) });
+    await waitFor(() => telegram.sent.length === 2, 'the second reply');
+    await t.app.get(TelegramAutoReplyService).idle();
+    expect(telegram.uploads).toEqual([
+      expect.objectContaining({
+        method: 'sendDocument',
+        chatId: '4242',
+        filename: 'notes.txt',
+      }),
+    ]);
+    const toolResults = JSON.stringify(fake.openai.requests.at(-1)?.body);
+    expect(toolResults).toContain('leaves file_cache_dir');
   });
 
   it('validates permissions and writes nothing on a bad request', async () => {

@@ -83,6 +83,11 @@ export interface ContactChannelPort<
   /** The "## … Auto-Reply Context" block for the turn. */
   promptContext(contact: Contact, message: Message): string;
   author(contact: Contact, message: Message): MessageAuthor;
+  /**
+   * The tools a turn for this contact may use, on top of the contact profile
+   * (e.g. reacting to the message being answered); omitted: the profile only.
+   */
+  extraTools?(contact: Contact): ReadonlySet<string>;
   /** How a contact is named in logs: "Ann (+1555…)". */
   describe(contact: Contact, key: string): string;
 }
@@ -446,7 +451,7 @@ export class ContactAutoReply<
         // Sections declare who sees them: an untrusted contact gets the date and nothing of the owner's.
         audience: audienceOf('auto-reply', contact.trusted),
       },
-      toolFilter: contactToolFilter,
+      toolFilter: this.toolFilter(contact),
       // Stored on the contact's message: the console labels it as theirs, and the owner's turns read it as untrusted.
       author: this.port.author(contact, doc),
     };
@@ -486,6 +491,12 @@ export class ContactAutoReply<
       stopped,
       messageId: reply.messageId,
     };
+  }
+
+  private toolFilter(contact: Contact): (name: string) => boolean {
+    const extra = this.port.extraTools?.(contact);
+    if (!extra?.size) return contactToolFilter;
+    return (name) => contactToolFilter(name) || extra.has(name);
   }
 
   /**

@@ -120,6 +120,13 @@ export class TelegramAutoReplyService
             : `${message.fromName} in ${permission.displayName}`,
         telegramChatId: message.telegramChatId,
       }),
+      // Reactions go to the message being answered; files only to a chat the owner trusts.
+      extraTools: (permission) =>
+        new Set(
+          permission.trusted
+            ? ['telegram_react', 'telegram_send_file', 'telegram_send_voice']
+            : ['telegram_react'],
+        ),
       describe: (permission, chatId) =>
         `${permission.displayName} (Telegram chat ${chatId})`,
     };

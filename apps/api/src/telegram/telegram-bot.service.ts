@@ -5,7 +5,7 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { InjectConnection } from '@nestjs/mongoose';
-import { Api, GrammyError, HttpError } from 'grammy';
+import { Api, GrammyError, HttpError, InputFile } from 'grammy';
 import type { Message, Update } from 'grammy/types';
 import type { Connection } from 'mongoose';
 import type {
@@ -372,11 +372,7 @@ export class TelegramBotService
     text: string,
     replyToMessageId?: number,
   ): Promise<void> {
-    const api = this.api;
-    if (!api || this.current.status !== 'connected')
-      throw new Error(
-        'Telegram is not connected: save a bot token in Settings first.',
-      );
+    const api = this.connectedApi();
     const chunks: string[] = [];
     for (let i = 0; i < text.length; i += MAX_TEXT)
       chunks.push(text.slice(i, i + MAX_TEXT));
@@ -394,6 +390,51 @@ export class TelegramBotService
         }),
       );
     }
+  }
+
+  /** Reacts to a message with one emoji. */
+  async react(
+    chatId: string,
+    messageId: number,
+    emoji: string,
+    isBig: boolean,
+  ): Promise<void> {
+    const api = this.connectedApi();
+    await this.withRateLimit(() =>
+      api.setMessageReaction(
+        chatId,
+        messageId,
+        [{ type: 'emoji', emoji } as never],
+        { is_big: isBig },
+      ),
+    );
+  }
+
+  /** Uploads a local file as a document or a voice note. */
+  async sendFile(
+    kind: 'document' | 'voice',
+    chatId: string,
+    path: string,
+    options: { filename: string; caption?: string },
+  ): Promise<void> {
+    const api = this.connectedApi();
+    const file = new InputFile(path, options.filename);
+    if (kind === 'voice')
+      await this.withRateLimit(() => api.sendVoice(chatId, file));
+    else
+      await this.withRateLimit(() =>
+        api.sendDocument(chatId, file, {
+          ...(options.caption ? { caption: options.caption } : {}),
+        }),
+      );
+  }
+
+  private connectedApi(): Api {
+    if (!this.api || this.current.status !== 'connected')
+      throw new Error(
+        'Telegram is not connected: save a bot token in Settings first.',
+      );
+    return this.api;
   }
 
   /** Calls Telegram, waiting out a 429's `retry_after` (at most 3 tries, 60 s each). */

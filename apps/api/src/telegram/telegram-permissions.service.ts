@@ -99,6 +99,15 @@ export class TelegramPermissionsService implements OnApplicationBootstrap {
     return (await this.byChatId()).get(chatId) ?? null;
   }
 
+  /** The permission whose auto-replies live in this console chat. */
+  async findByConsoleChatId(
+    consoleChatId: string,
+  ): Promise<TelegramPermission | null> {
+    for (const permission of (await this.byChatId()).values())
+      if (permission.consoleChatId === consoleChatId) return permission;
+    return null;
+  }
+
   /** Chat ids with canRead (db_query's view of telegram_messages). */
   async readableChatIds(): Promise<string[]> {
     return [...(await this.byChatId()).values()]

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { ChatsModule } from '../chats/chats.module';
+import { FilesModule } from '../files/files.module';
 import { SandboxReadScope } from '../mongo-sandbox/sandbox-collection-owners';
 import { SettingsModule } from '../settings/settings.module';
 import { WhatsAppAutoReplyModule } from '../whatsapp/auto-reply/whatsapp-auto-reply.module';
@@ -13,6 +14,14 @@ import { TelegramBotService, TelegramGateway } from './telegram-bot.service';
 import { TelegramController } from './telegram.controller';
 import { TelegramMessagesReadScope } from './telegram-messages-read-scope';
 import { TelegramPermissionsService } from './telegram-permissions.service';
+import {
+  TelegramListPermissionsTool,
+  TelegramManagePermissionTool,
+  TelegramMode,
+  TelegramReactTool,
+  TelegramSendFileTool,
+  TelegramSendVoiceTool,
+} from './telegram-tools';
 
 /**
  * Telegram, the second channel: the bot's long polling (grammY against the Bot
@@ -22,6 +31,7 @@ import { TelegramPermissionsService } from './telegram-permissions.service';
 @Module({
   imports: [
     ChatsModule,
+    FilesModule,
     SettingsModule,
     WhatsAppAutoReplyModule,
     MongooseModule.forFeature([
@@ -34,6 +44,12 @@ import { TelegramPermissionsService } from './telegram-permissions.service';
     { provide: TelegramGateway, useExisting: TelegramBotService },
     TelegramPermissionsService,
     TelegramAutoReplyService,
+    TelegramMode,
+    TelegramReactTool,
+    TelegramSendFileTool,
+    TelegramSendVoiceTool,
+    TelegramListPermissionsTool,
+    TelegramManagePermissionTool,
     { provide: SandboxReadScope, useClass: TelegramMessagesReadScope },
   ],
   exports: [TelegramGateway, TelegramPermissionsService],
