@@ -8,6 +8,7 @@ import {
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FileDirs } from '../src/files/file-dirs';
+import { MongoSandboxService } from '../src/mongo-sandbox/mongo-sandbox.service';
 import { TelegramAutoReplyService } from '../src/telegram/telegram-auto-reply.service';
 import { WhatsAppAutoReplySettings } from '../src/whatsapp/auto-reply/whatsapp-auto-reply.settings';
 import { keptDatabase } from './support/automations-kit';
@@ -369,6 +370,48 @@ describe('Telegram', () => {
     ]);
     const toolResults = JSON.stringify(fake.openai.requests.at(-1)?.body);
     expect(toolResults).toContain('leaves file_cache_dir');
+  });
+
+  it("keeps strangers' messages and the chats of revoked senders out of db_query", async () => {
+    const t = await boot();
+    await connect(t);
+    const owner = await t.owner();
+    const ann = (
+      await owner
+        .post('/api/telegram/permissions')
+        .send({ chatId: '4242', displayName: 'Ann', canRead: true })
+        .expect(200)
+    ).body as { id: string };
+    telegram.receive({ chat: ANN, text: 'ann-secret-words', date: now(t) });
+    telegram.receive({ chat: STRANGER, text: 'eve-words', date: now(t) });
+    await waitFor(
+      async () =>
+        (
+          (await owner.get('/api/telegram/messages')).body as Array<{
+            processing: string;
+          }>
+        ).filter((m) => m.processing === 'done' || m.processing === 'skipped')
+          .length === 2,
+      'both messages handled',
+    );
+    await t.app.get(TelegramAutoReplyService).idle();
+    const sandbox = t.app.get(MongoSandboxService);
+    const seen = async (collection: string) =>
+      JSON.stringify(await sandbox.execute({ operation: 'find', collection }));
+    expect(await seen('telegram_messages')).toContain('ann-secret-words');
+    expect(await seen('telegram_messages')).not.toContain('eve-words');
+    expect(await seen('messages')).toContain('ann-secret-words');
+
+    await owner
+      .patch(`/api/telegram/permissions/${ann.id}`)
+      .send({ canRead: false })
+      .expect(200);
+    expect(await seen('telegram_messages')).not.toContain('ann-secret-words');
+    expect(await seen('messages')).not.toContain('ann-secret-words');
+    // The owner still sees everything in the console.
+    expect(
+      JSON.stringify((await owner.get('/api/telegram/messages')).body),
+    ).toContain('eve-words');
   });
 
   it('validates permissions and writes nothing on a bad request', async () => {

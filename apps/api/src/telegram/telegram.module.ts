@@ -11,6 +11,7 @@ import {
 } from './schemas/telegram-permission.schema';
 import { TelegramAutoReplyService } from './telegram-auto-reply.service';
 import { TelegramBotService, TelegramGateway } from './telegram-bot.service';
+import { TelegramChatDirectory } from './telegram-chat-directory';
 import { TelegramController } from './telegram.controller';
 import { TelegramMessagesReadScope } from './telegram-messages-read-scope';
 import { TelegramPermissionsService } from './telegram-permissions.service';
@@ -51,6 +52,7 @@ import {
     TelegramListPermissionsTool,
     TelegramManagePermissionTool,
     { provide: SandboxReadScope, useClass: TelegramMessagesReadScope },
+    TelegramChatDirectory,
   ],
   exports: [TelegramGateway, TelegramPermissionsService],
 })
