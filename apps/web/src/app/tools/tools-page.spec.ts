@@ -14,7 +14,7 @@ describe('ToolsPage', () => {
     tearDownApiTest(http);
   });
 
-  it('is a page of tool sections: web search, then WhatsApp', async () => {
+  it('is a page of tool sections, web search first', async () => {
     const fixture = TestBed.createComponent(ToolsPage);
     await fixture.whenStable();
     http.expectOne('/api/settings').flush({
@@ -27,23 +27,17 @@ describe('ToolsPage', () => {
       timezone: 'UTC',
       updatedAt: null,
     });
-    http
-      .expectOne('/api/whatsapp/status')
-      .flush({ status: 'disconnected', phoneNumber: null });
     await fixture.whenStable();
     const root = fixture.nativeElement as HTMLElement;
     expect(root.querySelector('h1')?.textContent).toBe('Tools');
-    const [web, whatsApp] = Array.from(
+    const [web] = Array.from(
       root.querySelectorAll('[data-testid="tool-sections"] > section'),
     );
     expect(web?.getAttribute('aria-labelledby')).toBe('web-search-heading');
     expect(web?.querySelector('#web-search-heading')?.textContent?.trim()).toBe(
       'Web search (Brave)',
     );
-    expect(whatsApp?.getAttribute('aria-labelledby')).toBe('whatsapp-heading');
-    expect(
-      whatsApp?.querySelector('#whatsapp-heading')?.textContent?.trim(),
-    ).toBe('WhatsApp');
+    expect(root.querySelector('mt-whatsapp-card')).toBeNull();
     fixture.destroy();
   });
 });

@@ -1,12 +1,11 @@
 import { ChangeDetectionStrategy, Component } from '@angular/core';
 import { WebSearchCard } from './web-search-card';
-import { WhatsAppCard } from './whatsapp-card';
 
-/** `/tools`: what Metatron can reach beyond its own database, one card per tool or channel. */
+/** `/tools`: what Metatron can reach beyond its own database, one card per tool (the messaging channels are on `/channels`). */
 @Component({
   selector: 'mt-tools-page',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [WebSearchCard, WhatsAppCard],
+  imports: [WebSearchCard],
   templateUrl: './tools-page.html',
   styleUrl: './tools-page.scss',
 })
