@@ -48,7 +48,7 @@ test.describe('WhatsApp', () => {
   }) => {
     expect(app.output()).toContain('A custom WhatsApp socket module is in use');
     await ownerSession(page);
-    await page.goto('/tools');
+    await page.goto('/channels');
     const card = page.getByTestId('whatsapp-card');
     const state = card.getByTestId('whatsapp-state');
     await expect(state).toHaveText('Disconnected');
@@ -105,7 +105,7 @@ test.describe('WhatsApp', () => {
     page,
   }) => {
     await ownerSession(page);
-    await page.goto('/tools');
+    await page.goto('/channels');
     await page.getByTestId('whatsapp-permissions').click();
     const dialog = page.getByRole('dialog', { name: 'WhatsApp permissions' });
     await expect(dialog).toBeVisible();

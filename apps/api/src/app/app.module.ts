@@ -37,6 +37,8 @@ import {
 } from '../whatsapp/gateway/whatsapp.module';
 import { WhatsAppPermissionsModule } from '../whatsapp/permissions/whatsapp-permissions.module';
 import { WhatsAppAutoReplyModule } from '../whatsapp/auto-reply/whatsapp-auto-reply.module';
+import { TelegramModule } from '../telegram/telegram.module';
+import { ChannelsModule } from '../channels/channels.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -108,6 +110,8 @@ export class AppModule {
         WhatsAppModule,
         WhatsAppPermissionsModule,
         WhatsAppAutoReplyModule,
+        TelegramModule,
+        ChannelsModule,
       ],
       providers: [
         // Order matters: a dead database answers 503 before the session lookup would hang on it.

@@ -10,11 +10,13 @@ import {
 } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
-import type {
-  ChatMessage,
-  MessageAttachment,
-  MessageAuthor,
-  TokenUsage,
+import {
+  CONTACT_CHANNELS,
+  type ChatMessage,
+  type ContactChannel,
+  type MessageAttachment,
+  type MessageAuthor,
+  type TokenUsage,
 } from '@metatronos/shared-types';
 import { AttachmentsService } from '../attachments/attachments.service';
 import { Clock } from '../clock/clock';
@@ -537,13 +539,16 @@ export class ChatReplyService
     });
     const userView = toChatMessage(user);
     // The owner writing in a contact's chat: the contact's messages in the history stay untrusted.
+    const contactChannel = CONTACT_CHANNELS.find((c) => c === chat.kind);
     const inContactChat =
-      chat.kind === 'whatsapp' && (options.source ?? 'chat') === 'chat';
+      contactChannel !== undefined && (options.source ?? 'chat') === 'chat';
     const history = toLlmHistory(earlier, { markContacts: inContactChat });
     const turnOptions = inContactChat
       ? ownerInContactChat(
           options,
-          contactName(earlier) ?? chat.title.replace(/^WhatsApp:\s*/, ''),
+          contactName(earlier) ??
+            chat.title.replace(/^(WhatsApp|Telegram):\s*/, ''),
+          contactChannel ?? 'whatsapp',
         )
       : options;
     return {
@@ -693,11 +698,12 @@ export class ChatReplyService
 function ownerInContactChat(
   options: ReplyOptions,
   contact: string,
+  channel: ContactChannel,
 ): ReplyOptions {
   const fullTools = options.fullTools === true;
   const extra = [
     options.prompt?.extra,
-    contactChatContext(contact, fullTools),
+    contactChatContext(contact, fullTools, channel),
   ].filter((block): block is string => !!block?.trim());
   return {
     ...options,

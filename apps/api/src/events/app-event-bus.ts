@@ -37,6 +37,17 @@ export class AppEventBus implements OnModuleDestroy {
     this.emitter.emit(name, payload);
   }
 
+  /** Listens to one event; the returned function stops listening. */
+  on<K extends AppEventName>(
+    name: K,
+    listener: (payload: AppEventMap[K]) => void,
+  ): () => void {
+    this.emitter.on(name, listener);
+    return () => {
+      this.emitter.off(name, listener);
+    };
+  }
+
   /** Emits and resolves once every listener has finished (for a listener whose work the emitter's caller must see done). */
   async emitAndWait<K extends AppEventName>(
     name: K,

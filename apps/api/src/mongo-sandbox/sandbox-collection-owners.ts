@@ -28,6 +28,7 @@ export const DELEGATED_WRITE_COLLECTIONS: ReadonlySet<string> = new Set([
  */
 export const SCOPED_READ_COLLECTIONS: ReadonlySet<string> = new Set([
   'whatsapp_messages',
+  'telegram_messages',
 ]);
 
 /** Provided by the feature owning a collection of DELEGATED_WRITE_COLLECTIONS. */

@@ -35,11 +35,22 @@ export interface AppSettings extends UrlFetchSettings {
   primaryModel: string | null;
   imageModel: string | null;
   braveApiKey: string | null;
+  /** The Telegram bot's token (BotFather): long polling runs while it is set. */
+  telegramBotToken: string | null;
+  /** The Bot API server: Telegram's own, or a self-hosted one. */
+  telegramApiRoot: string;
   timezone: string;
   updatedAt: Date | null;
 }
 
-const SECRET_FIELDS = ['geminiApiKey', 'openaiApiKey', 'braveApiKey'] as const;
+export const DEFAULT_TELEGRAM_API_ROOT = 'https://api.telegram.org';
+
+const SECRET_FIELDS = [
+  'geminiApiKey',
+  'openaiApiKey',
+  'braveApiKey',
+  'telegramBotToken',
+] as const;
 type SecretField = (typeof SECRET_FIELDS)[number];
 
 /**
@@ -113,6 +124,7 @@ export class SettingsService extends SandboxSecrets {
       next.primaryModel = request.primaryModel?.trim() || null;
     if (request.imageModel !== undefined)
       next.imageModel = request.imageModel?.trim() || null;
+    problems.push(...nextTelegram(request, current, next));
     if (request.timezone !== undefined) {
       if (isValidTimeZone(request.timezone.trim()))
         next.timezone = request.timezone.trim();
@@ -196,6 +208,8 @@ export class SettingsService extends SandboxSecrets {
       primaryModel: stored?.primaryModel ?? null,
       imageModel: stored?.imageModel ?? null,
       braveApiKey: stored?.braveApiKey ?? null,
+      telegramBotToken: stored?.telegramBotToken ?? null,
+      telegramApiRoot: stored?.telegramApiRoot ?? DEFAULT_TELEGRAM_API_ROOT,
       timezone:
         stored?.timezone && isValidTimeZone(stored.timezone)
           ? stored.timezone
@@ -248,6 +262,65 @@ export function sameEndpointAddress(a: string, b: string): boolean {
   return normal(a) === normal(b);
 }
 
+const TELEGRAM_TOKEN = /^\d{1,20}:[A-Za-z0-9_-]{20,100}$/;
+
+/**
+ * Checks the Telegram fields of `next` (its token already merged): the token's
+ * shape, and the API root as an http(s) URL. Like an endpoint key, a stored
+ * token is bound to the server it was entered for: changing the root needs the
+ * token again, so it is never sent to an address the owner did not enter it for.
+ */
+function nextTelegram(
+  request: UpdateAppSettingsRequest,
+  current: AppSettings,
+  next: AppSettings,
+): string[] {
+  const problems: string[] = [];
+  if (request.telegramApiRoot !== undefined) {
+    const root = (
+      request.telegramApiRoot?.trim() || DEFAULT_TELEGRAM_API_ROOT
+    ).replace(/\/+$/, '');
+    let valid = false;
+    try {
+      const url = new URL(root);
+      valid =
+        (url.protocol === 'https:' || url.protocol === 'http:') &&
+        !url.username &&
+        !url.password &&
+        !url.search &&
+        !url.hash;
+    } catch {
+      valid = false;
+    }
+    if (!valid)
+      problems.push(
+        `telegramApiRoot must be an http(s) URL such as ${DEFAULT_TELEGRAM_API_ROOT} (got "${request.telegramApiRoot}")`,
+      );
+    else next.telegramApiRoot = root;
+  }
+  const tokenKept =
+    request.telegramBotToken === undefined ||
+    (typeof request.telegramBotToken === 'string' &&
+      isMaskedSecret(request.telegramBotToken.trim()));
+  if (
+    tokenKept &&
+    current.telegramBotToken &&
+    !sameEndpointAddress(current.telegramApiRoot, next.telegramApiRoot)
+  )
+    problems.push(
+      `telegramBotToken must be sent again because telegramApiRoot changed (from ${current.telegramApiRoot} to ${next.telegramApiRoot}): a stored token is only sent to the server it was entered for`,
+    );
+  if (
+    !tokenKept &&
+    next.telegramBotToken !== null &&
+    !TELEGRAM_TOKEN.test(next.telegramBotToken)
+  )
+    problems.push(
+      'telegramBotToken must be a bot token as BotFather gives it, like 123456789:AA… (digits, a colon, then letters, digits, - and _)',
+    );
+  return problems;
+}
+
 function nextSecret(
   value: string | null | undefined,
   current: string | null,
@@ -271,6 +344,8 @@ function toView(settings: AppSettings): AppSettingsView {
     primaryModel: settings.primaryModel,
     imageModel: settings.imageModel,
     braveApiKey: maskSecret(settings.braveApiKey),
+    telegramBotToken: maskSecret(settings.telegramBotToken),
+    telegramApiRoot: settings.telegramApiRoot,
     timezone: settings.timezone,
     urlFetchAllowHosts: settings.urlFetchAllowHosts,
     authProfiles: authProfilesView(settings.authProfiles),

@@ -74,6 +74,12 @@ export const appRoutes: Routes = [
           import('./tools/tools-page').then((m) => m.ToolsPage),
       },
       {
+        path: 'channels',
+        title: pageTitle('Channels'),
+        loadComponent: () =>
+          import('./channels/channels-page').then((m) => m.ChannelsPage),
+      },
+      {
         path: 'instruction',
         canDeactivate: [unsavedChangesGuard],
         title: pageTitle('Instruction'),

@@ -1,7 +1,13 @@
 import type { MessageAttachment } from './attachments';
 
 /** What a chat is for: the owner's own conversation, a scheduled job's runs, the Pulse heartbeat, or a WhatsApp contact's auto-replies. */
-export const CHAT_KINDS = ['chat', 'cron', 'pulse', 'whatsapp'] as const;
+export const CHAT_KINDS = [
+  'chat',
+  'cron',
+  'pulse',
+  'whatsapp',
+  'telegram',
+] as const;
 export type ChatKind = (typeof CHAT_KINDS)[number];
 
 /** `GET /api/chats` items (newest first) and the answer to create/rename. */
@@ -69,16 +75,25 @@ export interface TokenUsage {
   totalTokens?: number;
 }
 
+/** The messaging channels contacts write on (each has its auto-reply and its contact chats). */
+export const CONTACT_CHANNELS = ['whatsapp', 'telegram'] as const;
+export type ContactChannel = (typeof CONTACT_CHANNELS)[number];
+
+/** The chat kinds that hold one contact's conversation (the contact tool profile applies). */
+export const CONTACT_CHAT_KINDS: readonly ChatKind[] = CONTACT_CHANNELS;
+
 /**
- * The writer of a user message that is not the owner: a WhatsApp contact whose
- * message the auto-reply answered. Their text is untrusted content.
+ * The writer of a user message that is not the owner: a contact whose message
+ * the auto-reply answered. Their text is untrusted content.
  */
 export interface MessageAuthor {
   kind: 'contact';
-  channel: 'whatsapp';
+  channel: ContactChannel;
   name: string;
-  /** Digits only, country code first. */
-  phone: string;
+  /** WhatsApp: digits only, country code first. */
+  phone?: string;
+  /** Telegram: the chat id. */
+  telegramChatId?: string;
 }
 
 /** Who sent a user message that no person wrote: a scheduled job or the Pulse heartbeat. */
@@ -112,7 +127,7 @@ export interface ChatMessage {
 }
 
 /** Channels an assistant reply can be delivered on besides the chat. */
-export const DELIVERY_CHANNELS = ['whatsapp'] as const;
+export const DELIVERY_CHANNELS = CONTACT_CHANNELS;
 export type DeliveryChannel = (typeof DELIVERY_CHANNELS)[number];
 
 /** `not-sent`: on purpose (replies to the contact are off, empty answer); `failed`: the channel refused or the server stopped. */

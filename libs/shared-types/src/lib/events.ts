@@ -1,6 +1,7 @@
 import type { CronRunView } from './automations';
 import type { DatabaseStatus } from './system';
 import type { BufferedMessage, WhatsAppStatus } from './whatsapp';
+import type { TelegramStatus } from './telegram';
 
 /**
  * Every event the server publishes on its bus and streams on `GET /api/events`.
@@ -65,6 +66,22 @@ export interface AppEventMap {
   'whatsapp.qr': { qr: string; at: string };
   /** A WhatsApp message was received and stored (sent once per message id). */
   'whatsapp.message': { message: BufferedMessage; at: string };
+  /** The Telegram bot's polling changed state. */
+  'telegram.status': {
+    status: TelegramStatus;
+    username: string | null;
+    reason: string | null;
+    at: string;
+  };
+  /** A Telegram message was received and stored (once per message). */
+  'telegram.message': { id: string; chatId: string; at: string };
+  /** A Telegram permission was created, edited or deleted. */
+  'telegram.permissions.changed': {
+    id: string;
+    change: 'created' | 'updated' | 'deleted';
+    by: 'owner' | 'ai' | 'auto-reply';
+    at: string;
+  };
   /** The server is stopping: the last event of every event stream, which then ends. */
   shutdown: { at: string };
 }
@@ -87,6 +104,9 @@ export const APP_EVENT_NAMES: readonly AppEventName[] = [
   'whatsapp.status',
   'whatsapp.qr',
   'whatsapp.message',
+  'telegram.status',
+  'telegram.message',
+  'telegram.permissions.changed',
   'shutdown',
 ];
 

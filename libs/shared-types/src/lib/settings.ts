@@ -20,6 +20,10 @@ export interface AppSettingsView {
   primaryModel: string | null;
   imageModel: string | null;
   braveApiKey: string | null;
+  /** The Telegram bot token (masked); long polling runs while it is set. */
+  telegramBotToken: string | null;
+  /** The Bot API server, `https://api.telegram.org` unless a self-hosted one is set. */
+  telegramApiRoot: string;
   /** IANA zone, e.g. `Europe/Paris`. */
   timezone: string;
   /** `url_fetch` may reach these exact `host:port` entries although they are private (a home server). */
@@ -71,6 +75,9 @@ export interface UpdateAppSettingsRequest {
   primaryModel?: string | null;
   imageModel?: string | null;
   braveApiKey?: string | null;
+  telegramBotToken?: string | null;
+  /** `null` or `''`: back to `https://api.telegram.org`. Changing it needs the token again. */
+  telegramApiRoot?: string | null;
   timezone?: string;
   /** Replaces the list; each entry `host:port`. */
   urlFetchAllowHosts?: string[];

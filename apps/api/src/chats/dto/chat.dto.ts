@@ -21,6 +21,7 @@ import {
 import {
   ATTACHMENT_KINDS,
   CHAT_KINDS,
+  CONTACT_CHANNELS,
   CHAT_TITLE_MAX_LENGTH,
   DELIVERY_CHANNELS,
   DELIVERY_STATUSES,
@@ -34,6 +35,7 @@ import {
   type AssistantPart,
   type AttachmentKind,
   type ChatKind,
+  type ContactChannel,
   type ChatMessage,
   type ChatSummary,
   type CreateChatRequest,
@@ -232,12 +234,16 @@ export class TokenUsageDto implements TokenUsage {
 export class MessageAuthorDto implements MessageAuthor {
   @ApiProperty({ enum: ['contact'] })
   kind!: 'contact';
-  @ApiProperty({ enum: ['whatsapp'] })
-  channel!: 'whatsapp';
+  @ApiProperty({ enum: CONTACT_CHANNELS })
+  channel!: ContactChannel;
   @ApiProperty({ description: "The contact's name as the owner saved it" })
   name!: string;
-  @ApiProperty({ description: 'Digits only, country code first' })
-  phone!: string;
+  @ApiPropertyOptional({
+    description: 'WhatsApp: digits only, country code first',
+  })
+  phone?: string;
+  @ApiPropertyOptional({ description: 'Telegram: the chat id' })
+  telegramChatId?: string;
 }
 
 export class MessageDeliveryDto implements MessageDelivery {

@@ -160,6 +160,28 @@ export class UpdateSettingsDto implements UpdateAppSettingsRequest {
   braveApiKey?: string | null;
 
   @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: `Telegram bot token from BotFather. ${SECRET_HELP}`,
+  })
+  @OptionalOrNull()
+  @IsString()
+  @MaxLength(200)
+  telegramBotToken?: string | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    example: 'https://api.telegram.org',
+    description:
+      'The Bot API server (a self-hosted one may be set); null resets it. Changing it needs the token again.',
+  })
+  @OptionalOrNull()
+  @IsString()
+  @MaxLength(500)
+  telegramApiRoot?: string | null;
+
+  @ApiPropertyOptional({
     example: 'Europe/Paris',
     description: 'IANA time zone',
   })
@@ -226,6 +248,10 @@ export class SettingsViewDto implements AppSettingsView {
   imageModel!: string | null;
   @ApiProperty({ type: String, nullable: true, example: '••••abcd' })
   braveApiKey!: string | null;
+  @ApiProperty({ type: String, nullable: true, example: '••••abcd' })
+  telegramBotToken!: string | null;
+  @ApiProperty({ example: 'https://api.telegram.org' })
+  telegramApiRoot!: string;
   @ApiProperty({ example: 'Europe/Paris' })
   timezone!: string;
   @ApiProperty({ type: [String], example: ['nas.local:8123'] })

@@ -46,6 +46,10 @@ export class AppSettingsRecord {
   @Prop({ type: String, default: null })
   braveApiKey!: string | null;
   @Prop({ type: String, default: null })
+  telegramBotToken!: string | null;
+  @Prop({ type: String, default: null })
+  telegramApiRoot!: string | null;
+  @Prop({ type: String, default: null })
   timezone!: string | null;
   @Prop({ type: [String], default: [] })
   urlFetchAllowHosts!: string[];

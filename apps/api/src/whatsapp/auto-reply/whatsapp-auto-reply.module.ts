@@ -3,9 +3,8 @@ import { ChatsModule } from '../../chats/chats.module';
 import { WhatsAppModule } from '../gateway/whatsapp.module';
 import { WhatsAppPermissionsModule } from '../permissions/whatsapp-permissions.module';
 import { WhatsAppAutoReplyService } from './whatsapp-auto-reply.service';
-import { SandboxReadScope } from '../../mongo-sandbox/sandbox-collection-owners';
 import { WhatsAppAutoReplySettings } from './whatsapp-auto-reply.settings';
-import { WhatsAppChatsReadScope } from './whatsapp-chats-read-scope';
+import { WhatsAppChatDirectory } from './whatsapp-chat-directory';
 
 /**
  * Answers WhatsApp messages in the background: listens to `whatsapp.message`,
@@ -18,7 +17,7 @@ import { WhatsAppChatsReadScope } from './whatsapp-chats-read-scope';
     WhatsAppAutoReplySettings,
     WhatsAppAutoReplyService,
     // db_query sees a contact's auto-reply conversation only with canRead.
-    { provide: SandboxReadScope, useClass: WhatsAppChatsReadScope },
+    WhatsAppChatDirectory,
   ],
   exports: [WhatsAppAutoReplyService, WhatsAppAutoReplySettings],
 })

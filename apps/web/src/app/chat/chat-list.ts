@@ -47,6 +47,7 @@ const KIND_LABELS: Record<ChatKind, string> = {
   cron: 'Job',
   pulse: 'Pulse',
   whatsapp: 'WhatsApp',
+  telegram: 'Telegram',
 };
 
 @Component({

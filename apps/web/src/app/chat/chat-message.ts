@@ -56,7 +56,8 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
       >
         @if (author(); as author) {
           <p class="author" data-testid="message-author">
-            {{ author.name }} <span class="channel">on WhatsApp</span>
+            {{ author.name }}
+            <span class="channel">on {{ channelLabel(author.channel) }}</span>
           </p>
           <span class="mt-visually-hidden">{{ author.name }} wrote:</span>
         } @else if (triggerLabel(); as label) {
@@ -290,6 +291,9 @@ export class ChatMessageView {
 
   protected readonly parts = computed(() => partsOf(this.message()));
   /** The contact who wrote a user message; null for the owner's own. */
+  protected channelLabel(channel: MessageAuthor['channel']): string {
+    return channel === 'telegram' ? 'Telegram' : 'WhatsApp';
+  }
   protected readonly author = computed(() =>
     this.message().role === 'user' ? (this.message().author ?? null) : null,
   );

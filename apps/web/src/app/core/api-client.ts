@@ -11,6 +11,7 @@ import type {
   CombinedPromptResponse,
   CreateChatRequest,
   CreateCronJobRequest,
+  CreateTelegramPermissionRequest,
   CreateWhatsAppPermissionRequest,
   CronJobView,
   CronPreview,
@@ -20,10 +21,14 @@ import type {
   RenameChatRequest,
   SystemInfo,
   SystemInstruction,
+  TelegramInboundMessage,
+  TelegramPermission,
+  TelegramStatusView,
   UpdateAppSettingsRequest,
   UpdateCronJobRequest,
   UpdatePulseRequest,
   UpdateSystemInstructionRequest,
+  UpdateTelegramPermissionRequest,
   UpdateWhatsAppPermissionRequest,
   UploadedAttachment,
   WebSearchTestRequest,
@@ -296,6 +301,53 @@ export class ApiClient {
     return this.http.post<WebSearchTestResponse>(
       `${API_BASE}/web-search/test`,
       body,
+    );
+  }
+
+  // Telegram
+
+  telegramStatus(): Observable<TelegramStatusView> {
+    return this.http.get<TelegramStatusView>(`${API_BASE}/telegram/status`);
+  }
+
+  /** Newest first, strangers included. */
+  telegramMessages(limit = 30): Observable<TelegramInboundMessage[]> {
+    return this.http.get<TelegramInboundMessage[]>(
+      `${API_BASE}/telegram/messages`,
+      { params: { limit } },
+    );
+  }
+
+  telegramPermissions(): Observable<TelegramPermission[]> {
+    return this.http.get<TelegramPermission[]>(
+      `${API_BASE}/telegram/permissions`,
+    );
+  }
+
+  createTelegramPermission(
+    body: CreateTelegramPermissionRequest,
+  ): Observable<TelegramPermission> {
+    return this.http.post<TelegramPermission>(
+      `${API_BASE}/telegram/permissions`,
+      body,
+    );
+  }
+
+  updateTelegramPermission(
+    permissionId: string,
+    body: UpdateTelegramPermissionRequest,
+  ): Observable<TelegramPermission> {
+    return this.http.patch<TelegramPermission>(
+      `${API_BASE}/telegram/permissions/${encodeURIComponent(permissionId)}`,
+      body,
+    );
+  }
+
+  deleteTelegramPermission(
+    permissionId: string,
+  ): Observable<{ success: true }> {
+    return this.http.delete<{ success: true }>(
+      `${API_BASE}/telegram/permissions/${encodeURIComponent(permissionId)}`,
     );
   }
 

@@ -80,6 +80,7 @@ describe('AppShell', () => {
       'Chat',
       'Automations',
       'Tools',
+      'Channels',
       'Instruction',
       'Data',
       'Settings',

@@ -18,6 +18,7 @@ export const NAV_ITEMS: readonly NavItem[] = [
     icon: 'schedule',
   },
   { id: 'tools', label: 'Tools', path: '/tools', icon: 'build' },
+  { id: 'channels', label: 'Channels', path: '/channels', icon: 'forum' },
   {
     id: 'instruction',
     label: 'Instruction',

@@ -1,13 +1,12 @@
 import { ChangeDetectionStrategy, Component } from '@angular/core';
 import { UrlFetchCard } from './url-fetch-card';
 import { WebSearchCard } from './web-search-card';
-import { WhatsAppCard } from './whatsapp-card';
 
-/** `/tools`: what Metatron can reach beyond its own database, one card per tool or channel. */
+/** `/tools`: what Metatron can reach beyond its own database, one card per tool (the messaging channels are on `/channels`). */
 @Component({
   selector: 'mt-tools-page',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [WebSearchCard, UrlFetchCard, WhatsAppCard],
+  imports: [WebSearchCard, UrlFetchCard],
   templateUrl: './tools-page.html',
   styleUrl: './tools-page.scss',
 })

@@ -1,17 +1,8 @@
+import { INBOUND_PROCESSING } from '../../../channels/contact-auto-reply';
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 
-/**
- * Where the auto-reply stands with a stored message: `pending` until the auto-reply takes it
- * (`working`), then `done`, `skipped` (not for it), `stale` (too old at start) or `failed`.
- */
-export const WHATSAPP_MESSAGE_PROCESSING = [
-  'pending',
-  'working',
-  'done',
-  'skipped',
-  'stale',
-  'failed',
-] as const;
+/** Where the auto-reply stands with a stored message (the states every channel shares). */
+export const WHATSAPP_MESSAGE_PROCESSING = INBOUND_PROCESSING;
 export type WhatsAppMessageProcessing =
   (typeof WHATSAPP_MESSAGE_PROCESSING)[number];
 

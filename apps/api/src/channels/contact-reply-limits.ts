@@ -1,5 +1,5 @@
-import type { Clock } from '../../clock/clock';
-import type { WhatsAppAutoReplyLimits } from '../../config/app-config';
+import type { Clock } from '../clock/clock';
+import type { WhatsAppAutoReplyLimits } from '../config/app-config';
 
 const MINUTE_MS = 60_000;
 

@@ -1,4 +1,4 @@
-import { ManualClock } from '../../clock/clock';
+import { ManualClock } from '../clock/clock';
 import { ContactReplyLimits } from './contact-reply-limits';
 
 const ALICE = '15551230001';

@@ -1,0 +1,509 @@
+import { getConnectionToken } from '@nestjs/mongoose';
+import type { Connection } from 'mongoose';
+import type { FakeRecordedRequest } from '../../../tools/fake-llm/fake-llm-server';
+import {
+  startFakeTelegram,
+  type FakeTelegramServer,
+} from '../../../tools/fake-telegram/fake-telegram-server';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FileDirs } from '../src/files/file-dirs';
+import { MongoSandboxService } from '../src/mongo-sandbox/mongo-sandbox.service';
+import { TelegramAutoReplyService } from '../src/telegram/telegram-auto-reply.service';
+import { WhatsAppAutoReplySettings } from '../src/whatsapp/auto-reply/whatsapp-auto-reply.settings';
+import { keptDatabase } from './support/automations-kit';
+import { startFakeProviders, useModel } from './support/llm-test-kit';
+import {
+  createTestApp,
+  type TestApp,
+  type TestAppOptions,
+} from './support/test-app';
+
+type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
+
+const TOKEN = '123456:TEST-token-abcdefghijklmnop';
+const ANN = { id: 4242, type: 'private' as const, first_name: 'Ann' };
+const STRANGER = { id: 9999, type: 'private' as const, first_name: 'Eve' };
+const GROUP = { id: -1001234, type: 'supergroup' as const, title: 'Family' };
+
+async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+function lastUser(request: FakeRecordedRequest): string {
+  const messages = (request.body?.messages ?? []) as Array<{
+    role: string;
+    content: unknown;
+  }>;
+  const user = messages.filter((m) => m.role === 'user').at(-1);
+  return typeof user?.content === 'string'
+    ? user.content
+    : JSON.stringify(user?.content ?? '');
+}
+
+const echo =
+  (delay = 0) =>
+  (request: FakeRecordedRequest) => ({
+    text: [`re: ${lastUser(request)}`],
+    chunkDelayMs: delay,
+  });
+
+describe('Telegram', () => {
+  let fake: Fake;
+  let telegram: FakeTelegramServer;
+  const apps: TestApp[] = [];
+
+  beforeAll(async () => {
+    fake = await startFakeProviders();
+  });
+  afterAll(async () => {
+    fake.restoreEnv();
+    await fake.close();
+  });
+  beforeEach(async () => {
+    telegram = await startFakeTelegram({ tokens: [TOKEN] });
+    fake.openai.fallback = echo();
+  });
+  afterEach(async () => {
+    for (const t of apps.splice(0)) await t.close();
+    await telegram.close();
+  });
+
+  async function boot(options: TestAppOptions = {}): Promise<TestApp> {
+    const t = await createTestApp({
+      ...options,
+      now: new Date(),
+      beforeInit: (app) => {
+        Object.assign(app.get(WhatsAppAutoReplySettings), {
+          perContactIntervalMs: 0,
+          perMinute: 0,
+          loopReplies: 0,
+        });
+      },
+    });
+    apps.push(t);
+    await useModel(t, 'gpt-4.1-mini');
+    return t;
+  }
+
+  async function connect(t: TestApp): Promise<void> {
+    const owner = await t.owner();
+    await owner
+      .patch('/api/settings')
+      .send({ telegramBotToken: TOKEN, telegramApiRoot: telegram.url })
+      .expect(200);
+    await waitFor(
+      async () =>
+        (await owner.get('/api/telegram/status')).body.status === 'connected',
+      'the bot to connect',
+    );
+  }
+
+  const now = (t: TestApp) => Math.floor(t.clock.now().getTime() / 1000);
+
+  it('connects with a saved token, masks it everywhere, and says in plain words when Telegram refuses it', async () => {
+    const t = await boot();
+    const owner = await t.owner();
+    expect((await owner.get('/api/telegram/status').expect(200)).body).toEqual({
+      status: 'disconnected',
+      username: null,
+      reason: null,
+    });
+    await connect(t);
+    const status = (await owner.get('/api/telegram/status')).body;
+    expect(status).toEqual({
+      status: 'connected',
+      username: 'metatron_test_bot',
+      reason: null,
+    });
+    const settings = (await owner.get('/api/settings').expect(200)).body;
+    expect(settings.telegramBotToken).toBe('••••mnop');
+    expect(JSON.stringify(settings)).not.toContain(TOKEN);
+
+    // A stored token is bound to its server: moving the root needs the token again.
+    const moved = await owner
+      .patch('/api/settings')
+      .send({ telegramApiRoot: 'http://127.0.0.1:1' })
+      .expect(400);
+    expect(JSON.stringify(moved.body)).toContain(
+      'telegramBotToken must be sent again',
+    );
+    await owner
+      .patch('/api/settings')
+      .send({ telegramBotToken: 'not a token' })
+      .expect(400);
+
+    const wrong = '999:WRONG-token-abcdefghijklmnopq';
+    await owner
+      .patch('/api/settings')
+      .send({ telegramBotToken: wrong })
+      .expect(200);
+    await waitFor(
+      async () =>
+        (await owner.get('/api/telegram/status')).body.status === 'error',
+      'the refusal',
+    );
+    const refused = (await owner.get('/api/telegram/status')).body;
+    expect(refused.reason).toContain('refused the bot token');
+    expect(JSON.stringify(refused)).not.toContain('WRONG');
+  });
+
+  it("stores a stranger's message with no model call and no reply, and answers once the owner allows the chat", async () => {
+    const t = await boot();
+    await connect(t);
+    const owner = await t.owner();
+    const requestsBefore = fake.openai.requests.length;
+    telegram.receive({ chat: STRANGER, text: 'hello bot', date: now(t) });
+    await waitFor(
+      async () =>
+        (await owner.get('/api/telegram/messages')).body.some(
+          (m: { processing: string }) => m.processing === 'skipped',
+        ),
+      'the stranger message to be skipped',
+    );
+    const [listed] = (await owner.get('/api/telegram/messages').expect(200))
+      .body;
+    expect(listed).toMatchObject({
+      chatId: '9999',
+      fromName: 'Eve',
+      text: 'hello bot',
+      permitted: false,
+      reason: 'no read permission',
+    });
+    expect(fake.openai.requests.length).toBe(requestsBefore);
+    expect(telegram.sent).toEqual([]);
+
+    await owner
+      .post('/api/telegram/permissions')
+      .send({
+        chatId: '9999',
+        displayName: 'Eve',
+        canRead: true,
+        canReply: true,
+      })
+      .expect(200);
+    telegram.receive({ chat: STRANGER, text: 'now?', date: now(t) });
+    await waitFor(() => telegram.sent.length === 1, 'the reply');
+    expect(telegram.sent[0]).toMatchObject({ chat_id: '9999' });
+    expect(String(telegram.sent[0]['text'])).toContain('now?');
+    await t.app.get(TelegramAutoReplyService).idle();
+    // The conversation is in its own console chat, the sender's words labelled as theirs.
+    const chats = (await owner.get('/api/chats').expect(200)).body as Array<{
+      id: string;
+      title: string;
+      kind: string;
+    }>;
+    const chat = chats.find((c) => c.kind === 'telegram');
+    expect(chat?.title).toBe('Telegram: Eve');
+    const messages = (
+      await owner.get(`/api/chats/${chat?.id}/messages`).expect(200)
+    ).body as Array<{
+      role: string;
+      author?: { channel: string; name: string };
+      delivery?: { channel: string; status: string };
+    }>;
+    expect(messages[0].author).toMatchObject({
+      channel: 'telegram',
+      name: 'Eve',
+    });
+    expect(messages[1].delivery).toMatchObject({
+      channel: 'telegram',
+      status: 'sent',
+    });
+  });
+
+  it('answers in a permitted group only when the bot is mentioned or answered, as a reply to that message', async () => {
+    const t = await boot();
+    await connect(t);
+    const owner = await t.owner();
+    await owner
+      .post('/api/telegram/permissions')
+      .send({
+        chatId: String(GROUP.id),
+        displayName: 'Family',
+        canRead: true,
+        canReply: true,
+      })
+      .expect(200);
+    const from = { id: 5, is_bot: false, first_name: 'Bob' };
+    telegram.receive({
+      chat: GROUP,
+      from,
+      text: 'just chatting',
+      date: now(t),
+    });
+    const mentioned = telegram.receive({
+      chat: GROUP,
+      from,
+      text: 'what time is it?',
+      mention: true,
+      date: now(t),
+    });
+    await waitFor(() => telegram.sent.length === 1, 'the group reply');
+    await t.app.get(TelegramAutoReplyService).idle();
+    expect(telegram.sent[0]).toMatchObject({
+      chat_id: String(GROUP.id),
+      reply_parameters: { message_id: mentioned.messageId },
+    });
+    expect(String(telegram.sent[0]['text'])).toContain('what time is it?');
+    const listed = (await owner.get('/api/telegram/messages')).body as Array<{
+      text: string;
+      processing: string;
+    }>;
+    expect(listed.find((m) => m.text === 'just chatting')?.processing).toBe(
+      'skipped',
+    );
+  });
+
+  it("waits out Telegram's 429 retry_after and then sends", async () => {
+    const t = await boot();
+    await connect(t);
+    const owner = await t.owner();
+    await owner
+      .post('/api/telegram/permissions')
+      .send({
+        chatId: '4242',
+        displayName: 'Ann',
+        canRead: true,
+        canReply: true,
+      })
+      .expect(200);
+    telegram.fail({
+      method: 'sendMessage',
+      status: 429,
+      description: 'Too Many Requests: retry after 1',
+      retryAfter: 1,
+    });
+    telegram.receive({ chat: ANN, text: 'hi', date: now(t) });
+    await waitFor(() => telegram.sent.length === 1, 'the reply', 15_000);
+    const attempts = telegram.calls.filter((c) => c.method === 'sendMessage');
+    expect(attempts).toHaveLength(2);
+  });
+
+  it('reacts to the message being answered, and sends a cache file only to a trusted chat', async () => {
+    const t = await boot();
+    await connect(t);
+    const owner = await t.owner();
+    const ann = (
+      await owner
+        .post('/api/telegram/permissions')
+        .send({
+          chatId: '4242',
+          displayName: 'Ann',
+          canRead: true,
+          canReply: true,
+        })
+        .expect(200)
+    ).body as { id: string };
+    const dirs = t.app.get(FileDirs).ensure();
+    writeFileSync(join(dirs.file_cache_dir, 'notes.txt'), 'hello file');
+
+    // Untrusted: the reaction is offered, the file tools are not.
+    fake.openai.enqueue(
+      { toolCalls: [{ name: 'telegram_react', arguments: { emoji: '👍' } }] },
+      { text: ['done'] },
+    );
+    const first = telegram.receive({
+      chat: ANN,
+      text: 'thanks!',
+      date: now(t),
+    });
+    await waitFor(() => telegram.sent.length === 1, 'the reply');
+    await t.app.get(TelegramAutoReplyService).idle();
+    expect(telegram.reactions).toEqual([
+      expect.objectContaining({
+        chat_id: '4242',
+        message_id: first.messageId,
+        reaction: [{ type: 'emoji', emoji: '👍' }],
+      }),
+    ]);
+    const offered = (n: number) =>
+      (
+        (fake.openai.requests.at(n)?.body?.tools ?? []) as Array<{
+          function: { name: string };
+        }>
+      ).map((tool) => tool.function.name);
+    expect(offered(-1)).toContain('telegram_react');
+    expect(offered(-1)).not.toContain('telegram_send_file');
+    expect(offered(-1)).not.toContain('telegram_manage_permission');
+
+    await owner
+      .patch(`/api/telegram/permissions/${ann.id}`)
+      .send({ trusted: true })
+      .expect(200);
+    fake.openai.enqueue(
+      {
+        toolCalls: [
+          {
+            name: 'telegram_send_file',
+            arguments: { path: 'file_cache_dir/../state/../../secrets' },
+          },
+        ],
+      },
+      {
+        toolCalls: [
+          {
+            name: 'telegram_send_file',
+            arguments: { path: 'file_cache_dir/notes.txt', caption: 'here' },
+          },
+        ],
+      },
+      { text: ['sent'] },
+    );
+    telegram.receive({ chat: ANN, text: 'send me the notes', date: now(t) });
+    await waitFor(() => telegram.sent.length === 2, 'the second reply');
+    await t.app.get(TelegramAutoReplyService).idle();
+    expect(telegram.uploads).toEqual([
+      expect.objectContaining({
+        method: 'sendDocument',
+        chatId: '4242',
+        filename: 'notes.txt',
+      }),
+    ]);
+    const toolResults = JSON.stringify(fake.openai.requests.at(-1)?.body);
+    expect(toolResults).toContain('leaves file_cache_dir');
+  });
+
+  it("keeps strangers' messages and the chats of revoked senders out of db_query", async () => {
+    const t = await boot();
+    await connect(t);
+    const owner = await t.owner();
+    const ann = (
+      await owner
+        .post('/api/telegram/permissions')
+        .send({ chatId: '4242', displayName: 'Ann', canRead: true })
+        .expect(200)
+    ).body as { id: string };
+    telegram.receive({ chat: ANN, text: 'ann-secret-words', date: now(t) });
+    telegram.receive({ chat: STRANGER, text: 'eve-words', date: now(t) });
+    await waitFor(
+      async () =>
+        (
+          (await owner.get('/api/telegram/messages')).body as Array<{
+            processing: string;
+          }>
+        ).filter((m) => m.processing === 'done' || m.processing === 'skipped')
+          .length === 2,
+      'both messages handled',
+    );
+    await t.app.get(TelegramAutoReplyService).idle();
+    const sandbox = t.app.get(MongoSandboxService);
+    const seen = async (collection: string) =>
+      JSON.stringify(await sandbox.execute({ operation: 'find', collection }));
+    expect(await seen('telegram_messages')).toContain('ann-secret-words');
+    expect(await seen('telegram_messages')).not.toContain('eve-words');
+    expect(await seen('messages')).toContain('ann-secret-words');
+
+    await owner
+      .patch(`/api/telegram/permissions/${ann.id}`)
+      .send({ canRead: false })
+      .expect(200);
+    expect(await seen('telegram_messages')).not.toContain('ann-secret-words');
+    expect(await seen('messages')).not.toContain('ann-secret-words');
+    // The owner still sees everything in the console.
+    expect(
+      JSON.stringify((await owner.get('/api/telegram/messages')).body),
+    ).toContain('eve-words');
+  });
+
+  it('validates permissions and writes nothing on a bad request', async () => {
+    const t = await boot();
+    const owner = await t.owner();
+    for (const body of [
+      { chatId: 'abc', displayName: 'X' },
+      { chatId: '12', displayName: '' },
+      { chatId: '12' },
+      { chatId: '12', displayName: 'X', canRead: 'yes' },
+      { chatId: null, displayName: 'X' },
+    ])
+      await owner.post('/api/telegram/permissions').send(body).expect(400);
+    expect((await owner.get('/api/telegram/permissions')).body).toEqual([]);
+    const created = (
+      await owner
+        .post('/api/telegram/permissions')
+        .send({ chatId: '-100123', displayName: 'Group' })
+        .expect(200)
+    ).body;
+    expect(created).toMatchObject({ canRead: false, canReply: false });
+    await owner
+      .post('/api/telegram/permissions')
+      .send({ chatId: '-100123', displayName: 'Again' })
+      .expect(409);
+    await owner
+      .patch(`/api/telegram/permissions/${created.id}`)
+      .send({ canRead: 1 })
+      .expect(400);
+    await owner
+      .patch('/api/telegram/permissions/000000000000000000000000')
+      .send({ canRead: true })
+      .expect(404);
+    await owner.delete(`/api/telegram/permissions/${created.id}`).expect(200);
+    await owner.delete(`/api/telegram/permissions/${created.id}`).expect(404);
+    await t.http().get('/api/telegram/status').expect(401);
+  });
+
+  it('answers a message received just before a crash exactly once after the restart', async () => {
+    const database = keptDatabase();
+    let t = await boot({ database });
+    try {
+      await connect(t);
+      const owner = await t.owner();
+      await owner
+        .post('/api/telegram/permissions')
+        .send({
+          chatId: '4242',
+          displayName: 'Ann',
+          canRead: true,
+          canReply: true,
+        })
+        .expect(200);
+      // The model is slow: the app stops while the turn runs, before any send.
+      fake.openai.fallback = echo(2_000);
+      telegram.receive({ chat: ANN, text: 'are you there?', date: now(t) });
+      await waitFor(
+        () => telegram.acknowledged > 0 || fake.openai.requests.length > 0,
+        'the message to be taken',
+      );
+      await waitFor(
+        async () =>
+          (await owner.get('/api/telegram/messages')).body[0]?.processing ===
+          'working',
+        'the turn to start',
+      );
+      await t.close();
+      expect(telegram.sent).toEqual([]);
+
+      fake.openai.fallback = echo();
+      t = await boot({ database });
+      await connect(t);
+      await waitFor(
+        () => telegram.sent.length === 1,
+        'the reply after restart',
+      ).catch(async (error: Error) => {
+        const docs = await t.app
+          .get<Connection>(getConnectionToken())
+          .collection('telegram_messages')
+          .find({})
+          .toArray();
+        throw new Error(
+          `${error.message}: ${JSON.stringify(docs)} ${JSON.stringify(telegram.calls.map((c) => c.method))}`,
+        );
+      });
+      await t.app.get(TelegramAutoReplyService).idle();
+      // Long enough for a second poll or scan to have sent a duplicate.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(telegram.sent).toHaveLength(1);
+      expect(String(telegram.sent[0]['text'])).toContain('are you there?');
+    } finally {
+      await t.app.get<Connection>(getConnectionToken()).dropDatabase();
+    }
+  }, 40_000);
+});

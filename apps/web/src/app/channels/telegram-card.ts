@@ -1,0 +1,324 @@
+import {
+  ChangeDetectionStrategy,
+  Component,
+  computed,
+  inject,
+  signal,
+} from '@angular/core';
+import { takeUntilDestroyed } from '@angular/core/rxjs-interop';
+import { MatButton } from '@angular/material/button';
+import { MatCard, MatCardContent } from '@angular/material/card';
+import { MatCheckbox } from '@angular/material/checkbox';
+import { MatFormField, MatHint, MatLabel } from '@angular/material/form-field';
+import { MatInput } from '@angular/material/input';
+import { MatProgressBar } from '@angular/material/progress-bar';
+import { MatSnackBar } from '@angular/material/snack-bar';
+import { DatePipe } from '@angular/common';
+import { forkJoin } from 'rxjs';
+import type {
+  AppSettingsView,
+  TelegramInboundMessage,
+  TelegramPermission,
+  TelegramStatus,
+  TelegramStatusView,
+  UpdateAppSettingsRequest,
+} from '@metatronos/shared-types';
+import { ApiClient } from '../core/api-client';
+import { EventStream } from '../core/event-stream';
+import { liveResource } from '../core/live-resource';
+import { inlineErrorMessage } from '../core/server-problem';
+import { SecretField } from '../settings/secret-field';
+import {
+  type SecretDraft,
+  UNCHANGED_SECRET,
+  secretChange,
+} from '../settings/settings-draft';
+import { Icon } from '../ui/icon';
+import { ServerError } from '../ui/server-error';
+
+export const DEFAULT_TELEGRAM_API_ROOT = 'https://api.telegram.org';
+
+const STATUS_LABELS: Record<TelegramStatus, string> = {
+  disconnected: 'Off: no bot token',
+  connecting: 'Connecting…',
+  connected: 'Connected',
+  error: 'Not connected',
+};
+
+type PermissionFlag = 'canRead' | 'canReply' | 'trusted';
+
+interface TelegramState {
+  settings: AppSettingsView;
+  status: TelegramStatusView;
+  permissions: TelegramPermission[];
+  messages: TelegramInboundMessage[];
+}
+
+/**
+ * The Telegram bot: its token and Bot API server, its live status, the chats
+ * Metatron may read and answer, and the latest messages, where a stranger can
+ * be allowed in one click.
+ */
+@Component({
+  selector: 'mt-telegram-card',
+  changeDetection: ChangeDetectionStrategy.OnPush,
+  imports: [
+    DatePipe,
+    MatButton,
+    MatCard,
+    MatCardContent,
+    MatCheckbox,
+    MatFormField,
+    MatHint,
+    MatInput,
+    MatLabel,
+    MatProgressBar,
+    Icon,
+    SecretField,
+    ServerError,
+  ],
+  templateUrl: './telegram-card.html',
+  styleUrl: './telegram-card.scss',
+})
+export class TelegramCard {
+  private readonly api = inject(ApiClient);
+  private readonly snackBar = inject(MatSnackBar);
+
+  protected readonly settings = signal<AppSettingsView | null>(null);
+  protected readonly status = signal<TelegramStatusView | null>(null);
+  protected readonly permissions = signal<TelegramPermission[]>([]);
+  protected readonly messages = signal<TelegramInboundMessage[]>([]);
+
+  protected readonly tokenDraft = signal<SecretDraft>(UNCHANGED_SECRET);
+  protected readonly rootDraft = signal<string | null>(null);
+  protected readonly saving = signal(false);
+  protected readonly saveError = signal<string | null>(null);
+  protected readonly busy = signal<string | null>(null);
+
+  protected readonly savedToken = computed(
+    () => this.settings()?.telegramBotToken ?? null,
+  );
+  protected readonly savedRoot = computed(
+    () => this.settings()?.telegramApiRoot ?? DEFAULT_TELEGRAM_API_ROOT,
+  );
+  private readonly tokenChange = computed(() =>
+    secretChange(this.tokenDraft(), this.savedToken()),
+  );
+  private readonly rootChange = computed(() => {
+    const draft = this.rootDraft();
+    if (draft === null) return undefined;
+    const root = draft.trim().replace(/\/+$/, '') || DEFAULT_TELEGRAM_API_ROOT;
+    return root === this.savedRoot() ? undefined : root;
+  });
+  protected readonly dirty = computed(
+    () => this.tokenChange() !== undefined || this.rootChange() !== undefined,
+  );
+  protected readonly statusLabel = computed(() => {
+    const status = this.status();
+    if (!status) return '';
+    if (status.status === 'connected' && status.username)
+      return `Connected as @${status.username}`;
+    return STATUS_LABELS[status.status];
+  });
+  protected readonly rootHint = computed(() =>
+    this.rootChange() !== undefined && this.savedToken()
+      ? 'A new server needs the token again: paste it above.'
+      : 'Leave as is unless you run your own Bot API server.',
+  );
+
+  private readonly live = liveResource<TelegramState>({
+    load: () =>
+      forkJoin({
+        settings: this.api.settings(),
+        status: this.api.telegramStatus(),
+        permissions: this.api.telegramPermissions(),
+        messages: this.api.telegramMessages(),
+      }),
+    apply: (state) => {
+      this.settings.set(state.settings);
+      this.status.set(state.status);
+      this.permissions.set(state.permissions);
+      this.messages.set(state.messages);
+    },
+    hasValue: () => !!this.settings(),
+    failure: "Couldn't load Telegram",
+    dirty: this.dirty,
+  });
+  protected readonly loading = this.live.loading;
+  protected readonly loadProblem = this.live.problem;
+  protected readonly reload = this.live.reload;
+
+  constructor() {
+    const events = inject(EventStream);
+    events
+      .on('telegram.status')
+      .pipe(takeUntilDestroyed())
+      .subscribe(({ status, username, reason }) =>
+        this.status.set({ status, username, reason }),
+      );
+    events
+      .on('telegram.message')
+      .pipe(takeUntilDestroyed())
+      .subscribe(() => this.refreshLists());
+    events
+      .on('telegram.permissions.changed')
+      .pipe(takeUntilDestroyed())
+      .subscribe(() => this.refreshLists());
+  }
+
+  protected editRoot(value: string): void {
+    this.rootDraft.set(value);
+    this.saveError.set(null);
+  }
+
+  protected editToken(draft: SecretDraft): void {
+    this.tokenDraft.set(draft);
+    this.saveError.set(null);
+  }
+
+  protected discard(): void {
+    this.tokenDraft.set(UNCHANGED_SECRET);
+    this.rootDraft.set(null);
+    this.saveError.set(null);
+  }
+
+  protected save(): void {
+    if (!this.dirty() || this.saving()) return;
+    const body: UpdateAppSettingsRequest = {};
+    const token = this.tokenChange();
+    const root = this.rootChange();
+    if (token !== undefined) body.telegramBotToken = token;
+    if (root !== undefined) body.telegramApiRoot = root;
+    this.saving.set(true);
+    this.saveError.set(null);
+    this.api.updateSettings(body).subscribe({
+      next: (settings) => {
+        this.saving.set(false);
+        this.settings.set(settings);
+        this.discard();
+        this.snackBar.open(
+          token === null ? 'Telegram bot token removed.' : 'Telegram saved.',
+          undefined,
+          { duration: 3000 },
+        );
+        this.api.telegramStatus().subscribe((s) => this.status.set(s));
+      },
+      error: (error: unknown) => {
+        this.saving.set(false);
+        this.saveError.set(
+          inlineErrorMessage(error, 'Saving failed. Try again.'),
+        );
+      },
+    });
+  }
+
+  /** One click: the stranger may write and get answers (not trusted). */
+  protected allow(message: TelegramInboundMessage): void {
+    const displayName =
+      message.chatType === 'private'
+        ? message.fromName
+        : (message.chatTitle ?? message.fromName);
+    this.busy.set(message.chatId);
+    this.api
+      .createTelegramPermission({
+        chatId: message.chatId,
+        displayName,
+        canRead: true,
+        canReply: true,
+      })
+      .subscribe({
+        next: () => {
+          this.busy.set(null);
+          this.snackBar.open(`${displayName} may now use the bot.`, undefined, {
+            duration: 3000,
+          });
+          this.refreshLists();
+        },
+        error: (error: unknown) => {
+          this.busy.set(null);
+          this.snackBar.open(
+            inlineErrorMessage(error, 'That did not work. Try again.'),
+            'Close',
+          );
+        },
+      });
+  }
+
+  protected toggle(
+    permission: TelegramPermission,
+    flag: PermissionFlag,
+    value: boolean,
+  ): void {
+    this.busy.set(permission.id);
+    this.api
+      .updateTelegramPermission(permission.id, { [flag]: value })
+      .subscribe({
+        next: (updated) => {
+          this.busy.set(null);
+          this.permissions.update((list) =>
+            list.map((p) => (p.id === updated.id ? updated : p)),
+          );
+        },
+        error: (error: unknown) => {
+          this.busy.set(null);
+          this.snackBar.open(
+            inlineErrorMessage(error, 'That did not work. Try again.'),
+            'Close',
+          );
+        },
+      });
+  }
+
+  protected remove(permission: TelegramPermission): void {
+    if (
+      !confirm(
+        `Remove ${permission.displayName}? Metatron will no longer read or answer this Telegram chat.`,
+      )
+    )
+      return;
+    this.busy.set(permission.id);
+    this.api.deleteTelegramPermission(permission.id).subscribe({
+      next: () => {
+        this.busy.set(null);
+        this.refreshLists();
+      },
+      error: (error: unknown) => {
+        this.busy.set(null);
+        this.snackBar.open(
+          inlineErrorMessage(error, 'That did not work. Try again.'),
+          'Close',
+        );
+      },
+    });
+  }
+
+  protected processingLabel(message: TelegramInboundMessage): string {
+    if (!message.permitted) return 'Not allowed: no reply';
+    switch (message.processing) {
+      case 'done':
+        return 'Answered';
+      case 'pending':
+      case 'working':
+        return 'Answering…';
+      case 'skipped':
+        return message.reason ? `Skipped: ${message.reason}` : 'Skipped';
+      case 'stale':
+        return 'Too old to answer';
+      default:
+        return message.reason ? `Failed: ${message.reason}` : 'Failed';
+    }
+  }
+
+  private refreshLists(): void {
+    forkJoin({
+      permissions: this.api.telegramPermissions(),
+      messages: this.api.telegramMessages(),
+    }).subscribe({
+      next: ({ permissions, messages }) => {
+        this.permissions.set(permissions);
+        this.messages.set(messages);
+      },
+      error: () => undefined,
+    });
+  }
+}
