@@ -24,6 +24,7 @@ import { WebSearchModule } from '../web-search/web-search.module';
 import { MediaModule } from '../media/media.module';
 import { AttachmentsModule } from '../attachments/attachments.module';
 import { DataModule } from '../data/data.module';
+import { FilesModule } from '../files/files.module';
 import { LlmModule } from '../llm/llm.module';
 import { PersonalDataModule } from '../data/personal/personal-data.module';
 import { SettingsModule } from '../settings/settings.module';
@@ -104,6 +105,7 @@ export class AppModule {
         WhatsAppModule,
         WhatsAppPermissionsModule,
         WhatsAppAutoReplyModule,
+        FilesModule,
       ],
       providers: [
         // Order matters: a dead database answers 503 before the session lookup would hang on it.
