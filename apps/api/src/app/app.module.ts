@@ -23,6 +23,7 @@ import { PulseModule } from '../automations/pulse/pulse.module';
 import { WebSearchModule } from '../web-search/web-search.module';
 import { MediaModule } from '../media/media.module';
 import { AttachmentsModule } from '../attachments/attachments.module';
+import { ContactsModule } from '../contacts/contacts.module';
 import { DataModule } from '../data/data.module';
 import { FilesModule } from '../files/files.module';
 import { LlmModule } from '../llm/llm.module';
@@ -106,6 +107,7 @@ export class AppModule {
         WhatsAppPermissionsModule,
         WhatsAppAutoReplyModule,
         FilesModule,
+        ContactsModule,
       ],
       providers: [
         // Order matters: a dead database answers 503 before the session lookup would hang on it.
