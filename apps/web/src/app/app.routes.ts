@@ -85,6 +85,12 @@ export const appRoutes: Routes = [
         loadComponent: () => import('./data/data-page').then((m) => m.DataPage),
       },
       {
+        path: 'files',
+        title: pageTitle('Files'),
+        loadComponent: () =>
+          import('./files/files-page').then((m) => m.FilesPage),
+      },
+      {
         path: 'settings',
         title: pageTitle('Settings'),
         loadComponent: () =>

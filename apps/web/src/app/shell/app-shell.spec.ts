@@ -82,6 +82,7 @@ describe('AppShell', () => {
       'Tools',
       'Instruction',
       'Data',
+      'Files',
       'Settings',
       'System',
     ]);
