@@ -57,6 +57,9 @@ const ALL_TOOLS = [
   'whatsapp_send_message',
   'whatsapp_manage_permission',
   'whatsapp_list_permissions',
+  'todo_update',
+  'plan_create',
+  'contacts_send',
 ];
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
