@@ -222,7 +222,9 @@ describe('chats', () => {
         'db_query',
         'manage_cronjob',
         'manage_pulse',
+        'plan_create',
         'save_memory',
+        'todo_update',
         'update_db_schema',
       ]);
     });
