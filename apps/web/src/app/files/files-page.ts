@@ -1,3 +1,4 @@
+import { HttpErrorResponse } from '@angular/common/http';
 import {
   ChangeDetectionStrategy,
   Component,
@@ -35,6 +36,22 @@ interface Viewer {
   loading: boolean;
   text: string | null;
   error: string | null;
+}
+
+/** A text request's error body is the JSON as text: parsed, so the server's message can be shown. */
+function withJsonBody(error: unknown): unknown {
+  if (!(error instanceof HttpErrorResponse) || typeof error.error !== 'string')
+    return error;
+  try {
+    return new HttpErrorResponse({
+      error: JSON.parse(error.error) as unknown,
+      status: error.status,
+      statusText: error.statusText,
+      url: error.url ?? undefined,
+    });
+  } catch {
+    return error;
+  }
 }
 
 /** Explanations for the two dirs, shown at the top level. */
@@ -153,7 +170,10 @@ export class FilesPage {
             ? {
                 ...v,
                 loading: false,
-                error: inlineErrorMessage(error, "Couldn't open the file."),
+                error: inlineErrorMessage(
+                  withJsonBody(error),
+                  "Couldn't open the file.",
+                ),
               }
             : v,
         ),
