@@ -1,5 +1,12 @@
 import type { ChatSummary } from '@metatronos/shared-types';
-import { readFileSync, existsSync } from 'node:fs';
+import {
+  existsSync,
+  readFileSync,
+  renameSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type TestAgent from 'supertest/lib/agent';
 import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
@@ -223,6 +230,31 @@ describe('todo_update and plan_create', () => {
       });
     } finally {
       await useModel(t, 'gpt-4.1-mini');
+    }
+  });
+
+  it('refuses a TODO.md that is a link out of the state dir: nothing read or written there', async () => {
+    const outside = join(t.config.dataDir, 'outside-secret.md');
+    const secret =
+      '- [ ] [Created](2026-01-01 00:00) | SECRET-ITEM\nTOP-SECRET-LINE\n';
+    writeFileSync(outside, secret);
+    renameSync(stateFile('TODO.md'), stateFile('TODO.md.kept'));
+    symlinkSync(outside, stateFile('TODO.md'));
+    try {
+      for (const args of [
+        { action: 'add', content: 'Leak it', people: [] },
+        { action: 'complete', content: 'SECRET-ITEM' },
+      ]) {
+        const result = await todo(args);
+        expect(String(result['error'])).toContain('TODO.md');
+        expect(JSON.stringify(result)).not.toContain('SECRET');
+      }
+      const listed = await owner.get('/api/files/todo').expect(400);
+      expect(listed.text).not.toContain('SECRET');
+      expect(readFileSync(outside, 'utf8')).toBe(secret);
+    } finally {
+      unlinkSync(stateFile('TODO.md'));
+      renameSync(stateFile('TODO.md.kept'), stateFile('TODO.md'));
     }
   });
 

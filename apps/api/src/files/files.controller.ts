@@ -40,7 +40,7 @@ import {
   TodoListsDto,
 } from './dto/files.dto';
 import { FileDirs, type ResolvedFilePath } from './file-dirs';
-import { TodoStore } from './todo/todo-store';
+import { TodoError, TodoStore } from './todo/todo-store';
 
 /** The most entries one listing returns (a directory the model filled with more is cut). */
 const LIST_MAX_ENTRIES = 2000;
@@ -108,8 +108,17 @@ export class FilesController {
       'The TODO list: open items (TODO.md) and done items (TODO.DONE.md) of file_state_dir',
   })
   @ApiOkResponse({ type: TodoListsDto })
-  todoLists(): Promise<TodoLists> {
-    return this.todo.list();
+  @ApiBadRequestResponse({
+    description: 'TODO.md or TODO.DONE.md is a link that leaves the state dir',
+  })
+  async todoLists(): Promise<TodoLists> {
+    try {
+      return await this.todo.list();
+    } catch (error) {
+      if (error instanceof TodoError)
+        throw new BadRequestException(error.message);
+      throw error;
+    }
   }
 
   @Get('content')

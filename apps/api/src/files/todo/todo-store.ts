@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { TodoItem, TodoLists } from '@metatronos/shared-types';
 import { DateTime } from 'luxon';
+import { randomBytes } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Clock } from '../../clock/clock';
 import { SettingsService } from '../../settings/settings.service';
 import { FileDirs } from '../file-dirs';
@@ -147,8 +147,11 @@ export class TodoStore {
     );
   }
 
+  /** Through `FileDirs.resolve`: a TODO.md that is a link out of the state dir is refused, never read or written. */
   private path(name: string): string {
-    return join(this.dirs.ensure().file_state_dir, name);
+    const resolved = this.dirs.resolve(`file_state_dir/${name}`);
+    if (!resolved.ok) throw new TodoError(`${name}: ${resolved.error}`);
+    return resolved.absolute;
   }
 
   private async read(name: string, done: boolean): Promise<TodoFile> {
@@ -167,12 +170,13 @@ export class TodoStore {
     now: string,
   ): Promise<void> {
     const path = this.path(name);
-    const temp = `${path}.${process.pid}.tmp`;
+    // A new name each time, created exclusively: a planted link at the temp name is never followed.
+    const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
     const text = renderTodoFile(
       { ...file, createdAt: file.createdAt || now, updatedAt: now },
       done,
     );
-    await writeFile(temp, text, { mode: 0o600 });
+    await writeFile(temp, text, { mode: 0o600, flag: 'wx' });
     await rename(temp, path);
   }
 
