@@ -176,6 +176,16 @@ describe('Files API', () => {
     await owner.get('/api/files/content').expect(400);
   });
 
+  it('serves an empty file', async () => {
+    writeFileSync(join(state, 'empty.txt'), '');
+    const res = await owner
+      .get('/api/files/content?path=file_state_dir/empty.txt&inline=1')
+      .expect(200);
+    expect(res.text).toBe('');
+    expect(res.headers['content-length']).toBe('0');
+    await owner.delete('/api/files?path=file_state_dir/empty.txt').expect(204);
+  });
+
   it('deletes a link itself, never its target', async () => {
     await owner.delete('/api/files?path=file_state_dir/notes-link').expect(204);
     expect(existsSync(join(state, 'notes-link'))).toBe(false);

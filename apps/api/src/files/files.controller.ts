@@ -28,8 +28,15 @@ import {
   type TodoLists,
 } from '@metatronos/shared-types';
 import type { Response } from 'express';
-import { createReadStream, type Stats } from 'node:fs';
-import { lstat, open, readdir, rm, stat, unlink } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import {
+  lstat,
+  readdir,
+  rm,
+  stat,
+  unlink,
+  type FileHandle,
+} from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { contentDisposition } from '../attachments/attachments.controller';
 import {
@@ -40,6 +47,7 @@ import {
   TodoListsDto,
 } from './dto/files.dto';
 import { FileDirs, type ResolvedFilePath } from './file-dirs';
+import { FileMovedOutError, openInside } from './open-inside';
 import { TodoError, TodoStore } from './todo/todo-store';
 
 /** The most entries one listing returns (a directory the model filled with more is cut). */
@@ -142,35 +150,62 @@ export class FilesController {
     @Res() res: Response,
   ): Promise<void> {
     const file = this.resolve(query.path, false);
-    const info = await statOrNotFound(file);
-    if (!info.isFile())
-      throw new BadRequestException(`${file.display} is not a file`);
-    const name = basename(file.absolute);
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('Content-Security-Policy', "default-src 'none'; sandbox");
-    if (query.inline === '1') {
-      if (info.size > FILE_INLINE_MAX_BYTES)
-        throw new PayloadTooLargeException(
-          `${file.display} is ${info.size} bytes; files over ${FILE_INLINE_MAX_BYTES / 1024} KiB can only be downloaded`,
-        );
-      if (await looksBinary(file.absolute))
-        throw new UnsupportedMediaTypeException(
-          `${file.display} is not a text file; download it instead`,
-        );
-      res.setHeader('Content-Type', 'text/plain; charset=utf-8');
-      res.setHeader('Content-Disposition', contentDisposition('inline', name));
-    } else {
-      res.setHeader('Content-Type', 'application/octet-stream');
-      res.setHeader(
-        'Content-Disposition',
-        contentDisposition('attachment', name),
-      );
+    await statOrNotFound(file);
+    let handle: FileHandle;
+    try {
+      handle = await openInside(this.dirs, file);
+    } catch (error) {
+      if (error instanceof FileMovedOutError)
+        throw new BadRequestException(error.message);
+      throw new NotFoundException(`No such file or directory: ${file.display}`);
     }
-    res.setHeader('Content-Length', String(info.size));
-    const stream = createReadStream(file.absolute);
-    stream.on('error', () => res.destroy());
-    stream.pipe(res);
+    // From here on everything reads the opened file, whatever happens to the path.
+    let handed = false;
+    try {
+      const info = await handle.stat();
+      if (!info.isFile())
+        throw new BadRequestException(`${file.display} is not a file`);
+      const name = basename(file.absolute);
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      res.setHeader('Cache-Control', 'no-store');
+      res.setHeader('Content-Security-Policy', "default-src 'none'; sandbox");
+      if (query.inline === '1') {
+        if (info.size > FILE_INLINE_MAX_BYTES)
+          throw new PayloadTooLargeException(
+            `${file.display} is ${info.size} bytes; files over ${FILE_INLINE_MAX_BYTES / 1024} KiB can only be downloaded`,
+          );
+        if (await looksBinary(handle))
+          throw new UnsupportedMediaTypeException(
+            `${file.display} is not a text file; download it instead`,
+          );
+        res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+        res.setHeader(
+          'Content-Disposition',
+          contentDisposition('inline', name),
+        );
+      } else {
+        res.setHeader('Content-Type', 'application/octet-stream');
+        res.setHeader(
+          'Content-Disposition',
+          contentDisposition('attachment', name),
+        );
+      }
+      res.setHeader('Content-Length', String(info.size));
+      const stream = handle.createReadStream({
+        start: 0,
+        end: Math.max(0, info.size - 1),
+      });
+      handed = true;
+      if (info.size === 0) {
+        stream.destroy();
+        res.end();
+        return;
+      }
+      stream.on('error', () => res.destroy());
+      stream.pipe(res);
+    } finally {
+      if (!handed) await handle.close();
+    }
   }
 
   @Delete()
@@ -238,13 +273,8 @@ async function statOrNotFound(file: ResolvedFilePath): Promise<Stats> {
 }
 
 /** A NUL byte in the first 8 KiB: not text. */
-async function looksBinary(path: string): Promise<boolean> {
-  const handle = await open(path, 'r');
-  try {
-    const buffer = Buffer.alloc(8192);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    return buffer.subarray(0, bytesRead).includes(0);
-  } finally {
-    await handle.close();
-  }
+async function looksBinary(handle: FileHandle): Promise<boolean> {
+  const buffer = Buffer.alloc(8192);
+  const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+  return buffer.subarray(0, bytesRead).includes(0);
 }

@@ -2,10 +2,11 @@ import { Injectable } from '@nestjs/common';
 import type { TodoItem, TodoLists } from '@metatronos/shared-types';
 import { DateTime } from 'luxon';
 import { randomBytes } from 'node:crypto';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import { Clock } from '../../clock/clock';
 import { SettingsService } from '../../settings/settings.service';
 import { FileDirs } from '../file-dirs';
+import { FileMovedOutError, openInside } from '../open-inside';
 import {
   matchTodoItems,
   normaliseForMatch,
@@ -155,11 +156,21 @@ export class TodoStore {
   }
 
   private async read(name: string, done: boolean): Promise<TodoFile> {
+    const file = this.dirs.resolve(`file_state_dir/${name}`);
+    if (!file.ok) throw new TodoError(`${name}: ${file.error}`);
+    let handle;
     try {
-      return parseTodoFile(await readFile(this.path(name), 'utf8'), done);
+      handle = await openInside(this.dirs, file);
     } catch (error) {
+      if (error instanceof FileMovedOutError)
+        throw new TodoError(`${name}: ${error.message}`);
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       return { createdAt: '', updatedAt: '', items: [], other: [] };
+    }
+    try {
+      return parseTodoFile(await handle.readFile('utf8'), done);
+    } finally {
+      await handle.close();
     }
   }
 
