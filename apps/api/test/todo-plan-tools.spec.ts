@@ -199,6 +199,18 @@ describe('todo_update and plan_create', () => {
     expect(fake.openai.requests).toHaveLength(0);
   });
 
+  it('completes the oldest of identical items without asking the model', async () => {
+    await todo({ action: 'add', content: 'Water the plants', people: [] });
+    await todo({ action: 'add', content: 'water the plants!', people: [] });
+    expect(
+      await todo({ action: 'complete', content: 'Water the plants' }),
+    ).toMatchObject({ ok: true, entry: { content: 'Water the plants' } });
+    expect(fake.openai.requests).toHaveLength(0);
+    expect(
+      (await lists()).open.filter((i) => /plants/.test(i.content)),
+    ).toEqual([expect.objectContaining({ content: 'water the plants!' })]);
+  });
+
   it('serialises concurrent calls: no added item is lost', async () => {
     const before = (await lists()).open.length;
     const results = await Promise.all(
