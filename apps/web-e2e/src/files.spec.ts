@@ -96,8 +96,20 @@ test.describe('Files page', () => {
     expect(existsSync(join(state, 'reports', 'q1.csv'))).toBe(false);
   });
 
-  test('an unknown folder says so; a refused path too', async ({ page }) => {
+  test('an unknown folder says so; a refused path too; a binary file is only downloaded', async ({
+    page,
+    app,
+  }) => {
     await ownerSession(page);
+    const cache = join(app.dataDir, 'files', 'cache');
+    mkdirSync(cache, { recursive: true });
+    writeFileSync(join(cache, 'photo.bin'), Buffer.from([0, 1, 2, 3]));
+    await page.goto('/files?path=file_cache_dir');
+    await page.getByRole('button', { name: 'View photo.bin' }).click();
+    await expect(page.getByTestId('viewer-error')).toContainText(
+      'file_cache_dir/photo.bin is not a text file; download it instead',
+    );
+
     await page.goto('/files?path=file_state_dir%2Fnope');
     await expect(page.getByTestId('files-missing')).toContainText(
       'No such file or directory',
