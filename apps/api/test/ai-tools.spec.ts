@@ -61,6 +61,9 @@ const ALL_TOOLS = [
   'read_file',
   'write_file',
   'bash',
+  'todo_update',
+  'plan_create',
+  'contacts_send',
 ];
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;

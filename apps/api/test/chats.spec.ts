@@ -223,8 +223,10 @@ describe('chats', () => {
         'db_query',
         'manage_cronjob',
         'manage_pulse',
+        'plan_create',
         'read_file',
         'save_memory',
+        'todo_update',
         'update_db_schema',
         'write_file',
       ]);

@@ -25,6 +25,7 @@ import { UrlFetchModule } from '../url-fetch/url-fetch.module';
 import { FilesModule } from '../files/files.module';
 import { MediaModule } from '../media/media.module';
 import { AttachmentsModule } from '../attachments/attachments.module';
+import { ContactsModule } from '../contacts/contacts.module';
 import { DataModule } from '../data/data.module';
 import { LlmModule } from '../llm/llm.module';
 import { PersonalDataModule } from '../data/personal/personal-data.module';
@@ -112,6 +113,7 @@ export class AppModule {
         WhatsAppAutoReplyModule,
         TelegramModule,
         ChannelsModule,
+        ContactsModule,
       ],
       providers: [
         // Order matters: a dead database answers 503 before the session lookup would hang on it.

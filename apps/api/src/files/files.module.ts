@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { LlmAdapterFactory } from '../llm/llm-adapter.factory';
+import { SettingsModule } from '../settings/settings.module';
 import { BashSandbox } from './bash/bash-sandbox';
 import { BashTool } from './bash/bash.tool';
 import { CachePruner } from './cache-pruner';
@@ -6,13 +8,20 @@ import { FileDirs } from './file-dirs';
 import { FilesMode } from './files-mode';
 import { ReadFileTool } from './tools/read-file.tool';
 import { WriteFileTool } from './tools/write-file.tool';
+import { FilesController } from './files.controller';
+import { ModelJsonClient } from './plan/model-json-client';
+import { PlanCreateTool } from './plan/plan-create.tool';
+import { TodoStore } from './todo/todo-store';
+import { TodoMode, TodoUpdateTool } from './todo/todo-update.tool';
 
 /**
  * The toolbelt's two file dirs under DATA_DIR (file tools, bash, downloads, the Files
- * page), the `files` mode with read_file, write_file and the sandboxed bash, and the
- * cache dir's pruning.
+ * page and its routes), the `files` mode with read_file, write_file and the sandboxed
+ * bash, the cache dir's pruning, and the `todo` mode with todo_update and plan_create.
  */
 @Module({
+  imports: [SettingsModule],
+  controllers: [FilesController],
   providers: [
     FileDirs,
     CachePruner,
@@ -21,6 +30,12 @@ import { WriteFileTool } from './tools/write-file.tool';
     WriteFileTool,
     BashSandbox,
     BashTool,
+    LlmAdapterFactory,
+    ModelJsonClient,
+    TodoStore,
+    TodoMode,
+    TodoUpdateTool,
+    PlanCreateTool,
   ],
   exports: [FileDirs],
 })

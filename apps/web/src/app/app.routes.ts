@@ -95,6 +95,12 @@ export const appRoutes: Routes = [
         loadComponent: () => import('./data/data-page').then((m) => m.DataPage),
       },
       {
+        path: 'files',
+        title: pageTitle('Files'),
+        loadComponent: () =>
+          import('./files/files-page').then((m) => m.FilesPage),
+      },
+      {
         path: 'settings',
         canDeactivate: [unsavedChangesGuard],
         title: pageTitle('Settings'),

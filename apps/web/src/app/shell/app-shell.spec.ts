@@ -83,6 +83,7 @@ describe('AppShell', () => {
       'Channels',
       'Instruction',
       'Data',
+      'Files',
       'Settings',
       'System',
     ]);

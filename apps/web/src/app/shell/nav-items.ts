@@ -26,6 +26,7 @@ export const NAV_ITEMS: readonly NavItem[] = [
     icon: 'description',
   },
   { id: 'data', label: 'Data', path: '/data', icon: 'tableChart' },
+  { id: 'files', label: 'Files', path: '/files', icon: 'folder' },
   { id: 'settings', label: 'Settings', path: '/settings', icon: 'settings' },
   { id: 'system', label: 'System', path: '/system', icon: 'dns' },
 ];

@@ -1,0 +1,110 @@
+import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
+import {
+  AiModeProvider,
+  AiToolProvider,
+  toolError,
+  type AiMode,
+  type AiTool,
+  type AiToolContext,
+} from '../ai-tools/ai-tool';
+import { Clock } from '../clock/clock';
+import { ContactChannelRouter, ContactSendError } from './contact-channel';
+import { RunSendCounter } from './run-send-counter';
+
+export const CONTACTS_MODE = 'contacts';
+
+@AiModeProvider()
+@Injectable()
+export class ContactsMode implements AiMode {
+  readonly name = CONTACTS_MODE;
+  readonly description =
+    "Send a message to one of the owner's contacts on a connected channel (WhatsApp).";
+}
+
+/** The most messages one unattended run (a cron job, a Pulse, an auto-reply) may send. */
+export const UNATTENDED_SENDS_PER_RUN = 3;
+const MESSAGE_MAX_LENGTH = 4096;
+
+const CONTACTS_SEND_ARGS = z.object({
+  contact_id: z
+    .string()
+    .max(64)
+    .describe(
+      'The contact: "wa:<phone digits>" for WhatsApp, e.g. "wa:14155551234"',
+    ),
+  message_text: z.string().max(MESSAGE_MAX_LENGTH).describe('The text to send'),
+});
+
+/**
+ * The seed's `contacts_send`: one message to one contact, routed by the id's
+ * prefix to its channel, which sends only to contacts the owner allowed replies
+ * to. An unattended run sends at most {@link UNATTENDED_SENDS_PER_RUN}.
+ */
+@AiToolProvider()
+@Injectable()
+export class ContactsSendTool implements AiTool<typeof CONTACTS_SEND_ARGS> {
+  readonly name = 'contacts_send';
+  readonly description =
+    'Send one text message to a contact (id "wa:<digits>"). Only contacts the owner allowed replies to can be messaged. ' +
+    'In a chat with the owner, confirm before sending.';
+  readonly schema = CONTACTS_SEND_ARGS;
+  readonly promptLine =
+    'send a message to a contact with reply permission (confirm with the owner first).';
+  readonly modes = [CONTACTS_MODE];
+
+  constructor(
+    private readonly router: ContactChannelRouter,
+    private readonly counter: RunSendCounter,
+    private readonly clock: Clock,
+  ) {}
+
+  isAvailable(): boolean {
+    return this.router.all().some((c) => c.connected);
+  }
+
+  unavailableReason(): string | null {
+    return this.isAvailable()
+      ? null
+      : 'No messaging channel is connected (connect WhatsApp first).';
+  }
+
+  async execute(
+    args: z.output<typeof CONTACTS_SEND_ARGS>,
+    { source, messageId }: AiToolContext,
+  ): Promise<string> {
+    if (!args.contact_id.trim()) return toolError('contact_id is required');
+    const text = args.message_text.trim();
+    if (!text) return toolError('message_text is required');
+    const target = this.router.route(args.contact_id);
+    if (!target.ok) return toolError(target.error);
+    const unattended = source !== 'chat';
+    let release: (() => void) | null = null;
+    if (unattended) {
+      // Counted per run: the run's assistant message names it.
+      if (!messageId)
+        return toolError(
+          'contacts_send cannot run here: this run has no message to count its sends against',
+        );
+      release = this.counter.reserve(messageId, UNATTENDED_SENDS_PER_RUN);
+      if (!release)
+        return toolError(
+          `contacts_send limit reached: an unattended run sends at most ${UNATTENDED_SENDS_PER_RUN} messages`,
+        );
+    }
+    try {
+      const sent = await target.channel.send(target.address, text);
+      return JSON.stringify({
+        ok: true,
+        contact_id: `${target.channel.prefix}:${target.address}`,
+        channel: target.channel.label,
+        to: sent.to,
+        sent_at: this.clock.now().toISOString(),
+      });
+    } catch (error) {
+      release?.();
+      if (error instanceof ContactSendError) return toolError(error.message);
+      throw error;
+    }
+  }
+}
