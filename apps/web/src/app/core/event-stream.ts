@@ -50,6 +50,8 @@ export class EventStream {
   private readonly connection = signal<EventStreamState>('closed');
 
   readonly state = this.connection.asReadonly();
+  /** Set while subscribed: skips a pending backoff and connects now (unless the stream is open). */
+  private connectNow: (() => void) | null = null;
 
   readonly events$: Observable<AppEvent> = new Observable<AppEvent>(
     (subscriber) => {
@@ -84,13 +86,25 @@ export class EventStream {
       };
 
       connect();
+      this.connectNow = () => {
+        if (this.connection() === 'open') return;
+        clearTimeout(timer);
+        source?.close();
+        connect();
+      };
       return () => {
+        this.connectNow = null;
         clearTimeout(timer);
         source?.close();
         this.connection.set('closed');
       };
     },
   ).pipe(share());
+
+  /** The server is back (a health check answered): reconnect now instead of after the backoff delay. */
+  reconnect(): void {
+    this.connectNow?.();
+  }
 
   /** The payloads of one named event. */
   on<K extends AppEventName>(name: K): Observable<AppEventMap[K]> {

@@ -2,6 +2,7 @@ import { BreakpointObserver } from '@angular/cdk/layout';
 import {
   ChangeDetectionStrategy,
   Component,
+  DestroyRef,
   computed,
   inject,
   signal,
@@ -31,6 +32,7 @@ import { EMPTY, catchError, exhaustMap, filter, map } from 'rxjs';
 import { AuthStore } from '../auth/auth-store';
 import { EventStream } from '../core/event-stream';
 import { ServerStatus } from '../core/server-status';
+import { ServerWatch } from '../core/server-watch';
 import { Icon, Logo } from '../ui/icon';
 import { NAV_ITEMS } from './nav-items';
 
@@ -87,6 +89,9 @@ export class AppShell {
         takeUntilDestroyed(),
       )
       .subscribe(() => this.menuOpen.set(false));
+
+    // A server that goes away while the console is idle shows within seconds; its return reloads the pages.
+    inject(ServerWatch).start(inject(DestroyRef));
 
     // The database recovered: an outage banner from an earlier request is stale now.
     const events = inject(EventStream);

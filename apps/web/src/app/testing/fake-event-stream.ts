@@ -7,6 +7,12 @@ import type { AppEvent, EventStreamState } from '../core/event-stream';
 export class FakeEventStream {
   readonly state = signal<EventStreamState>('open');
   private readonly events = new Subject<AppEvent>();
+  /** How often `reconnect()` was called. */
+  reconnects = 0;
+
+  reconnect(): void {
+    this.reconnects++;
+  }
 
   on<K extends AppEventName>(name: K) {
     return this.events.pipe(
