@@ -34,6 +34,7 @@ import { EventStream } from '../core/event-stream';
 import { ServerStatus } from '../core/server-status';
 import { ServerWatch } from '../core/server-watch';
 import { Icon, Logo } from '../ui/icon';
+import { KeyboardShortcuts } from './keyboard-shortcuts';
 import { NAV_ITEMS } from './nav-items';
 
 /** Wide enough for the navigation to sit beside the page instead of over it. */
@@ -62,10 +63,12 @@ export const WIDE_LAYOUT_QUERY = '(min-width: 960px)';
   ],
   templateUrl: './app-shell.html',
   styleUrl: './app-shell.scss',
+  host: { '(document:keydown)': 'onKeydown($event)' },
 })
 export class AppShell {
   private readonly auth = inject(AuthStore);
   private readonly router = inject(Router);
+  private readonly shortcuts = inject(KeyboardShortcuts);
 
   protected readonly navItems = NAV_ITEMS;
   protected readonly wide = toSignal(
@@ -116,6 +119,14 @@ export class AppShell {
       .subscribe((status) => {
         if (!status.authenticated) void this.router.navigateByUrl('/login');
       });
+  }
+
+  protected onKeydown(event: KeyboardEvent): void {
+    this.shortcuts.handle(event);
+  }
+
+  protected showShortcuts(): void {
+    this.shortcuts.openHelp();
   }
 
   protected toggleMenu(): void {

@@ -273,6 +273,20 @@ describe('WhatsAppCard', () => {
     await stable();
     expect(el('whatsapp-disconnect-confirm')).toBeNull();
     expect(text('whatsapp-state')).toBe('Connected as +14155551234');
+
+    // Escape cancels too, and the focus goes back to Disconnect.
+    button('whatsapp-disconnect').click();
+    await stable();
+    document.activeElement?.dispatchEvent(
+      new KeyboardEvent('keydown', {
+        key: 'Escape',
+        bubbles: true,
+        cancelable: true,
+      }),
+    );
+    await stable();
+    expect(el('whatsapp-disconnect-confirm')).toBeNull();
+    expect(document.activeElement).toBe(el('whatsapp-disconnect'));
   });
 
   it('polls the status every 10 s, but not while the stream is open', () => {
