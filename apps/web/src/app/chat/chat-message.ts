@@ -9,6 +9,7 @@ import type {
   MessageAuthor,
   MessageDelivery,
 } from '@metatronos/shared-types';
+import { CopyButton } from '../ui/copy-button';
 import { AttachmentList } from './attachment-list';
 import { type MessageView, partsOf } from './live-reply';
 import { MarkdownView } from './markdown-view';
@@ -18,7 +19,7 @@ import { ToolChip } from './tool-chip';
 @Component({
   selector: 'mt-chat-message',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [AttachmentList, MarkdownView, ToolChip],
+  imports: [AttachmentList, CopyButton, MarkdownView, ToolChip],
   template: `
     @if (message().role === 'user') {
       <div
@@ -43,6 +44,13 @@ import { ToolChip } from './tool-chip';
           />
         }
         <p class="user-text">{{ message().content }}</p>
+        @if (message().content) {
+          <mt-copy-button
+            class="copy-user"
+            [text]="message().content"
+            label="Copy message"
+          />
+        }
       </div>
     } @else {
       <article
@@ -75,7 +83,8 @@ import { ToolChip } from './tool-chip';
         @if (
           message().status === 'stopped' ||
           message().model ||
-          message().delivery
+          message().delivery ||
+          copyableText()
         ) {
           <p class="meta">
             @if (message().status === 'stopped') {
@@ -95,6 +104,13 @@ import { ToolChip } from './tool-chip';
               >
                 {{ deliveryText(delivery) }}
               </span>
+            }
+            @if (copyableText(); as text) {
+              <mt-copy-button
+                class="copy-reply"
+                [text]="text"
+                label="Copy reply"
+              />
             }
           </p>
         }
@@ -165,8 +181,20 @@ import { ToolChip } from './tool-chip';
       color: var(--mat-sys-on-error-container);
       font: var(--mat-sys-body-small);
     }
+    .copy-user {
+      display: flex;
+      justify-content: flex-end;
+      margin: 2px -8px -6px 0;
+      --mat-sys-on-surface-variant: currentColor;
+    }
+    .copy-reply {
+      margin-left: -6px;
+      order: -1;
+    }
     .meta {
       display: flex;
+      flex-wrap: wrap;
+      align-items: center;
       gap: 8px;
       margin: 6px 0 0;
       font: var(--mat-sys-label-small);
@@ -211,6 +239,14 @@ export class ChatMessageView {
     () => this.message().attachments ?? [],
   );
   protected readonly deliveryText = deliveryText;
+  /** The reply's text (its Markdown) for the Copy button, once it has finished arriving. */
+  protected readonly copyableText = computed(() => {
+    if (this.streaming() || this.message().role === 'user') return '';
+    return this.parts()
+      .flatMap((part) => (part.type === 'text' ? [part.text] : []))
+      .join('\n\n')
+      .trim();
+  });
 }
 
 /** Whether an auto-reply went out on WhatsApp, in words. */
