@@ -1,5 +1,5 @@
 import { Injectable, InjectionToken, inject, signal } from '@angular/core';
-import { Observable, filter, map, share } from 'rxjs';
+import { Observable, Subject, filter, map, share } from 'rxjs';
 import {
   APP_EVENT_NAMES,
   type AppEventMap,
@@ -50,6 +50,13 @@ export class EventStream {
   private readonly connection = signal<EventStreamState>('closed');
 
   readonly state = this.connection.asReadonly();
+  private readonly transitions = new Subject<EventStreamState>();
+  /**
+   * Every change of `state`, as it happens. Unlike the signal (read by effects, which see only the latest
+   * value), no quick open → connecting → open flip is lost.
+   */
+  readonly stateChanges$: Observable<EventStreamState> =
+    this.transitions.asObservable();
   /** Set while subscribed: skips a pending backoff and connects now (unless the stream is open). */
   private connectNow: (() => void) | null = null;
 
@@ -60,15 +67,15 @@ export class EventStream {
       let failures = 0;
 
       const connect = (): void => {
-        this.connection.set('connecting');
+        this.setState('connecting');
         const current = this.createSource(EVENTS_URL);
         source = current;
         current.onopen = () => {
           failures = 0;
-          this.connection.set('open');
+          this.setState('open');
         };
         current.onerror = () => {
-          this.connection.set('connecting');
+          this.setState('connecting');
           if (current.readyState !== CLOSED) return;
           current.close();
           const delay =
@@ -96,10 +103,16 @@ export class EventStream {
         this.connectNow = null;
         clearTimeout(timer);
         source?.close();
-        this.connection.set('closed');
+        this.setState('closed');
       };
     },
   ).pipe(share());
+
+  private setState(state: EventStreamState): void {
+    if (this.connection() === state) return;
+    this.connection.set(state);
+    this.transitions.next(state);
+  }
 
   /** The server is back (a health check answered): reconnect now instead of after the backoff delay. */
   reconnect(): void {

@@ -11,7 +11,12 @@ import { apiInterceptor } from './api.interceptor';
 import { EventStream } from './event-stream';
 import { UNREACHABLE_TITLE } from './server-problem';
 import { ServerStatus } from './server-status';
-import { HEALTH_URL, SERVER_WATCH_RETRY_MS, ServerWatch } from './server-watch';
+import {
+  HEALTH_TIMEOUT_MS,
+  HEALTH_URL,
+  SERVER_WATCH_RETRY_MS,
+  ServerWatch,
+} from './server-watch';
 
 describe('ServerWatch', () => {
   let http: HttpTestingController;
@@ -66,8 +71,7 @@ describe('ServerWatch', () => {
   });
 
   it('shows the banner as soon as the stream drops and the server does not answer, and asks again every 2 s', () => {
-    events.state.set('connecting');
-    TestBed.tick();
+    events.setState('connecting');
     unreachable();
     expect(server.problem()?.title).toBe(UNREACHABLE_TITLE);
     expect(server.recovered()).toBe(0);
@@ -78,12 +82,15 @@ describe('ServerWatch', () => {
     unreachable();
     expect(server.problem()?.title).toBe(UNREACHABLE_TITLE);
 
-    // Back: the banner goes, the stream reconnects at once, the pages reload.
+    // Back: the banner goes and the stream reconnects at once…
     jest.advanceTimersByTime(2_000);
     healthy();
     expect(server.problem()).toBeNull();
-    expect(server.recovered()).toBe(1);
     expect(events.reconnects).toBe(1);
+    expect(server.recovered()).toBe(0);
+    // …and once it is open, the pages reload.
+    events.setState('open');
+    expect(server.recovered()).toBe(1);
 
     // No more checks once the server is back.
     jest.advanceTimersByTime(10_000);
@@ -91,15 +98,78 @@ describe('ServerWatch', () => {
   });
 
   it('reloads the pages when the stream comes back after a short drop (events were missed)', () => {
-    events.state.set('connecting');
-    TestBed.tick();
+    events.setState('connecting');
     // The server answers (it restarted quickly, or only the stream broke): nothing to show, but reload.
     healthy();
     expect(server.problem()).toBeNull();
+    events.setState('open');
     expect(server.recovered()).toBe(1);
-    events.state.set('open');
-    TestBed.tick();
+    jest.advanceTimersByTime(10_000);
     http.expectNone(HEALTH_URL);
+  });
+
+  it('keeps kicking the stream while the server answers but the stream stays down', () => {
+    events.setState('connecting');
+    healthy();
+    expect(events.reconnects).toBe(1);
+    jest.advanceTimersByTime(2_000);
+    healthy();
+    expect(events.reconnects).toBe(2);
+    expect(server.recovered()).toBe(0);
+    events.setState('open');
+    expect(server.recovered()).toBe(1);
+    jest.advanceTimersByTime(10_000);
+    http.expectNone(HEALTH_URL);
+  });
+
+  it('takes the stream coming back as the server being back, even while a check hangs', () => {
+    events.setState('connecting');
+    const hanging = http.expectOne(HEALTH_URL);
+    events.setState('open');
+    expect(server.recovered()).toBe(1);
+    expect(server.problem()).toBeNull();
+    hanging.flush({ status: 'ok', db: 'up' });
+    expect(server.recovered()).toBe(1);
+  });
+
+  it('counts a check without an answer as the server being away, and asks again', () => {
+    events.setState('connecting');
+    const hanging = http.expectOne(HEALTH_URL);
+    jest.advanceTimersByTime(HEALTH_TIMEOUT_MS);
+    expect(hanging.cancelled).toBe(true);
+    expect(server.problem()?.title).toBe(UNREACHABLE_TITLE);
+    jest.advanceTimersByTime(2_000);
+    healthy();
+    expect(server.problem()).toBeNull();
+    events.setState('open');
+    expect(server.recovered()).toBe(1);
+  });
+
+  it('misses no drop: a server that still answered while shutting down, then went away', () => {
+    // Shutting down: the stream ends, the server still answers the check and the stream reopens…
+    events.setState('connecting');
+    healthy();
+    events.setState('open');
+    // …then the process is gone, all within one rendering frame.
+    events.setState('connecting');
+    unreachable();
+    expect(server.problem()?.title).toBe(UNREACHABLE_TITLE);
+    // The browser's own retries of the stream keep failing: the watch keeps asking.
+    jest.advanceTimersByTime(2_000);
+    unreachable();
+    expect(server.problem()?.title).toBe(UNREACHABLE_TITLE);
+  });
+
+  it('keeps asking when the server answered while shutting down but the stream never came back', () => {
+    events.setState('connecting');
+    healthy(); // still shutting down
+    jest.advanceTimersByTime(2_000);
+    unreachable(); // gone
+    expect(server.problem()?.title).toBe(UNREACHABLE_TITLE);
+    jest.advanceTimersByTime(2_000);
+    healthy(); // restarted
+    events.setState('open');
+    expect(server.problem()).toBeNull();
     expect(server.recovered()).toBe(1);
   });
 
@@ -114,8 +184,7 @@ describe('ServerWatch', () => {
   });
 
   it('stops asking once the shell is gone', () => {
-    events.state.set('connecting');
-    TestBed.tick();
+    events.setState('connecting');
     unreachable();
     destroy();
     destroy = () => undefined;
