@@ -44,14 +44,15 @@ import { ToolChip } from './tool-chip';
           />
         }
         <p class="user-text">{{ message().content }}</p>
-        @if (message().content) {
-          <mt-copy-button
-            class="copy-user"
-            [text]="message().content"
-            label="Copy message"
-          />
-        }
       </div>
+      @if (message().content) {
+        <mt-copy-button
+          class="copy-user"
+          [class.contact]="!!author()"
+          [text]="message().content"
+          label="Copy message"
+        />
+      }
     } @else {
       <article
         class="reply"
@@ -184,8 +185,21 @@ import { ToolChip } from './tool-chip';
     .copy-user {
       display: flex;
       justify-content: flex-end;
-      margin: 2px -8px -6px 0;
-      --mat-sys-on-surface-variant: currentColor;
+      margin-top: 2px;
+    }
+    .copy-user.contact {
+      justify-content: flex-start;
+    }
+    /* With a mouse, the copy button under a message shows on hover (always for touch and keyboard). */
+    @media (hover: hover) {
+      .copy-user {
+        opacity: 0;
+        transition: opacity 0.15s;
+      }
+      :host(:hover) .copy-user,
+      .copy-user:focus-within {
+        opacity: 1;
+      }
     }
     .copy-reply {
       margin-left: -6px;

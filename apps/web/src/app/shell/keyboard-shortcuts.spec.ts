@@ -152,7 +152,7 @@ describe('KeyboardShortcuts', () => {
     ).toEqual([
       'New chat',
       'Search the chats',
-      'Write a message (focus the message box)',
+      'Write a message',
       'Show these shortcuts',
       'Close a dialog or cancel a confirmation',
     ]);

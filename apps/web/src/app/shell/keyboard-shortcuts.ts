@@ -42,7 +42,7 @@ export function shortcutHelp(apple: boolean): ShortcutHelpLine[] {
     {
       action: 'composer',
       keys: [['/'], ['Shift', 'Esc']],
-      does: 'Write a message (focus the message box)',
+      does: 'Write a message',
     },
     { action: 'help', keys: [['?']], does: 'Show these shortcuts' },
     {

@@ -61,16 +61,16 @@ import type { ShortcutHelpLine } from './keyboard-shortcuts';
       margin: 0;
     }
     .line {
-      display: flex;
-      flex-wrap: wrap;
+      display: grid;
+      grid-template-columns: minmax(0, 1fr) auto;
       align-items: center;
-      justify-content: space-between;
       gap: 4px 16px;
     }
     .keys {
       display: flex;
       flex-wrap: wrap;
       align-items: center;
+      justify-content: flex-end;
       gap: 6px;
     }
     .combo {
@@ -92,6 +92,7 @@ import type { ShortcutHelpLine } from './keyboard-shortcuts';
       text-align: center;
     }
     .does {
+      order: -1;
       margin: 0;
     }
   `,
