@@ -30,6 +30,9 @@ import {
 import { openSse } from './support/sse';
 import { createTestApp, type TestApp } from './support/test-app';
 
+/** The extra fields of a `status` event on the QR stream while the link is fine. */
+const LINK_FINE = { reason: null, problem: null, reconnectAt: null };
+
 const ROUTES: Array<['get' | 'post', string]> = [
   ['get', '/api/whatsapp/status'],
   ['post', '/api/whatsapp/connect'],
@@ -133,6 +136,7 @@ describe('WhatsApp', () => {
         status: 'disconnected',
         phoneNumber: null,
         reason: null,
+        problem: null,
         reconnectAt: null,
       });
       const qr = await agent.get('/api/whatsapp/qr').expect(404);
@@ -153,7 +157,7 @@ describe('WhatsApp', () => {
       expect(stream.headers.get('cache-control')).toBe('no-cache');
       expect(await stream.next()).toEqual({
         event: 'status',
-        data: { status: 'disconnected', phoneNumber: null },
+        data: { status: 'disconnected', phoneNumber: null, ...LINK_FINE },
       });
 
       const agent = await t.owner();
@@ -162,7 +166,7 @@ describe('WhatsApp', () => {
       ).toEqual({ status: 'connecting' });
       expect(await stream.next()).toEqual({
         event: 'status',
-        data: { status: 'connecting', phoneNumber: null },
+        data: { status: 'connecting', phoneNumber: null, ...LINK_FINE },
       });
       await waitFor(() => fake.sockets.length > 0, 'a socket');
       const socket = fake.latest;
@@ -181,7 +185,7 @@ describe('WhatsApp', () => {
       expect(pngSize(dataUrl)).toEqual({ width: 256, height: 256 });
       expect(await stream.next((e) => e.event === 'status')).toEqual({
         event: 'status',
-        data: { status: 'qr_ready', phoneNumber: null },
+        data: { status: 'qr_ready', phoneNumber: null, ...LINK_FINE },
       });
       expect((await agent.get('/api/whatsapp/qr').expect(200)).body).toEqual({
         qr: dataUrl,
@@ -197,7 +201,7 @@ describe('WhatsApp', () => {
       });
       expect(await late.next()).toEqual({
         event: 'status',
-        data: { status: 'qr_ready', phoneNumber: null },
+        data: { status: 'qr_ready', phoneNumber: null, ...LINK_FINE },
       });
       expect(await late.next()).toEqual({ event: 'qr', data: { qr: dataUrl } });
       late.close();
@@ -209,7 +213,7 @@ describe('WhatsApp', () => {
       socket.open('19876543210');
       expect(await stream.next((e) => e.event === 'status')).toEqual({
         event: 'status',
-        data: { status: 'connected', phoneNumber: '19876543210' },
+        data: { status: 'connected', phoneNumber: '19876543210', ...LINK_FINE },
       });
       expect(await stream.next((e) => e.event === 'connected')).toEqual({
         event: 'connected',
@@ -224,6 +228,7 @@ describe('WhatsApp', () => {
         status: 'connected',
         phoneNumber: '19876543210',
         reason: null,
+        problem: null,
         reconnectAt: null,
       });
       expect(
@@ -239,18 +244,21 @@ describe('WhatsApp', () => {
           status: 'connecting',
           phoneNumber: null,
           reason: null,
+          problem: null,
           at: expect.any(String),
         },
         {
           status: 'qr_ready',
           phoneNumber: null,
           reason: null,
+          problem: null,
           at: expect.any(String),
         },
         {
           status: 'connected',
           phoneNumber: '19876543210',
           reason: null,
+          problem: null,
           at: expect.any(String),
         },
       ]);
@@ -365,6 +373,89 @@ describe('WhatsApp', () => {
       expect(delay()).toBe(Math.round(RECONNECT_MAX_MS * 0.8));
     });
 
+    it.each([
+      [408, 'connection_lost'],
+      [428, 'connection_closed'],
+      [440, 'connection_replaced'],
+      [500, 'bad_session'],
+      [411, 'multidevice_mismatch'],
+      [503, 'service_unavailable'],
+      [499, 'closed'],
+    ])(
+      'says why it reconnects after %i (%s): in the status, the event and the QR stream',
+      async (code, problem) => {
+        await connectAs();
+        const { url, cookie } = await t.serve();
+        const stream = await openSse(`${url}/api/whatsapp/qr/stream`, {
+          Cookie: cookie,
+        });
+        expect(await stream.next()).toEqual({
+          event: 'status',
+          data: {
+            status: 'connected',
+            phoneNumber: '19876543210',
+            ...LINK_FINE,
+          },
+        });
+        fake.latest.close(code);
+        const reason = `Connection closed (${code}); reconnecting`;
+        expect(
+          (await (await t.owner()).get('/api/whatsapp/status').expect(200))
+            .body,
+        ).toEqual({
+          status: 'connecting',
+          phoneNumber: '19876543210',
+          reason,
+          problem,
+          reconnectAt: (service.reconnectAt as Date).toISOString(),
+        });
+        expect(events.at(-1)).toEqual({
+          name: 'whatsapp.status',
+          payload: {
+            status: 'connecting',
+            phoneNumber: '19876543210',
+            reason,
+            problem,
+            at: expect.any(String),
+          },
+        });
+        expect(await stream.next((e) => e.event === 'status')).toEqual({
+          event: 'status',
+          data: {
+            status: 'connecting',
+            phoneNumber: '19876543210',
+            reason,
+            problem,
+            reconnectAt: (service.reconnectAt as Date).toISOString(),
+          },
+        });
+        stream.close();
+      },
+    );
+
+    it('says WhatsApp cannot be reached when no connection opens at all, and clears it once linked', async () => {
+      fake.failures = 1;
+      const count = fake.sockets.length;
+      await (await t.owner()).post('/api/whatsapp/connect').expect(200);
+      await waitFor(() => service.reconnectAt !== null, 'the backoff');
+      expect(fake.sockets).toHaveLength(count);
+      expect(service.view()).toMatchObject({
+        status: 'connecting',
+        reason: 'Could not open the WhatsApp connection; reconnecting',
+        problem: 'unreachable',
+      });
+      t.clock.advance(RECONNECT_MAX_MS);
+      expect(service.reconnectIfDue()).toBe(true);
+      await waitFor(() => fake.sockets.length === count + 1, 'a socket');
+      fake.latest.open('19876543210');
+      expect(service.view()).toMatchObject({
+        status: 'connected',
+        reason: null,
+        problem: null,
+        reconnectAt: null,
+      });
+    });
+
     it('starts the backoff again after a connection that held for a minute', async () => {
       await connectAs();
       service.random = () => 0.5;
@@ -388,11 +479,11 @@ describe('WhatsApp', () => {
     });
 
     it.each([
-      [401, LOGGED_OUT_REASON, false],
-      [403, FORBIDDEN_REASON, true],
+      [401, LOGGED_OUT_REASON, 'logged_out', false],
+      [403, FORBIDDEN_REASON, 'forbidden', true],
     ])(
       'stops on %i and shows why, without reconnecting',
-      async (code, reason, keepsSession) => {
+      async (code, reason, problem, keepsSession) => {
         mkdirSync(join(t.config.dataDir, 'whatsapp-auth'), { recursive: true });
         writeFileSync(
           join(t.config.dataDir, 'whatsapp-auth', 'creds.json'),
@@ -410,6 +501,7 @@ describe('WhatsApp', () => {
           status: 'disconnected',
           phoneNumber: null,
           reason,
+          problem,
           reconnectAt: null,
         });
         expect(events.at(-1)).toEqual({
@@ -418,6 +510,7 @@ describe('WhatsApp', () => {
             status: 'disconnected',
             phoneNumber: null,
             reason,
+            problem,
             at: expect.any(String),
           },
         });

@@ -83,8 +83,14 @@ function boom(statusCode: number): Error & { output: { statusCode: number } } {
 
 export class FakeWhatsAppSocketFactory implements WhatsAppSocketFactory {
   readonly sockets: FakeWhatsAppSocket[] = [];
+  /** The next this many `create` calls fail, as when WhatsApp cannot be reached at all. */
+  failures = 0;
 
   async create(options: WhatsAppSocketOptions): Promise<FakeWhatsAppSocket> {
+    if (this.failures > 0) {
+      this.failures--;
+      throw new Error('getaddrinfo ENOTFOUND web.whatsapp.com');
+    }
     const socket = new FakeWhatsAppSocket(options);
     this.sockets.push(socket);
     return socket;

@@ -20,6 +20,8 @@ export interface StartAppOptions {
   env?: Record<string, string>;
   /** Reuse a data dir (restart tests); a fresh temp dir otherwise. */
   dataDir?: string;
+  /** A fixed port (a restart that the open console should find again); a free one otherwise. */
+  port?: number;
   timeoutMs?: number;
 }
 
@@ -39,7 +41,7 @@ export async function freePort(): Promise<number> {
 export async function startApp(
   options: StartAppOptions = {},
 ): Promise<RunningApp> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const ownDataDir = !options.dataDir;
   const dataDir =
     options.dataDir ?? mkdtempSync(join(tmpdir(), 'metatron-e2e-'));

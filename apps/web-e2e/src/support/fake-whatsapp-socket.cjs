@@ -7,6 +7,8 @@
 //   FAKE_WHATSAPP_SCAN_FILE; the fake sees it within ~50 ms, deletes it, saves a
 //   `creds.json` in the auth dir (as Baileys would) and opens as that number.
 // - A socket made while `creds.json` exists (a saved session) opens without a QR.
+// - Dropping it: while open, the test writes a Baileys close code (e.g. 408, 401)
+//   to the file named by FAKE_WHATSAPP_CLOSE_FILE; the fake closes with it.
 'use strict';
 
 const { EventEmitter } = require('node:events');
@@ -76,6 +78,18 @@ class FakeWhatsAppSocket extends EventEmitter {
   open(phone) {
     this.user = { id: `${phone}:12@s.whatsapp.net`, lid: null };
     this.emit('connection.update', { connection: 'open' });
+    const closeFile = process.env.FAKE_WHATSAPP_CLOSE_FILE;
+    if (!closeFile) return;
+    this.timer = setInterval(() => {
+      if (this.ended || !existsSync(closeFile)) return;
+      const code = Number(readFileSync(closeFile, 'utf8').trim());
+      rmSync(closeFile, { force: true });
+      this.end();
+      this.emit('connection.update', {
+        connection: 'close',
+        lastDisconnect: { error: boom(code), date: new Date() },
+      });
+    }, SCAN_POLL_MS);
   }
 
   async sendMessage() {

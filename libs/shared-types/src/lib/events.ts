@@ -1,7 +1,11 @@
 import type { CronRunView } from './automations';
 import type { DatabaseStatus } from './system';
-import type { BufferedMessage, WhatsAppStatus } from './whatsapp';
 import type { TelegramStatus } from './telegram';
+import type {
+  BufferedMessage,
+  WhatsAppLinkProblem,
+  WhatsAppStatus,
+} from './whatsapp';
 
 /**
  * Every event the server publishes on its bus and streams on `GET /api/events`.
@@ -60,6 +64,8 @@ export interface AppEventMap {
     status: WhatsAppStatus;
     phoneNumber: string | null;
     reason: string | null;
+    /** `reason` as a code the console puts in words. */
+    problem?: WhatsAppLinkProblem | null;
     at: string;
   };
   /** A new QR code to scan (PNG data URL, 256×256). */

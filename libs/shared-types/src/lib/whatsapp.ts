@@ -35,11 +35,33 @@ export interface WhatsAppDisconnectResponse {
   status: 'disconnected';
 }
 
+/**
+ * Why the link is down or retrying, as a code the console puts in plain words. `logged_out` and `forbidden`
+ * stop the link; the others come with a reconnect. From Baileys' disconnect codes: 408 `connection_lost`,
+ * 428 `connection_closed`, 440 `connection_replaced`, 500 `bad_session`, 411 `multidevice_mismatch`,
+ * 503 `service_unavailable`, any other `closed`; `unreachable` when no connection could be opened at all.
+ */
+export const WHATSAPP_LINK_PROBLEMS = [
+  'logged_out',
+  'forbidden',
+  'connection_lost',
+  'connection_closed',
+  'connection_replaced',
+  'bad_session',
+  'multidevice_mismatch',
+  'service_unavailable',
+  'unreachable',
+  'closed',
+] as const;
+export type WhatsAppLinkProblem = (typeof WHATSAPP_LINK_PROBLEMS)[number];
+
 /** `GET /api/whatsapp/status`. `reason` says why the link stopped (logged out, forbidden…), null otherwise. */
 export interface WhatsAppStatusView {
   status: WhatsAppStatus;
   phoneNumber: string | null;
   reason?: string | null;
+  /** `reason` as a code (null when the link is fine or was closed by the owner). */
+  problem?: WhatsAppLinkProblem | null;
   /** When the next reconnect attempt is due (ISO), while backing off. */
   reconnectAt?: string | null;
 }

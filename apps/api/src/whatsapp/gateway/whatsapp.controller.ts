@@ -85,7 +85,7 @@ export class WhatsAppController {
   @ApiOperation({
     summary: 'Server-sent events of the linking flow',
     description:
-      'Events: `status` `{status, phoneNumber}` (at once and on every change), `qr` `{qr}` (at once when one is available and on every new code), ' +
+      'Events: `status` `{status, phoneNumber, reason, problem, reconnectAt}` (at once and on every change), `qr` `{qr}` (at once when one is available and on every new code), ' +
       '`connected` `{phoneNumber}`. A `: keep-alive` comment every 30 s. When the server stops, `shutdown` `{at}` is the last event and the stream ends.',
   })
   @ApiProduces('text/event-stream')
@@ -101,10 +101,13 @@ export class WhatsAppController {
         res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     };
 
-    send('status', {
-      status: this.whatsapp.status,
-      phoneNumber: this.whatsapp.phoneNumber,
-    });
+    // The seed's `{ status, phoneNumber }`, plus why the link is retrying or stopped (the console words it).
+    const statusEvent = () => {
+      const { status, phoneNumber, reason, problem, reconnectAt } =
+        this.whatsapp.view();
+      return { status, phoneNumber, reason, problem, reconnectAt };
+    };
+    send('status', statusEvent());
     if (this.whatsapp.qrDataUrl) send('qr', { qr: this.whatsapp.qrDataUrl });
     const subscription = this.events
       .stream()
@@ -128,7 +131,11 @@ export class WhatsAppController {
         }
         const { status, phoneNumber } = (event as AppEvent<'whatsapp.status'>)
           .payload;
-        send('status', { status, phoneNumber });
+        send('status', {
+          ...statusEvent(),
+          status,
+          phoneNumber,
+        });
         if (status === 'connected') send('connected', { phoneNumber });
       });
     const keepAlive = setInterval(

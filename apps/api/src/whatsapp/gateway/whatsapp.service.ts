@@ -12,6 +12,7 @@ import { toDataURL } from 'qrcode';
 import {
   WHATSAPP_MESSAGES_MAX_LIMIT,
   type BufferedMessage,
+  type WhatsAppLinkProblem,
   type WhatsAppStatus,
   type WhatsAppStatusView,
 } from '@metatronos/shared-types';
@@ -62,6 +63,26 @@ export function reconnectDelayMs(
   return Math.round(Math.min(RECONNECT_MAX_MS, nominal * factor));
 }
 
+/** What a close code means for the owner (the console words it); codes that stop the link are handled apart. */
+function problemOfCode(code: number | undefined): WhatsAppLinkProblem {
+  switch (code) {
+    case WhatsAppDisconnectCode.connectionLost:
+      return 'connection_lost';
+    case WhatsAppDisconnectCode.connectionClosed:
+      return 'connection_closed';
+    case WhatsAppDisconnectCode.connectionReplaced:
+      return 'connection_replaced';
+    case WhatsAppDisconnectCode.badSession:
+      return 'bad_session';
+    case WhatsAppDisconnectCode.multideviceMismatch:
+      return 'multidevice_mismatch';
+    case WhatsAppDisconnectCode.unavailableService:
+      return 'service_unavailable';
+    default:
+      return 'closed';
+  }
+}
+
 function disconnectCode(update: WhatsAppConnectionUpdate): number | undefined {
   return update.lastDisconnect?.error?.output?.statusCode;
 }
@@ -81,6 +102,7 @@ export class WhatsAppService
   private currentStatus: WhatsAppStatus = 'disconnected';
   private currentPhone: string | null = null;
   private currentReason: string | null = null;
+  private currentProblem: WhatsAppLinkProblem | null = null;
   private currentQr: string | null = null;
   private socket: WhatsAppSocket | null = null;
   private detachSocket: (() => void) | null = null;
@@ -122,6 +144,10 @@ export class WhatsAppService
     return this.currentReason;
   }
 
+  get problem(): WhatsAppLinkProblem | null {
+    return this.currentProblem;
+  }
+
   get reconnectAt(): Date | null {
     return this.nextReconnectAt;
   }
@@ -135,6 +161,7 @@ export class WhatsAppService
       status: this.currentStatus,
       phoneNumber: this.currentPhone,
       reason: this.currentReason,
+      problem: this.currentProblem,
       reconnectAt: this.nextReconnectAt?.toISOString() ?? null,
     };
   }
@@ -170,7 +197,7 @@ export class WhatsAppService
       return { status: 'connecting' };
     }
     this.attempts = 0;
-    this.setState({ status: 'connecting', reason: null });
+    this.setState({ status: 'connecting', reason: null, problem: null });
     void this.openSocket();
     return { status: 'connecting' };
   }
@@ -193,7 +220,12 @@ export class WhatsAppService
       socket?.end(undefined);
     }
     this.currentQr = null;
-    this.setState({ status: 'disconnected', phoneNumber: null, reason: null });
+    this.setState({
+      status: 'disconnected',
+      phoneNumber: null,
+      reason: null,
+      problem: null,
+    });
   }
 
   async sendText(
@@ -310,7 +342,10 @@ export class WhatsAppService
       this.logger.error(
         `Could not open the WhatsApp socket: ${(error as Error).message}`,
       );
-      this.scheduleReconnect('Could not open the WhatsApp connection');
+      this.scheduleReconnect(
+        'Could not open the WhatsApp connection',
+        'unreachable',
+      );
       return;
     }
     if (generation !== this.generation || this.closing) {
@@ -358,6 +393,7 @@ export class WhatsAppService
         status: 'connected',
         phoneNumber: id ? phoneDigits(id) || null : null,
         reason: null,
+        problem: null,
       });
       this.logger.log('WhatsApp connected');
     } else if (update.connection === 'close') {
@@ -410,23 +446,34 @@ export class WhatsAppService
         status: 'disconnected',
         phoneNumber: null,
         reason: loggedOut ? LOGGED_OUT_REASON : FORBIDDEN_REASON,
+        problem: loggedOut ? 'logged_out' : 'forbidden',
       });
       return;
     }
     if (code === WhatsAppDisconnectCode.restartRequired) {
       // Part of linking a device: WhatsApp asks for a fresh socket right away.
-      this.setState({ status: 'connecting', reason: null });
+      this.setState({ status: 'connecting', reason: null, problem: null });
       void this.openSocket();
       return;
     }
-    this.scheduleReconnect(`Connection closed${code ? ` (${code})` : ''}`);
+    this.scheduleReconnect(
+      `Connection closed${code ? ` (${code})` : ''}`,
+      problemOfCode(code),
+    );
   }
 
-  private scheduleReconnect(reason: string): void {
+  private scheduleReconnect(
+    reason: string,
+    problem: WhatsAppLinkProblem,
+  ): void {
     const delay = reconnectDelayMs(this.attempts, this.random);
     this.attempts++;
     this.nextReconnectAt = new Date(this.clock.now().getTime() + delay);
-    this.setState({ status: 'connecting', reason: `${reason}; reconnecting` });
+    this.setState({
+      status: 'connecting',
+      reason: `${reason}; reconnecting`,
+      problem,
+    });
     this.armTimer(delay);
   }
 
@@ -491,25 +538,31 @@ export class WhatsAppService
     status?: WhatsAppStatus;
     phoneNumber?: string | null;
     reason?: string | null;
+    problem?: WhatsAppLinkProblem | null;
   }): void {
     const status = next.status ?? this.currentStatus;
     const phoneNumber =
       next.phoneNumber !== undefined ? next.phoneNumber : this.currentPhone;
     const reason = next.reason !== undefined ? next.reason : this.currentReason;
+    const problem =
+      next.problem !== undefined ? next.problem : this.currentProblem;
     if (status !== 'connecting') this.clearReconnect();
     if (
       status === this.currentStatus &&
       phoneNumber === this.currentPhone &&
-      reason === this.currentReason
+      reason === this.currentReason &&
+      problem === this.currentProblem
     )
       return;
     this.currentStatus = status;
     this.currentPhone = phoneNumber;
     this.currentReason = reason;
+    this.currentProblem = problem;
     this.events.emit('whatsapp.status', {
       status,
       phoneNumber,
       reason,
+      problem,
       at: this.clock.now().toISOString(),
     });
   }

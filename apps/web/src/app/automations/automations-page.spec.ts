@@ -285,6 +285,21 @@ describe('AutomationsPage', () => {
     await stable();
     expect(el('delete-job-confirm', job('j1'))).toBeNull();
 
+    // Escape cancels too, focus back on Delete.
+    button('delete-job', job('j1')).click();
+    await stable();
+    document.activeElement?.dispatchEvent(
+      new KeyboardEvent('keydown', {
+        key: 'Escape',
+        bubbles: true,
+        cancelable: true,
+      }),
+    );
+    await stable();
+    expect(el('delete-job-confirm', job('j1'))).toBeNull();
+    expect(document.activeElement).toBe(el('delete-job', job('j1')));
+    http.expectNone('/api/cronjobs/j1');
+
     button('delete-job', job('j1')).click();
     await stable();
     button('confirm-delete-job', job('j1')).click();

@@ -13,6 +13,7 @@ import type {
   MessageTrigger,
 } from '@metatronos/shared-types';
 import { Icon } from '../ui/icon';
+import { CopyButton } from '../ui/copy-button';
 import { AttachmentList } from './attachment-list';
 import { type MessageView, partsOf } from './live-reply';
 import { MarkdownView } from './markdown-view';
@@ -44,7 +45,14 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
 @Component({
   selector: 'mt-chat-message',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [AttachmentList, Icon, MarkdownView, ThinkingIndicator, ToolChip],
+  imports: [
+    AttachmentList,
+    CopyButton,
+    Icon,
+    MarkdownView,
+    ThinkingIndicator,
+    ToolChip,
+  ],
   template: `
     @if (message().role === 'user') {
       <div
@@ -91,6 +99,14 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
           }
         </div>
       }
+      @if (message().content) {
+        <mt-copy-button
+          class="copy-user"
+          [class.contact]="!!author()"
+          [text]="message().content"
+          label="Copy message"
+        />
+      }
     } @else {
       <article
         class="reply"
@@ -118,7 +134,8 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
         @if (
           message().status === 'stopped' ||
           message().model ||
-          message().delivery
+          message().delivery ||
+          copyableText()
         ) {
           <p class="meta">
             @if (message().status === 'stopped') {
@@ -138,6 +155,13 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
               >
                 {{ deliveryText(delivery) }}
               </span>
+            }
+            @if (copyableText(); as text) {
+              <mt-copy-button
+                class="copy-reply"
+                [text]="text"
+                label="Copy reply"
+              />
             }
           </p>
         }
@@ -242,8 +266,33 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
       color: var(--mat-sys-on-error-container);
       font: var(--mat-sys-body-small);
     }
+    .copy-user {
+      display: flex;
+      justify-content: flex-end;
+      margin-top: 2px;
+    }
+    .copy-user.contact {
+      justify-content: flex-start;
+    }
+    /* With a mouse, the copy button under a message shows on hover (always for touch and keyboard). */
+    @media (hover: hover) {
+      .copy-user {
+        opacity: 0;
+        transition: opacity 0.15s;
+      }
+      :host(:hover) .copy-user,
+      .copy-user:focus-within {
+        opacity: 1;
+      }
+    }
+    .copy-reply {
+      margin-left: -6px;
+      order: -1;
+    }
     .meta {
       display: flex;
+      flex-wrap: wrap;
+      align-items: center;
       gap: 8px;
       margin: 6px 0 0;
       font: var(--mat-sys-label-small);
@@ -301,6 +350,14 @@ export class ChatMessageView {
     () => this.message().attachments ?? [],
   );
   protected readonly deliveryText = deliveryText;
+  /** The reply's text (its Markdown) for the Copy button, once it has finished arriving. */
+  protected readonly copyableText = computed(() => {
+    if (this.streaming() || this.message().role === 'user') return '';
+    return this.parts()
+      .flatMap((part) => (part.type === 'text' ? [part.text] : []))
+      .join('\n\n')
+      .trim();
+  });
 }
 
 /** Whether an auto-reply went out on WhatsApp, in words. */

@@ -205,6 +205,24 @@ describe('ChatPage', () => {
     expect(navigate).toHaveBeenCalledWith(['/chat']);
   });
 
+  it('cancels the delete confirmation with Escape, focus back on the Delete button', async () => {
+    await load(CHATS);
+    el('delete-chat', item('c1'))?.click();
+    await stable();
+    const cancel = el('cancel-delete-chat', item('c1'));
+    expect(document.activeElement).toBe(cancel);
+    const escape = new KeyboardEvent('keydown', {
+      key: 'Escape',
+      bubbles: true,
+      cancelable: true,
+    });
+    cancel?.dispatchEvent(escape);
+    await stable();
+    expect(el('delete-chat-confirm')).toBeNull();
+    expect(document.activeElement).toBe(el('delete-chat', item('c1')));
+    http.expectNone('/api/chats/c1');
+  });
+
   it('stays on the open chat when deleting another one', async () => {
     await load(CHATS, 'c1');
     http

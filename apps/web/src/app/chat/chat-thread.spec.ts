@@ -218,12 +218,12 @@ describe('ChatThread', () => {
     await open([]);
     await sendMessage('What is on today?');
 
-    // Shown at once, composer locked, Stop offered.
+    // Shown at once, Send locked, Stop offered; the next message can be typed meanwhile.
     expect(all('user-message').map((m) => m.textContent)).toEqual([
       expect.stringContaining('What is on today?'),
     ]);
     expect(input().value).toBe('');
-    expect(input().disabled).toBe(true);
+    expect(input().disabled).toBe(false);
     expect(sendButton().disabled).toBe(true);
     expect(el('stop-button')).not.toBeNull();
     expect(el('assistant-thinking')).not.toBeNull();
@@ -292,6 +292,41 @@ describe('ChatThread', () => {
     ).toBe('gpt-4.1-mini');
     expect(el('stop-button')).toBeNull();
     expect(input().disabled).toBe(false);
+  });
+
+  it('lets the next message be typed while a reply streams, and sends it only once the reply is done', async () => {
+    await open([]);
+    await sendMessage('First question');
+    reply({ type: 'message', data: userMessage('u1', 'First question') });
+    reply({ type: 'delta', data: { text: 'Thinking about it' } });
+    await stable();
+
+    type('Second question');
+    await stable();
+    const early = press('Enter');
+    await stable();
+    expect(early.defaultPrevented).toBe(true);
+    expect(send).toHaveBeenCalledTimes(1);
+    expect(input().value).toBe('Second question');
+    expect(sendButton().disabled).toBe(true);
+    expect(el('stop-button')).not.toBeNull();
+
+    reply({ type: 'done', data: { messageId: 'a1' } });
+    replies.complete();
+    await stable();
+    http
+      .expectOne(LATEST)
+      .flush([
+        userMessage('u1', 'First question'),
+        assistantMessage('a1', 'Thinking about it'),
+      ]);
+    await stable();
+    expect(input().value).toBe('Second question');
+    expect(sendButton().disabled).toBe(false);
+    replies = new Subject<ChatStreamEvent>();
+    press('Enter');
+    await stable();
+    expect(send).toHaveBeenLastCalledWith('c1', { content: 'Second question' });
   });
 
   it('keeps the partial text and shows the error under it when the reply fails', async () => {
@@ -570,7 +605,8 @@ describe('ChatThread', () => {
   it('locks the composer while a reply started elsewhere runs, and shows it when it ends', async () => {
     await open([userMessage('m1', 'from the phone')], { running: true });
     expect(el('running-elsewhere')).not.toBeNull();
-    expect(input().disabled).toBe(true);
+    expect(input().disabled).toBe(false);
+    expect(sendButton().disabled).toBe(true);
     expect(el('stop-button')).not.toBeNull();
 
     events.emit('chats.changed', {

@@ -188,6 +188,10 @@ export class ChatThread {
   protected readonly composerDisabled = computed(
     () => this.busy() || this.loading() || this.notFound(),
   );
+  /** The text box stays usable while a reply streams: the next message can be typed (it sends afterwards). */
+  protected readonly inputDisabled = computed(
+    () => this.loading() || this.notFound(),
+  );
   protected readonly canSend = computed(
     () =>
       !this.composerDisabled() &&

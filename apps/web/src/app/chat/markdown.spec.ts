@@ -36,9 +36,37 @@ describe('renderMarkdown', () => {
     const root = mount('```ts\nconst a = "<b>" && 1;\n```');
     expect(root.querySelector('.code-lang')?.textContent).toBe('ts');
     const code = root.querySelector('pre code');
-    expect(code?.className).toBe('language-ts');
+    expect(code?.className).toBe('language-ts hljs');
     expect(code?.textContent).toBe('const a = "<b>" && 1;');
+    // No markup came from the code itself.
+    expect(code?.querySelector('b')).toBeNull();
     expect(root.querySelector('b')).toBeNull();
+  });
+
+  it('highlights code of a known language with highlight.js token spans, and leaves others plain', () => {
+    const root = mount(
+      '```python\ndef greet(name):\n    return "hi " + name  # say hi\n```\n\n```brainfudge\n<script>x</script>\n```',
+    );
+    const [python, unknown] = Array.from(root.querySelectorAll('pre code'));
+    expect(python.querySelector('.hljs-keyword')?.textContent).toBe('def');
+    expect(python.querySelector('.hljs-string')?.textContent).toBe('"hi "');
+    expect(python.querySelector('.hljs-comment')?.textContent).toBe('# say hi');
+    expect(python.textContent).toBe(
+      'def greet(name):\n    return "hi " + name  # say hi',
+    );
+    expect(unknown.className).toBe('language-brainfudge');
+    expect(unknown.children).toHaveLength(0);
+    expect(unknown.textContent).toBe('<script>x</script>');
+    expect(root.querySelector('script')).toBeNull();
+  });
+
+  it('keeps a highlighted block safe when the code holds HTML', () => {
+    const root = mount('```html\n<img src=x onerror="alert(1)">\n```');
+    expect(root.querySelector('img')).toBeNull();
+    expect(root.querySelector('pre code')?.textContent).toBe(
+      '<img src=x onerror="alert(1)">',
+    );
+    expect(root.querySelector('pre code .hljs-tag')).not.toBeNull();
   });
 
   it('shows code without a language label when none (or garbage) is given', () => {

@@ -1,3 +1,4 @@
+import hljs from 'highlight.js/lib/common';
 import { Marked, type Tokens } from 'marked';
 
 const HTML_ESCAPES: Record<string, string> = {
@@ -36,6 +37,27 @@ function languageOf(lang: string | undefined): string {
 }
 
 /**
+ * Code → HTML with highlight.js token spans (`<span class="hljs-keyword">`) when the language is one of its
+ * common ones; escaped plain text otherwise. highlight.js escapes the code itself.
+ */
+export function highlightCode(
+  code: string,
+  language: string,
+): { html: string; highlighted: boolean } {
+  if (language && hljs.getLanguage(language)) {
+    try {
+      return {
+        html: hljs.highlight(code, { language, ignoreIllegals: true }).value,
+        highlighted: true,
+      };
+    } catch {
+      // A grammar that throws on odd input: plain text is fine.
+    }
+  }
+  return { html: escapeHtml(code), highlighted: false };
+}
+
+/**
  * Markdown of an assistant reply → HTML, with GitHub-flavoured syntax. Raw HTML in the source is escaped, so
  * it shows as text (the model's `<img onerror=…>` cannot run); unsafe link schemes become plain text; links
  * open in a new tab without access to this window. The result is still bound through Angular's
@@ -50,12 +72,17 @@ const markdown = new Marked({
     },
     code({ text, lang }: Tokens.Code): string {
       const language = languageOf(lang);
-      const code = escapeHtml(text.replace(/\n$/, ''));
-      if (!language)
-        return `<div class="code-block"><pre><code>${code}</code></pre></div>\n`;
+      const code = highlightCode(text.replace(/\n$/, ''), language);
+      const label = language
+        ? `<span class="code-lang">${escapeHtml(language)}</span>`
+        : '';
+      const codeClass = language
+        ? ` class="language-${escapeHtml(language)}${code.highlighted ? ' hljs' : ''}"`
+        : '';
+      // The copy button is added by the view (the sanitizer would drop a <button> here).
       return (
-        `<div class="code-block"><div class="code-lang">${escapeHtml(language)}</div>` +
-        `<pre><code class="language-${escapeHtml(language)}">${code}</code></pre></div>\n`
+        `<div class="code-block"><div class="code-head">${label}</div>` +
+        `<pre><code${codeClass}>${code.html}</code></pre></div>\n`
       );
     },
     link(token: Tokens.Link): string {

@@ -63,6 +63,29 @@ describe('EventStream', () => {
     expect(stream.state()).toBe('closed');
   });
 
+  it('reconnects at once when told the server is back, instead of waiting for the backoff', () => {
+    jest.useFakeTimers();
+    const sub = stream.events$.subscribe();
+    sources[0].open();
+    stream.reconnect(); // open: nothing to do
+    expect(sources).toHaveLength(1);
+
+    sources[0].fail(2);
+    expect(sources).toHaveLength(1);
+    stream.reconnect();
+    expect(sources).toHaveLength(2);
+    expect(sources[0].closed).toBe(true);
+    sources[1].open();
+    expect(stream.state()).toBe('open');
+    // The cancelled backoff timer opens nothing more.
+    jest.advanceTimersByTime(60_000);
+    expect(sources).toHaveLength(2);
+
+    sub.unsubscribe();
+    stream.reconnect(); // nobody listens: nothing opens
+    expect(sources).toHaveLength(2);
+  });
+
   it('lets the browser retry network drops, and reconnects itself after the browser gave up', () => {
     jest.useFakeTimers();
     const sub = stream.events$.subscribe();

@@ -1,5 +1,5 @@
 import { Injectable, InjectionToken, inject, signal } from '@angular/core';
-import { Observable, filter, map, share } from 'rxjs';
+import { Observable, Subject, filter, map, share } from 'rxjs';
 import {
   APP_EVENT_NAMES,
   type AppEventMap,
@@ -50,6 +50,15 @@ export class EventStream {
   private readonly connection = signal<EventStreamState>('closed');
 
   readonly state = this.connection.asReadonly();
+  private readonly transitions = new Subject<EventStreamState>();
+  /**
+   * Every change of `state`, as it happens. Unlike the signal (read by effects, which see only the latest
+   * value), no quick open → connecting → open flip is lost.
+   */
+  readonly stateChanges$: Observable<EventStreamState> =
+    this.transitions.asObservable();
+  /** Set while subscribed: skips a pending backoff and connects now (unless the stream is open). */
+  private connectNow: (() => void) | null = null;
 
   readonly events$: Observable<AppEvent> = new Observable<AppEvent>(
     (subscriber) => {
@@ -58,15 +67,15 @@ export class EventStream {
       let failures = 0;
 
       const connect = (): void => {
-        this.connection.set('connecting');
+        this.setState('connecting');
         const current = this.createSource(EVENTS_URL);
         source = current;
         current.onopen = () => {
           failures = 0;
-          this.connection.set('open');
+          this.setState('open');
         };
         current.onerror = () => {
-          this.connection.set('connecting');
+          this.setState('connecting');
           if (current.readyState !== CLOSED) return;
           current.close();
           const delay =
@@ -84,13 +93,31 @@ export class EventStream {
       };
 
       connect();
-      return () => {
+      this.connectNow = () => {
+        if (this.connection() === 'open') return;
         clearTimeout(timer);
         source?.close();
-        this.connection.set('closed');
+        connect();
+      };
+      return () => {
+        this.connectNow = null;
+        clearTimeout(timer);
+        source?.close();
+        this.setState('closed');
       };
     },
   ).pipe(share());
+
+  private setState(state: EventStreamState): void {
+    if (this.connection() === state) return;
+    this.connection.set(state);
+    this.transitions.next(state);
+  }
+
+  /** The server is back (a health check answered): reconnect now instead of after the backoff delay. */
+  reconnect(): void {
+    this.connectNow?.();
+  }
 
   /** The payloads of one named event. */
   on<K extends AppEventName>(name: K): Observable<AppEventMap[K]> {

@@ -45,6 +45,15 @@ export class ServerStatus {
       this.currentProblem.set(null);
   }
 
+  /**
+   * The server answers again after an outage (the event stream dropped, a check failed): the banner goes
+   * and pages reload what they show. A blocked navigation still waits for its retry.
+   */
+  recover(): void {
+    if (this.blocked() === null) this.currentProblem.set(null);
+    this.recoveries.update((n) => n + 1);
+  }
+
   /** Asks the server again; on success clears the problem and resumes the blocked navigation, if any. */
   retry(): void {
     if (this.busy()) return;

@@ -28,7 +28,35 @@ describe('WhatsAppQrStream', () => {
     source.emit('status', { status: 'qr_ready', phoneNumber: null });
     source.emit('qr', { qr: 'data:image/png;base64,AA==' });
     source.emit('connected', { phoneNumber: '14155551234' });
-    expect(handlers.onStatus).toHaveBeenCalledWith('qr_ready', null);
+    expect(handlers.onStatus).toHaveBeenCalledWith('qr_ready', null, {
+      reason: null,
+      problem: null,
+      reconnectAt: null,
+    });
+    source.emit('status', {
+      status: 'connecting',
+      phoneNumber: null,
+      reason: 'Connection closed (408); reconnecting',
+      problem: 'connection_lost',
+      reconnectAt: '2026-11-21T22:00:04.000Z',
+    });
+    expect(handlers.onStatus).toHaveBeenLastCalledWith('connecting', null, {
+      reason: 'Connection closed (408); reconnecting',
+      problem: 'connection_lost',
+      reconnectAt: '2026-11-21T22:00:04.000Z',
+    });
+    // A code this console does not know is dropped (the reason text still says it).
+    source.emit('status', {
+      status: 'connecting',
+      phoneNumber: null,
+      reason: 'Something new',
+      problem: 'brand_new',
+    });
+    expect(handlers.onStatus).toHaveBeenLastCalledWith('connecting', null, {
+      reason: 'Something new',
+      problem: null,
+      reconnectAt: null,
+    });
     expect(handlers.onQr).toHaveBeenCalledWith('data:image/png;base64,AA==');
     expect(handlers.onConnected).toHaveBeenCalledWith('14155551234');
   });

@@ -1,5 +1,9 @@
 import { Injectable, inject } from '@angular/core';
-import type { WhatsAppStatus } from '@metatronos/shared-types';
+import {
+  WHATSAPP_LINK_PROBLEMS,
+  type WhatsAppLinkProblem,
+  type WhatsAppStatus,
+} from '@metatronos/shared-types';
 import { WHATSAPP_QR_STREAM_URL } from './api-client';
 import { EVENT_SOURCE_FACTORY } from './event-stream';
 
@@ -7,12 +11,23 @@ import { EVENT_SOURCE_FACTORY } from './event-stream';
 export interface WhatsAppQrStreamHandlers {
   /** A new QR code (a PNG data URL). */
   onQr: (qr: string) => void;
-  /** Sent on connect and on every status change. */
-  onStatus: (status: WhatsAppStatus, phoneNumber: string | null) => void;
+  /** Sent on connect and on every status change, with why the link is retrying or stopped. */
+  onStatus: (
+    status: WhatsAppStatus,
+    phoneNumber: string | null,
+    details: WhatsAppLinkDetails,
+  ) => void;
   /** The link is up. */
   onConnected: (phoneNumber: string | null) => void;
   /** The browser gave up on the stream (e.g. the server refused it); it is closed. */
   onError?: (error: Error) => void;
+}
+
+/** Why the link is retrying or stopped (all null when it is fine, or from a server that does not say). */
+export interface WhatsAppLinkDetails {
+  reason: string | null;
+  problem: WhatsAppLinkProblem | null;
+  reconnectAt: string | null;
 }
 
 /** An open QR stream; `close()` ends it (also safe to call twice). */
@@ -55,7 +70,7 @@ export class WhatsAppQrStream {
     });
     listen('status', (data) => {
       if (isStatus(data['status']))
-        handlers.onStatus(data['status'], phoneOf(data));
+        handlers.onStatus(data['status'], phoneOf(data), detailsOf(data));
     });
     listen('connected', (data) => handlers.onConnected(phoneOf(data)));
     source.onerror = () => {
@@ -78,6 +93,23 @@ const STATUSES: readonly string[] = [
 
 function isStatus(value: unknown): value is WhatsAppStatus {
   return typeof value === 'string' && STATUSES.includes(value);
+}
+
+function textOf(value: unknown): string | null {
+  return typeof value === 'string' && value ? value : null;
+}
+
+function detailsOf(data: Record<string, unknown>): WhatsAppLinkDetails {
+  const problem = data['problem'];
+  return {
+    reason: textOf(data['reason']),
+    problem:
+      typeof problem === 'string' &&
+      (WHATSAPP_LINK_PROBLEMS as readonly string[]).includes(problem)
+        ? (problem as WhatsAppLinkProblem)
+        : null,
+    reconnectAt: textOf(data['reconnectAt']),
+  };
 }
 
 function phoneOf(data: Record<string, unknown>): string | null {

@@ -11,7 +11,7 @@ import type {
 } from '@metatronos/shared-types';
 import { EventStream } from '../core/event-stream';
 import { FakeEventStream } from '../testing/fake-event-stream';
-import { DataPage, pageRange } from './data-page';
+import { DOCUMENTS_VIEW_KEY, DataPage, pageRange } from './data-page';
 
 const COLLECTIONS: CollectionInfo[] = [
   { name: 'contacts', count: 93, access: 'read-write' },
@@ -78,7 +78,10 @@ describe('DataPage', () => {
     http = TestBed.inject(HttpTestingController);
   });
 
-  afterEach(() => http.verify());
+  afterEach(() => {
+    http.verify();
+    localStorage.clear();
+  });
 
   it('lists the collections with their counts, links and a read-only badge for protected ones', async () => {
     await load();
@@ -135,6 +138,57 @@ describe('DataPage', () => {
     http.expectOne(docsUrl('contacts', 60)).flush(documentsPage(60, 93));
     await stable();
     expect(text('documents-range')).toBe('61–80 of 93');
+  });
+
+  it('shows the documents as a table with a column per top-level key, and remembers the choice', async () => {
+    await load('contacts');
+    const page: CollectionDocumentsPage = {
+      ...documentsPage(0, 3),
+      documents: [
+        { name: 'Ann', _id: 'a1', age: 41 },
+        { _id: 'a2', name: 'Bob', tags: ['x', 'y'], active: true },
+        { _id: 'a3', note: '<img src=x onerror=alert(1)>', age: null },
+      ],
+    };
+    http.expectOne(docsUrl('contacts', 0)).flush(page);
+    await stable();
+    expect(el('documents-view-json')?.getAttribute('aria-pressed')).toBe(
+      'true',
+    );
+    expect(el('documents-table')).toBeNull();
+
+    el('documents-view-table')?.click();
+    await stable();
+    expect(el('documents-view-table')?.getAttribute('aria-pressed')).toBe(
+      'true',
+    );
+    expect(all('document-card')).toHaveLength(0);
+    expect(
+      all('documents-table-column').map((th) => th.textContent?.trim()),
+    ).toEqual(['_id', 'name', 'age', 'tags', 'active', 'note']);
+    const rows = all('documents-table-row').map((row) =>
+      Array.from(row.querySelectorAll('td')).map((td) =>
+        td.textContent?.trim(),
+      ),
+    );
+    expect(rows).toEqual([
+      ['a1', 'Ann', '41', '', '', ''],
+      ['a2', 'Bob', '', '["x","y"]', 'true', ''],
+      ['a3', '', 'null', '', '', '<img src=x onerror=alert(1)>'],
+    ]);
+    expect(el('documents-table')?.querySelector('img')).toBeNull();
+    expect(localStorage.getItem(DOCUMENTS_VIEW_KEY)).toBe('table');
+
+    // The next visit opens as a table; JSON is one click away.
+    fixture.destroy();
+    await load('contacts');
+    http.expectOne(docsUrl('contacts', 0)).flush(page);
+    await stable();
+    expect(all('documents-table-row')).toHaveLength(3);
+    el('documents-view-json')?.click();
+    await stable();
+    expect(all('document-card')).toHaveLength(3);
+    expect(localStorage.getItem(DOCUMENTS_VIEW_KEY)).toBe('json');
   });
 
   it('never renders document content as HTML', async () => {

@@ -37,8 +37,23 @@ import {
 import { ServerStatus } from '../core/server-status';
 import { Icon } from '../ui/icon';
 import { ServerError } from '../ui/server-error';
+import { documentTable } from './document-table';
 
 export const DOCUMENTS_PAGE_SIZE = DATA_DOCUMENTS_DEFAULT_LIMIT;
+
+export type DocumentsView = 'json' | 'table';
+/** The last view picked is kept in the browser. */
+export const DOCUMENTS_VIEW_KEY = 'mt-data-documents-view';
+
+function storedView(): DocumentsView {
+  try {
+    return globalThis.localStorage?.getItem(DOCUMENTS_VIEW_KEY) === 'table'
+      ? 'table'
+      : 'json';
+  } catch {
+    return 'json';
+  }
+}
 
 /** "21–40 of 93" (en dash), "0 of 0" for an empty collection. */
 export function pageRange(skip: number, shown: number, total: number): string {
@@ -106,6 +121,13 @@ export class DataPage {
 
   protected readonly cards = computed(() =>
     (this.page()?.documents ?? []).map(toCard),
+  );
+  /** JSON cards or a table with one column per top-level key. */
+  protected readonly view = signal<DocumentsView>(storedView());
+  protected readonly table = computed(() =>
+    this.view() === 'table'
+      ? documentTable(this.page()?.documents ?? [])
+      : null,
   );
   protected readonly range = computed(() => {
     const page = this.page();
@@ -207,6 +229,15 @@ export class DataPage {
       .subscribe(() => this.refresh());
 
     this.refreshCollections();
+  }
+
+  protected showAs(view: DocumentsView): void {
+    this.view.set(view);
+    try {
+      globalThis.localStorage?.setItem(DOCUMENTS_VIEW_KEY, view);
+    } catch {
+      // Private mode: the choice lasts until the page is left.
+    }
   }
 
   protected refresh(): void {

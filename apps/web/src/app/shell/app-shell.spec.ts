@@ -20,6 +20,7 @@ class Stub {}
 
 class FakeEventStream {
   readonly state = signal('open');
+  readonly stateChanges$ = new Subject<string>();
   readonly events = new Subject<AppEvent>();
   on<K extends AppEventName>(name: K) {
     return this.events.pipe(

@@ -2,6 +2,7 @@ import { BreakpointObserver } from '@angular/cdk/layout';
 import {
   ChangeDetectionStrategy,
   Component,
+  DestroyRef,
   computed,
   inject,
   signal,
@@ -31,7 +32,9 @@ import { EMPTY, catchError, exhaustMap, filter, map } from 'rxjs';
 import { AuthStore } from '../auth/auth-store';
 import { EventStream } from '../core/event-stream';
 import { ServerStatus } from '../core/server-status';
+import { ServerWatch } from '../core/server-watch';
 import { Icon, Logo } from '../ui/icon';
+import { KeyboardShortcuts } from './keyboard-shortcuts';
 import { NAV_ITEMS } from './nav-items';
 
 /** Wide enough for the navigation to sit beside the page instead of over it. */
@@ -60,10 +63,12 @@ export const WIDE_LAYOUT_QUERY = '(min-width: 960px)';
   ],
   templateUrl: './app-shell.html',
   styleUrl: './app-shell.scss',
+  host: { '(document:keydown)': 'onKeydown($event)' },
 })
 export class AppShell {
   private readonly auth = inject(AuthStore);
   private readonly router = inject(Router);
+  private readonly shortcuts = inject(KeyboardShortcuts);
 
   protected readonly navItems = NAV_ITEMS;
   protected readonly wide = toSignal(
@@ -88,6 +93,9 @@ export class AppShell {
       )
       .subscribe(() => this.menuOpen.set(false));
 
+    // A server that goes away while the console is idle shows within seconds; its return reloads the pages.
+    inject(ServerWatch).start(inject(DestroyRef));
+
     // The database recovered: an outage banner from an earlier request is stale now.
     const events = inject(EventStream);
     const server = inject(ServerStatus);
@@ -111,6 +119,14 @@ export class AppShell {
       .subscribe((status) => {
         if (!status.authenticated) void this.router.navigateByUrl('/login');
       });
+  }
+
+  protected onKeydown(event: KeyboardEvent): void {
+    this.shortcuts.handle(event);
+  }
+
+  protected showShortcuts(): void {
+    this.shortcuts.openHelp();
   }
 
   protected toggleMenu(): void {

@@ -111,7 +111,7 @@ describe('WhatsAppCard', () => {
       reason: 'logged out',
       reconnectAt: '2026-11-21T22:10:00.000Z',
     });
-    expect(text('whatsapp-reason')).toBe('Stopped: logged out');
+    expect(text('whatsapp-reason')).toBe('logged out');
     expect(text('whatsapp-reconnect')).toContain('Next reconnect attempt at');
     expect(
       el('whatsapp-reconnect')?.querySelector('time')?.getAttribute('datetime'),
@@ -201,7 +201,7 @@ describe('WhatsAppCard', () => {
       reason: 'QR code expired',
     });
     await stable();
-    expect(text('whatsapp-reason')).toBe('Stopped: QR code expired');
+    expect(text('whatsapp-reason')).toBe('QR code expired');
     expect(button('whatsapp-link').disabled).toBe(false);
   });
 
@@ -273,6 +273,20 @@ describe('WhatsAppCard', () => {
     await stable();
     expect(el('whatsapp-disconnect-confirm')).toBeNull();
     expect(text('whatsapp-state')).toBe('Connected as +14155551234');
+
+    // Escape cancels too, and the focus goes back to Disconnect.
+    button('whatsapp-disconnect').click();
+    await stable();
+    document.activeElement?.dispatchEvent(
+      new KeyboardEvent('keydown', {
+        key: 'Escape',
+        bubbles: true,
+        cancelable: true,
+      }),
+    );
+    await stable();
+    expect(el('whatsapp-disconnect-confirm')).toBeNull();
+    expect(document.activeElement).toBe(el('whatsapp-disconnect'));
   });
 
   it('polls the status every 10 s, but not while the stream is open', () => {
@@ -297,6 +311,101 @@ describe('WhatsAppCard', () => {
     http.expectNone(STATUS_URL);
   });
 
+  it.each([
+    [
+      'logged_out',
+      'disconnected',
+      'Logged out on the phone — link again',
+      /removed under Linked devices/,
+    ],
+    [
+      'forbidden',
+      'disconnected',
+      'WhatsApp refused this account',
+      /Check WhatsApp on the phone/,
+    ],
+    [
+      'connection_lost',
+      'connecting',
+      'Reconnecting to WhatsApp…',
+      /connection to WhatsApp was lost/,
+    ],
+    [
+      'connection_replaced',
+      'connecting',
+      'Reconnecting to WhatsApp…',
+      /opened somewhere else/,
+    ],
+    [
+      'unreachable',
+      'connecting',
+      'Reconnecting to WhatsApp…',
+      /can't reach WhatsApp/,
+    ],
+  ] as const)(
+    'puts %s (%s) in plain words, live from the whatsapp.status event',
+    async (problem, status, label, detail) => {
+      await load(CONNECTED);
+      expect(text('whatsapp-state')).toBe('Connected as +14155551234');
+      events.emit('whatsapp.status', {
+        status,
+        phoneNumber: null,
+        reason: 'Connection closed (408); reconnecting',
+        problem,
+        at: '2026-11-21T22:00:00.000Z',
+      });
+      await stable();
+      http.expectOne(STATUS_URL).flush({
+        status,
+        phoneNumber: null,
+        reason: 'Connection closed (408); reconnecting',
+        problem,
+        reconnectAt:
+          status === 'connecting' ? '2026-11-21T22:00:04.000Z' : null,
+      });
+      await stable();
+      expect(text('whatsapp-state')).toBe(label);
+      expect(el('whatsapp-state')?.dataset['problem']).toBe(problem);
+      expect(text('whatsapp-reason')).toMatch(detail);
+      // No jargon: neither the code nor the raw reason.
+      expect(root().textContent).not.toContain('(408)');
+      expect(root().textContent).not.toContain(problem);
+      expect(el('whatsapp-reconnect') !== null).toBe(status === 'connecting');
+    },
+  );
+
+  it('says it is reconnecting, not waiting for a QR code, when the link drops while linking', async () => {
+    await load();
+    const source = await startLinking();
+    source.emit('status', { status: 'connecting', phoneNumber: null });
+    await stable();
+    expect(el('whatsapp-qr-waiting')).not.toBeNull();
+    source.emit('status', {
+      status: 'connecting',
+      phoneNumber: null,
+      reason: 'Could not open the WhatsApp connection; reconnecting',
+      problem: 'unreachable',
+      reconnectAt: '2026-11-21T22:00:04.000Z',
+    });
+    await stable();
+    expect(el('whatsapp-qr-waiting')).toBeNull();
+    expect(text('whatsapp-qr-reconnecting')).toContain(
+      'Reconnecting to WhatsApp…',
+    );
+    expect(text('whatsapp-state')).toBe('Reconnecting to WhatsApp…');
+    expect(text('whatsapp-reason')).toBe(
+      "The server can't reach WhatsApp: check its internet connection.",
+    );
+    // WhatsApp answers: the QR code replaces the notice.
+    source.emit('status', { status: 'qr_ready', phoneNumber: null });
+    source.emit('qr', { qr: QR });
+    await stable();
+    expect(el('whatsapp-qr-reconnecting')).toBeNull();
+    expect(el('whatsapp-qr')).not.toBeNull();
+    expect(text('whatsapp-state')).toBe('Scan the QR code');
+    expect(el('whatsapp-reason')).toBeNull();
+  });
+
   it('follows the whatsapp.status and whatsapp.qr events', async () => {
     await load(CONNECTED);
     events.emit('whatsapp.status', {
@@ -309,7 +418,7 @@ describe('WhatsAppCard', () => {
     http.expectOne(STATUS_URL).flush({ ...DISCONNECTED, reason: 'logged out' });
     await stable();
     expect(text('whatsapp-state')).toBe('Disconnected');
-    expect(text('whatsapp-reason')).toBe('Stopped: logged out');
+    expect(text('whatsapp-reason')).toBe('logged out');
 
     events.emit('whatsapp.qr', { qr: QR, at: '2026-11-21T22:00:01.000Z' });
     await stable();

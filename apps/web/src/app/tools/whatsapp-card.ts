@@ -33,6 +33,7 @@ import {
 import { Icon } from '../ui/icon';
 import { ServerError } from '../ui/server-error';
 import { formatPhone } from './whatsapp-format';
+import { whatsAppLinkWords } from './whatsapp-link-words';
 import { WhatsAppPermissionsDialog } from './whatsapp-permissions-dialog';
 
 /** How often the status is fetched while no linking stream is open. */
@@ -43,13 +44,6 @@ export const WHATSAPP_STATUS_POLL_MS = new InjectionToken<number>(
     factory: () => 10_000,
   },
 );
-
-const STATUS_LABELS: Record<WhatsAppStatus, string> = {
-  disconnected: 'Disconnected',
-  connecting: 'Connecting…',
-  qr_ready: 'Scan the QR code',
-  connected: 'Connected',
-};
 
 /**
  * The WhatsApp link: its status (a poll every 10 s, the live QR stream while linking), Link device with
@@ -98,16 +92,13 @@ export class WhatsAppCard {
     const phone = this.view()?.phoneNumber;
     return phone ? formatPhone(phone) : null;
   });
-  protected readonly statusLabel = computed(() => {
-    const phone = this.phoneNumber();
-    return this.status() === 'connected' && phone
-      ? `Connected as ${phone}`
-      : STATUS_LABELS[this.status()];
-  });
-  /** Why the link stopped, while it is not up. */
-  protected readonly reason = computed(() =>
-    this.status() !== 'connected' ? (this.view()?.reason ?? null) : null,
+  /** The state in plain words (from the status and the server's reason code). */
+  protected readonly words = computed(() =>
+    whatsAppLinkWords(this.view(), this.phoneNumber()),
   );
+  protected readonly statusLabel = computed(() => this.words().label);
+  /** What happened, while the link is not up. */
+  protected readonly reason = computed(() => this.words().detail);
   protected readonly reconnectAt = computed(() => {
     const at = this.view()?.reconnectAt;
     if (!at || this.status() === 'connected') return null;
@@ -253,24 +244,24 @@ export class WhatsAppCard {
         this.qr.set(qr);
         this.view.set({ status: 'qr_ready', phoneNumber: null });
       },
-      onStatus: (status, phoneNumber) => {
+      onStatus: (status, phoneNumber, details) => {
         if (status === 'connected') {
           // Without the number yet, the `connected` event brings it.
           if (phoneNumber) this.connected(phoneNumber);
-          else this.view.set({ status, phoneNumber: null });
+          else this.view.set({ status, phoneNumber: null, ...details });
           return;
         }
         if (status === 'disconnected') {
           // The first status may still be the one before linking began.
           if (!this.streamStarted) return;
           this.closeStream();
-          this.view.set({ status, phoneNumber: null });
+          this.view.set({ status, phoneNumber: null, ...details });
           this.reload();
           return;
         }
         this.streamStarted = true;
         if (status !== 'qr_ready') this.qr.set(null);
-        this.view.set({ status, phoneNumber });
+        this.view.set({ status, phoneNumber, ...details });
       },
       onConnected: (phoneNumber) => this.connected(phoneNumber),
       onError: () => {

@@ -363,6 +363,23 @@ describe('WhatsAppPermissionsDialog', () => {
     await stable();
     expect(el('delete-permission-confirm')).toBeNull();
 
+    // Escape cancels the confirmation only (the dialog stays open).
+    el('delete-permission', row('p2'))?.click();
+    await stable();
+    // The dialog closes on an Escape that reaches the document: this one must not.
+    const reachedDocument = jest.fn();
+    document.addEventListener('keydown', reachedDocument);
+    const escape = new KeyboardEvent('keydown', {
+      key: 'Escape',
+      bubbles: true,
+      cancelable: true,
+    });
+    el('cancel-delete-permission', row('p2'))?.dispatchEvent(escape);
+    await stable();
+    expect(el('delete-permission-confirm')).toBeNull();
+    document.removeEventListener('keydown', reachedDocument);
+    expect(reachedDocument).not.toHaveBeenCalled();
+
     el('delete-permission', row('p2'))?.click();
     await stable();
     el('confirm-delete-permission', row('p2'))?.click();

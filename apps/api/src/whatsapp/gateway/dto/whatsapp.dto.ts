@@ -3,6 +3,7 @@ import { Transform } from 'class-transformer';
 import { IsBoolean, IsString, MaxLength, Min } from 'class-validator';
 import {
   WHATSAPP_CONNECT_RESULTS,
+  WHATSAPP_LINK_PROBLEMS,
   WHATSAPP_MESSAGES_DEFAULT_LIMIT,
   WHATSAPP_MESSAGES_MAX_LIMIT,
   WHATSAPP_STATUSES,
@@ -11,6 +12,7 @@ import {
   type WhatsAppConnectResult,
   type WhatsAppDisconnectRequest,
   type WhatsAppDisconnectResponse,
+  type WhatsAppLinkProblem,
   type WhatsAppMessagesQuery,
   type WhatsAppMessagesResponse,
   type WhatsAppQrResponse,
@@ -31,6 +33,13 @@ export class WhatsAppStatusDto implements WhatsAppStatusView {
       'Why the link stopped or is retrying (logged out, forbidden, connection closed), null otherwise',
   })
   reason?: string | null;
+  @ApiPropertyOptional({
+    enum: WHATSAPP_LINK_PROBLEMS,
+    nullable: true,
+    description:
+      '`reason` as a code: `logged_out` and `forbidden` stop the link, the others come with a reconnect; null when the link is fine',
+  })
+  problem?: WhatsAppLinkProblem | null;
   @ApiPropertyOptional({
     type: String,
     nullable: true,
