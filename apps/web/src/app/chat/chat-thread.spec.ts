@@ -452,7 +452,9 @@ describe('ChatThread', () => {
       expect(root().querySelector('[data-message-id="m4"]')).toBeNull();
       expect(el('assistant-thinking')).not.toBeNull();
       expect(all('message-edit')).toHaveLength(0);
-      expect(input().disabled).toBe(true);
+      // The next message can be typed while the new reply streams; Stop is offered instead of Send.
+      expect(input().disabled).toBe(false);
+      expect(el('stop-button')).not.toBeNull();
 
       reply({ type: 'message', data: userMessage('m3', 'Plan a trip') });
       reply({ type: 'delta', data: { text: 'Lisbon?' } });
