@@ -134,7 +134,7 @@ describe('contacts_send', () => {
     ],
     [
       { contact_id: ALICE, message_text: 'hi' },
-      'invalid contact_id: "14155551234" (expected wa:<digits>)',
+      'invalid contact_id: "14155551234" (expected wa:<digits> or tg:<chat id>)',
     ],
     [
       { contact_id: 'wa:+14155551234', message_text: 'hi' },
@@ -149,8 +149,8 @@ describe('contacts_send', () => {
       'invalid contact_id',
     ],
     [
-      { contact_id: 'tg:123456789', message_text: 'hi' },
-      "unsupported contact channel 'tg'",
+      { contact_id: 'sms:123456789', message_text: 'hi' },
+      "unsupported contact channel 'sms'",
     ],
     [{ contact_id: '  ', message_text: 'hi' }, 'contact_id is required'],
     [

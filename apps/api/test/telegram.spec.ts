@@ -8,6 +8,8 @@ import {
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FileDirs } from '../src/files/file-dirs';
+import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
+import { SettingsService } from '../src/settings/settings.service';
 import { MongoSandboxService } from '../src/mongo-sandbox/mongo-sandbox.service';
 import { TelegramAutoReplyService } from '../src/telegram/telegram-auto-reply.service';
 import { WhatsAppAutoReplySettings } from '../src/whatsapp/auto-reply/whatsapp-auto-reply.settings';
@@ -412,6 +414,48 @@ describe('Telegram', () => {
     expect(
       JSON.stringify((await owner.get('/api/telegram/messages')).body),
     ).toContain('eve-words');
+  });
+
+  it('routes contacts_send to tg:<chat id> for chats with reply permission only', async () => {
+    const t = await boot();
+    await connect(t);
+    const owner = await t.owner();
+    await owner
+      .post('/api/telegram/permissions')
+      .send({
+        chatId: '4242',
+        displayName: 'Ann',
+        canRead: true,
+        canReply: true,
+      })
+      .expect(200);
+    await owner
+      .post('/api/telegram/permissions')
+      .send({ chatId: '5151', displayName: 'Reader', canRead: true })
+      .expect(200);
+    const send = async (args: unknown) =>
+      JSON.parse(
+        await t.app.get(AiToolRegistry).execute('contacts_send', args, {
+          source: 'chat',
+          settings: await t.app.get(SettingsService).get(),
+          chatId: null,
+          messageId: null,
+          signal: new AbortController().signal,
+        }),
+      ) as Record<string, unknown>;
+    expect(
+      await send({ contact_id: 'tg:4242', message_text: 'Dinner at 8?' }),
+    ).toMatchObject({ to: 'tg:4242' });
+    expect(telegram.sent).toEqual([
+      expect.objectContaining({ chat_id: '4242', text: 'Dinner at 8?' }),
+    ]);
+    expect(
+      String((await send({ contact_id: 'tg:5151', message_text: 'x' })).error),
+    ).toContain('No reply permission for tg:5151');
+    expect(
+      String((await send({ contact_id: 'tg:abc', message_text: 'x' })).error),
+    ).toContain('tg:<chat id>');
+    expect(telegram.sent).toHaveLength(1);
   });
 
   it('validates permissions and writes nothing on a bad request', async () => {

@@ -12,6 +12,7 @@ import {
 import { TelegramAutoReplyService } from './telegram-auto-reply.service';
 import { TelegramBotService, TelegramGateway } from './telegram-bot.service';
 import { TelegramChatDirectory } from './telegram-chat-directory';
+import { TelegramContactChannel } from './telegram-contact-channel';
 import { TelegramController } from './telegram.controller';
 import { TelegramMessagesReadScope } from './telegram-messages-read-scope';
 import { TelegramPermissionsService } from './telegram-permissions.service';
@@ -53,6 +54,7 @@ import {
     TelegramManagePermissionTool,
     { provide: SandboxReadScope, useClass: TelegramMessagesReadScope },
     TelegramChatDirectory,
+    TelegramContactChannel,
   ],
   exports: [TelegramGateway, TelegramPermissionsService],
 })
