@@ -134,7 +134,7 @@ describe('contacts_send', () => {
     ],
     [
       { contact_id: ALICE, message_text: 'hi' },
-      'invalid contact_id: "14155551234" (expected wa:<digits> or tg:<chat id>)',
+      'invalid contact_id: "14155551234" (expected tg:<chat id> or wa:<digits>)',
     ],
     [
       { contact_id: 'wa:+14155551234', message_text: 'hi' },

@@ -51,8 +51,11 @@ export class ContactChannelRouter implements OnModuleInit {
     }
   }
 
+  /** Sorted by prefix, so messages that list them read the same on every start. */
   all(): ContactChannel[] {
-    return [...this.channels.values()];
+    return [...this.channels.values()].sort((a, b) =>
+      a.prefix.localeCompare(b.prefix),
+    );
   }
 
   /** The channel and address of a contact id, or the reason it names none. */
