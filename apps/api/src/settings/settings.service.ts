@@ -29,8 +29,13 @@ export interface AppSettings {
   imageModel: string | null;
   braveApiKey: string | null;
   timezone: string;
+  /** Tools the owner switched off (Tools page): never offered, never run. */
+  disabledTools: string[];
   updatedAt: Date | null;
 }
+
+/** Answers which names `disabledTools` may hold (the AI tools module registers it: settings cannot import the registry). */
+export type ToolNameCheck = (name: string) => boolean;
 
 const SECRET_FIELDS = ['geminiApiKey', 'openaiApiKey', 'braveApiKey'] as const;
 type SecretField = (typeof SECRET_FIELDS)[number];
@@ -42,6 +47,7 @@ type SecretField = (typeof SECRET_FIELDS)[number];
 @Injectable()
 export class SettingsService extends SandboxSecrets {
   private cached: Promise<AppSettings> | null = null;
+  private toolNameCheck: ToolNameCheck | null = null;
 
   constructor(
     @InjectModel(AppSettingsRecord.name)
@@ -50,6 +56,11 @@ export class SettingsService extends SandboxSecrets {
     private readonly events: AppEventBus,
   ) {
     super();
+  }
+
+  /** Called once at start-up by the tool registry's side. */
+  useToolNameCheck(check: ToolNameCheck): void {
+    this.toolNameCheck = check;
   }
 
   get(): Promise<AppSettings> {
@@ -143,6 +154,17 @@ export class SettingsService extends SandboxSecrets {
         `imageModel must be a model id such as gemini-2.5-flash-image or gpt-image-1 (got "${next.imageModel}")`,
       );
     }
+    if (request.disabledTools !== undefined) {
+      const check = this.toolNameCheck;
+      const unknown = request.disabledTools.filter(
+        (name) => !check || !check(name),
+      );
+      if (unknown.length)
+        problems.push(
+          `disabledTools must name tools that can be switched off; not: ${unknown.map((n) => `'${n.slice(0, 64)}'`).join(', ')}`,
+        );
+      next.disabledTools = [...new Set(request.disabledTools)];
+    }
     if (problems.length) throw new BadRequestException(problems);
 
     next.updatedAt = this.clock.now();
@@ -185,6 +207,9 @@ export class SettingsService extends SandboxSecrets {
         stored?.timezone && isValidTimeZone(stored.timezone)
           ? stored.timezone
           : systemTimeZone(),
+      disabledTools: Array.isArray(stored?.disabledTools)
+        ? stored.disabledTools.filter((n) => typeof n === 'string')
+        : [],
       updatedAt: stored?.updatedAt ?? null,
     };
   }
@@ -255,6 +280,7 @@ function toView(settings: AppSettings): AppSettingsView {
     imageModel: settings.imageModel,
     braveApiKey: maskSecret(settings.braveApiKey),
     timezone: settings.timezone,
+    disabledTools: [...settings.disabledTools],
     updatedAt: settings.updatedAt ? settings.updatedAt.toISOString() : null,
   };
 }

@@ -32,6 +32,7 @@ const WEB_SEARCH_ARGS = z.object({
 @Injectable()
 export class WebSearchTool implements AiTool<typeof WEB_SEARCH_ARGS> {
   readonly name = 'web_search';
+  readonly modes = ['web'];
   readonly description =
     'Search the web (Brave Search) for current or outside information: news, facts you are unsure of, prices, opening hours, documentation. ' +
     'Returns the top results as title, url and a short snippet. Cite the results you use as Markdown links [title](url).';

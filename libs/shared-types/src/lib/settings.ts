@@ -22,6 +22,8 @@ export interface AppSettingsView {
   braveApiKey: string | null;
   /** IANA zone, e.g. `Europe/Paris`. */
   timezone: string;
+  /** Tools the owner switched off on the Tools page: never offered, never run. */
+  disabledTools: string[];
   updatedAt: string | null;
 }
 
@@ -44,6 +46,8 @@ export interface UpdateAppSettingsRequest {
   imageModel?: string | null;
   braveApiKey?: string | null;
   timezone?: string;
+  /** Names of registered tools to switch off (the meta tools cannot be); replaces the list. */
+  disabledTools?: string[];
 }
 
 export type ModelProvider = 'gemini' | 'openai' | 'openai-compatible';

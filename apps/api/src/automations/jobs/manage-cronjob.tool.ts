@@ -45,6 +45,7 @@ type ManageCronjobArgs = z.output<typeof MANAGE_CRONJOB_ARGS>;
 @Injectable()
 export class ManageCronjobTool implements AiTool<typeof MANAGE_CRONJOB_ARGS> {
   readonly name = 'manage_cronjob';
+  readonly modes = ['automations'];
   readonly description =
     "Recurring jobs: each runs its instruction as a message to you in its own chat, on a cron schedule in the owner's timezone " +
     '(minute hour day-of-month month day-of-week; "0 8 * * 1-5" = weekdays at 08:00; at most once a minute). ' +

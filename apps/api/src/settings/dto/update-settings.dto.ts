@@ -128,6 +128,19 @@ export class UpdateSettingsDto implements UpdateAppSettingsRequest {
   @IsString()
   @MaxLength(64)
   timezone?: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['generate_image'],
+    description:
+      'Tools switched off: never offered to the model nor run. Names of registered tools, except the meta tools (set_mode, select_account). Replaces the list.',
+  })
+  @OptionalField()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @MaxLength(64, { each: true })
+  disabledTools?: string[];
 }
 
 export class EndpointViewDto implements OpenAiCompatibleEndpoint {
@@ -154,6 +167,8 @@ export class SettingsViewDto implements AppSettingsView {
   braveApiKey!: string | null;
   @ApiProperty({ example: 'Europe/Paris' })
   timezone!: string;
+  @ApiProperty({ type: [String], example: [] })
+  disabledTools!: string[];
   @ApiProperty({ type: String, nullable: true })
   updatedAt!: string | null;
 }

@@ -34,6 +34,8 @@ export class AppSettingsRecord {
   braveApiKey!: string | null;
   @Prop({ type: String, default: null })
   timezone!: string | null;
+  @Prop({ type: [String], default: [] })
+  disabledTools!: string[];
   @Prop({ type: Date, default: null })
   updatedAt!: Date | null;
 }
