@@ -10,6 +10,7 @@ import { DataMode, DefaultMode } from './modes/core-modes';
 import { DisabledToolsCheck } from './modes/disabled-tools-check';
 import { SelectAccountTool } from './modes/select-account.tool';
 import { SetModeTool } from './modes/set-mode.tool';
+import { ToolsController } from './tools.controller';
 import { AvailableToolsPromptSection } from './available-tools-prompt-section';
 import { DbQueryTool } from './core-tools/db-query.tool';
 import { SaveMemoryTool } from './core-tools/save-memory.tool';
@@ -27,6 +28,7 @@ import { UpdateDbSchemaTool } from './core-tools/update-db-schema.tool';
     SystemInstructionModule,
     SettingsModule,
   ],
+  controllers: [ToolsController],
   providers: [
     AiToolRegistry,
     AvailableToolsPromptSection,

@@ -34,9 +34,10 @@ export class AvailableToolsPromptSection implements PromptSection {
     const offered = offeredTools
       ? new Set(offeredTools)
       : new Set(
-          usable
-            .filter((t) => !toolFilter || toolFilter(t.name))
-            .map((t) => t.name),
+          (mode && !toolFilter
+            ? await this.registry.toolsFor({ source, settings }, { mode })
+            : usable.filter((t) => !toolFilter || toolFilter(t.name))
+          ).map((t) => t.name),
         );
     const tools = usable.filter((t) => offered.has(t.name));
     if (tools.length === 0) return null;

@@ -156,6 +156,10 @@ export class GenerateImageTool implements AiTool<typeof GENERATE_IMAGE_ARGS> {
     return ImageService.isAvailable(context);
   }
 
+  unavailableReason({ settings }: AiToolAvailabilityContext): string | null {
+    return settings.imageModel ? null : 'No image model is chosen (Settings).';
+  }
+
   async execute(
     args: z.output<typeof GENERATE_IMAGE_ARGS>,
     context: AiToolContext,
@@ -206,6 +210,10 @@ export class EditImageTool implements AiTool<typeof EDIT_IMAGE_ARGS> {
 
   isAvailable(context: AiToolAvailabilityContext): boolean {
     return ImageService.isAvailable(context);
+  }
+
+  unavailableReason({ settings }: AiToolAvailabilityContext): string | null {
+    return settings.imageModel ? null : 'No image model is chosen (Settings).';
   }
 
   async execute(

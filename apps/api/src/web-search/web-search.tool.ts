@@ -46,6 +46,12 @@ export class WebSearchTool implements AiTool<typeof WEB_SEARCH_ARGS> {
     return !!settings.braveApiKey;
   }
 
+  unavailableReason({ settings }: AiToolAvailabilityContext): string | null {
+    return settings.braveApiKey
+      ? null
+      : 'No Brave Search API key is set (Settings).';
+  }
+
   async execute(
     args: z.output<typeof WEB_SEARCH_ARGS>,
     { settings, signal }: AiToolContext,

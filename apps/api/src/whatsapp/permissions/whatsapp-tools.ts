@@ -33,6 +33,10 @@ abstract class WhatsAppTool {
   isAvailable(): boolean {
     return this.link.connected;
   }
+
+  unavailableReason(): string | null {
+    return this.link.connected ? null : 'WhatsApp is not linked.';
+  }
 }
 
 const READ_MESSAGES_ARGS = z.object({
