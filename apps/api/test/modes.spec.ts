@@ -248,6 +248,43 @@ describe.each([
     expect(shape.system).toContain('## Pulse Status');
   });
 
+  it('starts a job run in the mode chosen when the job was saved, and refuses an unknown mode, creating nothing', async () => {
+    const bad = await owner
+      .post('/api/cronjobs')
+      .send({
+        name: 'Bad',
+        instruction: 'x',
+        cronExpression: '0 3 * * *',
+        mode: 'mail',
+      })
+      .expect(400);
+    expect(bad.body.message).toContain('mode must be one of: default,');
+    expect((await owner.get('/api/cronjobs').expect(200)).body).toHaveLength(0);
+    const job = (
+      await owner
+        .post('/api/cronjobs')
+        .send({
+          name: 'Contacts check',
+          instruction: 'Count my contacts.',
+          cronExpression: '0 3 * * *',
+          mode: 'data',
+        })
+        .expect(201)
+    ).body;
+    expect(job.mode).toBe('data');
+    script().enqueue({ text: ['Done.'] });
+    await owner.post(`/api/cronjobs/${job.id}/run`).expect(202);
+    const deadline = Date.now() + 10_000;
+    while (script().requests.length === 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(requestShapes(fake, provider)[0].tools).toEqual([
+      'set_mode',
+      'db_query',
+      'update_db_schema',
+    ]);
+    await owner.delete(`/api/cronjobs/${job.id}`).expect(204);
+  });
+
   it('keeps the mode across an app restart', async () => {
     const chat = await newChat();
     await owner

@@ -283,6 +283,10 @@ describe('Pulse', () => {
       const chat: ChatSummary = (
         await owner.post('/api/chats').send({}).expect(201)
       ).body;
+      await owner
+        .patch(`/api/chats/${chat.id}`)
+        .send({ mode: 'automations' })
+        .expect(200);
       const calls = [
         { action: 'get_config' },
         { action: 'update_config', pulses_per_day: 5 },

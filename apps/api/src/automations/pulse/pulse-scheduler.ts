@@ -22,6 +22,9 @@ import {
   type PulseState,
 } from './pulse.service';
 
+/** The mode every pulse starts in. */
+export const PULSE_MODE = 'automations';
+
 /** A slot found this late (the machine slept, the app was busy starting) is recorded as missed instead of fired. */
 export const PULSE_LATE_LIMIT_MS = 10 * 60_000;
 export const PULSE_CHAT_TITLE = 'Pulse';
@@ -151,7 +154,12 @@ export class PulseScheduler implements Schedulable, OnApplicationBootstrap {
         .runTurn(
           run,
           pulseMessage(view.pulsesToday, startedAt, timezone),
-          { source: 'pulse', prompt: pulsePromptOptions(view, startedAt) },
+          {
+            source: 'pulse',
+            // A pulse starts with the automations tools and its own status; set_mode reaches the rest.
+            mode: PULSE_MODE,
+            prompt: pulsePromptOptions(view, startedAt),
+          },
           () => {
             // Free before the run reads as ended, so "Run a pulse now" right after it is accepted.
             this.running = false;
