@@ -11,6 +11,7 @@ import type {
 } from '@metatronos/shared-types';
 import { AttachmentList } from './attachment-list';
 import { type MessageView, partsOf } from './live-reply';
+import { modeSwitchText } from './mode-chip';
 import { MarkdownView } from './markdown-view';
 import { ToolChip } from './tool-chip';
 
@@ -56,6 +57,10 @@ import { ToolChip } from './tool-chip';
         @for (part of parts(); track $index) {
           @if (part.type === 'text') {
             <mt-markdown [source]="part.text" />
+          } @else if (part.type === 'mode') {
+            <p class="mode-event" data-testid="mode-event">
+              {{ modeSwitchText(part.mode, part.by) }}
+            </p>
           } @else {
             <mt-tool-chip [call]="part" [settled]="!streaming()" />
           }
@@ -104,6 +109,12 @@ import { ToolChip } from './tool-chip';
   styles: `
     :host {
       display: block;
+    }
+    .mode-event {
+      margin: 4px 0;
+      color: var(--mat-sys-on-surface-variant);
+      font: var(--mat-sys-label-medium);
+      text-align: center;
     }
     .bubble.user {
       max-width: min(80%, 640px);
@@ -203,6 +214,7 @@ export class ChatMessageView {
   readonly streaming = input(false);
 
   protected readonly parts = computed(() => partsOf(this.message()));
+  protected readonly modeSwitchText = modeSwitchText;
   /** The contact who wrote a user message; null for the owner's own. */
   protected readonly author = computed(() =>
     this.message().role === 'user' ? (this.message().author ?? null) : null,

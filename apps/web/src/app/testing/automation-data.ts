@@ -18,6 +18,7 @@ export function cronJob(
     instruction: `Do ${name}`,
     cronExpression: '0 8 * * 1-5',
     enabled: true,
+    mode: 'default',
     chatId: `chat-${id}`,
     description: 'At 08:00, Monday through Friday',
     nextRuns: [

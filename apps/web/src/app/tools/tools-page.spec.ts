@@ -14,7 +14,7 @@ describe('ToolsPage', () => {
     tearDownApiTest(http);
   });
 
-  it('is a page of tool sections: web search, then WhatsApp', async () => {
+  it('is a page of tool sections: web search, WhatsApp, then the modes and their tools', async () => {
     const fixture = TestBed.createComponent(ToolsPage);
     await fixture.whenStable();
     http.expectOne('/api/settings').flush({
@@ -30,10 +30,11 @@ describe('ToolsPage', () => {
     http
       .expectOne('/api/whatsapp/status')
       .flush({ status: 'disconnected', phoneNumber: null });
+    http.expectOne('/api/tools').flush({ modes: [], meta: [] });
     await fixture.whenStable();
     const root = fixture.nativeElement as HTMLElement;
     expect(root.querySelector('h1')?.textContent).toBe('Tools');
-    const [web, whatsApp] = Array.from(
+    const [web, whatsApp, modes] = Array.from(
       root.querySelectorAll('[data-testid="tool-sections"] > section'),
     );
     expect(web?.getAttribute('aria-labelledby')).toBe('web-search-heading');
@@ -44,6 +45,7 @@ describe('ToolsPage', () => {
     expect(
       whatsApp?.querySelector('#whatsapp-heading')?.textContent?.trim(),
     ).toBe('WhatsApp');
+    expect(modes?.getAttribute('aria-labelledby')).toBe('tool-modes-heading');
     fixture.destroy();
   });
 });

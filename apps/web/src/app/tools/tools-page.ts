@@ -1,4 +1,5 @@
 import { ChangeDetectionStrategy, Component } from '@angular/core';
+import { ToolModesCard } from './tool-modes-card';
 import { WebSearchCard } from './web-search-card';
 import { WhatsAppCard } from './whatsapp-card';
 
@@ -6,7 +7,7 @@ import { WhatsAppCard } from './whatsapp-card';
 @Component({
   selector: 'mt-tools-page',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [WebSearchCard, WhatsAppCard],
+  imports: [WebSearchCard, WhatsAppCard, ToolModesCard],
   templateUrl: './tools-page.html',
   styleUrl: './tools-page.scss',
 })
