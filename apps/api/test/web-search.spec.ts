@@ -52,8 +52,17 @@ describe('web search', () => {
 
   const setKey = (braveApiKey: string | null) =>
     owner.patch('/api/settings').send({ braveApiKey }).expect(200);
-  const newChat = async (): Promise<ChatSummary> =>
-    (await owner.post('/api/chats').send({}).expect(201)).body;
+  /** A chat in the web mode, which holds web_search. */
+  const newChat = async (): Promise<ChatSummary> => {
+    const chat: ChatSummary = (
+      await owner.post('/api/chats').send({}).expect(201)
+    ).body;
+    await owner
+      .patch(`/api/chats/${chat.id}`)
+      .send({ mode: 'web' })
+      .expect(200);
+    return chat;
+  };
   const toolNames = (index: number): string[] =>
     (fake.openai.requests[index].body.tools ?? []).map(
       (tool: { function: { name: string } }) => tool.function.name,
@@ -84,10 +93,7 @@ describe('web search', () => {
       const chat = await newChat();
       fake.openai.enqueue({ text: ['Hi.'] });
       await client.send(chat.id, 'hello');
-      expect(toolNames(0)).toEqual(
-        expect.arrayContaining(['save_memory', 'db_query']),
-      );
-      expect(toolNames(0)).not.toContain('web_search');
+      expect(toolNames(0)).toEqual(['set_mode']);
       expect(systemPrompt(0)).not.toContain('web_search');
     });
 
@@ -114,7 +120,11 @@ describe('web search', () => {
         { text: ['Sorry.'] },
       );
       const events = await client.send(chat.id, 'search the web please');
-      expect(eventsNamed(events, 'tool_result')).toEqual([]);
+      expect(
+        (eventsNamed(events, 'tool_result') as { error?: string }[]).map(
+          (r) => r.error,
+        ),
+      ).toEqual(["The tool 'web_search' is not available in this reply."]);
       expect(fake.openai.requests[1].body.messages.at(-1)).toMatchObject({
         role: 'tool',
         tool_call_id: 'call_ws',
@@ -153,7 +163,8 @@ describe('web search', () => {
       const prompt = (
         await owner.get('/api/system-instruction/prompt').expect(200)
       ).body.prompt as string;
-      expect(prompt).toContain('- **web_search**:');
+      // A new chat starts in the default mode: the web mode is named with its tool.
+      expect(prompt).toContain('- web: web_search');
       expect(prompt).not.toContain(BRAVE_KEY);
     });
 
