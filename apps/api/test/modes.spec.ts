@@ -285,6 +285,32 @@ describe.each([
     await owner.delete(`/api/cronjobs/${job.id}`).expect(204);
   });
 
+  it('starts a pulse in its mode (automations unless the owner chose another) and refuses an unknown one', async () => {
+    expect((await owner.get('/api/pulse').expect(200)).body.mode).toBe(
+      'automations',
+    );
+    const bad = await owner
+      .patch('/api/pulse')
+      .send({ mode: 'mail' })
+      .expect(400);
+    expect(bad.body.message).toContain('mode must be one of: default,');
+    await owner.patch('/api/pulse').send({ mode: 'web' }).expect(200);
+    expect((await owner.get('/api/pulse').expect(200)).body.mode).toBe('web');
+    script().enqueue({ text: ['Quiet pulse.'] });
+    await owner.post('/api/pulse/run').expect(202);
+    const deadline = Date.now() + 10_000;
+    while (script().requests.length === 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    // No Brave key: the web mode offers set_mode only; the Pulse blocks still come with a pulse.
+    const [shape] = requestShapes(fake, provider);
+    expect(shape.tools).toEqual(['set_mode']);
+    expect(shape.system).toContain('Mode: web.');
+    expect(shape.system).toContain('## Pulse Status');
+    await owner.patch('/api/pulse').send({ mode: 'automations' }).expect(200);
+    while ((await owner.get('/api/pulse').expect(200)).body.running)
+      await new Promise((r) => setTimeout(r, 20));
+  });
+
   it('keeps the mode across an app restart', async () => {
     const chat = await newChat();
     await owner

@@ -65,6 +65,7 @@ describe('Pulse', () => {
         pulsesPerDay: 12,
         quietHours: NIGHT,
         notes: '',
+        mode: 'automations',
         remaining: 0,
         nextPulseAt: null,
         intervalMinutes: 120,

@@ -134,6 +134,8 @@ export interface PulseSettings {
   quietHours: QuietHoursRange[];
   /** The AI's continuity notes for its next pulse. */
   notes: string;
+  /** The mode every pulse starts in (one of `GET /api/tools` modes); default `automations`. */
+  mode: string;
 }
 
 /** `GET /api/pulse`: the settings plus what the server computes. */

@@ -22,9 +22,6 @@ import {
   type PulseState,
 } from './pulse.service';
 
-/** The mode every pulse starts in. */
-export const PULSE_MODE = 'automations';
-
 /** A slot found this late (the machine slept, the app was busy starting) is recorded as missed instead of fired. */
 export const PULSE_LATE_LIMIT_MS = 10 * 60_000;
 export const PULSE_CHAT_TITLE = 'Pulse';
@@ -156,8 +153,8 @@ export class PulseScheduler implements Schedulable, OnApplicationBootstrap {
           pulseMessage(view.pulsesToday, startedAt, timezone),
           {
             source: 'pulse',
-            // A pulse starts with the automations tools and its own status; set_mode reaches the rest.
-            mode: PULSE_MODE,
+            // A pulse starts in its mode (automations unless the owner chose another); set_mode reaches the rest.
+            mode: counted.mode,
             prompt: pulsePromptOptions(view, startedAt),
           },
           () => {
