@@ -6,6 +6,7 @@ import {
   AI_ACCOUNT_DIRECTORY,
   type AiAccount,
   type AiAccountDirectory,
+  type AiTool,
   type AiToolContext,
   type ConversationModeControl,
 } from '../ai-tool';
@@ -78,7 +79,7 @@ describe('meta tools', () => {
   });
 
   it('gives set_mode the registered modes as an enum, each described in one line', () => {
-    const spec = registry.specsOf([registry.tool('set_mode')!])[0];
+    const spec = registry.specsOf([registry.tool('set_mode') as AiTool])[0];
     expect(spec.parameters.properties).toEqual({
       mode: { type: 'string', enum: ['default', 'data'] },
     });
