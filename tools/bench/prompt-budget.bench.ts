@@ -2,10 +2,9 @@
 // adapter sends them (captured at the fake LLM upstream, not re-derived), counted with gpt-tokenizer (o200k_base).
 // Every feature on: a Brave key, an image model, WhatsApp connected (fake socket), Pulse enabled; a fresh
 // install otherwise (default core instruction and database documentation, no memory, no Pulse notes).
-// Rows: an owner chat's first request, a cron job run, a pulse, an auto-reply to an untrusted and a trusted
-// contact, each with issue 13's budget; then the size of each tool's schema, largest first.
-// The chat and pulse rows may be over budget until issue 13's modes (a narrower tool set per turn) exist: they
-// print "over budget" without failing. Any auto-reply over its budget fails the bench (exit 1).
+// Rows: an owner chat's first request (the default mode), one row per mode (the chat switched there by the owner),
+// a cron job run, a pulse, an auto-reply to an untrusted and a trusted contact, each with issue 13's budget; then
+// the size of each tool's schema, largest first. Any row over its budget fails the bench (exit 1).
 // Alone: TS_NODE_PROJECT=apps/api/tsconfig.app.json TS_NODE_TRANSPILE_ONLY=true
 //   node -r ts-node/register -r ./tools/bench/register-paths.cjs tools/bench/prompt-budget.bench.ts
 import 'reflect-metadata';
@@ -132,11 +131,43 @@ async function main(): Promise<void> {
       'chat',
     );
     rows.push({
-      mode: 'owner chat, first request',
+      mode: 'owner chat, first request (default mode)',
       m: chat,
       budget: BUDGETS.chat,
-      enforced: false,
+      enforced: true,
     });
+    // Every mode, as an owner chat in it sends its next request.
+    const { modes } = await api.call<{ modes: { name: string }[] }>(
+      'GET',
+      '/api/tools',
+    );
+    const toolsSeen = new Map<string, number>();
+    for (const { name } of modes) {
+      const { id } = await api.call<{ id: string }>('POST', '/api/chats', {});
+      await api.call('PATCH', `/api/chats/${id}`, { mode: name });
+      const row = await capture(
+        fake,
+        async () => {
+          const res = await fetch(`${api.url}/api/chats/${id}/messages`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', cookie: api.cookie },
+            body: JSON.stringify({ content: 'Hello, what can you do?' }),
+          });
+          await res.text();
+        },
+        `mode ${name}`,
+      );
+      for (const t of (row.request.body?.tools ?? []) as Array<{
+        function: { name: string };
+      }>)
+        toolsSeen.set(t.function.name, encode(JSON.stringify(t)).length);
+      rows.push({
+        mode: `mode ${name}`,
+        m: row,
+        budget: BUDGETS.anyMode,
+        enforced: true,
+      });
+    }
 
     const job = await api.call<{ id: string }>('POST', '/api/cronjobs', {
       name: 'Budget job',
@@ -152,7 +183,7 @@ async function main(): Promise<void> {
       mode: 'cron job run',
       m: cron,
       budget: BUDGETS.anyMode,
-      enforced: false,
+      enforced: true,
     });
 
     const pulse = await capture(
@@ -164,7 +195,7 @@ async function main(): Promise<void> {
       mode: 'pulse',
       m: pulse,
       budget: BUDGETS.pulse,
-      enforced: false,
+      enforced: true,
     });
 
     for (const [i, c] of contacts.entries()) {
@@ -192,8 +223,7 @@ async function main(): Promise<void> {
     console.log(
       'Prompt budget: system prompt + tool schemas per request, o200k_base tokens, every feature on ' +
         '(Brave key, image model, WhatsApp connected, Pulse enabled; default instruction, no memory). ' +
-        "The chat and pulse rows stay over budget until issue 13's modes narrow the tool set; they do not fail the bench. " +
-        'An auto-reply over budget fails it.',
+        "Each request offers the meta tools and one mode's tools. Any row over its budget fails the bench.",
     );
     const width = Math.max(...rows.map((r) => r.mode.length));
     let failed = false;
@@ -206,24 +236,18 @@ async function main(): Promise<void> {
       );
     }
 
-    // Per tool, as sent in the chat request (the widest tool set).
-    const tools = (chat.request.body?.tools ?? []) as Array<{
-      function: { name: string };
-    }>;
-    const sizes = tools
-      .map((t) => ({
-        name: t.function.name,
-        tokens: encode(JSON.stringify(t)).length,
-      }))
+    // Per tool, as sent in the requests of the modes.
+    const sizes = [...toolsSeen]
+      .map(([name, tokens]) => ({ name, tokens }))
       .sort((a, b) => b.tokens - a.tokens);
-    console.log(`Tool schemas in the chat request (${sizes.length} tools):`);
+    console.log(`Tool schemas across the modes (${sizes.length} tools):`);
     const nameWidth = Math.max(...sizes.map((s) => s.name.length));
     for (const s of sizes)
       console.log(
         `  ${s.name.padEnd(nameWidth)}  ${String(s.tokens).padStart(5)} tokens`,
       );
     if (failed) {
-      console.log('An auto-reply is over its budget.');
+      console.log('A request is over its budget.');
       process.exitCode = 1;
     }
   } finally {

@@ -45,6 +45,7 @@ class RecordingWhatsAppGateway extends WhatsAppGateway {
 }
 
 const ALL_TOOLS = [
+  'set_mode',
   'save_memory',
   'db_query',
   'update_db_schema',
@@ -137,31 +138,37 @@ describe('AI tool arguments (declared once, in zod)', () => {
       );
       expect(Object.keys(generated).sort()).toEqual([...ALL_TOOLS].sort());
 
+      // Each mode's request carries its own tools: one turn per mode gathers them all.
+      const MODES = [
+        'default',
+        'data',
+        'automations',
+        'web',
+        'media',
+        'whatsapp',
+      ];
       const chat = await newChat();
-      fake.openai.enqueue({ text: ['Hi'] });
-      await client.send(chat.id, 'hello');
-      const openai = Object.fromEntries(
-        fake.openai.requests[0].body.tools.map(
-          (tool: { function: { name: string; parameters: unknown } }) => [
-            tool.function.name,
-            tool.function.parameters,
-          ],
-        ),
-      );
+      const openai: Record<string, any> = {}; // eslint-disable-line @typescript-eslint/no-explicit-any
+      for (const mode of MODES) {
+        await owner.patch(`/api/chats/${chat.id}`).send({ mode }).expect(200);
+        fake.openai.enqueue({ text: ['Hi'] });
+        await client.send(chat.id, 'hello');
+        for (const tool of fake.openai.requests.at(-1)?.body.tools ?? [])
+          openai[tool.function.name] = tool.function.parameters;
+      }
       expect(openai).toEqual(generated);
 
       await useModel(t, 'gemini-2.5-flash');
       try {
-        fake.gemini.enqueue({ text: ['Hi'] });
-        await client.send(chat.id, 'hello again');
-        const gemini = Object.fromEntries(
-          fake.gemini.requests[0].body.tools[0].functionDeclarations.map(
-            (tool: { name: string; parametersJsonSchema: unknown }) => [
-              tool.name,
-              tool.parametersJsonSchema,
-            ],
-          ),
-        );
+        const gemini: Record<string, unknown> = {};
+        for (const mode of MODES) {
+          await owner.patch(`/api/chats/${chat.id}`).send({ mode }).expect(200);
+          fake.gemini.enqueue({ text: ['Hi'] });
+          await client.send(chat.id, 'hello again');
+          for (const tool of fake.gemini.requests.at(-1)?.body.tools[0]
+            .functionDeclarations ?? [])
+            gemini[tool.name] = tool.parametersJsonSchema;
+        }
         expect(gemini).toEqual(generated);
       } finally {
         await useModel(t, 'gpt-4.1-mini');

@@ -218,18 +218,7 @@ describe('chats', () => {
         request.body.tools
           .map((tool: { function: { name: string } }) => tool.function.name)
           .sort(),
-      ).toEqual([
-        'bash',
-        'db_query',
-        'manage_cronjob',
-        'manage_pulse',
-        'plan_create',
-        'read_file',
-        'save_memory',
-        'todo_update',
-        'update_db_schema',
-        'write_file',
-      ]);
+      ).toEqual(['save_memory', 'set_mode']);
     });
 
     it('runs save_memory, shows the call and its result, and the memory reaches the instruction', async () => {
@@ -649,9 +638,11 @@ describe('chats', () => {
           (r) => (r as { error: string | null }).error,
         ),
       ).toEqual([null, null, null]);
+      // The first db_query call switches the new chat to the data mode, which holds it.
       expect(events.map((e) => e.event)).toEqual([
         'message',
         'tool_call',
+        'mode',
         'tool_result',
         'tool_call',
         'tool_result',

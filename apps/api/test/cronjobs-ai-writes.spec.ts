@@ -247,7 +247,11 @@ describe('cronjobs written by the AI', () => {
         db({ operation: 'deleteMany', filter: { chatId: { $oid: chat.id } } }),
         db({ operation: 'deleteOne', filter: { _id: { $oid: existing.id } } }),
       ]);
-      expect(results).toEqual([{ deletedCount: 0 }, { deletedCount: 1 }]);
+      // The first db_query of the new chat switches it to the data mode (said in its result).
+      expect(results).toEqual([
+        { deletedCount: 0, modeSwitch: expect.any(String) },
+        { deletedCount: 1 },
+      ]);
       expect(await jobs(owner)).toEqual([]);
       await owner.get(`/api/chats/${existing.chatId}/messages`).expect(404);
       await owner.get(`/api/chats/${chat.id}/messages`).expect(200);

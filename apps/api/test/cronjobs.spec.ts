@@ -257,7 +257,9 @@ describe('scheduled jobs', () => {
       expect(system.role).toBe('system');
       expect(system.content).toContain('## Scheduled Job Run');
       expect(system.content).toContain('"Morning summary"');
-      expect(system.content).toContain('## Pulse Status');
+      // A job saved without a mode runs in the default mode: the Pulse blocks belong to automations.
+      expect(system.content).not.toContain('## Pulse Status');
+      expect(job.mode).toBe('default');
 
       // The same due time is never fired twice.
       await tickAt(t, week.at(0, '08:00:30'));
@@ -420,7 +422,16 @@ describe('scheduled jobs', () => {
         fake.openai.requests[0].body.tools.map(
           (tool: { function: { name: string } }) => tool.function.name,
         ),
-      ).toEqual(expect.arrayContaining(['manage_cronjob', 'manage_pulse']));
+      ).toEqual(['set_mode', 'save_memory']);
+      // The call switched the chat to the automations mode, which holds manage_cronjob.
+      expect(created.modeSwitch).toBe(
+        'Switched to Automations mode, which holds manage_cronjob; its tools are loaded now.',
+      );
+      expect(
+        fake.openai.requests[1].body.tools.map(
+          (tool: { function: { name: string } }) => tool.function.name,
+        ),
+      ).toEqual(['set_mode', 'manage_cronjob', 'manage_pulse']);
 
       fake.openai.enqueue({ text: ['Today: dentist at 10:00.'] });
       await tickAt(t, week.at(0, '08:00:00.100'));

@@ -130,10 +130,14 @@ describe('media: generate_image, edit_image and GET /api/media/:id', () => {
         markdown: `![Red fox in snow](/api/media/${result.mediaId})`,
         width: 4,
         height: 3,
+        // The new chat was in the default mode: the call switched it to media, which holds the tool.
+        modeSwitch:
+          'Switched to Media mode, which holds generate_image; its tools are loaded now.',
       });
 
-      // The tool was offered and described; the image request reached the fake with the right model and key.
-      const chatRequest = fake.openai.requests[0];
+      // The tool was named in the prompt, and offered once the call switched to its mode; the image request
+      // reached the fake with the right model and key.
+      const chatRequest = fake.openai.requests[1];
       expect(
         chatRequest.body.tools.map(
           (x: { function: { name: string } }) => x.function.name,

@@ -62,6 +62,11 @@ describe('prompt layout for provider prompt caching', () => {
   it('keeps two owner turns a minute apart identical up to the volatile tail, sharing at least 1,024 tokens', async () => {
     fake.openai.fallback = { text: ['Noted.'] };
     const chat = (await owner.post('/api/chats').send({}).expect(201)).body;
+    // The automations mode: its prompt holds the Pulse blocks, stable status first and counters in the tail.
+    await owner
+      .patch(`/api/chats/${chat.id}`)
+      .send({ mode: 'automations' })
+      .expect(200);
     await client.send(chat.id, 'Good morning');
     t.clock.advance(60_000);
     await client.send(chat.id, 'What is on today?');
@@ -83,10 +88,34 @@ describe('prompt layout for provider prompt caching', () => {
     expect(first.slice(tail)).not.toMatch(
       /## (Your Memory|Your Database|Available Tools|Pulse Status)\n/,
     );
-    // … and that is long enough for the provider to cache.
-    expect(encode(first).length).toBeGreaterThan(CACHEABLE_PREFIX_TOKENS);
-    expect(encode(shared).length).toBeGreaterThanOrEqual(
+    // … and with the tools (sent before the messages, so part of the cached prefix) that is long enough to cache.
+    const tools = JSON.stringify(fake.openai.requests.at(-1)?.body.tools);
+    expect(JSON.stringify(fake.openai.requests.at(-2)?.body.tools)).toBe(tools);
+    expect(encode(tools + shared).length).toBeGreaterThanOrEqual(
       CACHEABLE_PREFIX_TOKENS,
     );
+  });
+
+  it('after a mode switch, keeps the next turns of the new mode identical up to the volatile tail', async () => {
+    fake.openai.fallback = { text: ['Noted.'] };
+    const chat = (await owner.post('/api/chats').send({}).expect(201)).body;
+    await client.send(chat.id, 'Hello');
+    await owner
+      .patch(`/api/chats/${chat.id}`)
+      .send({ mode: 'data' })
+      .expect(200);
+    await client.send(chat.id, 'Find my contacts');
+    t.clock.advance(60_000);
+    await client.send(chat.id, 'And my schedule');
+    const [before, first, second] = systemPrompts().slice(-3);
+    expect(before).not.toContain('## Your Database');
+    expect(first).toContain('## Your Database');
+    const tail = first.indexOf('\n\n## Current Date & Time');
+    expect(commonPrefix(first, second).length).toBeGreaterThanOrEqual(tail);
+    const tools = JSON.stringify(fake.openai.requests.at(-1)?.body.tools);
+    expect(JSON.stringify(fake.openai.requests.at(-2)?.body.tools)).toBe(tools);
+    expect(
+      encode(tools + commonPrefix(first, second)).length,
+    ).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_TOKENS);
   });
 });

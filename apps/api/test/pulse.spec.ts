@@ -65,6 +65,7 @@ describe('Pulse', () => {
         pulsesPerDay: 12,
         quietHours: NIGHT,
         notes: '',
+        mode: 'automations',
         remaining: 0,
         nextPulseAt: null,
         intervalMinutes: 120,
@@ -283,6 +284,10 @@ describe('Pulse', () => {
       const chat: ChatSummary = (
         await owner.post('/api/chats').send({}).expect(201)
       ).body;
+      await owner
+        .patch(`/api/chats/${chat.id}`)
+        .send({ mode: 'automations' })
+        .expect(200);
       const calls = [
         { action: 'get_config' },
         { action: 'update_config', pulses_per_day: 5 },

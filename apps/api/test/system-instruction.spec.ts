@@ -43,15 +43,12 @@ describe('system instruction', () => {
       expect(instruction.dbSchema).toContain(name);
   });
 
-  it('builds the combined prompt: core, memory, database, available tools, Pulse, then the volatile tail (counters, date in the owner zone)', async () => {
+  it("builds a new chat's prompt (default mode): core, memory, the tools with the other modes named, then the date in the owner zone", async () => {
     const text = (await prompt()) as string;
     const headings = [...text.matchAll(/^## .+$/gm)].map((m) => m[0]);
-    expect(headings.slice(-6)).toEqual([
+    expect(headings.slice(-3)).toEqual([
       '## Your Memory',
-      '## Your Database',
       '## Available Tools',
-      '## Pulse Status',
-      '## Pulse Counters',
       '## Current Date & Time',
     ]);
     expect(text).toContain(
@@ -59,9 +56,38 @@ describe('system instruction', () => {
     );
     expect(text).toContain('## Your Memory\nNo memories stored yet.');
     expect(text).toMatch(/- \*\*save_memory\*\*: /);
-    expect(text).toMatch(/- \*\*db_query\*\*: /);
-    expect(text).toMatch(/- \*\*update_db_schema\*\*: /);
+    expect(text).toContain('- data: db_query, update_db_schema');
+    expect(text).not.toMatch(/- \*\*db_query\*\*: /);
     expect(text.indexOf('\n\n---\n\n')).toBeGreaterThan(0);
+  });
+
+  it('adds the sections of a mode while the conversation is in it: the database in data, Pulse in automations (counters in the volatile tail)', async () => {
+    const builder = t.app.get(CombinedPromptBuilder);
+    const headings = async (mode: string) =>
+      [
+        ...(
+          (await builder.buildCombinedPrompt({ source: 'chat', mode })) ?? ''
+        ).matchAll(/^## .+$/gm),
+      ].map((m) => m[0]);
+    expect((await headings('data')).slice(-4)).toEqual([
+      '## Your Memory',
+      '## Your Database',
+      '## Available Tools',
+      '## Current Date & Time',
+    ]);
+    expect((await headings('automations')).slice(-5)).toEqual([
+      '## Your Memory',
+      '## Available Tools',
+      '## Pulse Status',
+      '## Pulse Counters',
+      '## Current Date & Time',
+    ]);
+    const data = (await builder.buildCombinedPrompt({
+      source: 'chat',
+      mode: 'data',
+    })) as string;
+    expect(data).toMatch(/- \*\*db_query\*\*: /);
+    expect(data).toMatch(/- \*\*update_db_schema\*\*: /);
   });
 
   it('lists sections contributed through the registry in order', () => {
@@ -114,15 +140,22 @@ describe('system instruction', () => {
       ),
     ).toEqual(['## Your Memory', '## Current Date & Time']);
     const cron = headings(
-      await builder.buildCombinedPrompt({ source: 'cron' }),
+      await builder.buildCombinedPrompt({
+        source: 'cron',
+        mode: 'automations',
+      }),
     );
     expect(cron).toEqual(
-      headings(await builder.buildCombinedPrompt({ source: 'chat' })),
+      headings(
+        await builder.buildCombinedPrompt({
+          source: 'chat',
+          mode: 'automations',
+        }),
+      ),
     );
     expect(cron).toEqual(
       expect.arrayContaining([
         '## Your Memory',
-        '## Your Database',
         '## Available Tools',
         '## Pulse Status',
         '## Pulse Counters',

@@ -622,9 +622,8 @@ describe('WhatsApp auto-reply', () => {
         .send({ content: 'Remember that Erin called', fullTools: true })
         .expect(200);
       const full = fake.openai.requests.at(-1) as FakeRecordedRequest;
-      expect(toolNames(full)).toEqual(
-        expect.arrayContaining(['save_memory', 'db_query', 'web_search']),
-      );
+      // The full set: the chat's mode (default for this chat) and set_mode to reach the others.
+      expect(toolNames(full)).toEqual(['set_mode', 'save_memory']);
       expect(JSON.stringify(full.body.messages)).toContain(
         '[WhatsApp message from Erin (+14155556666)',
       );

@@ -378,8 +378,17 @@ describe('WhatsApp permissions', () => {
   });
 
   describe('tools and prompt', () => {
-    const newChat = async (): Promise<ChatSummary> =>
-      (await owner.post('/api/chats').send({}).expect(201)).body;
+    /** A chat in the whatsapp mode, which holds the WhatsApp tools and the permissions section. */
+    const newChat = async (): Promise<ChatSummary> => {
+      const chat: ChatSummary = (
+        await owner.post('/api/chats').send({}).expect(201)
+      ).body;
+      await owner
+        .patch(`/api/chats/${chat.id}`)
+        .send({ mode: 'whatsapp' })
+        .expect(200);
+      return chat;
+    };
     const toolNames = (index = 0): string[] =>
       (fake.openai.requests[index].body.tools ?? []).map(
         (x: { function: { name: string } }) => x.function.name,
@@ -437,9 +446,7 @@ describe('WhatsApp permissions', () => {
         fake.reset();
         fake.openai.enqueue({ text: ['hi'] });
         await client.send((await newChat()).id, 'hello');
-        expect(toolNames()).toEqual(
-          expect.arrayContaining(['db_query', 'save_memory']),
-        );
+        expect(toolNames()).toEqual(['set_mode']);
         expect(toolNames().filter((n) => n.startsWith('whatsapp_'))).toEqual(
           [],
         );
@@ -493,12 +500,14 @@ describe('WhatsApp permissions', () => {
       ]);
       const headings = [...prompt.matchAll(/^## .+$/gm)].map((m) => m[0]);
       expect(headings.indexOf('## WhatsApp Permissions')).toBeGreaterThan(
-        headings.indexOf('## Pulse Status'),
+        headings.indexOf('## Available Tools'),
       );
+      // A new chat (the default mode) leaves the block out: it belongs to the whatsapp mode.
       const viaApi: string = (
         await owner.get('/api/system-instruction/prompt').expect(200)
       ).body.prompt;
-      expect(viaApi).toContain('## WhatsApp Permissions');
+      expect(viaApi).not.toContain('## WhatsApp Permissions');
+      expect(viaApi).toMatch(/^- whatsapp: whatsapp_/m);
     });
 
     it('whatsapp_read_messages reads only contacts with canRead', async () => {

@@ -13,3 +13,4 @@ export * from './lib/attachments';
 export * from './lib/whatsapp';
 export * from './lib/telegram';
 export * from './lib/files';
+export * from './lib/tools';

@@ -3,8 +3,16 @@ import { DiscoveryModule } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { z } from 'zod';
 import type { AppSettings } from '../settings/settings.service';
-import { AiToolProvider, type AiTool, type AiToolContext } from './ai-tool';
-import { AiToolRegistry } from './ai-tool-registry';
+import {
+  AiModeProvider,
+  AiToolProvider,
+  META_MODE,
+  type AiMode,
+  type AiTool,
+  type AiToolContext,
+} from './ai-tool';
+import { AiToolRegistry, checkModes } from './ai-tool-registry';
+import { DataMode, DefaultMode } from './modes/core-modes';
 
 const PLAN_ARGS = z.object({
   title: z.string().max(10).describe('A short title'),
@@ -27,6 +35,7 @@ const PLAN_ARGS = z.object({
 @Injectable()
 class PlanTool implements AiTool<typeof PLAN_ARGS> {
   readonly name = 'plan';
+  readonly modes = ['default'];
   readonly description = 'Make a plan';
   readonly schema = PLAN_ARGS;
   readonly promptLine = 'make a plan.';
@@ -43,6 +52,7 @@ class PlanTool implements AiTool<typeof PLAN_ARGS> {
 @Injectable()
 class HiddenTool implements AiTool {
   readonly name = 'hidden';
+  readonly modes = ['default'];
   readonly description = 'Never offered';
   readonly schema = z.object({});
   readonly promptLine = 'never offered.';
@@ -63,11 +73,11 @@ const context: AiToolContext = {
 };
 
 async function registryWith(
-  ...tools: (new (...args: never[]) => AiTool)[]
+  ...tools: (new (...args: never[]) => AiTool | AiMode)[]
 ): Promise<AiToolRegistry> {
   const moduleRef = await Test.createTestingModule({
     imports: [DiscoveryModule],
-    providers: [AiToolRegistry, ...tools],
+    providers: [AiToolRegistry, DefaultMode, DataMode, ...tools],
   }).compile();
   await moduleRef.init();
   return moduleRef.get(AiToolRegistry);
@@ -271,6 +281,7 @@ describe('AiToolRegistry', () => {
       @Injectable()
       class OddTool implements AiTool {
         readonly name = 'odd';
+        readonly modes = ['default'];
         readonly description = 'Takes an odd value';
         readonly schema = z.object({ value });
         readonly promptLine = 'odd.';
@@ -281,4 +292,150 @@ describe('AiToolRegistry', () => {
       await expect(registryWith(OddTool)).rejects.toThrow(message);
     },
   );
+});
+
+/** A tool for the mode checks: `name` in `modes`. */
+function toolIn(name: string, ...modes: string[]): AiTool {
+  return {
+    name,
+    modes,
+    description: name,
+    schema: z.object({}),
+    promptLine: name,
+    execute: async () => '{}',
+  };
+}
+
+const mode = (name: string, description = `the ${name} things`): AiMode => ({
+  name,
+  description,
+});
+
+describe('modes checked at start-up', () => {
+  const modes = [mode('default'), mode('data'), mode('web')];
+  const meta = [
+    toolIn('set_mode', META_MODE),
+    toolIn('select_account', META_MODE),
+  ];
+
+  it('accepts the default mode at 6 tools and any other at 8, meta tools counted', () => {
+    expect(() =>
+      checkModes(modes, [
+        ...meta,
+        ...['a', 'b', 'c', 'd'].map((n) => toolIn(n, 'default')),
+        ...['e', 'f', 'g', 'h', 'i', 'j'].map((n) => toolIn(n, 'data')),
+      ]),
+    ).not.toThrow();
+  });
+
+  it('refuses a 7th tool in the default mode', () => {
+    expect(() =>
+      checkModes(modes, [
+        ...meta,
+        ...['a', 'b', 'c', 'd', 'e'].map((n) => toolIn(n, 'default')),
+      ]),
+    ).toThrow(
+      "Mode 'default' has 7 tools (meta tools included); the limit is 6",
+    );
+  });
+
+  it('refuses a 9th tool in any mode, counting a tool in two modes in both', () => {
+    expect(() =>
+      checkModes(modes, [
+        ...meta,
+        ...['a', 'b', 'c', 'd', 'e'].map((n) => toolIn(n, 'web')),
+        toolIn('both', 'web', 'data'),
+        toolIn('z', 'web'),
+      ]),
+    ).toThrow("Mode 'web' has 9 tools (meta tools included); the limit is 8");
+  });
+
+  it.each([
+    [[toolIn('x', 'mail')], "Tool 'x' names an unknown mode 'mail'"],
+    [[toolIn('x')], "Tool 'x' names no mode (set its 'modes')"],
+  ])('refuses a tool outside the known modes (%#)', (tools, message) => {
+    expect(() => checkModes(modes, tools)).toThrow(message);
+  });
+
+  it.each([
+    [[mode('default'), mode('Web')], "Mode name 'Web' is not valid"],
+    [[mode('default'), mode('web'), mode('web')], "Two modes are named 'web'"],
+    [[mode('data')], "No 'default' mode is registered"],
+    [
+      [mode('default', 'two\nlines')],
+      "Mode 'default' needs a one-line description",
+    ],
+  ])('refuses bad modes (%#)', (list, message) => {
+    expect(() => checkModes(list, [toolIn('x', 'default')])).toThrow(message);
+  });
+
+  it('fails the app start when a contributed tool names an unknown mode', async () => {
+    @AiToolProvider()
+    @Injectable()
+    class StrayTool implements AiTool {
+      readonly name = 'stray';
+      readonly modes = ['nowhere'];
+      readonly description = 'Stray';
+      readonly schema = z.object({});
+      readonly promptLine = 'stray.';
+      async execute(): Promise<string> {
+        return '{}';
+      }
+    }
+    await expect(registryWith(StrayTool)).rejects.toThrow(
+      "Tool 'stray' names an unknown mode 'nowhere'",
+    );
+  });
+
+  it('lists the contributed modes, the default first, each with its tools, and offers a mode its tools only', async () => {
+    @AiModeProvider()
+    @Injectable()
+    class WebTestMode implements AiMode {
+      readonly name = 'web';
+      readonly description = 'the web';
+    }
+    @AiToolProvider()
+    @Injectable()
+    class LookTool implements AiTool {
+      readonly name = 'look';
+      readonly modes = ['web'];
+      readonly description = 'Look';
+      readonly schema = z.object({});
+      readonly promptLine = 'look.';
+      async execute(): Promise<string> {
+        return '{}';
+      }
+    }
+    const registry = await registryWith(PlanTool, LookTool, WebTestMode);
+    expect(registry.modes().map((m) => m.name)).toEqual([
+      'default',
+      'data',
+      'web',
+    ]);
+    expect(
+      registry
+        .modeTools()
+        .map((m) => [m.mode.name, m.tools.map((t) => t.name)]),
+    ).toEqual([
+      ['default', ['plan']],
+      ['data', []],
+      ['web', ['look']],
+    ]);
+    expect(registry.modesOf('look')).toEqual(['web']);
+    const offered = await registry.toolsFor(context, { mode: 'web' });
+    expect(offered.map((t) => t.name)).toEqual(['look']);
+    // A switched-off tool is not offered, and a call of it runs nothing.
+    const off = {
+      ...context,
+      settings: { disabledTools: ['plan'] } as unknown as AppSettings,
+    };
+    expect(
+      (await registry.toolsFor(off, { mode: 'default' })).map((t) => t.name),
+    ).toEqual([]);
+    expect(
+      JSON.parse(await registry.execute('plan', { title: 'x' }, off)),
+    ).toEqual({
+      error: "Unknown or unavailable tool 'plan'",
+    });
+  });
 });

@@ -2,8 +2,12 @@ import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import type { LlmToolSpec } from '../llm/llm-adapter';
 import {
+  AiModeProvider,
   AiToolProvider,
+  DEFAULT_MODE,
+  META_MODE,
   toolError,
+  type AiMode,
   type AiTool,
   type AiToolAvailabilityContext,
   type AiToolContext,
@@ -11,6 +15,24 @@ import {
 import { parseToolArguments, toolParameters } from './tool-argument-schema';
 
 const TOOL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]{0,63}$/;
+const MODE_NAME = /^[a-z][a-z0-9_]{0,31}$/;
+
+/** Issue 13's caps, meta tools included: a small tool set per request. */
+export const MAX_TOOLS_PER_MODE = 8;
+export const MAX_TOOLS_IN_DEFAULT_MODE = 6;
+
+/** A mode with the names of the tools it loads (meta tools not repeated). */
+export interface ModeTools {
+  mode: AiMode;
+  tools: AiTool[];
+}
+
+/** What a turn offers: the meta tools, the mode's tools, minus those unavailable, disabled or filtered out. */
+export interface ToolSelection {
+  mode: string;
+  /** The caller's narrower profile (an auto-reply's); `null`: none. */
+  filter?: ((name: string) => boolean) | null;
+}
 
 /** Every tool contributed by a feature module, found at start-up. */
 @Injectable()
@@ -19,6 +41,7 @@ export class AiToolRegistry implements OnModuleInit {
   private readonly tools = new Map<string, AiTool>();
   /** What each provider is told about a tool, generated once from its schema. */
   private readonly toolSpecs = new Map<string, LlmToolSpec>();
+  private readonly modeList = new Map<string, AiMode>();
 
   constructor(private readonly discovery: DiscoveryService) {}
 
@@ -40,7 +63,91 @@ export class AiToolRegistry implements OnModuleInit {
         parameters: toolParameters(name, tool.schema),
       });
     }
+    const modes = this.discovery
+      .getProviders({ metadataKey: AiModeProvider.KEY })
+      .map((wrapper) => wrapper.instance as AiMode | undefined)
+      .filter((m): m is AiMode => typeof m?.name === 'string');
+    checkModes(modes, [...this.tools.values()]);
+    for (const mode of modes) this.modeList.set(mode.name, mode);
     this.logger.debug(`Tools: ${[...this.tools.keys()].join(', ')}`);
+  }
+
+  /** The registered modes, the default first, then by name. */
+  modes(): AiMode[] {
+    return [...this.modeList.values()].sort(
+      (a, b) =>
+        Number(b.name === DEFAULT_MODE) - Number(a.name === DEFAULT_MODE) ||
+        a.name.localeCompare(b.name),
+    );
+  }
+
+  hasMode(name: string): boolean {
+    return this.modeList.has(name);
+  }
+
+  /** Each mode with its own tools (registration order), meta tools left out. */
+  modeTools(): ModeTools[] {
+    return this.modes().map((mode) => ({
+      mode,
+      tools: [...this.tools.values()].filter((t) =>
+        t.modes?.includes(mode.name),
+      ),
+    }));
+  }
+
+  /** The modes that hold the tool `name` (none for a meta tool or an unknown name). */
+  modesOf(name: string): string[] {
+    const tool = this.tools.get(name);
+    if (!tool?.modes || tool.modes.includes(META_MODE)) return [];
+    return this.modes()
+      .map((m) => m.name)
+      .filter((m) => tool.modes?.includes(m));
+  }
+
+  isMetaTool(name: string): boolean {
+    return this.tools.get(name)?.modes?.includes(META_MODE) ?? false;
+  }
+
+  /** The tool, when one is registered under `name`. */
+  tool(name: string): AiTool | undefined {
+    return this.tools.get(name);
+  }
+
+  /** Whether the tool is offered in this context at all (availability and the owner's switch), whatever the mode. */
+  async isUsable(
+    tool: AiTool,
+    context: AiToolAvailabilityContext,
+  ): Promise<boolean> {
+    if (context.settings.disabledTools?.includes(tool.name)) return false;
+    return await (tool.isAvailable?.(context) ?? true);
+  }
+
+  /** The tools a request of this mode offers: the meta tools first, then the mode's, each usable and allowed by the filter. */
+  async toolsFor(
+    context: AiToolAvailabilityContext,
+    selection: ToolSelection,
+  ): Promise<AiTool[]> {
+    const inMode = [...this.tools.values()].filter(
+      (t) => t.modes?.includes(META_MODE) || t.modes?.includes(selection.mode),
+    );
+    const ordered = [
+      ...inMode.filter((t) => t.modes?.includes(META_MODE)),
+      ...inMode.filter((t) => !t.modes?.includes(META_MODE)),
+    ];
+    const checks = await Promise.all(
+      ordered.map(async (tool) =>
+        (!selection.filter || selection.filter(tool.name)) &&
+        (await this.isUsable(tool, context))
+          ? tool
+          : null,
+      ),
+    );
+    return checks.filter((t): t is AiTool => t !== null);
+  }
+
+  /** The provider specs of `tools`. */
+  specsOf(tools: readonly AiTool[]): LlmToolSpec[] {
+    return tools.map((t) => this.toolSpecs.get(t.name) as LlmToolSpec);
   }
 
   /** The time limit of one call of `name`: the tool's own, or `fallback`. */
@@ -56,7 +163,7 @@ export class AiToolRegistry implements OnModuleInit {
   async available(context: AiToolAvailabilityContext): Promise<AiTool[]> {
     const checks = await Promise.all(
       [...this.tools.values()].map(async (tool) =>
-        (await (tool.isAvailable?.(context) ?? true)) ? tool : null,
+        (await this.isUsable(tool, context)) ? tool : null,
       ),
     );
     return checks.filter((t): t is AiTool => t !== null);
@@ -79,7 +186,7 @@ export class AiToolRegistry implements OnModuleInit {
     context: AiToolContext,
   ): Promise<string> {
     const tool = this.tools.get(name);
-    if (!tool || !(await (tool.isAvailable?.(context) ?? true)))
+    if (!tool || !(await this.isUsable(tool, context)))
       return toolError(`Unknown or unavailable tool '${name}'`);
     const checked = parseToolArguments(tool.schema, args);
     if (!checked.ok) return toolError(checked.error);
@@ -91,5 +198,51 @@ export class AiToolRegistry implements OnModuleInit {
       this.logger.warn(`Tool ${name} failed: ${message}`);
       return toolError(message);
     }
+  }
+}
+
+/**
+ * The boot-time check of the modes and the tools that name them: valid, unique mode
+ * names, the default mode present, every tool in at least one known mode, and the
+ * caps on tools per mode (meta tools counted in every mode).
+ */
+export function checkModes(
+  modes: readonly AiMode[],
+  tools: readonly AiTool[],
+): void {
+  const names = new Set<string>();
+  for (const mode of modes) {
+    if (!MODE_NAME.test(mode.name))
+      throw new Error(
+        `Mode name '${mode.name}' is not valid (lower-case letters, digits and _)`,
+      );
+    if (names.has(mode.name))
+      throw new Error(`Two modes are named '${mode.name}'`);
+    if (!mode.description?.trim() || mode.description.includes('\n'))
+      throw new Error(`Mode '${mode.name}' needs a one-line description`);
+    names.add(mode.name);
+  }
+  if (tools.length > 0 && !names.has(DEFAULT_MODE))
+    throw new Error(`No '${DEFAULT_MODE}' mode is registered`);
+  const meta = tools.filter((t) => t.modes?.includes(META_MODE)).length;
+  for (const tool of tools) {
+    if (!tool.modes?.length)
+      throw new Error(`Tool '${tool.name}' names no mode (set its 'modes')`);
+    for (const mode of tool.modes)
+      if (mode !== META_MODE && !names.has(mode))
+        throw new Error(`Tool '${tool.name}' names an unknown mode '${mode}'`);
+  }
+  for (const name of names) {
+    const count =
+      meta +
+      tools.filter(
+        (t) => !t.modes?.includes(META_MODE) && t.modes?.includes(name),
+      ).length;
+    const cap =
+      name === DEFAULT_MODE ? MAX_TOOLS_IN_DEFAULT_MODE : MAX_TOOLS_PER_MODE;
+    if (count > cap)
+      throw new Error(
+        `Mode '${name}' has ${count} tools (meta tools included); the limit is ${cap}`,
+      );
   }
 }

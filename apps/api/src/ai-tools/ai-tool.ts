@@ -9,8 +9,22 @@ export interface AiToolAvailabilityContext {
   settings: AppSettings;
 }
 
+/**
+ * The conversation's mode and selected account as one turn sees them. The runner
+ * hands it to the meta tools: a change takes effect on the turn's next model
+ * request and is stored with the chat.
+ */
+export interface ConversationModeControl {
+  readonly mode: string;
+  readonly accountId: string | null;
+  setMode(mode: string): Promise<void>;
+  selectAccount(accountId: string): Promise<void>;
+}
+
 /** What a tool knows about the turn that called it. */
 export interface AiToolContext extends AiToolAvailabilityContext {
+  /** The conversation's mode state; absent outside a turn (unit tests, the Tools page). */
+  conversation?: ConversationModeControl;
   chatId: string | null;
   /** The assistant message being written (tools that create media link to it). */
   messageId: string | null;
@@ -91,3 +105,23 @@ export interface AiMode {
 }
 
 export const AiModeProvider = DiscoveryService.createDecorator<void>();
+
+/** An account a mode works on (an email or calendar account), as `select_account` lists it. */
+export interface AiAccount {
+  id: string;
+  kind: string;
+  name: string;
+  address: string;
+}
+
+/**
+ * Where the accounts come from (the accounts feature provides it under
+ * `AI_ACCOUNT_DIRECTORY`); until then an empty directory is bound, so
+ * `select_account` is not offered.
+ */
+export interface AiAccountDirectory {
+  /** The accounts of `kind`, or of every kind when omitted. */
+  list(kind?: string): Promise<AiAccount[]>;
+}
+
+export const AI_ACCOUNT_DIRECTORY = Symbol('AI_ACCOUNT_DIRECTORY');

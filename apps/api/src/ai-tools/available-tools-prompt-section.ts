@@ -7,7 +7,11 @@ import {
 import { OWNER_AND_UNATTENDED } from '../system-instruction/prompt-audience';
 import { AiToolRegistry } from './ai-tool-registry';
 
-/** "## Available Tools": one line per tool offered right now; absent when tools are off. */
+/**
+ * "## Available Tools": the conversation's mode, the other modes (one line each,
+ * with the tools they load) and one line per tool offered right now. A turn with a
+ * fixed tool profile (an auto-reply) lists its tools only. Absent when tools are off.
+ */
 @PromptSectionProvider()
 @Injectable()
 export class AvailableToolsPromptSection implements PromptSection {
@@ -22,12 +26,43 @@ export class AvailableToolsPromptSection implements PromptSection {
     source,
     settings,
     toolFilter,
+    mode,
+    offeredTools,
   }: PromptContext): Promise<string | null> {
     if (!toolsEnabled) return null;
-    const tools = (await this.registry.available({ source, settings })).filter(
-      (t) => !toolFilter || toolFilter(t.name),
-    );
+    const usable = await this.registry.available({ source, settings });
+    const offered = offeredTools
+      ? new Set(offeredTools)
+      : new Set(
+          (mode && !toolFilter
+            ? await this.registry.toolsFor({ source, settings }, { mode })
+            : usable.filter((t) => !toolFilter || toolFilter(t.name))
+          ).map((t) => t.name),
+        );
+    const tools = usable.filter((t) => offered.has(t.name));
     if (tools.length === 0) return null;
-    return `## Available Tools\n${tools.map((t) => `- **${t.name}**: ${t.promptLine}`).join('\n')}`;
+    const lines = ['## Available Tools'];
+    if (mode && !toolFilter) {
+      const usableNames = new Set(usable.map((t) => t.name));
+      const others = this.registry
+        .modeTools()
+        .filter((m) => m.mode.name !== mode)
+        .map((m) => ({
+          name: m.mode.name,
+          tools: m.tools.filter((t) => usableNames.has(t.name)),
+        }))
+        .filter((m) => m.tools.length > 0);
+      lines.push(`Mode: ${mode}.`);
+      if (others.length)
+        lines.push(
+          'Other modes (set_mode loads one; calling one of their tools switches to it):',
+          ...others.map(
+            (m) => `- ${m.name}: ${m.tools.map((t) => t.name).join(', ')}`,
+          ),
+          'Tools now:',
+        );
+    }
+    lines.push(...tools.map((t) => `- **${t.name}**: ${t.promptLine}`));
+    return lines.join('\n');
   }
 }

@@ -3,12 +3,13 @@ import { MongooseModule } from '@nestjs/mongoose';
 import { ChatsModule } from '../chats/chats.module';
 import { AutomationRunsService } from './automation-runs.service';
 import { AutomationTicker } from './automation-ticker';
+import { AutomationsMode } from './automations-mode';
 import {
   AutomationRunRecord,
   AutomationRunSchema,
 } from './schemas/automation-run.schema';
 
-/** What scheduled jobs and Pulse share: the ticker, the run history, and running a turn in a chat. */
+/** What scheduled jobs and Pulse share: the ticker, the run history, running a turn in a chat, and the `automations` mode. */
 @Module({
   imports: [
     ChatsModule,
@@ -16,7 +17,7 @@ import {
       { name: AutomationRunRecord.name, schema: AutomationRunSchema },
     ]),
   ],
-  providers: [AutomationRunsService, AutomationTicker],
+  providers: [AutomationRunsService, AutomationTicker, AutomationsMode],
   exports: [AutomationRunsService, AutomationTicker],
 })
 export class AutomationsModule {}

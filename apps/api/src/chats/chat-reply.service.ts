@@ -25,6 +25,7 @@ import type { LlmHistoryMessage } from '../llm/llm-adapter';
 import { TurnError } from '../llm/llm-errors';
 import { LlmRunner, type TurnRequest } from '../llm/llm-runner';
 import type { TurnSource } from '../llm/turn-source';
+import { ChatModes } from './chat-modes';
 import { RunningReplies } from './chats.service';
 import { toChatMessage } from './chat-views';
 import { ChatCache } from './chat-cache';
@@ -51,6 +52,8 @@ export interface ReplyOptions {
   author?: MessageAuthor;
   /** The owner's turn in a contact's chat: offer the full tool set instead of the contact's restricted one. */
   fullTools?: boolean;
+  /** Start the turn in this mode (a job's or the Pulse's own), stored as the chat's mode. */
+  mode?: string;
 }
 
 export interface PreparedReply {
@@ -82,6 +85,12 @@ interface PreparedTurn {
   attached: MessageAttachment[];
   /** Resolves once the user and assistant messages are stored: true, or false when they could not be. */
   stored: Promise<boolean>;
+  chat: ChatRecord;
+  /** The turn's own write of the chat document (activity time, title), which a mode switch waits for. */
+  chatUpdated: Promise<void>;
+  /** The mode and account the turn starts with. */
+  mode: string;
+  accountId: string | null;
 }
 
 export interface RegenerateOptions {
@@ -124,6 +133,7 @@ export class ChatReplyService
     private readonly clock: Clock,
     private readonly events: AppEventBus,
     private readonly attachments: AttachmentsService,
+    private readonly modes: ChatModes,
   ) {
     super();
   }
@@ -266,9 +276,15 @@ export class ChatReplyService
       };
       // The first message names a chat the owner has not named.
       const title = chat.autoTitle ? titleFrom(content) : null;
+      // A job or the Pulse starts each run in its own mode; a chat goes on in the mode it was left in.
+      const mode =
+        options.mode && this.modes.hasMode(options.mode)
+          ? options.mode
+          : this.modes.modeOf(chat);
       const chatFields: Partial<ChatRecord> = {
         updatedAt: now,
         ...(title ? { title, autoTitle: false } : {}),
+        ...(mode !== (chat.mode ?? undefined) ? { mode } : {}),
       };
       // The one write before the model's answer runs while the model is called: under load it waits behind
       // every other writer of the single SQLite file, and the first token need not wait with it. The reply's
@@ -316,6 +332,7 @@ export class ChatReplyService
         attached,
         stored,
         chatUpdated,
+        mode,
       });
     } catch (error) {
       this.running.delete(chatId);
@@ -440,6 +457,7 @@ export class ChatReplyService
         attached: user.attachments ?? [],
         stored: Promise.resolve(true),
         chatUpdated,
+        mode: this.modes.modeOf(chat),
       });
     } catch (error) {
       // The copy lost the exchange above: read again from the database next time.
@@ -529,6 +547,8 @@ export class ChatReplyService
     attached: MessageAttachment[];
     stored: Promise<boolean>;
     chatUpdated: Promise<void>;
+    /** The mode the turn starts in. */
+    mode: string;
   }): PreparedReply {
     const { chat, options, user, assistant, earlier } = turn;
     const chatId = chat._id.toHexString();
@@ -566,6 +586,10 @@ export class ChatReplyService
             history,
             attached: turn.attached,
             stored: turn.stored,
+            mode: turn.mode,
+            accountId: chat.accountId ?? null,
+            chat,
+            chatUpdated: turn.chatUpdated,
           },
           sink,
         )
@@ -673,6 +697,13 @@ export class ChatReplyService
           model: turn.options.model,
           prompt: turn.options.prompt,
           toolFilter: turn.options.toolFilter,
+          mode: turn.mode,
+          accountId: turn.accountId,
+          // FerretDB rewrites the whole document on update: two writes of one chat at once would lose one.
+          onModeChange: async ({ mode, accountId }) => {
+            await turn.chatUpdated;
+            await this.modes.recordSwitch(turn.chat, mode, 'model', accountId);
+          },
         },
         recording.listener,
       );

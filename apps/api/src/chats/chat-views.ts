@@ -1,3 +1,4 @@
+import { DEFAULT_MODE } from '../ai-tools/ai-tool';
 import { decodeParts } from './stored-parts';
 import type { ChatMessage, ChatSummary } from '@metatronos/shared-types';
 import type { ChatRecord } from './schemas/chat.schema';
@@ -11,6 +12,8 @@ export function toChatSummary(chat: ChatRecord, running: boolean): ChatSummary {
     createdAt: chat.createdAt.toISOString(),
     updatedAt: chat.updatedAt.toISOString(),
     running,
+    mode: chat.mode ?? DEFAULT_MODE,
+    accountId: chat.accountId ?? null,
   };
 }
 

@@ -60,14 +60,21 @@ export class ChatsController {
   }
 
   @Patch(':id')
-  @ApiOperation({ summary: 'Rename a chat' })
+  @ApiOperation({
+    summary:
+      "Rename a chat and/or switch its mode (the owner's switch is kept as an event in the chat)",
+  })
+  @ApiBadRequestResponse({
+    description: 'No title nor mode, or an unknown mode',
+  })
+  @ApiConflictResponse({ description: 'A reply is running (mode switch)' })
   @ApiOkResponse({ type: ChatSummaryDto })
   @ApiNotFoundResponse({ description: 'No such chat' })
   rename(
     @Param('id') id: string,
     @Body() body: RenameChatDto,
   ): Promise<ChatSummary> {
-    return this.chats.rename(id, body.title);
+    return this.chats.update(id, body);
   }
 
   @Delete(':id')

@@ -1,8 +1,10 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
+import { AiToolsModule } from '../ai-tools/ai-tools.module';
 import { AttachmentsModule } from '../attachments/attachments.module';
 import { LlmModule } from '../llm/llm.module';
 import { ChatCache } from './chat-cache';
+import { ChatModes } from './chat-modes';
 import { ChatReplyService } from './chat-reply.service';
 import { ChatsController } from './chats.controller';
 import { ChatsService, RunningReplies } from './chats.service';
@@ -11,6 +13,7 @@ import { MessageRecord, MessageSchema } from './schemas/message.schema';
 
 @Module({
   imports: [
+    AiToolsModule,
     AttachmentsModule,
     LlmModule,
     MongooseModule.forFeature([
@@ -23,6 +26,7 @@ import { MessageRecord, MessageSchema } from './schemas/message.schema';
     ChatsService,
     ChatReplyService,
     ChatCache,
+    ChatModes,
     { provide: RunningReplies, useExisting: ChatReplyService },
   ],
   exports: [ChatsService, ChatReplyService],

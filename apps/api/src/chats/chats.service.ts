@@ -1,4 +1,9 @@
-import { Injectable, NotFoundException } from '@nestjs/common';
+import {
+  BadRequestException,
+  ConflictException,
+  Injectable,
+  NotFoundException,
+} from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
 import type {
@@ -6,7 +11,10 @@ import type {
   ChatMessage,
   ChatSummary,
   MessageDelivery,
+  UpdateChatRequest,
 } from '@metatronos/shared-types';
+import { DEFAULT_MODE } from '../ai-tools/ai-tool';
+import { ChatModes } from './chat-modes';
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
 import { ChatCache } from './chat-cache';
@@ -34,6 +42,7 @@ export class ChatsService {
     private readonly cache: ChatCache,
     private readonly clock: Clock,
     private readonly events: AppEventBus,
+    private readonly modes: ChatModes,
   ) {}
 
   async list(): Promise<ChatSummary[]> {
@@ -54,6 +63,8 @@ export class ChatsService {
       title: named || DEFAULT_CHAT_TITLE,
       autoTitle: !named,
       kind,
+      mode: DEFAULT_MODE,
+      accountId: null,
       createdAt: now,
       updatedAt: now,
     });
@@ -70,6 +81,33 @@ export class ChatsService {
 
   get(chatId: string): Promise<ChatRecord> {
     return this.cache.get(chatId);
+  }
+
+  /** `PATCH /api/chats/:id`: a new title and/or the owner's mode switch. */
+  async update(
+    chatId: string,
+    request: UpdateChatRequest,
+  ): Promise<ChatSummary> {
+    if (request.title === undefined && request.mode === undefined)
+      throw new BadRequestException('Send a title or a mode to change.');
+    if (request.mode !== undefined && !this.modes.hasMode(request.mode))
+      throw new BadRequestException(
+        `mode must be one of: ${this.modes.names().join(', ')} (got "${request.mode.slice(0, 32)}")`,
+      );
+    const chat = await this.get(chatId);
+    if (request.mode !== undefined && this.running.isRunning(chatId))
+      throw new ConflictException(
+        'A reply is running in this chat: switch the mode once it has finished.',
+      );
+    let summary =
+      request.title !== undefined
+        ? await this.rename(chatId, request.title)
+        : toChatSummary(chat, this.running.isRunning(chatId));
+    if (request.mode !== undefined && request.mode !== summary.mode) {
+      await this.modes.recordSwitch(chat, request.mode, 'owner');
+      summary = toChatSummary(await this.get(chatId), false);
+    }
+    return summary;
   }
 
   async rename(chatId: string, title: string): Promise<ChatSummary> {

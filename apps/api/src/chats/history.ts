@@ -1,5 +1,5 @@
 import { decodeParts } from './stored-parts';
-import type { AssistantPart } from '@metatronos/shared-types';
+import type { TextPart, ToolCallPart } from '@metatronos/shared-types';
 import type { LlmHistoryMessage } from '../llm/llm-adapter';
 import type { MessageRecord } from './schemas/message.schema';
 import { asContactText } from './contact-chat';
@@ -31,8 +31,10 @@ export function toLlmHistory(
       continue;
     }
     // A call that never finished (result null) is given to the model as an error by the adapters (toolResultText).
-    const parts: AssistantPart[] = decodeParts(message.parts).filter(
-      (part) => part.type !== 'text' || part.text !== '',
+    // Mode switches are the console's; the model learns its mode from the tools it is offered.
+    const parts = decodeParts(message.parts).filter(
+      (part): part is TextPart | ToolCallPart =>
+        part.type === 'tool_call' || (part.type === 'text' && part.text !== ''),
     );
     if (parts.length === 0 || history.length === 0) continue;
     history.push({ role: 'assistant', parts });

@@ -1,4 +1,8 @@
-import type { AssistantPart, ToolCallRecord } from '@metatronos/shared-types';
+import type {
+  AssistantPart,
+  ModePart,
+  ToolCallRecord,
+} from '@metatronos/shared-types';
 
 /**
  * A reply part as stored. Tool arguments are kept as a JSON string: they are
@@ -8,13 +12,14 @@ import type { AssistantPart, ToolCallRecord } from '@metatronos/shared-types';
  */
 export type StoredPart =
   | { type: 'text'; text: string }
+  | ModePart
   | ({ type: 'tool_call' } & Omit<ToolCallRecord, 'arguments'> & {
         argumentsJson: string;
       });
 
 export function encodeParts(parts: readonly AssistantPart[]): StoredPart[] {
   return parts.map((part) => {
-    if (part.type === 'text') return { ...part };
+    if (part.type !== 'tool_call') return { ...part };
     const { arguments: args, ...rest } = part;
     return { ...rest, argumentsJson: JSON.stringify(args ?? {}) };
   });
@@ -25,7 +30,7 @@ export function decodeParts(
   parts: readonly (StoredPart | AssistantPart)[] | undefined,
 ): AssistantPart[] {
   return (parts ?? []).map((part) => {
-    if (part.type === 'text' || !('argumentsJson' in part))
+    if (part.type !== 'tool_call' || !('argumentsJson' in part))
       return { ...part } as AssistantPart;
     const { argumentsJson, ...rest } = part;
     let args: Record<string, unknown> = {};

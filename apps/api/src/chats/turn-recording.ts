@@ -98,6 +98,11 @@ export class TurnRecording {
       });
       this.flush();
     },
+    modeSwitch: (mode) => {
+      this.parts.push({ type: 'mode', mode, by: 'model' });
+      this.emit('mode', { mode, by: 'model' });
+      this.flush();
+    },
     toolResult: (record) => {
       const part = this.parts.find(
         (p) =>

@@ -1,4 +1,8 @@
-import type { AssistantPart, TokenUsage } from '@metatronos/shared-types';
+import type {
+  TextPart,
+  TokenUsage,
+  ToolCallPart,
+} from '@metatronos/shared-types';
 
 /**
  * A file sent with the new user message, read for this turn only: images and PDF as bytes (the
@@ -34,7 +38,7 @@ export interface LlmToolSpec {
 /** Provider-neutral history: a user turn, or an assistant turn with its text and tool calls in order. */
 export type LlmHistoryMessage =
   | { role: 'user'; text: string }
-  | { role: 'assistant'; parts: AssistantPart[] };
+  | { role: 'assistant'; parts: (TextPart | ToolCallPart)[] };
 
 /** How to reach the provider: the key and, when set, another base URL (tests, proxies, Ollama…). */
 export interface LlmConnection {
@@ -77,6 +81,15 @@ export interface LlmTurnSink {
    * Never throws: failures come back as `{"error": "..."}`. Timeouts are the runner's job.
    */
   executeTool(call: LlmToolCall): Promise<string>;
+  /**
+   * Asked after a round's tools ran, before the next model request of the turn: a
+   * new system prompt and tool set when a tool changed them (a mode switch), else
+   * null (keep the current ones). Empty `tools`: the next request offers none.
+   */
+  nextRequest?(): Promise<{
+    systemPrompt: string | null;
+    tools: LlmToolSpec[];
+  } | null>;
 }
 
 export interface LlmTurnResult {

@@ -1,7 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { TokenUsage, ToolCallRecord } from '@metatronos/shared-types';
 import { AiToolRegistry } from '../ai-tools/ai-tool-registry';
-import { toolError } from '../ai-tools/ai-tool';
+import {
+  DEFAULT_MODE,
+  toolError,
+  type AiTool,
+  type ConversationModeControl,
+} from '../ai-tools/ai-tool';
+import { modeLabel } from '../ai-tools/modes/mode-names';
 import { APP_CONFIG } from '../config/app-config.provider';
 import type { AppConfig } from '../config/app-config';
 import {
@@ -51,14 +57,28 @@ export interface TurnRequest {
   model?: string;
   /** Passed to buildCombinedPrompt (Pulse appends its context through `extra`). */
   prompt?: CombinedPromptOptions;
-  /** Narrows the tool set (a caller's profile); tools still need to be available. */
+  /**
+   * Narrows the tool set (a caller's profile, e.g. an auto-reply's): the profile's
+   * tools replace the modes, and the turn cannot switch mode. Tools still need to be available.
+   */
   toolFilter?: (name: string) => boolean;
+  /** The conversation's mode at the start of the turn (unknown or omitted: the default mode). */
+  mode?: string;
+  /** The account chosen with select_account, if any. */
+  accountId?: string | null;
+  /** Stores a switch made during the turn (set_mode, select_account, a call to another mode's tool). */
+  onModeChange?(state: {
+    mode: string;
+    accountId: string | null;
+  }): Promise<void>;
 }
 
 export interface TurnListener {
   text(delta: string): void;
   toolCall(call: LlmToolCall): void;
   toolResult(record: ToolCallRecord): void;
+  /** The conversation switched mode; the turn's next model request carries its tools. */
+  modeSwitch?(mode: string): void;
 }
 
 export interface TurnOutcome {
@@ -109,27 +129,108 @@ export class LlmRunner {
     const instruction = await this.instruction.getSystemInstruction();
     const toolsAllowed =
       instruction.memoryEnabled && request.prompt?.toolsAllowed !== false;
-    const [systemPrompt, available] = await Promise.all([
-      this.prompt.buildCombinedPrompt({
+    const profile = request.toolFilter;
+    const availability = { source: request.source, settings };
+    const state = {
+      mode:
+        request.mode && this.tools.hasMode(request.mode)
+          ? request.mode
+          : DEFAULT_MODE,
+      accountId: request.accountId ?? null,
+    };
+    /** The tools and prompt of the next model request: the mode's tools (or the profile's), and the prompt that lists them. */
+    const build = async (): Promise<{
+      systemPrompt: string | null;
+      tools: AiTool[];
+    }> => {
+      const tools = !toolsAllowed
+        ? []
+        : profile
+          ? (await this.tools.available(availability)).filter((t) =>
+              profile(t.name),
+            )
+          : await this.tools.toolsFor(availability, { mode: state.mode });
+      const systemPrompt = await this.prompt.buildCombinedPrompt({
         source: request.source,
         ...request.prompt,
         toolsAllowed,
-        toolFilter: request.toolFilter,
-      }),
-      toolsAllowed
-        ? this.tools.specs({ source: request.source, settings })
-        : Promise.resolve([]),
-    ]);
-    const tools = available.filter(
-      (t) => !request.toolFilter || request.toolFilter(t.name),
-    );
-    // A call to a tool that was not offered this turn (a model making one up, or obeying injected text) is refused.
-    const offered = new Set(tools.map((t) => t.name));
+        toolFilter: profile,
+        mode: profile ? undefined : state.mode,
+        offeredTools: tools.map((t) => t.name),
+      });
+      return { systemPrompt, tools };
+    };
+    let current = await build();
+    // A call to a tool that was not offered (a model making one up, or obeying injected text) is refused,
+    // unless exactly one mode holds it: then the conversation switches there (see executeTool below).
+    let offered = new Set(current.tools.map((t) => t.name));
+    let switched = false;
+    const switchMode = async (mode: string): Promise<void> => {
+      if (mode === state.mode) return;
+      state.mode = mode;
+      current = await build();
+      offered = new Set(current.tools.map((t) => t.name));
+      switched = true;
+      if (!signal.aborted) listener.modeSwitch?.(mode);
+      await request
+        .onModeChange?.({ ...state })
+        .catch((error: Error) =>
+          this.logger.warn(`Could not store the mode switch: ${error.message}`),
+        );
+    };
+    const conversation: ConversationModeControl | undefined = profile
+      ? undefined
+      : {
+          get mode() {
+            return state.mode;
+          },
+          get accountId() {
+            return state.accountId;
+          },
+          setMode: switchMode,
+          selectAccount: async (accountId) => {
+            state.accountId = accountId;
+            await request
+              .onModeChange?.({ ...state })
+              .catch((error: Error) =>
+                this.logger.warn(
+                  `Could not store the selected account: ${error.message}`,
+                ),
+              );
+          },
+        };
     const context = {
-      source: request.source,
-      settings,
+      ...availability,
       chatId: request.chatId,
       messageId: request.messageId,
+      conversation,
+    };
+    /** Runs a call of a tool the current mode does not offer: switches to the one mode that holds it, or refuses. */
+    const runElsewhere = async (
+      name: string,
+      args: Record<string, unknown>,
+      toolSignal: AbortSignal,
+    ): Promise<string> => {
+      const tool = this.tools.tool(name);
+      const holders =
+        conversation && tool && (await this.tools.isUsable(tool, availability))
+          ? this.tools.modesOf(name)
+          : [];
+      if (holders.length > 1)
+        return toolError(
+          `The tool '${name}' is not in the current mode '${state.mode}'; the modes ${holders.map((m) => `'${m}'`).join(' and ')} hold it: call set_mode with one of them first.`,
+        );
+      if (holders.length === 0)
+        return toolError(`The tool '${name}' is not available in this reply.`);
+      await switchMode(holders[0]);
+      const result = await this.tools.execute(name, args, {
+        ...context,
+        signal: toolSignal,
+      });
+      return withModeNote(
+        result,
+        `Switched to ${modeLabel(holders[0])}, which holds ${name}; its tools are loaded now.`,
+      );
     };
 
     const adapter = this.adapters.create(model.route, model.connection);
@@ -137,17 +238,27 @@ export class LlmRunner {
       const result = await adapter.streamTurn(
         {
           model: model.route.model,
-          systemPrompt,
+          systemPrompt: current.systemPrompt,
           history: request.history,
           userMessage: request.userMessage,
           attachments: request.attachments,
-          tools: tools.length ? tools : null,
+          tools: current.tools.length
+            ? this.tools.specsOf(current.tools)
+            : null,
           maxToolRounds,
           signal,
         },
         {
           onText: (delta) => {
             if (!signal.aborted) listener.text(delta);
+          },
+          nextRequest: async () => {
+            if (!switched) return null;
+            switched = false;
+            return {
+              systemPrompt: current.systemPrompt,
+              tools: this.tools.specsOf(current.tools),
+            };
           },
           executeTool: async (call) => {
             listener.toolCall(call);
@@ -180,11 +291,7 @@ export class LlmRunner {
                       ...context,
                       signal: toolSignal,
                     })
-                  : Promise.resolve(
-                      toolError(
-                        `The tool '${call.name}' is not available in this reply.`,
-                      ),
-                    ),
+                  : runElsewhere(call.name, call.arguments, toolSignal),
               () => new Error('abandoned'),
             ).catch(() =>
               signal.aborted
@@ -297,6 +404,18 @@ function abortReason(
 /** 300000 → "300 s", 1500 → "1.5 s". */
 function seconds(ms: number): string {
   return `${Number.isInteger(ms / 1000) ? ms / 1000 : (ms / 1000).toFixed(1)} s`;
+}
+
+/** A tool's JSON answer with a note that the conversation switched mode to run it. */
+function withModeNote(result: string, note: string): string {
+  try {
+    const parsed: unknown = JSON.parse(result);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
+      return JSON.stringify({ ...parsed, modeSwitch: note });
+    return JSON.stringify({ modeSwitch: note, result: parsed });
+  } catch {
+    return JSON.stringify({ modeSwitch: note, result });
+  }
 }
 
 function errorOf(result: string): string | null {

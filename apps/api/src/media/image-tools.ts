@@ -137,6 +137,7 @@ const GENERATE_IMAGE_ARGS = z.object({
 @Injectable()
 export class GenerateImageTool implements AiTool<typeof GENERATE_IMAGE_ARGS> {
   readonly name = 'generate_image';
+  readonly modes = ['media'];
   readonly description =
     'Create an image from a text prompt. Answers { success, mediaId, url, markdown, width, height }: ' +
     'put the markdown in your reply so the image shows inline; use the mediaId with edit_image to change it later.';
@@ -153,6 +154,10 @@ export class GenerateImageTool implements AiTool<typeof GENERATE_IMAGE_ARGS> {
 
   isAvailable(context: AiToolAvailabilityContext): boolean {
     return ImageService.isAvailable(context);
+  }
+
+  unavailableReason({ settings }: AiToolAvailabilityContext): string | null {
+    return settings.imageModel ? null : 'No image model is chosen (Settings).';
   }
 
   async execute(
@@ -183,6 +188,7 @@ const EDIT_IMAGE_ARGS = z.object({
 @Injectable()
 export class EditImageTool implements AiTool<typeof EDIT_IMAGE_ARGS> {
   readonly name = 'edit_image';
+  readonly modes = ['media'];
   readonly description =
     'Change an image made with generate_image or edit_image (its mediaId, the id in /api/media/<id>) or a PNG, JPEG or WebP ' +
     'image the owner attached (the attachment id shown next to it). Keeps the original; answers a new image like generate_image: ' +
@@ -204,6 +210,10 @@ export class EditImageTool implements AiTool<typeof EDIT_IMAGE_ARGS> {
 
   isAvailable(context: AiToolAvailabilityContext): boolean {
     return ImageService.isAvailable(context);
+  }
+
+  unavailableReason({ settings }: AiToolAvailabilityContext): string | null {
+    return settings.imageModel ? null : 'No image model is chosen (Settings).';
   }
 
   async execute(

@@ -3,6 +3,7 @@ import { MongooseModule } from '@nestjs/mongoose';
 import { AttachmentsModule } from '../attachments/attachments.module';
 import { EditImageTool, GenerateImageTool, ImageService } from './image-tools';
 import { MediaController } from './media.controller';
+import { MediaMode } from './media-mode';
 import { MediaStore } from './media.store';
 import { MediaRecord, MediaSchema } from './schemas/media.schema';
 
@@ -19,7 +20,13 @@ import { MediaRecord, MediaSchema } from './schemas/media.schema';
     AttachmentsModule,
   ],
   controllers: [MediaController],
-  providers: [MediaStore, ImageService, GenerateImageTool, EditImageTool],
+  providers: [
+    MediaStore,
+    ImageService,
+    GenerateImageTool,
+    EditImageTool,
+    MediaMode,
+  ],
   exports: [MediaStore],
 })
 export class MediaModule {}

@@ -40,6 +40,8 @@ export interface AppSettings extends UrlFetchSettings {
   /** The Bot API server: Telegram's own, or a self-hosted one. */
   telegramApiRoot: string;
   timezone: string;
+  /** Tools the owner switched off (Tools page): never offered, never run. */
+  disabledTools: string[];
   updatedAt: Date | null;
 }
 
@@ -51,6 +53,9 @@ const SECRET_FIELDS = [
   'braveApiKey',
   'telegramBotToken',
 ] as const;
+/** Answers which names `disabledTools` may hold (the AI tools module registers it: settings cannot import the registry). */
+export type ToolNameCheck = (name: string) => boolean;
+
 type SecretField = (typeof SECRET_FIELDS)[number];
 
 /**
@@ -60,6 +65,7 @@ type SecretField = (typeof SECRET_FIELDS)[number];
 @Injectable()
 export class SettingsService extends SandboxSecrets {
   private cached: Promise<AppSettings> | null = null;
+  private toolNameCheck: ToolNameCheck | null = null;
 
   constructor(
     @InjectModel(AppSettingsRecord.name)
@@ -68,6 +74,11 @@ export class SettingsService extends SandboxSecrets {
     private readonly events: AppEventBus,
   ) {
     super();
+  }
+
+  /** Called once at start-up by the tool registry's side. */
+  useToolNameCheck(check: ToolNameCheck): void {
+    this.toolNameCheck = check;
   }
 
   get(): Promise<AppSettings> {
@@ -163,6 +174,17 @@ export class SettingsService extends SandboxSecrets {
       );
     }
     Object.assign(next, nextUrlFetchSettings(request, current, problems));
+    if (request.disabledTools !== undefined) {
+      const check = this.toolNameCheck;
+      const unknown = request.disabledTools.filter(
+        (name) => !check || !check(name),
+      );
+      if (unknown.length)
+        problems.push(
+          `disabledTools must name tools that can be switched off; not: ${unknown.map((n) => `'${n.slice(0, 64)}'`).join(', ')}`,
+        );
+      next.disabledTools = [...new Set(request.disabledTools)];
+    }
     if (problems.length) throw new BadRequestException(problems);
 
     next.updatedAt = this.clock.now();
@@ -216,6 +238,9 @@ export class SettingsService extends SandboxSecrets {
           : systemTimeZone(),
       urlFetchAllowHosts: stored?.urlFetchAllowHosts ?? [],
       authProfiles: storedAuthProfiles(stored?.authProfiles),
+      disabledTools: Array.isArray(stored?.disabledTools)
+        ? stored.disabledTools.filter((n) => typeof n === 'string')
+        : [],
       updatedAt: stored?.updatedAt ?? null,
     };
   }
@@ -349,6 +374,7 @@ function toView(settings: AppSettings): AppSettingsView {
     timezone: settings.timezone,
     urlFetchAllowHosts: settings.urlFetchAllowHosts,
     authProfiles: authProfilesView(settings.authProfiles),
+    disabledTools: [...settings.disabledTools],
     updatedAt: settings.updatedAt ? settings.updatedAt.toISOString() : null,
   };
 }

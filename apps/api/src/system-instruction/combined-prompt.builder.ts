@@ -21,6 +21,18 @@ export interface CombinedPromptOptions {
   extra?: string;
   /** Who reads the prompt (default: from `source`, an auto-reply counting as untrusted); picks the sections. */
   audience?: PromptAudience;
+  /** The conversation's mode: sections that name modes appear in those only. Omitted: no mode section. */
+  mode?: string;
+  /** The tools the request offers (the runner's choice), listed by the tools section. */
+  offeredTools?: readonly string[];
+}
+
+/** Sections without `modes` belong to every mode. */
+export function isShownInMode(
+  section: Pick<PromptSection, 'modes'>,
+  mode: string | undefined,
+): boolean {
+  return !section.modes || (!!mode && section.modes.includes(mode));
 }
 
 /** Sections without `audiences` are the owner's only. */
@@ -92,9 +104,12 @@ export class CombinedPromptBuilder implements OnModuleInit {
       source,
       audience,
       toolFilter: options.toolFilter,
+      mode: options.mode,
+      offeredTools: options.offeredTools,
     };
-    const sections = this.sections.filter((section) =>
-      isShownTo(section, audience),
+    const sections = this.sections.filter(
+      (section) =>
+        isShownTo(section, audience) && isShownInMode(section, options.mode),
     );
     const rendered = await Promise.all(
       sections.map((section) => section.render(context)),

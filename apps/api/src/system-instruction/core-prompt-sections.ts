@@ -69,6 +69,8 @@ export class MemoryPromptSection implements PromptSection {
 export class DatabasePromptSection implements PromptSection {
   readonly id = 'database';
   readonly order = 30;
+  // The schema is what db_query needs; other modes do without it.
+  readonly modes = ['data'];
   readonly audiences = OWNER_AND_UNATTENDED;
   render({ instruction }: PromptContext): string {
     const schema =

@@ -18,6 +18,10 @@ export interface PromptContext {
   source: TurnSource;
   /** Who reads this prompt; only sections that list it are rendered. */
   audience: PromptAudience;
+  /** The conversation's mode; undefined when the turn has a fixed tool profile (an auto-reply). */
+  mode?: string;
+  /** The names of the tools this request offers, when the runner chose them. */
+  offeredTools?: readonly string[];
 }
 
 /**
@@ -40,6 +44,11 @@ export interface PromptSection {
    * unless its author says so.
    */
   readonly audiences?: readonly PromptAudience[];
+  /**
+   * The modes whose tools this block is about (Pulse status → `automations`): shown
+   * only while the conversation is in one of them. Left out: shown in every mode.
+   */
+  readonly modes?: readonly string[];
   /** The block with its heading, or `null` to leave it out this time. */
   render(context: PromptContext): string | null | Promise<string | null>;
 }

@@ -9,6 +9,7 @@ import type {
   CombinedPromptResponse,
   SystemInstruction,
 } from '@metatronos/shared-types';
+import { DEFAULT_MODE } from '../ai-tools/ai-tool';
 import { CombinedPromptBuilder } from './combined-prompt.builder';
 import {
   CombinedPromptDto,
@@ -48,12 +49,16 @@ export class SystemInstructionController {
 
   @Get('prompt')
   @ApiOperation({
-    summary: 'The combined system prompt the next chat turn would send',
+    summary:
+      "The combined system prompt a new chat's first turn would send (the default mode)",
   })
   @ApiOkResponse({ type: CombinedPromptDto })
   async combinedPrompt(): Promise<CombinedPromptResponse> {
     return {
-      prompt: await this.prompt.buildCombinedPrompt({ source: 'chat' }),
+      prompt: await this.prompt.buildCombinedPrompt({
+        source: 'chat',
+        mode: DEFAULT_MODE,
+      }),
     };
   }
 }

@@ -32,13 +32,13 @@ const WEB_SEARCH_ARGS = z.object({
 @Injectable()
 export class WebSearchTool implements AiTool<typeof WEB_SEARCH_ARGS> {
   readonly name = 'web_search';
+  readonly modes = ['web'];
   readonly description =
     'Search the web for current or outside information: news, facts you are unsure of, prices, opening hours, documentation. ' +
     'Returns the top results as title, url and a short snippet. Cite the results you use as Markdown links [title](url).';
   readonly schema = WEB_SEARCH_ARGS;
   readonly promptLine =
     'search the web for current facts; cite the results you used as Markdown links [title](url).';
-  readonly modes = ['web'];
 
   constructor(private readonly search: WebSearchService) {}
 

@@ -38,6 +38,8 @@ export interface CronJobView {
   instruction: string;
   cronExpression: string;
   enabled: boolean;
+  /** The mode each run starts in (its tools and prompt sections); `default` unless chosen. */
+  mode: string;
   /** The job's own chat, where every run writes its turn. */
   chatId: string | null;
   /** The schedule in words ("At 08:00, Monday through Friday"). */
@@ -65,6 +67,8 @@ export interface CreateCronJobRequest {
   instruction: string;
   cronExpression: string;
   enabled?: boolean;
+  /** The mode each run starts in (one of `GET /api/tools` modes); default `default`. */
+  mode?: string;
 }
 
 export type UpdateCronJobRequest = Partial<CreateCronJobRequest>;
@@ -130,6 +134,8 @@ export interface PulseSettings {
   quietHours: QuietHoursRange[];
   /** The AI's continuity notes for its next pulse. */
   notes: string;
+  /** The mode every pulse starts in (one of `GET /api/tools` modes); default `automations`. */
+  mode: string;
 }
 
 /** `GET /api/pulse`: the settings plus what the server computes. */

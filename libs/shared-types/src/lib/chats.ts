@@ -19,15 +19,29 @@ export interface ChatSummary {
   updatedAt: string;
   /** True while a reply is being generated in this chat. */
   running: boolean;
+  /** The conversation's mode: which tools its turns are offered (`default` for a new chat). */
+  mode: string;
+  /** The account selected for the mode's tools (email, calendar), or null. */
+  accountId: string | null;
 }
 
 export interface CreateChatRequest {
   title?: string;
 }
 
+/** `PATCH /api/chats/:id`: rename and/or switch the mode (one of `GET /api/tools` modes). */
+export interface UpdateChatRequest {
+  title?: string;
+  mode?: string;
+}
+
+/** @deprecated the old name of `UpdateChatRequest` with a title. */
 export interface RenameChatRequest {
   title: string;
 }
+
+/** Who switched a conversation's mode: the model (set_mode, or a call to another mode's tool) or the owner. */
+export type ModeSwitchBy = 'model' | 'owner';
 
 /** Longest chat title accepted. */
 export const CHAT_TITLE_MAX_LENGTH = 200;
@@ -55,8 +69,15 @@ export interface ToolCallPart extends ToolCallRecord {
   type: 'tool_call';
 }
 
-/** An assistant reply in order: text and tool calls as they happened. */
-export type AssistantPart = TextPart | ToolCallPart;
+/** A mode switch, shown in the chat as a small event line ("Switched to Data mode"). */
+export interface ModePart {
+  type: 'mode';
+  mode: string;
+  by: ModeSwitchBy;
+}
+
+/** An assistant reply in order: text, tool calls and mode switches as they happened. */
+export type AssistantPart = TextPart | ToolCallPart | ModePart;
 
 export const MESSAGE_ROLES = ['user', 'assistant'] as const;
 export type MessageRole = (typeof MESSAGE_ROLES)[number];
@@ -194,6 +215,8 @@ export interface ChatStreamEventMap {
     durationMs: number;
     error?: string | null;
   };
+  /** The conversation switched mode during the reply: its next model request carries that mode's tools. */
+  mode: { mode: string; by: ModeSwitchBy };
   /** The reply ended; `stopped` when the owner pressed Stop. */
   done: { messageId: string; usage?: TokenUsage; stopped?: boolean };
   /**
@@ -210,6 +233,7 @@ export const CHAT_STREAM_EVENT_NAMES: readonly ChatStreamEventName[] = [
   'delta',
   'tool_call',
   'tool_result',
+  'mode',
   'done',
   'error',
 ];

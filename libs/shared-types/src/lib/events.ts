@@ -23,8 +23,11 @@ export interface AppEventMap {
       | 'deleted'
       | 'reply-started'
       | 'reply-ended'
-      | 'delivery';
+      | 'delivery'
+      | 'mode';
     at: string;
+    /** `mode` changes: the new mode. */
+    mode?: string;
   };
   /** Core instruction, memory, schema doc or the toggle changed (`by: "ai"` when a tool did it). */
   'system-instruction.updated': { updatedAt: string; by: 'owner' | 'ai' };

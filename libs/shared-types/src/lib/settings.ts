@@ -30,6 +30,8 @@ export interface AppSettingsView {
   urlFetchAllowHosts: string[];
   /** Credentials `url_fetch` adds under a URL prefix; `value` masked. */
   authProfiles: AuthProfile[];
+  /** Tools the owner switched off on the Tools page: never offered, never run. */
+  disabledTools: string[];
   updatedAt: string | null;
 }
 
@@ -83,6 +85,8 @@ export interface UpdateAppSettingsRequest {
   urlFetchAllowHosts?: string[];
   /** Replaces the list. */
   authProfiles?: AuthProfileInput[];
+  /** Names of registered tools to switch off (the meta tools cannot be); replaces the list. */
+  disabledTools?: string[];
 }
 
 export type ModelProvider = 'gemini' | 'openai' | 'openai-compatible';

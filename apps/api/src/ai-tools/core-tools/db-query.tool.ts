@@ -81,6 +81,7 @@ export const DB_QUERY_ARGS = z.object({
 @Injectable()
 export class DbQueryTool implements AiTool<typeof DB_QUERY_ARGS> {
   readonly name = 'db_query';
+  readonly modes = ['data'];
   readonly description = DB_QUERY_TOOL_DESCRIPTION;
   readonly schema = DB_QUERY_ARGS;
   readonly promptLine =

@@ -2,7 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { MEMORY_MAX_LENGTH } from '@metatronos/shared-types';
 import { z } from 'zod';
 import { SystemInstructionService } from '../../system-instruction/system-instruction.service';
-import { AiToolProvider, toolError, type AiTool } from '../ai-tool';
+import {
+  AiToolProvider,
+  DEFAULT_MODE,
+  toolError,
+  type AiTool,
+} from '../ai-tool';
 
 // No maxLength: an over-long memory gets the seed's own refusal below, which tells the model what to do.
 const SAVE_MEMORY_ARGS = z.object({
@@ -13,6 +18,7 @@ const SAVE_MEMORY_ARGS = z.object({
 @Injectable()
 export class SaveMemoryTool implements AiTool<typeof SAVE_MEMORY_ARGS> {
   readonly name = 'save_memory';
+  readonly modes = [DEFAULT_MODE];
   readonly description =
     `Replace your whole memory with new text (at most ${MEMORY_MAX_LENGTH} characters). ` +
     'Your memory is shown to you at the start of every conversation under "Your Memory". ' +

@@ -15,6 +15,7 @@ export class UpdateDbSchemaTool
   implements AiTool<typeof UPDATE_DB_SCHEMA_ARGS>
 {
   readonly name = 'update_db_schema';
+  readonly modes = ['data'];
   readonly description =
     'Replace the Markdown documentation of your database (shown to you under "Your Database" in every conversation). ' +
     'Call it after creating or changing an ai_ collection: list each collection with its fields, types and purpose. ' +

@@ -14,6 +14,7 @@ export interface CronJobFields {
   instruction?: string;
   cronExpression?: string;
   enabled?: boolean;
+  mode?: string;
 }
 
 /**
@@ -26,6 +27,8 @@ export function checkCronJobInput(
   mode: 'create' | 'update',
   timezone: string,
   now: Date,
+  /** The registered modes a job may start in. */
+  modes: readonly string[] = [],
 ): CronJobFields {
   const problems: string[] = [];
   const fields: CronJobFields = {};
@@ -64,13 +67,20 @@ export function checkCronJobInput(
       problems.push('enabled must be true or false');
     else fields.enabled = input.enabled;
   }
+  if (input.mode !== undefined) {
+    if (typeof input.mode !== 'string' || !modes.includes(input.mode))
+      problems.push(
+        `mode must be one of: ${modes.join(', ')} (got "${String(input.mode).slice(0, 32)}")`,
+      );
+    else fields.mode = input.mode;
+  }
   if (
     mode === 'update' &&
     !problems.length &&
     Object.keys(fields).length === 0
   ) {
     problems.push(
-      'Nothing to change: give at least one of name, instruction, cron expression, enabled',
+      'Nothing to change: give at least one of name, instruction, cron expression, enabled, mode',
     );
   }
   if (problems.length) throw new BadRequestException(problems.join('; '));

@@ -24,6 +24,8 @@ import {
   checkCronExpression,
   describeCron,
 } from '../schedule-math/cron-schedule';
+import { DEFAULT_MODE } from '../../ai-tools/ai-tool';
+import { AiToolRegistry } from '../../ai-tools/ai-tool-registry';
 import { ChatsService } from '../../chats/chats.service';
 import { Clock } from '../../clock/clock';
 import type { AppConfig } from '../../config/app-config';
@@ -78,6 +80,7 @@ export class CronJobsService implements OnApplicationBootstrap {
     private readonly clock: Clock,
     private readonly events: AppEventBus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly tools: AiToolRegistry,
   ) {}
 
   private creating: Promise<unknown> = Promise.resolve();
@@ -173,7 +176,13 @@ export class CronJobsService implements OnApplicationBootstrap {
     const now = this.clock.now();
     const checked = requests.map((request, index) => {
       try {
-        return checkCronJobInput(request, 'create', timezone, now);
+        return checkCronJobInput(
+          request,
+          'create',
+          timezone,
+          now,
+          this.modeNames(),
+        );
       } catch (error) {
         if (requests.length > 1 && error instanceof BadRequestException)
           throw new BadRequestException(
@@ -240,6 +249,7 @@ export class CronJobsService implements OnApplicationBootstrap {
       instruction: fields.instruction as string,
       cronExpression: fields.cronExpression as string,
       enabled: fields.enabled ?? true,
+      mode: fields.mode ?? DEFAULT_MODE,
       chatId: new Types.ObjectId(chat.id),
       lastDueAt: now,
       consecutiveFailures: 0,
@@ -266,7 +276,13 @@ export class CronJobsService implements OnApplicationBootstrap {
     const job = await this.record(id);
     const timezone = await this.timezone();
     const now = this.clock.now();
-    const fields = checkCronJobInput(request, 'update', timezone, now);
+    const fields = checkCronJobInput(
+      request,
+      'update',
+      timezone,
+      now,
+      this.modeNames(),
+    );
     const set: Partial<CronJobRecord> = { ...fields, updatedAt: now };
     const rescheduled =
       (fields.cronExpression !== undefined &&
@@ -382,6 +398,10 @@ export class CronJobsService implements OnApplicationBootstrap {
       .filter((stored) => jobIdOf(stored) === id);
   }
 
+  private modeNames(): string[] {
+    return this.tools.modes().map((m) => m.name);
+  }
+
   private async timezone(): Promise<string> {
     return (await this.settings.get()).timezone;
   }
@@ -408,6 +428,7 @@ export class CronJobsService implements OnApplicationBootstrap {
       instruction: typeof raw.instruction === 'string' ? raw.instruction : '',
       cronExpression: expression,
       enabled,
+      mode: typeof raw.mode === 'string' ? raw.mode : DEFAULT_MODE,
       chatId:
         raw.chatId instanceof Types.ObjectId ? raw.chatId.toHexString() : null,
       description: check.ok ? describeCron(expression) : expression,

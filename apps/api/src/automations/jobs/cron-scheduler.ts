@@ -44,7 +44,7 @@ export const ON_TIME_TOLERANCE_MS = 60_000;
 interface Entry {
   job: Pick<
     CronJobRecord,
-    '_id' | 'name' | 'instruction' | 'cronExpression' | 'chatId'
+    '_id' | 'name' | 'instruction' | 'cronExpression' | 'chatId' | 'mode'
   >;
   lastDueAt: Date;
   nextDue: Date | null;
@@ -226,6 +226,7 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
         instruction: String(instruction ?? ''),
         cronExpression,
         chatId,
+        mode: typeof job.mode === 'string' ? job.mode : undefined,
       },
       lastDueAt: job.lastDueAt,
       nextDue,
@@ -373,7 +374,12 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
         .runTurn(
           run,
           job.instruction,
-          { source: 'cron', prompt: { source: 'cron', extra: context } },
+          {
+            source: 'cron',
+            // Each run starts in the job's mode (missing: the chat's own, the default for a new job).
+            mode: typeof job.mode === 'string' ? job.mode : undefined,
+            prompt: { source: 'cron', extra: context },
+          },
           async (view) => {
             await this.finished(job._id, view);
             // Free before the run reads as ended, so "Run now" right after it is accepted.

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
+import { AiToolsModule } from '../../ai-tools/ai-tools.module';
 import { ChatsModule } from '../../chats/chats.module';
 import { SettingsModule } from '../../settings/settings.module';
 import { AutomationsModule } from '../automations.module';
@@ -14,6 +15,7 @@ import { CronJobRecord, CronJobSchema } from './schemas/cron-job.schema';
 /** Scheduled jobs: `cronjobs`, their REST routes, the manage_cronjob tool and the scheduler. */
 @Module({
   imports: [
+    AiToolsModule,
     AutomationsModule,
     ChatsModule,
     SettingsModule,

@@ -37,6 +37,11 @@ const MANAGE_CRONJOB_ARGS = z.object({
     .optional()
     .describe('e.g. "30 7 * * *"'),
   enabled: z.boolean().optional().describe('false pauses the job'),
+  mode: z
+    .string()
+    .max(32)
+    .optional()
+    .describe('Mode each run starts in (default "default")'),
 });
 type ManageCronjobArgs = z.output<typeof MANAGE_CRONJOB_ARGS>;
 
@@ -45,6 +50,7 @@ type ManageCronjobArgs = z.output<typeof MANAGE_CRONJOB_ARGS>;
 @Injectable()
 export class ManageCronjobTool implements AiTool<typeof MANAGE_CRONJOB_ARGS> {
   readonly name = 'manage_cronjob';
+  readonly modes = ['automations'];
   readonly description =
     "Recurring jobs: each runs its instruction as a message to you in its own chat, on a cron schedule in the owner's timezone " +
     '(minute hour day-of-month month day-of-week; "0 8 * * 1-5" = weekdays at 08:00; at most once a minute). ' +
@@ -71,6 +77,7 @@ export class ManageCronjobTool implements AiTool<typeof MANAGE_CRONJOB_ARGS> {
       instruction: args.instruction,
       cronExpression: args.cron_expression,
       enabled: args.enabled,
+      mode: args.mode,
     };
     switch (action) {
       case 'create':
@@ -115,6 +122,7 @@ function toolJob(job: CronJobView) {
     schedule: job.description,
     timezone: job.timezone,
     enabled: job.enabled,
+    mode: job.mode,
     chat_id: job.chatId,
     next_runs: job.nextRuns,
     schedule_error: job.scheduleError,

@@ -54,6 +54,7 @@ const MANAGE_PULSE_ARGS = z.object({
 @Injectable()
 export class ManagePulseTool implements AiTool<typeof MANAGE_PULSE_ARGS> {
   readonly name = 'manage_pulse';
+  readonly modes = ['automations'];
   readonly description =
     'Pulse, your autonomous heartbeat, runs you several times a day. ' +
     `update_notes replaces your continuity notes for the next pulse (at most ${PULSE_NOTES_MAX_LENGTH} characters, longer is cut). ` +

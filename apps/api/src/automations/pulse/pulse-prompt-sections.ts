@@ -21,8 +21,13 @@ async function pulseViewAt(
   return computePulseView(await pulse.state(), timezone, now, false);
 }
 
+/** Pulse's blocks are for the `automations` mode, and for a pulse itself whatever mode it runs in. */
+function aboutPulse({ mode, source }: PromptContext): boolean {
+  return mode === 'automations' || source === 'pulse';
+}
+
 /**
- * `## Pulse Status`: the heartbeat's configuration, in every prompt. Only what changes when the owner
+ * `## Pulse Status`: the heartbeat's configuration, in the automations mode and every pulse. Only what changes when the owner
  * (or the AI) edits Pulse: the counters that move with every pulse are in `## Pulse Counters`, at the end.
  */
 @PromptSectionProvider()
@@ -34,7 +39,8 @@ export class PulseStatusPromptSection implements PromptSection {
 
   constructor(private readonly pulse: PulseService) {}
 
-  async render(context: PromptContext): Promise<string> {
+  async render(context: PromptContext): Promise<string | null> {
+    if (!aboutPulse(context)) return null;
     const pulse = await pulseViewAt(this.pulse, context);
     return [
       '## Pulse Status',
@@ -62,7 +68,8 @@ export class PulseCountersPromptSection implements PromptSection {
 
   constructor(private readonly pulse: PulseService) {}
 
-  async render(context: PromptContext): Promise<string> {
+  async render(context: PromptContext): Promise<string | null> {
+    if (!aboutPulse(context)) return null;
     const { timezone } = context;
     const pulse = await pulseViewAt(this.pulse, context);
     const at = (iso: string | null, none: string) =>
@@ -86,7 +93,8 @@ export class PulseNotesPromptSection implements PromptSection {
 
   constructor(private readonly pulse: PulseService) {}
 
-  async render(): Promise<string | null> {
+  async render(context: PromptContext): Promise<string | null> {
+    if (!aboutPulse(context)) return null;
     const { notes } = await this.pulse.state();
     return notes.trim() ? `## Your Pulse Notes\n${notes.trim()}` : null;
   }

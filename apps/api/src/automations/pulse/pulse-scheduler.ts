@@ -151,7 +151,12 @@ export class PulseScheduler implements Schedulable, OnApplicationBootstrap {
         .runTurn(
           run,
           pulseMessage(view.pulsesToday, startedAt, timezone),
-          { source: 'pulse', prompt: pulsePromptOptions(view, startedAt) },
+          {
+            source: 'pulse',
+            // A pulse starts in its mode (automations unless the owner chose another); set_mode reaches the rest.
+            mode: counted.mode,
+            prompt: pulsePromptOptions(view, startedAt),
+          },
           () => {
             // Free before the run reads as ended, so "Run a pulse now" right after it is accepted.
             this.running = false;

@@ -32,6 +32,8 @@ export const TOOL_FIELD_NAMES: PulseFieldNames = {
 export function checkPulseInput(
   input: Partial<Record<keyof PulseSettings, unknown>>,
   names: PulseFieldNames,
+  /** The registered modes a pulse may start in; omitted: any well-formed mode name (a stored document). */
+  modes?: readonly string[],
 ): Partial<PulseSettings> {
   const problems: string[] = [];
   const fields: Partial<PulseSettings> = {};
@@ -77,6 +79,18 @@ export function checkPulseInput(
     if (typeof input.notes === 'string')
       fields.notes = truncateNotes(input.notes);
     else problems.push('notes must be a text');
+  }
+  if (input.mode !== undefined) {
+    const ok =
+      typeof input.mode === 'string' &&
+      (modes
+        ? modes.includes(input.mode)
+        : /^[a-z][a-z0-9_]{0,31}$/.test(input.mode));
+    if (ok) fields.mode = input.mode as string;
+    else
+      problems.push(
+        `mode must be one of: ${(modes ?? []).join(', ')} (got ${JSON.stringify(input.mode)})`,
+      );
   }
   if (problems.length) throw new BadRequestException(problems.join('; '));
   return fields;

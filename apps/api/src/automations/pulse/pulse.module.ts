@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
+import { AiToolsModule } from '../../ai-tools/ai-tools.module';
 import { SettingsModule } from '../../settings/settings.module';
 import { SystemInstructionModule } from '../../system-instruction/system-instruction.module';
 import { AutomationsModule } from '../automations.module';
@@ -20,6 +21,7 @@ import {
 /** Pulse, the heartbeat: its settings and notes, the scheduler, the manage_pulse tool and its prompt sections. */
 @Module({
   imports: [
+    AiToolsModule,
     AutomationsModule,
     SettingsModule,
     SystemInstructionModule,

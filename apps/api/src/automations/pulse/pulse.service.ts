@@ -1,3 +1,4 @@
+import { AiToolRegistry } from '../../ai-tools/ai-tool-registry';
 import { Injectable } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model, Types } from 'mongoose';
@@ -30,6 +31,7 @@ export const DEFAULT_PULSE_SETTINGS: PulseSettings = {
   pulsesPerDay: 12,
   quietHours: [{ start: '22:00', end: '07:00' }],
   notes: '',
+  mode: 'automations',
 };
 
 export type PulseChangedBy = 'owner' | 'ai' | 'schedule';
@@ -55,6 +57,7 @@ export class PulseService {
     private readonly settings: SettingsService,
     private readonly clock: Clock,
     private readonly events: AppEventBus,
+    private readonly tools: AiToolRegistry,
   ) {}
 
   state(): Promise<PulseState> {
@@ -79,7 +82,11 @@ export class PulseService {
     by: PulseChangedBy,
     names: PulseFieldNames = REST_FIELD_NAMES,
   ): Promise<PulseState> {
-    const fields = checkPulseInput(request, names);
+    const fields = checkPulseInput(
+      request,
+      names,
+      this.tools.modes().map((m) => m.name),
+    );
     const now = this.clock.now();
     const set: Partial<PulseStateRecord> = { ...fields, updatedAt: now };
     if (fields.notes !== undefined) set.notesUpdatedAt = now;
@@ -166,6 +173,7 @@ export function toPulseState(
           activeDays: stored?.activeDays,
           pulsesPerDay: stored?.pulsesPerDay,
           quietHours: stored?.quietHours,
+          mode: stored?.mode ?? undefined,
         },
         REST_FIELD_NAMES,
       );
@@ -211,6 +219,7 @@ export function computePulseView(
     pulsesPerDay: state.pulsesPerDay,
     quietHours: state.quietHours,
     notes: state.notes,
+    mode: state.mode,
     remaining: state.enabled
       ? remainingPulsesToday(state, timezone, now, state.lastSlotAt)
       : 0,

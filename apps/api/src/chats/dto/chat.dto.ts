@@ -48,6 +48,9 @@ import {
   type MessagesQuery,
   type RegenerateReplyRequest,
   type RenameChatRequest,
+  type UpdateChatRequest,
+  type ModePart,
+  type ModeSwitchBy,
   type SendMessageRequest,
   type StopReplyResponse,
   type TokenUsage,
@@ -70,12 +73,23 @@ export class CreateChatDto implements CreateChatRequest {
   title?: string;
 }
 
-export class RenameChatDto implements RenameChatRequest {
-  @ApiProperty({ maxLength: CHAT_TITLE_MAX_LENGTH })
+export class RenameChatDto implements UpdateChatRequest {
+  @ApiPropertyOptional({ maxLength: CHAT_TITLE_MAX_LENGTH })
+  @OptionalField()
   @IsString()
   @Matches(NOT_BLANK, { message: 'title must not be blank' })
   @MaxLength(CHAT_TITLE_MAX_LENGTH)
-  title!: string;
+  title?: string;
+
+  @ApiPropertyOptional({
+    example: 'data',
+    description:
+      "Switch the conversation's mode (one of the modes of GET /api/tools); stored as an event in the chat",
+  })
+  @OptionalField()
+  @IsString()
+  @MaxLength(32)
+  mode?: string;
 }
 
 export class SendMessageDto implements SendMessageRequest {
@@ -170,6 +184,17 @@ export class ChatSummaryDto implements ChatSummary {
   updatedAt!: string;
   @ApiProperty({ description: 'A reply is being generated' })
   running!: boolean;
+  @ApiProperty({
+    example: 'default',
+    description: "The conversation's mode: which tools its turns are offered",
+  })
+  mode!: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'The account chosen for the mode (select_account)',
+  })
+  accountId!: string | null;
 }
 
 export class MessageAttachmentDto implements MessageAttachment {
@@ -219,8 +244,18 @@ export class ToolCallPartDto implements ToolCallPart {
   durationMs!: number | null;
 }
 
+/** A mode switch, shown as a small event line in the chat (`parts` item). */
+export class ModePartDto implements ModePart {
+  @ApiProperty({ enum: ['mode'] })
+  type!: 'mode';
+  @ApiProperty({ example: 'data' })
+  mode!: string;
+  @ApiProperty({ enum: ['model', 'owner'] })
+  by!: ModeSwitchBy;
+}
+
 /** Schemas only referenced by `oneOf` (the document builder registers them). */
-export const CHAT_EXTRA_MODELS = [TextPartDto, ToolCallPartDto];
+export const CHAT_EXTRA_MODELS = [TextPartDto, ToolCallPartDto, ModePartDto];
 
 export class TokenUsageDto implements TokenUsage {
   @ApiPropertyOptional()
@@ -275,18 +310,21 @@ export class ChatMessageDto implements ChatMessage {
   @ApiProperty()
   content!: string;
   @ApiPropertyOptional({
-    description: 'Assistant replies: text and tool calls, in order',
+    description:
+      'Assistant replies: text, tool calls and mode switches, in order (a switch by the owner is a message of its own)',
     type: 'array',
     items: {
       oneOf: [
         { $ref: getSchemaPath(TextPartDto) },
         { $ref: getSchemaPath(ToolCallPartDto) },
+        { $ref: getSchemaPath(ModePartDto) },
       ],
       discriminator: {
         propertyName: 'type',
         mapping: {
           text: getSchemaPath(TextPartDto),
           tool_call: getSchemaPath(ToolCallPartDto),
+          mode: getSchemaPath(ModePartDto),
         },
       },
     },

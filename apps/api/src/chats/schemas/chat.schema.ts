@@ -15,6 +15,12 @@ export class ChatRecord {
   /** Missing on chats stored before kinds existed: those are the owner's. */
   @Prop({ type: String, default: 'chat' })
   kind?: ChatKind;
+  /** The conversation's mode (capability gating); missing: the default mode. */
+  @Prop({ type: String, default: undefined })
+  mode?: string;
+  /** The account chosen with select_account for the mode's tools. */
+  @Prop({ type: String, default: null })
+  accountId?: string | null;
   @Prop({ required: true })
   createdAt!: Date;
   @Prop({ required: true })

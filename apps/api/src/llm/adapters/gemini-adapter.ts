@@ -11,6 +11,7 @@ import {
 import type {
   LlmAdapter,
   LlmConnection,
+  LlmToolSpec,
   LlmTurnRequest,
   LlmTurnResult,
   LlmTurnSink,
@@ -152,19 +153,21 @@ export class GeminiAdapter implements LlmAdapter {
   ): Promise<LlmTurnResult> {
     const { signal } = request;
     const { ai } = this;
+    // A turn that starts with tools keeps calling them, even when a mode switch leaves none for a request.
     const hasTools = Boolean(request.tools?.length);
-    const config: GenerateContentConfig = {
+    const configFor = (
+      systemPrompt: string | null,
+      tools: LlmToolSpec[] | null,
+    ): GenerateContentConfig => ({
       abortSignal: signal,
       // Continuation would silently re-send a request whose stream dropped before any content.
       automaticContinuation: false,
-      ...(request.systemPrompt
-        ? { systemInstruction: request.systemPrompt }
-        : {}),
-      ...(hasTools
+      ...(systemPrompt ? { systemInstruction: systemPrompt } : {}),
+      ...(tools?.length
         ? {
             tools: [
               {
-                functionDeclarations: (request.tools ?? []).map((tool) => ({
+                functionDeclarations: tools.map((tool) => ({
                   name: tool.name,
                   description: tool.description,
                   parametersJsonSchema: tool.parameters,
@@ -176,7 +179,8 @@ export class GeminiAdapter implements LlmAdapter {
             },
           }
         : {}),
-    };
+    });
+    let config = configFor(request.systemPrompt, request.tools);
 
     // The new message goes with any user content the history ends on (e.g. function responses of a
     // reply that stopped on tool calls), so the contents keep alternating.
@@ -196,7 +200,13 @@ export class GeminiAdapter implements LlmAdapter {
     let generatedIds = 0;
 
     for (;;) {
-      const reply = await this.streamReply(chat, message, request, sink);
+      const reply = await this.streamReply(
+        chat,
+        message,
+        config,
+        request,
+        sink,
+      );
       if (reply.usage) {
         usage.add(
           reply.usage.promptTokenCount,
@@ -233,6 +243,9 @@ export class GeminiAdapter implements LlmAdapter {
         });
       }
       if (signal.aborted) throw new LlmProviderError('aborted', 'aborted');
+      // A tool may have switched the conversation's mode: the next request carries its tools at once.
+      const next = await sink.nextRequest?.();
+      if (next) config = configFor(next.systemPrompt, next.tools);
       message = responses;
     }
   }
@@ -241,6 +254,7 @@ export class GeminiAdapter implements LlmAdapter {
   private async streamReply(
     chat: ReturnType<GoogleGenAI['chats']['create']>,
     message: Part[],
+    config: GenerateContentConfig,
     request: LlmTurnRequest,
     sink: LlmTurnSink,
   ): Promise<{
@@ -251,7 +265,8 @@ export class GeminiAdapter implements LlmAdapter {
   }> {
     let stream: AsyncGenerator<GenerateContentResponse>;
     try {
-      stream = await chat.sendMessageStream({ message });
+      // The per-request config replaces the chat's (the SDK does not merge them).
+      stream = await chat.sendMessageStream({ message, config });
     } catch (error) {
       throw new PhasedError('connect', error);
     }

@@ -6,10 +6,9 @@ import OpenAI, {
 } from 'openai';
 import type {
   ChatCompletionChunk,
+  ChatCompletionFunctionTool,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
-import type { JSONSchema } from 'openai/lib/jsonschema';
-import type { RunnableToolFunctionWithParse } from 'openai/lib/RunnableFunction';
 import type {
   LlmAdapter,
   LlmConnection,
@@ -40,24 +39,12 @@ export interface OpenAiAdapterOptions {
   timeoutMs?: number;
 }
 
-/** What the runner's `parse` hands to the tool function: the raw arguments and, when valid, the object. */
+/** A call's raw arguments and, when valid, the object. */
 interface ParsedArguments {
   raw: string;
   args: Record<string, unknown> | null;
   problem?: string;
 }
-
-/** A tool call of the current model call, matched to the function invocation that runs it. */
-interface PendingCall {
-  id: string;
-  name: string;
-  raw: string;
-  taken: boolean;
-}
-
-const ROUND_LIMIT_RESULT = JSON.stringify({
-  error: 'The tool round limit was reached; this tool was not run.',
-});
 
 function parseArguments(raw: string): ParsedArguments {
   try {
@@ -82,8 +69,8 @@ function parseArguments(raw: string): ParsedArguments {
 /**
  * OpenAI chat completions (and any OpenAI-compatible endpoint: only the base URL and key differ).
  *
- * With tools, the SDK's `client.chat.completions.runTools()` runs the loop; tools are executed one at a
- * time in the order the model listed them. Without tools, one streamed `chat.completions.create()`.
+ * With tools, the adapter's own loop (`runWithTools`) streams each model call and executes its tools one at
+ * a time in the order the model listed them; the tool set may change between calls (a mode switch). Without tools, one streamed `chat.completions.create()`.
  * Abort: rejects with `LlmProviderError('aborted')` as soon as `request.signal` aborts, runs no further tool.
  */
 export class OpenAiAdapter implements LlmAdapter {
@@ -206,6 +193,12 @@ export class OpenAiAdapter implements LlmAdapter {
     return { usage: usage.toUsage() };
   }
 
+  /**
+   * The tool loop, written here rather than with the SDK's `runTools()`: that runner fixes the
+   * tools for the whole run, and a mode switch must change them for the very next request.
+   * Each model call is one streamed `chat.completions.stream()`; its tool calls run one at a
+   * time in the order the model listed them, their results go back as `tool` messages.
+   */
   private async runWithTools(
     client: OpenAI,
     request: LlmTurnRequest,
@@ -216,92 +209,75 @@ export class OpenAiAdapter implements LlmAdapter {
   ): Promise<LlmTurnResult> {
     const { signal } = request;
     const usage = new UsageTotal();
-    let completions = 0;
-    let roundLimitReached = false;
-    let pending: PendingCall[] = [];
+    const conversation = [...messages];
+    let tools = specs;
     let generatedIds = 0;
-    // The runner starts all calls of a reply at once; this chain runs them one by one, in order.
-    let queue: Promise<unknown> = Promise.resolve();
 
-    const runTool =
-      (name: string) =>
-      (input: ParsedArguments): Promise<string> => {
-        // The runner does not pass the call id: take it from the completion it came from.
-        const call =
-          pending.find(
-            (c) => !c.taken && c.name === name && c.raw === input.raw,
-          ) ?? pending.find((c) => !c.taken && c.name === name);
-        if (call) call.taken = true;
-        const id = call?.id ?? `call_${++generatedIds}`;
-        if (roundLimitReached) return Promise.resolve(ROUND_LIMIT_RESULT);
-        if (!input.args)
-          return Promise.resolve(JSON.stringify({ error: input.problem }));
-        const args = input.args;
-        const task = queue.then(() => {
-          if (signal.aborted) throw new APIUserAbortError();
-          return sink.executeTool({ id, name, arguments: args });
-        });
-        queue = task.catch(() => undefined);
-        return task;
-      };
-
-    const tools: RunnableToolFunctionWithParse<ParsedArguments>[] = specs.map(
-      (spec) => ({
-        type: 'function',
-        function: {
-          name: spec.name,
-          description: spec.description,
-          // The tool's JSON Schema as it is (the SDK's JSONSchema type is stricter about `properties`).
-          parameters: spec.parameters as unknown as JSONSchema,
-          parse: parseArguments,
-          function: runTool(spec.name),
+    for (let round = 0; ; round++) {
+      const stream = client.chat.completions.stream(
+        {
+          model: request.model,
+          messages: conversation,
+          ...(tools.length ? { tools: tools.map(toOpenAiTool) } : {}),
+          stream: true,
+          stream_options: { include_usage: true },
         },
-      }),
-    );
-
-    const runner = client.chat.completions.runTools(
-      {
-        model: request.model,
-        messages,
-        tools,
-        stream: true,
-        stream_options: { include_usage: true },
-      },
-      { signal, maxChatCompletions: request.maxToolRounds + 1 },
-    );
-    runner.on('content', (delta) => onText(delta));
-    runner.on('chunk', (chunk) => {
-      sink.onActivity?.();
-      addChunkUsage(usage, chunk);
-    });
-    // Emitted for each completed model call, before its tools run.
-    runner.on('chatCompletion', (completion) => {
-      completions += 1;
-      const toolCalls = completion.choices[0]?.message.tool_calls ?? [];
-      pending = toolCalls.flatMap((call) =>
+        { signal },
+      );
+      stream.on('content', (delta) => onText(delta));
+      stream.on('chunk', (chunk) => {
+        sink.onActivity?.();
+        addChunkUsage(usage, chunk);
+      });
+      const completion = await stream.finalChatCompletion();
+      if (signal.aborted) throw new APIUserAbortError();
+      const message = completion.choices[0]?.message;
+      const calls = (message?.tool_calls ?? []).flatMap((call) =>
         call.type === 'function'
-          ? [
-              {
-                id: call.id,
-                name: call.function.name,
-                raw: call.function.arguments,
-                taken: false,
-              },
-            ]
+          ? [{ ...call, id: call.id || `call_${++generatedIds}` }]
           : [],
       );
+      if (!calls.length) return { usage: usage.toUsage() };
       // The call after the last allowed round: its tools are not run, the turn ends there.
-      roundLimitReached =
-        completions > request.maxToolRounds && pending.length > 0;
-    });
+      if (round >= request.maxToolRounds)
+        return { usage: usage.toUsage(), toolRoundsExhausted: true };
 
-    await runner.done();
-    const last = runner.allChatCompletions().at(-1);
-    const exhausted = Boolean(last?.choices[0]?.message.tool_calls?.length);
-    return {
-      usage: usage.toUsage(),
-      ...(exhausted ? { toolRoundsExhausted: true } : {}),
-    };
+      conversation.push({
+        role: 'assistant',
+        content: message?.content ?? null,
+        tool_calls: calls.map((call) => ({
+          id: call.id,
+          type: 'function',
+          function: {
+            name: call.function.name,
+            arguments: call.function.arguments,
+          },
+        })),
+      });
+      for (const call of calls) {
+        if (signal.aborted) throw new APIUserAbortError();
+        const input = parseArguments(call.function.arguments);
+        const result = input.args
+          ? await sink.executeTool({
+              id: call.id,
+              name: call.function.name,
+              arguments: input.args,
+            })
+          : JSON.stringify({ error: input.problem });
+        conversation.push({
+          role: 'tool',
+          tool_call_id: call.id,
+          content: result,
+        });
+      }
+      if (signal.aborted) throw new APIUserAbortError();
+      // A tool may have switched the conversation's mode: the next request carries its tools and prompt.
+      const next = await sink.nextRequest?.();
+      if (next) {
+        tools = next.tools;
+        replaceSystemPrompt(conversation, next.systemPrompt);
+      }
+    }
   }
 
   private toProviderError(
@@ -357,4 +333,34 @@ function addChunkUsage(usage: UsageTotal, chunk: ChatCompletionChunk): void {
       chunk.usage.total_tokens,
     );
   }
+}
+
+function toOpenAiTool(spec: LlmToolSpec): ChatCompletionFunctionTool {
+  return {
+    type: 'function',
+    function: {
+      name: spec.name,
+      description: spec.description,
+      // The tool's JSON Schema as it is (the SDK's type is stricter about `properties`).
+      parameters: spec.parameters as unknown as Record<string, unknown>,
+    },
+  };
+}
+
+/** Puts the turn's new system prompt in place of the old one (first message), or removes it for `null`. */
+function replaceSystemPrompt(
+  conversation: ChatCompletionMessageParam[],
+  systemPrompt: string | null,
+): void {
+  const hasSystem = conversation[0]?.role === 'system';
+  if (systemPrompt === null) {
+    if (hasSystem) conversation.shift();
+    return;
+  }
+  const message: ChatCompletionMessageParam = {
+    role: 'system',
+    content: systemPrompt,
+  };
+  if (hasSystem) conversation[0] = message;
+  else conversation.unshift(message);
 }

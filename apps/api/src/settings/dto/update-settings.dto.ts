@@ -213,6 +213,19 @@ export class UpdateSettingsDto implements UpdateAppSettingsRequest {
   @ValidateNested({ each: true })
   @Type(() => AuthProfileDto)
   authProfiles?: AuthProfileDto[];
+
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['generate_image'],
+    description:
+      'Tools switched off: never offered to the model nor run. Names of registered tools, except the meta tools (set_mode, select_account). Replaces the list.',
+  })
+  @OptionalField()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @MaxLength(64, { each: true })
+  disabledTools?: string[];
 }
 
 export class AuthProfileViewDto implements AuthProfile {
@@ -258,6 +271,8 @@ export class SettingsViewDto implements AppSettingsView {
   urlFetchAllowHosts!: string[];
   @ApiProperty({ type: [AuthProfileViewDto] })
   authProfiles!: AuthProfileViewDto[];
+  @ApiProperty({ type: [String], example: [] })
+  disabledTools!: string[];
   @ApiProperty({ type: String, nullable: true })
   updatedAt!: string | null;
 }

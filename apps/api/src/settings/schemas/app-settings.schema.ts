@@ -58,6 +58,8 @@ export class AppSettingsRecord {
     default: [],
   })
   authProfiles!: StoredAuthProfileRecord[];
+  @Prop({ type: [String], default: [] })
+  disabledTools!: string[];
   @Prop({ type: Date, default: null })
   updatedAt!: Date | null;
 }

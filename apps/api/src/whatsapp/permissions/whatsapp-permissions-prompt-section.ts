@@ -7,13 +7,14 @@ import { OWNER_AND_UNATTENDED } from '../../system-instruction/prompt-audience';
 import { WhatsAppLink } from './whatsapp-link';
 import { WhatsAppPermissionsService } from './whatsapp-permissions.service';
 
-/** `## WhatsApp Permissions`: a live snapshot of every permission, only while WhatsApp is connected. */
+/** `## WhatsApp Permissions`: a live snapshot of every permission, in the whatsapp mode while WhatsApp is connected. */
 @PromptSectionProvider()
 @Injectable()
 export class WhatsAppPermissionsPromptSection implements PromptSection {
   readonly id = 'whatsapp-permissions';
   readonly order = 60;
   readonly audiences = OWNER_AND_UNATTENDED;
+  readonly modes = ['whatsapp'];
 
   constructor(
     private readonly link: WhatsAppLink,

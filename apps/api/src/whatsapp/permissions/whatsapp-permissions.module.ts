@@ -7,6 +7,7 @@ import {
 } from './schemas/whatsapp-permission.schema';
 import { SandboxReadScope } from '../../mongo-sandbox/sandbox-collection-owners';
 import { WhatsAppLink } from './whatsapp-link';
+import { WhatsAppMode } from './whatsapp-mode';
 import { WhatsAppMessagesReadScope } from './whatsapp-messages-read-scope';
 import { WhatsAppPermissionsController } from './whatsapp-permissions.controller';
 import { WhatsAppPermissionsPromptSection } from './whatsapp-permissions-prompt-section';
@@ -35,6 +36,7 @@ import {
     WhatsAppPermissionsService,
     WhatsAppLink,
     WhatsAppPermissionsPromptSection,
+    WhatsAppMode,
     WhatsAppReadMessagesTool,
     WhatsAppSendMessageTool,
     WhatsAppManagePermissionTool,

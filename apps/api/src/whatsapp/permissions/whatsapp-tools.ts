@@ -33,6 +33,10 @@ abstract class WhatsAppTool {
   isAvailable(): boolean {
     return this.link.connected;
   }
+
+  unavailableReason(): string | null {
+    return this.link.connected ? null : 'WhatsApp is not linked.';
+  }
 }
 
 const READ_MESSAGES_ARGS = z.object({
@@ -57,6 +61,7 @@ export class WhatsAppReadMessagesTool
   implements AiTool<typeof READ_MESSAGES_ARGS>
 {
   readonly name = 'whatsapp_read_messages';
+  readonly modes = ['whatsapp'];
   readonly description =
     'Read recent WhatsApp messages (oldest first). Only contacts with read permission (canRead) are visible; ' +
     'give contact to read one conversation, or leave it out for all readable contacts.';
@@ -106,6 +111,7 @@ export class WhatsAppSendMessageTool
   implements AiTool<typeof SEND_MESSAGE_ARGS>
 {
   readonly name = 'whatsapp_send_message';
+  readonly modes = ['whatsapp'];
   readonly description =
     'Send a WhatsApp text message to a contact with reply permission (canReply). Always confirm with the user before sending.';
   readonly schema = SEND_MESSAGE_ARGS;
@@ -154,6 +160,7 @@ export class WhatsAppManagePermissionTool
   implements AiTool<typeof MANAGE_PERMISSION_ARGS>
 {
   readonly name = 'whatsapp_manage_permission';
+  readonly modes = ['whatsapp'];
   readonly description =
     "Change a WhatsApp contact's permissions. grant creates or overwrites the record (needs displayName; canRead defaults to true, " +
     'canReply to false); update changes any of displayName, canRead, canReply, trusted; revoke sets canRead and canReply to false; ' +
@@ -229,6 +236,7 @@ export class WhatsAppListPermissionsTool
   implements AiTool<typeof NO_ARGS>
 {
   readonly name = 'whatsapp_list_permissions';
+  readonly modes = ['whatsapp'];
   readonly description =
     'List every WhatsApp contact permission (phoneNumber, displayName, canRead, canReply, trusted), sorted by displayName.';
   readonly schema = NO_ARGS;

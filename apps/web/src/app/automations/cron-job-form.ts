@@ -308,7 +308,7 @@ export class CronJobForm {
     });
   }
 
-  private request(): Required<Omit<CreateCronJobRequest, 'enabled'>> {
+  private request(): Required<Omit<CreateCronJobRequest, 'enabled' | 'mode'>> {
     return {
       name: this.name().trim(),
       instruction: this.instruction().trim(),

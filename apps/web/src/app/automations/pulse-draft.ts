@@ -39,6 +39,7 @@ export function pulseSettings(view: PulseView): PulseSettings {
     pulsesPerDay: view.pulsesPerDay,
     quietHours: view.quietHours,
     notes: view.notes,
+    mode: view.mode,
   };
 }
 

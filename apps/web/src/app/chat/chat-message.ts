@@ -16,6 +16,7 @@ import { Icon } from '../ui/icon';
 import { CopyButton } from '../ui/copy-button';
 import { AttachmentList } from './attachment-list';
 import { type MessageView, partsOf } from './live-reply';
+import { modeSwitchText } from './mode-chip';
 import { MarkdownView } from './markdown-view';
 import { ThinkingIndicator } from './thinking-indicator';
 import { ToolChip } from './tool-chip';
@@ -119,6 +120,10 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
         @for (part of parts(); track $index) {
           @if (part.type === 'text') {
             <mt-markdown [source]="part.text" />
+          } @else if (part.type === 'mode') {
+            <p class="mode-event" data-testid="mode-event">
+              {{ modeSwitchText(part.mode, part.by) }}
+            </p>
           } @else {
             <mt-tool-chip [call]="part" [settled]="!streaming()" />
           }
@@ -187,6 +192,12 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
   styles: `
     :host {
       display: block;
+    }
+    .mode-event {
+      margin: 4px 0;
+      color: var(--mat-sys-on-surface-variant);
+      font: var(--mat-sys-label-medium);
+      text-align: center;
     }
     .bubble.user {
       max-width: min(80%, 640px);
@@ -339,6 +350,7 @@ export class ChatMessageView {
   });
 
   protected readonly parts = computed(() => partsOf(this.message()));
+  protected readonly modeSwitchText = modeSwitchText;
   /** The contact who wrote a user message; null for the owner's own. */
   protected channelLabel(channel: MessageAuthor['channel']): string {
     return channel === 'telegram' ? 'Telegram' : 'WhatsApp';

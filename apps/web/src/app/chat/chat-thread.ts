@@ -47,6 +47,7 @@ import {
   carriesFiles,
   formatBytes,
 } from './attachment-uploads';
+import { ModeChip } from './mode-chip';
 import { ChatMessageView, type MessageAction } from './chat-message';
 import { ChatSendError, ChatStream, type ChatStreamEvent } from './chat-stream';
 import {
@@ -84,6 +85,7 @@ export function mentionsSettings(message: string): boolean {
     Icon,
     ServerError,
     ChatMessageView,
+    ModeChip,
   ],
   templateUrl: './chat-thread.html',
   styleUrl: './chat-thread.scss',
@@ -111,6 +113,9 @@ export class ChatThread {
   readonly chatKind = input<ChatKind>('chat');
   /** The chat list says a reply is being generated in this chat. */
   readonly running = input(false);
+  /** The conversation's mode (which tools its turns get), shown and switched by the chip. */
+  readonly chatMode = input('default');
+  readonly chatAccount = input<string | null>(null);
   /** A reply this page sent or stopped has ended: the chat list may have changed (title, running). */
   readonly replyFinished = output<void>();
 
@@ -227,7 +232,8 @@ export class ChatThread {
           (event) =>
             event.change === 'reply-ended' ||
             event.change === 'reply-started' ||
-            event.change === 'delivery',
+            event.change === 'delivery' ||
+            event.change === 'mode',
         ),
         takeUntilDestroyed(),
       )

@@ -67,6 +67,14 @@ export function applyReplyEvent(
       );
       return { ...reply, parts };
     }
+    case 'mode':
+      return {
+        ...reply,
+        parts: [
+          ...reply.parts,
+          { type: 'mode', mode: event.data.mode, by: event.data.by },
+        ],
+      };
     case 'done':
       return {
         ...reply,

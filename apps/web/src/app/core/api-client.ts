@@ -35,6 +35,8 @@ import type {
   WebSearchTestResponse,
   WhatsAppPermission,
   WhatsAppStatusView,
+  ToolsResponse,
+  UpdateChatRequest,
 } from '@metatronos/shared-types';
 
 /** Base path of every REST route; the API serves the console from the same origin. */
@@ -130,6 +132,17 @@ export class ApiClient {
   renameChat(chatId: string, title: string): Observable<ChatSummary> {
     const body: RenameChatRequest = { title };
     return this.http.patch<ChatSummary>(chatUrl(chatId), body);
+  }
+
+  /** The owner's mode switch (kept in the chat as an event). */
+  setChatMode(chatId: string, mode: string): Observable<ChatSummary> {
+    const body: UpdateChatRequest = { mode };
+    return this.http.patch<ChatSummary>(chatUrl(chatId), body);
+  }
+
+  /** The modes and their tools (Tools page, mode chip). */
+  tools(): Observable<ToolsResponse> {
+    return this.http.get<ToolsResponse>(`${API_BASE}/tools`);
   }
 
   deleteChat(chatId: string): Observable<void> {

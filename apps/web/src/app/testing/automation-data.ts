@@ -18,6 +18,7 @@ export function cronJob(
     instruction: `Do ${name}`,
     cronExpression: '0 8 * * 1-5',
     enabled: true,
+    mode: 'default',
     chatId: `chat-${id}`,
     description: 'At 08:00, Monday through Friday',
     nextRuns: [
@@ -68,6 +69,7 @@ export function pulseView(extra: Partial<PulseView> = {}): PulseView {
     pulsesPerDay: 12,
     quietHours: [{ start: '22:00', end: '07:00' }],
     notes: 'Check the garden.',
+    mode: 'automations',
     remaining: 5,
     nextPulseAt: '2026-11-23T09:00:00.000Z',
     intervalMinutes: 120,

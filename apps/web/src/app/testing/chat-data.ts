@@ -17,6 +17,8 @@ export function chatSummary(
     createdAt: '2026-01-01T10:00:00.000Z',
     updatedAt: '2026-01-01T10:00:00.000Z',
     running: false,
+    mode: 'default',
+    accountId: null,
     ...extra,
   };
 }

@@ -1,4 +1,5 @@
 import { ChangeDetectionStrategy, Component } from '@angular/core';
+import { ToolModesCard } from './tool-modes-card';
 import { UrlFetchCard } from './url-fetch-card';
 import { WebSearchCard } from './web-search-card';
 
@@ -6,7 +7,7 @@ import { WebSearchCard } from './web-search-card';
 @Component({
   selector: 'mt-tools-page',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [WebSearchCard, UrlFetchCard],
+  imports: [WebSearchCard, UrlFetchCard, ToolModesCard],
   templateUrl: './tools-page.html',
   styleUrl: './tools-page.scss',
 })

@@ -65,6 +65,17 @@ export class CreateCronJobDto implements CreateCronJobRequest {
   @OptionalField()
   @IsBoolean()
   enabled?: boolean;
+
+  @ApiPropertyOptional({
+    default: 'default',
+    example: 'data',
+    description:
+      'The mode each run starts in (one of the modes of GET /api/tools)',
+  })
+  @OptionalField()
+  @IsString()
+  @MaxLength(32)
+  mode?: string;
 }
 
 export class UpdateCronJobDto implements UpdateCronJobRequest {
@@ -96,6 +107,15 @@ export class UpdateCronJobDto implements UpdateCronJobRequest {
   @OptionalField()
   @IsBoolean()
   enabled?: boolean;
+
+  @ApiPropertyOptional({
+    example: 'data',
+    description: 'The mode each run starts in',
+  })
+  @OptionalField()
+  @IsString()
+  @MaxLength(32)
+  mode?: string;
 }
 
 export class CronPreviewQueryDto implements CronPreviewQuery {
@@ -184,6 +204,11 @@ export class CronJobDto implements CronJobView {
   cronExpression!: string;
   @ApiProperty()
   enabled!: boolean;
+  @ApiProperty({
+    example: 'default',
+    description: 'The mode each run starts in',
+  })
+  mode!: string;
   @ApiProperty({
     type: String,
     nullable: true,

@@ -17,6 +17,9 @@ export class CronJobRecord {
   cronExpression!: string;
   @Prop({ type: Boolean, default: true })
   enabled!: boolean;
+  /** The mode each run starts in; missing: the default mode. */
+  @Prop({ type: String, default: undefined })
+  mode?: string;
   /** The job's own chat; created with the job, or again at the next run if the owner deleted it. */
   @Prop({ type: MongooseSchema.Types.ObjectId, default: null })
   chatId!: Types.ObjectId | null;

@@ -98,6 +98,14 @@ export class UpdatePulseDto implements UpdatePulseRequest {
   @OptionalField()
   @IsString()
   notes?: string;
+
+  @ApiPropertyOptional({
+    example: 'automations',
+    description: 'The mode every pulse starts in (one of GET /api/tools modes)',
+  })
+  @OptionalField()
+  @IsString()
+  mode?: string;
 }
 
 export class PulseDto implements PulseView {
@@ -111,6 +119,11 @@ export class PulseDto implements PulseView {
   quietHours!: QuietHoursRange[];
   @ApiProperty()
   notes!: string;
+  @ApiProperty({
+    example: 'automations',
+    description: 'The mode every pulse starts in',
+  })
+  mode!: string;
   @ApiProperty({ description: 'Pulses still planned today' })
   remaining!: number;
   @ApiProperty({ type: String, nullable: true })

@@ -19,6 +19,9 @@ export class PulseStateRecord {
   quietHours!: QuietHoursRange[];
   @Prop({ type: String, default: '' })
   notes!: string;
+  /** The mode every pulse starts in; missing: automations. */
+  @Prop({ type: String, default: undefined })
+  mode?: string;
   @Prop({ type: Date, default: null })
   notesUpdatedAt!: Date | null;
   /** Pulses fired on `pulsesTodayDate` (the owner's local date): a new day reads as 0. */

@@ -1,0 +1,179 @@
+import {
+  ChangeDetectionStrategy,
+  Component,
+  computed,
+  inject,
+  input,
+  output,
+  signal,
+} from '@angular/core';
+import { MatMenu, MatMenuItem, MatMenuTrigger } from '@angular/material/menu';
+import type {
+  ChatSummary,
+  ModeSwitchBy,
+  ModeView,
+} from '@metatronos/shared-types';
+import { ApiClient } from '../core/api-client';
+import { inlineErrorMessage } from '../core/server-problem';
+
+/** "data" → "Data mode". */
+export function modeLabel(mode: string): string {
+  const words = mode.replace(/_/g, ' ');
+  return `${words.charAt(0).toUpperCase()}${words.slice(1)} mode`;
+}
+
+/** The chat's event line for a mode switch. */
+export function modeSwitchText(mode: string, by: ModeSwitchBy): string {
+  return by === 'owner'
+    ? `You switched to ${modeLabel(mode)}`
+    : `Switched to ${modeLabel(mode)}`;
+}
+
+/**
+ * The chip by the composer: the conversation's mode (and the selected account),
+ * and a menu of the modes with their one-line descriptions to switch it.
+ */
+@Component({
+  selector: 'mt-mode-chip',
+  changeDetection: ChangeDetectionStrategy.OnPush,
+  imports: [MatMenu, MatMenuItem, MatMenuTrigger],
+  template: `
+    <button
+      type="button"
+      class="chip"
+      data-testid="mode-chip"
+      [matMenuTriggerFor]="menu"
+      [disabled]="disabled() || switching()"
+      [attr.aria-label]="'Mode: ' + label() + '. Choose another mode'"
+      title="The tools Metatron has in this chat"
+      (menuOpened)="loadModes()"
+    >
+      <span class="label">{{ label() }}</span>
+      @if (account(); as account) {
+        <span class="account" data-testid="mode-chip-account">
+          · {{ account }}</span
+        >
+      }
+    </button>
+    <mat-menu #menu="matMenu" class="mt-mode-menu">
+      @for (option of modes(); track option.name) {
+        <button
+          mat-menu-item
+          type="button"
+          [attr.data-testid]="'mode-option-' + option.name"
+          [attr.aria-current]="option.name === mode() ? 'true' : null"
+          (click)="choose(option.name)"
+        >
+          <span class="option">
+            <strong>{{ modeLabel(option.name) }}</strong>
+            <span class="description">{{ option.description }}</span>
+          </span>
+        </button>
+      } @empty {
+        <p class="menu-note">{{ loadError() ?? 'Loading modes…' }}</p>
+      }
+    </mat-menu>
+    @if (error(); as message) {
+      <span class="error" role="alert" data-testid="mode-chip-error">{{
+        message
+      }}</span>
+    }
+  `,
+  styles: `
+    :host {
+      display: inline-flex;
+      align-items: center;
+      gap: 0.5rem;
+      min-width: 0;
+    }
+    .chip {
+      display: inline-flex;
+      align-items: center;
+      gap: 0.25rem;
+      max-width: 100%;
+      padding: 0.15rem 0.65rem;
+      border: 1px solid var(--mat-sys-outline-variant);
+      border-radius: 999px;
+      background: var(--mat-sys-surface-container);
+      color: var(--mat-sys-on-surface);
+      font: var(--mat-sys-label-medium);
+      cursor: pointer;
+    }
+    .chip:disabled {
+      cursor: default;
+      opacity: 0.6;
+    }
+    .chip:focus-visible {
+      outline: 2px solid var(--mat-sys-primary);
+      outline-offset: 2px;
+    }
+    .account {
+      color: var(--mat-sys-on-surface-variant);
+      overflow: hidden;
+      text-overflow: ellipsis;
+      white-space: nowrap;
+    }
+    .option {
+      display: flex;
+      flex-direction: column;
+      line-height: 1.3;
+    }
+    .description {
+      color: var(--mat-sys-on-surface-variant);
+      font: var(--mat-sys-body-small);
+    }
+    .menu-note {
+      margin: 0.5rem 1rem;
+    }
+    .error {
+      color: var(--mat-sys-error);
+      font: var(--mat-sys-body-small);
+    }
+  `,
+})
+export class ModeChip {
+  private readonly api = inject(ApiClient);
+
+  readonly chatId = input.required<string>();
+  readonly mode = input('default');
+  /** The selected account's id, when the conversation has one. */
+  readonly account = input<string | null>(null);
+  readonly disabled = input(false);
+  /** The owner switched the mode: the chat as the server stored it. */
+  readonly switched = output<ChatSummary>();
+
+  protected readonly modes = signal<ModeView[]>([]);
+  protected readonly loadError = signal<string | null>(null);
+  protected readonly error = signal<string | null>(null);
+  protected readonly switching = signal(false);
+  protected readonly label = computed(() => modeLabel(this.mode()));
+  protected readonly modeLabel = modeLabel;
+
+  protected loadModes(): void {
+    if (this.modes().length) return;
+    this.loadError.set(null);
+    this.api.tools().subscribe({
+      next: ({ modes }) => this.modes.set(modes),
+      error: (error: unknown) =>
+        this.loadError.set(
+          inlineErrorMessage(error, "Couldn't load the modes"),
+        ),
+    });
+  }
+
+  protected choose(mode: string): void {
+    if (mode === this.mode() || this.switching()) return;
+    this.switching.set(true);
+    this.error.set(null);
+    this.api.setChatMode(this.chatId(), mode).subscribe({
+      next: (chat) => {
+        this.switching.set(false);
+        this.switched.emit(chat);
+      },
+      error: (error: unknown) => {
+        this.switching.set(false);
+        this.error.set(inlineErrorMessage(error, "Couldn't switch the mode"));
+      },
+    });
+  }
+}
