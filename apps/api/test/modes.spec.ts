@@ -196,16 +196,23 @@ describe.each([
     expect(await chatView(chat.id)).toMatchObject({ mode: 'automations' });
   });
 
-  it('refuses a tool that no mode offers here (web_search without a Brave key) without switching', async () => {
+  it('refuses a tool that no mode offers here (generate_image without an image model) without switching', async () => {
     const chat = await newChat();
     script().enqueue(
-      { toolCalls: [{ name: 'web_search', arguments: { query: 'x' } }] },
+      {
+        toolCalls: [
+          {
+            name: 'generate_image',
+            arguments: { prompt: 'a cat', shortDescription: 'cat' },
+          },
+        ],
+      },
       { text: ['Cannot.'] },
     );
-    const events = await client.send(chat.id, 'search');
+    const events = await client.send(chat.id, 'draw');
     const [result] = eventsNamed(events, 'tool_result') as { error?: string }[];
     expect(result.error).toBe(
-      "The tool 'web_search' is not available in this reply.",
+      "The tool 'generate_image' is not available in this reply.",
     );
     expect(eventsNamed(events, 'mode')).toEqual([]);
     expect(await chatView(chat.id)).toMatchObject({ mode: 'default' });
@@ -218,7 +225,7 @@ describe.each([
       .send({ mode: 'email' })
       .expect(400);
     expect(bad.body.message).toBe(
-      'mode must be one of: default, automations, data, media, web, whatsapp (got "email")',
+      'mode must be one of: default, automations, contacts, data, files, media, telegram, todo, web, whatsapp (got "email")',
     );
     await owner.patch(`/api/chats/${chat.id}`).send({ mode: 7 }).expect(400);
     await owner.patch(`/api/chats/${chat.id}`).send({}).expect(400);
@@ -301,9 +308,9 @@ describe.each([
     const deadline = Date.now() + 10_000;
     while (script().requests.length === 0 && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 20));
-    // No Brave key: the web mode offers set_mode only; the Pulse blocks still come with a pulse.
+    // The web mode's tools (DuckDuckGo needs no key); the Pulse blocks still come with a pulse.
     const [shape] = requestShapes(fake, provider);
-    expect(shape.tools).toEqual(['set_mode']);
+    expect(shape.tools).toEqual(['set_mode', 'web_search', 'url_fetch']);
     expect(shape.system).toContain('Mode: web.');
     expect(shape.system).toContain('## Pulse Status');
     await owner.patch('/api/pulse').send({ mode: 'automations' }).expect(200);

@@ -74,6 +74,10 @@ async function streamWatched(
             watch();
           }
         },
+        // A mode switch changes the next request's tools: passed through untouched.
+        ...(sink.nextRequest
+          ? { nextRequest: () => sink.nextRequest?.() ?? Promise.resolve(null) }
+          : {}),
       },
     );
     if (stalled.signal.aborted && !request.signal.aborted) throw stallError();
