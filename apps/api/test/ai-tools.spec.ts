@@ -146,6 +146,9 @@ describe('AI tool arguments (declared once, in zod)', () => {
         'web',
         'media',
         'whatsapp',
+        'files',
+        'todo',
+        'contacts',
       ];
       const chat = await newChat();
       const openai: Record<string, any> = {}; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -193,6 +193,7 @@ describe('contacts_send', () => {
           name: 'Nag Alice',
           instruction: 'Remind Alice five times.',
           cronExpression: '0 8 * * *',
+          mode: 'contacts',
         })
         .expect(201)
     ).body as { id: string };

@@ -153,6 +153,11 @@ describe('bash where bubblewrap is missing', () => {
     const chat = (
       await (await t.owner()).post('/api/chats').send({}).expect(201)
     ).body as ChatSummary;
+    // The files mode, where read_file, write_file (and bash, were it available) are offered.
+    await (await t.owner())
+      .patch(`/api/chats/${chat.id}`)
+      .send({ mode: 'files' })
+      .expect(200);
     fake.openai.enqueue(
       {
         toolCalls: [

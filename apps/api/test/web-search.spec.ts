@@ -62,8 +62,17 @@ describe('web search', () => {
 
   const setKey = (braveApiKey: string | null) =>
     owner.patch('/api/settings').send({ braveApiKey }).expect(200);
-  const newChat = async (): Promise<ChatSummary> =>
-    (await owner.post('/api/chats').send({}).expect(201)).body;
+  /** A chat in the web mode, where web_search is offered (capability gating). */
+  const newChat = async (): Promise<ChatSummary> => {
+    const chat: ChatSummary = (
+      await owner.post('/api/chats').send({}).expect(201)
+    ).body;
+    await owner
+      .patch(`/api/chats/${chat.id}`)
+      .send({ mode: 'web' })
+      .expect(200);
+    return chat;
+  };
   const toolNames = (index: number): string[] =>
     (fake.openai.requests[index].body.tools ?? []).map(
       (tool: { function: { name: string } }) => tool.function.name,
@@ -235,7 +244,8 @@ describe('web search', () => {
       const prompt = (
         await owner.get('/api/system-instruction/prompt').expect(200)
       ).body.prompt as string;
-      expect(prompt).toContain('- **web_search**:');
+      // A new chat's prompt (the default mode) names web_search under the web mode.
+      expect(prompt).toMatch(/- web: web_search/);
       expect(prompt).not.toContain(BRAVE_KEY);
     });
 

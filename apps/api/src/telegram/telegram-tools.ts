@@ -11,6 +11,7 @@ import {
   toolError,
   type AiMode,
   type AiTool,
+  type AiToolAvailabilityContext,
   type AiToolContext,
 } from '../ai-tools/ai-tool';
 import { FileDirs } from '../files/file-dirs';
@@ -305,8 +306,9 @@ export class TelegramListPermissionsTool
   readonly schema = NO_ARGS;
   readonly promptLine = 'list the Telegram chats you may read and answer.';
 
-  override isAvailable(): boolean {
-    return true;
+  /** Offered once a bot token is saved (connected or not: permissions can be set up before). */
+  override isAvailable(context?: AiToolAvailabilityContext): boolean {
+    return !!context?.settings.telegramBotToken;
   }
 
   async execute(): Promise<string> {
@@ -346,8 +348,9 @@ export class TelegramManagePermissionTool
   readonly promptLine =
     'add, change or remove a Telegram chat permission when the owner asks.';
 
-  override isAvailable(): boolean {
-    return true;
+  /** Offered once a bot token is saved (connected or not: permissions can be set up before). */
+  override isAvailable(context?: AiToolAvailabilityContext): boolean {
+    return !!context?.settings.telegramBotToken;
   }
 
   async execute(args: z.output<typeof MANAGE_ARGS>): Promise<string> {
