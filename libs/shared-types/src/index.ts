@@ -11,3 +11,4 @@ export * from './lib/media';
 export * from './lib/web-search';
 export * from './lib/attachments';
 export * from './lib/whatsapp';
+export * from './lib/usage';

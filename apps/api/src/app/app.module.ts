@@ -35,6 +35,7 @@ import {
 } from '../whatsapp/gateway/whatsapp.module';
 import { WhatsAppPermissionsModule } from '../whatsapp/permissions/whatsapp-permissions.module';
 import { WhatsAppAutoReplyModule } from '../whatsapp/auto-reply/whatsapp-auto-reply.module';
+import { UsageModule } from '../usage/usage.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -104,6 +105,7 @@ export class AppModule {
         WhatsAppModule,
         WhatsAppPermissionsModule,
         WhatsAppAutoReplyModule,
+        UsageModule,
       ],
       providers: [
         // Order matters: a dead database answers 503 before the session lookup would hang on it.

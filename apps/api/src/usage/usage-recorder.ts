@@ -1,0 +1,104 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectModel } from '@nestjs/mongoose';
+import type { Model } from 'mongoose';
+import { DateTime } from 'luxon';
+import type {
+  ModelProvider,
+  TokenUsage,
+  UsageSource,
+} from '@metatronos/shared-types';
+import { Clock } from '../clock/clock';
+import type { LlmAdapter } from '../llm/llm-adapter';
+import type { TurnSource } from '../llm/turn-source';
+import { SettingsService } from '../settings/settings.service';
+import {
+  UsageRollupRecord,
+  usageRollupId,
+} from './schemas/usage-rollup.schema';
+
+export interface UsageEntry {
+  source: TurnSource;
+  /** The model id as configured (with its `<endpoint>/` prefix). */
+  model: string;
+  provider: ModelProvider;
+  usage: TokenUsage | undefined;
+}
+
+/** Turn sources as the Usage page names them. */
+const SOURCE_OF: Record<TurnSource, UsageSource> = {
+  chat: 'chat',
+  cron: 'job',
+  pulse: 'pulse',
+  'auto-reply': 'auto-reply',
+};
+
+/** Adds the tokens a provider reported for a model call to that day's rollup (owner's zone). */
+@Injectable()
+export class UsageRecorder {
+  private readonly logger = new Logger(UsageRecorder.name);
+
+  constructor(
+    @InjectModel(UsageRollupRecord.name)
+    private readonly model: Model<UsageRollupRecord>,
+    private readonly settings: SettingsService,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * The adapter, with every turn it streams counted: what the provider reported
+   * once the turn's model calls are done (all its tool rounds) (also when the turn ended on the tool-round cap).
+   */
+  meter(adapter: LlmAdapter, call: Omit<UsageEntry, 'usage'>): LlmAdapter {
+    return {
+      streamTurn: async (request, sink) => {
+        const result = await adapter.streamTurn(request, sink);
+        await this.record({ ...call, usage: result.usage });
+        return result;
+      },
+    };
+  }
+
+  /** Never throws: a usage count that cannot be written must not fail the reply. */
+  async record(entry: UsageEntry): Promise<void> {
+    const input = count(entry.usage?.inputTokens);
+    const output = count(entry.usage?.outputTokens);
+    if (!entry.usage || (input === 0 && output === 0)) return;
+    try {
+      const { timezone } = await this.settings.get();
+      const day = DateTime.fromJSDate(this.clock.now(), {
+        zone: timezone,
+      }).toISODate() as string;
+      const source = SOURCE_OF[entry.source];
+      const _id = usageRollupId(day, source, entry.model);
+      const write = () =>
+        this.model.updateOne(
+          { _id },
+          {
+            $inc: { inputTokens: input, outputTokens: output, turns: 1 },
+            $setOnInsert: {
+              day,
+              source,
+              model: entry.model,
+              provider: entry.provider,
+            },
+          },
+          { upsert: true },
+        );
+      // Two first replies of a day racing to insert: the loser's upsert becomes an update.
+      await write().catch((error: { code?: number }) => {
+        if (error?.code === 11000) return write();
+        throw error;
+      });
+    } catch (error) {
+      this.logger.warn(
+        `Token usage not recorded: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+}
+
+function count(value: number | undefined): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0
+    ? Math.round(value)
+    : 0;
+}
