@@ -12,3 +12,4 @@ export * from './lib/web-search';
 export * from './lib/attachments';
 export * from './lib/whatsapp';
 export * from './lib/usage';
+export * from './lib/backup';

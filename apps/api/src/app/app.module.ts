@@ -36,6 +36,7 @@ import {
 import { WhatsAppPermissionsModule } from '../whatsapp/permissions/whatsapp-permissions.module';
 import { WhatsAppAutoReplyModule } from '../whatsapp/auto-reply/whatsapp-auto-reply.module';
 import { UsageModule } from '../usage/usage.module';
+import { BackupModule } from '../backup/backup.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -106,6 +107,7 @@ export class AppModule {
         WhatsAppPermissionsModule,
         WhatsAppAutoReplyModule,
         UsageModule,
+        BackupModule,
       ],
       providers: [
         // Order matters: a dead database answers 503 before the session lookup would hang on it.

@@ -1,4 +1,5 @@
 import { BadRequestException, Injectable } from '@nestjs/common';
+import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
 import type {
@@ -50,6 +51,12 @@ export class SettingsService extends SandboxSecrets {
     private readonly events: AppEventBus,
   ) {
     super();
+  }
+
+  /** A restored backup replaced the settings document: read it again. */
+  @OnEvent('backup.restored')
+  forgetAfterRestore(): void {
+    this.cached = null;
   }
 
   get(): Promise<AppSettings> {

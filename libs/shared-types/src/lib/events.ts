@@ -65,6 +65,8 @@ export interface AppEventMap {
   'whatsapp.qr': { qr: string; at: string };
   /** A WhatsApp message was received and stored (sent once per message id). */
   'whatsapp.message': { message: BufferedMessage; at: string };
+  /** A backup was restored over this instance's data: caches are dropped and the console reloads. */
+  'backup.restored': { at: string };
   /** The server is stopping: the last event of every event stream, which then ends. */
   shutdown: { at: string };
 }
@@ -87,6 +89,7 @@ export const APP_EVENT_NAMES: readonly AppEventName[] = [
   'whatsapp.status',
   'whatsapp.qr',
   'whatsapp.message',
+  'backup.restored',
   'shutdown',
 ];
 

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model, Types } from 'mongoose';
 import type {
@@ -56,6 +57,12 @@ export class PulseService {
     private readonly clock: Clock,
     private readonly events: AppEventBus,
   ) {}
+
+  /** A restored backup replaced the Pulse document: read it again. */
+  @OnEvent('backup.restored')
+  forgetAfterRestore(): void {
+    this.cached = null;
+  }
 
   state(): Promise<PulseState> {
     this.cached ??= this.load().catch((error) => {
