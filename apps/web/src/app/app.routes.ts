@@ -85,6 +85,12 @@ export const appRoutes: Routes = [
         loadComponent: () => import('./data/data-page').then((m) => m.DataPage),
       },
       {
+        path: 'usage',
+        title: pageTitle('Usage'),
+        loadComponent: () =>
+          import('./usage/usage-page').then((m) => m.UsagePage),
+      },
+      {
         path: 'settings',
         title: pageTitle('Settings'),
         loadComponent: () =>

@@ -82,6 +82,7 @@ describe('AppShell', () => {
       'Tools',
       'Instruction',
       'Data',
+      'Usage',
       'Settings',
       'System',
     ]);

@@ -25,6 +25,7 @@ export const NAV_ITEMS: readonly NavItem[] = [
     icon: 'description',
   },
   { id: 'data', label: 'Data', path: '/data', icon: 'tableChart' },
+  { id: 'usage', label: 'Usage', path: '/usage', icon: 'barChart' },
   { id: 'settings', label: 'Settings', path: '/settings', icon: 'settings' },
   { id: 'system', label: 'System', path: '/system', icon: 'dns' },
 ];
