@@ -95,7 +95,10 @@ export class BackupCard {
   }
 
   protected fileChosen(event: Event): void {
-    const file = (event.target as HTMLInputElement).files?.[0];
+    const input = event.target as HTMLInputElement;
+    const file = input.files?.[0];
+    // Cleared, so choosing the same file again (after Cancel) is a change too.
+    input.value = '';
     if (file) this.state.set({ step: 'confirm', file });
   }
 
