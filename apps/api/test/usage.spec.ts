@@ -234,6 +234,38 @@ describe('Token usage (GET /api/usage)', () => {
   });
 
   it.each([
+    ['gpt-4.1-mini', 'openai'],
+    ['gemini-2.5-flash', 'gemini'],
+  ] as const)(
+    'counts the model calls of a reply that failed after a tool round (%s)',
+    async (model, provider) => {
+      await owner
+        .patch('/api/settings')
+        .send({ primaryModel: model })
+        .expect(200);
+      const before = (await usage(`?from=${MONDAY}&to=${MONDAY}`)).totals;
+      fake[provider].enqueue(
+        {
+          toolCalls: [{ name: 'save_memory', arguments: { memory: 'x' } }],
+          usage: { promptTokens: 70, completionTokens: 7 },
+        },
+        { status: 500, message: 'upstream broke' },
+      );
+      const events = await chat.send(await newChat(), 'remember x');
+      expect(events.map((e) => e.event)).toContain('error');
+      expect((await usage(`?from=${MONDAY}&to=${MONDAY}`)).totals).toEqual({
+        inputTokens: before.inputTokens + 70,
+        outputTokens: before.outputTokens + 7,
+        turns: before.turns + 1,
+      });
+      await owner
+        .patch('/api/settings')
+        .send({ primaryModel: 'gpt-4.1-mini' })
+        .expect(200);
+    },
+  );
+
+  it.each([
     [
       '?from=2026-13-01',
       "from must be a date written YYYY-MM-DD (got '2026-13-01')",

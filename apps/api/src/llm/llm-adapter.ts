@@ -75,6 +75,8 @@ export interface LlmTurnSink {
    * Never throws: failures come back as `{"error": "..."}`. Timeouts are the runner's job.
    */
   executeTool(call: LlmToolCall): Promise<string>;
+  /** The tokens the provider reported for one model call, as soon as it ends (also when the turn fails later). */
+  onUsage?(usage: TokenUsage): void;
 }
 
 export interface LlmTurnResult {

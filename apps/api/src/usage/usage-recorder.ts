@@ -8,7 +8,7 @@ import type {
   UsageSource,
 } from '@metatronos/shared-types';
 import { Clock } from '../clock/clock';
-import type { LlmAdapter } from '../llm/llm-adapter';
+import type { LlmAdapter, LlmTurnResult } from '../llm/llm-adapter';
 import type { TurnSource } from '../llm/turn-source';
 import { SettingsService } from '../settings/settings.service';
 import {
@@ -45,15 +45,32 @@ export class UsageRecorder {
   ) {}
 
   /**
-   * The adapter, with every turn it streams counted: what the provider reported
-   * once the turn's model calls are done (all its tool rounds) (also when the turn ended on the tool-round cap).
+   * The adapter, with every model call of the turns it streams counted: the usage
+   * the provider reported for each call, recorded once the turn ends, whether it
+   * finished, failed, hit the tool-round cap or was stopped.
    */
   meter(adapter: LlmAdapter, call: Omit<UsageEntry, 'usage'>): LlmAdapter {
     return {
       streamTurn: async (request, sink) => {
-        const result = await adapter.streamTurn(request, sink);
-        await this.record({ ...call, usage: result.usage });
-        return result;
+        const calls = new UsageSum();
+        let result: LlmTurnResult | undefined;
+        try {
+          result = await adapter.streamTurn(request, {
+            onText: (delta) => sink.onText(delta),
+            executeTool: (toolCall) => sink.executeTool(toolCall),
+            onUsage: (usage) => {
+              calls.add(usage);
+              sink.onUsage?.(usage);
+            },
+          });
+          return result;
+        } finally {
+          // An adapter that reports no call by call still reports the turn's total.
+          await this.record({
+            ...call,
+            usage: calls.total() ?? result?.usage,
+          });
+        }
       },
     };
   }
@@ -101,4 +118,27 @@ function count(value: number | undefined): number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0
     ? Math.round(value)
     : 0;
+}
+
+/** Adds up the usage of a turn's model calls. */
+class UsageSum {
+  private input = 0;
+  private output = 0;
+  private seen = false;
+
+  add(usage: TokenUsage): void {
+    this.seen = true;
+    this.input += count(usage.inputTokens);
+    this.output += count(usage.outputTokens);
+  }
+
+  total(): TokenUsage | undefined {
+    return this.seen
+      ? {
+          inputTokens: this.input,
+          outputTokens: this.output,
+          totalTokens: this.input + this.output,
+        }
+      : undefined;
+  }
 }

@@ -1,3 +1,4 @@
+import type { TokenUsage } from '@metatronos/shared-types';
 import OpenAI, {
   APIConnectionError,
   APIConnectionTimeoutError,
@@ -158,7 +159,14 @@ export class OpenAiAdapter implements LlmAdapter {
                 sink,
                 onText,
               )
-            : await this.runPlain(client, request, messages, onText, provider);
+            : await this.runPlain(
+                client,
+                request,
+                messages,
+                onText,
+                provider,
+                sink.onUsage?.bind(sink),
+              );
         } catch (error) {
           throw this.toProviderError(error, provider, request.signal);
         }
@@ -173,6 +181,7 @@ export class OpenAiAdapter implements LlmAdapter {
     messages: ChatCompletionMessageParam[],
     onText: (delta: string) => void,
     provider: ProviderContext,
+    onUsage?: (usage: TokenUsage) => void,
   ): Promise<LlmTurnResult> {
     const usage = new UsageTotal();
     const stream = await client.chat.completions.create(
@@ -186,7 +195,7 @@ export class OpenAiAdapter implements LlmAdapter {
     );
     let finished = false;
     for await (const chunk of stream) {
-      addChunkUsage(usage, chunk);
+      addChunkUsage(usage, chunk, onUsage);
       const choice = chunk.choices[0];
       if (choice?.delta?.content) onText(choice.delta.content);
       if (choice?.finish_reason) finished = true;
@@ -261,7 +270,9 @@ export class OpenAiAdapter implements LlmAdapter {
       { signal, maxChatCompletions: request.maxToolRounds + 1 },
     );
     runner.on('content', (delta) => onText(delta));
-    runner.on('chunk', (chunk) => addChunkUsage(usage, chunk));
+    runner.on('chunk', (chunk) =>
+      addChunkUsage(usage, chunk, sink.onUsage?.bind(sink)),
+    );
     // Emitted for each completed model call, before its tools run.
     runner.on('chatCompletion', (completion) => {
       completions += 1;
@@ -337,12 +348,22 @@ export class OpenAiAdapter implements LlmAdapter {
   }
 }
 
-function addChunkUsage(usage: UsageTotal, chunk: ChatCompletionChunk): void {
+function addChunkUsage(
+  usage: UsageTotal,
+  chunk: ChatCompletionChunk,
+  onUsage?: (usage: TokenUsage) => void,
+): void {
   if (chunk.usage) {
     usage.add(
       chunk.usage.prompt_tokens,
       chunk.usage.completion_tokens,
       chunk.usage.total_tokens,
     );
+    // The last chunk of a completion carries its usage (include_usage).
+    onUsage?.({
+      inputTokens: chunk.usage.prompt_tokens,
+      outputTokens: chunk.usage.completion_tokens,
+      totalTokens: chunk.usage.total_tokens,
+    });
   }
 }
