@@ -14,6 +14,7 @@ const BENCHES = [
   'data-growth.bench.ts',
   'foundation.bench.mjs',
   'prompt-budget.bench.ts',
+  'usage.bench.ts',
   'whatsapp-qr.bench.mjs',
   'whatsapp.bench.ts',
 ];

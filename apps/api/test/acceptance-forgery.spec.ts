@@ -161,7 +161,11 @@ describe('acceptance: request forgery on every route (issue 19 B)', () => {
     const before = await snapshot();
     const wrong: string[] = [];
     for (const { method, path } of routes) {
-      const upload = method === 'post' && path === '/api/attachments';
+      // The upload routes take multipart by design; a backup to restore also comes as a raw archive.
+      const upload =
+        method === 'post' &&
+        (path === '/api/attachments' || path === '/api/backup/restore');
+      const rawArchive = method === 'post' && path === '/api/backup/restore';
       const body = JSON.stringify(bodyFor(method, path));
       for (const [type, payload] of [
         ['application/x-www-form-urlencoded', 'title=Forged&password=x'],
@@ -177,6 +181,7 @@ describe('acceptance: request forgery on every route (issue 19 B)', () => {
         ['application/csp-report', body],
       ] as const) {
         if (upload && type.startsWith('multipart/')) continue;
+        if (rawArchive && type === 'application/octet-stream') continue;
         for (const headers of [
           { Origin: OWN, 'Sec-Fetch-Site': 'same-origin' },
           {},
@@ -211,6 +216,24 @@ describe('acceptance: request forgery on every route (issue 19 B)', () => {
       .set('Origin', OWN)
       .set('Sec-Fetch-Site', 'same-origin')
       .expect(201);
+  });
+
+  it('takes a backup to restore only from the own origin (multipart or raw)', async () => {
+    const restore = () =>
+      owner.post('/api/backup/restore?replace=true').set('Host', HOST);
+    const before = await snapshot();
+    for (const [, headers] of FORGED_HEADERS) {
+      await restore()
+        .set(headers)
+        .attach('file', Buffer.from('not a backup'), 'backup.tar.gz')
+        .expect(403);
+      await restore()
+        .set(headers)
+        .set('Content-Type', 'application/gzip')
+        .send(Buffer.from('not a backup'))
+        .expect(403);
+    }
+    expect(await snapshot()).toBe(before);
   });
 
   it('GET routes change nothing, whatever their Origin or method-override headers', async () => {

@@ -14,3 +14,5 @@ export * from './lib/whatsapp';
 export * from './lib/telegram';
 export * from './lib/files';
 export * from './lib/tools';
+export * from './lib/usage';
+export * from './lib/backup';

@@ -40,6 +40,8 @@ import { WhatsAppPermissionsModule } from '../whatsapp/permissions/whatsapp-perm
 import { WhatsAppAutoReplyModule } from '../whatsapp/auto-reply/whatsapp-auto-reply.module';
 import { TelegramModule } from '../telegram/telegram.module';
 import { ChannelsModule } from '../channels/channels.module';
+import { UsageModule } from '../usage/usage.module';
+import { BackupModule } from '../backup/backup.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -114,6 +116,8 @@ export class AppModule {
         TelegramModule,
         ChannelsModule,
         ContactsModule,
+        UsageModule,
+        BackupModule,
       ],
       providers: [
         // Order matters: a dead database answers 503 before the session lookup would hang on it.

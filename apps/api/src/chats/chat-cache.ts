@@ -1,4 +1,5 @@
 import { Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
 import type { AppConfig } from '../config/app-config';
@@ -33,6 +34,12 @@ export class ChatCache {
     private readonly messages: Model<MessageRecord>,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
+
+  /** A restored backup replaced every chat and message: read it again. */
+  @OnEvent('backup.restored')
+  forgetAfterRestore(): void {
+    this.chats.clear();
+  }
 
   /** The chat, or null when it does not exist (or the id is malformed). */
   async chat(chatId: string): Promise<ChatRecord | null> {

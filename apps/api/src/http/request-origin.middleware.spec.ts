@@ -146,12 +146,23 @@ describe('decideRequestOrigin', () => {
     ['PATCH', '/api/attachments', 415],
     ['POST', '/api/attachments/x', 415],
     ['POST', '/api/chats', 415],
+    ['POST', '/api/backup/restore', 'ok'],
   ])('multipart on %s %s → %s', (method, path, expected) => {
     expect(
       statusOf(
         post({ method, path, contentType: 'multipart/form-data; boundary=x' }),
       ),
     ).toBe(expected);
+  });
+
+  it.each([
+    ['application/gzip', '/api/backup/restore', 'ok'],
+    ['application/octet-stream', '/api/backup/restore/', 'ok'],
+    ['application/gzip', '/api/attachments', 415],
+    ['application/octet-stream', '/api/chats', 415],
+    ['text/plain', '/api/backup/restore', 415],
+  ])('a raw %s body on POST %s → %s', (contentType, path, expected) => {
+    expect(statusOf(post({ path, contentType }))).toBe(expected);
   });
 
   it('checks the origin before the body type', () => {

@@ -5,8 +5,18 @@ import { API_PREFIX } from './api-prefix';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** What a browser says about a request it made from this console's own page (or typed by the owner). */
 const SAME_ORIGIN_FETCH_SITES = new Set(['same-origin', 'none']);
-/** The one route that takes a multipart body (the attachment upload). */
-const UPLOAD_PATH = `/${API_PREFIX}/attachments`;
+/** The routes that take a multipart body (the attachment upload, a backup to restore). */
+const UPLOAD_PATHS = new Set([
+  `/${API_PREFIX}/attachments`,
+  `/${API_PREFIX}/backup/restore`,
+]);
+/** A backup to restore may also come as the raw archive (types a cross-site form cannot send). */
+const RAW_ARCHIVE_PATH = `/${API_PREFIX}/backup/restore`;
+const RAW_ARCHIVE_TYPES = new Set([
+  'application/gzip',
+  'application/x-gzip',
+  'application/octet-stream',
+]);
 
 export interface RequestOriginPolicy {
   /** Host names the app answers to (ALLOWED_HOSTS + loopback names); `null` = any (then only the request's own Host counts). */
@@ -74,6 +84,8 @@ export function decideRequestOrigin(
   const type = mediaType(req.contentType);
   if (type === 'application/json') return { allowed: true };
   if (type === 'multipart/form-data' && isUploadRoute(req))
+    return { allowed: true };
+  if (type && RAW_ARCHIVE_TYPES.has(type) && postPath(req) === RAW_ARCHIVE_PATH)
     return { allowed: true };
   if (type === undefined && !req.hasBody) return { allowed: true };
   return {
@@ -160,11 +172,14 @@ function parseOrigin(value: string): URL | null {
 }
 
 function isUploadRoute(req: RequestFacts): boolean {
-  // Express matches routes case-insensitively and with an optional trailing slash.
-  return (
-    req.method.toUpperCase() === 'POST' &&
-    req.path.toLowerCase().replace(/\/$/, '') === UPLOAD_PATH
-  );
+  return UPLOAD_PATHS.has(postPath(req) ?? '');
+}
+
+/** The path of a POST as Express matches it (case-insensitively, optional trailing slash). */
+function postPath(req: RequestFacts): string | null {
+  return req.method.toUpperCase() === 'POST'
+    ? req.path.toLowerCase().replace(/\/$/, '')
+    : null;
 }
 
 function unbracket(hostname: string): string {

@@ -90,6 +90,8 @@ export interface LlmTurnSink {
     systemPrompt: string | null;
     tools: LlmToolSpec[];
   } | null>;
+  /** The tokens the provider reported for one model call, as soon as it ends (also when the turn fails later). */
+  onUsage?(usage: TokenUsage): void;
 }
 
 export interface LlmTurnResult {
@@ -130,4 +132,25 @@ export class LlmProviderError extends Error {
     super(message);
     this.name = 'LlmProviderError';
   }
+}
+
+/**
+ * A sink that forwards every callback to `sink` except those in `overrides`: for
+ * wrappers around an adapter (the stall guard, the usage meter), so a callback
+ * added to `LlmTurnSink` later is never dropped by one of them.
+ */
+export function forwardingSink(
+  sink: LlmTurnSink,
+  overrides: Partial<LlmTurnSink>,
+): LlmTurnSink {
+  return {
+    onText: (delta) => sink.onText(delta),
+    executeTool: (call) => sink.executeTool(call),
+    onActivity: () => sink.onActivity?.(),
+    onUsage: (usage) => sink.onUsage?.(usage),
+    ...(sink.nextRequest
+      ? { nextRequest: () => sink.nextRequest?.() ?? Promise.resolve(null) }
+      : {}),
+    ...overrides,
+  };
 }

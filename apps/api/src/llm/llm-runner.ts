@@ -24,6 +24,7 @@ import {
   type CombinedPromptOptions,
 } from '../system-instruction/combined-prompt.builder';
 import { SystemInstructionService } from '../system-instruction/system-instruction.service';
+import { UsageRecorder } from '../usage/usage-recorder';
 import { LlmAdapterFactory } from './llm-adapter.factory';
 import {
   LlmProviderError,
@@ -109,6 +110,7 @@ export class LlmRunner {
     private readonly prompt: CombinedPromptBuilder,
     private readonly tools: AiToolRegistry,
     private readonly adapters: LlmAdapterFactory,
+    private readonly usage: UsageRecorder,
   ) {}
 
   /** Checks a turn could start (model chosen, key present) without calling anyone. Throws TurnError 'not-configured'. */
@@ -233,7 +235,14 @@ export class LlmRunner {
       );
     };
 
-    const adapter = this.adapters.create(model.route, model.connection);
+    const adapter = this.usage.meter(
+      this.adapters.create(model.route, model.connection),
+      {
+        source: request.source,
+        model: model.id,
+        provider: model.route.provider,
+      },
+    );
     try {
       const result = await adapter.streamTurn(
         {

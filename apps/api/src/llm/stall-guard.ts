@@ -1,5 +1,6 @@
 import {
   LlmProviderError,
+  forwardingSink,
   type LlmAdapter,
   type LlmTurnRequest,
   type LlmTurnResult,
@@ -55,7 +56,7 @@ async function streamWatched(
   try {
     const result = await adapter.streamTurn(
       { ...request, signal: AbortSignal.any([request.signal, stalled.signal]) },
-      {
+      forwardingSink(sink, {
         onText: (delta) => {
           watch();
           sink.onText(delta);
@@ -74,11 +75,7 @@ async function streamWatched(
             watch();
           }
         },
-        // A mode switch changes the next request's tools: passed through untouched.
-        ...(sink.nextRequest
-          ? { nextRequest: () => sink.nextRequest?.() ?? Promise.resolve(null) }
-          : {}),
-      },
+      }),
     );
     if (stalled.signal.aborted && !request.signal.aborted) throw stallError();
     return result;

@@ -1,4 +1,5 @@
 import { BadRequestException, Injectable } from '@nestjs/common';
+import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
 import type {
@@ -79,6 +80,12 @@ export class SettingsService extends SandboxSecrets {
   /** Called once at start-up by the tool registry's side. */
   useToolNameCheck(check: ToolNameCheck): void {
     this.toolNameCheck = check;
+  }
+
+  /** A restored backup replaced the settings document: read it again. */
+  @OnEvent('backup.restored')
+  forgetAfterRestore(): void {
+    this.cached = null;
   }
 
   get(): Promise<AppSettings> {

@@ -1,4 +1,5 @@
 import { BadRequestException, Injectable } from '@nestjs/common';
+import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
 import {
@@ -41,6 +42,12 @@ export class SystemInstructionService {
     private readonly clock: Clock,
     private readonly events: AppEventBus,
   ) {}
+
+  /** A restored backup replaced the instruction document: read it again. */
+  @OnEvent('backup.restored')
+  forgetAfterRestore(): void {
+    this.cached = null;
+  }
 
   getSystemInstruction(): Promise<SystemInstruction> {
     if (!this.cached) {

@@ -101,6 +101,12 @@ export const appRoutes: Routes = [
           import('./files/files-page').then((m) => m.FilesPage),
       },
       {
+        path: 'usage',
+        title: pageTitle('Usage'),
+        loadComponent: () =>
+          import('./usage/usage-page').then((m) => m.UsagePage),
+      },
+      {
         path: 'settings',
         canDeactivate: [unsavedChangesGuard],
         title: pageTitle('Settings'),

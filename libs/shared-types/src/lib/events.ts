@@ -91,6 +91,8 @@ export interface AppEventMap {
     by: 'owner' | 'ai' | 'auto-reply';
     at: string;
   };
+  /** A backup was restored over this instance's data: caches are dropped and the console reloads. */
+  'backup.restored': { at: string };
   /** The server is stopping: the last event of every event stream, which then ends. */
   shutdown: { at: string };
 }
@@ -116,6 +118,7 @@ export const APP_EVENT_NAMES: readonly AppEventName[] = [
   'telegram.status',
   'telegram.message',
   'telegram.permissions.changed',
+  'backup.restored',
   'shutdown',
 ];
 

@@ -1,5 +1,6 @@
 import { AiToolRegistry } from '../../ai-tools/ai-tool-registry';
 import { Injectable } from '@nestjs/common';
+import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model, Types } from 'mongoose';
 import type {
@@ -59,6 +60,12 @@ export class PulseService {
     private readonly events: AppEventBus,
     private readonly tools: AiToolRegistry,
   ) {}
+
+  /** A restored backup replaced the Pulse document: read it again. */
+  @OnEvent('backup.restored')
+  forgetAfterRestore(): void {
+    this.cached = null;
+  }
 
   state(): Promise<PulseState> {
     this.cached ??= this.load().catch((error) => {

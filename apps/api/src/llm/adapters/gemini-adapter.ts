@@ -213,6 +213,11 @@ export class GeminiAdapter implements LlmAdapter {
           reply.usage.candidatesTokenCount,
           reply.usage.totalTokenCount,
         );
+        sink.onUsage?.({
+          inputTokens: reply.usage.promptTokenCount ?? 0,
+          outputTokens: reply.usage.candidatesTokenCount ?? 0,
+          totalTokens: reply.usage.totalTokenCount ?? 0,
+        });
       }
       if (reply.blockReason && !reply.calls.length && !reply.sawText) {
         throw new LlmProviderError(

@@ -4,6 +4,7 @@ import OpenAI, {
   APIError,
   APIUserAbortError,
 } from 'openai';
+import type { TokenUsage } from '@metatronos/shared-types';
 import type {
   ChatCompletionChunk,
   ChatCompletionFunctionTool,
@@ -152,6 +153,7 @@ export class OpenAiAdapter implements LlmAdapter {
                 onText,
                 provider,
                 () => sink.onActivity?.(),
+                sink.onUsage?.bind(sink),
               );
         } catch (error) {
           throw this.toProviderError(error, provider, request.signal);
@@ -168,6 +170,7 @@ export class OpenAiAdapter implements LlmAdapter {
     onText: (delta: string) => void,
     provider: ProviderContext,
     onActivity: () => void,
+    onUsage?: (usage: TokenUsage) => void,
   ): Promise<LlmTurnResult> {
     const usage = new UsageTotal();
     const stream = await client.chat.completions.create(
@@ -182,7 +185,7 @@ export class OpenAiAdapter implements LlmAdapter {
     let finished = false;
     for await (const chunk of stream) {
       onActivity();
-      addChunkUsage(usage, chunk);
+      addChunkUsage(usage, chunk, onUsage);
       const choice = chunk.choices[0];
       if (choice?.delta?.content) onText(choice.delta.content);
       if (choice?.finish_reason) finished = true;
@@ -227,7 +230,7 @@ export class OpenAiAdapter implements LlmAdapter {
       stream.on('content', (delta) => onText(delta));
       stream.on('chunk', (chunk) => {
         sink.onActivity?.();
-        addChunkUsage(usage, chunk);
+        addChunkUsage(usage, chunk, sink.onUsage?.bind(sink));
       });
       const completion = await stream.finalChatCompletion();
       if (signal.aborted) throw new APIUserAbortError();
@@ -325,13 +328,23 @@ export class OpenAiAdapter implements LlmAdapter {
   }
 }
 
-function addChunkUsage(usage: UsageTotal, chunk: ChatCompletionChunk): void {
+function addChunkUsage(
+  usage: UsageTotal,
+  chunk: ChatCompletionChunk,
+  onUsage?: (usage: TokenUsage) => void,
+): void {
   if (chunk.usage) {
     usage.add(
       chunk.usage.prompt_tokens,
       chunk.usage.completion_tokens,
       chunk.usage.total_tokens,
     );
+    // The last chunk of a completion carries its usage (include_usage).
+    onUsage?.({
+      inputTokens: chunk.usage.prompt_tokens,
+      outputTokens: chunk.usage.completion_tokens,
+      totalTokens: chunk.usage.total_tokens,
+    });
   }
 }
 

@@ -19,6 +19,7 @@ import { liveResource } from '../core/live-resource';
 import { inlineErrorMessage } from '../core/server-problem';
 import { Icon } from '../ui/icon';
 import { ServerError } from '../ui/server-error';
+import { BackupCard } from './backup-card';
 import { SecretField } from './secret-field';
 import {
   type EndpointDraft,
@@ -77,6 +78,7 @@ export function supportedTimeZones(): string[] {
     ServerError,
     SecretField,
     RouterLink,
+    BackupCard,
   ],
   templateUrl: './settings-page.html',
   styleUrl: './settings-page.scss',

@@ -85,6 +85,7 @@ describe('AppShell', () => {
       'Instruction',
       'Data',
       'Files',
+      'Usage',
       'Settings',
       'System',
     ]);

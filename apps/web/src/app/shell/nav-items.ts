@@ -27,6 +27,7 @@ export const NAV_ITEMS: readonly NavItem[] = [
   },
   { id: 'data', label: 'Data', path: '/data', icon: 'tableChart' },
   { id: 'files', label: 'Files', path: '/files', icon: 'folder' },
+  { id: 'usage', label: 'Usage', path: '/usage', icon: 'barChart' },
   { id: 'settings', label: 'Settings', path: '/settings', icon: 'settings' },
   { id: 'system', label: 'System', path: '/system', icon: 'dns' },
 ];

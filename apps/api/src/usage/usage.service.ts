@@ -1,0 +1,123 @@
+import { BadRequestException, Injectable } from '@nestjs/common';
+import { InjectModel } from '@nestjs/mongoose';
+import type { Model } from 'mongoose';
+import { DateTime } from 'luxon';
+import {
+  USAGE_DEFAULT_RANGE_DAYS,
+  USAGE_MAX_RANGE_DAYS,
+  type UsageBySource,
+  type UsageDay,
+  type UsageModel,
+  type UsageQuery,
+  type UsageReport,
+  type UsageTokens,
+} from '@metatronos/shared-types';
+import { Clock } from '../clock/clock';
+import { SettingsService } from '../settings/settings.service';
+import { UsageRollupRecord } from './schemas/usage-rollup.schema';
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Token usage over a range of the owner's days, from the daily rollups. */
+@Injectable()
+export class UsageService {
+  constructor(
+    @InjectModel(UsageRollupRecord.name)
+    private readonly model: Model<UsageRollupRecord>,
+    private readonly settings: SettingsService,
+    private readonly clock: Clock,
+  ) {}
+
+  async report(query: UsageQuery): Promise<UsageReport> {
+    const { timezone } = await this.settings.get();
+    // Calendar days, compared as UTC dates: today is the owner's date.
+    const today = DateTime.fromISO(
+      DateTime.fromJSDate(this.clock.now(), {
+        zone: timezone,
+      }).toISODate() as string,
+      { zone: 'UTC' },
+    );
+    const to = query.to ? parseDay(query.to, 'to') : today;
+    const from = query.from
+      ? parseDay(query.from, 'from')
+      : to.minus({ days: USAGE_DEFAULT_RANGE_DAYS - 1 });
+    if (from > to)
+      throw new BadRequestException('from must be on or before to');
+    const days = Math.round(to.diff(from, 'days').days) + 1;
+    if (days > USAGE_MAX_RANGE_DAYS)
+      throw new BadRequestException(
+        `The range may span at most ${USAGE_MAX_RANGE_DAYS} days (it spans ${days})`,
+      );
+    const fromDay = from.toISODate() as string;
+    const toDay = to.toISODate() as string;
+
+    // `_id`s start with the day, so the range is one `_id` range ('|' < '}').
+    const rows = await this.model
+      .find({ _id: { $gte: `${fromDay}|`, $lt: `${toDay}}` } })
+      .lean()
+      .exec();
+
+    const byDay = new Map<string, UsageDay>();
+    for (let day = from; day <= to; day = day.plus({ days: 1 })) {
+      const key = day.toISODate() as string;
+      byDay.set(key, { day: key, ...zero() });
+    }
+    const byModel = new Map<string, UsageModel>();
+    const bySource = new Map<string, UsageBySource>();
+    const totals = zero();
+    for (const row of rows) {
+      const day = byDay.get(row.day);
+      if (!day) continue;
+      add(day, row);
+      add(totals, row);
+      const model =
+        byModel.get(row.model) ??
+        byModel
+          .set(row.model, {
+            model: row.model,
+            provider: row.provider,
+            ...zero(),
+          })
+          .get(row.model);
+      add(model as UsageModel, row);
+      const source =
+        bySource.get(row.source) ??
+        bySource
+          .set(row.source, { source: row.source, ...zero() })
+          .get(row.source);
+      add(source as UsageBySource, row);
+    }
+    return {
+      from: fromDay,
+      to: toDay,
+      timezone,
+      totals,
+      byDay: [...byDay.values()],
+      byModel: [...byModel.values()].sort(byTokens),
+      bySource: [...bySource.values()].sort(byTokens),
+    };
+  }
+}
+
+function parseDay(value: string, name: string): DateTime {
+  const day = DAY.test(value) ? DateTime.fromISO(value, { zone: 'UTC' }) : null;
+  if (!day?.isValid)
+    throw new BadRequestException(
+      `${name} must be a date written YYYY-MM-DD (got '${value.slice(0, 40)}')`,
+    );
+  return day;
+}
+
+function zero(): UsageTokens {
+  return { inputTokens: 0, outputTokens: 0, turns: 0 };
+}
+
+function add(into: UsageTokens, row: UsageTokens): void {
+  into.inputTokens += row.inputTokens ?? 0;
+  into.outputTokens += row.outputTokens ?? 0;
+  into.turns += row.turns ?? 0;
+}
+
+function byTokens(a: UsageTokens, b: UsageTokens): number {
+  return b.inputTokens + b.outputTokens - (a.inputTokens + a.outputTokens);
+}

@@ -1,0 +1,517 @@
+import type { ChatMessage, ChatSummary } from '@metatronos/shared-types';
+import { getConnectionToken } from '@nestjs/mongoose';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
+import { join, relative } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { mongo, type Connection } from 'mongoose';
+import type { Response } from 'supertest';
+import type TestAgent from 'supertest/lib/agent';
+import { Header } from 'tar';
+import { BackupLimits } from '../src/backup/backup-limits';
+import {
+  OPENAI_TEST_KEY,
+  startFakeProviders,
+  useModel,
+} from './support/llm-test-kit';
+import { openSse } from './support/sse';
+import {
+  createTestApp,
+  OWNER_PASSWORD,
+  type TestApp,
+} from './support/test-app';
+
+type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
+
+/** supertest: keep a binary body as one Buffer. */
+function binary(
+  res: Response,
+  done: (error: Error | null, body: Buffer) => void,
+) {
+  const chunks: Buffer[] = [];
+  res.on('data', (chunk: Buffer) => chunks.push(chunk));
+  res.on('end', () => done(null, Buffer.concat(chunks)));
+}
+
+/** A .tar.gz written block by block, so a test can put in what no honest tool writes. */
+function rawTarGz(
+  entries: Array<{
+    path: string;
+    body?: string;
+    type?: 'File' | 'Directory' | 'SymbolicLink' | 'Link';
+    linkpath?: string;
+  }>,
+): Buffer {
+  const blocks: Buffer[] = [];
+  for (const entry of entries) {
+    const body = Buffer.from(entry.body ?? '');
+    const header = Buffer.alloc(512);
+    new Header({
+      path: entry.path,
+      mode: entry.type === 'Directory' ? 0o755 : 0o644,
+      size: entry.type && entry.type !== 'File' ? 0 : body.length,
+      type: entry.type ?? 'File',
+      linkpath: entry.linkpath,
+      mtime: new Date('2026-01-01T00:00:00Z'),
+    }).encode(header, 0);
+    blocks.push(header);
+    if ((entry.type ?? 'File') === 'File' && body.length) {
+      blocks.push(body, Buffer.alloc((512 - (body.length % 512)) % 512));
+    }
+  }
+  blocks.push(Buffer.alloc(1024));
+  return gzipSync(Buffer.concat(blocks));
+}
+
+const EMPTY_MANIFEST = JSON.stringify({
+  format: 'metatronos-backup',
+  formatVersion: 1,
+  appVersion: '0.1.0',
+  createdAt: '2026-01-01T00:00:00.000Z',
+  collections: [],
+  dirs: [],
+});
+
+/** Every file under DATA_DIR's data folders, with its content. */
+function dataFiles(t: TestApp): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (dir: string) => {
+    if (!existsSync(dir)) return;
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else out[relative(t.config.dataDir, path)] = readFileSync(path, 'base64');
+    }
+  };
+  for (const dir of ['media', 'attachments', 'files'])
+    walk(join(t.config.dataDir, dir));
+  return out;
+}
+
+/** What a refused restore must leave as it was: every collection's documents and the data files. */
+async function snapshot(t: TestApp): Promise<unknown> {
+  const db = t.app.get<Connection>(getConnectionToken()).db as mongo.Db;
+  const names = (await db.listCollections({}, { nameOnly: true }).toArray())
+    .map((c) => c.name)
+    .sort();
+  const collections: Record<string, unknown> = {};
+  for (const name of names)
+    collections[name] = mongo.BSON.EJSON.serialize(
+      await db.collection(name).find({}).sort({ _id: 1 }).toArray(),
+    );
+  const owner = await t.owner();
+  const settings = (await owner.get('/api/settings').expect(200)).body;
+  return { collections, settings, files: dataFiles(t) };
+}
+
+describe('Backup and restore (/api/backup)', () => {
+  let fake: Fake;
+  let source: TestApp;
+  let owner: TestAgent;
+  let archive: Buffer;
+  let chatId: string;
+  let attachmentId: string;
+  const note = 'Groceries: tea, bread.\n';
+
+  beforeAll(async () => {
+    fake = await startFakeProviders();
+    source = await createTestApp();
+    owner = await source.owner();
+    await useModel(source, 'gpt-4.1-mini');
+    await owner
+      .patch('/api/settings')
+      .send({ timezone: 'Europe/Berlin', braveApiKey: 'BSA-backup-key-9876' })
+      .expect(200);
+    chatId = (
+      await owner.post('/api/chats').send({ title: 'Trip' }).expect(201)
+    ).body.id;
+    attachmentId = (
+      await owner
+        .post('/api/attachments')
+        .attach('file', Buffer.from('packing list: socks'), 'list.txt')
+        .expect(201)
+    ).body.id;
+    const { url, cookie } = await source.serve();
+    fake.openai.enqueue({ text: ['Socks noted.'] });
+    const stream = await openSse(
+      `${url}/api/chats/${chatId}/messages`,
+      { Cookie: cookie },
+      {
+        method: 'POST',
+        body: { content: 'see my list', attachmentIds: [attachmentId] },
+      },
+    );
+    await stream.rest();
+    const state = join(source.config.dataDir, 'files', 'state', 'notes');
+    mkdirSync(state, { recursive: true });
+    writeFileSync(join(state, 'groceries.md'), note);
+    // Types the AI may store: a double that looks whole, a long, a date, binary.
+    await source.app
+      .get<Connection>(getConnectionToken())
+      .db?.collection('ai_readings')
+      .insertOne({
+        _id: 'r1' as never,
+        value: new mongo.Double(5),
+        big: mongo.Long.fromString('9007199254740993'),
+        at: new Date('2026-02-03T04:05:06.789Z'),
+        raw: new mongo.Binary(Buffer.from([0, 1, 2, 255])),
+      });
+  });
+  afterAll(async () => {
+    await source?.close();
+    await fake.close();
+    fake.restoreEnv();
+  });
+
+  it('downloads one .tar.gz of everything', async () => {
+    const res = await owner
+      .get('/api/backup')
+      .buffer(true)
+      .parse(binary)
+      .expect(200);
+    expect(res.headers['content-type']).toBe('application/gzip');
+    expect(res.headers['content-disposition']).toMatch(
+      /^attachment; filename="metatronos-backup-\d{4}-\d{2}-\d{2}-\d{2}-\d{2}\.tar\.gz"/,
+    );
+    archive = res.body as Buffer;
+    expect(archive.subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
+    // The key is in the archive in clear (docs and UI say so); the owner password is not.
+    const { gunzipSync } = await import('node:zlib');
+    const tar = gunzipSync(archive).toString('latin1');
+    expect(tar).toContain(OPENAI_TEST_KEY);
+    expect(tar).not.toContain('auth_owner');
+    expect(tar).toContain('files/state/notes/groceries.md');
+    expect(tar).toContain('"format": "metatronos-backup"');
+  });
+
+  describe('into a fresh instance', () => {
+    let target: TestApp;
+    let owner2: TestAgent;
+    beforeAll(async () => {
+      target = await createTestApp();
+      owner2 = await target.owner();
+      await owner2
+        .patch('/api/settings')
+        .send({ timezone: 'Asia/Tokyo' })
+        .expect(200);
+    });
+    afterAll(() => target.close());
+
+    it('restores chats, messages, attachments, settings with keys and files; the owner stays logged in', async () => {
+      const res = await owner2
+        .post('/api/backup/restore')
+        .set('Content-Type', 'application/gzip')
+        .send(archive);
+      expect(res.body.message).toBeUndefined();
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({
+        restored: true,
+        appVersion: expect.any(String),
+        files: 2,
+      });
+      expect(res.body.collections).toEqual(
+        expect.arrayContaining([
+          { name: 'chats', count: 1 },
+          { name: 'messages', count: 2 },
+          { name: 'attachments', count: 1 },
+          { name: 'ai_readings', count: 1 },
+        ]),
+      );
+
+      // The same session goes on working (auth is not part of a backup).
+      const chats: ChatSummary[] = (await owner2.get('/api/chats').expect(200))
+        .body;
+      expect(chats.map((c) => [c.id, c.title])).toEqual([[chatId, 'Trip']]);
+      const messages: ChatMessage[] = (
+        await owner2.get(`/api/chats/${chatId}/messages`).expect(200)
+      ).body;
+      expect(messages.map((m) => m.content)).toEqual([
+        'see my list',
+        'Socks noted.',
+      ]);
+      expect(JSON.stringify(messages[0])).toContain(attachmentId);
+      const file = await owner2
+        .get(`/api/attachments/${attachmentId}`)
+        .buffer(true)
+        .parse(binary)
+        .expect(200);
+      expect((file.body as Buffer).toString()).toBe('packing list: socks');
+
+      // The settings cache was dropped: the restored zone and keys are served.
+      const settings = (await owner2.get('/api/settings').expect(200)).body;
+      expect(settings).toMatchObject({
+        timezone: 'Europe/Berlin',
+        primaryModel: 'gpt-4.1-mini',
+        openaiApiKey: `••••${OPENAI_TEST_KEY.slice(-4)}`,
+        braveApiKey: '••••9876',
+      });
+      expect(
+        readFileSync(
+          join(
+            target.config.dataDir,
+            'files',
+            'state',
+            'notes',
+            'groceries.md',
+          ),
+          'utf8',
+        ),
+      ).toBe(note);
+
+      // BSON types survive (a whole double stays a double, a long a long).
+      const raw = await target.app
+        .get<Connection>(getConnectionToken())
+        .db?.collection('ai_readings')
+        .findOne({ _id: 'r1' as never }, { promoteValues: false });
+      expect(raw?.['value']).toBeInstanceOf(mongo.Double);
+      expect(String(raw?.['big'])).toBe('9007199254740993');
+      expect(raw?.['big']).toBeInstanceOf(mongo.Long);
+      expect(raw?.['at']).toEqual(new Date('2026-02-03T04:05:06.789Z'));
+      expect(raw?.['raw']).toBeInstanceOf(mongo.Binary);
+
+      // The password of this instance still logs in.
+      await target
+        .http()
+        .post('/api/auth/login')
+        .send({ password: OWNER_PASSWORD })
+        .expect(200);
+    });
+
+    it('refuses to restore over chats without ?replace=true (409), and replaces with it (multipart)', async () => {
+      await owner2
+        .post('/api/chats')
+        .send({ title: 'Made after restore' })
+        .expect(201);
+      const before = await snapshot(target);
+      const refused = await owner2
+        .post('/api/backup/restore')
+        .attach('file', archive, 'backup.tar.gz')
+        .expect(409);
+      expect(refused.body.message).toMatch(/already has chats.*replace=true/);
+      expect(await snapshot(target)).toEqual(before);
+
+      await owner2
+        .post('/api/backup/restore?replace=true')
+        .attach('file', archive, 'backup.tar.gz')
+        .expect(200);
+      const chats: ChatSummary[] = (await owner2.get('/api/chats').expect(200))
+        .body;
+      expect(chats.map((c) => c.title)).toEqual(['Trip']);
+    });
+  });
+
+  describe('refusals leave everything as it was', () => {
+    let fresh: TestApp;
+    let agent: TestAgent;
+    let before: unknown;
+    beforeAll(async () => {
+      fresh = await createTestApp();
+      agent = await fresh.owner();
+      await agent
+        .patch('/api/settings')
+        .send({ timezone: 'Asia/Tokyo' })
+        .expect(200);
+      mkdirSync(join(fresh.config.dataDir, 'files', 'state'), {
+        recursive: true,
+      });
+      writeFileSync(
+        join(fresh.config.dataDir, 'files', 'state', 'mine.txt'),
+        'mine',
+      );
+      before = await snapshot(fresh);
+    });
+    afterAll(() => fresh.close());
+    afterEach(async () => {
+      expect(await snapshot(fresh)).toEqual(before);
+      expect(existsSync(join(fresh.config.dataDir, 'evil.txt'))).toBe(false);
+      const work = join(fresh.config.dataDir, 'backup-work');
+      expect(existsSync(work) ? readdirSync(work) : []).toEqual([]);
+    });
+
+    const restore = (body: Buffer) =>
+      agent
+        .post('/api/backup/restore')
+        .set('Content-Type', 'application/gzip')
+        .send(body);
+
+    it.each([
+      [
+        'cut in half',
+        () => archive.subarray(0, Math.floor(archive.length / 2)),
+        /truncated/,
+      ],
+      [
+        'cut short by 40 bytes',
+        () => archive.subarray(0, archive.length - 40),
+        /truncated|damaged/,
+      ],
+      [
+        'not an archive',
+        () => Buffer.from('just some text, not a backup\n'.repeat(40)),
+        /not a \.tar\.gz archive/,
+      ],
+      [
+        'a foreign tar.gz',
+        () => rawTarGz([{ path: 'project/README.md', body: '# hello' }]),
+        /it holds "project\/README\.md", which is not part of a MetatronOS backup/,
+      ],
+      [
+        'a tar.gz with a foreign manifest',
+        () =>
+          rawTarGz([
+            { path: 'manifest.json', body: '{"name":"something else"}' },
+          ]),
+        /does not describe a MetatronOS backup/,
+      ],
+      [
+        'a tar.gz without manifest',
+        () => rawTarGz([{ path: 'db/chats.ejson', body: '' }]),
+        /no manifest\.json/,
+      ],
+      [
+        "an entry with '..'",
+        () =>
+          rawTarGz([
+            { path: 'manifest.json', body: EMPTY_MANIFEST },
+            { path: 'files/../../../evil.txt', body: 'evil' },
+          ]),
+        /points outside the archive/,
+      ],
+      [
+        "a top-level '../' entry",
+        () =>
+          rawTarGz([
+            { path: 'manifest.json', body: EMPTY_MANIFEST },
+            { path: '../evil.txt', body: 'evil' },
+          ]),
+        /points outside the archive/,
+      ],
+      [
+        'an absolute path',
+        () =>
+          rawTarGz([
+            { path: 'manifest.json', body: EMPTY_MANIFEST },
+            { path: '/tmp/evil.txt', body: 'evil' },
+          ]),
+        /absolute/,
+      ],
+      [
+        'a symbolic link',
+        () =>
+          rawTarGz([
+            { path: 'manifest.json', body: EMPTY_MANIFEST },
+            {
+              path: 'files/state/link',
+              type: 'SymbolicLink',
+              linkpath: '/etc/passwd',
+            },
+          ]),
+        /symbolic link/,
+      ],
+      [
+        'a hard link',
+        () =>
+          rawTarGz([
+            { path: 'manifest.json', body: EMPTY_MANIFEST },
+            {
+              path: 'files/state/link',
+              type: 'Link',
+              linkpath: '../../../evil.txt',
+            },
+          ]),
+        /hard link/,
+      ],
+      [
+        'a document count that does not match',
+        () =>
+          rawTarGz([
+            {
+              path: 'manifest.json',
+              body: EMPTY_MANIFEST.replace(
+                '"collections":[]',
+                '"collections":[{"name":"chats","count":2,"indexes":[]}]',
+              ),
+            },
+            { path: 'db/chats.ejson', body: '{"_id":"a"}\n' },
+          ]),
+        /db\/chats\.ejson holds 1 documents instead of 2/,
+      ],
+      [
+        'a line that is not Extended JSON',
+        () =>
+          rawTarGz([
+            {
+              path: 'manifest.json',
+              body: EMPTY_MANIFEST.replace(
+                '"collections":[]',
+                '"collections":[{"name":"chats","count":1,"indexes":[]}]',
+              ),
+            },
+            { path: 'db/chats.ejson', body: '{"_id": {"$oid": "nope"}}\n' },
+          ]),
+        /line 1 of chats\.ejson is not Extended JSON/,
+      ],
+      [
+        'a newer backup format',
+        () =>
+          rawTarGz([
+            {
+              path: 'manifest.json',
+              body: EMPTY_MANIFEST.replace(
+                '"formatVersion":1',
+                '"formatVersion":99',
+              ),
+            },
+          ]),
+        /newer MetatronOS/,
+      ],
+    ])('refuses %s with 400', async (_name, body, message) => {
+      const res = await restore(body()).expect(400);
+      expect(res.body.message).toMatch(message);
+      expect(res.body.message).toMatch(/Nothing was changed\.$/);
+    });
+
+    it('refuses an empty body and a multipart upload without the file field', async () => {
+      expect((await restore(Buffer.alloc(0)).expect(400)).body.message).toMatch(
+        /No archive/,
+      );
+      const res = await agent
+        .post('/api/backup/restore')
+        .attach('archive', archive, 'backup.tar.gz')
+        .expect(400);
+      expect(res.body.message).toMatch(/field named "file"/);
+    });
+
+    it('refuses an archive over the size limit with 413', async () => {
+      const limits = fresh.app.get(BackupLimits);
+      const saved = limits.maxArchiveBytes;
+      limits.maxArchiveBytes = 1000;
+      try {
+        const res = await restore(archive).expect(413);
+        expect(res.body.message).toMatch(/larger than/);
+      } finally {
+        limits.maxArchiveBytes = saved;
+      }
+    });
+
+    it('refuses an unknown query value and needs the session', async () => {
+      await agent
+        .post('/api/backup/restore?replace=yes')
+        .set('Content-Type', 'application/gzip')
+        .send(archive)
+        .expect(400);
+      await fresh.http().get('/api/backup').expect(401);
+      await fresh
+        .http()
+        .post('/api/backup/restore')
+        .set('Content-Type', 'application/gzip')
+        .send(archive)
+        .expect(401);
+    });
+  });
+});

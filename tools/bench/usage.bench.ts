@@ -1,0 +1,105 @@
+// Usage figures (issue 14): a year of token usage in the `usage` rollups (every day × 3 models × 4 sources,
+// as UsageRecorder writes them), then the time of GET /api/usage for the whole year and for the default
+// 30 days, and of recording one reply's usage (the `$inc` upsert). Run by `npm run bench usage`.
+import { getConnectionToken } from '@nestjs/mongoose';
+import { DateTime } from 'luxon';
+import type { Connection } from 'mongoose';
+import { UsageRecorder } from '../../apps/api/src/usage/usage-recorder';
+import { startFakeLlmServer } from '../fake-llm/fake-llm-server';
+import { startBenchApp } from './in-process-app';
+
+const MODELS = [
+  ['gpt-4.1-mini', 'openai'],
+  ['gemini-2.5-flash', 'gemini'],
+  ['local/llama3', 'openai-compatible'],
+] as const;
+const SOURCES = ['chat', 'job', 'pulse', 'auto-reply'] as const;
+const RUNS = 7;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+async function main(): Promise<void> {
+  const fake = await startFakeLlmServer();
+  const api = await startBenchApp(fake);
+  try {
+    const settings = await api.call<{ timezone: string }>(
+      'GET',
+      '/api/settings',
+    );
+    const today = DateTime.now().setZone(settings.timezone).startOf('day');
+    const docs = [];
+    for (let d = 0; d < 366; d++) {
+      const day = today.minus({ days: d }).toISODate() as string;
+      for (const [model, provider] of MODELS)
+        for (const source of SOURCES)
+          docs.push({
+            _id: `${day}|${source}|${model}`,
+            day,
+            source,
+            model,
+            provider,
+            inputTokens: 1000 + d,
+            outputTokens: 100 + d,
+            turns: 3,
+          });
+    }
+    const db = api.app.get<Connection>(getConnectionToken());
+    const seeded = performance.now();
+    for (let i = 0; i < docs.length; i += 500)
+      await db
+        .collection('usage')
+        .insertMany(docs.slice(i, i + 500) as never[]);
+    console.log(
+      `seeded ${docs.length} rollups (a year × 3 models × 4 sources) in ${Math.round(performance.now() - seeded)} ms`,
+    );
+
+    const from = today.minus({ days: 365 }).toISODate();
+    const to = today.toISODate();
+    for (const [label, query] of [
+      ['a year (366 days)', `?from=${from}&to=${to}`],
+      ['the default 30 days', ''],
+    ] as const) {
+      const times: number[] = [];
+      let byDay = 0;
+      for (let run = 0; run < RUNS; run++) {
+        const started = performance.now();
+        const report = await api.call<{ byDay: unknown[] }>(
+          'GET',
+          `/api/usage${query}`,
+        );
+        times.push(performance.now() - started);
+        byDay = report.byDay.length;
+      }
+      console.log(
+        `GET /api/usage, ${label}: median ${median(times).toFixed(0)} ms, max ${Math.max(...times).toFixed(0)} ms over ${RUNS} runs (${byDay} days)`,
+      );
+    }
+
+    const recorder = api.app.get(UsageRecorder);
+    const times: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      const started = performance.now();
+      await recorder.record({
+        source: 'chat',
+        model: 'gpt-4.1-mini',
+        provider: 'openai',
+        usage: { inputTokens: 1200, outputTokens: 80 },
+      });
+      times.push(performance.now() - started);
+    }
+    console.log(
+      `recording one reply's usage ($inc upsert on _id): median ${median(times).toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms over 50`,
+    );
+  } finally {
+    await api.close();
+    await fake.close();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
