@@ -206,6 +206,9 @@ export class ChatReplyService
     options: ReplyOptions = {},
   ): Promise<PreparedReply> {
     const chat = await this.cache.get(chatId);
+    // The model the owner picked for this chat, unless the caller names one.
+    if (!options.model && chat.model)
+      options = { ...options, model: chat.model };
     if (this.running.has(chatId))
       throw new ConflictException(
         'A reply is already running in this chat. Stop it or wait for it to finish.',

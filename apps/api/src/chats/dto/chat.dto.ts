@@ -3,7 +3,7 @@ import {
   ApiPropertyOptional,
   getSchemaPath,
 } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   ArrayUnique,
@@ -21,6 +21,8 @@ import {
 import {
   ATTACHMENT_KINDS,
   CHAT_KINDS,
+  CHAT_SEARCH_MAX_LENGTH,
+  CHAT_SEARCH_MAX_RESULTS,
   CHAT_TITLE_MAX_LENGTH,
   DELIVERY_CHANNELS,
   DELIVERY_STATUSES,
@@ -32,6 +34,7 @@ import {
   type AssistantPart,
   type AttachmentKind,
   type ChatKind,
+  type ChatListQuery,
   type ChatMessage,
   type ChatSummary,
   type CreateChatRequest,
@@ -48,8 +51,9 @@ import {
   type TokenUsage,
   type TextPart,
   type ToolCallPart,
+  type UpdateChatRequest,
 } from '@metatronos/shared-types';
-import { OptionalField } from '../../http/optional-field';
+import { OptionalField, OptionalOrNull } from '../../http/optional-field';
 
 const NOT_BLANK = /\S/;
 
@@ -71,6 +75,64 @@ export class RenameChatDto implements RenameChatRequest {
   @Matches(NOT_BLANK, { message: 'title must not be blank' })
   @MaxLength(CHAT_TITLE_MAX_LENGTH)
   title!: string;
+}
+
+export class UpdateChatDto implements UpdateChatRequest {
+  @ApiPropertyOptional({ maxLength: CHAT_TITLE_MAX_LENGTH })
+  @OptionalField()
+  @IsString()
+  @Matches(NOT_BLANK, { message: 'title must not be blank' })
+  @MaxLength(CHAT_TITLE_MAX_LENGTH)
+  title?: string;
+
+  @ApiPropertyOptional({ description: 'Pinned chats come first in the list' })
+  @OptionalField()
+  @IsBoolean({ message: 'pinned must be true or false' })
+  pinned?: boolean;
+
+  @ApiPropertyOptional({
+    description:
+      'Archived chats leave the list; `GET /api/chats?archived=true` lists them',
+  })
+  @OptionalField()
+  @IsBoolean({ message: 'archived must be true or false' })
+  archived?: boolean;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    maxLength: 240,
+    example: 'gemini-2.5-flash',
+    description:
+      "The model for this chat's replies (it must route to a configured provider, as the primary model must); null or '' goes back to the primary model",
+  })
+  @OptionalOrNull()
+  @IsString()
+  @MaxLength(240)
+  model?: string | null;
+}
+
+export class ChatListQueryDto implements ChatListQuery {
+  @ApiPropertyOptional({
+    maxLength: CHAT_SEARCH_MAX_LENGTH,
+    description: `Words to find in titles and message text, case-insensitive; at most ${CHAT_SEARCH_MAX_RESULTS} chats answer`,
+  })
+  @OptionalField()
+  @IsString()
+  @MaxLength(CHAT_SEARCH_MAX_LENGTH, {
+    message: `q must be at most ${CHAT_SEARCH_MAX_LENGTH} characters`,
+  })
+  q?: string;
+
+  @ApiPropertyOptional({
+    description: 'true: the archived chats (only they); default false',
+  })
+  @OptionalField()
+  @Transform(({ value }: { value: unknown }) =>
+    value === 'true' ? true : value === 'false' ? false : value,
+  )
+  @IsBoolean({ message: 'archived must be true or false' })
+  archived?: boolean;
 }
 
 export class SendMessageDto implements SendMessageRequest {
@@ -131,6 +193,16 @@ export class ChatSummaryDto implements ChatSummary {
   id!: string;
   @ApiProperty()
   title!: string;
+  @ApiProperty({ description: 'Listed before the others' })
+  pinned!: boolean;
+  @ApiProperty({ description: 'Only listed with ?archived=true' })
+  archived!: boolean;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "This chat's model; null: the primary model from the settings",
+  })
+  model!: string | null;
   @ApiProperty({
     enum: CHAT_KINDS,
     description:
