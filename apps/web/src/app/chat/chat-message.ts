@@ -9,6 +9,7 @@ import type {
   MessageAuthor,
   MessageDelivery,
 } from '@metatronos/shared-types';
+import { OwnerTimePipe } from '../core/owner-time';
 import { AttachmentList } from './attachment-list';
 import { type MessageView, partsOf } from './live-reply';
 import { MarkdownView } from './markdown-view';
@@ -18,7 +19,7 @@ import { ToolChip } from './tool-chip';
 @Component({
   selector: 'mt-chat-message',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [AttachmentList, MarkdownView, ToolChip],
+  imports: [AttachmentList, MarkdownView, ToolChip, OwnerTimePipe],
   template: `
     @if (message().role === 'user') {
       <div
@@ -27,6 +28,7 @@ import { ToolChip } from './tool-chip';
         [class.contact]="!!author()"
         [attr.data-message-id]="message().id"
         [attr.data-author]="author() ? 'contact' : 'owner'"
+        [attr.title]="message().createdAt | ownerTime: 'full'"
       >
         @if (author(); as author) {
           <p class="author" data-testid="message-author">
@@ -73,11 +75,20 @@ import { ToolChip } from './tool-chip';
           </p>
         }
         @if (
+          !streaming() ||
           message().status === 'stopped' ||
           message().model ||
           message().delivery
         ) {
           <p class="meta">
+            @if (!streaming()) {
+              <time
+                data-testid="message-time"
+                [attr.datetime]="message().createdAt"
+                [attr.title]="message().createdAt | ownerTime: 'full'"
+                >{{ message().createdAt | ownerTime }}</time
+              >
+            }
             @if (message().status === 'stopped') {
               <span class="stopped" data-testid="assistant-stopped"
                 >stopped</span

@@ -11,10 +11,13 @@ import {
 } from '@metatronos/shared-types';
 import { AuthStore } from '../auth/auth-store';
 import { loginQueryParams } from '../auth/return-url';
-import { chatUrl } from '../core/api-client';
+import { API_BASE, chatUrl } from '../core/api-client';
 import { connectivityProblemFrom } from '../core/server-problem';
 import { ServerStatus } from '../core/server-status';
 import { readSseStream } from './sse-parser';
+
+/** The id of the chat the console holds before its first message: `/chat/new`. */
+export const DRAFT_CHAT_ID = 'new';
 
 /** One event of a reply stream, discriminated by its SSE name. */
 export type ChatStreamEvent = {
@@ -72,7 +75,12 @@ export class ChatStream {
       const run = async (): Promise<void> => {
         let response: Response;
         try {
-          response = await this.fetch(`${chatUrl(chatId)}/messages`, {
+          // A draft chat is stored by the server with its first message.
+          const url =
+            chatId === DRAFT_CHAT_ID
+              ? `${API_BASE}/chats/messages`
+              : `${chatUrl(chatId)}/messages`;
+          response = await this.fetch(url, {
             method: 'POST',
             credentials: 'same-origin',
             headers: {

@@ -47,7 +47,7 @@ import {
   formatBytes,
 } from './attachment-uploads';
 import { ChatMessageView } from './chat-message';
-import { ChatSendError, ChatStream } from './chat-stream';
+import { ChatSendError, ChatStream, DRAFT_CHAT_ID } from './chat-stream';
 import {
   type LiveReply,
   NEW_REPLY,
@@ -110,6 +110,8 @@ export class ChatThread {
   readonly running = input(false);
   /** A reply this page sent or stopped has ended: the chat list may have changed (title, running). */
   readonly replyFinished = output<void>();
+  /** The draft chat's first message was stored: the server's id of the chat now. */
+  readonly chatStarted = output<string>();
 
   protected readonly maxLength = MESSAGE_MAX_LENGTH;
   protected readonly accept = ATTACHMENT_ACCEPT;
@@ -175,11 +177,17 @@ export class ChatThread {
   /** Set before older messages are prepended: keep the same content in view. */
   private keepDistanceFromBottom: number | null = null;
   private localIds = 0;
+  /** The id a draft became while its first reply streams: opening it must not reload the thread. */
+  private startedId: string | null = null;
 
   constructor() {
     effect(() => {
       const chatId = this.chatId();
-      untracked(() => this.open(chatId));
+      untracked(() => {
+        if (chatId === this.startedId) return;
+        this.startedId = null;
+        this.open(chatId);
+      });
     });
 
     // A reply that this page did not stream ended (or started) in this chat: show what was stored.
@@ -363,6 +371,10 @@ export class ChatThread {
         }
         if (event.type === 'message') {
           storedId = event.data.id;
+          if (chatId === DRAFT_CHAT_ID) {
+            this.startedId = event.data.chatId;
+            this.chatStarted.emit(event.data.chatId);
+          }
           this.messages.update((list) =>
             list.map((message) =>
               message.id === localId ? event.data : message,
@@ -464,6 +476,13 @@ export class ChatThread {
     this.uploads.clear();
     this.stickToBottom = true;
     this.awayFromBottom.set(false);
+    if (chatId === DRAFT_CHAT_ID) {
+      // Nothing stored yet: the chat begins with its first message.
+      this.loading.set(false);
+      this.loadProblem.set(null);
+      this.focusComposer();
+      return;
+    }
     this.loadLatest(true, chatId);
   }
 

@@ -34,6 +34,7 @@ import { Icon } from '../ui/icon';
 import { ServerError } from '../ui/server-error';
 import { formatPhone } from './whatsapp-format';
 import { WhatsAppPermissionsDialog } from './whatsapp-permissions-dialog';
+import { OwnerTime } from '../core/owner-time';
 
 /** How often the status is fetched while no linking stream is open. */
 export const WHATSAPP_STATUS_POLL_MS = new InjectionToken<number>(
@@ -72,6 +73,7 @@ const STATUS_LABELS: Record<WhatsAppStatus, string> = {
 })
 export class WhatsAppCard {
   private readonly api = inject(ApiClient);
+  private readonly time = inject(OwnerTime);
   private readonly qrStream = inject(WhatsAppQrStream);
   private readonly dialog = inject(MatDialog);
   private readonly snackBar = inject(MatSnackBar);
@@ -116,11 +118,7 @@ export class WhatsAppCard {
       ? null
       : {
           iso: at,
-          text: date.toLocaleTimeString([], {
-            hour: '2-digit',
-            minute: '2-digit',
-            second: '2-digit',
-          }),
+          text: this.time.format(at, 'absolute'),
         };
   });
   protected readonly canLink = computed(

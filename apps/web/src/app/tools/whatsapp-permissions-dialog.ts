@@ -22,6 +22,11 @@ import { MatSlideToggle } from '@angular/material/slide-toggle';
 import type { WhatsAppPermission } from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
 import { liveResource } from '../core/live-resource';
+import {
+  OwnerTime,
+  browserTimeZone,
+  formatOwnerTime,
+} from '../core/owner-time';
 import { inlineErrorMessage } from '../core/server-problem';
 import { Icon } from '../ui/icon';
 import { InvalidInput } from '../ui/invalid-input';
@@ -50,20 +55,17 @@ export function phoneNumberError(value: string): string | null {
   return null;
 }
 
-/** When the bot-loop guard has paused the contact's auto-replies: "Sat 14:05" (local time); null when not paused now. */
+/** When the bot-loop guard has paused the contact's auto-replies ("tomorrow 14:05", in the owner's zone); null when not paused now. */
 export function autoReplyPausedUntil(
   permission: WhatsAppPermission,
   now = Date.now(),
+  zone = browserTimeZone(),
 ): string | null {
   const until = permission.autoReplyPausedUntil
     ? Date.parse(permission.autoReplyPausedUntil)
     : NaN;
   if (!(until > now)) return null;
-  return new Date(until).toLocaleString([], {
-    weekday: 'short',
-    hour: '2-digit',
-    minute: '2-digit',
-  });
+  return formatOwnerTime(until, zone, 'relative', new Date(now));
 }
 
 function byName(a: WhatsAppPermission, b: WhatsAppPermission): number {
@@ -146,7 +148,14 @@ export class WhatsAppPermissionsDialog {
   protected readonly reload = this.live.reload;
 
   protected readonly formatPhone = formatPhone;
-  protected readonly pausedUntil = autoReplyPausedUntil;
+  private readonly time = inject(OwnerTime);
+  protected pausedUntil(permission: WhatsAppPermission): string | null {
+    return autoReplyPausedUntil(
+      permission,
+      this.time.now().getTime(),
+      this.time.zone(),
+    );
+  }
 
   protected isPending(id: string): boolean {
     return this.pending().has(id);
