@@ -145,7 +145,8 @@ const TICK_MS = 30_000;
 
 /**
  * The owner's zone (from `GET /api/settings`, reloaded when the settings are saved) and a `now` that ticks,
- * so relative times stay true. Loaded the first time a time is shown inside the logged-in console.
+ * so relative times stay true. The logged-in shell calls `follow()`; until then (and in the setup step) the
+ * browser's zone is used.
  */
 @Injectable({ providedIn: 'root' })
 export class OwnerTime {
@@ -189,7 +190,6 @@ export class OwnerTime {
     value: string | number | Date | null | undefined,
     style: TimeStyle = 'relative',
   ): string {
-    this.follow();
     return formatOwnerTime(value, this.zone(), style, this.now());
   }
 
