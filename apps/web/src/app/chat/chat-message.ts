@@ -75,13 +75,13 @@ import { ToolChip } from './tool-chip';
           </p>
         }
         @if (
-          !streaming() ||
+          (!streaming() && message().createdAt) ||
           message().status === 'stopped' ||
           message().model ||
           message().delivery
         ) {
           <p class="meta">
-            @if (!streaming()) {
+            @if (!streaming() && message().createdAt) {
               <time
                 data-testid="message-time"
                 [attr.datetime]="message().createdAt"
@@ -208,6 +208,8 @@ export class ChatMessageView {
     MessageView & {
       attachments?: MessageAttachment[];
       author?: MessageAuthor | null;
+      /** Stored messages; the reply still arriving has none yet. */
+      createdAt?: string;
     }
   >();
   /** The reply is still arriving: tool calls without a result are running, not cut off. */

@@ -180,6 +180,12 @@ export class ChatThread {
   /** The id a draft became while its first reply streams: opening it must not reload the thread. */
   private startedId: string | null = null;
 
+  /** The chat's id on the server: a draft's once its first message is stored, before the route follows. */
+  private openId(): string {
+    const chatId = this.chatId();
+    return chatId === DRAFT_CHAT_ID && this.startedId ? this.startedId : chatId;
+  }
+
   constructor() {
     effect(() => {
       const chatId = this.chatId();
@@ -194,7 +200,7 @@ export class ChatThread {
     inject(EventStream)
       .on('chats.changed')
       .pipe(
-        filter((event) => event.chatId === this.chatId() && !this.sending()),
+        filter((event) => event.chatId === this.openId() && !this.sending()),
         filter(
           (event) =>
             event.change === 'reply-ended' ||
@@ -314,7 +320,7 @@ export class ChatThread {
   protected send(): void {
     if (!this.canSend()) return;
     const content = this.draft().trim();
-    const chatId = this.chatId();
+    const chatId = this.openId();
     const localId = `${LOCAL_ID_PREFIX}${++this.localIds}`;
     const now = new Date().toISOString();
     const attached = this.uploads.take();
@@ -414,7 +420,7 @@ export class ChatThread {
   protected stop(): void {
     if (this.stopping()) return;
     this.stopping.set(true);
-    this.api.stopReply(this.chatId()).subscribe({
+    this.api.stopReply(this.openId()).subscribe({
       next: () => {
         // Our own stream ends with `done { stopped }`; a reply running elsewhere is over now.
         if (this.sending()) return;
@@ -438,7 +444,7 @@ export class ChatThread {
     this.loadingEarlier.set(true);
     this.earlierError.set(null);
     this.earlierSub = this.api
-      .chatMessages(this.chatId(), {
+      .chatMessages(this.openId(), {
         limit: MESSAGE_PAGE_SIZE,
         before: oldest.id,
       })
@@ -487,7 +493,7 @@ export class ChatThread {
   }
 
   /** Fetches the latest page; `initial` shows the loading state and decides "Load earlier" from scratch. */
-  private loadLatest(initial: boolean, chatId = this.chatId()): void {
+  private loadLatest(initial: boolean, chatId = this.openId()): void {
     this.latestSub?.unsubscribe();
     if (initial) {
       this.loading.set(true);
