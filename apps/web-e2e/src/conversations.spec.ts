@@ -46,7 +46,8 @@ test.describe('Conversations', () => {
           ': you love **green tea**',
           '.\n\n```ts\nconst tea = "green";\n```',
         ],
-        chunkDelayMs: 300,
+        // Long enough for the Stop button to be seen on a busy machine.
+        chunkDelayMs: 1000,
       },
     );
     await page.goto('/chat');

@@ -103,8 +103,8 @@ export class ChatPage {
   /** The draft's first message was stored: the chat has its id now. */
   protected chatStarted(chatId: string): void {
     void this.router.navigate(['/chat', chatId], { replaceUrl: true });
+    // The server's `created` event reloads the list; a search or the archived view would not show the chat.
     if (this.archivedView() || this.search()) this.showAll();
-    else this.refresh();
   }
 
   protected onSearch(text: string): void {
