@@ -77,6 +77,16 @@ describe('chat list', () => {
       expect(await list('?q=nothing-like-this')).toEqual([]);
     });
 
+    it('finds a message sent after the first search, and forgets a deleted chat', async () => {
+      expect(await list('?q=quokka')).toEqual([]);
+      const later = await newChat('Later');
+      fake.openai.enqueue({ text: ['A QUOKKA smiles.'] });
+      await client.send(later.id, 'Tell me about Rottnest');
+      expect(ids(await list('?q=quokka'))).toEqual([later.id]);
+      await owner.delete(`/api/chats/${later.id}`).expect(204);
+      expect(await list('?q=quokka')).toEqual([]);
+    });
+
     it('treats the search text literally, not as a pattern', async () => {
       expect(ids(await list('?q=(custard'))).toEqual([recipes.id]);
       expect(await list('?q=.*')).toEqual([]);

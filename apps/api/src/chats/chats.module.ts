@@ -4,6 +4,7 @@ import { AttachmentsModule } from '../attachments/attachments.module';
 import { LlmModule } from '../llm/llm.module';
 import { ChatCache } from './chat-cache';
 import { ChatReplyService } from './chat-reply.service';
+import { ChatSearchIndex } from './chat-search-index';
 import { ChatsController } from './chats.controller';
 import { ChatsService, RunningReplies } from './chats.service';
 import { ChatRecord, ChatSchema } from './schemas/chat.schema';
@@ -23,6 +24,7 @@ import { MessageRecord, MessageSchema } from './schemas/message.schema';
     ChatsService,
     ChatReplyService,
     ChatCache,
+    ChatSearchIndex,
     { provide: RunningReplies, useExisting: ChatReplyService },
   ],
   exports: [ChatsService, ChatReplyService],

@@ -19,6 +19,7 @@ import { AppEventBus } from '../events/app-event-bus';
 import { TurnError } from '../llm/llm-errors';
 import { LlmRunner } from '../llm/llm-runner';
 import { ChatCache } from './chat-cache';
+import { ChatSearchIndex } from './chat-search-index';
 import { toChatMessage, toChatSummary } from './chat-views';
 import { ChatRecord, DEFAULT_CHAT_TITLE } from './schemas/chat.schema';
 import { MessageRecord } from './schemas/message.schema';
@@ -44,6 +45,7 @@ export class ChatsService {
     private readonly clock: Clock,
     private readonly events: AppEventBus,
     private readonly runner: LlmRunner,
+    private readonly searchIndex: ChatSearchIndex,
   ) {}
 
   /**
@@ -74,10 +76,12 @@ export class ChatsService {
   }
 
   /**
-   * Ids of the chats with a message holding `needle`. One query whose answer is only chat ids: the database
-   * still reads every message (FerretDB pushes only `_id` filters to SQLite), but nothing else is sent back.
+   * Ids of the chats with a message holding `needle`: from the in-memory index, or (when the messages are
+   * too many to keep) one query whose answer is only chat ids, though the database reads every message.
    */
   private async chatsMentioning(needle: string): Promise<Set<string>> {
+    const indexed = await this.searchIndex.chatsMentioning(needle);
+    if (indexed) return indexed;
     const ids: unknown[] = await this.messages
       .distinct('chatId', {
         content: { $regex: escapeRegExp(needle), $options: 'i' },
