@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 const BENCHES = [
   'attachments.bench.ts',
   'automations.bench.ts',
+  'chat-search.bench.ts',
   'conversations.bench.ts',
   'data-growth.bench.ts',
   'foundation.bench.mjs',

@@ -4,6 +4,7 @@
  * One HTTP server on 127.0.0.1 answers both wire formats:
  * - OpenAI: `POST /v1/chat/completions` (SSE `data: {chunk}` … `data: [DONE]`, or JSON when not streaming)
  * - Gemini: `POST /v1beta/models/{model}:streamGenerateContent?alt=sse` and `:generateContent`
+ * - Model lists: OpenAI `GET /v1/models` and Gemini `GET /v1beta/models` (`openaiModels`, `geminiModels`)
  * - Images: OpenAI `POST /v1/images/generations` (JSON) and `POST /v1/images/edits` (multipart), and Gemini
  *   `:generateContent` asking for `responseModalities: ['IMAGE', …]`, each answered from its own queue
  *   (`openaiImages`, `geminiImages`) with a small real PNG by default
@@ -22,6 +23,15 @@ import type { AddressInfo, Socket } from 'node:net';
 import { answerGemini, wantsImage } from './gemini-wire';
 import { sendJson } from './http-replies';
 import { answerGeminiImage, answerOpenAiImage } from './images';
+import {
+  answerGeminiModels,
+  answerOpenAiModels,
+  DEFAULT_GEMINI_MODELS,
+  DEFAULT_OPENAI_MODELS,
+  modelList,
+  resetModelList,
+  type FakeModelList,
+} from './model-lists';
 import { answerOpenAi } from './openai-wire';
 import { readRequestBody } from './request-reader';
 import {
@@ -35,6 +45,11 @@ import {
 } from './scripts';
 
 export { FAKE_PNG, makePng } from './images';
+export {
+  DEFAULT_GEMINI_MODELS,
+  DEFAULT_OPENAI_MODELS,
+  type FakeModelList,
+} from './model-lists';
 export type {
   FakeErrorReply,
   FakeImageErrorReply,
@@ -64,6 +79,10 @@ export interface FakeLlmServer {
   openaiImages: FakeImageProvider;
   /** Gemini `:generateContent` requests asking for image output. */
   geminiImages: FakeImageProvider;
+  /** OpenAI `GET /v1/models` (also what an OpenAI-compatible endpoint at `openaiBaseUrl` lists). */
+  openaiModels: FakeModelList;
+  /** Gemini `GET /v1beta/models`. */
+  geminiModels: FakeModelList;
   /** Resets every provider. */
   reset(): void;
   /** Stops the server, cutting open connections. */
@@ -96,6 +115,8 @@ export async function startFakeLlmServer(): Promise<FakeLlmServer> {
   const geminiImages = new ScriptedProvider<
     FakeImageReply | FakeImageErrorReply
   >({});
+  const openaiModels = modelList(DEFAULT_OPENAI_MODELS);
+  const geminiModels = modelList(DEFAULT_GEMINI_MODELS);
   const sockets = new Set<Socket>();
 
   const handle = async (
@@ -116,6 +137,16 @@ export async function startFakeLlmServer(): Promise<FakeLlmServer> {
       | { model?: unknown; stream?: unknown }
       | Record<string, string>
       | undefined;
+
+    if (req.method === 'GET' && url.pathname === '/v1/models')
+      return answerOpenAiModels(openaiModels, bearerKey(req), res);
+    if (req.method === 'GET' && url.pathname === '/v1beta/models')
+      return answerGeminiModels(
+        geminiModels,
+        header(req, 'x-goog-api-key') ?? url.searchParams.get('key'),
+        record.query,
+        res,
+      );
 
     if (req.method === 'POST' && OPENAI_IMAGE_ROUTES.has(url.pathname)) {
       const request: FakeRecordedRequest = {
@@ -186,11 +217,15 @@ export async function startFakeLlmServer(): Promise<FakeLlmServer> {
     gemini,
     openaiImages,
     geminiImages,
+    openaiModels,
+    geminiModels,
     reset() {
       openai.reset();
       gemini.reset();
       openaiImages.reset();
       geminiImages.reset();
+      resetModelList(openaiModels, DEFAULT_OPENAI_MODELS);
+      resetModelList(geminiModels, DEFAULT_GEMINI_MODELS);
     },
     close() {
       return new Promise<void>((resolve) => {

@@ -19,6 +19,9 @@ test.describe('owner access', () => {
     await page.getByTestId('setup-confirm').fill(OWNER_PASSWORD);
     await page.getByTestId('setup-submit').click();
 
+    // Then "Connect a model", which can wait.
+    await expect(page.getByTestId('connect-form')).toBeVisible();
+    await page.getByTestId('connect-skip').click();
     await expect(page).toHaveURL(/\/chat$/);
     await expect(page.getByTestId('app-toolbar')).toContainText('MetatronOS');
     await expect(page.getByTestId('new-chat')).toBeVisible();

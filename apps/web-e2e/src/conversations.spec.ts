@@ -46,12 +46,14 @@ test.describe('Conversations', () => {
           ': you love **green tea**',
           '.\n\n```ts\nconst tea = "green";\n```',
         ],
-        chunkDelayMs: 300,
+        // Long enough for the Stop button to be seen on a busy machine.
+        chunkDelayMs: 1000,
       },
     );
     await page.goto('/chat');
     await page.getByTestId('new-chat').click();
-    await expect(page).toHaveURL(/\/chat\/[0-9a-f]{24}$/);
+    // A draft: the chat is stored with its first message.
+    await expect(page).toHaveURL(/\/chat\/new$/);
     await page
       .getByTestId('composer-input')
       .fill('Remember that I love green tea');

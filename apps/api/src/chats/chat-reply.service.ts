@@ -231,6 +231,9 @@ export class ChatReplyService
     options: ReplyOptions = {},
   ): Promise<PreparedReply> {
     const chat = await this.cache.get(chatId);
+    // The model the owner picked for this chat, unless the caller names one.
+    if (!options.model && chat.model)
+      options = { ...options, model: chat.model };
     if (this.running.has(chatId)) throw new ConflictException(BUSY);
     const modelId = await this.modelFor(options);
     const { controller, finish } = this.claimChat(chatId);

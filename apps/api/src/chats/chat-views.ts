@@ -8,6 +8,9 @@ export function toChatSummary(chat: ChatRecord, running: boolean): ChatSummary {
   return {
     id: chat._id.toHexString(),
     title: chat.title,
+    pinned: chat.pinned === true,
+    archived: chat.archived === true,
+    model: chat.model ?? null,
     kind: chat.kind ?? 'chat',
     createdAt: chat.createdAt.toISOString(),
     updatedAt: chat.updatedAt.toISOString(),

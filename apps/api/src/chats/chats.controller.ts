@@ -24,17 +24,23 @@ import {
 } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { ChatMessage, ChatSummary } from '@metatronos/shared-types';
-import { ChatReplyService, type PreparedReply } from './chat-reply.service';
+import {
+  ChatReplyService,
+  MESSAGE_NOT_STORED,
+  type FinishedReply,
+  type PreparedReply,
+} from './chat-reply.service';
 import { ChatsService, DEFAULT_MESSAGES_PAGE } from './chats.service';
 import {
+  ChatListQueryDto,
   ChatMessageDto,
   ChatSummaryDto,
   CreateChatDto,
   MessagesQueryDto,
   RegenerateReplyDto,
-  RenameChatDto,
   SendMessageDto,
   StopReplyDto,
+  UpdateChatDto,
 } from './dto/chat.dto';
 
 @ApiTags('chats')
@@ -46,10 +52,14 @@ export class ChatsController {
   ) {}
 
   @Get()
-  @ApiOperation({ summary: 'All chats, most recently active first' })
+  @ApiOperation({
+    summary:
+      'The chats (not archived, or only the archived ones), pinned first, then the most recently active; `q` searches titles and message text',
+  })
   @ApiOkResponse({ type: [ChatSummaryDto] })
-  list(): Promise<ChatSummary[]> {
-    return this.chats.list();
+  @ApiBadRequestResponse({ description: 'q too long, archived not a boolean' })
+  list(@Query() query: ChatListQueryDto): Promise<ChatSummary[]> {
+    return this.chats.list(query);
   }
 
   @Post()
@@ -59,20 +69,58 @@ export class ChatsController {
     return this.chats.create(body.title);
   }
 
+  @Post('messages')
+  @ApiOperation({
+    summary:
+      'Start a chat with its first message; the answer is the reply as Server-Sent Events',
+    description:
+      'The chat is stored only when the message is accepted: a refused message (400, 409) leaves no chat behind. ' +
+      'The events are those of `POST /api/chats/{id}/messages`; the `message` event carries the new `chatId`.',
+  })
+  @ApiProduces('text/event-stream')
+  @ApiOkResponse({ description: 'text/event-stream of the reply' })
+  @ApiBadRequestResponse({
+    description:
+      'Empty content, no model / API key configured, or an unknown or already sent attachment; nothing is stored',
+  })
+  async start(
+    @Body() body: SendMessageDto,
+    @Res() res: Response,
+  ): Promise<void> {
+    const chat = await this.chats.createQuietly();
+    const chatId = chat._id.toHexString();
+    let reply: PreparedReply;
+    try {
+      reply = await this.replies.prepare(chatId, body.content, {
+        attachmentIds: body.attachmentIds,
+      });
+    } catch (error) {
+      await this.chats.discard(chatId);
+      throw error;
+    }
+    this.chats.announceCreated(chatId);
+    const finished = await streamReply(reply, res);
+    // The database refused the message itself: the chat would stay empty.
+    if (finished.error === MESSAGE_NOT_STORED) await this.chats.remove(chatId);
+  }
+
   @Patch(':id')
   @ApiOperation({
     summary:
-      "Rename a chat and/or switch its mode (the owner's switch is kept as an event in the chat)",
-  })
-  @ApiBadRequestResponse({
-    description: 'No title nor mode, or an unknown mode',
+      "Rename, pin, archive, pick the chat's model and/or switch its mode (the owner's switch is kept as an event in the chat)",
+    description:
+      'Send at least one of title, mode, pinned, archived, model; the others stay as they are.',
   })
   @ApiConflictResponse({ description: 'A reply is running (mode switch)' })
   @ApiOkResponse({ type: ChatSummaryDto })
+  @ApiBadRequestResponse({
+    description:
+      'Nothing to change, a blank title, a non-boolean pinned/archived, or a model that does not route to a configured provider; nothing is written',
+  })
   @ApiNotFoundResponse({ description: 'No such chat' })
-  rename(
+  update(
     @Param('id') id: string,
-    @Body() body: RenameChatDto,
+    @Body() body: UpdateChatDto,
   ): Promise<ChatSummary> {
     return this.chats.update(id, body);
   }
@@ -189,17 +237,21 @@ export class ChatsController {
   }
 }
 
-/** Writes a prepared reply to the response as Server-Sent Events until it ends. */
-async function streamReply(reply: PreparedReply, res: Response): Promise<void> {
+/** Runs a prepared reply, writing its events to the response as Server-Sent Events. */
+async function streamReply(
+  reply: PreparedReply,
+  res: Response,
+): Promise<FinishedReply> {
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
   res.setHeader('Cache-Control', 'no-cache, no-transform');
   res.setHeader('X-Accel-Buffering', 'no');
   res.flushHeaders();
   res.socket?.setNoDelay(true);
-  await reply.run((event, data) => {
+  const finished = await reply.run((event, data) => {
     if (!res.writableEnded && !res.destroyed)
       res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   });
   if (!res.writableEnded) res.end();
+  return finished;
 }

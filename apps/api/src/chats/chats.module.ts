@@ -6,6 +6,7 @@ import { LlmModule } from '../llm/llm.module';
 import { ChatCache } from './chat-cache';
 import { ChatModes } from './chat-modes';
 import { ChatReplyService } from './chat-reply.service';
+import { ChatSearchIndex } from './chat-search-index';
 import { ChatsController } from './chats.controller';
 import { ChatsService, RunningReplies } from './chats.service';
 import { ChatRecord, ChatSchema } from './schemas/chat.schema';
@@ -27,6 +28,7 @@ import { MessageRecord, MessageSchema } from './schemas/message.schema';
     ChatReplyService,
     ChatCache,
     ChatModes,
+    ChatSearchIndex,
     { provide: RunningReplies, useExisting: ChatReplyService },
   ],
   exports: [ChatsService, ChatReplyService],

@@ -6,18 +6,23 @@ import {
 } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
-import type {
-  ChatKind,
-  ChatMessage,
-  ChatSummary,
-  MessageDelivery,
-  UpdateChatRequest,
+import {
+  CHAT_SEARCH_MAX_RESULTS,
+  type ChatKind,
+  type ChatListQuery,
+  type ChatMessage,
+  type ChatSummary,
+  type MessageDelivery,
+  type UpdateChatRequest,
 } from '@metatronos/shared-types';
 import { DEFAULT_MODE } from '../ai-tools/ai-tool';
 import { ChatModes } from './chat-modes';
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
+import { TurnError } from '../llm/llm-errors';
+import { LlmRunner } from '../llm/llm-runner';
 import { ChatCache } from './chat-cache';
+import { ChatSearchIndex } from './chat-search-index';
 import { toChatMessage, toChatSummary } from './chat-views';
 import { ChatRecord, DEFAULT_CHAT_TITLE } from './schemas/chat.schema';
 import { MessageRecord } from './schemas/message.schema';
@@ -43,20 +48,85 @@ export class ChatsService {
     private readonly clock: Clock,
     private readonly events: AppEventBus,
     private readonly modes: ChatModes,
+    private readonly runner: LlmRunner,
+    private readonly searchIndex: ChatSearchIndex,
   ) {}
 
-  async list(): Promise<ChatSummary[]> {
-    const chats = await this.chats
-      .find()
-      .sort({ updatedAt: -1, _id: -1 })
-      .lean<ChatRecord[]>()
-      .exec();
+  /**
+   * The chats of one view (archived or not), pinned first, then the most recently active. With `q`: only the
+   * chats whose title or any message holds it (case-insensitive), at most CHAT_SEARCH_MAX_RESULTS of them.
+   */
+  async list(query: ChatListQuery = {}): Promise<ChatSummary[]> {
+    const archived = query.archived === true;
+    // FerretDB filters anything but `_id` outside SQLite: the chats are few, so the view is chosen here.
+    const all = await this.chats.find().lean<ChatRecord[]>().exec();
+    let chats = all.filter((chat) => (chat.archived === true) === archived);
+    const needle = query.q?.trim();
+    if (needle) {
+      const matching = await this.chatsMentioning(needle);
+      const lower = needle.toLocaleLowerCase();
+      chats = chats
+        .filter(
+          (chat) =>
+            chat.title.toLocaleLowerCase().includes(lower) ||
+            matching.has(chat._id.toHexString()),
+        )
+        .sort(listOrder)
+        .slice(0, CHAT_SEARCH_MAX_RESULTS);
+    } else chats.sort(listOrder);
     return chats.map((chat) =>
       toChatSummary(chat, this.running.isRunning(chat._id.toHexString())),
     );
   }
 
+  /**
+   * Ids of the chats with a message holding `needle`: from the in-memory index, or (when the messages are
+   * too many to keep) one query whose answer is only chat ids, though the database reads every message.
+   */
+  private async chatsMentioning(needle: string): Promise<Set<string>> {
+    const indexed = await this.searchIndex.chatsMentioning(needle);
+    if (indexed) return indexed;
+    const ids: unknown[] = await this.messages
+      .distinct('chatId', {
+        content: { $regex: escapeRegExp(needle), $options: 'i' },
+      })
+      .exec();
+    return new Set(ids.map((id) => String(id)));
+  }
+
   async create(title?: string, kind: ChatKind = 'chat'): Promise<ChatSummary> {
+    const record = await this.insertChat(title, kind);
+    const summary = toChatSummary(record, false);
+    this.announceCreated(summary.id);
+    return summary;
+  }
+
+  /**
+   * A chat for a first message that is about to be sent, not announced yet: `announceCreated()` once the
+   * message was accepted, `discard()` when it was refused, so no empty chat is left behind.
+   */
+  async createQuietly(): Promise<ChatRecord> {
+    return this.insertChat(undefined, 'chat');
+  }
+
+  announceCreated(chatId: string): void {
+    this.events.emit('chats.changed', {
+      chatId,
+      change: 'created',
+      at: this.clock.now().toISOString(),
+    });
+  }
+
+  /** Removes a chat made by `createQuietly()` whose first message was refused (it has no messages). */
+  async discard(chatId: string): Promise<void> {
+    this.cache.forget(chatId);
+    await this.chats.deleteOne({ _id: new Types.ObjectId(chatId) }).exec();
+  }
+
+  private async insertChat(
+    title: string | undefined,
+    kind: ChatKind,
+  ): Promise<ChatRecord> {
     const now = this.clock.now();
     const named = title?.trim();
     const created = await this.chats.create({
@@ -65,70 +135,97 @@ export class ChatsService {
       kind,
       mode: DEFAULT_MODE,
       accountId: null,
+      pinned: false,
+      archived: false,
+      model: null,
       createdAt: now,
       updatedAt: now,
     });
     const record = created.toObject<ChatRecord>();
     this.cache.created(record);
-    const summary = toChatSummary(record, false);
-    this.events.emit('chats.changed', {
-      chatId: summary.id,
-      change: 'created',
-      at: now.toISOString(),
-    });
-    return summary;
+    return record;
+  }
+
+  /**
+   * Renames, pins, archives or picks the chat's model. Pinning and archiving do not count as activity
+   * (the chat keeps its place by time); a rename does, as before.
+   */
+  /**
+   * `PATCH /api/chats/:id`: title, pin, archive, the chat's model and/or the owner's
+   * mode switch. Everything is checked before anything is written.
+   */
+  async update(
+    chatId: string,
+    request: UpdateChatRequest,
+  ): Promise<ChatSummary> {
+    const current = await this.get(chatId);
+    if (request.mode !== undefined && !this.modes.hasMode(request.mode))
+      throw new BadRequestException(
+        `mode must be one of: ${this.modes.names().join(', ')} (got "${request.mode.slice(0, 32)}")`,
+      );
+    const fields: Partial<ChatRecord> = {};
+    if (request.title !== undefined) {
+      fields.title = request.title.trim();
+      fields.autoTitle = false;
+      fields.updatedAt = this.clock.now();
+    }
+    if (request.pinned !== undefined) fields.pinned = request.pinned;
+    if (request.archived !== undefined) fields.archived = request.archived;
+    if (request.model !== undefined) {
+      const model = request.model?.trim() || null;
+      if (model) await this.checkModel(model);
+      fields.model = model;
+    }
+    if (Object.keys(fields).length === 0 && request.mode === undefined)
+      throw new BadRequestException(
+        'Nothing to change: send title, mode, pinned, archived or model',
+      );
+    if (request.mode !== undefined && this.running.isRunning(chatId))
+      throw new ConflictException(
+        'A reply is running in this chat: switch the mode once it has finished.',
+      );
+    let chat: ChatRecord = current;
+    if (Object.keys(fields).length > 0) {
+      const updated = await this.chats
+        .findByIdAndUpdate(chatId, { $set: fields }, { new: true })
+        .lean<ChatRecord>()
+        .exec();
+      if (!updated) throw new NotFoundException(`Chat '${chatId}' not found`);
+      chat = updated;
+      this.cache.updateChat(chatId, fields);
+      this.events.emit('chats.changed', {
+        chatId,
+        change: request.title !== undefined ? 'renamed' : 'updated',
+        at: this.clock.now().toISOString(),
+      });
+    }
+    if (
+      request.mode !== undefined &&
+      request.mode !== toChatSummary(chat, false).mode
+    ) {
+      await this.modes.recordSwitch(chat, request.mode, 'owner');
+      chat = await this.get(chatId);
+    }
+    return toChatSummary(chat, this.running.isRunning(chatId));
+  }
+
+  /** A chat's model must route to a configured provider, as the primary model must. */
+  private async checkModel(model: string): Promise<void> {
+    try {
+      await this.runner.resolveModel(model);
+    } catch (error) {
+      if (error instanceof TurnError)
+        throw new BadRequestException(`model: ${error.message}`);
+      throw error;
+    }
   }
 
   get(chatId: string): Promise<ChatRecord> {
     return this.cache.get(chatId);
   }
 
-  /** `PATCH /api/chats/:id`: a new title and/or the owner's mode switch. */
-  async update(
-    chatId: string,
-    request: UpdateChatRequest,
-  ): Promise<ChatSummary> {
-    if (request.title === undefined && request.mode === undefined)
-      throw new BadRequestException('Send a title or a mode to change.');
-    if (request.mode !== undefined && !this.modes.hasMode(request.mode))
-      throw new BadRequestException(
-        `mode must be one of: ${this.modes.names().join(', ')} (got "${request.mode.slice(0, 32)}")`,
-      );
-    const chat = await this.get(chatId);
-    if (request.mode !== undefined && this.running.isRunning(chatId))
-      throw new ConflictException(
-        'A reply is running in this chat: switch the mode once it has finished.',
-      );
-    let summary =
-      request.title !== undefined
-        ? await this.rename(chatId, request.title)
-        : toChatSummary(chat, this.running.isRunning(chatId));
-    if (request.mode !== undefined && request.mode !== summary.mode) {
-      await this.modes.recordSwitch(chat, request.mode, 'owner');
-      summary = toChatSummary(await this.get(chatId), false);
-    }
-    return summary;
-  }
-
-  async rename(chatId: string, title: string): Promise<ChatSummary> {
-    await this.get(chatId);
-    const now = this.clock.now();
-    const chat = await this.chats
-      .findByIdAndUpdate(
-        chatId,
-        { $set: { title: title.trim(), autoTitle: false, updatedAt: now } },
-        { new: true },
-      )
-      .lean<ChatRecord>()
-      .exec();
-    if (!chat) throw new NotFoundException(`Chat '${chatId}' not found`);
-    this.cache.updateChat(chatId, chat);
-    this.events.emit('chats.changed', {
-      chatId,
-      change: 'renamed',
-      at: now.toISOString(),
-    });
-    return toChatSummary(chat, this.running.isRunning(chatId));
+  rename(chatId: string, title: string): Promise<ChatSummary> {
+    return this.update(chatId, { title });
   }
 
   /** Records where an assistant reply went besides the chat (a WhatsApp auto-reply), and tells the console. */
@@ -179,4 +276,17 @@ export class ChatsService {
       .exec();
     return page.reverse().map(toChatMessage);
   }
+}
+
+/** Pinned first, then the most recently active (newest id on a tie). */
+function listOrder(a: ChatRecord, b: ChatRecord): number {
+  const pinned = Number(b.pinned === true) - Number(a.pinned === true);
+  if (pinned) return pinned;
+  const time = b.updatedAt.getTime() - a.updatedAt.getTime();
+  if (time) return time;
+  return b._id.toHexString().localeCompare(a._id.toHexString());
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -5,6 +5,7 @@ import {
   AppSettingsRecord,
   AppSettingsSchema,
 } from './schemas/app-settings.schema';
+import { ModelCatalog } from './model-catalog';
 import { SettingsController } from './settings.controller';
 import { SettingsService } from './settings.service';
 
@@ -18,6 +19,7 @@ import { SettingsService } from './settings.service';
   controllers: [SettingsController],
   providers: [
     SettingsService,
+    ModelCatalog,
     { provide: SandboxSecrets, useExisting: SettingsService },
   ],
   exports: [SettingsService, SandboxSecrets],

@@ -14,6 +14,12 @@ export type ChatKind = (typeof CHAT_KINDS)[number];
 export interface ChatSummary {
   id: string;
   title: string;
+  /** Shown above the others in its group. */
+  pinned: boolean;
+  /** Left out of the list unless it is asked for with `?archived=true`. */
+  archived: boolean;
+  /** The model this chat's replies use; `null`: the primary model from the settings. */
+  model: string | null;
   kind: ChatKind;
   createdAt: string;
   updatedAt: string;
@@ -30,10 +36,6 @@ export interface CreateChatRequest {
 }
 
 /** `PATCH /api/chats/:id`: rename and/or switch the mode (one of `GET /api/tools` modes). */
-export interface UpdateChatRequest {
-  title?: string;
-  mode?: string;
-}
 
 /** @deprecated the old name of `UpdateChatRequest` with a title. */
 export interface RenameChatRequest {
@@ -42,6 +44,29 @@ export interface RenameChatRequest {
 
 /** Who switched a conversation's mode: the model (set_mode, or a call to another mode's tool) or the owner. */
 export type ModeSwitchBy = 'model' | 'owner';
+/** `PATCH /api/chats/:id`: at least one field; the others stay as they are. */
+export interface UpdateChatRequest {
+  title?: string;
+  /** One of the registered modes (`GET /api/tools`). */
+  mode?: string;
+  pinned?: boolean;
+  archived?: boolean;
+  /** A model id as in the settings (`gemini-…`, `gpt-…`, `<endpoint>/<model>`); `null` or `''`: the primary model. */
+  model?: string | null;
+}
+
+/** `GET /api/chats` query. */
+export interface ChatListQuery {
+  /** Words to find in titles and message text (case-insensitive), at most CHAT_SEARCH_MAX_LENGTH characters. */
+  q?: string;
+  /** `true`: the archived chats instead of the others. */
+  archived?: boolean;
+}
+
+/** Longest search text accepted by `GET /api/chats?q=`. */
+export const CHAT_SEARCH_MAX_LENGTH = 100;
+/** At most this many chats answer a search. */
+export const CHAT_SEARCH_MAX_RESULTS = 50;
 
 /** Longest chat title accepted. */
 export const CHAT_TITLE_MAX_LENGTH = 200;

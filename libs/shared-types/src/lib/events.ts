@@ -14,12 +14,13 @@ import type {
 export interface AppEventMap {
   'database.status': { status: DatabaseStatus; reason?: string; at: string };
   'auth.logged_out': { at: string };
-  /** A chat was created, renamed, deleted, or a reply in it started or ended. */
+  /** A chat was created, renamed, updated (pinned, archived, its model), deleted, or a reply in it started or ended. */
   'chats.changed': {
     chatId: string;
     change:
       | 'created'
       | 'renamed'
+      | 'updated'
       | 'deleted'
       | 'reply-started'
       | 'reply-ended'

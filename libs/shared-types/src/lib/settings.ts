@@ -89,4 +89,39 @@ export interface UpdateAppSettingsRequest {
   disabledTools?: string[];
 }
 
-export type ModelProvider = 'gemini' | 'openai' | 'openai-compatible';
+export const MODEL_PROVIDERS = [
+  'gemini',
+  'openai',
+  'openai-compatible',
+] as const;
+export type ModelProvider = (typeof MODEL_PROVIDERS)[number];
+
+/** A model a configured provider offers, as an id the settings and chats accept. */
+export interface ModelOption {
+  /** `gemini-…`, `gpt-…` / `o…`, or `<endpointName>/<model>`. */
+  id: string;
+  provider: ModelProvider;
+}
+
+/** `GET /api/settings/models`: the models of every configured provider. */
+export interface ModelListResponse {
+  models: ModelOption[];
+  /** Providers that could not be asked, in plain words (their models are missing from `models`). */
+  problems: Array<{ provider: ModelProvider; name: string; error: string }>;
+}
+
+/**
+ * `POST /api/settings/test`: either a provider (`gemini` / `openai`) with the key to try (omitted or masked:
+ * the stored key), or an OpenAI-compatible endpoint (an omitted or masked key: the one stored for the same
+ * name and base URL).
+ */
+export interface ConnectionTestRequest {
+  provider?: 'gemini' | 'openai';
+  apiKey?: string | null;
+  endpoint?: OpenAiCompatibleEndpointInput;
+}
+
+/** The answer of `POST /api/settings/test`: the models offered, or why not in plain words (never the key). */
+export type ConnectionTestResponse =
+  | { ok: true; models: ModelOption[] }
+  | { ok: false; error: string };

@@ -3,7 +3,7 @@ import {
   ApiPropertyOptional,
   getSchemaPath,
 } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   ArrayUnique,
@@ -22,6 +22,8 @@ import {
   ATTACHMENT_KINDS,
   CHAT_KINDS,
   CONTACT_CHANNELS,
+  CHAT_SEARCH_MAX_LENGTH,
+  CHAT_SEARCH_MAX_RESULTS,
   CHAT_TITLE_MAX_LENGTH,
   DELIVERY_CHANNELS,
   DELIVERY_STATUSES,
@@ -36,6 +38,7 @@ import {
   type AttachmentKind,
   type ChatKind,
   type ContactChannel,
+  type ChatListQuery,
   type ChatMessage,
   type ChatSummary,
   type CreateChatRequest,
@@ -47,7 +50,6 @@ import {
   type MessageStatus,
   type MessagesQuery,
   type RegenerateReplyRequest,
-  type RenameChatRequest,
   type UpdateChatRequest,
   type ModePart,
   type ModeSwitchBy,
@@ -57,7 +59,7 @@ import {
   type TextPart,
   type ToolCallPart,
 } from '@metatronos/shared-types';
-import { OptionalField } from '../../http/optional-field';
+import { OptionalField, OptionalOrNull } from '../../http/optional-field';
 
 const NOT_BLANK = /\S/;
 
@@ -73,7 +75,7 @@ export class CreateChatDto implements CreateChatRequest {
   title?: string;
 }
 
-export class RenameChatDto implements UpdateChatRequest {
+export class UpdateChatDto implements UpdateChatRequest {
   @ApiPropertyOptional({ maxLength: CHAT_TITLE_MAX_LENGTH })
   @OptionalField()
   @IsString()
@@ -90,6 +92,55 @@ export class RenameChatDto implements UpdateChatRequest {
   @IsString()
   @MaxLength(32)
   mode?: string;
+
+  @ApiPropertyOptional({ description: 'Pinned chats come first in the list' })
+  @OptionalField()
+  @IsBoolean({ message: 'pinned must be true or false' })
+  pinned?: boolean;
+
+  @ApiPropertyOptional({
+    description:
+      'Archived chats leave the list; `GET /api/chats?archived=true` lists them',
+  })
+  @OptionalField()
+  @IsBoolean({ message: 'archived must be true or false' })
+  archived?: boolean;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    maxLength: 240,
+    example: 'gemini-2.5-flash',
+    description:
+      "The model for this chat's replies (it must route to a configured provider, as the primary model must); null or '' goes back to the primary model",
+  })
+  @OptionalOrNull()
+  @IsString()
+  @MaxLength(240)
+  model?: string | null;
+}
+
+export class ChatListQueryDto implements ChatListQuery {
+  @ApiPropertyOptional({
+    maxLength: CHAT_SEARCH_MAX_LENGTH,
+    description: `Words to find in titles and message text, case-insensitive; at most ${CHAT_SEARCH_MAX_RESULTS} chats answer`,
+  })
+  @OptionalField()
+  @IsString()
+  @MaxLength(CHAT_SEARCH_MAX_LENGTH, {
+    message: `q must be at most ${CHAT_SEARCH_MAX_LENGTH} characters`,
+  })
+  q?: string;
+
+  @ApiPropertyOptional({
+    description: 'true: the archived chats (only they); default false',
+  })
+  @OptionalField()
+  @Transform(({ value }: { value: unknown }) =>
+    value === 'true' ? true : value === 'false' ? false : value,
+  )
+  @IsBoolean({ message: 'archived must be true or false' })
+  archived?: boolean;
 }
 
 export class SendMessageDto implements SendMessageRequest {
@@ -172,6 +223,16 @@ export class ChatSummaryDto implements ChatSummary {
   id!: string;
   @ApiProperty()
   title!: string;
+  @ApiProperty({ description: 'Listed before the others' })
+  pinned!: boolean;
+  @ApiProperty({ description: 'Only listed with ?archived=true' })
+  archived!: boolean;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "This chat's model; null: the primary model from the settings",
+  })
+  model!: string | null;
   @ApiProperty({
     enum: CHAT_KINDS,
     description:

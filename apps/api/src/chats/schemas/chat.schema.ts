@@ -21,6 +21,15 @@ export class ChatRecord {
   /** The account chosen with select_account for the mode's tools. */
   @Prop({ type: String, default: null })
   accountId?: string | null;
+  /** Missing on chats stored before pinning existed: not pinned. */
+  @Prop({ type: Boolean, default: false })
+  pinned?: boolean;
+  /** Missing on chats stored before archiving existed: not archived. */
+  @Prop({ type: Boolean, default: false })
+  archived?: boolean;
+  /** The model id this chat's replies use; missing or null: the primary model. */
+  @Prop({ type: String, default: null })
+  model?: string | null;
   @Prop({ required: true })
   createdAt!: Date;
   @Prop({ required: true })

@@ -3,19 +3,25 @@ import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
+  IsIn,
   IsString,
   IsUrl,
   Matches,
   MaxLength,
   ValidateNested,
 } from 'class-validator';
-import type {
-  AppSettingsView,
-  AuthProfile,
-  AuthProfileInput,
-  OpenAiCompatibleEndpoint,
-  OpenAiCompatibleEndpointInput,
-  UpdateAppSettingsRequest,
+import {
+  MODEL_PROVIDERS,
+  type AppSettingsView,
+  type AuthProfile,
+  type AuthProfileInput,
+  type ConnectionTestRequest,
+  type ModelListResponse,
+  type ModelOption,
+  type ModelProvider,
+  type OpenAiCompatibleEndpoint,
+  type OpenAiCompatibleEndpointInput,
+  type UpdateAppSettingsRequest,
 } from '@metatronos/shared-types';
 import { OptionalField, OptionalOrNull } from '../../http/optional-field';
 
@@ -275,4 +281,75 @@ export class SettingsViewDto implements AppSettingsView {
   disabledTools!: string[];
   @ApiProperty({ type: String, nullable: true })
   updatedAt!: string | null;
+}
+
+export class ModelOptionDto implements ModelOption {
+  @ApiProperty({ example: 'gemini-2.5-flash' })
+  id!: string;
+  @ApiProperty({ enum: MODEL_PROVIDERS })
+  provider!: ModelProvider;
+}
+
+export class ModelListProblemDto {
+  @ApiProperty({ enum: MODEL_PROVIDERS })
+  provider!: ModelProvider;
+  @ApiProperty({ description: '"Gemini", "OpenAI" or the endpoint name' })
+  name!: string;
+  @ApiProperty({ description: 'Why its models are missing, in plain words' })
+  error!: string;
+}
+
+export class ModelListDto implements ModelListResponse {
+  @ApiProperty({ type: [ModelOptionDto] })
+  models!: ModelOptionDto[];
+  @ApiProperty({ type: [ModelListProblemDto] })
+  problems!: ModelListProblemDto[];
+}
+
+export class ConnectionTestDto implements ConnectionTestRequest {
+  @ApiPropertyOptional({
+    enum: ['gemini', 'openai'],
+    description: 'Test this provider (send either provider or endpoint)',
+  })
+  @OptionalField()
+  @IsIn(['gemini', 'openai'], {
+    message: 'provider must be gemini or openai',
+  })
+  provider?: 'gemini' | 'openai';
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description:
+      'With provider: the key to try; omitted, empty or masked: the stored one. Never sent back.',
+  })
+  @OptionalOrNull()
+  @IsString()
+  @MaxLength(500)
+  apiKey?: string | null;
+
+  @ApiPropertyOptional({
+    type: EndpointDto,
+    description:
+      'Test this OpenAI-compatible endpoint; a masked apiKey uses the key stored for the same name and base URL',
+  })
+  @OptionalField()
+  @ValidateNested()
+  @Type(() => EndpointDto)
+  endpoint?: EndpointDto;
+}
+
+export class ConnectionTestResultDto {
+  @ApiProperty()
+  ok!: boolean;
+  @ApiPropertyOptional({
+    type: [ModelOptionDto],
+    description: 'ok: the models offered',
+  })
+  models?: ModelOptionDto[];
+  @ApiPropertyOptional({
+    description:
+      'not ok: why, in plain words (wrong key, unreachable, not an OpenAI-compatible server)',
+  })
+  error?: string;
 }

@@ -88,7 +88,7 @@ describe('SetupPage', () => {
     http.expectNone('/api/auth/setup');
   });
 
-  it('sets the password and opens the console', async () => {
+  it('sets the password, saves the browser’s time zone, and asks to connect a model', async () => {
     await fill('long-enough-1', 'long-enough-1');
     expect(submitButton()?.disabled).toBe(false);
     submitButton()?.click();
@@ -102,8 +102,121 @@ describe('SetupPage', () => {
       { status: 201, statusText: 'Created' },
     );
     await fixture.whenStable();
-    expect(navigateByUrl).toHaveBeenCalledWith('/chat');
     expect(TestBed.inject(AuthStore).authenticated()).toBe(true);
+    const zone = http.expectOne('/api/settings');
+    expect(zone.request.method).toBe('PATCH');
+    expect(zone.request.body).toEqual({
+      timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+    });
+    zone.flush({ timezone: 'Europe/Paris' });
+    await fixture.whenStable();
+    expect(text()).toContain('Connect a model');
+    expect(navigateByUrl).not.toHaveBeenCalled();
+  });
+
+  describe('connect a model', () => {
+    async function toConnectStep(): Promise<void> {
+      await fill('long-enough-1', 'long-enough-1');
+      submitButton()?.click();
+      await fixture.whenStable();
+      http
+        .expectOne('/api/auth/setup')
+        .flush({}, { status: 201, statusText: 'Created' });
+      await fixture.whenStable();
+      http.expectOne('/api/settings').flush({ timezone: 'Asia/Tokyo' });
+      await fixture.whenStable();
+    }
+    const type = async (testId: string, value: string) => {
+      const field = el<HTMLInputElement | HTMLSelectElement>(testId);
+      if (!field) throw new Error(`no ${testId}`);
+      field.value = value;
+      field.dispatchEvent(
+        new Event(field instanceof HTMLSelectElement ? 'change' : 'input'),
+      );
+      await fixture.whenStable();
+    };
+    const click = async (testId: string) => {
+      el<HTMLButtonElement>(testId)?.click();
+      await fixture.whenStable();
+    };
+
+    it('tests the key, lists the models, and saves key, model and zone together', async () => {
+      await toConnectStep();
+      expect(el<HTMLButtonElement>('connect-save')?.disabled).toBe(true);
+      await type('connect-provider', 'openai');
+      await type('connect-key', 'sk-good-key-1234');
+      await click('connect-test');
+      const test = http.expectOne('/api/settings/test');
+      expect(test.request.body).toEqual({
+        provider: 'openai',
+        apiKey: 'sk-good-key-1234',
+      });
+      test.flush({
+        ok: true,
+        models: [
+          { id: 'gpt-4.1', provider: 'openai' },
+          { id: 'gpt-4.1-mini', provider: 'openai' },
+        ],
+      });
+      await fixture.whenStable();
+      await type('connect-model', 'gpt-4.1-mini');
+      await click('connect-save');
+      const save = http.expectOne('/api/settings');
+      expect(save.request.body).toEqual({
+        openaiApiKey: 'sk-good-key-1234',
+        primaryModel: 'gpt-4.1-mini',
+        timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+      });
+      save.flush({ timezone: 'Asia/Tokyo' });
+      await fixture.whenStable();
+      expect(navigateByUrl).toHaveBeenCalledWith('/chat');
+    });
+
+    it('shows the server’s plain words when the key is refused, and saves nothing', async () => {
+      await toConnectStep();
+      await type('connect-key', 'AIza-wrong');
+      await click('connect-test');
+      http.expectOne('/api/settings/test').flush({
+        ok: false,
+        error:
+          'Gemini refused the API key (400): check that it is copied whole and still active.',
+      });
+      await fixture.whenStable();
+      expect(el('connect-error')?.textContent).toContain(
+        'Gemini refused the API key',
+      );
+      expect(el<HTMLButtonElement>('connect-save')?.disabled).toBe(true);
+    });
+
+    it('tests an OpenAI-compatible server by its address, name and optional key', async () => {
+      await toConnectStep();
+      await type('connect-provider', 'endpoint');
+      await type('connect-base-url', 'http://127.0.0.1:11434/v1');
+      await type('connect-endpoint-name', 'ollama');
+      await click('connect-test');
+      const test = http.expectOne('/api/settings/test');
+      expect(test.request.body).toEqual({
+        endpoint: {
+          name: 'ollama',
+          baseUrl: 'http://127.0.0.1:11434/v1',
+          apiKey: null,
+        },
+      });
+      test.flush({
+        ok: true,
+        models: [{ id: 'ollama/llama3', provider: 'openai-compatible' }],
+      });
+      await fixture.whenStable();
+      expect(el<HTMLSelectElement>('connect-model')?.value).toBe(
+        'ollama/llama3',
+      );
+    });
+
+    it('can be skipped', async () => {
+      await toConnectStep();
+      await click('connect-skip');
+      expect(navigateByUrl).toHaveBeenCalledWith('/chat');
+    });
   });
 
   it('says an owner already exists on 409 and links to the login', async () => {

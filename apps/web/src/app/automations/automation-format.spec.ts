@@ -10,27 +10,29 @@ import {
 } from './automation-format';
 
 describe('automation formatting', () => {
+  /** Dates of this year show no year. */
+  const now = new Date('2026-11-25T12:00:00.000Z');
   it('formats a time in the owner’s zone, not the browser’s', () => {
-    expect(formatInZone('2026-11-23T07:00:00.000Z', 'Europe/Paris')).toBe(
+    expect(formatInZone('2026-11-23T07:00:00.000Z', 'Europe/Paris', now)).toBe(
       'Mon 23 Nov, 08:00',
     );
-    expect(formatInZone('2026-11-23T07:00:00.000Z', 'America/New_York')).toBe(
-      'Mon 23 Nov, 02:00',
-    );
-    expect(formatInZone('2026-11-23T23:30:00.000Z', 'Asia/Tokyo')).toBe(
+    expect(
+      formatInZone('2026-11-23T07:00:00.000Z', 'America/New_York', now),
+    ).toBe('Mon 23 Nov, 02:00');
+    expect(formatInZone('2026-11-23T23:30:00.000Z', 'Asia/Tokyo', now)).toBe(
       'Tue 24 Nov, 08:30',
     );
-    expect(formatInZone('2026-07-01T12:05:00.000Z', 'UTC')).toBe(
+    expect(formatInZone('2026-07-01T12:05:00.000Z', 'UTC', now)).toBe(
       'Wed 1 Jul, 12:05',
     );
   });
 
   it('formats nothing for a missing or broken date, and falls back for an unknown zone', () => {
-    expect(formatInZone(null, 'UTC')).toBe('');
-    expect(formatInZone('not a date', 'UTC')).toBe('');
-    expect(formatInZone('2026-11-23T07:00:00.000Z', 'Mars/Olympus')).toMatch(
-      /^Mon 23 Nov, \d\d:00$/,
-    );
+    expect(formatInZone(null, 'UTC', now)).toBe('');
+    expect(formatInZone('not a date', 'UTC', now)).toBe('');
+    expect(
+      formatInZone('2026-11-23T07:00:00.000Z', 'Mars/Olympus', now),
+    ).toMatch(/^Mon 23 Nov, \d\d:00$/);
   });
 
   it('formats durations and intervals', () => {

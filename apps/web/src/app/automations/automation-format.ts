@@ -5,43 +5,18 @@ import type {
   RunOutcome,
   RunTrigger,
 } from '@metatronos/shared-types';
+import { formatOwnerTime } from '../core/owner-time';
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatterFor(timeZone: string): Intl.DateTimeFormat {
-  let formatter = formatters.get(timeZone);
-  if (!formatter) {
-    const options: Intl.DateTimeFormatOptions = {
-      weekday: 'short',
-      day: 'numeric',
-      month: 'short',
-      hour: '2-digit',
-      minute: '2-digit',
-      hourCycle: 'h23',
-    };
-    try {
-      formatter = new Intl.DateTimeFormat('en-GB', { ...options, timeZone });
-    } catch {
-      // A zone this browser does not know: the browser's own zone is the best we can do.
-      formatter = new Intl.DateTimeFormat('en-GB', options);
-    }
-    formatters.set(timeZone, formatter);
-  }
-  return formatter;
-}
-
-/** "Mon 23 Nov, 08:00" in the owner's time zone; "" for a missing or broken date. */
+/**
+ * "Mon 23 Nov, 08:00" in the owner's time zone (the year too when it is not this one); "" for a missing or
+ * broken date. The console's one format (core/owner-time), absolute as schedules need.
+ */
 export function formatInZone(
   iso: string | null | undefined,
   timeZone: string,
+  now: Date = new Date(),
 ): string {
-  if (!iso) return '';
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return '';
-  const parts = formatterFor(timeZone).formatToParts(date);
-  const part = (type: Intl.DateTimeFormatPartTypes) =>
-    parts.find((p) => p.type === type)?.value ?? '';
-  return `${part('weekday')} ${part('day')} ${part('month')}, ${part('hour')}:${part('minute')}`;
+  return formatOwnerTime(iso, timeZone, 'absolute', now);
 }
 
 /** "850 ms", "12 s", "2 min 5 s", "1 h 3 min"; "" when unknown. */

@@ -4,6 +4,7 @@ import {
   ElementRef,
   Injector,
   afterNextRender,
+  computed,
   inject,
   input,
   output,
@@ -17,6 +18,7 @@ import {
   type ChatKind,
   type ChatSummary,
 } from '@metatronos/shared-types';
+import { OwnerTimePipe } from '../core/owner-time';
 import { Icon } from '../ui/icon';
 
 export interface ChatRename {
@@ -24,36 +26,45 @@ export interface ChatRename {
   title: string;
 }
 
-/** Short "when" for a chat: the time today, the date otherwise. */
-export function formatChatTime(iso: string, now = new Date()): string {
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return '';
-  const sameDay = date.toDateString() === now.toDateString();
-  return sameDay
-    ? date.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })
-    : date.toLocaleDateString(undefined, {
-        month: 'short',
-        day: 'numeric',
-        ...(date.getFullYear() !== now.getFullYear()
-          ? { year: 'numeric' }
-          : {}),
-      });
+/** The list's groups, in order: the owner's conversations, then what runs by itself. */
+export const CHAT_GROUPS: ReadonlyArray<{
+  kind: ChatKind;
+  label: string;
+  /** The chat kinds in the group (contacts: every channel). */
+  kinds: readonly ChatKind[];
+}> = [
+  { kind: 'chat', label: 'Conversations', kinds: ['chat'] },
+  { kind: 'cron', label: 'Jobs', kinds: ['cron'] },
+  { kind: 'pulse', label: 'Pulse', kinds: ['pulse'] },
+  { kind: 'whatsapp', label: 'Contacts', kinds: ['whatsapp', 'telegram'] },
+];
+
+export interface ChatGroup {
+  kind: ChatKind;
+  label: string;
+  kinds: readonly ChatKind[];
+  chats: ChatSummary[];
 }
 
-/** The chats, newest first, each with inline rename and a confirmed delete. The page does the API calls. */
-/** The badge of chats the owner did not start (none for the owner's own). */
-const KIND_LABELS: Record<ChatKind, string> = {
-  chat: '',
-  cron: 'Job',
-  pulse: 'Pulse',
-  whatsapp: 'WhatsApp',
-  telegram: 'Telegram',
-};
+/** The chats by kind, each group keeping the list's order (pinned first); empty groups left out. */
+export function groupChats(chats: ChatSummary[]): ChatGroup[] {
+  return CHAT_GROUPS.map((group) => ({
+    ...group,
+    chats: chats.filter((chat) => group.kinds.includes(chat.kind)),
+  })).filter((group) => group.chats.length > 0);
+}
 
+/** A pin or archive switch asked from the list. */
+export interface ChatFlagChange {
+  chat: ChatSummary;
+  change: { pinned: boolean } | { archived: boolean };
+}
+
+/** The chats in groups (conversations, jobs, Pulse, contacts), each with pin, archive, inline rename and a confirmed delete. The page does the API calls. */
 @Component({
   selector: 'mt-chat-list',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [RouterLink, MatButton, MatIconButton, Icon],
+  imports: [RouterLink, MatButton, MatIconButton, Icon, OwnerTimePipe],
   templateUrl: './chat-list.html',
   styleUrl: './chat-list.scss',
 })
@@ -69,15 +80,21 @@ export class ChatList {
   readonly pendingIds = input<ReadonlySet<string>>(new Set());
   readonly renamed = output<ChatRename>();
   readonly deleted = output<ChatSummary>();
+  readonly flagged = output<ChatFlagChange>();
 
   protected readonly titleMaxLength = CHAT_TITLE_MAX_LENGTH;
   protected readonly renamingId = signal<string | null>(null);
   protected readonly confirmingId = signal<string | null>(null);
-  protected readonly formatTime = formatChatTime;
+  protected readonly groups = computed(() => groupChats(this.chats()));
+  /** One group needs no heading. */
+  protected readonly showHeadings = computed(() => this.groups().length > 1);
 
-  /** Chats the owner did not start say what runs in them. */
-  protected kindLabel(chat: ChatSummary): string {
-    return KIND_LABELS[chat.kind];
+  protected togglePin(chat: ChatSummary): void {
+    this.flagged.emit({ chat, change: { pinned: !chat.pinned } });
+  }
+
+  protected toggleArchive(chat: ChatSummary): void {
+    this.flagged.emit({ chat, change: { archived: !chat.archived } });
   }
 
   protected startRename(chat: ChatSummary): void {

@@ -14,6 +14,7 @@ import type {
 } from '@metatronos/shared-types';
 import { Icon } from '../ui/icon';
 import { CopyButton } from '../ui/copy-button';
+import { OwnerTimePipe } from '../core/owner-time';
 import { AttachmentList } from './attachment-list';
 import { type MessageView, partsOf } from './live-reply';
 import { modeSwitchText } from './mode-chip';
@@ -51,6 +52,7 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
     CopyButton,
     Icon,
     MarkdownView,
+    OwnerTimePipe,
     ThinkingIndicator,
     ToolChip,
   ],
@@ -62,6 +64,7 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
         [class.contact]="!!author()"
         [attr.data-message-id]="message().id"
         [attr.data-author]="author() ? 'contact' : 'owner'"
+        [attr.title]="message().createdAt | ownerTime: 'full'"
       >
         @if (author(); as author) {
           <p class="author" data-testid="message-author">
@@ -137,12 +140,21 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
           </p>
         }
         @if (
+          (!streaming() && message().createdAt) ||
           message().status === 'stopped' ||
           message().model ||
           message().delivery ||
           copyableText()
         ) {
           <p class="meta">
+            @if (!streaming() && message().createdAt) {
+              <time
+                data-testid="message-time"
+                [attr.datetime]="message().createdAt"
+                [attr.title]="message().createdAt | ownerTime: 'full'"
+                >{{ message().createdAt | ownerTime }}</time
+              >
+            }
             @if (message().status === 'stopped') {
               <span class="stopped" data-testid="assistant-stopped"
                 >stopped</span
@@ -326,6 +338,8 @@ export class ChatMessageView {
       author?: MessageAuthor | null;
       trigger?: MessageTrigger;
       updatedAt?: string;
+      /** Stored messages; the reply still arriving has none yet. */
+      createdAt?: string;
     }
   >();
   /** The reply is still arriving: tool calls without a result are running, not cut off. */

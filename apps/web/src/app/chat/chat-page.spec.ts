@@ -80,32 +80,92 @@ describe('ChatPage', () => {
     expect(el('no-chats')?.textContent).toContain('No chats yet');
   });
 
-  it('creates a chat and opens it', async () => {
+  it('opens a draft for a new chat without storing anything', async () => {
     await load();
     el('start-chat')?.click();
     await stable();
-    const req = http.expectOne('/api/chats');
-    expect(req.request.method).toBe('POST');
-    expect(req.request.body).toEqual({});
-    req.flush(chatSummary('c3', 'New chat'));
+    expect(navigate).toHaveBeenCalledWith(['/chat', 'new']);
+    el('new-chat')?.click();
     await stable();
-    expect(titles()[0]).toBe('New chat');
-    expect(navigate).toHaveBeenCalledWith(['/chat', 'c3']);
+    expect(navigate).toHaveBeenCalledTimes(2);
+    // http.verify(): no POST /api/chats.
   });
 
-  it('shows why a chat could not be created', async () => {
+  it('shows a draft with an empty thread and no request for messages', async () => {
+    await load(CHATS, 'new');
+    expect(el('chat-title')?.textContent?.trim()).toBe('Chat');
+    expect(el('chat-empty-state')).toBeNull();
+    expect(el('chat-model')).toBeNull();
+  });
+
+  it('searches titles and messages after a pause in typing, and clears with Escape', async () => {
     await load();
-    el('new-chat')?.click();
+    const box = el<HTMLInputElement>('chat-search') as HTMLInputElement;
+    box.value = 'lis';
+    box.dispatchEvent(new Event('input'));
+    box.value = 'lisbon';
+    box.dispatchEvent(new Event('input'));
+    // Only the text after the pause is searched.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await stable();
+    http.expectOne('/api/chats?q=lisbon').flush([CHATS[1]]);
+    await stable();
+    expect(titles()).toEqual(['Trip planning']);
+    box.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape' }));
+    await stable();
+    http.expectOne('/api/chats').flush(CHATS);
+    await stable();
+    expect(titles()).toHaveLength(2);
+    expect(box.value).toBe('');
+  });
+
+  it('pins a chat, and archives one into the Archived view', async () => {
+    await load();
+    el('pin-chat', item('c1'))?.click();
+    await stable();
+    const pin = http.expectOne('/api/chats/c1');
+    expect(pin.request.method).toBe('PATCH');
+    expect(pin.request.body).toEqual({ pinned: true });
+    pin.flush({ ...CHATS[1], pinned: true });
     await stable();
     http
       .expectOne('/api/chats')
+      .flush([{ ...CHATS[1], pinned: true }, CHATS[0]]);
+    await stable();
+    expect(titles()).toEqual(['Trip planning', 'Groceries']);
+    expect(el('chat-pinned', item('c1'))).not.toBeNull();
+
+    el('archive-chat', item('c2'))?.click();
+    await stable();
+    const archive = http.expectOne('/api/chats/c2');
+    expect(archive.request.body).toEqual({ archived: true });
+    archive.flush({ ...CHATS[0], archived: true });
+    await stable();
+    expect(titles()).toEqual(['Trip planning']);
+
+    el('archived-toggle')?.click();
+    await stable();
+    http
+      .expectOne('/api/chats?archived=true')
+      .flush([{ ...CHATS[0], archived: true }]);
+    await stable();
+    expect(el('archived-note')).not.toBeNull();
+    expect(titles()).toEqual(['Groceries']);
+  });
+
+  it('shows why a pin failed and keeps the chat as it was', async () => {
+    await load();
+    el('pin-chat', item('c1'))?.click();
+    await stable();
+    http
+      .expectOne('/api/chats/c1')
       .flush(
         { statusCode: 500, message: 'Disk full' },
         { status: 500, statusText: 'Error' },
       );
     await stable();
     expect(el('chat-action-error')?.textContent).toContain('Disk full');
-    expect(navigate).not.toHaveBeenCalled();
+    expect(el('chat-pinned', item('c1'))).toBeNull();
   });
 
   it('opens the chat of the route and marks it in the list', async () => {
@@ -284,17 +344,33 @@ describe('ChatPage', () => {
     expect(el('chat-running', item('c1'))?.textContent).toContain('Replying');
   });
 
-  it("marks a scheduled job's chat, the Pulse chat and WhatsApp auto-reply chats, but not the owner's own", async () => {
+  it('groups conversations, jobs, Pulse and contacts, each in the list order', async () => {
     await load([
       chatSummary('c1', 'Job: Morning', { kind: 'cron' }),
       chatSummary('c2', 'Pulse', { kind: 'pulse' }),
       chatSummary('c3', 'Mine'),
       chatSummary('c4', 'WhatsApp: Mom', { kind: 'whatsapp' }),
+      chatSummary('c5', 'Mine too'),
     ]);
-    expect(el('chat-kind', item('c1'))?.textContent?.trim()).toBe('Job');
-    expect(el('chat-kind', item('c4'))?.textContent?.trim()).toBe('WhatsApp');
-    expect(el('chat-kind', item('c2'))?.textContent?.trim()).toBe('Pulse');
-    expect(el('chat-kind', item('c3'))).toBeNull();
+    const groups = Array.from(
+      root().querySelectorAll<HTMLElement>('[data-testid="chat-group"]'),
+    ).map((group) => ({
+      heading: group.querySelector('h2')?.textContent?.trim(),
+      titles: Array.from(
+        group.querySelectorAll('[data-testid="chat-item-title"]'),
+      ).map((title) => title.textContent?.trim()),
+    }));
+    expect(groups).toEqual([
+      { heading: 'Conversations', titles: ['Mine', 'Mine too'] },
+      { heading: 'Jobs', titles: ['Job: Morning'] },
+      { heading: 'Pulse', titles: ['Pulse'] },
+      { heading: 'Contacts', titles: ['WhatsApp: Mom'] },
+    ]);
+  });
+
+  it('needs no group heading when there are only conversations', async () => {
+    await load();
+    expect(root().querySelector('[data-testid="chat-group"] h2')).toBeNull();
   });
 
   it('explains a failed load and retries', async () => {

@@ -15,14 +15,27 @@ import { liveResource } from '../core/live-resource';
 import { errorStatus, inlineErrorMessage } from '../core/server-problem';
 import { Icon } from '../ui/icon';
 import { ServerError } from '../ui/server-error';
-import { ChatList, type ChatRename } from './chat-list';
+import { ChatList, type ChatFlagChange, type ChatRename } from './chat-list';
+import { ChatModelPicker } from './chat-model-picker';
+import { DRAFT_CHAT_ID } from './chat-stream';
 import { ChatThread } from './chat-thread';
+
+/** How long typing pauses before the search runs. */
+const SEARCH_DELAY_MS = 250;
 
 /** `/chat` and `/chat/:id`: the chats on the left, the open one on the right. */
 @Component({
   selector: 'mt-chat-page',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [MatButton, MatProgressBar, Icon, ServerError, ChatList, ChatThread],
+  imports: [
+    MatButton,
+    MatProgressBar,
+    Icon,
+    ServerError,
+    ChatList,
+    ChatThread,
+    ChatModelPicker,
+  ],
   templateUrl: './chat-page.html',
   styleUrl: './chat-page.scss',
 })
@@ -36,16 +49,31 @@ export class ChatPage {
   protected readonly chats = signal<ChatSummary[]>([]);
   protected readonly loaded = signal(false);
   protected readonly actionError = signal<string | null>(null);
-  protected readonly creating = signal(false);
   protected readonly pendingIds = signal<ReadonlySet<string>>(new Set());
 
+  /** The search box as typed, and the search the list shows. */
+  protected readonly searchText = signal('');
+  protected readonly search = signal('');
+  /** The archived chats instead of the others. */
+  protected readonly archivedView = signal(false);
+  private searchTimer: ReturnType<typeof setTimeout> | null = null;
+
   protected readonly activeId = computed(() => this.id() ?? null);
+  protected readonly draft = computed(() => this.id() === DRAFT_CHAT_ID);
+  /** The open chat; found by id in the list, which may not hold it (a search, the other view). */
+  private readonly openedChat = signal<ChatSummary | null>(null);
   protected readonly activeChat = computed(
-    () => this.chats().find((chat) => chat.id === this.id()) ?? null,
+    () =>
+      this.chats().find((chat) => chat.id === this.id()) ??
+      (this.openedChat()?.id === this.id() ? this.openedChat() : null),
   );
 
   private readonly live = liveResource({
-    load: () => this.api.chats(),
+    load: () =>
+      this.api.chats({
+        q: this.search() || undefined,
+        archived: this.archivedView() || undefined,
+      }),
     apply: (chats) => {
       this.chats.set(chats);
       this.loaded.set(true);
@@ -66,26 +94,82 @@ export class ChatPage {
   protected readonly loadProblem = this.live.problem;
   protected readonly refresh = this.live.reload;
 
+  /** A draft: nothing is stored until its first message is sent. */
   protected newChat(): void {
-    if (this.creating()) return;
-    this.creating.set(true);
     this.actionError.set(null);
-    this.api.createChat({}).subscribe({
-      next: (chat) => {
-        this.creating.set(false);
-        this.chats.update((chats) => [
-          chat,
-          ...chats.filter((other) => other.id !== chat.id),
-        ]);
-        void this.router.navigate(['/chat', chat.id]);
+    void this.router.navigate(['/chat', DRAFT_CHAT_ID]);
+  }
+
+  /** The draft's first message was stored: the chat has its id now. */
+  protected chatStarted(chatId: string): void {
+    void this.router.navigate(['/chat', chatId], { replaceUrl: true });
+    // The server's `created` event reloads the list; a search or the archived view would not show the chat.
+    if (this.archivedView() || this.search()) this.showAll();
+  }
+
+  protected onSearch(text: string): void {
+    this.searchText.set(text);
+    if (this.searchTimer) clearTimeout(this.searchTimer);
+    this.searchTimer = setTimeout(() => {
+      this.searchTimer = null;
+      const next = text.trim();
+      if (next === this.search()) return;
+      this.search.set(next);
+      this.refresh();
+    }, SEARCH_DELAY_MS);
+  }
+
+  protected clearSearch(): void {
+    if (this.searchTimer) clearTimeout(this.searchTimer);
+    this.searchText.set('');
+    if (!this.search()) return;
+    this.search.set('');
+    this.refresh();
+  }
+
+  protected toggleArchived(): void {
+    this.archivedView.update((archived) => !archived);
+    this.refresh();
+  }
+
+  private showAll(): void {
+    this.searchText.set('');
+    this.search.set('');
+    this.archivedView.set(false);
+    this.refresh();
+  }
+
+  /** Pin or archive: shown at once, put back if the server refuses. */
+  protected flag({ chat, change }: ChatFlagChange): void {
+    this.actionError.set(null);
+    this.setPending(chat.id, true);
+    const leaves = 'archived' in change;
+    if (leaves && this.id() === chat.id) this.openedChat.set(chat);
+    this.api.updateChat(chat.id, change).subscribe({
+      next: (updated) => {
+        this.setPending(chat.id, false);
+        if (this.id() === chat.id) this.openedChat.set(updated);
+        // Archiving moves the chat to the other view; pinning moves it within this one.
+        if (leaves)
+          this.chats.update((chats) => chats.filter((c) => c.id !== chat.id));
+        else this.refresh();
       },
       error: (error: unknown) => {
-        this.creating.set(false);
+        this.setPending(chat.id, false);
         this.actionError.set(
-          inlineErrorMessage(error, "Couldn't create a chat."),
+          inlineErrorMessage(
+            error,
+            `Couldn't ${'pinned' in change ? (change.pinned ? 'pin' : 'unpin') : change.archived ? 'archive' : 'unarchive'} “${chat.title}”.`,
+          ),
         );
       },
     });
+  }
+
+  /** The model picker saved the chat's model. */
+  protected modelChanged(chat: ChatSummary): void {
+    this.openedChat.set(chat);
+    this.replaceChat(chat);
   }
 
   protected rename({ chat, title }: ChatRename): void {

@@ -12,10 +12,13 @@ import {
 } from '@metatronos/shared-types';
 import { AuthStore } from '../auth/auth-store';
 import { loginQueryParams } from '../auth/return-url';
-import { chatUrl } from '../core/api-client';
+import { API_BASE, chatUrl } from '../core/api-client';
 import { connectivityProblemFrom } from '../core/server-problem';
 import { ServerStatus } from '../core/server-status';
 import { readSseStream } from './sse-parser';
+
+/** The id of the chat the console holds before its first message: `/chat/new`. */
+export const DRAFT_CHAT_ID = 'new';
 
 /** One event of a reply stream, discriminated by its SSE name. */
 export type ChatStreamEvent = {
@@ -66,7 +69,12 @@ export class ChatStream {
    * aborts the request (the server keeps the reply running; `POST …/stop` ends it).
    */
   send(chatId: string, body: SendMessageRequest): Observable<ChatStreamEvent> {
-    return this.stream(`${chatUrl(chatId)}/messages`, body);
+    // A draft chat is stored by the server with its first message.
+    const url =
+      chatId === DRAFT_CHAT_ID
+        ? `${API_BASE}/chats/messages`
+        : `${chatUrl(chatId)}/messages`;
+    return this.stream(url, body);
   }
 
   /**

@@ -49,7 +49,12 @@ import {
 } from './attachment-uploads';
 import { ModeChip } from './mode-chip';
 import { ChatMessageView, type MessageAction } from './chat-message';
-import { ChatSendError, ChatStream, type ChatStreamEvent } from './chat-stream';
+import {
+  ChatSendError,
+  ChatStream,
+  DRAFT_CHAT_ID,
+  type ChatStreamEvent,
+} from './chat-stream';
 import {
   type LiveReply,
   NEW_REPLY,
@@ -118,6 +123,8 @@ export class ChatThread {
   readonly chatAccount = input<string | null>(null);
   /** A reply this page sent or stopped has ended: the chat list may have changed (title, running). */
   readonly replyFinished = output<void>();
+  /** The draft chat's first message was stored: the server's id of the chat now. */
+  readonly chatStarted = output<string>();
 
   protected readonly maxLength = MESSAGE_MAX_LENGTH;
   protected readonly accept = ATTACHMENT_ACCEPT;
@@ -216,18 +223,30 @@ export class ChatThread {
   /** Set before older messages are prepended: keep the same content in view. */
   private keepDistanceFromBottom: number | null = null;
   private localIds = 0;
+  /** The id a draft became while its first reply streams: opening it must not reload the thread. */
+  private startedId: string | null = null;
+
+  /** The chat's id on the server: a draft's once its first message is stored, before the route follows. */
+  private openId(): string {
+    const chatId = this.chatId();
+    return chatId === DRAFT_CHAT_ID && this.startedId ? this.startedId : chatId;
+  }
 
   constructor() {
     effect(() => {
       const chatId = this.chatId();
-      untracked(() => this.open(chatId));
+      untracked(() => {
+        if (chatId === this.startedId) return;
+        this.startedId = null;
+        this.open(chatId);
+      });
     });
 
     // A reply that this page did not stream ended (or started) in this chat: show what was stored.
     inject(EventStream)
       .on('chats.changed')
       .pipe(
-        filter((event) => event.chatId === this.chatId() && !this.sending()),
+        filter((event) => event.chatId === this.openId() && !this.sending()),
         filter(
           (event) =>
             event.change === 'reply-ended' ||
@@ -348,7 +367,7 @@ export class ChatThread {
   protected send(): void {
     if (!this.canSend()) return;
     const content = this.draft().trim();
-    const chatId = this.chatId();
+    const chatId = this.openId();
     const localId = `${LOCAL_ID_PREFIX}${++this.localIds}`;
     const now = new Date().toISOString();
     const attached = this.uploads.take();
@@ -373,6 +392,7 @@ export class ChatThread {
     this.messages.update((list) => [...list, optimistic]);
     this.draft.set('');
     this.follow(this.chatStream.send(chatId, body), {
+      chatId,
       localId,
       takeBack: (reason, storedId) => {
         this.messages.update((list) =>
@@ -461,6 +481,7 @@ export class ChatThread {
       content !== undefined ? { content } : {};
     if (this.contactChat() && this.fullTools()) body.fullTools = true;
     this.follow(this.chatStream.regenerate(chatId, replyId, body), {
+      chatId,
       takeBack: (reason) => {
         this.messages.set(before);
         return reason;
@@ -475,10 +496,13 @@ export class ChatThread {
   private follow(
     stream: Observable<ChatStreamEvent>,
     options: {
+      /** The chat the stream writes to (a draft's id until the server stores it). */
+      chatId: string;
       localId?: string;
       takeBack: (reason: string, storedId?: string) => string;
     },
   ): void {
+    const { chatId } = options;
     this.sendError.set(null);
     this.sending.set(true);
     this.live.set(NEW_REPLY);
@@ -507,6 +531,10 @@ export class ChatThread {
         }
         if (event.type === 'message') {
           storedId = event.data.id;
+          if (chatId === DRAFT_CHAT_ID) {
+            this.startedId = event.data.chatId;
+            this.chatStarted.emit(event.data.chatId);
+          }
           this.messages.update((list) =>
             list.map((message) =>
               message.id === options.localId || message.id === event.data.id
@@ -548,7 +576,7 @@ export class ChatThread {
   protected stop(): void {
     if (this.stopping()) return;
     this.stopping.set(true);
-    this.api.stopReply(this.chatId()).subscribe({
+    this.api.stopReply(this.openId()).subscribe({
       next: () => {
         // Our own stream ends with `done { stopped }`; a reply running elsewhere is over now.
         if (this.sending()) return;
@@ -572,7 +600,7 @@ export class ChatThread {
     this.loadingEarlier.set(true);
     this.earlierError.set(null);
     this.earlierSub = this.api
-      .chatMessages(this.chatId(), {
+      .chatMessages(this.openId(), {
         limit: MESSAGE_PAGE_SIZE,
         before: oldest.id,
       })
@@ -611,11 +639,18 @@ export class ChatThread {
     this.uploads.clear();
     this.stickToBottom = true;
     this.awayFromBottom.set(false);
+    if (chatId === DRAFT_CHAT_ID) {
+      // Nothing stored yet: the chat begins with its first message.
+      this.loading.set(false);
+      this.loadProblem.set(null);
+      this.focusComposer();
+      return;
+    }
     this.loadLatest(true, chatId);
   }
 
   /** Fetches the latest page; `initial` shows the loading state and decides "Load earlier" from scratch. */
-  private loadLatest(initial: boolean, chatId = this.chatId()): void {
+  private loadLatest(initial: boolean, chatId = this.openId()): void {
     this.latestSub?.unsubscribe();
     if (initial) {
       this.loading.set(true);

@@ -4,8 +4,11 @@ import { Observable, map } from 'rxjs';
 import type {
   AppSettingsView,
   AuthStatus,
+  ChatListQuery,
   ChatMessage,
   ChatSummary,
+  ConnectionTestRequest,
+  ConnectionTestResponse,
   CollectionDocumentsPage,
   CollectionInfo,
   CombinedPromptResponse,
@@ -16,6 +19,7 @@ import type {
   CronJobView,
   CronPreview,
   CronRunView,
+  ModelListResponse,
   PasswordRequest,
   PulseView,
   RenameChatRequest,
@@ -25,6 +29,7 @@ import type {
   TelegramPermission,
   TelegramStatusView,
   UpdateAppSettingsRequest,
+  UpdateChatRequest,
   UpdateCronJobRequest,
   UpdatePulseRequest,
   UpdateSystemInstructionRequest,
@@ -36,7 +41,6 @@ import type {
   WhatsAppPermission,
   WhatsAppStatusView,
   ToolsResponse,
-  UpdateChatRequest,
 } from '@metatronos/shared-types';
 
 /** Base path of every REST route; the API serves the console from the same origin. */
@@ -120,9 +124,32 @@ export class ApiClient {
 
   // Chats
 
-  /** Newest first. */
-  chats(): Observable<ChatSummary[]> {
-    return this.http.get<ChatSummary[]>(`${API_BASE}/chats`);
+  /** Pinned first, then the most recently active; `q` searches titles and message text, `archived` lists those instead. */
+  chats(query: ChatListQuery = {}): Observable<ChatSummary[]> {
+    let params = new HttpParams();
+    if (query.q) params = params.set('q', query.q);
+    if (query.archived) params = params.set('archived', 'true');
+    return this.http.get<ChatSummary[]>(`${API_BASE}/chats`, { params });
+  }
+
+  /** Pin, archive, rename or pick the chat's model. */
+  updateChat(chatId: string, body: UpdateChatRequest): Observable<ChatSummary> {
+    return this.http.patch<ChatSummary>(chatUrl(chatId), body);
+  }
+
+  /** The models of the configured providers. */
+  models(): Observable<ModelListResponse> {
+    return this.http.get<ModelListResponse>(`${API_BASE}/settings/models`);
+  }
+
+  /** Tries a key or an endpoint without saving it. */
+  testConnection(
+    body: ConnectionTestRequest,
+  ): Observable<ConnectionTestResponse> {
+    return this.http.post<ConnectionTestResponse>(
+      `${API_BASE}/settings/test`,
+      body,
+    );
   }
 
   createChat(body: CreateChatRequest = {}): Observable<ChatSummary> {

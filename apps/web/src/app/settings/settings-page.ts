@@ -1,4 +1,3 @@
-import { DatePipe } from '@angular/common';
 import {
   ChangeDetectionStrategy,
   Component,
@@ -34,6 +33,7 @@ import {
   secretChange,
   settingsChanges,
 } from './settings-draft';
+import { OwnerTimePipe } from '../core/owner-time';
 
 export const PRIMARY_MODEL_SUGGESTIONS = [
   'gemini-2.5-flash',
@@ -64,7 +64,7 @@ export function supportedTimeZones(): string[] {
   selector: 'mt-settings-page',
   changeDetection: ChangeDetectionStrategy.OnPush,
   imports: [
-    DatePipe,
+    OwnerTimePipe,
     MatButton,
     MatIconButton,
     MatCard,

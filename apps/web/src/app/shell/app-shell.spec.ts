@@ -66,6 +66,8 @@ describe('AppShell', () => {
     TestBed.inject(AuthStore).login('pw').subscribe();
     http.expectOne('/api/auth/login').flush({});
     fixture = TestBed.createComponent(AppShell);
+    // The owner's time zone for every time shown.
+    http.expectOne('/api/settings').flush({ timezone: 'UTC' });
     await fixture.whenStable();
   });
 

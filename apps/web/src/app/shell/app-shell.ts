@@ -39,6 +39,7 @@ import { NAV_ITEMS } from './nav-items';
 
 /** Wide enough for the navigation to sit beside the page instead of over it. */
 export const WIDE_LAYOUT_QUERY = '(min-width: 960px)';
+import { OwnerTime } from '../core/owner-time';
 
 /** The logged-in frame: toolbar, navigation drawer and the routed page. */
 @Component({
@@ -85,6 +86,9 @@ export class AppShell {
   protected readonly loggingOut = signal(false);
 
   constructor() {
+    // Every time in the console is shown in the owner's zone from the settings.
+    inject(OwnerTime).follow();
+
     // On a narrow screen the drawer covers the page: close it once a link was followed.
     this.router.events
       .pipe(

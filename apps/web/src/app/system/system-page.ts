@@ -1,5 +1,4 @@
 import { Clipboard } from '@angular/cdk/clipboard';
-import { DatePipe } from '@angular/common';
 import {
   ChangeDetectionStrategy,
   Component,
@@ -36,6 +35,7 @@ import {
 import { ServerStatus } from '../core/server-status';
 import { Icon } from '../ui/icon';
 import { formatUptime } from './format-uptime';
+import { OwnerTimePipe } from '../core/owner-time';
 
 export const DATABASE_KIND_LABELS: Record<DatabaseKind, string> = {
   embedded: 'Embedded (FerretDB)',
@@ -49,7 +49,7 @@ const COPIED_FEEDBACK_MS = 2_000;
   selector: 'mt-system-page',
   changeDetection: ChangeDetectionStrategy.OnPush,
   imports: [
-    DatePipe,
+    OwnerTimePipe,
     MatButton,
     MatIconButton,
     MatCard,

@@ -13,6 +13,9 @@ export function chatSummary(
   return {
     id,
     title,
+    pinned: false,
+    archived: false,
+    model: null,
     kind: 'chat',
     createdAt: '2026-01-01T10:00:00.000Z',
     updatedAt: '2026-01-01T10:00:00.000Z',

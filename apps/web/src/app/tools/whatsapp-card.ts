@@ -35,6 +35,7 @@ import { ServerError } from '../ui/server-error';
 import { formatPhone } from './whatsapp-format';
 import { whatsAppLinkWords } from './whatsapp-link-words';
 import { WhatsAppPermissionsDialog } from './whatsapp-permissions-dialog';
+import { OwnerTime } from '../core/owner-time';
 
 /** How often the status is fetched while no linking stream is open. */
 export const WHATSAPP_STATUS_POLL_MS = new InjectionToken<number>(
@@ -66,6 +67,7 @@ export const WHATSAPP_STATUS_POLL_MS = new InjectionToken<number>(
 })
 export class WhatsAppCard {
   private readonly api = inject(ApiClient);
+  private readonly time = inject(OwnerTime);
   private readonly qrStream = inject(WhatsAppQrStream);
   private readonly dialog = inject(MatDialog);
   private readonly snackBar = inject(MatSnackBar);
@@ -107,11 +109,7 @@ export class WhatsAppCard {
       ? null
       : {
           iso: at,
-          text: date.toLocaleTimeString([], {
-            hour: '2-digit',
-            minute: '2-digit',
-            second: '2-digit',
-          }),
+          text: this.time.format(at, 'absolute'),
         };
   });
   protected readonly canLink = computed(

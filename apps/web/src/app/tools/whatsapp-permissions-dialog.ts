@@ -28,6 +28,11 @@ import {
   LEAVE_QUESTION,
   warnBeforeUnload,
 } from '../core/unsaved-changes';
+import {
+  OwnerTime,
+  browserTimeZone,
+  formatOwnerTime,
+} from '../core/owner-time';
 import { inlineErrorMessage } from '../core/server-problem';
 import { Icon } from '../ui/icon';
 import { InvalidInput } from '../ui/invalid-input';
@@ -56,20 +61,17 @@ export function phoneNumberError(value: string): string | null {
   return null;
 }
 
-/** When the bot-loop guard has paused the contact's auto-replies: "Sat 14:05" (local time); null when not paused now. */
+/** When the bot-loop guard has paused the contact's auto-replies ("tomorrow 14:05", in the owner's zone); null when not paused now. */
 export function autoReplyPausedUntil(
   permission: WhatsAppPermission,
   now = Date.now(),
+  zone = browserTimeZone(),
 ): string | null {
   const until = permission.autoReplyPausedUntil
     ? Date.parse(permission.autoReplyPausedUntil)
     : NaN;
   if (!(until > now)) return null;
-  return new Date(until).toLocaleString([], {
-    weekday: 'short',
-    hour: '2-digit',
-    minute: '2-digit',
-  });
+  return formatOwnerTime(until, zone, 'relative', new Date(now));
 }
 
 function byName(a: WhatsAppPermission, b: WhatsAppPermission): number {
@@ -151,7 +153,14 @@ export class WhatsAppPermissionsDialog {
   protected readonly reload = this.live.reload;
 
   protected readonly formatPhone = formatPhone;
-  protected readonly pausedUntil = autoReplyPausedUntil;
+  private readonly time = inject(OwnerTime);
+  protected pausedUntil(permission: WhatsAppPermission): string | null {
+    return autoReplyPausedUntil(
+      permission,
+      this.time.now().getTime(),
+      this.time.zone(),
+    );
+  }
 
   private readonly dialogRef = inject(MatDialogRef, { optional: true });
   private readonly confirm = inject(CONFIRM);

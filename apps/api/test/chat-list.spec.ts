@@ -1,0 +1,264 @@
+import type { ChatMessage, ChatSummary } from '@metatronos/shared-types';
+import { getConnectionToken } from '@nestjs/mongoose';
+import type { Connection } from 'mongoose';
+import type TestAgent from 'supertest/lib/agent';
+import {
+  chatClient,
+  eventsNamed,
+  startFakeProviders,
+  useModel,
+  type ChatClient,
+} from './support/llm-test-kit';
+import { openSse } from './support/sse';
+import { createTestApp, type TestApp } from './support/test-app';
+
+type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
+
+/** `GET /api/chats` search, pin and archive, a chat's own model, and a chat stored only with its first message. */
+describe('chat list', () => {
+  let fake: Fake;
+  let t: TestApp;
+  let owner: TestAgent;
+  let client: ChatClient;
+  let connection: Connection;
+
+  beforeAll(async () => {
+    fake = await startFakeProviders();
+    t = await createTestApp();
+    owner = await t.owner();
+    client = await chatClient(t);
+    await useModel(t, 'gpt-4.1-mini');
+    connection = t.app.get<Connection>(getConnectionToken());
+  });
+  afterEach(() => fake.reset());
+  afterAll(async () => {
+    await t.close();
+    await fake.close();
+    fake.restoreEnv();
+  });
+
+  const newChat = async (title?: string): Promise<ChatSummary> => {
+    t.clock.advance(1000);
+    return (
+      await owner
+        .post('/api/chats')
+        .send(title ? { title } : {})
+        .expect(201)
+    ).body;
+  };
+  const list = async (query = ''): Promise<ChatSummary[]> =>
+    (await owner.get(`/api/chats${query}`).expect(200)).body;
+  const ids = (chats: ChatSummary[]) => chats.map((c) => c.id);
+  const chatCount = () => connection.collection('chats').countDocuments({});
+
+  describe('search', () => {
+    let trip: ChatSummary;
+    let recipes: ChatSummary;
+    let other: ChatSummary;
+
+    beforeAll(async () => {
+      trip = await newChat('Trip to Lisbon');
+      recipes = await newChat('Recipes');
+      other = await newChat('Unrelated');
+      fake.openai.enqueue({
+        text: ['Try the ', 'Pastéis de Nata (custard tarts).'],
+      });
+      await client.send(recipes.id, 'What should I bake for Sunday?');
+      fake.openai.enqueue({ text: ['Fine.'] });
+      await client.send(other.id, 'Remind me: the WiFi code is 4711.');
+    });
+
+    it('finds titles and message text, ignoring case, in the owner’s and the reply’s words', async () => {
+      expect(ids(await list('?q=lisbon'))).toEqual([trip.id]);
+      // An assistant reply's text, in other letter case and with accents.
+      expect(ids(await list('?q=PASTÉIS'))).toEqual([recipes.id]);
+      // The owner's own message.
+      expect(ids(await list('?q=wifi%20code'))).toEqual([other.id]);
+      expect(await list('?q=nothing-like-this')).toEqual([]);
+    });
+
+    it('finds a message sent after the first search, and forgets a deleted chat', async () => {
+      expect(await list('?q=quokka')).toEqual([]);
+      const later = await newChat('Later');
+      fake.openai.enqueue({ text: ['A QUOKKA smiles.'] });
+      await client.send(later.id, 'Tell me about Rottnest');
+      expect(ids(await list('?q=quokka'))).toEqual([later.id]);
+      await owner.delete(`/api/chats/${later.id}`).expect(204);
+      expect(await list('?q=quokka')).toEqual([]);
+    });
+
+    it('treats the search text literally, not as a pattern', async () => {
+      expect(ids(await list('?q=(custard'))).toEqual([recipes.id]);
+      expect(await list('?q=.*')).toEqual([]);
+      expect(await list('?q=%5B')).toEqual([]);
+    });
+
+    it('a blank search lists everything; a too long one is refused', async () => {
+      expect((await list('?q=%20%20')).length).toBe((await list()).length);
+      const tooLong = await owner
+        .get(`/api/chats?q=${'a'.repeat(101)}`)
+        .expect(400);
+      expect(tooLong.body.message).toContain(
+        'q must be at most 100 characters',
+      );
+      await owner.get('/api/chats?q=a&q=b').expect(400);
+    });
+  });
+
+  describe('pin and archive', () => {
+    it('lists pinned chats first, archived ones only with ?archived=true', async () => {
+      const a = await newChat('Alpha');
+      const b = await newChat('Beta');
+      const c = await newChat('Gamma');
+      const pinned = await owner
+        .patch(`/api/chats/${a.id}`)
+        .send({ pinned: true })
+        .expect(200);
+      expect(pinned.body).toMatchObject({
+        id: a.id,
+        title: 'Alpha',
+        pinned: true,
+        archived: false,
+      });
+      // Pinning is not activity: the chat keeps its time.
+      expect(pinned.body.updatedAt).toBe(a.updatedAt);
+      expect(ids(await list()).slice(0, 3)).toEqual([a.id, c.id, b.id]);
+
+      await owner
+        .patch(`/api/chats/${c.id}`)
+        .send({ archived: true })
+        .expect(200);
+      const active = ids(await list());
+      expect(active).not.toContain(c.id);
+      expect(active.slice(0, 2)).toEqual([a.id, b.id]);
+      const archived = await list('?archived=true');
+      expect(ids(archived)).toEqual([c.id]);
+      expect(archived[0].archived).toBe(true);
+      // Search keeps to the view it is made in.
+      expect(ids(await list('?q=gamma'))).toEqual([]);
+      expect(ids(await list('?q=gamma&archived=true'))).toEqual([c.id]);
+
+      await owner
+        .patch(`/api/chats/${c.id}`)
+        .send({ archived: false, pinned: false })
+        .expect(200);
+      expect(ids(await list())).toContain(c.id);
+      expect(await list('?archived=true')).toEqual([]);
+    });
+
+    it('refuses bad values with 400 and changes nothing', async () => {
+      const chat = await newChat('Steady');
+      const before = await connection
+        .collection('chats')
+        .findOne({ title: 'Steady' });
+      const cases: Array<[unknown, string]> = [
+        [{ pinned: 'yes' }, 'pinned must be true or false'],
+        [{ archived: 1 }, 'archived must be true or false'],
+        [{ pinned: null }, 'pinned must not be null'],
+        [{}, 'Nothing to change'],
+        [{ title: '  ' }, 'title must not be blank'],
+        [{ pinned: true, colour: 'red' }, 'property colour should not exist'],
+        [{ model: 'llama3' }, "model: The model 'llama3' is not"],
+        [{ model: 'ollama/llama3' }, "The endpoint 'ollama'"],
+        [{ pinned: true, model: 'nope' }, "The model 'nope' is not"],
+      ];
+      for (const [body, message] of cases) {
+        const res = await owner
+          .patch(`/api/chats/${chat.id}`)
+          .send(body as object)
+          .expect(400);
+        expect(JSON.stringify(res.body.message)).toContain(message);
+      }
+      await owner.get('/api/chats?archived=yes').expect(400);
+      expect(
+        await connection.collection('chats').findOne({ title: 'Steady' }),
+      ).toEqual(before);
+      await owner
+        .patch('/api/chats/64b7f0c2a1b2c3d4e5f60718')
+        .send({ pinned: true })
+        .expect(404);
+    });
+  });
+
+  describe("a chat's model", () => {
+    it('replies with the chat’s model, and with the primary one again once cleared', async () => {
+      const chat = await newChat('Gemini here');
+      const set = await owner
+        .patch(`/api/chats/${chat.id}`)
+        .send({ model: 'gemini-2.5-flash' })
+        .expect(200);
+      expect(set.body.model).toBe('gemini-2.5-flash');
+      fake.gemini.enqueue({ text: ['From Gemini'] });
+      const events = await client.send(chat.id, 'hello');
+      expect(eventsNamed(events, 'done')).toHaveLength(1);
+      expect(fake.gemini.requests[0].model).toBe('gemini-2.5-flash');
+      expect(fake.openai.requests).toHaveLength(0);
+
+      const cleared = await owner
+        .patch(`/api/chats/${chat.id}`)
+        .send({ model: null })
+        .expect(200);
+      expect(cleared.body.model).toBeNull();
+      fake.openai.enqueue({ text: ['From OpenAI'] });
+      await client.send(chat.id, 'again');
+      expect(fake.openai.requests[0].model).toBe('gpt-4.1-mini');
+      const stored: ChatMessage[] = (
+        await owner.get(`/api/chats/${chat.id}/messages`).expect(200)
+      ).body;
+      expect(
+        stored.filter((m) => m.role === 'assistant').map((m) => m.model),
+      ).toEqual(['gemini-2.5-flash', 'gpt-4.1-mini']);
+    });
+  });
+
+  describe('a chat stored with its first message', () => {
+    it('POST /api/chats/messages creates the chat as the message is accepted and streams the reply', async () => {
+      const { url, cookie } = await t.serve();
+      const before = await chatCount();
+      fake.openai.enqueue({ text: ['Hello there'] });
+      const stream = await openSse(
+        `${url}/api/chats/messages`,
+        { Cookie: cookie },
+        { method: 'POST', body: { content: 'Plan my week' } },
+      );
+      expect(stream.status).toBe(200);
+      const events = await stream.rest();
+      const [message] = eventsNamed(events, 'message') as ChatMessage[];
+      expect(message).toMatchObject({ role: 'user', content: 'Plan my week' });
+      expect(eventsNamed(events, 'done')).toHaveLength(1);
+      expect(await chatCount()).toBe(before + 1);
+      const [listed] = (await list()).filter((c) => c.id === message.chatId);
+      expect(listed).toMatchObject({ title: 'Plan my week', kind: 'chat' });
+    });
+
+    it('leaves no chat behind when the first message is refused', async () => {
+      const before = await chatCount();
+      await owner
+        .post('/api/chats/messages')
+        .send({ content: '  ' })
+        .expect(400);
+      await owner
+        .post('/api/chats/messages')
+        .send({
+          content: 'with a file',
+          attachmentIds: ['64b7f0c2a1b2c3d4e5f60718'],
+        })
+        .expect(400);
+      await owner
+        .patch('/api/settings')
+        .send({ primaryModel: null })
+        .expect(200);
+      try {
+        const refused = await owner
+          .post('/api/chats/messages')
+          .send({ content: 'hello' })
+          .expect(400);
+        expect(refused.body.message).toContain('No model is configured');
+      } finally {
+        await useModel(t, 'gpt-4.1-mini');
+      }
+      expect(await chatCount()).toBe(before);
+      expect(fake.openai.requests).toHaveLength(0);
+    });
+  });
+});
