@@ -497,10 +497,34 @@ describe('AutomationsPage', () => {
   describe('the job form', () => {
     beforeEach(() => fakeRxjsTimers());
 
+    /** The form asks for the modes a job can start in. */
+    async function answerModes(): Promise<void> {
+      for (const req of http.match('/api/tools'))
+        req.flush({
+          modes: [
+            {
+              name: 'default',
+              description: 'Everyday',
+              accountKind: null,
+              tools: [],
+            },
+            {
+              name: 'web',
+              description: 'Web search and fetch',
+              accountKind: null,
+              tools: [],
+            },
+          ],
+          meta: [],
+        });
+      await stable();
+    }
+
     async function openNew(jobs: CronJobView[] = [MORNING]): Promise<void> {
       await load(jobs);
       el('new-job')?.click();
       await stable();
+      await answerModes();
     }
 
     it('creates a job with a debounced live preview of the schedule', async () => {
@@ -533,6 +557,12 @@ describe('AutomationsPage', () => {
         'Wed 25 Nov, 08:00',
       ]);
       expect(button('save-job').disabled).toBe(false);
+      // The mode the runs start in: the tools the instruction needs.
+      const mode = el<HTMLSelectElement>('job-mode-input') as HTMLSelectElement;
+      expect(mode.value).toBe('default');
+      mode.value = 'web';
+      mode.dispatchEvent(new Event('change'));
+      await stable();
 
       button('save-job').click();
       await stable();
@@ -542,6 +572,7 @@ describe('AutomationsPage', () => {
         name: 'Daily digest',
         instruction: 'Summarise my schedule',
         cronExpression: '0 8 * * 1-5',
+        mode: 'web',
         enabled: true,
       });
       create.flush(cronJob('j2', 'Daily digest'), {
@@ -625,6 +656,7 @@ describe('AutomationsPage', () => {
         name: 'Morning briefing',
         instruction: 'Again',
         cronExpression: '0 8 * * 1-5',
+        mode: 'default',
         enabled: false,
       });
       req.flush(
@@ -661,6 +693,7 @@ describe('AutomationsPage', () => {
       await load([MORNING, WEEKLY]);
       button('edit-job', job('j2')).click();
       await stable();
+      await answerModes();
       expect(text('job-form')).toContain('Edit “Weekly review”');
       expect(el<HTMLInputElement>('job-name-input')?.value).toBe(
         'Weekly review',

@@ -36,6 +36,7 @@ import {
   type CreateCronJobRequest,
   type CronJobView,
   type CronPreview,
+  type ModeView,
   type UpdateCronJobRequest,
 } from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
@@ -110,6 +111,10 @@ export class CronJobForm {
   protected readonly instruction = signal('');
   protected readonly expression = signal('');
   protected readonly enabled = signal(true);
+  /** The mode each run starts in: the tools its instruction needs. */
+  protected readonly mode = signal('default');
+  /** The modes to pick from (`GET /api/tools`); empty until loaded, or when loading failed. */
+  protected readonly modes = signal<readonly ModeView[]>([]);
   protected readonly touched = signal<ReadonlySet<string>>(new Set());
   protected readonly saving = signal(false);
   protected readonly saveError = signal<string | null>(null);
@@ -187,6 +192,7 @@ export class CronJobForm {
       changes.instruction = request.instruction;
     if (request.cronExpression !== job.cronExpression.trim())
       changes.cronExpression = request.cronExpression;
+    if (request.mode !== (job.mode ?? 'default')) changes.mode = request.mode;
     return changes;
   });
   protected readonly dirty = computed(() => {
@@ -254,6 +260,7 @@ export class CronJobForm {
         this.name.set(job?.name ?? '');
         this.instruction.set(job?.instruction ?? '');
         this.enabled.set(job?.enabled ?? true);
+        this.mode.set(job?.mode ?? 'default');
         this.touched.set(new Set());
         this.saveError.set(null);
         this.setExpression(job?.cronExpression ?? '');
@@ -264,6 +271,14 @@ export class CronJobForm {
     });
 
     warnBeforeUnload(this.dirty, () => this.save());
+
+    this.api
+      .tools()
+      .pipe(
+        catchError(() => of(null)),
+        takeUntilDestroyed(),
+      )
+      .subscribe((tools) => this.modes.set(tools?.modes ?? []));
   }
 
   protected setExpression(value: string): void {
@@ -308,11 +323,12 @@ export class CronJobForm {
     });
   }
 
-  private request(): Required<Omit<CreateCronJobRequest, 'enabled' | 'mode'>> {
+  private request(): Required<Omit<CreateCronJobRequest, 'enabled'>> {
     return {
       name: this.name().trim(),
       instruction: this.instruction().trim(),
       cronExpression: this.trimmedExpression(),
+      mode: this.mode(),
     };
   }
 }

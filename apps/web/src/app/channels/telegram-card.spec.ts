@@ -1,3 +1,4 @@
+import { settingsView } from '../testing/settings-data';
 import type { HttpTestingController } from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
 import type {
@@ -13,7 +14,7 @@ import {
 import type { FakeEventStream } from '../testing/fake-event-stream';
 import { TelegramCard } from './telegram-card';
 
-const SETTINGS: AppSettingsView = {
+const SETTINGS: AppSettingsView = settingsView({
   geminiApiKey: null,
   openaiApiKey: null,
   openaiCompatible: [],
@@ -24,7 +25,7 @@ const SETTINGS: AppSettingsView = {
   telegramApiRoot: 'https://api.telegram.org',
   timezone: 'Europe/Paris',
   updatedAt: '2026-01-01T00:00:00.000Z',
-};
+});
 
 const STRANGER: TelegramInboundMessage = {
   id: '9999:1',

@@ -1,3 +1,4 @@
+import { settingsView } from '../testing/settings-data';
 import type { AppSettingsView } from '@metatronos/shared-types';
 import {
   draftFrom,
@@ -7,7 +8,7 @@ import {
   settingsChanges,
 } from './settings-draft';
 
-const SAVED: AppSettingsView = {
+const SAVED: AppSettingsView = settingsView({
   geminiApiKey: '••••abcd',
   openaiApiKey: null,
   openaiCompatible: [
@@ -24,7 +25,7 @@ const SAVED: AppSettingsView = {
   urlFetchAllowHosts: [],
   authProfiles: [],
   updatedAt: '2026-01-01T00:00:00.000Z',
-};
+});
 
 describe('settingsChanges', () => {
   it('sends nothing for an untouched form: empty secrets and masked endpoint keys are "unchanged"', () => {

@@ -1,3 +1,4 @@
+import { settingsView } from '../testing/settings-data';
 import type { HttpTestingController } from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
 import type { AppSettingsView } from '@metatronos/shared-types';
@@ -9,7 +10,7 @@ import {
 import type { FakeEventStream } from '../testing/fake-event-stream';
 import { SettingsPage } from './settings-page';
 
-const SETTINGS: AppSettingsView = {
+const SETTINGS: AppSettingsView = settingsView({
   geminiApiKey: '••••abcd',
   openaiApiKey: null,
   openaiCompatible: [
@@ -22,7 +23,7 @@ const SETTINGS: AppSettingsView = {
   urlFetchAllowHosts: [],
   authProfiles: [],
   updatedAt: '2026-01-01T00:00:00.000Z',
-};
+});
 
 describe('SettingsPage', () => {
   let fixture: ComponentFixture<SettingsPage>;

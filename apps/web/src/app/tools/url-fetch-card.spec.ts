@@ -1,3 +1,4 @@
+import { settingsView } from '../testing/settings-data';
 import type { HttpTestingController } from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
 import type { AppSettingsView } from '@metatronos/shared-types';
@@ -8,7 +9,7 @@ import {
 } from '../testing/api-test';
 import { UrlFetchCard } from './url-fetch-card';
 
-const SETTINGS: AppSettingsView = {
+const SETTINGS: AppSettingsView = settingsView({
   geminiApiKey: null,
   openaiApiKey: null,
   openaiCompatible: [],
@@ -26,7 +27,7 @@ const SETTINGS: AppSettingsView = {
     },
   ],
   updatedAt: '2026-01-01T00:00:00.000Z',
-};
+});
 
 describe('UrlFetchCard', () => {
   let fixture: ComponentFixture<UrlFetchCard>;

@@ -1,3 +1,4 @@
+import { settingsView } from '../testing/settings-data';
 import type { HttpTestingController } from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
 import type {
@@ -12,7 +13,7 @@ import {
 import type { FakeEventStream } from '../testing/fake-event-stream';
 import { WebSearchCard } from './web-search-card';
 
-const SETTINGS: AppSettingsView = {
+const SETTINGS: AppSettingsView = settingsView({
   geminiApiKey: '••••abcd',
   openaiApiKey: null,
   openaiCompatible: [],
@@ -23,7 +24,7 @@ const SETTINGS: AppSettingsView = {
   urlFetchAllowHosts: [],
   authProfiles: [],
   updatedAt: '2026-01-01T00:00:00.000Z',
-};
+});
 const WITH_KEY: AppSettingsView = {
   ...SETTINGS,
   braveApiKey: '••••9876',
