@@ -269,12 +269,18 @@ describe('input rules', () => {
         }
       // Every request body of the API is in the sweep (a route added later joins it by itself).
       expect(cases.length).toBeGreaterThanOrEqual(30);
+      // Each of these documents what null means: a chat's model back to the primary one, a key or
+      // token removed, the Telegram server back to Telegram's own, the connection test with the stored key.
       expect(nullable.sort()).toEqual([
+        '/api/chats/{id} model',
         '/api/settings braveApiKey',
         '/api/settings geminiApiKey',
         '/api/settings imageModel',
         '/api/settings openaiApiKey',
         '/api/settings primaryModel',
+        '/api/settings telegramApiRoot',
+        '/api/settings telegramBotToken',
+        '/api/settings/test apiKey',
       ]);
       const failures: string[] = [];
       for (const { method, path, field } of cases) {

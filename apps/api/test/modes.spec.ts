@@ -246,6 +246,17 @@ describe.each([
     expect(messages[0].parts).toEqual([
       { type: 'mode', mode: 'automations', by: 'owner' },
     ]);
+    // The switch is an event, not a reply: nothing to regenerate, nothing written.
+    const refused = await owner
+      .post(`/api/chats/${chat.id}/messages/${messages[0].id}/regenerate`)
+      .send({})
+      .expect(400);
+    expect(refused.body.message).toBe(
+      'This message records a mode switch, not a reply: there is nothing to regenerate.',
+    );
+    expect(
+      (await owner.get(`/api/chats/${chat.id}/messages`).expect(200)).body,
+    ).toEqual(messages);
 
     // The next turn offers the automations tools and the Pulse sections; the event is not sent to the model.
     script().enqueue({ text: ['Ready.'] });

@@ -373,6 +373,15 @@ export class ChatReplyService
       throw new BadRequestException(
         'Only an assistant reply can be regenerated; this message is one of yours.',
       );
+    // The owner's mode switch is kept as an assistant message holding one mode part: an event, not a reply.
+    if (
+      !old.content &&
+      (old.parts?.length ?? 0) > 0 &&
+      old.parts?.every((part) => part.type === 'mode')
+    )
+      throw new BadRequestException(
+        'This message records a mode switch, not a reply: there is nothing to regenerate.',
+      );
     const laterMessage = () =>
       this.messages
         .findOne({ chatId: chat._id, _id: { $gt: replyObjectId } })

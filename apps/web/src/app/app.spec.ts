@@ -1,3 +1,4 @@
+import { settingsView } from './testing/settings-data';
 import { provideHttpClient, withInterceptors } from '@angular/common/http';
 import {
   HttpTestingController,
@@ -63,7 +64,11 @@ describe('App', () => {
     await fixture.whenStable();
   });
 
-  afterEach(() => http.verify());
+  afterEach(() => {
+    // The shell follows the owner's time zone from the settings (one clock for every page).
+    for (const req of http.match('/api/settings')) req.flush(settingsView());
+    http.verify();
+  });
 
   it('sends a fresh install to the setup page', async () => {
     void router.navigateByUrl('/');

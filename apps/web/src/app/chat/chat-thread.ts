@@ -172,7 +172,8 @@ export class ChatThread {
     return last &&
       last.role === 'assistant' &&
       !isLocalMessage(last) &&
-      last.status !== 'streaming'
+      last.status !== 'streaming' &&
+      !isModeEvent(last)
       ? last
       : null;
   });
@@ -726,4 +727,13 @@ export class ChatThread {
     this.earlierSub?.unsubscribe();
     this.streamSub = this.latestSub = this.earlierSub = null;
   }
+}
+
+/** The owner's mode switch, kept as an assistant message with only a mode part: an event line, not a reply. */
+function isModeEvent(message: ChatMessage): boolean {
+  return (
+    !message.content &&
+    (message.parts?.length ?? 0) > 0 &&
+    (message.parts ?? []).every((part) => part.type === 'mode')
+  );
 }
