@@ -63,6 +63,9 @@ describe('SettingsPage', () => {
   });
 
   afterEach(() => {
+    // Each load asks the providers for their models (suggestions only).
+    for (const req of http.match('/api/settings/models'))
+      req.flush({ models: [], problems: [] });
     tearDownApiTest(http);
   });
 
@@ -86,11 +89,18 @@ describe('SettingsPage', () => {
 
   it('offers model and time zone suggestions', async () => {
     await load();
+    // The configured providers' own models come first.
+    http.expectOne('/api/settings/models').flush({
+      models: [{ id: 'gemini-2.5-pro', provider: 'gemini' }],
+      problems: [],
+    });
+    await stable();
     const models = Array.from(
       root().querySelectorAll<HTMLOptionElement>(
         `#${input('primary-model-input').getAttribute('list')} option`,
       ),
     ).map((o) => o.value);
+    expect(models[0]).toBe('gemini-2.5-pro');
     expect(models).toEqual(
       expect.arrayContaining(['gemini-2.5-flash', 'gpt-4.1-mini', 'ollama/']),
     );

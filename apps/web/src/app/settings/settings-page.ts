@@ -128,13 +128,18 @@ export class SettingsPage {
       !this.timezoneError() &&
       !this.saving(),
   );
+  /** The models the configured providers list (`GET /api/settings/models`), offered first; empty until loaded. */
+  protected readonly providerModels = signal<readonly string[]>([]);
   protected readonly modelSuggestions = computed(() => {
     const endpoints = (this.draft()?.openaiCompatible ?? [])
       .map((row) => row.name.trim())
       .filter(Boolean);
     return [
-      ...PRIMARY_MODEL_SUGGESTIONS,
-      ...endpoints.map((name) => `${name}/`),
+      ...new Set([
+        ...this.providerModels(),
+        ...PRIMARY_MODEL_SUGGESTIONS,
+        ...endpoints.map((name) => `${name}/`),
+      ]),
     ];
   });
   protected readonly primaryModelWarning = computed(() => {
@@ -232,5 +237,14 @@ export class SettingsPage {
   private apply(settings: AppSettingsView): void {
     this.saved.set(settings);
     this.draft.set(draftFrom(settings));
+    this.loadProviderModels();
+  }
+
+  /** Asks the configured providers for their models (a failure only leaves the static suggestions). */
+  private loadProviderModels(): void {
+    this.api.models().subscribe({
+      next: (list) => this.providerModels.set(list.models.map((m) => m.id)),
+      error: () => this.providerModels.set([]),
+    });
   }
 }
