@@ -116,6 +116,9 @@ describe('AutomationsPage', () => {
   });
 
   afterEach(() => {
+    // The Pulse card and the job form ask for the modes.
+    for (const req of http.match('/api/tools'))
+      req.flush({ modes: [], meta: [] });
     tearDownApiTest(http);
     jest.useRealTimers();
   });

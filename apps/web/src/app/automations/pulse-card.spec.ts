@@ -70,6 +70,30 @@ describe('PulseCard', () => {
     await stable();
     http.expectOne('/api/pulse').flush(view);
     http.expectOne('/api/pulse/runs?limit=5').flush(runs);
+    // The modes a pulse can start in.
+    http.expectOne('/api/tools').flush({
+      modes: [
+        {
+          name: 'default',
+          description: 'Everyday',
+          accountKind: null,
+          tools: [],
+        },
+        {
+          name: 'automations',
+          description: 'Jobs and Pulse',
+          accountKind: null,
+          tools: [],
+        },
+        {
+          name: 'web',
+          description: 'Web search and fetch',
+          accountKind: null,
+          tools: [],
+        },
+      ],
+      meta: [],
+    });
     await stable();
   }
 
@@ -78,6 +102,8 @@ describe('PulseCard', () => {
   });
 
   afterEach(() => {
+    for (const req of http.match('/api/tools'))
+      req.flush({ modes: [], meta: [] });
     tearDownApiTest(http);
   });
 
@@ -170,6 +196,10 @@ describe('PulseCard', () => {
     const perDay = el<HTMLSelectElement>('pulse-per-day') as HTMLSelectElement;
     perDay.value = '48';
     perDay.dispatchEvent(new Event('change'));
+    const mode = el<HTMLSelectElement>('pulse-mode') as HTMLSelectElement;
+    expect(mode.value).toBe('automations');
+    mode.value = 'web';
+    mode.dispatchEvent(new Event('change'));
     el('add-quiet-hours')?.click();
     await stable();
     expect(pressedDays()).toEqual(['Sun', 'Tue', 'Wed', 'Thu', 'Fri']);
@@ -198,6 +228,7 @@ describe('PulseCard', () => {
         { start: '12:00', end: '14:00' },
       ],
       notes: 'Check the garden. Water the tomatoes.',
+      mode: 'web',
     });
     req.flush(
       pulseView({

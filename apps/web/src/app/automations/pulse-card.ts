@@ -23,12 +23,14 @@ import {
   skip,
   switchMap,
   tap,
+  of,
 } from 'rxjs';
 import {
   PULSE_NOTES_MAX_LENGTH,
   PULSES_PER_DAY_CHOICES,
   QUIET_HOURS_MAX_RANGES,
   type CronRunView,
+  type ModeView,
   type PulseSettings,
   type PulseView,
   type PulsesPerDay,
@@ -185,6 +187,13 @@ export class PulseCard {
   protected readonly reload = this.live.reload;
 
   constructor() {
+    this.api
+      .tools()
+      .pipe(
+        catchError(() => of(null)),
+        takeUntilDestroyed(),
+      )
+      .subscribe((tools) => this.modes.set(tools?.modes ?? []));
     this.reloadRuns$
       .pipe(
         switchMap(() =>
@@ -243,6 +252,13 @@ export class PulseCard {
         ? days.filter((d) => d !== day)
         : [...days, day].sort((a, b) => a - b),
     });
+  }
+
+  /** The modes a pulse can start in (`GET /api/tools`); empty until loaded, or when loading failed. */
+  protected readonly modes = signal<readonly ModeView[]>([]);
+
+  protected setMode(mode: string): void {
+    if (this.modes().some((m) => m.name === mode)) this.patch({ mode });
   }
 
   protected setPulsesPerDay(value: string): void {

@@ -21,6 +21,8 @@ export interface PulseDraft {
   pulsesPerDay: PulsesPerDay;
   quietHours: QuietHoursRow[];
   notes: string;
+  /** The mode every pulse starts in. */
+  mode: string;
 }
 
 let nextRowKey = 1;
@@ -50,6 +52,7 @@ export function pulseDraftFrom(settings: PulseSettings): PulseDraft {
     pulsesPerDay: settings.pulsesPerDay,
     quietHours: settings.quietHours.map((range) => quietHoursRow(range)),
     notes: settings.notes,
+    mode: settings.mode,
   };
 }
 
@@ -77,6 +80,7 @@ export function pulseChanges(
     changes.activeDays = [...draft.activeDays].sort((a, b) => a - b);
   if (draft.pulsesPerDay !== base.pulsesPerDay)
     changes.pulsesPerDay = draft.pulsesPerDay;
+  if (draft.mode !== base.mode) changes.mode = draft.mode;
   const quietHours = draft.quietHours.map(({ start, end }) => ({ start, end }));
   if (!sameRanges(quietHours, base.quietHours)) changes.quietHours = quietHours;
   if (draft.notes !== base.notes) changes.notes = draft.notes;
