@@ -553,6 +553,69 @@ describe('Telegram', () => {
     ).toEqual([['photo-1.jpg'], ['shopping.txt'], [], []]);
   });
 
+  it('sends a voice note from the cache dir to a trusted chat, and refuses a file over 20 MiB or outside the cache dir', async () => {
+    const t = await boot();
+    await connect(t);
+    const owner = await t.owner();
+    await owner
+      .post('/api/telegram/permissions')
+      .send({
+        chatId: '4242',
+        displayName: 'Ann',
+        canRead: true,
+        canReply: true,
+        trusted: true,
+      })
+      .expect(200);
+    const dirs = t.app.get(FileDirs).ensure();
+    writeFileSync(join(dirs.file_cache_dir, 'hello.ogg'), 'OggS voice');
+    writeFileSync(
+      join(dirs.file_cache_dir, 'big.ogg'),
+      Buffer.alloc(20 * 1024 * 1024 + 1),
+    );
+    writeFileSync(join(dirs.file_state_dir, 'private.ogg'), 'state');
+    fake.openai.enqueue(
+      {
+        toolCalls: [
+          {
+            name: 'telegram_send_voice',
+            arguments: { path: 'file_cache_dir/big.ogg' },
+          },
+        ],
+      },
+      {
+        toolCalls: [
+          {
+            name: 'telegram_send_voice',
+            arguments: { path: 'file_state_dir/private.ogg' },
+          },
+        ],
+      },
+      {
+        toolCalls: [
+          {
+            name: 'telegram_send_voice',
+            arguments: { path: 'file_cache_dir/hello.ogg' },
+          },
+        ],
+      },
+      { text: ['sent'] },
+    );
+    telegram.receive({ chat: ANN, text: 'say hi', date: now(t) });
+    await waitFor(() => telegram.sent.length === 1, 'the reply');
+    await t.app.get(TelegramAutoReplyService).idle();
+    expect(telegram.uploads).toEqual([
+      expect.objectContaining({
+        method: 'sendVoice',
+        chatId: '4242',
+        filename: 'hello.ogg',
+      }),
+    ]);
+    const results = JSON.stringify(fake.openai.requests.at(-1)?.body);
+    expect(results).toContain('at most 20 MiB can be sent');
+    expect(results).toContain('Only files in file_cache_dir can be sent');
+  });
+
   it('validates permissions and writes nothing on a bad request', async () => {
     const t = await boot();
     const owner = await t.owner();
