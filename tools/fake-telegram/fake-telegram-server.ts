@@ -44,6 +44,13 @@ export interface FakeInbound {
   replyTo?: number;
   /** Seconds since the epoch (default: now). */
   date?: number;
+  /** A file the message carries; `text` becomes its caption. Served by `getFile` and `/file/bot<token>/…`. */
+  file?: {
+    kind: 'photo' | 'document' | 'voice';
+    bytes: Buffer;
+    /** Documents: the file name. */
+    name?: string;
+  };
 }
 
 /** A call the bot made, as recorded. */
@@ -122,6 +129,9 @@ export async function startFakeTelegram(
   let nextMessageId = 1;
   let acknowledged = 0;
   const waiters = new Set<() => void>();
+  /** file_id → its bytes and path. */
+  const files = new Map<string, { path: string; bytes: Buffer }>();
+  let nextFileId = 1;
   const sockets = new Set<Socket>();
 
   const wake = () => {
@@ -160,6 +170,21 @@ export async function startFakeTelegram(
   const server = createServer((req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      const download = /^\/file\/bot([^/]+)\/(.+)$/.exec(url.pathname);
+      if (download) {
+        const file = [...files.values()].find((f) => f.path === download[2]);
+        if (!tokens.has(download[1]) || !file) {
+          res.writeHead(404);
+          res.end();
+          return;
+        }
+        res.writeHead(200, {
+          'content-type': 'application/octet-stream',
+          'content-length': String(file.bytes.length),
+        });
+        res.end(file.bytes);
+        return;
+      }
       const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
       if (!match)
         return answer(res, 404, {
@@ -234,6 +259,25 @@ export async function startFakeTelegram(
               chat: { id: Number(params['chat_id']), type: 'private' },
               from: bot,
               text: params['text'],
+            },
+          });
+        }
+        case 'getFile': {
+          const fileId = String(params['file_id'] ?? '');
+          const file = files.get(fileId);
+          if (!file)
+            return answer(res, 400, {
+              ok: false,
+              error_code: 400,
+              description: 'Bad Request: invalid file_id',
+            });
+          return answer(res, 200, {
+            ok: true,
+            result: {
+              file_id: fileId,
+              file_unique_id: `u${fileId}`,
+              file_size: file.bytes.length,
+              file_path: file.path,
             },
           });
         }
@@ -312,6 +356,52 @@ export async function startFakeTelegram(
         from,
         text,
       };
+      if (inbound.file) {
+        const fileId = `file-${nextFileId++}`;
+        const folder = {
+          photo: 'photos',
+          document: 'documents',
+          voice: 'voice',
+        }[inbound.file.kind];
+        files.set(fileId, {
+          path: `${folder}/${fileId}`,
+          bytes: inbound.file.bytes,
+        });
+        const size = inbound.file.bytes.length;
+        delete message['text'];
+        if (text) message['caption'] = text;
+        if (inbound.file.kind === 'photo')
+          message['photo'] = [
+            {
+              file_id: `${fileId}-small`,
+              file_unique_id: 's',
+              width: 90,
+              height: 90,
+            },
+            {
+              file_id: fileId,
+              file_unique_id: 'l',
+              width: 800,
+              height: 600,
+              file_size: size,
+            },
+          ];
+        else if (inbound.file.kind === 'document')
+          message['document'] = {
+            file_id: fileId,
+            file_unique_id: 'd',
+            file_name: inbound.file.name ?? 'file.bin',
+            file_size: size,
+          };
+        else
+          message['voice'] = {
+            file_id: fileId,
+            file_unique_id: 'v',
+            duration: 3,
+            mime_type: 'audio/ogg',
+            file_size: size,
+          };
+      }
       if (inbound.mention)
         message['entities'] = [
           { type: 'mention', offset: 0, length: mention.length - 1 },

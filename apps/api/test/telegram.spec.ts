@@ -5,7 +5,7 @@ import {
   startFakeTelegram,
   type FakeTelegramServer,
 } from '../../../tools/fake-telegram/fake-telegram-server';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FileDirs } from '../src/files/file-dirs';
 import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
@@ -456,6 +456,164 @@ describe('Telegram', () => {
       String((await send({ contact_id: 'tg:abc', message_text: 'x' })).error),
     ).toContain('tg:<chat id>');
     expect(telegram.sent).toHaveLength(1);
+  });
+
+  it('gives the model inbound photos and documents as attachments, and keeps voice notes in the cache dir', async () => {
+    const t = await boot();
+    await connect(t);
+    const owner = await t.owner();
+    await owner
+      .post('/api/telegram/permissions')
+      .send({
+        chatId: '4242',
+        displayName: 'Ann',
+        canRead: true,
+        canReply: true,
+      })
+      .expect(200);
+    const PNG = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=',
+      'base64',
+    );
+    const lastUserContent = () =>
+      JSON.stringify(
+        (
+          fake.openai.requests.at(-1)?.body?.messages as Array<{
+            role: string;
+            content: unknown;
+          }>
+        )
+          .filter((m) => m.role === 'user')
+          .at(-1),
+      );
+    const turn = async (
+      file: Parameters<typeof telegram.receive>[0]['file'],
+      text: string,
+    ) => {
+      const before = telegram.sent.length;
+      telegram.receive({ chat: ANN, text, date: now(t), file });
+      await waitFor(() => telegram.sent.length === before + 1, 'the reply');
+      await t.app.get(TelegramAutoReplyService).idle();
+      return lastUserContent();
+    };
+
+    const photo = await turn({ kind: 'photo', bytes: PNG }, 'what is this?');
+    expect(photo).toContain('what is this?');
+    expect(photo).toContain('data:image/png;base64,');
+
+    const doc = await turn(
+      {
+        kind: 'document',
+        bytes: Buffer.from('Milk, eggs, bread'),
+        name: 'shopping.txt',
+      },
+      '',
+    );
+    expect(doc).toContain('Milk, eggs, bread');
+
+    const voice = await turn(
+      { kind: 'voice', bytes: Buffer.from('OggS fake opus') },
+      '',
+    );
+    expect(voice).toContain('file_cache_dir/telegram/voice-4242-');
+    const saved = JSON.parse(voice).content.match(
+      /file_cache_dir\/telegram\/[^ ;]+/,
+    )[0];
+    const resolved = t.app.get(FileDirs).resolve(saved);
+    expect(resolved.ok && readFileSync(resolved.absolute, 'utf8')).toBe(
+      'OggS fake opus',
+    );
+
+    const refused = await turn(
+      {
+        kind: 'document',
+        bytes: Buffer.from('PK\u0003\u0004zip'),
+        name: 'archive.zip',
+      },
+      'see attached',
+    );
+    expect(refused).toContain('see attached');
+    expect(refused).toContain('could not be kept');
+    // The console shows the photo on the contact's message.
+    const chats = (await owner.get('/api/chats').expect(200)).body as Array<{
+      id: string;
+      kind: string;
+    }>;
+    const chat = chats.find((c) => c.kind === 'telegram');
+    const messages = (
+      await owner.get(`/api/chats/${chat?.id}/messages`).expect(200)
+    ).body as Array<{
+      role: string;
+      attachments?: Array<{ name: string }>;
+    }>;
+    expect(
+      messages
+        .filter((m) => m.role === 'user')
+        .map((m) => m.attachments?.map((a) => a.name) ?? []),
+    ).toEqual([['photo-1.jpg'], ['shopping.txt'], [], []]);
+  });
+
+  it('sends a voice note from the cache dir to a trusted chat, and refuses a file over 20 MiB or outside the cache dir', async () => {
+    const t = await boot();
+    await connect(t);
+    const owner = await t.owner();
+    await owner
+      .post('/api/telegram/permissions')
+      .send({
+        chatId: '4242',
+        displayName: 'Ann',
+        canRead: true,
+        canReply: true,
+        trusted: true,
+      })
+      .expect(200);
+    const dirs = t.app.get(FileDirs).ensure();
+    writeFileSync(join(dirs.file_cache_dir, 'hello.ogg'), 'OggS voice');
+    writeFileSync(
+      join(dirs.file_cache_dir, 'big.ogg'),
+      Buffer.alloc(20 * 1024 * 1024 + 1),
+    );
+    writeFileSync(join(dirs.file_state_dir, 'private.ogg'), 'state');
+    fake.openai.enqueue(
+      {
+        toolCalls: [
+          {
+            name: 'telegram_send_voice',
+            arguments: { path: 'file_cache_dir/big.ogg' },
+          },
+        ],
+      },
+      {
+        toolCalls: [
+          {
+            name: 'telegram_send_voice',
+            arguments: { path: 'file_state_dir/private.ogg' },
+          },
+        ],
+      },
+      {
+        toolCalls: [
+          {
+            name: 'telegram_send_voice',
+            arguments: { path: 'file_cache_dir/hello.ogg' },
+          },
+        ],
+      },
+      { text: ['sent'] },
+    );
+    telegram.receive({ chat: ANN, text: 'say hi', date: now(t) });
+    await waitFor(() => telegram.sent.length === 1, 'the reply');
+    await t.app.get(TelegramAutoReplyService).idle();
+    expect(telegram.uploads).toEqual([
+      expect.objectContaining({
+        method: 'sendVoice',
+        chatId: '4242',
+        filename: 'hello.ogg',
+      }),
+    ]);
+    const results = JSON.stringify(fake.openai.requests.at(-1)?.body);
+    expect(results).toContain('at most 20 MiB can be sent');
+    expect(results).toContain('Only files in file_cache_dir can be sent');
   });
 
   it('validates permissions and writes nothing on a bad request', async () => {

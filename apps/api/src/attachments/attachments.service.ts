@@ -182,7 +182,22 @@ export class AttachmentsService
 
   /** Reads one multipart upload (field `file`) from the request; 400/413/415 leave no file behind. */
   async upload(req: IncomingMessage): Promise<UploadedAttachment> {
-    const file = await this.receive(req);
+    return this.keep(await this.receive(req));
+  }
+
+  /**
+   * Stores a file that arrived another way (a Telegram photo or document), with the same checks
+   * and limits as an upload: unsent until a message claims it. 413/415 leave no file behind.
+   */
+  async importFile(
+    source: Readable,
+    name: string,
+  ): Promise<UploadedAttachment> {
+    return this.keep(await this.store(source, sanitizeFileName(name)));
+  }
+
+  /** Moves a checked file to its SHA-256 name and records it as an unsent upload. */
+  private async keep(file: StoredFile): Promise<UploadedAttachment> {
     const record: AttachmentRecord = {
       _id: new Types.ObjectId(),
       name: file.name,

@@ -88,6 +88,13 @@ export interface ContactChannelPort<
    * (e.g. reacting to the message being answered); omitted: the profile only.
    */
   extraTools?(contact: Contact): ReadonlySet<string>;
+  /**
+   * What the message carries besides its text (a photo, a document, a voice note): the
+   * attachments to send with the turn and the text the model reads. Omitted: the text only.
+   */
+  inbound?(
+    message: Message,
+  ): Promise<{ body: string; attachmentIds: string[] }>;
   /** How a contact is named in logs: "Ann (+1555…)". */
   describe(contact: Contact, key: string): string;
 }
@@ -455,11 +462,18 @@ export class ContactAutoReply<
       // Stored on the contact's message: the console labels it as theirs, and the owner's turns read it as untrusted.
       author: this.port.author(contact, doc),
     };
+    const inbound = (await this.port.inbound?.(doc)) ?? {
+      body: doc.body,
+      attachmentIds: [],
+    };
+    const turnOptions = inbound.attachmentIds.length
+      ? { ...options, attachmentIds: inbound.attachmentIds }
+      : options;
     const deadline = clock.now().getTime() + limits.busyChatWaitMs;
     let prepared;
     for (;;) {
       try {
-        prepared = await replies.prepare(chatId, doc.body, options);
+        prepared = await replies.prepare(chatId, inbound.body, turnOptions);
         break;
       } catch (error) {
         // The owner is talking in the contact's chat: wait for that reply to end, then try again.

@@ -7,7 +7,13 @@ import {
 import { InjectConnection } from '@nestjs/mongoose';
 import type { Connection } from 'mongoose';
 import type { TelegramPermission } from '@metatronos/shared-types';
+import { createWriteStream } from 'node:fs';
+import { mkdir, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { AttachmentsService } from '../attachments/attachments.service';
 import { ChatReplyService } from '../chats/chat-reply.service';
+import { FileDirs } from '../files/file-dirs';
 import { ChatsService } from '../chats/chats.service';
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
@@ -81,6 +87,8 @@ export class TelegramAutoReplyService
     clock: Clock,
     private readonly events: AppEventBus,
     settings: WhatsAppAutoReplySettings,
+    private readonly attachments: AttachmentsService,
+    private readonly dirs: FileDirs,
   ) {
     const contact = (p: TelegramPermission | null): TelegramContact | null =>
       p ? { ...p, chatId: p.consoleChatId, telegramChatId: p.chatId } : null;
@@ -127,6 +135,7 @@ export class TelegramAutoReplyService
             ? ['telegram_react', 'telegram_send_file', 'telegram_send_voice']
             : ['telegram_react'],
         ),
+      inbound: (message) => this.inbound(message),
       describe: (permission, chatId) =>
         `${permission.displayName} (Telegram chat ${chatId})`,
     };
@@ -159,6 +168,52 @@ export class TelegramAutoReplyService
 
   async onModuleDestroy(): Promise<void> {
     await this.pipeline.close();
+  }
+
+  /**
+   * A photo or document becomes an attachment of the turn (the model sees it as the owner's
+   * uploads are seen); a voice note is saved in the cache dir and named in the text, since
+   * the model takes no audio. A file that cannot be fetched or kept is named with the reason.
+   */
+  private async inbound(
+    message: StoredTelegramMessage,
+  ): Promise<{ body: string; attachmentIds: string[] }> {
+    const media = message.media;
+    if (!media) return { body: message.body, attachmentIds: [] };
+    const label =
+      media.kind === 'document'
+        ? `the file "${media.fileName}"`
+        : `the ${media.kind}`;
+    try {
+      const source = await this.bot.downloadFile(media);
+      if (media.kind === 'voice') {
+        const target = this.dirs.resolve(
+          `file_cache_dir/telegram/${media.fileName}`,
+        );
+        if (!target.ok) throw new Error(target.error);
+        await mkdir(dirname(target.absolute), { recursive: true });
+        await pipeline(source, createWriteStream(target.absolute)).catch(
+          async (error: unknown) => {
+            await unlink(target.absolute).catch(() => undefined);
+            throw error;
+          },
+        );
+        return {
+          body: `${message.body}\n[The voice message is saved as ${target.display}; it is not transcribed.]`,
+          attachmentIds: [],
+        };
+      }
+      const attachment = await this.attachments.importFile(
+        source,
+        media.fileName,
+      );
+      return { body: message.body, attachmentIds: [attachment.id] };
+    } catch (error) {
+      return {
+        body: `${message.body}\n[${label} could not be kept: ${(error as Error).message}]`,
+        attachmentIds: [],
+      };
+    }
   }
 
   /** Resolves once every queue is empty (tests, shutdown). */

@@ -7,6 +7,7 @@ import {
 import { InjectConnection } from '@nestjs/mongoose';
 import { Api, GrammyError, HttpError, InputFile } from 'grammy';
 import type { Message, Update } from 'grammy/types';
+import { Readable, Transform } from 'node:stream';
 import type { Connection } from 'mongoose';
 import type {
   TelegramStatus,
@@ -39,7 +40,21 @@ export interface StoredTelegramMessage extends InboundMessage {
   addressed: boolean;
   receivedAt: Date;
   reason?: string | null;
+  /** A photo, document or voice note the message carries (downloaded when the turn runs). */
+  media?: TelegramMedia | null;
 }
+
+/** A file a Telegram message carries. */
+export interface TelegramMedia {
+  kind: 'photo' | 'document' | 'voice';
+  fileId: string;
+  fileName: string;
+  /** As Telegram reported it, when it did. */
+  size: number | null;
+}
+
+/** The Bot API serves bots files up to 20 MiB. */
+export const TELEGRAM_DOWNLOAD_MAX_BYTES = 20 * 1024 * 1024;
 
 /** What the rest of the app may ask of the bot (auto-reply, tools, REST). */
 export abstract class TelegramGateway {
@@ -113,6 +128,8 @@ export class TelegramBotService
   private botId: number | null = null;
   private loop: { stop: AbortController; done: Promise<void> } | null = null;
   private configured: string | null = null;
+  /** `<apiRoot>/file/bot<token>`: where files are downloaded (holds the token: never logged). */
+  private fileRoot: string | null = null;
   private readonly unsubscribe: Array<() => void> = [];
   /** Called with each newly stored message (the auto-reply listens). */
   private readonly listeners = new Set<(m: StoredTelegramMessage) => void>();
@@ -176,6 +193,9 @@ export class TelegramBotService
     if (key === this.configured) return;
     this.configured = key;
     await this.stopLoop();
+    this.fileRoot = telegramBotToken
+      ? `${telegramApiRoot}/file/bot${telegramBotToken}`
+      : null;
     if (!telegramBotToken) {
       this.api = null;
       this.setStatus({ status: 'disconnected', username: null, reason: null });
@@ -360,6 +380,7 @@ export class TelegramBotService
       fromBot: from?.is_bot ?? false,
       addressed: !isGroup || mentions || repliesToBot,
       body: body || describeNonText(message),
+      media: mediaOf(message),
       timestamp: message.date * 1000,
       receivedAt: this.clock.now(),
       processing: 'pending',
@@ -429,6 +450,51 @@ export class TelegramBotService
       );
   }
 
+  /**
+   * Downloads a file a message carries (at most 20 MiB, 60 s). Throws an Error in plain words
+   * (never with the token) when Telegram refuses it or it is too large.
+   */
+  async downloadFile(media: TelegramMedia): Promise<Readable> {
+    const api = this.connectedApi();
+    if (media.size !== null && media.size > TELEGRAM_DOWNLOAD_MAX_BYTES)
+      throw new Error('it is larger than the 20 MiB a bot may download');
+    const file = await this.withRateLimit(() => api.getFile(media.fileId));
+    if (!file.file_path || !this.fileRoot)
+      throw new Error('Telegram did not give a download path for it');
+    let response: Response;
+    try {
+      response = await fetch(`${this.fileRoot}/${file.file_path}`, {
+        signal: AbortSignal.timeout(60_000),
+      });
+    } catch {
+      throw new Error('the Telegram file server could not be reached');
+    }
+    if (!response.ok || !response.body)
+      throw new Error(`Telegram answered ${response.status} for the file`);
+    const length = Number(response.headers.get('content-length') ?? 0);
+    if (length > TELEGRAM_DOWNLOAD_MAX_BYTES) {
+      await response.body.cancel().catch(() => undefined);
+      throw new Error('it is larger than the 20 MiB a bot may download');
+    }
+    let received = 0;
+    const capped = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        received += chunk.length;
+        callback(
+          received > TELEGRAM_DOWNLOAD_MAX_BYTES
+            ? new Error('it is larger than the 20 MiB a bot may download')
+            : null,
+          chunk,
+        );
+      },
+    });
+    const body = Readable.fromWeb(
+      response.body as unknown as Parameters<typeof Readable.fromWeb>[0],
+    );
+    body.on('error', (error) => capped.destroy(error));
+    return body.pipe(capped);
+  }
+
   private connectedApi(): Api {
     if (!this.api || this.current.status !== 'connected')
       throw new Error(
@@ -460,6 +526,32 @@ function stripMention(text: string, username: string): string {
     .replace(new RegExp(`@${username}\\b`, 'gi'), '')
     .replace(/\s+/g, ' ')
     .trim();
+}
+
+function mediaOf(message: Message): TelegramMedia | null {
+  const largest = message.photo?.at(-1);
+  if (largest)
+    return {
+      kind: 'photo',
+      fileId: largest.file_id,
+      fileName: `photo-${message.message_id}.jpg`,
+      size: largest.file_size ?? null,
+    };
+  if (message.document)
+    return {
+      kind: 'document',
+      fileId: message.document.file_id,
+      fileName: message.document.file_name ?? `document-${message.message_id}`,
+      size: message.document.file_size ?? null,
+    };
+  if (message.voice)
+    return {
+      kind: 'voice',
+      fileId: message.voice.file_id,
+      fileName: `voice-${message.chat.id}-${message.message_id}.ogg`,
+      size: message.voice.file_size ?? null,
+    };
+  return null;
 }
 
 function describeNonText(message: Message): string {

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
+import { AttachmentsModule } from '../attachments/attachments.module';
 import { ChatsModule } from '../chats/chats.module';
 import { FilesModule } from '../files/files.module';
 import { SandboxReadScope } from '../mongo-sandbox/sandbox-collection-owners';
@@ -32,6 +33,7 @@ import {
  */
 @Module({
   imports: [
+    AttachmentsModule,
     ChatsModule,
     FilesModule,
     SettingsModule,
