@@ -330,9 +330,10 @@ describe('the bash sandbox (real bubblewrap)', () => {
         join(real.file_cache_dir, 'bomb-ns'),
         'utf8',
       ).trim();
-      expect(await goneWithin(ns, 10_000)).toEqual([]);
+      // Tearing down a namespace of a few hundred processes takes the kernel longer on a loaded machine.
+      expect(await goneWithin(ns, 60_000)).toEqual([]);
       expect(spawnSync('true').status).toBe(0);
-    });
+    }, 120_000);
 
     it('stops a command whose processes together hold more than 2 GiB', async () => {
       // Three processes of 900 MiB each: every one is under the per-process limit, together they are not.
