@@ -76,6 +76,7 @@ export const appRoutes: Routes = [
       {
         path: 'channels',
         title: pageTitle('Channels'),
+        canDeactivate: [unsavedChangesGuard],
         loadComponent: () =>
           import('./channels/channels-page').then((m) => m.ChannelsPage),
       },

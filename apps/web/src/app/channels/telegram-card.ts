@@ -143,6 +143,7 @@ export class TelegramCard {
     hasValue: () => !!this.settings(),
     failure: "Couldn't load Telegram",
     dirty: this.dirty,
+    save: () => this.save(),
   });
   protected readonly loading = this.live.loading;
   protected readonly loadProblem = this.live.problem;

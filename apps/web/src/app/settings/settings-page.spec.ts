@@ -166,6 +166,45 @@ describe('SettingsPage', () => {
     expect(saveButton().disabled).toBe(true);
   });
 
+  it('tests an endpoint as typed, with its stored key, and says in words what happened', async () => {
+    await load();
+    const row = all('endpoint-row')[0];
+    (el('test-endpoint', row) as HTMLButtonElement).click();
+    await stable();
+    const req = http.expectOne('/api/settings/test');
+    expect(req.request.method).toBe('POST');
+    // No key was typed: the stored one (its mask) is used by the server, never sent back in clear.
+    expect(req.request.body).toEqual({
+      endpoint: {
+        name: 'ollama',
+        baseUrl: 'http://127.0.0.1:11434/v1',
+        apiKey: null,
+      },
+    });
+    req.flush({
+      ok: true,
+      models: [
+        { id: 'ollama/llama3', provider: 'openai-compatible' },
+        { id: 'ollama/qwen', provider: 'openai-compatible' },
+      ],
+    });
+    await stable();
+    expect(text('endpoint-test-result', row)).toBe('Works: 2 models offered.');
+
+    type(input('endpoint-url', row), 'http://127.0.0.1:9/v1');
+    await stable();
+    (el('test-endpoint', row) as HTMLButtonElement).click();
+    await stable();
+    http.expectOne('/api/settings/test').flush({
+      ok: false,
+      error: 'Nothing answers at http://127.0.0.1:9/v1 (connection refused).',
+    });
+    await stable();
+    expect(text('endpoint-test-result', row)).toBe(
+      'Nothing answers at http://127.0.0.1:9/v1 (connection refused).',
+    );
+  });
+
   it('adds and removes endpoint rows, checking them before saving', async () => {
     await load();
     el('add-endpoint')?.click();

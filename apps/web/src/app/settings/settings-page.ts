@@ -204,6 +204,45 @@ export class SettingsPage {
     });
   }
 
+  /** The last connection test of each endpoint row (by row key): running, or its outcome in words. */
+  protected readonly endpointTests = signal<
+    ReadonlyMap<number, { state: 'testing' | 'ok' | 'error'; text: string }>
+  >(new Map());
+
+  /** Tries the row as typed (a masked or untouched key: the one stored for the same name and address). */
+  protected testEndpoint(row: EndpointDraft): void {
+    const apiKey = row.apiKey.remove
+      ? null
+      : row.apiKey.value.trim() || row.savedKey;
+    const set = (state: 'testing' | 'ok' | 'error', text: string) =>
+      this.endpointTests.update((tests) =>
+        new Map(tests).set(row.key, { state, text }),
+      );
+    set('testing', 'Testing…');
+    this.api
+      .testConnection({
+        endpoint: {
+          name: row.name.trim(),
+          baseUrl: row.baseUrl.trim(),
+          apiKey,
+        },
+      })
+      .subscribe({
+        next: (result) =>
+          result.ok
+            ? set(
+                'ok',
+                `Works: ${result.models.length} model${result.models.length === 1 ? '' : 's'} offered.`,
+              )
+            : set('error', result.error),
+        error: (error: unknown) =>
+          set(
+            'error',
+            inlineErrorMessage(error, 'The test could not run. Try again.'),
+          ),
+      });
+  }
+
   protected removeEndpoint(key: number): void {
     const rows = this.draft()?.openaiCompatible ?? [];
     this.patch({ openaiCompatible: rows.filter((row) => row.key !== key) });
