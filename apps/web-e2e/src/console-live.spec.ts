@@ -146,7 +146,7 @@ test.describe('WhatsApp link, live', () => {
       await page.request.post(url('/api/auth/setup'), {
         data: { password: OWNER_PASSWORD },
       });
-      await page.goto(url('/tools'));
+      await page.goto(url('/channels'));
       const card = page.getByTestId('whatsapp-card');
       const state = card.getByTestId('whatsapp-state');
       await expect(state).toHaveText('Connected as +14155550199');
@@ -309,7 +309,7 @@ test.describe('Keyboard', () => {
     page,
   }) => {
     await ownerSession(page);
-    await page.goto('/tools');
+    await page.goto('/channels');
     const open = page.getByTestId('whatsapp-permissions');
     await open.click();
     const dialog = page.getByRole('dialog', { name: 'WhatsApp permissions' });

@@ -27,9 +27,12 @@ async function useModel(page: Page): Promise<void> {
   expect(res.status()).toBe(200);
 }
 
+/** Opens a stored, empty chat (the New chat button opens a draft that is stored with its first message). */
 async function newChat(page: Page): Promise<void> {
-  await page.goto('/chat');
-  await page.getByTestId('new-chat').click();
+  const res = await page.request.post('/api/chats', { data: {} });
+  expect(res.status()).toBe(201);
+  const { id } = (await res.json()) as { id: string };
+  await page.goto(`/chat/${id}`);
   await expect(page).toHaveURL(/\/chat\/[0-9a-f]{24}$/);
 }
 
