@@ -197,18 +197,9 @@ async function uploadable(
   return { absolute: resolved.absolute, size: info.size };
 }
 
-/** The seed's telegram_send_file: a document from the cache dir. */
-@AiToolProvider()
+/** What both upload tools share: the cache-dir file check, the target chat and the answer. */
 @Injectable()
-export class TelegramSendFileTool
-  extends TelegramTool
-  implements AiTool<typeof SEND_FILE_ARGS>
-{
-  readonly name = 'telegram_send_file';
-  readonly description =
-    'Send a file from file_cache_dir (at most 20 MiB) to a Telegram chat with reply permission.';
-  readonly schema = SEND_FILE_ARGS;
-  readonly promptLine = 'send a file from file_cache_dir on Telegram.';
+abstract class TelegramUploadTool extends TelegramTool {
   readonly timeoutMs = 120_000;
 
   constructor(
@@ -220,8 +211,14 @@ export class TelegramSendFileTool
     super(bot, permissions, connection);
   }
 
-  async execute(
-    args: z.output<typeof SEND_FILE_ARGS>,
+  protected async upload(
+    kind: 'document' | 'voice',
+    args: {
+      path: string;
+      chat_id?: string;
+      filename?: string;
+      caption?: string;
+    },
     context: AiToolContext,
   ): Promise<string> {
     const file = await uploadable(this.dirs, args.path);
@@ -229,15 +226,10 @@ export class TelegramSendFileTool
     const target = await this.target(args.chat_id, context);
     if (typeof target === 'string') return toolError(target);
     const filename = args.filename?.trim() || basename(file.absolute);
-    await this.bot.sendFile(
-      'document',
-      target.permission.chatId,
-      file.absolute,
-      {
-        filename,
-        caption: args.caption,
-      },
-    );
+    await this.bot.sendFile(kind, target.permission.chatId, file.absolute, {
+      filename,
+      caption: args.caption,
+    });
     return JSON.stringify({
       ok: true,
       chat_id: target.permission.chatId,
@@ -247,11 +239,32 @@ export class TelegramSendFileTool
   }
 }
 
+/** The seed's telegram_send_file: a document from the cache dir. */
+@AiToolProvider()
+@Injectable()
+export class TelegramSendFileTool
+  extends TelegramUploadTool
+  implements AiTool<typeof SEND_FILE_ARGS>
+{
+  readonly name = 'telegram_send_file';
+  readonly description =
+    'Send a file from file_cache_dir (at most 20 MiB) to a Telegram chat with reply permission.';
+  readonly schema = SEND_FILE_ARGS;
+  readonly promptLine = 'send a file from file_cache_dir on Telegram.';
+
+  execute(
+    args: z.output<typeof SEND_FILE_ARGS>,
+    context: AiToolContext,
+  ): Promise<string> {
+    return this.upload('document', args, context);
+  }
+}
+
 /** The seed's telegram_send_voice: a voice note from the cache dir. */
 @AiToolProvider()
 @Injectable()
 export class TelegramSendVoiceTool
-  extends TelegramTool
+  extends TelegramUploadTool
   implements AiTool<typeof SEND_VOICE_ARGS>
 {
   readonly name = 'telegram_send_voice';
@@ -259,35 +272,12 @@ export class TelegramSendVoiceTool
     'Send a voice note (.ogg Opus from file_cache_dir, at most 20 MiB) to a Telegram chat with reply permission.';
   readonly schema = SEND_VOICE_ARGS;
   readonly promptLine = 'send a voice note on Telegram.';
-  readonly timeoutMs = 120_000;
 
-  constructor(
-    bot: TelegramBotService,
-    permissions: TelegramPermissionsService,
-    @InjectConnection() connection: Connection,
-    private readonly dirs: FileDirs,
-  ) {
-    super(bot, permissions, connection);
-  }
-
-  async execute(
+  execute(
     args: z.output<typeof SEND_VOICE_ARGS>,
     context: AiToolContext,
   ): Promise<string> {
-    const file = await uploadable(this.dirs, args.path);
-    if (typeof file === 'string') return toolError(file);
-    const target = await this.target(args.chat_id, context);
-    if (typeof target === 'string') return toolError(target);
-    const filename = args.filename?.trim() || basename(file.absolute);
-    await this.bot.sendFile('voice', target.permission.chatId, file.absolute, {
-      filename,
-    });
-    return JSON.stringify({
-      ok: true,
-      chat_id: target.permission.chatId,
-      filename,
-      bytes: file.size,
-    });
+    return this.upload('voice', args, context);
   }
 }
 
