@@ -154,4 +154,31 @@ describe('TelegramCard', () => {
     await stable();
     expect(text('telegram-state')).toBe('Connecting…');
   });
+
+  it('keeps a status event that arrives before the answer to the status asked after saving', async () => {
+    await load([], []);
+    const token = el<HTMLInputElement>(
+      'telegram-token-input',
+    ) as HTMLInputElement;
+    token.value = '123:ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+    token.dispatchEvent(new Event('input'));
+    await stable();
+    (el('telegram-save') as HTMLButtonElement).click();
+    http.expectOne('/api/settings').flush({
+      ...SETTINGS,
+      telegramBotToken: '••••WXYZ',
+    });
+    await stable();
+    events.emit('telegram.status', {
+      status: 'connected',
+      username: 'metatron_bot',
+      reason: null,
+      at: '2026-01-01T10:00:00.000Z',
+    });
+    http
+      .expectOne('/api/telegram/status')
+      .flush({ status: 'connecting', username: null, reason: null });
+    await stable();
+    expect(text('telegram-state')).toBe('Connected as @metatron_bot');
+  });
 });

@@ -149,14 +149,18 @@ export class TelegramCard {
   protected readonly loadProblem = this.live.problem;
   protected readonly reload = this.live.reload;
 
+  /** Bumped by every status event: a status fetched before the latest event is stale and dropped. */
+  private statusEvents = 0;
+
   constructor() {
     const events = inject(EventStream);
     events
       .on('telegram.status')
       .pipe(takeUntilDestroyed())
-      .subscribe(({ status, username, reason }) =>
-        this.status.set({ status, username, reason }),
-      );
+      .subscribe(({ status, username, reason }) => {
+        this.statusEvents++;
+        this.status.set({ status, username, reason });
+      });
     events
       .on('telegram.message')
       .pipe(takeUntilDestroyed())
@@ -202,7 +206,11 @@ export class TelegramCard {
           undefined,
           { duration: 3000 },
         );
-        this.api.telegramStatus().subscribe((s) => this.status.set(s));
+        // The bot may connect before this answer arrives: an event seen meanwhile wins.
+        const seen = this.statusEvents;
+        this.api.telegramStatus().subscribe((s) => {
+          if (this.statusEvents === seen) this.status.set(s);
+        });
       },
       error: (error: unknown) => {
         this.saving.set(false);
