@@ -60,3 +60,10 @@ ensure_bubblewrap() {
   fi
   echo "Note: the AI's bash tool needs bubblewrap (bwrap); install it (e.g. sudo apt-get install bubblewrap) to enable it. Continuing without it." >&2
 }
+
+# GreenMail (IMAP/SMTP) and Radicale (CalDAV): the real servers the accounts tests run against.
+# Installed under tools/mail-servers/.cache; Java, Maven or python3-venv come from apt-get as root on Debian,
+# otherwise the script stops and names what to install (the tests never skip silently).
+ensure_mail_servers() {
+  bash tools/mail-servers/install.sh
+}

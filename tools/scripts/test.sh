@@ -14,6 +14,7 @@ ensure_node_modules
 ensure_ferretdb
 ensure_chromium
 ensure_bubblewrap
+ensure_mail_servers
 
 say "Format (Prettier)"
 step npx prettier --check . --log-level=warn

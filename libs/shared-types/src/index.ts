@@ -16,3 +16,4 @@ export * from './lib/files';
 export * from './lib/tools';
 export * from './lib/usage';
 export * from './lib/backup';
+export * from './lib/accounts';

@@ -1,0 +1,115 @@
+import { ImapFlow } from 'imapflow';
+import { createTransport, type Transporter } from 'nodemailer';
+import type { MailServerInput } from '@metatronos/shared-types';
+
+/** Connect, greeting and idle-socket limits for the owner's mail servers. */
+export const MAIL_CONNECT_TIMEOUT_MS = 15_000;
+export const MAIL_SOCKET_TIMEOUT_MS = 60_000;
+
+/**
+ * An IMAP client for one account's server, not yet connected. Logging is off (the
+ * library's logs would carry mailbox contents); TLS certificates are verified.
+ */
+export function imapClient(server: MailServerInput): ImapFlow {
+  return new ImapFlow({
+    host: server.host,
+    port: server.port,
+    secure: server.secure,
+    auth: { user: server.user, pass: server.password },
+    logger: false,
+    connectionTimeout: MAIL_CONNECT_TIMEOUT_MS,
+    greetingTimeout: MAIL_CONNECT_TIMEOUT_MS,
+    socketTimeout: MAIL_SOCKET_TIMEOUT_MS,
+    disableAutoIdle: true,
+    tls: { rejectUnauthorized: true },
+  });
+}
+
+/** Connects and logs in; throws a MailConnectionError naming the problem. */
+export async function openImap(server: MailServerInput): Promise<ImapFlow> {
+  const client = imapClient(server);
+  // An error event after connect (socket drop) must not crash the process.
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return client;
+  } catch (error) {
+    client.close();
+    throw new MailConnectionError(describeMailError('IMAP', server, error));
+  }
+}
+
+/** An SMTP transport for one account's server (pooled off; one message per call). */
+export function smtpTransport(server: MailServerInput): Transporter {
+  return createTransport({
+    host: server.host,
+    port: server.port,
+    secure: server.secure,
+    auth: { user: server.user, pass: server.password },
+    logger: false,
+    debug: false,
+    connectionTimeout: MAIL_CONNECT_TIMEOUT_MS,
+    greetingTimeout: MAIL_CONNECT_TIMEOUT_MS,
+    socketTimeout: MAIL_SOCKET_TIMEOUT_MS,
+    tls: { rejectUnauthorized: true },
+  });
+}
+
+/** Connects and authenticates to the SMTP server without sending; throws a MailConnectionError. */
+export async function verifySmtp(server: MailServerInput): Promise<void> {
+  const transport = smtpTransport(server);
+  try {
+    await transport.verify();
+  } catch (error) {
+    throw new MailConnectionError(describeMailError('SMTP', server, error));
+  } finally {
+    transport.close();
+  }
+}
+
+/** A connection problem in words for the owner (never holding the password). */
+export class MailConnectionError extends Error {}
+
+interface ErrorLike {
+  code?: string;
+  message?: string;
+  authenticationFailed?: boolean;
+  responseText?: string;
+  responseCode?: number;
+  response?: string;
+}
+
+/** "IMAP login failed at imap.example.com:993 …" from an imapflow / nodemailer / socket error. */
+export function describeMailError(
+  protocol: 'IMAP' | 'SMTP',
+  server: Pick<MailServerInput, 'host' | 'port' | 'secure' | 'user'>,
+  error: unknown,
+): string {
+  const e = (error ?? {}) as ErrorLike;
+  const where = `${protocol} server ${server.host}:${server.port}`;
+  const code = e.code ?? '';
+  const detail = (e.responseText ?? e.response ?? e.message ?? '').trim();
+  if (e.authenticationFailed || code === 'EAUTH' || e.responseCode === 535)
+    return `${protocol} login failed for '${server.user}' at ${server.host}:${server.port}: wrong user name or password${detail ? ` (${detail})` : ''}.`;
+  if (code === 'ECONNREFUSED')
+    return `Cannot reach the ${where}: connection refused.`;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return `Cannot reach the ${where}: unknown host.`;
+  if (
+    code === 'ETIMEDOUT' ||
+    code === 'ETIMEOUT' ||
+    code === 'CONNECT_TIMEOUT' ||
+    code === 'GREETING_TIMEOUT' ||
+    /timed? ?out/i.test(detail)
+  )
+    return `The ${where} did not answer in time${server.secure ? ' (is TLS on this port? try secure: false with STARTTLS ports)' : ' (does this port expect TLS? try secure: true)'}.`;
+  if (
+    /SSL|TLS|certificate|self[- ]signed|wrong version number/i.test(
+      `${code} ${detail}`,
+    )
+  )
+    return `TLS with the ${where} failed: ${detail || code}.`;
+  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'ECONNECTION')
+    return `The ${where} closed the connection${server.secure ? '' : ' (does this port expect TLS? try secure: true)'}.`;
+  return `The ${where} refused the connection: ${detail || code || 'unknown error'}.`;
+}
