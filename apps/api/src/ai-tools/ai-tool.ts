@@ -116,7 +116,7 @@ export interface AiAccount {
 
 /**
  * Where the accounts come from (the accounts feature provides it under
- * `AI_ACCOUNT_DIRECTORY`); until then an empty directory is bound, so
+ * `AI_ACCOUNT_DIRECTORY`: AccountsModule); with no account stored,
  * `select_account` is not offered.
  */
 export interface AiAccountDirectory {

@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { AccountsModule } from '../accounts/accounts.module';
+import { AccountsAiDirectory } from '../accounts/accounts-store';
 import { MongoSandboxModule } from '../mongo-sandbox/mongo-sandbox.module';
 import { SystemInstructionModule } from '../system-instruction/system-instruction.module';
 import { SettingsModule } from '../settings/settings.module';
 import { AI_ACCOUNT_DIRECTORY } from './ai-tool';
 import { AiToolRegistry } from './ai-tool-registry';
-import { EmptyAccountDirectory } from './modes/account-directory';
 import { DataMode, DefaultMode } from './modes/core-modes';
 import { DisabledToolsCheck } from './modes/disabled-tools-check';
 import { SelectAccountTool } from './modes/select-account.tool';
@@ -24,6 +25,7 @@ import { UpdateDbSchemaTool } from './core-tools/update-db-schema.tool';
 @Module({
   imports: [
     DiscoveryModule,
+    AccountsModule,
     MongoSandboxModule,
     SystemInstructionModule,
     SettingsModule,
@@ -33,7 +35,7 @@ import { UpdateDbSchemaTool } from './core-tools/update-db-schema.tool';
     AiToolRegistry,
     AvailableToolsPromptSection,
     DisabledToolsCheck,
-    { provide: AI_ACCOUNT_DIRECTORY, useClass: EmptyAccountDirectory },
+    { provide: AI_ACCOUNT_DIRECTORY, useExisting: AccountsAiDirectory },
     DefaultMode,
     DataMode,
     SetModeTool,

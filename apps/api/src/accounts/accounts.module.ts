@@ -1,0 +1,24 @@
+import { Module } from '@nestjs/common';
+import { MongooseModule } from '@nestjs/mongoose';
+import { AccountCredentials } from './account-records';
+import { AccountsAiDirectory, AccountsStore } from './accounts-store';
+import { AccountDoc, AccountSchema } from './schemas/account.schema';
+
+/**
+ * Email and calendar accounts: stored with their passwords in the hidden
+ * `auth_accounts` collection; other modules read them through AccountCredentials.
+ */
+@Module({
+  imports: [
+    MongooseModule.forFeature([
+      { name: AccountDoc.name, schema: AccountSchema },
+    ]),
+  ],
+  providers: [
+    AccountsStore,
+    { provide: AccountCredentials, useExisting: AccountsStore },
+    AccountsAiDirectory,
+  ],
+  exports: [AccountCredentials, AccountsStore, AccountsAiDirectory],
+})
+export class AccountsModule {}

@@ -1,0 +1,37 @@
+import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
+import { Schema as MongooseSchema, type Types } from 'mongoose';
+import type { AccountKind, MailServerInput } from '@metatronos/shared-types';
+import { ACCOUNTS_COLLECTION } from '../account-records';
+
+/**
+ * An email (IMAP + SMTP) or calendar (CalDAV) account with its password(s). Only
+ * AccountsModule writes it; the `auth_` collection is hidden from the AI and the console's data browser.
+ */
+@Schema({ collection: ACCOUNTS_COLLECTION, versionKey: false })
+export class AccountDoc {
+  _id!: Types.ObjectId;
+  @Prop({ type: String, required: true })
+  kind!: AccountKind;
+  @Prop({ type: String, required: true })
+  name!: string;
+  /** Email: the mailbox address. Calendar: the user name. */
+  @Prop({ type: String, required: true })
+  address!: string;
+  @Prop({ type: MongooseSchema.Types.Mixed, default: null })
+  imap!: MailServerInput | null;
+  @Prop({ type: MongooseSchema.Types.Mixed, default: null })
+  smtp!: MailServerInput | null;
+  /** Calendar: the CalDAV URL, user and password. */
+  @Prop({ type: String, default: null })
+  url!: string | null;
+  @Prop({ type: String, default: null })
+  user!: string | null;
+  @Prop({ type: String, default: null })
+  password!: string | null;
+  @Prop({ type: Date, required: true })
+  createdAt!: Date;
+  @Prop({ type: Date, required: true })
+  updatedAt!: Date;
+}
+
+export const AccountSchema = SchemaFactory.createForClass(AccountDoc);
