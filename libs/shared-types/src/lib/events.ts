@@ -92,6 +92,18 @@ export interface AppEventMap {
     by: 'owner' | 'ai' | 'auto-reply';
     at: string;
   };
+  /** An email or calendar account was added, edited or removed (never carries a secret). */
+  'accounts.changed': {
+    id: string;
+    change: 'created' | 'updated' | 'deleted';
+    at: string;
+  };
+  /** An email draft waiting for approval was created, sent, failed to send or was discarded. */
+  'drafts.changed': {
+    id: string;
+    change: 'created' | 'sent' | 'failed' | 'discarded';
+    at: string;
+  };
   /** A backup was restored over this instance's data: caches are dropped and the console reloads. */
   'backup.restored': { at: string };
   /** The server is stopping: the last event of every event stream, which then ends. */
@@ -119,6 +131,8 @@ export const APP_EVENT_NAMES: readonly AppEventName[] = [
   'telegram.status',
   'telegram.message',
   'telegram.permissions.changed',
+  'accounts.changed',
+  'drafts.changed',
   'backup.restored',
   'shutdown',
 ];
