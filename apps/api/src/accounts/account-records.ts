@@ -23,6 +23,8 @@ export interface CalendarAccountRecord {
   url: string;
   user: string;
   password: string;
+  /** false: the owner chose a plain http:// URL explicitly. */
+  secure: boolean;
 }
 
 export type AccountRecord = EmailAccountRecord | CalendarAccountRecord;

@@ -25,6 +25,7 @@ export function toAccountRecord(doc: AccountDoc): AccountRecord {
     url: doc.url ?? '',
     user: doc.user ?? '',
     password: doc.password ?? '',
+    secure: doc.secure !== false,
   };
 }
 

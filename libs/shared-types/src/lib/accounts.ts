@@ -47,6 +47,8 @@ export interface CalendarAccountView {
   user: string;
   /** Always PASSWORD_MASK. */
   password: string;
+  /** false when the owner chose a plain `http://` URL. */
+  secure: boolean;
   /** What `select_account` matches besides name and id: the user name. */
   address: string;
   createdAt: string;
@@ -66,9 +68,12 @@ export interface CreateEmailAccountRequest {
 export interface CreateCalendarAccountRequest {
   kind: 'calendar';
   name: string;
+  /** `https://…`; a plain `http://` URL is accepted only with `secure: false` chosen explicitly. */
   url: string;
   user: string;
   password: string;
+  /** Omitted: true (TLS). `false` allows a plain `http://` CalDAV URL. */
+  secure?: boolean;
 }
 
 export type CreateAccountRequest =
@@ -88,6 +93,14 @@ export interface UpdateAccountRequest {
   url?: string;
   user?: string;
   password?: string;
+  secure?: boolean;
+}
+
+/** `POST /api/accounts/test` (a create body, nothing stored) and `POST /api/accounts/:id/test`. */
+export interface AccountTestResult {
+  ok: true;
+  /** What was checked, in words: "IMAP and SMTP logins succeeded", "3 calendars found". */
+  detail: string;
 }
 
 /** `GET /api/accounts/presets`: server settings of common providers to start a form from. */
@@ -133,4 +146,12 @@ export interface EmailDraftView {
   error: string | null;
   createdAt: string;
   sentAt: string | null;
+}
+
+/** `PATCH /api/drafts/:id`: the owner edits a pending draft before sending it. */
+export interface UpdateEmailDraftRequest {
+  to?: string[];
+  cc?: string[];
+  subject?: string;
+  text?: string;
 }

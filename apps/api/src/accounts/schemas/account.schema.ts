@@ -28,6 +28,9 @@ export class AccountDoc {
   user!: string | null;
   @Prop({ type: String, default: null })
   password!: string | null;
+  /** Calendar: false when a plain http:// URL was chosen explicitly. */
+  @Prop({ type: Boolean, default: true })
+  secure!: boolean;
   @Prop({ type: Date, required: true })
   createdAt!: Date;
   @Prop({ type: Date, required: true })
