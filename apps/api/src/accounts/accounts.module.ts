@@ -1,6 +1,9 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { AccountCredentials } from './account-records';
+import { AccountConnectionTester } from './account-connection-test';
+import { AccountsController } from './accounts.controller';
+import { AccountsService } from './accounts.service';
 import { AccountsAiDirectory, AccountsStore } from './accounts-store';
 import { AccountDoc, AccountSchema } from './schemas/account.schema';
 
@@ -14,11 +17,19 @@ import { AccountDoc, AccountSchema } from './schemas/account.schema';
       { name: AccountDoc.name, schema: AccountSchema },
     ]),
   ],
+  controllers: [AccountsController],
   providers: [
     AccountsStore,
+    AccountsService,
+    AccountConnectionTester,
     { provide: AccountCredentials, useExisting: AccountsStore },
     AccountsAiDirectory,
   ],
-  exports: [AccountCredentials, AccountsStore, AccountsAiDirectory],
+  exports: [
+    AccountCredentials,
+    AccountsStore,
+    AccountsAiDirectory,
+    AccountsService,
+  ],
 })
 export class AccountsModule {}

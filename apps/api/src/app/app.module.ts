@@ -15,6 +15,7 @@ import type { DatabaseRuntime } from '../database/database-runtime';
 import { EventsModule } from '../events/events.module';
 import { HealthModule } from '../health/health.module';
 import { SystemModule } from '../system/system.module';
+import { AccountsModule } from '../accounts/accounts.module';
 import { AiToolsModule } from '../ai-tools/ai-tools.module';
 import { AutomationsModule } from '../automations/automations.module';
 import { ChatsModule } from '../chats/chats.module';
@@ -99,6 +100,7 @@ export class AppModule {
         SystemInstructionModule,
         PersonalDataModule,
         AiToolsModule,
+        AccountsModule,
         LlmModule,
         ChatsModule,
         DataModule,

@@ -103,12 +103,16 @@ export function describeMailError(
     /timed? ?out/i.test(detail)
   )
     return `The ${where} did not answer in time${server.secure ? ' (is TLS on this port? try secure: false with STARTTLS ports)' : ' (does this port expect TLS? try secure: true)'}.`;
+  if (/wrong version number|packet length too long/i.test(detail))
+    return `TLS with the ${where} failed: the server does not speak TLS on this port (for a plain or STARTTLS port such as 143 or 587, set secure: false).`;
   if (
-    /SSL|TLS|certificate|self[- ]signed|wrong version number/i.test(
+    /self[- ]signed|unable to (get|verify)|certificate/i.test(
       `${code} ${detail}`,
     )
   )
-    return `TLS with the ${where} failed: ${detail || code}.`;
+    return `TLS with the ${where} failed: its certificate is not trusted (${code || detail}).`;
+  if (/SSL|TLS/i.test(`${code} ${detail}`))
+    return `TLS with the ${where} failed: ${code || detail}.`;
   if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'ECONNECTION')
     return `The ${where} closed the connection${server.secure ? '' : ' (does this port expect TLS? try secure: true)'}.`;
   return `The ${where} refused the connection: ${detail || code || 'unknown error'}.`;
