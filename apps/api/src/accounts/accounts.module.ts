@@ -3,6 +3,7 @@ import { MongooseModule } from '@nestjs/mongoose';
 import { AccountCredentials } from './account-records';
 import { AccountConnectionTester } from './account-connection-test';
 import { AccountsController } from './accounts.controller';
+import { AccountsPromptSection } from './accounts-prompt-section';
 import { AccountsService } from './accounts.service';
 import { AccountsAiDirectory, AccountsStore } from './accounts-store';
 import { AccountDoc, AccountSchema } from './schemas/account.schema';
@@ -22,6 +23,7 @@ import { AccountDoc, AccountSchema } from './schemas/account.schema';
     AccountsStore,
     AccountsService,
     AccountConnectionTester,
+    AccountsPromptSection,
     { provide: AccountCredentials, useExisting: AccountsStore },
     AccountsAiDirectory,
   ],

@@ -159,6 +159,7 @@ export class LlmRunner {
         toolFilter: profile,
         mode: profile ? undefined : state.mode,
         offeredTools: tools.map((t) => t.name),
+        accountId: profile ? undefined : state.accountId,
       });
       return { systemPrompt, tools };
     };
@@ -192,6 +193,8 @@ export class LlmRunner {
           setMode: switchMode,
           selectAccount: async (accountId) => {
             state.accountId = accountId;
+            // The next request's prompt names the newly selected account.
+            current = await build();
             await request
               .onModeChange?.({ ...state })
               .catch((error: Error) =>

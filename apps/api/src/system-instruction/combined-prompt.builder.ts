@@ -25,6 +25,8 @@ export interface CombinedPromptOptions {
   mode?: string;
   /** The tools the request offers (the runner's choice), listed by the tools section. */
   offeredTools?: readonly string[];
+  /** The conversation's selected account (for the accounts section). */
+  accountId?: string | null;
 }
 
 /** Sections without `modes` belong to every mode. */
@@ -106,6 +108,7 @@ export class CombinedPromptBuilder implements OnModuleInit {
       toolFilter: options.toolFilter,
       mode: options.mode,
       offeredTools: options.offeredTools,
+      accountId: options.accountId,
     };
     const sections = this.sections.filter(
       (section) =>

@@ -22,6 +22,8 @@ export interface PromptContext {
   mode?: string;
   /** The names of the tools this request offers, when the runner chose them. */
   offeredTools?: readonly string[];
+  /** The account the conversation selected (select_account), when it has one. */
+  accountId?: string | null;
 }
 
 /**
