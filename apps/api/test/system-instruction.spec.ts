@@ -98,6 +98,7 @@ describe('system instruction', () => {
       'pulse-status',
       'pulse-notes',
       'whatsapp-permissions',
+      'accounts',
       'pulse-counters',
       'datetime',
     ]);
@@ -112,6 +113,7 @@ describe('system instruction', () => {
       'pulse-status',
       'pulse-notes',
       'whatsapp-permissions',
+      'accounts',
       'pulse-counters',
       'datetime',
     ];
