@@ -1,5 +1,6 @@
 import type { ChatSummary } from '@metatronos/shared-types';
 import ICAL from 'ical.js';
+import { createServer, request } from 'node:http';
 import { DAVClient, type DAVCalendarObject } from 'tsdav';
 import type TestAgent from 'supertest/lib/agent';
 import {
@@ -69,6 +70,56 @@ async function serverState(
 /** A property as the server stores it (one folded line, unfolded). */
 function propLine(event: ICAL.Component, name: string): string {
   return event.getFirstProperty(name)?.toICALString() ?? '';
+}
+
+/**
+ * A loopback proxy in front of Radicale that reports every ETag as stale in
+ * REPORT answers: the next conditional write is what another client's change
+ * in between would cause (412 Precondition Failed).
+ */
+async function staleEtagProxy(
+  target: string,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const upstream = new URL(target);
+  const server = createServer((req, res) => {
+    const sent: Buffer[] = [];
+    req.on('data', (c: Buffer) => sent.push(c));
+    req.on('end', () => {
+      const headers = { ...req.headers, host: upstream.host };
+      delete headers['accept-encoding'];
+      const forward = request(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path: req.url,
+          headers,
+        },
+        (answer) => {
+          const body: Buffer[] = [];
+          answer.on('data', (c: Buffer) => body.push(c));
+          answer.on('end', () => {
+            let text = Buffer.concat(body).toString('utf8');
+            if (req.method === 'REPORT')
+              text = text.replace(/(getetag>)"[^"<]*"/g, '$1"stale-etag"');
+            const out = { ...answer.headers };
+            delete out['content-length'];
+            delete out['transfer-encoding'];
+            res.writeHead(answer.statusCode ?? 502, out);
+            res.end(text);
+          });
+        },
+      );
+      forward.end(Buffer.concat(sent));
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    close: () => new Promise<void>((done) => server.close(() => done())),
+  };
 }
 
 describe('calendar_actions against Radicale', () => {
@@ -568,5 +619,108 @@ describe('calendar_actions against Radicale', () => {
       annId,
     )) as { events: EventView[] };
     expect(selected.events.map((e) => e.title)).toEqual(['Lunch with Eve']);
+  });
+
+  it('refuses to overwrite or delete an event that changed on the server since it was read (ETag)', async () => {
+    const proxy = await staleEtagProxy(radicale.url);
+    try {
+      const proxiedId = await storeCalendarAccount(
+        t.app,
+        { ...radicale, url: proxy.url },
+        ANN,
+        'ann via proxy',
+      );
+      const lunch = (
+        (await call(
+          { action: 'list', start: `${YEAR}-03-03`, end: `${YEAR}-03-03` },
+          annId,
+        )) as { events: EventView[] }
+      ).events[0];
+      const before = await serverState(radicale, ANN);
+      expect(
+        await call(
+          { action: 'update', id: lunch.id, title: 'Lunch with Mallory' },
+          proxiedId,
+        ),
+      ).toEqual({
+        error: `Event '${lunch.id}' was changed on the server while it was being updated: list it again and retry.`,
+      });
+      expect(await call({ action: 'delete', id: lunch.id }, proxiedId)).toEqual(
+        {
+          error: `Event '${lunch.id}' was changed on the server meanwhile: list it again and retry.`,
+        },
+      );
+      const after = await serverState(radicale, ANN);
+      expect(after.objects.map((o) => [o.url, o.etag])).toEqual(
+        before.objects.map((o) => [o.url, o.etag]),
+      );
+      expect(after.events[0].getFirstPropertyValue('summary')).toBe(
+        'Lunch with Eve',
+      );
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('remembers the account the model selected for the conversation (select_account, then calendar_actions in later turns)', async () => {
+    const chat: ChatSummary = (
+      await owner.post('/api/chats').send({}).expect(201)
+    ).body;
+    await owner
+      .patch(`/api/chats/${chat.id}`)
+      .send({ mode: 'calendar' })
+      .expect(200);
+    const listLunch = {
+      name: 'calendar_actions',
+      arguments: {
+        action: 'list',
+        start: `${YEAR}-03-03`,
+        end: `${YEAR}-03-03`,
+      },
+    };
+    fake.openai.enqueue(
+      { toolCalls: [listLunch] },
+      {
+        toolCalls: [
+          { name: 'select_account', arguments: { account: 'ann calendar' } },
+        ],
+      },
+      { toolCalls: [listLunch] },
+      { text: ['Lunch with Eve.'] },
+      { toolCalls: [listLunch] },
+      { text: ['Still lunch with Eve.'] },
+    );
+    const client = await chatClient(t);
+    const results = async (message: string) =>
+      (
+        eventsNamed(await client.send(chat.id, message), 'tool_result') as {
+          name: string;
+          result: string;
+        }[]
+      ).map((r) => [r.name, JSON.parse(r.result)]);
+    const first = await results('What is on Wednesday?');
+    expect(first.map(([name]) => name)).toEqual([
+      'calendar_actions',
+      'select_account',
+      'calendar_actions',
+    ]);
+    expect(first[0][1].error).toMatch(/^Several calendar accounts/);
+    expect(first[1][1]).toMatchObject({
+      success: true,
+      account: { id: annId },
+    });
+    expect(first[2][1].events.map((e: EventView) => e.title)).toEqual([
+      'Lunch with Eve',
+    ]);
+    const second = await results('And again?');
+    expect(second[0][1].events.map((e: EventView) => e.title)).toEqual([
+      'Lunch with Eve',
+    ]);
+    const chats = (await owner.get('/api/chats').expect(200))
+      .body as ChatSummary[];
+    expect(chats.find((c) => c.id === chat.id)).toMatchObject({
+      mode: 'calendar',
+      accountId: annId,
+    });
   });
 });
