@@ -429,6 +429,14 @@ describe('calendar_actions against Radicale', () => {
         ['Ski trip', `${YEAR}-03-12`, `${YEAR}-03-14`, true],
       ]);
     }
+    // At UTC+14 the owner's midday of the 12th is still the 11th in UTC, where
+    // the server places a date without a zone.
+    await setZone('Pacific/Kiritimati');
+    const far = await listed({
+      start: `${YEAR}-03-12T12:00`,
+      end: `${YEAR}-03-12T13:00`,
+    });
+    expect(far.events.map((e) => e.title)).toEqual(['Ski trip']);
     await setZone('Europe/Berlin');
     await call({ action: 'delete', id: created.created.id });
   });

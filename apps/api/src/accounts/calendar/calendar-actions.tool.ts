@@ -252,18 +252,27 @@ export class CalendarActionsTool
       ? [pickCalendar(session, args.calendar)]
       : session.calendars;
     const occurrences: Array<CalendarOccurrence & { calendar: string }> = [];
+    let unreadable = 0;
     for (const calendar of calendars) {
       const objects = await session.client.fetchCalendarObjects({
         calendar,
+        // A day wider on each side: servers filter floating and all-day times
+        // as UTC, which can miss an owner-zone day at the edge. The exact
+        // overlap is checked below.
         timeRange: {
-          start: range.start.toUTC().toISO() as string,
-          end: range.end.toUTC().toISO() as string,
+          start: range.start.minus({ days: 1 }).toUTC().toISO() as string,
+          end: range.end.plus({ days: 1 }).toUTC().toISO() as string,
         },
       });
       for (const object of objects) {
         if (typeof object.data !== 'string') continue;
-        for (const o of occurrencesIn(object.data, range, zone))
-          occurrences.push({ ...o, calendar: calendarName(calendar) });
+        try {
+          for (const o of occurrencesIn(object.data, range, zone))
+            occurrences.push({ ...o, calendar: calendarName(calendar) });
+        } catch {
+          // One malformed object (another client's) must not hide the rest.
+          unreadable++;
+        }
       }
     }
     occurrences.sort((a, b) => a.start.toMillis() - b.start.toMillis());
@@ -274,6 +283,11 @@ export class CalendarActionsTool
       ...(occurrences.length > listed.length
         ? {
             truncated: `Only the first ${CALENDAR_MAX_LISTED} of ${occurrences.length} occurrences: ask for a shorter range.`,
+          }
+        : {}),
+      ...(unreadable
+        ? {
+            unreadable: `${unreadable} calendar object(s) in this range are not valid iCalendar and were left out.`,
           }
         : {}),
       note: THIRD_PARTY_NOTE,
