@@ -150,7 +150,8 @@ export class CalendarActionsTool
     const account = await accountForTurn(this.credentials, context, 'calendar');
     if (typeof account === 'string') return toolError(account);
     try {
-      // Arguments are checked before connecting where they can be (update's times also after reading the event): a refused call writes nothing.
+      // Arguments are checked before connecting where they can be (update's
+      // times once the event is read): a refused call writes nothing.
       switch (args.action) {
         case 'list': {
           const range = this.listRange(args, zone);
