@@ -225,7 +225,7 @@ describe.each([
       .send({ mode: 'email' })
       .expect(400);
     expect(bad.body.message).toBe(
-      'mode must be one of: default, automations, contacts, data, files, media, telegram, todo, web, whatsapp (got "email")',
+      'mode must be one of: default, automations, calendar, contacts, data, files, media, telegram, todo, web, whatsapp (got "email")',
     );
     await owner.patch(`/api/chats/${chat.id}`).send({ mode: 7 }).expect(400);
     await owner.patch(`/api/chats/${chat.id}`).send({}).expect(400);

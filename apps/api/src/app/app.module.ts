@@ -43,6 +43,7 @@ import { TelegramModule } from '../telegram/telegram.module';
 import { ChannelsModule } from '../channels/channels.module';
 import { UsageModule } from '../usage/usage.module';
 import { BackupModule } from '../backup/backup.module';
+import { CalendarModule } from '../accounts/calendar/calendar.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -120,6 +121,7 @@ export class AppModule {
         ContactsModule,
         UsageModule,
         BackupModule,
+        CalendarModule,
       ],
       providers: [
         // Order matters: a dead database answers 503 before the session lookup would hang on it.
