@@ -243,6 +243,10 @@ describe('AccountForm', () => {
     expect(el('account-kind-email')).toBeNull();
 
     await type('account-name-input', 'Office');
+    // Editing the address leaves the stored login alone (it follows the address only on a new account).
+    await type('account-address-input', 'office@example.org');
+    expect(input('imap-user')?.value).toBe('work@example.org');
+    await type('account-address-input', 'work@example.org');
     // Without a connection change, Test checks the stored account.
     await click('test-account-form');
     http

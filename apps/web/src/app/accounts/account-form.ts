@@ -200,9 +200,10 @@ export class AccountForm {
   ): void {
     this.fields.update((fields) => {
       const next = { ...fields, [field]: value };
-      // The IMAP login is usually the address: it follows the address until typed over.
+      // The IMAP login is usually the address: on a new account it follows the address until typed over.
       if (
         field === 'address' &&
+        !this.editing() &&
         fields.imap.user.trim() === fields.address.trim()
       )
         next.imap = { ...fields.imap, user: value.trim() };

@@ -1,7 +1,7 @@
 import type { HttpTestingController } from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
 import { type AccountView, PASSWORD_MASK } from '@metatronos/shared-types';
-import { UnsavedChanges } from '../core/unsaved-changes';
+import { LEAVE_QUESTION, UnsavedChanges } from '../core/unsaved-changes';
 import {
   PRESETS,
   calendarAccount,
@@ -191,6 +191,35 @@ describe('AccountsPage', () => {
     await stable();
     expect(texts('account-name')).toEqual(['Office', 'Family']);
     expect(document.activeElement).toBe(el('edit-account', item('work')));
+  });
+
+  it('asks before another form replaces one with unsaved edits', async () => {
+    const questions: string[] = [];
+    let agree = false;
+    // The page asks through CONFIRM, which is the browser's confirm().
+    const confirm = jest
+      .spyOn(window, 'confirm')
+      .mockImplementation((question) => {
+        questions.push(String(question));
+        return agree;
+      });
+    await open();
+    await click('edit-account', item('work'));
+    http.expectOne('/api/accounts/presets').flush(PRESETS);
+    await stable();
+    await type('account-name-input', 'Office');
+
+    await click('edit-account', item('family'));
+    expect(questions).toHaveLength(1);
+    expect(el<HTMLInputElement>('account-name-input')?.value).toBe('Office');
+
+    agree = true;
+    await click('add-account');
+    expect(questions).toHaveLength(2);
+    expect(el<HTMLInputElement>('account-name-input')?.value).toBe('');
+    expect(text('account-form')).toContain('Add an account');
+    expect(questions[0]).toBe(LEAVE_QUESTION);
+    confirm.mockRestore();
   });
 
   it('reloads the list on accounts.changed, keeping what is typed in an open form', async () => {

@@ -14,6 +14,7 @@ import { MatSnackBar } from '@angular/material/snack-bar';
 import type { AccountView } from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
 import { liveResource } from '../core/live-resource';
+import { UnsavedChanges } from '../core/unsaved-changes';
 import { Icon } from '../ui/icon';
 import { ServerError } from '../ui/server-error';
 import { AccountCard } from './account-card';
@@ -56,6 +57,7 @@ export class AccountsPage {
   private readonly snackBar = inject(MatSnackBar);
   private readonly injector = inject(Injector);
   private readonly host: ElementRef<HTMLElement> = inject(ElementRef);
+  private readonly unsaved = inject(UnsavedChanges);
 
   protected readonly accounts = signal<AccountView[]>([]);
   protected readonly loaded = signal(false);
@@ -83,10 +85,14 @@ export class AccountsPage {
   protected readonly reload = this.live.reload;
 
   protected add(): void {
+    if (this.form() && !this.unsaved.confirmLeave()) return;
     this.form.set({ account: null });
   }
 
   protected editAccount(account: AccountView): void {
+    if (this.form()?.account?.id === account.id) return;
+    // Another form with edits open: it is replaced only if the owner agrees.
+    if (this.form() && !this.unsaved.confirmLeave()) return;
     this.form.set({ account });
   }
 

@@ -102,6 +102,17 @@ describe('DraftsCard', () => {
     expect(TestBed.inject(PendingDrafts).count()).toBe(3);
   });
 
+  it('lists each waiting draft once and never a sent one, even from a server that ignores the status filter', async () => {
+    const all = [
+      emailDraft('d1'),
+      emailDraft('d2', { status: 'sent' }),
+      emailDraft('d3', { status: 'failed', error: 'Timed out' }),
+    ];
+    await show(all, all);
+    expect(texts('draft-subject')).toEqual(['Subject d1', 'Subject d3']);
+    expect(TestBed.inject(PendingDrafts).count()).toBe(2);
+  });
+
   it('is hidden while no email waits, and follows drafts.changed', async () => {
     await show([]);
     expect(el('drafts-card')).toBeNull();

@@ -5,11 +5,12 @@ import {
   inject,
   signal,
 } from '@angular/core';
-import { takeUntilDestroyed } from '@angular/core/rxjs-interop';
-import { catchError, forkJoin, map, of, type Observable } from 'rxjs';
+import { takeUntilDestroyed, toObservable } from '@angular/core/rxjs-interop';
+import { type Observable, catchError, filter, forkJoin, map, of } from 'rxjs';
 import type { EmailDraftView } from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
 import { EventStream } from '../core/event-stream';
+import { ServerStatus } from '../core/server-status';
 
 /**
  * The drafts waiting for the owner: pending ones and those whose send failed (they can be retried).
@@ -24,7 +25,13 @@ export function loadWaitingDrafts(
   ]).pipe(
     map(([pending, failed]) => {
       const ids = new Set(pending.map((draft) => draft.id));
-      return [...pending, ...failed.filter((draft) => !ids.has(draft.id))];
+      // A server that ignores the filter must not bring back sent drafts.
+      return [
+        ...pending.filter((draft) => draft.status !== 'sent'),
+        ...failed.filter(
+          (draft) => draft.status === 'failed' && !ids.has(draft.id),
+        ),
+      ];
     }),
   );
 }
@@ -35,6 +42,9 @@ export class PendingDrafts {
   private readonly api = inject(ApiClient);
   private readonly events = inject(EventStream);
   private readonly destroyRef = inject(DestroyRef);
+  private readonly server = inject(ServerStatus);
+  /** Counts the server's returns after an outage: drafts may have come meanwhile. */
+  private readonly recovered$ = toObservable(this.server.recovered);
   private readonly drafts = signal<readonly EmailDraftView[]>([]);
   private following = false;
 
@@ -47,6 +57,13 @@ export class PendingDrafts {
     this.events
       .on('drafts.changed')
       .pipe(takeUntilDestroyed(this.destroyRef))
+      .subscribe(() => this.load());
+    const seen = this.server.recovered();
+    this.recovered$
+      .pipe(
+        filter((recoveries) => recoveries > seen),
+        takeUntilDestroyed(this.destroyRef),
+      )
       .subscribe(() => this.load());
     this.load();
   }
