@@ -49,8 +49,8 @@ async function fillGreenMail(
   const form = page.getByTestId('account-form');
   await form.getByTestId('account-name-input').fill('Ann');
   await form.getByTestId('account-address-input').fill(mail.users[0].address);
-  await form.getByTestId('imap-secure').locator('input').uncheck();
-  await form.getByTestId('smtp-secure').locator('input').uncheck();
+  await form.getByTestId('imap-secure').getByRole('checkbox').uncheck();
+  await form.getByTestId('smtp-secure').getByRole('checkbox').uncheck();
   await expect(form.getByTestId('tls-warning')).toContainText(
     'IMAP and SMTP send your password and messages unencrypted',
   );
@@ -217,17 +217,18 @@ test.describe('Accounts', () => {
       to: [mail.users[0].address],
       text: 'Good morning,\nhere is the weekly report.',
     };
-    await seedDraft(app, { ...draft, subject: 'Weekly report' });
-    await seedDraft(app, { ...draft, subject: 'Not this one' });
+    const weeklyId = await seedDraft(app, {
+      ...draft,
+      subject: 'Weekly report',
+    });
+    const otherId = await seedDraft(app, { ...draft, subject: 'Not this one' });
 
     await page.goto('/chat');
     await expect(page.getByTestId('nav-accounts-badge')).toContainText('2');
     await page.getByTestId('nav-accounts').click();
     const card = page.getByTestId('drafts-card');
     await expect(card).toContainText('Emails waiting for you (2)');
-    const weekly = card
-      .getByTestId('draft-item')
-      .filter({ hasText: 'Weekly report' });
+    const weekly = card.locator(`[data-draft-id="${weeklyId}"]`);
     await expect(weekly.getByTestId('draft-from')).toHaveText(account.address);
     await expect(weekly.getByTestId('draft-source')).toHaveText(
       'Email by Scheduled job',
@@ -241,12 +242,11 @@ test.describe('Accounts', () => {
     );
 
     await weekly.getByTestId('send-draft').click();
-    await expect(
-      card.getByTestId('draft-item').filter({ hasText: 'Weekly report' }),
-    ).toHaveCount(0, { timeout: 20_000 });
+    await expect(weekly).toHaveCount(0, { timeout: 20_000 });
     await expect(page.getByTestId('nav-accounts-badge')).toContainText('1');
 
-    const other = card.getByTestId('draft-item');
+    const other = card.locator(`[data-draft-id="${otherId}"]`);
+    await expect(other.getByTestId('draft-subject')).toHaveText('Not this one');
     await other.getByTestId('discard-draft').click();
     await page.getByTestId('confirm-discard-draft').click();
     await expect(page.getByTestId('drafts-card')).toHaveCount(0);
