@@ -34,6 +34,7 @@ export default [
             '^.*/eslint(\\.base)?\\.config\\.[cm]?[jt]s$',
             '^.*/package\\.json$',
             '^.*/tools/fake-[a-z-]+/.*$',
+            '^.*/tools/mail-servers/.*$',
           ],
           depConstraints: [
             {

@@ -81,6 +81,13 @@ export const appRoutes: Routes = [
           import('./channels/channels-page').then((m) => m.ChannelsPage),
       },
       {
+        path: 'accounts',
+        title: pageTitle('Accounts'),
+        canDeactivate: [unsavedChangesGuard],
+        loadComponent: () =>
+          import('./accounts/accounts-page').then((m) => m.AccountsPage),
+      },
+      {
         path: 'instruction',
         canDeactivate: [unsavedChangesGuard],
         title: pageTitle('Instruction'),

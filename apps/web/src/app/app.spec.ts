@@ -67,6 +67,8 @@ describe('App', () => {
   afterEach(() => {
     // The shell follows the owner's time zone from the settings (one clock for every page).
     for (const req of http.match('/api/settings')) req.flush(settingsView());
+    // …and counts the emails waiting for approval (a badge on Accounts).
+    for (const req of http.match((r) => r.url === '/api/drafts')) req.flush([]);
     http.verify();
   });
 

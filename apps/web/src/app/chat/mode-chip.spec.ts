@@ -1,14 +1,17 @@
 import type { HttpTestingController } from '@angular/common/http/testing';
 import { TestBed } from '@angular/core/testing';
+import { emailAccount } from '../testing/account-data';
 import { setUpApiTest, tearDownApiTest } from '../testing/api-test';
+import type { FakeEventStream } from '../testing/fake-event-stream';
 import { chatSummary } from '../testing/chat-data';
 import { ModeChip, modeLabel, modeSwitchText } from './mode-chip';
 
 describe('ModeChip', () => {
   let http: HttpTestingController;
+  let events: FakeEventStream;
 
   beforeEach(() => {
-    ({ http } = setUpApiTest(ModeChip));
+    ({ http, events } = setUpApiTest(ModeChip));
   });
 
   afterEach(() => {
@@ -25,17 +28,19 @@ describe('ModeChip', () => {
     const fixture = TestBed.createComponent(ModeChip);
     fixture.componentRef.setInput('chatId', 'c1');
     fixture.componentRef.setInput('mode', 'default');
-    fixture.componentRef.setInput('account', 'me@example.org');
+    fixture.componentRef.setInput('account', 'work');
     const switched: string[] = [];
     fixture.componentInstance.switched.subscribe((chat) =>
       switched.push(chat.mode),
     );
     await fixture.whenStable();
+    http.expectOne('/api/accounts').flush([emailAccount('work', 'Work mail')]);
+    await fixture.whenStable();
     const chip = (fixture.nativeElement as HTMLElement).querySelector(
       '[data-testid="mode-chip"]',
     ) as HTMLButtonElement;
     expect(chip.textContent).toContain('Default mode');
-    expect(chip.textContent).toContain('me@example.org');
+    expect(chip.textContent).toContain('Work mail');
 
     chip.click();
     await fixture.whenStable();
@@ -68,6 +73,55 @@ describe('ModeChip', () => {
     expect(patch.request.body).toEqual({ mode: 'data' });
     patch.flush(chatSummary('c1', 'Chat', { mode: 'data' }));
     expect(switched).toEqual(['data']);
+    fixture.destroy();
+  });
+
+  it('names the selected account by its name (else its address), follows accounts.changed, and shows nothing for an unknown one', async () => {
+    const fixture = TestBed.createComponent(ModeChip);
+    fixture.componentRef.setInput('chatId', 'c1');
+    fixture.componentRef.setInput('account', 'gone');
+    await fixture.whenStable();
+    http
+      .expectOne('/api/accounts')
+      .flush([
+        emailAccount('work', 'Work mail'),
+        emailAccount('home', '  ', { address: 'me@home.example' }),
+      ]);
+    await fixture.whenStable();
+    const root = fixture.nativeElement as HTMLElement;
+    const account = () =>
+      root.querySelector('[data-testid="mode-chip-account"]')?.textContent;
+    expect(account()).toBeUndefined();
+    expect(root.textContent).not.toContain('gone');
+
+    fixture.componentRef.setInput('account', 'home');
+    await fixture.whenStable();
+    expect(account()).toContain('me@home.example');
+
+    fixture.componentRef.setInput('account', 'work');
+    await fixture.whenStable();
+    expect(account()).toContain('Work mail');
+    events.emit('accounts.changed', {
+      id: 'work',
+      change: 'updated',
+      at: '2026-11-28T10:00:00.000Z',
+    });
+    http.expectOne('/api/accounts').flush([emailAccount('work', 'Office')]);
+    await fixture.whenStable();
+    expect(account()).toContain('Office');
+    fixture.destroy();
+  });
+
+  it('asks for no account names while the chat has no account', async () => {
+    const fixture = TestBed.createComponent(ModeChip);
+    fixture.componentRef.setInput('chatId', 'c1');
+    await fixture.whenStable();
+    http.expectNone('/api/accounts');
+    expect(
+      (fixture.nativeElement as HTMLElement).querySelector(
+        '[data-testid="mode-chip-account"]',
+      ),
+    ).toBeNull();
     fixture.destroy();
   });
 });

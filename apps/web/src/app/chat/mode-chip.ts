@@ -2,6 +2,7 @@ import {
   ChangeDetectionStrategy,
   Component,
   computed,
+  effect,
   inject,
   input,
   output,
@@ -13,6 +14,7 @@ import type {
   ModeSwitchBy,
   ModeView,
 } from '@metatronos/shared-types';
+import { AccountDirectory } from '../accounts/account-directory';
 import { ApiClient } from '../core/api-client';
 import { inlineErrorMessage } from '../core/server-problem';
 
@@ -49,7 +51,7 @@ export function modeSwitchText(mode: string, by: ModeSwitchBy): string {
       (menuOpened)="loadModes()"
     >
       <span class="label">{{ label() }}</span>
-      @if (account(); as account) {
+      @if (accountLabel(); as account) {
         <span class="account" data-testid="mode-chip-account">
           · {{ account }}</span
         >
@@ -138,6 +140,11 @@ export class ModeChip {
   readonly mode = input('default');
   /** The selected account's id, when the conversation has one. */
   readonly account = input<string | null>(null);
+  private readonly accounts = inject(AccountDirectory);
+  /** The selected account's name (or address); nothing while it is unknown. */
+  protected readonly accountLabel = computed(() =>
+    this.accounts.label(this.account()),
+  );
   readonly disabled = input(false);
   /** The owner switched the mode: the chat as the server stored it. */
   readonly switched = output<ChatSummary>();
@@ -148,6 +155,13 @@ export class ModeChip {
   protected readonly switching = signal(false);
   protected readonly label = computed(() => modeLabel(this.mode()));
   protected readonly modeLabel = modeLabel;
+
+  constructor() {
+    // The accounts' names are loaded once a chat has one selected.
+    effect(() => {
+      if (this.account()) this.accounts.follow();
+    });
+  }
 
   protected loadModes(): void {
     if (this.modes().length) return;

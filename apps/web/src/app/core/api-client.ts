@@ -2,6 +2,9 @@ import { HttpClient, type HttpEvent, HttpParams } from '@angular/common/http';
 import { Injectable, inject } from '@angular/core';
 import { Observable, map } from 'rxjs';
 import type {
+  AccountPreset,
+  AccountTestResult,
+  AccountView,
   AppSettingsView,
   AuthStatus,
   ChatListQuery,
@@ -12,6 +15,7 @@ import type {
   CollectionDocumentsPage,
   CollectionInfo,
   CombinedPromptResponse,
+  CreateAccountRequest,
   CreateChatRequest,
   CreateCronJobRequest,
   CreateTelegramPermissionRequest,
@@ -19,6 +23,7 @@ import type {
   CronJobView,
   CronPreview,
   CronRunView,
+  EmailDraftView,
   ModelListResponse,
   PasswordRequest,
   PulseView,
@@ -28,9 +33,11 @@ import type {
   TelegramInboundMessage,
   TelegramPermission,
   TelegramStatusView,
+  UpdateAccountRequest,
   UpdateAppSettingsRequest,
   UpdateChatRequest,
   UpdateCronJobRequest,
+  UpdateEmailDraftRequest,
   UpdatePulseRequest,
   UpdateSystemInstructionRequest,
   UpdateTelegramPermissionRequest,
@@ -72,6 +79,14 @@ export function cronJobUrl(jobId: string): string {
 }
 
 /** `/api/media/<id>`: a generated or edited image, served to the owner's session (also usable as `<img src>`). */
+export function accountUrl(accountId: string): string {
+  return `${API_BASE}/accounts/${encodeURIComponent(accountId)}`;
+}
+
+export function draftUrl(draftId: string): string {
+  return `${API_BASE}/drafts/${encodeURIComponent(draftId)}`;
+}
+
 export function mediaUrl(mediaId: string): string {
   return `${API_BASE}/media/${encodeURIComponent(mediaId)}`;
 }
@@ -460,6 +475,78 @@ export class ApiClient {
   deleteWhatsAppPermission(permissionId: string): Observable<void> {
     return this.http
       .delete<unknown>(whatsAppPermissionUrl(permissionId))
+      .pipe(map(() => undefined));
+  }
+
+  /** Email and calendar accounts; passwords come back as PASSWORD_MASK. */
+  accounts(): Observable<AccountView[]> {
+    return this.http.get<AccountView[]>(`${API_BASE}/accounts`);
+  }
+
+  accountPresets(): Observable<AccountPreset[]> {
+    return this.http.get<AccountPreset[]>(`${API_BASE}/accounts/presets`);
+  }
+
+  /** Tests the connection first: 400 naming the problem, nothing stored. */
+  createAccount(body: CreateAccountRequest): Observable<AccountView> {
+    return this.http.post<AccountView>(`${API_BASE}/accounts`, body);
+  }
+
+  /** Tests a connection that is not stored (400 naming the problem). */
+  testNewAccount(body: CreateAccountRequest): Observable<AccountTestResult> {
+    return this.http.post<AccountTestResult>(`${API_BASE}/accounts/test`, body);
+  }
+
+  testAccount(accountId: string): Observable<AccountTestResult> {
+    return this.http.post<AccountTestResult>(
+      `${accountUrl(accountId)}/test`,
+      null,
+    );
+  }
+
+  /** An omitted or masked password keeps the stored one; connection changes are tested first. */
+  updateAccount(
+    accountId: string,
+    body: UpdateAccountRequest,
+  ): Observable<AccountView> {
+    return this.http.patch<AccountView>(accountUrl(accountId), body);
+  }
+
+  deleteAccount(accountId: string): Observable<void> {
+    return this.http
+      .delete<unknown>(accountUrl(accountId))
+      .pipe(map(() => undefined));
+  }
+
+  /** The drafts the AI wrote in unattended turns, waiting for the owner. */
+  pendingDrafts(): Observable<EmailDraftView[]> {
+    return this.http.get<EmailDraftView[]>(`${API_BASE}/drafts`, {
+      params: { status: 'pending' },
+    });
+  }
+
+  /** Drafts whose last send failed (they keep their error and can be sent again). */
+  failedDrafts(): Observable<EmailDraftView[]> {
+    return this.http.get<EmailDraftView[]>(`${API_BASE}/drafts`, {
+      params: { status: 'failed' },
+    });
+  }
+
+  updateDraft(
+    draftId: string,
+    body: UpdateEmailDraftRequest,
+  ): Observable<EmailDraftView> {
+    return this.http.patch<EmailDraftView>(draftUrl(draftId), body);
+  }
+
+  /** 400/409/502 with the reason when the message could not be sent. */
+  sendDraft(draftId: string): Observable<EmailDraftView> {
+    return this.http.post<EmailDraftView>(`${draftUrl(draftId)}/send`, null);
+  }
+
+  deleteDraft(draftId: string): Observable<void> {
+    return this.http
+      .delete<unknown>(draftUrl(draftId))
       .pipe(map(() => undefined));
   }
 }

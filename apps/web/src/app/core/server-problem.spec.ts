@@ -22,6 +22,22 @@ describe('server problems', () => {
     }
   });
 
+  it("treats a 502 the API answered itself (an upstream such as a mail server failed) as the API's own error", () => {
+    const upstream = httpError(502, {
+      statusCode: 502,
+      message: 'SMTP refused the recipient',
+      error: 'Bad Gateway',
+    });
+    expect(connectivityProblemFrom(upstream)).toBeNull();
+    expect(inlineErrorMessage(upstream, 'Failed.')).toBe(
+      'SMTP refused the recipient',
+    );
+    // A proxy's page is no answer of the API's.
+    expect(
+      connectivityProblemFrom(httpError(502, '<html>Bad Gateway</html>')),
+    ).toMatchObject({ kind: 'unreachable' });
+  });
+
   it("reports 503 as the database being down, with the server's message", () => {
     const problem = connectivityProblemFrom(
       httpError(503, { statusCode: 503, message: 'Disk full.' }),

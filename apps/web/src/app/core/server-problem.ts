@@ -24,13 +24,31 @@ export function isConnectivityStatus(status: number): boolean {
 }
 
 /**
+ * A 502 or 504 the API itself answered with its JSON error (`{ statusCode, message }`): a mail server or other
+ * upstream it talked to failed, while the API is up. A proxy in front of a stopped server sends no such body.
+ */
+function upstreamFailure(error: HttpErrorResponse): boolean {
+  const body: unknown = error.error;
+  return (
+    (error.status === 502 || error.status === 504) &&
+    !!body &&
+    typeof body === 'object' &&
+    'statusCode' in body &&
+    body.statusCode === error.status &&
+    'message' in body &&
+    typeof body.message === 'string'
+  );
+}
+
+/**
  * Classifies a failed request as a connectivity problem (network, gateway, database down),
  * or returns null for ordinary API errors (400, 401, 404, ...) that the caller shows itself.
  */
 export function connectivityProblemFrom(error: unknown): ServerProblem | null {
   if (
     !(error instanceof HttpErrorResponse) ||
-    !isConnectivityStatus(error.status)
+    !isConnectivityStatus(error.status) ||
+    upstreamFailure(error)
   )
     return null;
   if (error.status === 503) {

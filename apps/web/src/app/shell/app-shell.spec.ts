@@ -8,7 +8,12 @@ import { Component, signal } from '@angular/core';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
 import { Router, provideRouter } from '@angular/router';
 import { BehaviorSubject, Subject, filter, map } from 'rxjs';
-import type { AppEventMap, AppEventName } from '@metatronos/shared-types';
+import type {
+  AppEventMap,
+  AppEventName,
+  EmailDraftView,
+} from '@metatronos/shared-types';
+import { emailDraft } from '../testing/account-data';
 import { AuthStore } from '../auth/auth-store';
 import { type AppEvent, EventStream } from '../core/event-stream';
 import { ServerStatus } from '../core/server-status';
@@ -68,8 +73,19 @@ describe('AppShell', () => {
     fixture = TestBed.createComponent(AppShell);
     // The owner's time zone for every time shown.
     http.expectOne('/api/settings').flush({ timezone: 'UTC' });
+    // The emails waiting for approval, for the badge on Accounts: none.
+    flushDrafts([], []);
     await fixture.whenStable();
   });
+
+  /** Answers the shell's two draft requests (pending, then failed). */
+  function flushDrafts(
+    pending: EmailDraftView[],
+    failed: EmailDraftView[],
+  ): void {
+    http.expectOne('/api/drafts?status=pending').flush(pending);
+    http.expectOne('/api/drafts?status=failed').flush(failed);
+  }
 
   afterEach(() => http.verify());
 
@@ -84,6 +100,7 @@ describe('AppShell', () => {
       'Automations',
       'Tools',
       'Channels',
+      'Accounts',
       'Instruction',
       'Data',
       'Files',
@@ -94,6 +111,33 @@ describe('AppShell', () => {
     const system = byTestId('nav-system') as HTMLAnchorElement;
     expect(system.getAttribute('href')).toBe('/system');
     expect(system.textContent?.trim()).toBe('System');
+  });
+
+  it('counts the emails waiting for approval on Accounts, and follows drafts.changed', async () => {
+    expect(byTestId('nav-accounts-badge')).toBeNull();
+    events.events.next({
+      name: 'drafts.changed',
+      data: { id: 'd1', change: 'created', at: '2026-11-28T10:00:00.000Z' },
+    });
+    flushDrafts(
+      [emailDraft('d1'), emailDraft('d2')],
+      [emailDraft('d3', { status: 'failed', error: 'Mailbox full' })],
+    );
+    await fixture.whenStable();
+    expect(byTestId('nav-accounts-badge')?.textContent?.trim()).toBe(
+      ', emails waiting: 3',
+    );
+    expect(byTestId('nav-accounts-badge')?.getAttribute('title')).toBe(
+      '3 emails wait for your approval',
+    );
+
+    events.events.next({
+      name: 'drafts.changed',
+      data: { id: 'd1', change: 'sent', at: '2026-11-28T10:01:00.000Z' },
+    });
+    flushDrafts([], []);
+    await fixture.whenStable();
+    expect(byTestId('nav-accounts-badge')).toBeNull();
   });
 
   it('marks the current page in the navigation', async () => {

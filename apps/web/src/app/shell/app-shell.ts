@@ -12,6 +12,7 @@ import { MatButton, MatIconButton } from '@angular/material/button';
 import {
   MatListItem,
   MatListItemIcon,
+  MatListItemMeta,
   MatListItemTitle,
   MatNavList,
 } from '@angular/material/list';
@@ -29,6 +30,7 @@ import {
   RouterOutlet,
 } from '@angular/router';
 import { EMPTY, catchError, exhaustMap, filter, map } from 'rxjs';
+import { PendingDrafts } from '../accounts/pending-drafts';
 import { AuthStore } from '../auth/auth-store';
 import { EventStream } from '../core/event-stream';
 import { ServerStatus } from '../core/server-status';
@@ -56,6 +58,7 @@ import { OwnerTime } from '../core/owner-time';
     MatNavList,
     MatListItem,
     MatListItemIcon,
+    MatListItemMeta,
     MatListItemTitle,
     MatButton,
     MatIconButton,
@@ -84,10 +87,14 @@ export class AppShell {
     () => this.wide() || this.menuOpen(),
   );
   protected readonly loggingOut = signal(false);
+  /** Emails the AI wrote on its own that wait for the owner: a badge on Accounts. */
+  private readonly drafts = inject(PendingDrafts);
+  protected readonly pendingDrafts = this.drafts.count;
 
   constructor() {
     // Every time in the console is shown in the owner's zone from the settings.
     inject(OwnerTime).follow();
+    this.drafts.follow();
 
     // On a narrow screen the drawer covers the page: close it once a link was followed.
     this.router.events

@@ -19,6 +19,7 @@ export const NAV_ITEMS: readonly NavItem[] = [
   },
   { id: 'tools', label: 'Tools', path: '/tools', icon: 'build' },
   { id: 'channels', label: 'Channels', path: '/channels', icon: 'forum' },
+  { id: 'accounts', label: 'Accounts', path: '/accounts', icon: 'mail' },
   {
     id: 'instruction',
     label: 'Instruction',
