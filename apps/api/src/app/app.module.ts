@@ -42,6 +42,7 @@ import { TelegramModule } from '../telegram/telegram.module';
 import { ChannelsModule } from '../channels/channels.module';
 import { UsageModule } from '../usage/usage.module';
 import { BackupModule } from '../backup/backup.module';
+import { EmailModule } from '../accounts/email/email.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -118,6 +119,7 @@ export class AppModule {
         ContactsModule,
         UsageModule,
         BackupModule,
+        EmailModule,
       ],
       providers: [
         // Order matters: a dead database answers 503 before the session lookup would hang on it.
