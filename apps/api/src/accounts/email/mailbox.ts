@@ -215,7 +215,8 @@ export class Mailbox {
     return this.inFolder(folder, false, async () => {
       const criteria: SearchObject = {};
       if (query.text) criteria.text = query.text;
-      if (query.from) criteria.from = query.from;
+      // HEADER From: a substring match on every server; GreenMail's FROM only matches whole addresses.
+      if (query.from) criteria.header = { from: query.from };
       // The Date header: the date the owner sees in every mail client.
       if (query.since) criteria.sentSince = query.since;
       if (query.before) criteria.sentBefore = query.before;
