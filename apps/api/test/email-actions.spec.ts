@@ -1,4 +1,4 @@
-import type { ChatSummary } from '@metatronos/shared-types';
+import type { ChatSummary, ToolsResponse } from '@metatronos/shared-types';
 import type TestAgent from 'supertest/lib/agent';
 import {
   startGreenMail,
@@ -42,6 +42,8 @@ describe('email_actions against GreenMail', () => {
   let t: TestApp;
   let owner: TestAgent;
   let annId: string;
+  let unavailableBefore: Result;
+  let toolsBefore: ToolsResponse;
 
   const users = () => {
     const [ann, bob, cat] = mail.users;
@@ -59,6 +61,9 @@ describe('email_actions against GreenMail', () => {
     owner = await t.owner();
     await useModel(t, 'gpt-4.1-mini');
     const { ann, bob, cat } = users();
+    // Before any account exists, the tool is not offered (checked in the first test).
+    unavailableBefore = await call({ action: 'search' });
+    toolsBefore = (await owner.get('/api/tools').expect(200)).body;
     annId = await storeEmailAccount(t.app, mail, ann);
 
     await deliver(mail, bob, {
@@ -145,6 +150,28 @@ describe('email_actions against GreenMail', () => {
     if (!found) throw new Error(`no '${subject}' in ${folder}`);
     return found.uid;
   };
+
+  it('is offered in the email mode once an email account exists', async () => {
+    expect(unavailableBefore).toEqual({
+      error: "Unknown or unavailable tool 'email_actions'",
+    });
+    const emailMode = (tools: ToolsResponse) =>
+      tools.modes.find((m) => m.name === 'email');
+    expect(emailMode(toolsBefore)).toMatchObject({
+      accountKind: 'email',
+      tools: [
+        {
+          name: 'email_actions',
+          available: false,
+          reason: 'No email account is connected yet.',
+        },
+      ],
+    });
+    const now = (await owner.get('/api/tools').expect(200)).body;
+    expect(emailMode(now)?.tools).toMatchObject([
+      { name: 'email_actions', available: true, reason: null },
+    ]);
+  });
 
   describe('search', () => {
     it('lists header summaries newest first, with the third-party note', async () => {

@@ -197,6 +197,16 @@ export class EmailActionsTool implements AiTool<typeof EMAIL_ACTIONS_ARGS> {
     private readonly drafts: DraftsService,
   ) {}
 
+  async isAvailable(): Promise<boolean> {
+    return (await this.credentials.list('email')).length > 0;
+  }
+
+  async unavailableReason(): Promise<string | null> {
+    return (await this.isAvailable())
+      ? null
+      : 'No email account is connected yet.';
+  }
+
   async execute(
     args: EmailActionsArgs,
     context: AiToolContext,

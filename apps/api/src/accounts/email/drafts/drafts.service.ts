@@ -3,7 +3,9 @@ import {
   BadRequestException,
   ConflictException,
   Injectable,
+  Logger,
   NotFoundException,
+  type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { isValidObjectId, type Model } from 'mongoose';
@@ -60,7 +62,9 @@ function toView(record: EmailDraftRecord): EmailDraftView {
  * leaves the server until the owner sends it from the console.
  */
 @Injectable()
-export class DraftsService {
+export class DraftsService implements OnApplicationBootstrap {
+  private readonly logger = new Logger(DraftsService.name);
+
   constructor(
     @InjectModel(EmailDraftRecord.name)
     private readonly drafts: Model<EmailDraftRecord>,
@@ -68,6 +72,18 @@ export class DraftsService {
     private readonly clock: Clock,
     private readonly events: AppEventBus,
   ) {}
+
+  /** A send cut short by a restart left its claim behind: nothing is sending now. */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.drafts
+      .updateMany({ sending: true }, { $set: { sending: false } })
+      .exec()
+      .catch((error: Error) =>
+        this.logger.warn(
+          `Could not release draft send claims: ${error.message}`,
+        ),
+      );
+  }
 
   private changed(
     id: string,
