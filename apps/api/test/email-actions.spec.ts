@@ -7,6 +7,7 @@ import {
 import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
 import type { AiToolContext } from '../src/ai-tools/ai-tool';
 import { EMAIL_CONTENT_NOTE } from '../src/accounts/email/email-actions.tool';
+import { MAX_SOURCE_BYTES } from '../src/accounts/email/mailbox';
 import type { TurnSource } from '../src/llm/turn-source';
 import { SettingsService } from '../src/settings/settings.service';
 import { storeEmailAccount } from './support/accounts-kit';
@@ -273,6 +274,48 @@ describe('email_actions against GreenMail', () => {
       expect(String(result['text'])).toHaveLength(20_000);
       expect(result['truncated']).toBe(true);
       expect(result['messageId']).toBe('<old-contract@example.test>');
+    });
+
+    it('reads the text of a message too big to fetch whole, and says it was cut', async () => {
+      const { ann, bob } = users();
+      const scan = Buffer.alloc(MAX_SOURCE_BYTES + 1024 * 1024, 7)
+        .toString('base64')
+        .replace(/.{76}/g, '$&\r\n');
+      await withImap(mail, ann, (client) =>
+        client.append(
+          'Archive',
+          [
+            `From: ${bob.address}`,
+            `To: ${ann.address}`,
+            'Subject: Big scan',
+            'MIME-Version: 1.0',
+            'Content-Type: multipart/mixed; boundary="b1"',
+            '',
+            '--b1',
+            'Content-Type: text/plain; charset=utf-8',
+            '',
+            'Please see the attached scan.',
+            '--b1',
+            'Content-Type: application/pdf; name="scan.pdf"',
+            'Content-Transfer-Encoding: base64',
+            'Content-Disposition: attachment; filename="scan.pdf"',
+            '',
+            scan,
+            '--b1--',
+            '',
+          ].join('\r\n'),
+        ),
+      );
+      const result = await call({
+        action: 'read',
+        folder: 'Archive',
+        uid: await uidOf('Big scan', 'Archive'),
+      });
+      expect(result).toMatchObject({
+        subject: 'Big scan',
+        text: 'Please see the attached scan.',
+        truncated: true,
+      });
     });
 
     it('says when the uid is not in the folder', async () => {

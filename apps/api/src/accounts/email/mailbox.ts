@@ -16,6 +16,12 @@ import {
 /** The most characters of a message body a tool result carries. */
 export const MAX_BODY_CHARS = 20_000;
 
+/**
+ * The most bytes of a message fetched to read it. Bodies come before attachments in
+ * the MIME order mail clients write, so a big attachment is cut, not the text.
+ */
+export const MAX_SOURCE_BYTES = 8 * 1024 * 1024;
+
 /** A message as search lists it: headers only. */
 export interface EmailSummary {
   uid: number;
@@ -64,6 +70,26 @@ export interface ReplyBasis {
 
 /** A problem the model can act on (unknown folder or UID): its text is shown as is. */
 export class MailboxProblem extends Error {}
+
+interface ImapCommandErrorLike {
+  code?: string;
+  responseText?: string;
+  message?: string;
+}
+
+/**
+ * A failure after login: the server's own words for a refused command; a
+ * dropped or silent connection as the connection helpers describe it.
+ */
+function commandError(account: EmailAccountRecord, error: unknown): string {
+  const e = (error ?? {}) as ImapCommandErrorLike;
+  const where = `${account.imap.host}:${account.imap.port}`;
+  if (e.responseText)
+    return `The IMAP server ${where} refused this: ${e.responseText}`;
+  if (e.code && /^E[A-Z]+$|TIMEOUT/.test(e.code))
+    return describeMailError('IMAP', account.imap, error);
+  return `The IMAP server ${where} could not do this: ${e.message ?? 'unknown error'}`;
+}
 
 /** "Ann <ann@example.test>" or the bare address. */
 function formatAddress(a: { name?: string; address?: string }): string {
@@ -166,9 +192,7 @@ export class Mailbox {
         error instanceof MailConnectionError
       )
         throw error;
-      throw new MailConnectionError(
-        describeMailError('IMAP', account.imap, error),
-      );
+      throw new MailConnectionError(commandError(account, error));
     } finally {
       signal.removeEventListener('abort', abort);
       await client.logout().catch(() => client.close());
@@ -241,28 +265,34 @@ export class Mailbox {
   private async parsedMessage(
     folder: string,
     uid: number,
-  ): Promise<{ parsed: ParsedMail; flags: string[] }> {
+  ): Promise<{ parsed: ParsedMail; flags: string[]; cut: boolean }> {
     const message = await this.client.fetchOne(
       String(uid),
-      { uid: true, source: true, flags: true },
+      {
+        uid: true,
+        size: true,
+        flags: true,
+        source: { maxLength: MAX_SOURCE_BYTES },
+      },
       { uid: true },
     );
     if (!message || !message.source)
       throw new MailboxProblem(
         `No message with uid ${uid} in folder '${folder}'`,
       );
+    const cut = (message.size ?? 0) > MAX_SOURCE_BYTES;
     // skipHtmlToText: an HTML-only body is converted below, with our options.
     const parsed = await simpleParser(message.source, {
       skipHtmlToText: true,
       skipImageLinks: true,
       skipTextToHtml: true,
     });
-    return { parsed, flags: [...(message.flags ?? [])] };
+    return { parsed, flags: [...(message.flags ?? [])], cut };
   }
 
   async read(folder: string, uid: number): Promise<EmailMessage> {
     return this.inFolder(folder, false, async () => {
-      const { parsed, flags } = await this.parsedMessage(folder, uid);
+      const { parsed, flags, cut } = await this.parsedMessage(folder, uid);
       const text = bodyText(parsed);
       return {
         uid,
@@ -275,7 +305,7 @@ export class Mailbox {
         date: isoDate(parsed.date),
         flags,
         text: text.slice(0, MAX_BODY_CHARS),
-        truncated: text.length > MAX_BODY_CHARS,
+        truncated: cut || text.length > MAX_BODY_CHARS,
         attachments: parsed.attachments.map((a) => ({
           filename: a.filename ?? null,
           contentType: a.contentType,
