@@ -120,14 +120,18 @@ describe('email_actions against GreenMail', () => {
 
   async function call(
     args: unknown,
-    options: { source?: TurnSource; accountId?: string } = {},
+    options: {
+      source?: TurnSource;
+      accountId?: string;
+      signal?: AbortSignal;
+    } = {},
   ): Promise<Result> {
     const context: AiToolContext = {
       source: options.source ?? 'chat',
       settings: await t.app.get(SettingsService).get(),
       chatId: null,
       messageId: null,
-      signal: new AbortController().signal,
+      signal: options.signal ?? new AbortController().signal,
       conversation: options.accountId
         ? {
             mode: 'email',
@@ -498,6 +502,25 @@ describe('email_actions against GreenMail', () => {
     });
   });
 
+  it('stops when the turn is stopped, sending nothing', async () => {
+    const stopped = new AbortController();
+    stopped.abort();
+    const before = (await mailIn(mail, users().bob)).length;
+    for (const args of [
+      { action: 'search' },
+      {
+        action: 'send',
+        to: ['bob@example.test'],
+        subject: 'Never',
+        text: 'x',
+      },
+    ])
+      expect(await call(args, { signal: stopped.signal })).toEqual({
+        error: 'The request was stopped.',
+      });
+    expect((await mailIn(mail, users().bob)).length).toBe(before);
+  });
+
   describe('bad arguments', () => {
     it.each([
       [
@@ -658,9 +681,22 @@ describe('email_actions against GreenMail', () => {
     ])(
       'a wrong stored password answers %j with a login error that does not hold it',
       async (args, error) => {
-        const result = await call(args, { accountId: brokenId });
+        const written: string[] = [];
+        const spies = [process.stdout, process.stderr].map((stream) =>
+          jest.spyOn(stream, 'write').mockImplementation((chunk) => {
+            written.push(String(chunk));
+            return true;
+          }),
+        );
+        let result: Result;
+        try {
+          result = await call(args, { accountId: brokenId });
+        } finally {
+          spies.forEach((spy) => spy.mockRestore());
+        }
         expect(result.error).toMatch(error);
         expect(JSON.stringify(result)).not.toContain(WRONG_PASSWORD);
+        expect(written.join('')).not.toContain(WRONG_PASSWORD);
       },
     );
   });

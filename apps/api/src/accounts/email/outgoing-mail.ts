@@ -62,11 +62,12 @@ export async function sendEmail(
   email: OutgoingEmail,
   signal?: AbortSignal,
 ): Promise<SentEmail> {
+  if (signal?.aborted)
+    throw new EmailSendError('The request was stopped.', 'server');
   const transport = smtpTransport(account.smtp);
   const abort = () => transport.close();
   signal?.addEventListener('abort', abort, { once: true });
   try {
-    if (signal?.aborted) throw new Error('The send was stopped.');
     const info = (await transport.sendMail({
       from: account.address,
       to: email.to,
@@ -82,6 +83,8 @@ export async function sendEmail(
       rejected: addressList(info.rejected),
     };
   } catch (error) {
+    if (signal?.aborted)
+      throw new EmailSendError('The request was stopped.', 'server');
     const code = (error as SmtpErrorLike).code;
     if (code === 'EENVELOPE')
       throw new EmailSendError(
