@@ -406,6 +406,30 @@ describe('email drafts: unattended turns and /api/drafts', () => {
       ).not.toContain('Orphan');
     });
 
+    it('sends once when two sends of the same draft race', async () => {
+      const made = await tool(
+        'email_actions',
+        {
+          action: 'send',
+          to: ['bob@example.test'],
+          subject: 'Exactly once',
+          text: 'x',
+        },
+        'cron',
+        annId,
+      );
+      expect(made).toMatchObject({ draft: true });
+      const url = `/api/drafts/${made['draftId']}/send`;
+      const statuses = (
+        await Promise.all([owner.post(url), owner.post(url)])
+      ).map((r) => r.status);
+      expect(statuses.sort()).toEqual([200, 409]);
+      await waitForMail(mail, users().bob, (m) => m.subject === 'Exactly once');
+      expect(
+        (await subjectsIn()).filter((s) => s === 'Exactly once'),
+      ).toHaveLength(1);
+    });
+
     it('answers 404 for an unknown draft', async () => {
       await owner.post(`/api/drafts/${MISSING_ID}/send`).expect(404);
     });

@@ -3,9 +3,7 @@ import {
   BadRequestException,
   ConflictException,
   Injectable,
-  Logger,
   NotFoundException,
-  type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { isValidObjectId, type Model } from 'mongoose';
@@ -27,6 +25,7 @@ import { EmailDraftRecord } from './email-draft.schema';
 
 export const DRAFT_NOT_FOUND = 'Draft not found';
 export const DRAFT_ALREADY_SENT = 'This draft was already sent';
+export const DRAFT_BEING_SENT = 'This draft is being sent right now';
 
 /** What an unattended turn hands over instead of sending. */
 export interface NewEmailDraft extends OutgoingEmail {
@@ -62,8 +61,13 @@ function toView(record: EmailDraftRecord): EmailDraftView {
  * leaves the server until the owner sends it from the console.
  */
 @Injectable()
-export class DraftsService implements OnApplicationBootstrap {
-  private readonly logger = new Logger(DraftsService.name);
+export class DraftsService {
+  /**
+   * Drafts whose send is under way. Held in memory, not in the document: the
+   * embedded database's findAndModify is not atomic (two racing sends both
+   * claimed a draft in a test), and one process serves the data dir.
+   */
+  private readonly sendingNow = new Set<string>();
 
   constructor(
     @InjectModel(EmailDraftRecord.name)
@@ -72,18 +76,6 @@ export class DraftsService implements OnApplicationBootstrap {
     private readonly clock: Clock,
     private readonly events: AppEventBus,
   ) {}
-
-  /** A send cut short by a restart left its claim behind: nothing is sending now. */
-  async onApplicationBootstrap(): Promise<void> {
-    await this.drafts
-      .updateMany({ sending: true }, { $set: { sending: false } })
-      .exec()
-      .catch((error: Error) =>
-        this.logger.warn(
-          `Could not release draft send claims: ${error.message}`,
-        ),
-      );
-  }
 
   private changed(
     id: string,
@@ -119,7 +111,6 @@ export class DraftsService implements OnApplicationBootstrap {
       chatId: draft.chatId,
       status: 'pending',
       error: null,
-      sending: false,
       createdAt: this.clock.now(),
       sentAt: null,
     });
@@ -146,8 +137,8 @@ export class DraftsService implements OnApplicationBootstrap {
     const record = await this.find(id);
     if (record.status === 'sent')
       throw new ConflictException('A sent draft cannot be edited');
-    if (change.to !== undefined && change.to.length === 0)
-      throw new BadRequestException('to must hold at least one address');
+    if (this.sendingNow.has(record._id.toHexString()))
+      throw new ConflictException(DRAFT_BEING_SENT);
     const set: Partial<EmailDraftRecord> = {};
     if (change.to !== undefined) set.to = change.to;
     if (change.cc !== undefined) set.cc = change.cc;
@@ -155,16 +146,13 @@ export class DraftsService implements OnApplicationBootstrap {
     if (change.text !== undefined) set.text = change.text;
     const updated = await this.drafts
       .findOneAndUpdate(
-        { _id: record._id, status: { $ne: 'sent' }, sending: { $ne: true } },
+        { _id: record._id, status: { $ne: 'sent' } },
         { $set: set },
         { new: true },
       )
       .lean<EmailDraftRecord>()
       .exec();
-    if (!updated)
-      throw new ConflictException(
-        'This draft is being sent or was already sent',
-      );
+    if (!updated) throw new ConflictException('A sent draft cannot be edited');
     return toView(updated);
   }
 
@@ -173,71 +161,68 @@ export class DraftsService implements OnApplicationBootstrap {
    * reply's threading headers. A failure is kept on the draft (`failed` + why).
    */
   async send(id: string): Promise<EmailDraftView> {
-    const record = await this.find(id);
-    if (record.status === 'sent')
+    const found = await this.find(id);
+    if (found.status === 'sent')
       throw new ConflictException(DRAFT_ALREADY_SENT);
-    const claimed = await this.drafts
-      .findOneAndUpdate(
-        { _id: record._id, status: { $ne: 'sent' }, sending: { $ne: true } },
-        { $set: { sending: true } },
-        { new: true },
-      )
-      .lean<EmailDraftRecord>()
-      .exec();
-    if (!claimed)
-      throw new ConflictException(
-        'This draft is being sent or was already sent',
-      );
+    const key = found._id.toHexString();
+    // Checked and taken without an await in between: two clicks send once.
+    if (this.sendingNow.has(key)) throw new ConflictException(DRAFT_BEING_SENT);
+    this.sendingNow.add(key);
+    try {
+      // Read again once claimed: a send that finished meanwhile has marked it sent.
+      const record = await this.find(id);
+      if (record.status === 'sent')
+        throw new ConflictException(DRAFT_ALREADY_SENT);
+      return await this.deliver(record);
+    } finally {
+      this.sendingNow.delete(key);
+    }
+  }
 
-    const account = await this.credentials.get(claimed.accountId);
+  private async deliver(record: EmailDraftRecord): Promise<EmailDraftView> {
+    const id = record._id.toHexString();
+    const account = await this.credentials.get(record.accountId);
     if (!account || account.kind !== 'email') {
-      const reason = `The email account ${claimed.accountAddress} this draft was written for no longer exists: add it again, or discard the draft.`;
-      await this.fail(claimed, reason);
+      const reason = `The email account ${record.accountAddress} this draft was written for no longer exists: add it again, or discard the draft.`;
+      await this.fail(record, reason);
       throw new BadRequestException(reason);
     }
     try {
       await sendEmail(account, {
-        to: claimed.to,
-        cc: claimed.cc,
-        subject: claimed.subject,
-        text: claimed.text,
-        inReplyTo: claimed.inReplyTo ?? null,
-        references: claimed.references ?? [],
+        to: record.to,
+        cc: record.cc,
+        subject: record.subject,
+        text: record.text,
+        inReplyTo: record.inReplyTo ?? null,
+        references: record.references ?? [],
       });
     } catch (error) {
       const failure =
         error instanceof EmailSendError
           ? error
           : new EmailSendError('The message could not be sent.', 'server');
-      await this.fail(claimed, failure.message);
+      await this.fail(record, failure.message);
       throw failure.kind === 'recipients'
         ? new BadRequestException(failure.message)
         : new BadGatewayException(failure.message);
     }
     const sent = await this.drafts
       .findByIdAndUpdate(
-        claimed._id,
-        {
-          $set: {
-            status: 'sent',
-            sentAt: this.clock.now(),
-            error: null,
-            sending: false,
-          },
-        },
+        record._id,
+        { $set: { status: 'sent', sentAt: this.clock.now(), error: null } },
         { new: true },
       )
       .lean<EmailDraftRecord>()
       .exec();
     this.changed(id, 'sent');
-    return toView(sent ?? claimed);
+    return toView(sent ?? record);
   }
 
   private async fail(record: EmailDraftRecord, reason: string): Promise<void> {
     await this.drafts
       .updateOne(
         { _id: record._id },
-        { $set: { status: 'failed', error: reason, sending: false } },
+        { $set: { status: 'failed', error: reason } },
       )
       .exec();
     this.changed(record._id.toHexString(), 'failed');
@@ -245,8 +230,8 @@ export class DraftsService implements OnApplicationBootstrap {
 
   async remove(id: string): Promise<void> {
     const record = await this.find(id);
-    if (record.sending)
-      throw new ConflictException('This draft is being sent right now');
+    if (this.sendingNow.has(record._id.toHexString()))
+      throw new ConflictException(DRAFT_BEING_SENT);
     await this.drafts.deleteOne({ _id: record._id }).exec();
     this.changed(id, 'discarded');
   }

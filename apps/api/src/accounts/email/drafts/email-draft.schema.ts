@@ -42,9 +42,6 @@ export class EmailDraftRecord {
   status!: EmailDraftStatus;
   @Prop({ type: String, default: null })
   error!: string | null;
-  /** Set while a send is under way, so two clicks send once. */
-  @Prop({ type: Boolean, default: false })
-  sending!: boolean;
   @Prop({ type: Date, required: true })
   createdAt!: Date;
   @Prop({ type: Date, default: null })
