@@ -126,7 +126,11 @@ function parseDay(value: string): Date | null {
     : null;
 }
 
-function uniqueAddresses(list: readonly string[], except: string[]): string[] {
+/** Trimmed, each once (case ignored), leaving out `except`. */
+function withoutDuplicates(
+  list: readonly string[],
+  except: string[],
+): string[] {
   const seen = new Set(except.map((a) => a.toLowerCase()));
   const out: string[] = [];
   for (const address of list) {
@@ -146,18 +150,18 @@ export function composeReply(
   text: string,
 ): OutgoingEmail | string {
   const primary = basis.replyTo.length ? basis.replyTo : basis.from;
-  let to = uniqueAddresses(primary, [ownAddress]);
+  let to = withoutDuplicates(primary, [ownAddress]);
   // Replying to one's own sent message goes to its recipients.
-  if (to.length === 0) to = uniqueAddresses(basis.to, [ownAddress]);
+  if (to.length === 0) to = withoutDuplicates(basis.to, [ownAddress]);
   if (to.length === 0) return 'The message has no sender address to reply to';
   const cc = replyAll
-    ? uniqueAddresses([...basis.to, ...basis.cc], [ownAddress, ...to])
+    ? withoutDuplicates([...basis.to, ...basis.cc], [ownAddress, ...to])
     : [];
   const subject = /^re:/i.test(basis.subject.trim())
     ? basis.subject.trim()
     : `Re: ${basis.subject.trim()}`;
   const references = basis.messageId
-    ? uniqueAddresses([...basis.references, basis.messageId], [])
+    ? withoutDuplicates([...basis.references, basis.messageId], [])
     : basis.references;
   return {
     to,
@@ -267,8 +271,8 @@ export class EmailActionsTool implements AiTool<typeof EMAIL_ACTIONS_ARGS> {
       }
       case 'send': {
         const email: OutgoingEmail = {
-          to: uniqueAddresses(args.to ?? [], []),
-          cc: uniqueAddresses(args.cc ?? [], []),
+          to: withoutDuplicates(args.to ?? [], []),
+          cc: withoutDuplicates(args.cc ?? [], []),
           subject: (args.subject ?? '').trim(),
           text: args.text ?? '',
           inReplyTo: null,
