@@ -222,10 +222,10 @@ describe.each([
     const chat = await newChat();
     const bad = await owner
       .patch(`/api/chats/${chat.id}`)
-      .send({ mode: 'email' })
+      .send({ mode: 'fax' })
       .expect(400);
     expect(bad.body.message).toBe(
-      'mode must be one of: default, automations, calendar, contacts, data, files, media, telegram, todo, web, whatsapp (got "email")',
+      'mode must be one of: default, automations, calendar, contacts, data, email, files, media, telegram, todo, web, whatsapp (got "fax")',
     );
     await owner.patch(`/api/chats/${chat.id}`).send({ mode: 7 }).expect(400);
     await owner.patch(`/api/chats/${chat.id}`).send({}).expect(400);

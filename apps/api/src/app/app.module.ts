@@ -44,6 +44,7 @@ import { ChannelsModule } from '../channels/channels.module';
 import { UsageModule } from '../usage/usage.module';
 import { BackupModule } from '../backup/backup.module';
 import { CalendarModule } from '../accounts/calendar/calendar.module';
+import { EmailModule } from '../accounts/email/email.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -122,6 +123,7 @@ export class AppModule {
         UsageModule,
         BackupModule,
         CalendarModule,
+        EmailModule,
       ],
       providers: [
         // Order matters: a dead database answers 503 before the session lookup would hang on it.

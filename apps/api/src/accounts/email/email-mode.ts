@@ -1,0 +1,12 @@
+import { Injectable } from '@nestjs/common';
+import { AiModeProvider, type AiMode } from '../../ai-tools/ai-tool';
+
+/** The email mode: email_actions on the conversation's selected (or only) email account. */
+@AiModeProvider()
+@Injectable()
+export class EmailMode implements AiMode {
+  readonly name = 'email';
+  readonly description =
+    "Email: search, read, send, reply, move and flag messages in the owner's mailboxes (IMAP/SMTP).";
+  readonly accountKind = 'email';
+}
