@@ -258,6 +258,7 @@ describe('email drafts: unattended turns and /api/drafts', () => {
     });
 
     it('edits recipients, subject and text', async () => {
+      events.length = 0;
       const res = await owner
         .patch(`/api/drafts/${cronDraft.id}`)
         .send({
@@ -274,6 +275,14 @@ describe('email drafts: unattended turns and /api/drafts', () => {
         status: 'pending',
       });
       expect(await draftById(cronDraft.id)).toEqual(res.body);
+      // Other consoles showing the draft hear of the edit.
+      expect(events).toEqual([
+        {
+          id: cronDraft.id,
+          change: 'updated',
+          at: t.clock.now().toISOString(),
+        },
+      ]);
     });
   });
 

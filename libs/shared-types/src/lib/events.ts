@@ -98,10 +98,10 @@ export interface AppEventMap {
     change: 'created' | 'updated' | 'deleted';
     at: string;
   };
-  /** An email draft waiting for approval was created, sent, failed to send or was discarded. */
+  /** An email draft waiting for approval was created, edited, sent, failed to send or was discarded. */
   'drafts.changed': {
     id: string;
-    change: 'created' | 'sent' | 'failed' | 'discarded';
+    change: 'created' | 'updated' | 'sent' | 'failed' | 'discarded';
     at: string;
   };
   /** A backup was restored over this instance's data: caches are dropped and the console reloads. */

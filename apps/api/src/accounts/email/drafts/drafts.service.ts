@@ -8,6 +8,7 @@ import {
 import { InjectModel } from '@nestjs/mongoose';
 import { isValidObjectId, type Model } from 'mongoose';
 import type {
+  AppEventMap,
   EmailDraftAction,
   EmailDraftStatus,
   EmailDraftView,
@@ -79,7 +80,7 @@ export class DraftsService {
 
   private changed(
     id: string,
-    change: 'created' | 'sent' | 'failed' | 'discarded',
+    change: AppEventMap['drafts.changed']['change'],
   ): void {
     this.events.emit('drafts.changed', {
       id,
@@ -153,6 +154,8 @@ export class DraftsService {
       .lean<EmailDraftRecord>()
       .exec();
     if (!updated) throw new ConflictException('A sent draft cannot be edited');
+    // Other open consoles refresh the draft they show.
+    this.changed(id, 'updated');
     return toView(updated);
   }
 
