@@ -1,22 +1,17 @@
-import { join } from 'node:path';
 import type { Page } from '@playwright/test';
-// Seeding drafts needs the database, which the e2e support does not expose (see seedDraft).
-// eslint-disable-next-line @nx/enforce-module-boundaries
-import { MongoClient, ObjectId } from 'mongodb';
 import {
   startGreenMail,
   type GreenMailServer,
 } from '../../../tools/mail-servers/mail-servers';
-import { startApp, type RunningApp } from './support/app-server';
-import { expect, ownerSession, test as base } from './support/fixtures';
+import { expect, ownerSession, test as withFakeLlm } from './support/fake-llm';
 
 const LOGIN = 'ann';
 const PASSWORD = 'right-password';
 /** What the console shows for every stored password (PASSWORD_MASK). */
 const MASK = '••••••••';
 
-/** A MetatronOS of its own and a GreenMail (IMAP + SMTP, plain, loopback) in the worker. */
-const test = base.extend<object, { mail: GreenMailServer; app: RunningApp }>({
+/** A GreenMail (IMAP + SMTP, plain, loopback) beside the worker's MetatronOS and fake model provider. */
+const test = withFakeLlm.extend<object, { mail: GreenMailServer }>({
   mail: [
     // eslint-disable-next-line no-empty-pattern
     async ({}, use) => {
@@ -25,15 +20,6 @@ const test = base.extend<object, { mail: GreenMailServer; app: RunningApp }>({
       await mail.stop();
     },
     { scope: 'worker', timeout: 60_000 },
-  ],
-  app: [
-    // eslint-disable-next-line no-empty-pattern
-    async ({}, use) => {
-      const app = await startApp();
-      await use(app);
-      await app.stop();
-    },
-    { scope: 'worker' },
   ],
 });
 
@@ -62,52 +48,6 @@ async function fillGreenMail(
   await form.getByTestId('smtp-port').fill(String(mail.smtpPort));
 }
 
-/**
- * NOTE FOR THE LEAD: the e2e support gives no database handle, so this reaches the embedded database on
- * its Unix socket in the app's data dir (`<dataDir>/run/ferretdb.sock`, see embeddedSocketPath in
- * apps/api/src/database/embedded-database.ts; a long data dir path would move it elsewhere) and inserts
- * into `email_drafts` directly. The document's field names follow EmailDraftView (`_id` as the id,
- * dates as Date): check them against the backend's draft schema once it is merged.
- */
-async function seedDraft(
-  app: RunningApp,
-  draft: {
-    accountId: string;
-    accountAddress: string;
-    to: string[];
-    subject: string;
-    text: string;
-  },
-): Promise<string> {
-  const socket = join(app.dataDir, 'run', 'ferretdb.sock');
-  const client = await MongoClient.connect(
-    `mongodb://${encodeURIComponent(socket)}/`,
-  );
-  try {
-    const _id = new ObjectId();
-    await client.db('metatronos').collection('email_drafts').insertOne({
-      _id,
-      accountId: draft.accountId,
-      accountAddress: draft.accountAddress,
-      action: 'send',
-      to: draft.to,
-      cc: [],
-      subject: draft.subject,
-      text: draft.text,
-      inReplyTo: null,
-      source: 'cron',
-      chatId: null,
-      status: 'pending',
-      error: null,
-      createdAt: new Date(),
-      sentAt: null,
-    });
-    return _id.toHexString();
-  } finally {
-    await client.close();
-  }
-}
-
 test.describe('Accounts', () => {
   test('an email account: a wrong password is refused with the reason and nothing stored, the right one is listed masked, renamed, removed', async ({
     page,
@@ -124,8 +64,10 @@ test.describe('Accounts', () => {
     await fillGreenMail(page, mail, 'wrong-password');
     await page.getByTestId('save-account').click();
     const error = page.getByTestId('account-form-error');
-    await expect(error).toBeVisible({ timeout: 20_000 });
-    await expect(error).not.toHaveText('');
+    await expect(error).toContainText(
+      `IMAP login failed for 'ann' at ${mail.host}:${mail.imapPort}: wrong user name or password`,
+      { timeout: 20_000 },
+    );
     // Nothing stored, nothing typed lost.
     await expect(page.getByTestId('account-item')).toHaveCount(0);
     expect(await (await page.request.get('/api/accounts')).json()).toEqual([]);
@@ -182,46 +124,90 @@ test.describe('Accounts', () => {
     expect(await (await page.request.get('/api/accounts')).json()).toEqual([]);
   });
 
-  test('a draft the AI wrote waits with a badge on Accounts, is edited and sent; another is discarded', async ({
+  test('emails a job wrote wait as drafts with a badge on Accounts; one is edited and sent, the other discarded', async ({
     page,
     mail,
-    app,
+    fake,
   }) => {
     await ownerSession(page);
+    await page.request.patch('/api/settings', {
+      data: {
+        openaiApiKey: 'sk-e2e-openai-key-7890',
+        primaryModel: 'gpt-4.1-mini',
+      },
+    });
+    const server = (port: number) => ({
+      host: mail.host,
+      port,
+      secure: false,
+      user: LOGIN,
+      password: PASSWORD,
+    });
     const created = await page.request.post('/api/accounts', {
       data: {
         kind: 'email',
         name: 'Ann',
         address: mail.users[0].address,
-        imap: {
-          host: mail.host,
-          port: mail.imapPort,
-          secure: false,
-          user: LOGIN,
-          password: PASSWORD,
-        },
-        smtp: {
-          host: mail.host,
-          port: mail.smtpPort,
-          secure: false,
-          user: LOGIN,
-          password: PASSWORD,
-        },
+        imap: server(mail.imapPort),
+        smtp: server(mail.smtpPort),
       },
     });
     expect(created.status()).toBe(201);
     const account = (await created.json()) as { id: string; address: string };
-    const draft = {
-      accountId: account.id,
-      accountAddress: account.address,
-      to: [mail.users[0].address],
-      text: 'Good morning,\nhere is the weekly report.',
-    };
-    const weeklyId = await seedDraft(app, {
-      ...draft,
-      subject: 'Weekly report',
+
+    // A job in the email mode runs twice; each time the model sends an email, which an unattended run keeps as a draft.
+    const job = await page.request.post('/api/cronjobs', {
+      data: {
+        name: 'Weekly report',
+        instruction: 'Email the weekly report to me.',
+        cronExpression: '0 8 * * 1',
+        mode: 'email',
+        enabled: false,
+      },
     });
-    const otherId = await seedDraft(app, { ...draft, subject: 'Not this one' });
+    expect(job.status()).toBe(201);
+    const jobId = ((await job.json()) as { id: string }).id;
+    for (const subject of ['Weekly report', 'Not this one']) {
+      fake.openai.enqueue(
+        {
+          toolCalls: [
+            {
+              id: `call_${subject.length}`,
+              name: 'email_actions',
+              arguments: {
+                action: 'send',
+                to: [mail.users[0].address],
+                subject,
+                text: 'Good morning,\nhere is the weekly report.',
+              },
+            },
+          ],
+        },
+        { text: ['Drafted it for you.'] },
+      );
+      expect(
+        (await page.request.post(`/api/cronjobs/${jobId}/run`)).status(),
+      ).toBe(202);
+      await expect
+        .poll(
+          async () =>
+            (
+              (await (
+                await page.request.get(`/api/cronjobs/${jobId}`)
+              ).json()) as {
+                running: boolean;
+              }
+            ).running,
+          { timeout: 20_000 },
+        )
+        .toBe(false);
+    }
+    const drafts = (await (
+      await page.request.get('/api/drafts?status=pending')
+    ).json()) as { id: string; subject: string }[];
+    const weeklyId = drafts.find((d) => d.subject === 'Weekly report')?.id;
+    const otherId = drafts.find((d) => d.subject === 'Not this one')?.id;
+    expect(weeklyId && otherId).toBeTruthy();
 
     await page.goto('/chat');
     await expect(page.getByTestId('nav-accounts-badge')).toContainText('2');
@@ -243,6 +229,12 @@ test.describe('Accounts', () => {
 
     await weekly.getByTestId('send-draft').click();
     await expect(weekly).toHaveCount(0, { timeout: 20_000 });
+    const sent = (await (
+      await page.request.get('/api/drafts?status=sent')
+    ).json()) as { id: string; subject: string }[];
+    expect(sent).toEqual([
+      expect.objectContaining({ id: weeklyId, subject: 'Weekly report (v2)' }),
+    ]);
     await expect(page.getByTestId('nav-accounts-badge')).toContainText('1');
 
     const other = card.locator(`[data-draft-id="${otherId}"]`);

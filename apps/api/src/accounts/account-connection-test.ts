@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { AccountTestResult } from '@metatronos/shared-types';
-import type { AccountRecord } from './account-records';
+import { withoutPasswords, type AccountRecord } from './account-records';
 import {
   CalDavConnectionError,
   openCalDav,
@@ -13,18 +13,6 @@ import {
 
 /** A connection that did not work, in words for the owner; never holding a password. */
 export class AccountConnectionError extends Error {}
-
-/** Replaces every password of the account found in `text` (a server may echo what it was sent). */
-export function scrubPasswords(text: string, record: AccountRecord): string {
-  const secrets =
-    record.kind === 'email'
-      ? [record.imap.password, record.smtp.password]
-      : [record.password];
-  let out = text;
-  for (const secret of secrets)
-    if (secret && secret.length >= 3) out = out.split(secret).join('••••');
-  return out;
-}
 
 /**
  * Logs in once with an account's settings: IMAP and SMTP for email (nothing is
@@ -44,7 +32,7 @@ export class AccountConnectionTester {
       const message = known
         ? error.message
         : `The connection test failed: ${error instanceof Error ? error.message : 'unknown error'}.`;
-      throw new AccountConnectionError(scrubPasswords(message, record));
+      throw new AccountConnectionError(withoutPasswords(message, record));
     }
   }
 

@@ -1,4 +1,8 @@
-import type { AccountKind, MailServerInput } from '@metatronos/shared-types';
+import {
+  PASSWORD_MASK,
+  type AccountKind,
+  type MailServerInput,
+} from '@metatronos/shared-types';
 import type { AiToolContext } from '../ai-tools/ai-tool';
 
 /**
@@ -62,4 +66,20 @@ export async function accountForTurn<K extends AccountKind>(
     a.kind === 'email' ? a.address : a.name,
   );
   return `Several ${kind} accounts are connected: call select_account with one of: ${names.join(', ')}.`;
+}
+
+/**
+ * `text` with every password of the account replaced by the mask. The libraries
+ * do not echo passwords as far as we know; this is the second guard, since error
+ * texts go to the model, the console and the log.
+ */
+export function withoutPasswords(text: string, account: AccountRecord): string {
+  const secrets =
+    account.kind === 'email'
+      ? [account.imap.password, account.smtp.password]
+      : [account.password];
+  let scrubbed = text;
+  for (const secret of secrets)
+    if (secret) scrubbed = scrubbed.split(secret).join(PASSWORD_MASK);
+  return scrubbed;
 }

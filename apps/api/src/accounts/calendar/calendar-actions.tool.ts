@@ -15,6 +15,7 @@ import { Clock } from '../../clock/clock';
 import {
   AccountCredentials,
   accountForTurn,
+  withoutPasswords,
   type CalendarAccountRecord,
 } from '../account-records';
 import {
@@ -179,9 +180,9 @@ export class CalendarActionsTool
       }
     } catch (error) {
       if (error instanceof CalendarActionError)
-        return toolError(withoutSecret(error.message, account));
+        return toolError(withoutPasswords(error.message, account));
       return toolError(
-        withoutSecret(describeCalDavError(account, error), account),
+        withoutPasswords(describeCalDavError(account, error), account),
       );
     }
   }
@@ -722,14 +723,4 @@ function startText(o: CalendarEventFields, zone: string): string {
   return o.allDay
     ? (o.start.toISODate() as string)
     : formatOwnerDateTime(o.start, zone);
-}
-
-/** Belt and braces: no server text that echoes the password reaches the model. */
-function withoutSecret(
-  message: string,
-  account: CalendarAccountRecord,
-): string {
-  return account.password
-    ? message.split(account.password).join('***')
-    : message;
 }

@@ -10,10 +10,10 @@ import {
 import {
   AccountCredentials,
   accountForTurn,
+  withoutPasswords,
   type EmailAccountRecord,
 } from '../account-records';
 import { DraftsService } from './drafts/drafts.service';
-import { withoutPasswords } from './mail-secrets';
 import { Mailbox, MailboxProblem, type ReplyBasis } from './mailbox';
 import { sendEmail, type OutgoingEmail } from './outgoing-mail';
 

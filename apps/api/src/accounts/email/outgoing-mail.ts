@@ -1,9 +1,8 @@
-import type { EmailAccountRecord } from '../account-records';
+import { withoutPasswords, type EmailAccountRecord } from '../account-records';
 import {
   describeMailError,
   smtpTransport,
 } from '../connections/mail-connection';
-import { withoutPasswords } from './mail-secrets';
 
 /** A message to send from an account: a new one, or a reply carrying its thread's headers. */
 export interface OutgoingEmail {
