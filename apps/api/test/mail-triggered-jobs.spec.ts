@@ -11,9 +11,13 @@ import type TestAgent from 'supertest/lib/agent';
 import {
   startGreenMail,
   type GreenMailServer,
+  type RadicaleServer,
 } from '../../../tools/mail-servers/mail-servers';
 import { AppEventBus } from '../src/events/app-event-bus';
-import { storeEmailAccount } from './support/accounts-kit';
+import {
+  storeCalendarAccount,
+  storeEmailAccount,
+} from './support/accounts-kit';
 import {
   berlinWeek,
   bootInBerlin,
@@ -204,6 +208,13 @@ describe('mail-triggered jobs', () => {
     });
 
     it('refuses both triggers, neither, or an account that is not an email account, and writes nothing', async () => {
+      // Only its URL is stored: no calendar server is needed to be refused.
+      const calendarId = await storeCalendarAccount(
+        t.app,
+        { url: 'http://127.0.0.1:9/' } as RadicaleServer,
+        { login: 'cal', password: PASSWORD },
+        'Calendar',
+      );
       const before = await jobs(agent);
       const chatsBefore: ChatSummary[] = (
         await agent.get('/api/chats').expect(200)
@@ -217,6 +228,10 @@ describe('mail-triggered jobs', () => {
         [
           { mailTrigger: { accountId: new Types.ObjectId().toHexString() } },
           'does not exist',
+        ],
+        [
+          { mailTrigger: { accountId: calendarId } },
+          "mail trigger account 'Calendar' is a calendar account; choose an email account",
         ],
         [{ mailTrigger: { accountId, folder: '' } }, 'folder'],
         [{ mailTrigger: 'INBOX' }, 'mailTrigger'],
@@ -383,6 +398,66 @@ describe('mail-triggered jobs', () => {
       );
       expect((await jobs(agent)).map((j) => j.name)).not.toContain('Nowhere');
       await agent.delete(`/api/cronjobs/${stored.id}`).expect(204);
+    });
+  });
+
+  describe('db_query writes', () => {
+    let t: TestApp;
+    let agent: TestAgent;
+    let accountId: string;
+    beforeAll(async () => {
+      ({ t, owner: agent } = await boot());
+      accountId = await storeEmailAccount(t.app, mail, owner());
+    }, 120_000);
+    afterAll(() => t.close());
+
+    it('lets the AI write a mail trigger but never the cursor', async () => {
+      const client = await chatClient(t);
+      const chat: ChatSummary = (
+        await agent.post('/api/chats').send({}).expect(201)
+      ).body;
+      const db = (args: Record<string, unknown>) => ({
+        name: 'db_query',
+        arguments: { collection: 'cronjobs', ...args },
+      });
+      const doc = {
+        name: 'From db_query',
+        instruction: INSTRUCTION,
+        mailTrigger: { accountId, folder: 'INBOX' },
+      };
+      fake.openai.enqueue(
+        {
+          toolCalls: [
+            db({
+              operation: 'insertOne',
+              data: { ...doc, mailCursor: { uidValidity: '1', lastUid: 0 } },
+            }),
+            db({
+              operation: 'insertOne',
+              data: { ...doc, cronExpression: '0 8 * * *' },
+            }),
+            db({ operation: 'insertOne', data: doc }),
+          ].map((call, i) => ({ id: `call_${i}`, ...call })),
+        },
+        { text: ['ok'] },
+      );
+      const results = (
+        eventsNamed(await client.send(chat.id, 'go'), 'tool_result') as {
+          result: string;
+        }[]
+      ).map((r) => JSON.parse(r.result));
+      expect(results[0].error).toContain(
+        "'data.mailCursor' is set by the app and cannot be written",
+      );
+      expect(results[1].error).toContain('not both');
+      expect(results[2].insertedId).toEqual(expect.any(String));
+      const listed = await jobs(agent);
+      expect(listed.map((j) => j.name)).toEqual(['From db_query']);
+      expect(listed[0]).toMatchObject({
+        cronExpression: null,
+        mailTrigger: { accountId, folder: 'INBOX' },
+      });
+      await watching(agent, listed[0].id);
     });
   });
 
