@@ -2,6 +2,7 @@ import { HttpClient, type HttpEvent, HttpParams } from '@angular/common/http';
 import { Injectable, inject } from '@angular/core';
 import { Observable, map } from 'rxjs';
 import type {
+  AccountView,
   AppSettingsView,
   AuthStatus,
   ChatListQuery,
@@ -461,5 +462,10 @@ export class ApiClient {
     return this.http
       .delete<unknown>(whatsAppPermissionUrl(permissionId))
       .pipe(map(() => undefined));
+  }
+
+  /** Email and calendar accounts; passwords come back as PASSWORD_MASK. */
+  accounts(): Observable<AccountView[]> {
+    return this.http.get<AccountView[]>(`${API_BASE}/accounts`);
   }
 }
