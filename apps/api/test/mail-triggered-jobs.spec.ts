@@ -207,6 +207,59 @@ describe('mail-triggered jobs', () => {
       await agent.delete(`/api/cronjobs/${created.id}`).expect(204);
     });
 
+    it('runs every job watching a folder, and a resumed job skips the mail that came while it was paused', async () => {
+      const make = async (name: string): Promise<CronJobView> =>
+        (
+          await agent
+            .post('/api/cronjobs')
+            .send({
+              name,
+              instruction: `${INSTRUCTION} (${name})`,
+              mailTrigger: { accountId, folder: 'INBOX' },
+            })
+            .expect(201)
+        ).body;
+      const first = await make('First');
+      const second = await make('Second');
+      await watching(agent, first.id);
+      await watching(agent, second.id);
+
+      await deliver('For both jobs');
+      await settledRuns(runsOf(agent, first.id), 1, WAIT_MS);
+      await settledRuns(runsOf(agent, second.id), 1, WAIT_MS);
+
+      await agent
+        .patch(`/api/cronjobs/${second.id}`)
+        .send({ enabled: false })
+        .expect(200);
+      await deliver('While Second was paused');
+      await settledRuns(runsOf(agent, first.id), 2, WAIT_MS);
+      await agent
+        .patch(`/api/cronjobs/${second.id}`)
+        .send({ enabled: true })
+        .expect(200);
+      await watching(agent, second.id);
+      await deliver('After the resume');
+      await settledRuns(runsOf(agent, first.id), 3, WAIT_MS);
+      await settledRuns(runsOf(agent, second.id), 2, WAIT_MS);
+
+      const subjectsOf = (name: string) =>
+        jobPrompts()
+          .filter((p) => p.includes(`(${name})`))
+          .map((p) => /Subject: (.*)/.exec(p)?.[1]);
+      expect(subjectsOf('First')).toEqual([
+        'For both jobs',
+        'While Second was paused',
+        'After the resume',
+      ]);
+      expect(subjectsOf('Second')).toEqual([
+        'For both jobs',
+        'After the resume',
+      ]);
+      await agent.delete(`/api/cronjobs/${first.id}`).expect(204);
+      await agent.delete(`/api/cronjobs/${second.id}`).expect(204);
+    });
+
     it('refuses both triggers, neither, or an account that is not an email account, and writes nothing', async () => {
       // Only its URL is stored: no calendar server is needed to be refused.
       const calendarId = await storeCalendarAccount(

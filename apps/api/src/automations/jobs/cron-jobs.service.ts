@@ -332,9 +332,11 @@ export class CronJobsService implements OnApplicationBootstrap {
         fields.cronExpression !== job.cronExpression) ||
       (fields.enabled === true && job.enabled === false);
     // The cursor belongs to one folder of one account: another starts at its newest message.
+    // A resume starts there too, like a resumed schedule: mail that came while paused is not run.
     if (
-      fields.mailTrigger !== undefined &&
-      !sameMailTrigger(fields.mailTrigger, job.mailTrigger)
+      (fields.mailTrigger !== undefined &&
+        !sameMailTrigger(fields.mailTrigger, job.mailTrigger)) ||
+      (fields.enabled === true && job.enabled === false)
     )
       set.mailCursor = null;
     // A new schedule or a resume starts now: nothing is owed for the time before.

@@ -63,6 +63,14 @@ interface FolderWatch {
   wake: (() => void) | null;
   /** Set when the server announced new messages: look again before idling. */
   dirty: boolean;
+  /**
+   * The highest UID this watch queued a run for, per job, ahead of the stored
+   * cursor (which moves when a run starts). Kept per connection: a new watch
+   * starts from the stored cursors, so nothing a stopped watch dropped is lost.
+   */
+  queuedUpTo: Map<string, MailCursor>;
+  /** Jobs whose cursor this connection has checked: only from then on is their new mail caught. */
+  ready: Set<string>;
   loop: Promise<void>;
 }
 
@@ -82,8 +90,6 @@ export class MailTriggerWatcher
   private readonly watches = new Map<string, FolderWatch>();
   /** Enabled mail jobs that cannot be watched (their account is gone): why. */
   private readonly unwatchable = new Map<string, MailWatchView>();
-  /** The highest UID queued for a run per job (and the UIDVALIDITY it belongs to), ahead of the stored cursor. */
-  private readonly queuedUpTo = new Map<string, MailCursor>();
   /** Runs of one job, one after another. */
   private readonly runQueues = new Map<string, Promise<void>>();
   private syncing: Promise<void> = Promise.resolve();
@@ -115,7 +121,10 @@ export class MailTriggerWatcher
   /** The watch state of an enabled mail-triggered job (null: not watched, e.g. paused, or not yet looked at). */
   status(jobId: string): MailWatchView | null {
     for (const watch of this.watches.values())
-      if (watch.jobIds.has(jobId)) return { ...watch.view };
+      if (watch.jobIds.has(jobId))
+        return watch.view.state === 'watching' && !watch.ready.has(jobId)
+          ? { state: 'connecting', reason: null }
+          : { ...watch.view };
     return this.unwatchable.get(jobId) ?? null;
   }
 
@@ -128,6 +137,12 @@ export class MailTriggerWatcher
 
   @OnEvent('accounts.changed')
   async onAccountsChanged(): Promise<void> {
+    await this.sync();
+  }
+
+  /** A restored backup brings other jobs, accounts and cursors. */
+  @OnEvent('backup.restored')
+  async onBackupRestored(): Promise<void> {
     await this.sync();
   }
 
@@ -201,6 +216,11 @@ export class MailTriggerWatcher
       const watch = this.watches.get(key);
       if (watch) {
         const added = [...want.jobIds].some((id) => !watch.jobIds.has(id));
+        for (const id of watch.jobIds)
+          if (!want.jobIds.has(id)) {
+            watch.ready.delete(id);
+            watch.queuedUpTo.delete(id);
+          }
         watch.jobIds = want.jobIds;
         // A job that joins an open watch starts its cursor at the next look.
         if (added) this.lookAgain(watch);
@@ -228,6 +248,8 @@ export class MailTriggerWatcher
       client: null,
       wake: null,
       dirty: true,
+      queuedUpTo: new Map(),
+      ready: new Set(),
       loop: Promise.resolve(),
     };
     this.watches.set(key, watch);
@@ -343,11 +365,13 @@ export class MailTriggerWatcher
       if (!stored || stored.uidValidity !== uidValidity) {
         // First watch, or the server renumbered the folder: start at its newest message, so old mail never floods.
         const top = await this.topUid(client);
-        this.queuedUpTo.delete(jobId);
+        watch.queuedUpTo.delete(jobId);
         await this.saveCursor(job._id, watch, { uidValidity, lastUid: top });
+        this.markReady(watch, jobId);
         continue;
       }
-      const queued = this.queuedUpTo.get(jobId);
+      this.markReady(watch, jobId);
+      const queued = watch.queuedUpTo.get(jobId);
       const after = Math.max(
         stored.lastUid,
         queued?.uidValidity === uidValidity ? queued.lastUid : 0,
@@ -371,7 +395,7 @@ export class MailTriggerWatcher
             : typeof message.internalDate === 'string'
               ? new Date(message.internalDate)
               : this.clock.now();
-        this.queuedUpTo.set(jobId, { uidValidity, lastUid: message.uid });
+        watch.queuedUpTo.set(jobId, { uidValidity, lastUid: message.uid });
         this.enqueue(job._id, watch, uidValidity, {
           uid: message.uid,
           folder: watch.folder,
@@ -389,6 +413,13 @@ export class MailTriggerWatcher
         });
       }
     }
+  }
+
+  private markReady(watch: FolderWatch, jobId: string): void {
+    if (watch.ready.has(jobId)) return;
+    watch.ready.add(jobId);
+    // Announced once the watch reads as working; before that its own change says it.
+    if (watch.view.state === 'watching') this.announce([jobId]);
   }
 
   /** The folder's highest UID now (0 when it is empty and has never held mail). */
