@@ -319,7 +319,7 @@ describe('mail-triggered jobs', () => {
       );
     });
 
-    it('shows a wrong password on the job in plain words, never the password', async () => {
+    it('shows a wrong password on the job in plain words, never the password, and reconnects once the account is fixed', async () => {
       const badAccount = await storeEmailAccount(
         t.app,
         mail,
@@ -347,6 +347,25 @@ describe('mail-triggered jobs', () => {
       const listed = JSON.stringify(await jobs(agent));
       expect(listed).not.toContain(WRONG_PASSWORD);
       expect(listed).not.toContain(PASSWORD);
+
+      // The owner fixes the password: the watch reconnects at once and runs the job on new mail.
+      const connection = t.app.get<Connection>(getConnectionToken());
+      await connection
+        .collection('auth_accounts')
+        .updateOne(
+          { _id: new Types.ObjectId(badAccount) },
+          { $set: { 'imap.password': PASSWORD } },
+        );
+      t.app.get(AppEventBus).emit('accounts.changed', {
+        id: badAccount,
+        change: 'updated',
+        at: new Date().toISOString(),
+      });
+      await watching(agent, created.id);
+      await deliver('After the fix');
+      const [run] = await settledRuns(runsOf(agent, created.id), 1, WAIT_MS);
+      expect(run).toMatchObject({ trigger: 'mail', outcome: 'success' });
+      expect(jobPrompts().at(-1)).toContain('Subject: After the fix');
 
       // Paused: not watched, no status.
       const paused: CronJobView = (

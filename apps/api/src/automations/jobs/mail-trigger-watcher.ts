@@ -222,6 +222,8 @@ export class MailTriggerWatcher
             watch.queuedUpTo.delete(id);
           }
         watch.jobIds = want.jobIds;
+        // A renamed account (same server and login) keeps its connection; runs name it anew.
+        watch.account = want.account;
         // A job that joins an open watch starts its cursor at the next look.
         if (added) this.lookAgain(watch);
         continue;
@@ -331,7 +333,10 @@ export class MailTriggerWatcher
             }
             continue;
           }
-          await Promise.race([client.idle(), closed]);
+          const idle = client.idle();
+          // A close can win the race; the IDLE's own rejection then has no reader.
+          idle.catch(() => undefined);
+          await Promise.race([idle, closed]);
         }
       } finally {
         lock.release();
