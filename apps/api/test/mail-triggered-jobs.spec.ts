@@ -13,6 +13,7 @@ import {
   type GreenMailServer,
   type RadicaleServer,
 } from '../../../tools/mail-servers/mail-servers';
+import { MailTriggerWatcher } from '../src/automations/jobs/mail-trigger-watcher';
 import { AppEventBus } from '../src/events/app-event-bus';
 import {
   storeCalendarAccount,
@@ -137,7 +138,12 @@ describe('mail-triggered jobs', () => {
     }, 120_000);
     afterAll(() => t.close());
 
+    const connections = () =>
+      Promise.resolve(t.app.get(MailTriggerWatcher).openConnections());
+
     it('runs once per new message with the instruction and the headers, never for mail that was there before', async () => {
+      // No mail-triggered job: no connection at all.
+      expect(await connections()).toBe(0);
       await deliver('Old news from last week');
       const created: CronJobView = (
         await agent
@@ -223,6 +229,8 @@ describe('mail-triggered jobs', () => {
       const second = await make('Second');
       await watching(agent, first.id);
       await watching(agent, second.id);
+      // One connection for the folder, shared by both jobs.
+      expect(await connections()).toBe(1);
 
       await deliver('For both jobs');
       await settledRuns(runsOf(agent, first.id), 1, WAIT_MS);
@@ -258,6 +266,7 @@ describe('mail-triggered jobs', () => {
       ]);
       await agent.delete(`/api/cronjobs/${first.id}`).expect(204);
       await agent.delete(`/api/cronjobs/${second.id}`).expect(204);
+      await waitFor(connections, (n) => n === 0, 'closing the connection');
     });
 
     it('refuses both triggers, neither, or an account that is not an email account, and writes nothing', async () => {

@@ -118,6 +118,11 @@ export class MailTriggerWatcher
     await Promise.all(watches.map((w) => w.loop));
   }
 
+  /** How many IMAP connections the watches hold open now (one per watched account and folder). */
+  openConnections(): number {
+    return [...this.watches.values()].filter((w) => w.client !== null).length;
+  }
+
   /** The watch state of an enabled mail-triggered job (null: not watched, e.g. paused, or not yet looked at). */
   status(jobId: string): MailWatchView | null {
     for (const watch of this.watches.values())
