@@ -200,6 +200,12 @@ describe('mail-triggered jobs', () => {
       ]);
       expect(thread[0].content).toContain('Subject: Invoice 42 is due');
       expect(thread[1].content).toBe('Handled.');
+      // The run works on the watched account (email_actions uses the chat's selected account).
+      const chats: ChatSummary[] = (await agent.get('/api/chats').expect(200))
+        .body;
+      expect(chats.find((c) => c.id === created.chatId)?.accountId).toBe(
+        accountId,
+      );
 
       // Mail to another mailbox does not run it.
       await deliver('Not for this job', other().address);

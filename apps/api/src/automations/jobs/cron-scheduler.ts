@@ -415,6 +415,8 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
           this.clock.now(),
           content,
           context,
+          // email_actions works on the watched account, even with several connected.
+          job.mailTrigger?.accountId,
         );
         return ended;
       }
@@ -445,6 +447,7 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
     startedAt: Date,
     content: string,
     context: string,
+    accountId?: string,
   ): Promise<{ run: CronRunView; ended: Promise<CronRunView> }> {
     const id = job._id.toHexString();
     this.running.add(id);
@@ -465,6 +468,7 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
             // Each run starts in the job's mode (missing: the chat's own, the default for a new job).
             mode: typeof job.mode === 'string' ? job.mode : undefined,
             prompt: { source: 'cron', extra: context },
+            ...(accountId ? { accountId } : {}),
           },
           async (view) => {
             await this.finished(job._id, view);
