@@ -54,6 +54,8 @@ export interface ReplyOptions {
   fullTools?: boolean;
   /** Start the turn in this mode (a job's or the Pulse's own), stored as the chat's mode. */
   mode?: string;
+  /** Select this account for the turn (the account a mail-triggered job watches), stored as the chat's. */
+  accountId?: string;
 }
 
 export interface PreparedReply {
@@ -288,6 +290,9 @@ export class ChatReplyService
         updatedAt: now,
         ...(title ? { title, autoTitle: false } : {}),
         ...(mode !== (chat.mode ?? undefined) ? { mode } : {}),
+        ...(options.accountId && options.accountId !== chat.accountId
+          ? { accountId: options.accountId }
+          : {}),
       };
       // The one write before the model's answer runs while the model is called: under load it waits behind
       // every other writer of the single SQLite file, and the first token need not wait with it. The reply's
@@ -599,7 +604,7 @@ export class ChatReplyService
             attached: turn.attached,
             stored: turn.stored,
             mode: turn.mode,
-            accountId: chat.accountId ?? null,
+            accountId: options.accountId ?? chat.accountId ?? null,
             chat,
             chatUpdated: turn.chatUpdated,
           },

@@ -23,20 +23,54 @@ export const RUN_OUTCOMES = [
   'missed',
 ] as const;
 export type RunOutcome = (typeof RUN_OUTCOMES)[number];
-/** What started a run: its schedule, the owner's "Run now", or the catch-up at start for a run due while the app was down. */
-export const RUN_TRIGGERS = ['schedule', 'manual', 'catch-up'] as const;
+/** What started a run: its schedule, the owner's "Run now", the catch-up at start for a run due while the app was down, or new mail (a mail-triggered job). */
+export const RUN_TRIGGERS = ['schedule', 'manual', 'catch-up', 'mail'] as const;
 export type RunTrigger = (typeof RUN_TRIGGERS)[number];
 export const AUTOMATION_KINDS = ['cron', 'pulse'] as const;
 export type AutomationKind = (typeof AUTOMATION_KINDS)[number];
 
 export type CronJobCreator = 'owner' | 'ai';
 
+/** The folder a mail trigger watches unless another is given. */
+export const MAIL_TRIGGER_DEFAULT_FOLDER = 'INBOX';
+export const MAIL_TRIGGER_FOLDER_MAX_LENGTH = 200;
+
+/** "Run when new mail arrives in this folder of this email account" (instead of a schedule). */
+export interface MailTriggerInput {
+  /** An email account (`GET /api/accounts`). */
+  accountId: string;
+  /** Default MAIL_TRIGGER_DEFAULT_FOLDER. */
+  folder?: string;
+}
+
+export interface MailTriggerView {
+  accountId: string;
+  folder: string;
+  /** The account's address; null when the account was deleted. */
+  address: string | null;
+}
+
+export const MAIL_WATCH_STATES = ['connecting', 'watching', 'error'] as const;
+export type MailWatchState = (typeof MAIL_WATCH_STATES)[number];
+
+/** How the watch of a mail-triggered job's folder is doing (never holds a password). */
+export interface MailWatchView {
+  state: MailWatchState;
+  /** Why it is in `error` (or reconnecting), in plain words; null while all is well. */
+  reason: string | null;
+}
+
 /** `GET /api/cronjobs` items and the answer to create/update. */
 export interface CronJobView {
   id: string;
   name: string;
   instruction: string;
-  cronExpression: string;
+  /** The schedule; null for a job run by new mail (`mailTrigger`). A job has exactly one of the two. */
+  cronExpression: string | null;
+  /** Runs once per new message in this folder; null for a scheduled job. */
+  mailTrigger: MailTriggerView | null;
+  /** The watch of the folder (null for a scheduled or paused job). */
+  mailWatch: MailWatchView | null;
   enabled: boolean;
   /** The mode each run starts in (its tools and prompt sections); `default` unless chosen. */
   mode: string;
@@ -62,15 +96,18 @@ export interface CronJobView {
   updatedAt: string;
 }
 
+/** Exactly one trigger: `cronExpression` (a schedule) or `mailTrigger` (new mail). */
 export interface CreateCronJobRequest {
   name: string;
   instruction: string;
-  cronExpression: string;
+  cronExpression?: string | null;
+  mailTrigger?: MailTriggerInput | null;
   enabled?: boolean;
   /** The mode each run starts in (one of `GET /api/tools` modes); default `default`. */
   mode?: string;
 }
 
+/** Any of the create fields; giving one trigger switches the job to it (the other is cleared). */
 export type UpdateCronJobRequest = Partial<CreateCronJobRequest>;
 
 /** One run of a job or one pulse (`GET /api/cronjobs/:id/runs`, `GET /api/pulse/runs`, newest first). */

@@ -35,11 +35,14 @@ export interface AppEventMap {
   'settings.updated': { updatedAt: string };
   /** The AI wrote to one of its collections through `db_query`. */
   'data.changed': { collection: string; operation: string; at: string };
-  /** A scheduled job was created, edited, paused/resumed or deleted (`by: "ai"` when manage_cronjob or db_query did it). */
+  /**
+   * A scheduled job was created, edited, paused/resumed or deleted (`by: "ai"` when manage_cronjob or
+   * db_query did it); `by: "app"` when only the watch of a mail-triggered job changed state.
+   */
   'cronjobs.changed': {
     jobId: string;
     change: 'created' | 'updated' | 'deleted';
-    by: 'owner' | 'ai';
+    by: 'owner' | 'ai' | 'app';
     at: string;
   };
   /** A job run or a pulse started (`outcome: "running"`) or ended; also sent for skipped and missed runs. */

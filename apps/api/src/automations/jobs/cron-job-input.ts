@@ -3,23 +3,29 @@ import {
   CRON_EXPRESSION_MAX_LENGTH,
   CRONJOB_INSTRUCTION_MAX_LENGTH,
   CRONJOB_NAME_MAX_LENGTH,
+  MAIL_TRIGGER_DEFAULT_FOLDER,
+  MAIL_TRIGGER_FOLDER_MAX_LENGTH,
   type CreateCronJobRequest,
   type UpdateCronJobRequest,
 } from '@metatronos/shared-types';
 import { checkCronExpression } from '../schedule-math/cron-schedule';
+import type { StoredMailTrigger } from './schemas/cron-job.schema';
 
 /** The checked, trimmed fields of a create or update (only those given). */
 export interface CronJobFields {
   name?: string;
   instruction?: string;
-  cronExpression?: string;
+  /** null: the job is switched to its mail trigger. */
+  cronExpression?: string | null;
+  /** null: the job is switched to its schedule. The account is checked by the service. */
+  mailTrigger?: StoredMailTrigger | null;
   enabled?: boolean;
   mode?: string;
 }
 
 /**
- * Checks a create (all of name, instruction, cronExpression) or an update (any
- * of them) the same way for REST and the AI tool; throws a 400 naming every
+ * Checks a create (name, instruction and exactly one trigger: cronExpression or
+ * mailTrigger) or an update (any of them; one trigger switches the job to it) the same way for REST and the AI tool; throws a 400 naming every
  * problem, so nothing is written.
  */
 export function checkCronJobInput(
@@ -57,8 +63,36 @@ export function checkCronJobInput(
   };
   text('name', CRONJOB_NAME_MAX_LENGTH, 'name');
   text('instruction', CRONJOB_INSTRUCTION_MAX_LENGTH, 'instruction');
-  text('cronExpression', CRON_EXPRESSION_MAX_LENGTH, 'cron expression');
-  if (fields.cronExpression !== undefined) {
+  const givenCron =
+    input.cronExpression !== undefined && input.cronExpression !== null;
+  const givenMail =
+    input.mailTrigger !== undefined && input.mailTrigger !== null;
+  if (givenCron && givenMail)
+    problems.push(
+      'give either a cron expression or a mail trigger, not both: a job has exactly one trigger',
+    );
+  else if (mode === 'create' && !givenCron && !givenMail)
+    problems.push(
+      'a trigger is required: a cron expression (a schedule) or a mail trigger (an email account and folder)',
+    );
+  else if (
+    mode === 'update' &&
+    input.cronExpression === null &&
+    input.mailTrigger === null
+  )
+    problems.push('a job needs a trigger: a cron expression or a mail trigger');
+  if (givenCron && !givenMail) {
+    text('cronExpression', CRON_EXPRESSION_MAX_LENGTH, 'cron expression');
+    if (fields.cronExpression !== undefined) fields.mailTrigger = null;
+  }
+  if (givenMail && !givenCron) {
+    const trigger = mailTriggerFields(input.mailTrigger, problems);
+    if (trigger) {
+      fields.mailTrigger = trigger;
+      fields.cronExpression = null;
+    }
+  }
+  if (typeof fields.cronExpression === 'string') {
     const check = checkCronExpression(fields.cronExpression, timezone, now);
     if (!check.ok) problems.push(check.error);
   }
@@ -80,9 +114,39 @@ export function checkCronJobInput(
     Object.keys(fields).length === 0
   ) {
     problems.push(
-      'Nothing to change: give at least one of name, instruction, cron expression, enabled, mode',
+      'Nothing to change: give at least one of name, instruction, cron expression, mail trigger, enabled, mode',
     );
   }
   if (problems.length) throw new BadRequestException(problems.join('; '));
   return fields;
+}
+
+/** `{ accountId, folder? }` trimmed, with the default folder; null (and a problem) when malformed. */
+function mailTriggerFields(
+  value: unknown,
+  problems: string[],
+): StoredMailTrigger | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    problems.push('mail trigger must be an object { accountId, folder }');
+    return null;
+  }
+  const { accountId, folder } = value as Record<string, unknown>;
+  const before = problems.length;
+  if (typeof accountId !== 'string' || !accountId.trim())
+    problems.push('mail trigger accountId must be an email account id');
+  if (
+    folder !== undefined &&
+    (typeof folder !== 'string' ||
+      !folder.trim() ||
+      folder.trim().length > MAIL_TRIGGER_FOLDER_MAX_LENGTH)
+  )
+    problems.push(
+      `mail trigger folder must be a folder name of at most ${MAIL_TRIGGER_FOLDER_MAX_LENGTH} characters (default ${MAIL_TRIGGER_DEFAULT_FOLDER})`,
+    );
+  if (problems.length > before) return null;
+  return {
+    accountId: (accountId as string).trim(),
+    folder:
+      typeof folder === 'string' ? folder.trim() : MAIL_TRIGGER_DEFAULT_FOLDER,
+  };
 }

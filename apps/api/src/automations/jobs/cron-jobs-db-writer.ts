@@ -1,5 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import type { CreateCronJobRequest } from '@metatronos/shared-types';
+import type {
+  CreateCronJobRequest,
+  MailTriggerInput,
+} from '@metatronos/shared-types';
 import type {
   MongoDocument,
   MongoOperation,
@@ -18,15 +21,17 @@ const WRITABLE_FIELDS = [
   'instruction',
   'cronExpression',
   'cron_expression',
+  'mailTrigger',
   'enabled',
 ] as const;
 type WritableField = (typeof WRITABLE_FIELDS)[number];
-/** Fields the app keeps: who made the job, its chat, its run state and its times. */
+/** Fields the app keeps: who made the job, its chat, its run state (the mail cursor too) and its times. */
 const OWNED_FIELDS = new Set([
   '_id',
   'chatId',
   'lastRun',
   'lastDueAt',
+  'mailCursor',
   'consecutiveFailures',
   'createdBy',
   'createdAt',
@@ -92,6 +97,8 @@ export class CronJobsDbWriter extends SandboxCollectionWriter {
             before.name !== after.name ||
             before.instruction !== after.instruction ||
             before.cronExpression !== after.cronExpression ||
+            JSON.stringify(before.mailTrigger) !==
+              JSON.stringify(after.mailTrigger) ||
             before.enabled !== after.enabled
           )
             modifiedCount++;
@@ -121,7 +128,13 @@ function jobRequest(doc: MongoDocument, where: string): CreateCronJobRequest {
   return {
     name: fields.name as string,
     instruction: fields.instruction as string,
-    cronExpression: (fields.cronExpression ?? fields.cron_expression) as string,
+    cronExpression: (fields.cronExpression ?? fields.cron_expression) as
+      | string
+      | undefined,
+    // Checked by checkCronJobInput (shape) and the service (the account).
+    ...(fields.mailTrigger !== undefined && {
+      mailTrigger: fields.mailTrigger as MailTriggerInput | null,
+    }),
     ...(fields.enabled !== undefined && {
       enabled: fields.enabled as boolean,
     }),
@@ -134,18 +147,18 @@ function jobChange(
 ): Partial<CreateCronJobRequest> {
   if (!isPlainObject(update))
     throw new Error(
-      'Update pipelines are not available on \'cronjobs\': use { "$set": { … } } with name, instruction, cronExpression or enabled.',
+      'Update pipelines are not available on \'cronjobs\': use { "$set": { … } } with name, instruction, cronExpression, mailTrigger or enabled.',
     );
   const operators = Object.keys(update);
   const other = operators.find((key) => key !== '$set');
   if (other !== undefined)
     throw new Error(
-      `'${other}' is not available on 'cronjobs': only $set of name, instruction, cronExpression or enabled is.`,
+      `'${other}' is not available on 'cronjobs': only $set of name, instruction, cronExpression, mailTrigger or enabled is.`,
     );
   const set = update['$set'];
   if (!isPlainObject(set) || Object.keys(set).length === 0)
     throw new Error(
-      "'update.$set' must name at least one of name, instruction, cronExpression, enabled.",
+      "'update.$set' must name at least one of name, instruction, cronExpression, mailTrigger, enabled.",
     );
   const fields = writableFields(set, 'update.$set');
   return {
@@ -156,6 +169,9 @@ function jobChange(
     ...((fields.cronExpression ?? fields.cron_expression) !== undefined && {
       cronExpression: (fields.cronExpression ??
         fields.cron_expression) as string,
+    }),
+    ...(fields.mailTrigger !== undefined && {
+      mailTrigger: fields.mailTrigger as MailTriggerInput | null,
     }),
     ...(fields.enabled !== undefined && { enabled: fields.enabled as boolean }),
   };

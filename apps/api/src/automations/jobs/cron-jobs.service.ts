@@ -14,8 +14,11 @@ import {
   type CronJobView,
   type CronPreview,
   type CronRunView,
+  type MailTriggerView,
+  type MailWatchView,
   type UpdateCronJobRequest,
 } from '@metatronos/shared-types';
+import { AccountCredentials } from '../../accounts/account-records';
 import {
   AutomationRunsService,
   type RunPage,
@@ -33,18 +36,23 @@ import { APP_CONFIG } from '../../config/app-config.provider';
 import { AppEventBus } from '../../events/app-event-bus';
 import type { TurnSource } from '../../llm/turn-source';
 import { SettingsService } from '../../settings/settings.service';
-import { checkCronJobInput } from './cron-job-input';
+import { checkCronJobInput, type CronJobFields } from './cron-job-input';
 import { CronScheduler, cronChatTitle } from './cron-scheduler';
 import { jobOwnChat } from './job-chat';
 import {
   MAX_JOB_ID_LENGTH,
   isHashedJobId,
+  isStoredMailTrigger,
   jobIdCandidates,
   jobIdOf,
   jobShapeProblems,
   malformedJobError,
 } from './job-record-shape';
-import { CronJobRecord } from './schemas/cron-job.schema';
+import { MailTriggerWatcher } from './mail-trigger-watcher';
+import {
+  CronJobRecord,
+  type StoredMailTrigger,
+} from './schemas/cron-job.schema';
 
 export type ChangedBy = 'owner' | 'ai';
 
@@ -81,6 +89,8 @@ export class CronJobsService implements OnApplicationBootstrap {
     private readonly events: AppEventBus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly tools: AiToolRegistry,
+    private readonly credentials: AccountCredentials,
+    private readonly watcher: MailTriggerWatcher,
   ) {}
 
   private creating: Promise<unknown> = Promise.resolve();
@@ -119,13 +129,15 @@ export class CronJobsService implements OnApplicationBootstrap {
       .sort({ createdAt: 1, _id: 1 })
       .toArray()) as unknown as CronJobRecord[];
     const timezone = await this.timezone();
+    const addresses = await this.mailAddresses();
     // One instant for the whole list, so jobs sharing a schedule share its next-runs lookup.
     const now = this.clock.now();
-    return jobs.map((job) => this.toView(job, timezone, now));
+    return jobs.map((job) => this.toView(job, timezone, addresses, now));
   }
 
   async get(id: string): Promise<CronJobView> {
-    return this.toView(await this.record(id), await this.timezone());
+    const job = await this.record(id);
+    return this.toView(job, await this.timezone(), await this.mailAddresses());
   }
 
   async preview(cronExpression: string): Promise<CronPreview> {
@@ -191,12 +203,24 @@ export class CronJobsService implements OnApplicationBootstrap {
         throw error;
       }
     });
+    for (const [index, fields] of checked.entries()) {
+      try {
+        await this.checkMailAccount(fields);
+      } catch (error) {
+        if (requests.length > 1 && error instanceof BadRequestException)
+          throw new BadRequestException(
+            `Job ${index + 1}: ${error.message} (nothing was created)`,
+          );
+        throw error;
+      }
+    }
     // One create at a time, so two at once cannot both pass the limit.
     const work = this.creating.then(async () => {
       await this.checkLimits(checked.length, turn);
       const views: CronJobView[] = [];
+      const addresses = await this.mailAddresses();
       for (const fields of checked)
-        views.push(await this.insert(fields, by, timezone));
+        views.push(await this.insert(fields, by, timezone, addresses));
       this.countCreates(checked.length, turn);
       return views;
     });
@@ -234,10 +258,26 @@ export class CronJobsService implements OnApplicationBootstrap {
     }
   }
 
+  /** A mail trigger must name a stored email account (400 otherwise, before anything is written). */
+  private async checkMailAccount(fields: CronJobFields): Promise<void> {
+    const trigger = fields.mailTrigger;
+    if (!trigger) return;
+    const account = await this.credentials.get(trigger.accountId);
+    if (!account)
+      throw new BadRequestException(
+        `mail trigger account '${trigger.accountId.slice(0, 64)}' does not exist (GET /api/accounts lists the accounts)`,
+      );
+    if (account.kind !== 'email')
+      throw new BadRequestException(
+        `mail trigger account '${account.name}' is a ${account.kind} account; choose an email account`,
+      );
+  }
+
   private async insert(
-    fields: ReturnType<typeof checkCronJobInput>,
+    fields: CronJobFields,
     by: ChangedBy,
     timezone: string,
+    addresses: Map<string, string>,
   ): Promise<CronJobView> {
     const now = this.clock.now();
     const _id = new Types.ObjectId();
@@ -247,7 +287,9 @@ export class CronJobsService implements OnApplicationBootstrap {
       _id,
       name,
       instruction: fields.instruction as string,
-      cronExpression: fields.cronExpression as string,
+      cronExpression: fields.cronExpression ?? null,
+      mailTrigger: fields.mailTrigger ?? null,
+      mailCursor: null,
       enabled: fields.enabled ?? true,
       mode: fields.mode ?? DEFAULT_MODE,
       chatId: new Types.ObjectId(chat.id),
@@ -265,7 +307,7 @@ export class CronJobsService implements OnApplicationBootstrap {
       throw error;
     }
     await this.changed(job, 'created', by);
-    return this.toView(job, timezone);
+    return this.toView(job, timezone, addresses);
   }
 
   async update(
@@ -283,11 +325,20 @@ export class CronJobsService implements OnApplicationBootstrap {
       now,
       this.modeNames(),
     );
+    await this.checkMailAccount(fields);
     const set: Partial<CronJobRecord> = { ...fields, updatedAt: now };
     const rescheduled =
-      (fields.cronExpression !== undefined &&
+      (typeof fields.cronExpression === 'string' &&
         fields.cronExpression !== job.cronExpression) ||
       (fields.enabled === true && job.enabled === false);
+    // The cursor belongs to one folder of one account: another starts at its newest message.
+    // A resume starts there too, like a resumed schedule: mail that came while paused is not run.
+    if (
+      (fields.mailTrigger !== undefined &&
+        !sameMailTrigger(fields.mailTrigger, job.mailTrigger)) ||
+      (fields.enabled === true && job.enabled === false)
+    )
+      set.mailCursor = null;
     // A new schedule or a resume starts now: nothing is owed for the time before.
     if (rescheduled) set.lastDueAt = now;
     const ownChat = await this.ownChatId(job);
@@ -303,7 +354,7 @@ export class CronJobsService implements OnApplicationBootstrap {
     )) as CronJobRecord | null;
     if (!updated) throw notFound(id);
     await this.changed(updated, 'updated', by);
-    return this.toView(updated, timezone);
+    return this.toView(updated, timezone, await this.mailAddresses());
   }
 
   async toggle(id: string, by: ChangedBy): Promise<CronJobView> {
@@ -406,19 +457,43 @@ export class CronJobsService implements OnApplicationBootstrap {
     return (await this.settings.get()).timezone;
   }
 
+  /** Email account id → address, for the job views' mail triggers. */
+  private async mailAddresses(): Promise<Map<string, string>> {
+    return new Map(
+      (await this.credentials.list('email')).map((a) => [
+        a.id,
+        a.kind === 'email' ? a.address : a.name,
+      ]),
+    );
+  }
+
   private toView(
     raw: CronJobRecord,
     timezone: string,
+    addresses: Map<string, string>,
     now = this.clock.now(),
   ): CronJobView {
     const id = jobIdOf(raw._id);
+    const storedTrigger: unknown = raw.mailTrigger;
+    const trigger = isStoredMailTrigger(storedTrigger) ? storedTrigger : null;
     const expression =
       typeof raw.cronExpression === 'string' ? raw.cronExpression : '';
     const problems = jobShapeProblems(raw);
     const check = problems.length
       ? { ok: false as const, error: malformedJobError(problems) }
-      : checkCronExpression(expression, timezone, now, CRONJOB_NEXT_RUNS);
+      : trigger
+        ? { ok: true as const, nextRuns: [] as Date[] }
+        : checkCronExpression(expression, timezone, now, CRONJOB_NEXT_RUNS);
     const enabled = raw.enabled !== false;
+    const mailTrigger: MailTriggerView | null = trigger && {
+      accountId: trigger.accountId,
+      folder: trigger.folder,
+      address: addresses.get(trigger.accountId) ?? null,
+    };
+    const mailWatch: MailWatchView | null =
+      mailTrigger && enabled && !problems.length
+        ? (this.watcher.status(id) ?? { state: 'connecting', reason: null })
+        : null;
     const failures =
       typeof raw.consecutiveFailures === 'number' ? raw.consecutiveFailures : 0;
     return {
@@ -426,12 +501,18 @@ export class CronJobsService implements OnApplicationBootstrap {
       name:
         typeof raw.name === 'string' && raw.name ? raw.name : 'Untitled job',
       instruction: typeof raw.instruction === 'string' ? raw.instruction : '',
-      cronExpression: expression,
+      cronExpression: trigger ? null : expression,
+      mailTrigger,
+      mailWatch,
       enabled,
       mode: typeof raw.mode === 'string' ? raw.mode : DEFAULT_MODE,
       chatId:
         raw.chatId instanceof Types.ObjectId ? raw.chatId.toHexString() : null,
-      description: check.ok ? describeCron(expression) : expression,
+      description: mailTrigger
+        ? `When new mail arrives in ${mailTrigger.address ?? 'a removed account'} · ${mailTrigger.folder}`
+        : check.ok
+          ? describeCron(expression)
+          : expression,
       createdBy:
         raw.createdBy === 'owner' || raw.createdBy === 'ai'
           ? raw.createdBy
@@ -452,6 +533,18 @@ export class CronJobsService implements OnApplicationBootstrap {
 
 function notFound(id: string): NotFoundException {
   return new NotFoundException(`Scheduled job '${id.slice(0, 200)}' not found`);
+}
+
+function sameMailTrigger(
+  next: StoredMailTrigger | null,
+  stored: unknown,
+): boolean {
+  if (next === null) return stored === null || stored === undefined;
+  return (
+    isStoredMailTrigger(stored) &&
+    stored.accountId === next.accountId &&
+    stored.folder === next.folder
+  );
 }
 
 function turnKey(turn: JobTurn | undefined): string | null {

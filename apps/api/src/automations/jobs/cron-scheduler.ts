@@ -35,17 +35,35 @@ import { formatPromptDateTime } from '../../system-instruction/core-prompt-secti
 import { SettingsService } from '../../settings/settings.service';
 import { jobOwnChat } from './job-chat';
 import { jobIdOf, jobShapeProblems } from './job-record-shape';
+import {
+  mailRunContext,
+  mailRunMessage,
+  type NewMailSummary,
+} from './mail-run-prompt';
 import { CronJobRecord } from './schemas/cron-job.schema';
+
+/** How long a new message waits for a run still going in its job's chat before it is recorded as skipped (busy). */
+export const MAIL_RUN_BUSY_WAIT_MS = 10 * 60_000;
+const MAIL_RUN_BUSY_POLL_MS = 1_000;
 
 /** A due time handled within this long of its time counts as on time; later, as a catch-up. */
 export const ON_TIME_TOLERANCE_MS = 60_000;
 
+/** What a run needs of its job. */
+type RunnableJob = Pick<
+  CronJobRecord,
+  | '_id'
+  | 'name'
+  | 'instruction'
+  | 'cronExpression'
+  | 'mailTrigger'
+  | 'chatId'
+  | 'mode'
+>;
+
 /** What the scheduler keeps of an enabled job with a valid schedule. */
 interface Entry {
-  job: Pick<
-    CronJobRecord,
-    '_id' | 'name' | 'instruction' | 'cronExpression' | 'chatId' | 'mode'
-  >;
+  job: RunnableJob & { cronExpression: string };
   lastDueAt: Date;
   nextDue: Date | null;
 }
@@ -348,11 +366,89 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
 
   /** Marks the job running at once, then stores the run and sends the instruction to the job's chat. */
   private async start(
-    job: Entry['job'],
+    job: RunnableJob,
     trigger: RunTrigger,
     dueAt: Date | null,
     startedAt: Date,
   ): Promise<CronRunView> {
+    const { timezone } = await this.settings.get();
+    const context = cronRunContext(job, trigger, dueAt ?? startedAt, timezone);
+    return (
+      await this.launch(
+        job,
+        trigger,
+        dueAt,
+        startedAt,
+        job.instruction,
+        context,
+      )
+    ).run;
+  }
+
+  /**
+   * Runs a mail-triggered job for one new message; resolves when the run has
+   * ended (null when the job is gone, paused or malformed). A run in the job's
+   * chat still going is waited for (each message gets its run), up to
+   * MAIL_RUN_BUSY_WAIT_MS; past that the message is recorded as skipped (busy).
+   */
+  async runForMail(
+    jobId: Types.ObjectId,
+    mail: NewMailSummary,
+    stillWanted: () => boolean,
+  ): Promise<CronRunView | null> {
+    const waitUntil = this.clock.now().getTime() + MAIL_RUN_BUSY_WAIT_MS;
+    for (;;) {
+      if (!stillWanted()) return null;
+      const job = (await this.jobs.collection.findOne({
+        _id: jobId,
+      })) as CronJobRecord | null;
+      if (!job || job.enabled === false || jobShapeProblems(job).length)
+        return null;
+      const id = jobId.toHexString();
+      if (!this.isBusy(id, job.chatId)) {
+        const context = mailRunContext(job, mail);
+        const content = mailRunMessage(job.instruction, mail);
+        const { ended } = await this.launch(
+          job,
+          'mail',
+          mail.receivedAt,
+          this.clock.now(),
+          content,
+          context,
+          // email_actions works on the watched account, even with several connected.
+          job.mailTrigger?.accountId,
+        );
+        return ended;
+      }
+      if (this.clock.now().getTime() >= waitUntil) {
+        return this.runs.recordWithoutTurn(
+          {
+            kind: 'cron',
+            jobId: id,
+            chatId: job.chatId?.toHexString() ?? null,
+            trigger: 'mail',
+            dueAt: mail.receivedAt,
+          },
+          'skipped',
+          'busy',
+        );
+      }
+      await new Promise((resolve) =>
+        setTimeout(resolve, MAIL_RUN_BUSY_POLL_MS),
+      );
+    }
+  }
+
+  /** Stores the run, sends `content` to the job's chat; `ended` resolves with the finished run. */
+  private async launch(
+    job: RunnableJob,
+    trigger: RunTrigger,
+    dueAt: Date | null,
+    startedAt: Date,
+    content: string,
+    context: string,
+    accountId?: string,
+  ): Promise<{ run: CronRunView; ended: Promise<CronRunView> }> {
     const id = job._id.toHexString();
     this.running.add(id);
     try {
@@ -363,22 +459,16 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
           startedAt,
         ),
       );
-      const { timezone } = await this.settings.get();
-      const context = cronRunContext(
-        job,
-        trigger,
-        dueAt ?? startedAt,
-        timezone,
-      );
-      void this.runs
+      const ended = this.runs
         .runTurn(
           run,
-          job.instruction,
+          content,
           {
             source: 'cron',
             // Each run starts in the job's mode (missing: the chat's own, the default for a new job).
             mode: typeof job.mode === 'string' ? job.mode : undefined,
             prompt: { source: 'cron', extra: context },
+            ...(accountId ? { accountId } : {}),
           },
           async (view) => {
             await this.finished(job._id, view);
@@ -387,7 +477,7 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
           },
         )
         .finally(() => this.running.delete(id));
-      return toRunView(run);
+      return { run: toRunView(run), ended };
     } catch (error) {
       this.running.delete(id);
       throw error;
@@ -408,7 +498,7 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
   }
 
   /** The job's chat, made again if the owner deleted it. */
-  private async ensureChat(job: Entry['job']): Promise<string> {
+  private async ensureChat(job: RunnableJob): Promise<string> {
     const { chatId, created } = await this.runs.chatFor(
       await jobOwnChat(this.jobs.collection, this.chats, job),
       cronChatTitle(job.name),
@@ -430,7 +520,7 @@ export function cronChatTitle(name: string): string {
 
 /** What the model is told about the run it is in (appended to the combined prompt). */
 export function cronRunContext(
-  job: Pick<CronJobRecord, '_id' | 'name' | 'cronExpression'>,
+  job: Pick<CronJobRecord, '_id' | 'name' | 'cronExpression' | 'mailTrigger'>,
   trigger: RunTrigger,
   dueAt: Date,
   timezone: string,
@@ -441,9 +531,13 @@ export function cronRunContext(
       : trigger === 'catch-up'
         ? `This run was due at ${formatPromptDateTime(dueAt, timezone)} while MetatronOS was not running; it is being caught up now.`
         : `This run was due at ${formatPromptDateTime(dueAt, timezone)}.`;
+  const expression = job.cronExpression;
+  const trigger_ = expression
+    ? `schedule \`${expression}\` (${describeCron(expression)}, ${timezone})`
+    : `run by new mail in the folder "${job.mailTrigger?.folder ?? ''}"`;
   return [
     '## Scheduled Job Run',
-    `You are running the scheduled job "${job.name}" (job_id ${job._id.toHexString()}), schedule \`${job.cronExpression}\` (${describeCron(job.cronExpression)}, ${timezone}).`,
+    `You are running the scheduled job "${job.name}" (job_id ${job._id.toHexString()}), ${trigger_}.`,
     when,
     "The user message is the job's instruction. Nobody is watching live: carry it out with your tools and write the result as your reply in this chat, where the owner will read it.",
   ].join('\n');

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
+import { AccountsModule } from '../../accounts/accounts.module';
 import { AiToolsModule } from '../../ai-tools/ai-tools.module';
 import { ChatsModule } from '../../chats/chats.module';
 import { SettingsModule } from '../../settings/settings.module';
@@ -9,12 +10,14 @@ import { SandboxCollectionWriter } from '../../mongo-sandbox/sandbox-collection-
 import { CronJobsDbWriter } from './cron-jobs-db-writer';
 import { CronJobsService } from './cron-jobs.service';
 import { CronScheduler } from './cron-scheduler';
+import { MailTriggerWatcher } from './mail-trigger-watcher';
 import { ManageCronjobTool } from './manage-cronjob.tool';
 import { CronJobRecord, CronJobSchema } from './schemas/cron-job.schema';
 
-/** Scheduled jobs: `cronjobs`, their REST routes, the manage_cronjob tool and the scheduler. */
+/** Jobs: `cronjobs`, their REST routes, the manage_cronjob tool, the scheduler and the new-mail watcher. */
 @Module({
   imports: [
+    AccountsModule,
     AiToolsModule,
     AutomationsModule,
     ChatsModule,
@@ -27,6 +30,7 @@ import { CronJobRecord, CronJobSchema } from './schemas/cron-job.schema';
   providers: [
     CronJobsService,
     CronScheduler,
+    MailTriggerWatcher,
     ManageCronjobTool,
     // db_query's writes to `cronjobs` (found by the sandbox).
     { provide: SandboxCollectionWriter, useClass: CronJobsDbWriter },

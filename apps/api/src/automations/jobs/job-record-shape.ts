@@ -1,6 +1,10 @@
 import { createHash } from 'node:crypto';
 import { Types, mongo } from 'mongoose';
-import type { CronJobRecord } from './schemas/cron-job.schema';
+import type {
+  CronJobRecord,
+  MailCursor,
+  StoredMailTrigger,
+} from './schemas/cron-job.schema';
 
 /**
  * Reading `cronjobs` documents defensively: the AI could write this collection
@@ -82,10 +86,21 @@ export function jobShapeProblems(raw: CronJobRecord): string[] {
   const problems: string[] = [];
   if (!(raw._id instanceof Types.ObjectId))
     problems.push('its id is not an ObjectId');
-  for (const key of ['name', 'instruction', 'cronExpression'] as const) {
+  for (const key of ['name', 'instruction'] as const) {
     if (typeof raw[key] !== 'string' || !(raw[key] as string).trim())
       problems.push(`${key} is not a non-empty text`);
   }
+  // Exactly one trigger: a schedule or new mail.
+  const cron: unknown = raw.cronExpression;
+  const mail: unknown = raw.mailTrigger;
+  const hasCron = typeof cron === 'string' && cron.trim() !== '';
+  const hasMail = mail !== undefined && mail !== null;
+  if (hasMail && !isStoredMailTrigger(mail))
+    problems.push('mailTrigger is not an account id and a folder');
+  if (hasCron && hasMail)
+    problems.push('it has both a cronExpression and a mailTrigger');
+  if (!hasCron && !hasMail)
+    problems.push('cronExpression is not a non-empty text');
   const enabled: unknown = raw.enabled;
   if (enabled !== undefined && typeof enabled !== 'boolean')
     problems.push('enabled is not true or false');
@@ -101,4 +116,31 @@ export function jobShapeProblems(raw: CronJobRecord): string[] {
 
 export function malformedJobError(problems: string[]): string {
   return `This job was stored in a shape the scheduler cannot run (${problems.join('; ')}). Delete it and create it again.`;
+}
+
+/** A stored mail trigger the watcher can use. */
+export function isStoredMailTrigger(
+  value: unknown,
+): value is StoredMailTrigger {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return false;
+  const { accountId, folder } = value as Record<string, unknown>;
+  return (
+    typeof accountId === 'string' &&
+    accountId !== '' &&
+    typeof folder === 'string' &&
+    folder !== ''
+  );
+}
+
+/** A stored cursor, or null when it is missing or was stored in another shape (the watch then starts at the top). */
+export function storedMailCursor(value: unknown): MailCursor | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const { uidValidity, lastUid } = value as Record<string, unknown>;
+  return typeof uidValidity === 'string' &&
+    typeof lastUid === 'number' &&
+    Number.isInteger(lastUid) &&
+    lastUid >= 0
+    ? { uidValidity, lastUid }
+    : null;
 }

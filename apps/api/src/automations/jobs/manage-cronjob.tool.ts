@@ -3,9 +3,13 @@ import {
   CRON_EXPRESSION_MAX_LENGTH,
   CRONJOB_INSTRUCTION_MAX_LENGTH,
   CRONJOB_NAME_MAX_LENGTH,
+  MAIL_TRIGGER_DEFAULT_FOLDER,
+  MAIL_TRIGGER_FOLDER_MAX_LENGTH,
   type CreateCronJobRequest,
   type CronJobView,
+  type MailTriggerInput,
 } from '@metatronos/shared-types';
+import { AccountCredentials } from '../../accounts/account-records';
 import { z } from 'zod';
 import {
   AiToolProvider,
@@ -36,6 +40,22 @@ const MANAGE_CRONJOB_ARGS = z.object({
     .max(CRON_EXPRESSION_MAX_LENGTH)
     .optional()
     .describe('e.g. "30 7 * * *"'),
+  mail_trigger: z
+    .object({
+      account: z
+        .string()
+        .max(320)
+        .describe('The email account: its address, name or id'),
+      folder: z
+        .string()
+        .max(MAIL_TRIGGER_FOLDER_MAX_LENGTH)
+        .optional()
+        .describe(`Default "${MAIL_TRIGGER_DEFAULT_FOLDER}"`),
+    })
+    .optional()
+    .describe(
+      'Instead of cron_expression: run once for each new message in this folder',
+    ),
   enabled: z.boolean().optional().describe('false pauses the job'),
   mode: z
     .string()
@@ -53,14 +73,18 @@ export class ManageCronjobTool implements AiTool<typeof MANAGE_CRONJOB_ARGS> {
   readonly modes = ['automations'];
   readonly description =
     "Recurring jobs: each runs its instruction as a message to you in its own chat, on a cron schedule in the owner's timezone " +
-    '(minute hour day-of-month month day-of-week; "0 8 * * 1-5" = weekdays at 08:00; at most once a minute). ' +
-    'create needs name, instruction, cron_expression; update needs job_id and any of name, instruction, cron_expression, enabled; ' +
+    '(minute hour day-of-month month day-of-week; "0 8 * * 1-5" = weekdays at 08:00; at most once a minute), ' +
+    "or instead once for each new email in a folder (mail_trigger: account, folder; the run is told the new message's headers). " +
+    'create needs name, instruction and one of cron_expression or mail_trigger; update needs job_id and any of name, instruction, cron_expression, mail_trigger, enabled; ' +
     'delete and toggle need job_id. Deleting a job deletes its chat.';
   readonly schema = MANAGE_CRONJOB_ARGS;
   readonly promptLine =
-    'create, list, change or pause recurring jobs (cron schedules).';
+    'create, list, change or pause recurring jobs (cron schedules or new mail).';
 
-  constructor(private readonly jobs: CronJobsService) {}
+  constructor(
+    private readonly jobs: CronJobsService,
+    private readonly credentials: AccountCredentials,
+  ) {}
 
   async execute(
     args: ManageCronjobArgs,
@@ -72,10 +96,20 @@ export class ManageCronjobTool implements AiTool<typeof MANAGE_CRONJOB_ARGS> {
       toolError(
         `${action} needs job_id (call manage_cronjob with action "list" to find it)`,
       );
+    let mailTrigger: MailTriggerInput | undefined;
+    if (args.mail_trigger) {
+      const found = await this.emailAccount(args.mail_trigger.account);
+      if (typeof found === 'string') return toolError(found);
+      mailTrigger = {
+        accountId: found.id,
+        folder: args.mail_trigger.folder ?? MAIL_TRIGGER_DEFAULT_FOLDER,
+      };
+    }
     const fields = {
       name: args.name,
       instruction: args.instruction,
       cronExpression: args.cron_expression,
+      mailTrigger,
       enabled: args.enabled,
       mode: args.mode,
     };
@@ -110,15 +144,42 @@ export class ManageCronjobTool implements AiTool<typeof MANAGE_CRONJOB_ARGS> {
         return JSON.stringify(toolJob(await this.jobs.toggle(jobId, 'ai')));
     }
   }
+
+  /** The id of the email account named by address, name or id; else the tool error text. */
+  private async emailAccount(named: string): Promise<{ id: string } | string> {
+    const wanted = named.trim().toLowerCase();
+    const accounts = (await this.credentials.list('email')).flatMap((a) =>
+      a.kind === 'email' ? [a] : [],
+    );
+    const match =
+      accounts.find((a) => a.id === named.trim()) ??
+      accounts.find((a) => a.address.toLowerCase() === wanted) ??
+      accounts.find((a) => a.name.toLowerCase() === wanted);
+    if (match) return { id: match.id };
+    return accounts.length
+      ? `No email account '${named.slice(0, 80)}'. The email accounts are: ${accounts.map((a) => a.address).join(', ')}.`
+      : 'No email account is connected: the owner adds one on the Accounts page.';
+  }
 }
 
 /** A job as the model sees it: the tool's own parameter names. */
+function mailTriggerOf(job: CronJobView) {
+  return job.mailTrigger
+    ? {
+        account: job.mailTrigger.address ?? job.mailTrigger.accountId,
+        folder: job.mailTrigger.folder,
+      }
+    : null;
+}
+
 function toolJob(job: CronJobView) {
   return {
     job_id: job.id,
     name: job.name,
     instruction: job.instruction,
     cron_expression: job.cronExpression,
+    mail_trigger: mailTriggerOf(job),
+    mail_watch: job.mailWatch,
     schedule: job.description,
     timezone: job.timezone,
     enabled: job.enabled,

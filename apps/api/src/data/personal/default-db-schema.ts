@@ -51,5 +51,5 @@ export const DEFAULT_DB_SCHEMA_DOC = `Use \`db_query\` on these collections (rea
 | createdAt, updatedAt | date | |
 
 ### cronjobs — your scheduled jobs
-Manage them with manage_cronjob. Fields: name, instruction, cronExpression (five fields, owner's timezone), enabled, chatId, lastRun. Run history is in automation_runs (read-only).
+Manage them with manage_cronjob. Fields: name, instruction, and one trigger: cronExpression (five fields, owner's timezone) or mailTrigger ({ accountId, folder }: runs once per new email there); enabled, chatId, lastRun, mailCursor (kept by the app). Run history is in automation_runs (read-only).
 `;

@@ -51,6 +51,7 @@ export const TRIGGER_LABELS: Record<RunTrigger, string> = {
   schedule: 'Scheduled',
   manual: 'Manual',
   'catch-up': 'Catch-up',
+  mail: 'New mail',
 };
 
 /** Why a run ended as it did, in words: the error, or what `reason` means for a skipped/missed run. */

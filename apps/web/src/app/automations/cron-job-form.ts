@@ -19,6 +19,7 @@ import { MatCard, MatCardContent } from '@angular/material/card';
 import { MatCheckbox } from '@angular/material/checkbox';
 import { MatFormField, MatHint, MatLabel } from '@angular/material/form-field';
 import { MatInput } from '@angular/material/input';
+import { MatRadioButton, MatRadioGroup } from '@angular/material/radio';
 import {
   Subject,
   catchError,
@@ -33,8 +34,11 @@ import {
   CRON_EXPRESSION_MAX_LENGTH,
   CRONJOB_INSTRUCTION_MAX_LENGTH,
   CRONJOB_NAME_MAX_LENGTH,
+  MAIL_TRIGGER_DEFAULT_FOLDER,
+  MAIL_TRIGGER_FOLDER_MAX_LENGTH,
   type CreateCronJobRequest,
   type CronJobView,
+  type EmailAccountView,
   type CronPreview,
   type ModeView,
   type UpdateCronJobRequest,
@@ -64,6 +68,9 @@ interface PreviewResult {
   problem: string | null;
 }
 
+/** What starts the job's runs. */
+export type JobTrigger = 'schedule' | 'mail';
+
 export interface CronJobSaved {
   job: CronJobView;
   created: boolean;
@@ -82,6 +89,8 @@ export interface CronJobSaved {
     MatHint,
     MatLabel,
     MatInput,
+    MatRadioButton,
+    MatRadioGroup,
     Icon,
     InvalidInput,
     LengthCounter,
@@ -104,6 +113,7 @@ export class CronJobForm {
   protected readonly nameMax = CRONJOB_NAME_MAX_LENGTH;
   protected readonly instructionMax = CRONJOB_INSTRUCTION_MAX_LENGTH;
   protected readonly expressionMax = CRON_EXPRESSION_MAX_LENGTH;
+  protected readonly folderMax = MAIL_TRIGGER_FOLDER_MAX_LENGTH;
   protected readonly presets = CRON_PRESETS;
   protected readonly formatTime = formatInZone;
 
@@ -111,6 +121,15 @@ export class CronJobForm {
   protected readonly instruction = signal('');
   protected readonly expression = signal('');
   protected readonly enabled = signal(true);
+  protected readonly trigger = signal<JobTrigger>('schedule');
+  /** The email account a mail-triggered job watches. */
+  protected readonly accountId = signal('');
+  protected readonly folder = signal(MAIL_TRIGGER_DEFAULT_FOLDER);
+  /** The email accounts (`GET /api/accounts`), asked for when the mail trigger is first shown; null until then. */
+  protected readonly accounts = signal<readonly EmailAccountView[] | null>(
+    null,
+  );
+  protected readonly accountsError = signal<string | null>(null);
   /** The mode each run starts in: the tools its instruction needs. */
   protected readonly mode = signal('default');
   /** The modes to pick from (`GET /api/tools`); empty until loaded, or when loading failed. */
@@ -153,6 +172,22 @@ export class CronJobForm {
     }
     return null;
   });
+  protected readonly accountError = computed(() =>
+    this.accountId() ? null : 'Choose the email account to watch.',
+  );
+  protected readonly folderError = computed(() => {
+    const folder = this.folder().trim();
+    if (!folder) return 'Name the folder to watch (usually INBOX).';
+    if (folder.length > MAIL_TRIGGER_FOLDER_MAX_LENGTH)
+      return `At most ${MAIL_TRIGGER_FOLDER_MAX_LENGTH} characters.`;
+    return null;
+  });
+  /** What keeps the chosen trigger from being saved. */
+  private readonly triggerError = computed(() =>
+    this.trigger() === 'mail'
+      ? (this.accountError() ?? this.folderError())
+      : this.expressionError(),
+  );
   protected readonly expressionError = computed(() => {
     if (!this.trimmedExpression())
       return 'Enter a cron expression or pick a preset.';
@@ -190,8 +225,17 @@ export class CronJobForm {
     if (request.name !== job.name.trim()) changes.name = request.name;
     if (request.instruction !== job.instruction.trim())
       changes.instruction = request.instruction;
-    if (request.cronExpression !== job.cronExpression.trim())
+    if (
+      request.cronExpression &&
+      request.cronExpression !== job.cronExpression?.trim()
+    )
       changes.cronExpression = request.cronExpression;
+    if (
+      request.mailTrigger &&
+      (request.mailTrigger.accountId !== job.mailTrigger?.accountId ||
+        request.mailTrigger.folder !== job.mailTrigger?.folder)
+    )
+      changes.mailTrigger = request.mailTrigger;
     if (request.mode !== (job.mode ?? 'default')) changes.mode = request.mode;
     return changes;
   });
@@ -201,7 +245,8 @@ export class CronJobForm {
     return !!(
       this.name().trim() ||
       this.instruction().trim() ||
-      this.trimmedExpression()
+      this.trimmedExpression() ||
+      this.accountId()
     );
   });
   protected readonly canSave = computed(
@@ -210,8 +255,8 @@ export class CronJobForm {
       this.dirty() &&
       !this.nameError() &&
       !this.instructionError() &&
-      !this.expressionError() &&
-      this.expressionChecked(),
+      !this.triggerError() &&
+      (this.trigger() === 'mail' || this.expressionChecked()),
   );
 
   constructor() {
@@ -264,6 +309,12 @@ export class CronJobForm {
         this.touched.set(new Set());
         this.saveError.set(null);
         this.setExpression(job?.cronExpression ?? '');
+        this.trigger.set(job?.mailTrigger ? 'mail' : 'schedule');
+        this.accountId.set(job?.mailTrigger?.accountId ?? '');
+        this.folder.set(
+          job?.mailTrigger?.folder ?? MAIL_TRIGGER_DEFAULT_FOLDER,
+        );
+        if (job?.mailTrigger) this.loadAccounts();
         afterNextRender(() => this.nameInput()?.nativeElement.focus(), {
           injector: this.injector,
         });
@@ -285,6 +336,36 @@ export class CronJobForm {
     this.expression.set(value);
     this.expression$.next(value);
     this.clearSaveError();
+  }
+
+  protected setTrigger(trigger: JobTrigger): void {
+    this.trigger.set(trigger);
+    this.clearSaveError();
+    if (trigger === 'mail') this.loadAccounts();
+  }
+
+  /** Asks for the email accounts once; a single one is chosen for the owner. */
+  private loadAccounts(): void {
+    if (this.accounts() !== null) return;
+    this.accounts.set([]);
+    this.accountsError.set(null);
+    this.api.accounts().subscribe({
+      next: (all) => {
+        const email = all.filter(
+          (a): a is EmailAccountView => a.kind === 'email',
+        );
+        this.accounts.set(email);
+        if (!this.accountId() && email.length === 1)
+          this.accountId.set(email[0].id);
+      },
+      error: (error: unknown) => {
+        // Asked again the next time the mail trigger is chosen.
+        this.accounts.set(null);
+        this.accountsError.set(
+          inlineErrorMessage(error, "Couldn't load the email accounts."),
+        );
+      },
+    });
   }
 
   protected usePreset(expression: string): void {
@@ -323,12 +404,25 @@ export class CronJobForm {
     });
   }
 
-  private request(): Required<Omit<CreateCronJobRequest, 'enabled'>> {
-    return {
+  /** The fields of a create; exactly one trigger (the one chosen). */
+  private request(): Omit<CreateCronJobRequest, 'enabled'> {
+    const common = {
       name: this.name().trim(),
       instruction: this.instruction().trim(),
-      cronExpression: this.trimmedExpression(),
-      mode: this.mode(),
     };
+    return this.trigger() === 'mail'
+      ? {
+          ...common,
+          mailTrigger: {
+            accountId: this.accountId(),
+            folder: this.folder().trim(),
+          },
+          mode: this.mode(),
+        }
+      : {
+          ...common,
+          cronExpression: this.trimmedExpression(),
+          mode: this.mode(),
+        };
   }
 }

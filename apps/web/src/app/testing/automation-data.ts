@@ -17,6 +17,8 @@ export function cronJob(
     name,
     instruction: `Do ${name}`,
     cronExpression: '0 8 * * 1-5',
+    mailTrigger: null,
+    mailWatch: null,
     enabled: true,
     mode: 'default',
     chatId: `chat-${id}`,

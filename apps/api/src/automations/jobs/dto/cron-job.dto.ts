@@ -4,10 +4,14 @@ import {
   IsBoolean,
   IsInt,
   IsMongoId,
+  IsNotEmpty,
+  IsObject,
   IsString,
   Max,
   MaxLength,
   Min,
+  ValidateIf,
+  ValidateNested,
 } from 'class-validator';
 import {
   AUTOMATION_KINDS,
@@ -16,7 +20,14 @@ import {
   CRON_EXPRESSION_MAX_LENGTH,
   CRONJOB_INSTRUCTION_MAX_LENGTH,
   CRONJOB_NAME_MAX_LENGTH,
+  MAIL_TRIGGER_DEFAULT_FOLDER,
+  MAIL_TRIGGER_FOLDER_MAX_LENGTH,
+  MAIL_WATCH_STATES,
   type AutomationKind,
+  type MailTriggerInput,
+  type MailTriggerView,
+  type MailWatchState,
+  type MailWatchView,
   type CreateCronJobRequest,
   type CronJobCreator,
   type CronJobView,
@@ -35,6 +46,35 @@ import { OptionalField } from '../../../http/optional-field';
 const EXPRESSION_HELP =
   "Five fields (minute hour day-of-month month day-of-week) read in the owner's timezone, e.g. `0 8 * * 1-5`; a sixth leading seconds field is allowed if it fires at most once a minute.";
 
+const TRIGGER_HELP =
+  'A job has exactly one trigger: `cronExpression` (a schedule) or `mailTrigger` (new mail in a folder of an email account).';
+
+/** A field that may be absent or null (the other trigger is used); a given value is checked. */
+function AbsentOrNull(): PropertyDecorator {
+  return ValidateIf((_object, value) => value !== undefined && value !== null);
+}
+
+export class MailTriggerDto implements MailTriggerInput {
+  @ApiProperty({
+    description: 'An email account (GET /api/accounts)',
+    example: '665f0c2a9b1e4a3d2c1b0a99',
+  })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(64)
+  accountId!: string;
+
+  @ApiPropertyOptional({
+    default: MAIL_TRIGGER_DEFAULT_FOLDER,
+    maxLength: MAIL_TRIGGER_FOLDER_MAX_LENGTH,
+  })
+  @OptionalField()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(MAIL_TRIGGER_FOLDER_MAX_LENGTH)
+  folder?: string;
+}
+
 export class CreateCronJobDto implements CreateCronJobRequest {
   @ApiProperty({
     maxLength: CRONJOB_NAME_MAX_LENGTH,
@@ -52,14 +92,28 @@ export class CreateCronJobDto implements CreateCronJobRequest {
   @MaxLength(CRONJOB_INSTRUCTION_MAX_LENGTH)
   instruction!: string;
 
-  @ApiProperty({
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
     maxLength: CRON_EXPRESSION_MAX_LENGTH,
     example: '0 8 * * 1-5',
-    description: EXPRESSION_HELP,
+    description: `${EXPRESSION_HELP} ${TRIGGER_HELP}`,
   })
+  @AbsentOrNull()
   @IsString()
   @MaxLength(CRON_EXPRESSION_MAX_LENGTH)
-  cronExpression!: string;
+  cronExpression?: string | null;
+
+  @ApiPropertyOptional({
+    type: MailTriggerDto,
+    nullable: true,
+    description: `Run once per new message in this folder. ${TRIGGER_HELP}`,
+  })
+  @AbsentOrNull()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => MailTriggerDto)
+  mailTrigger?: MailTriggerDto | null;
 
   @ApiPropertyOptional({ default: true })
   @OptionalField()
@@ -92,13 +146,27 @@ export class UpdateCronJobDto implements UpdateCronJobRequest {
   instruction?: string;
 
   @ApiPropertyOptional({
+    type: String,
+    nullable: true,
     maxLength: CRON_EXPRESSION_MAX_LENGTH,
-    description: EXPRESSION_HELP,
+    description: `${EXPRESSION_HELP} Giving it switches a mail-triggered job to this schedule.`,
   })
-  @OptionalField()
+  @AbsentOrNull()
   @IsString()
   @MaxLength(CRON_EXPRESSION_MAX_LENGTH)
-  cronExpression?: string;
+  cronExpression?: string | null;
+
+  @ApiPropertyOptional({
+    type: MailTriggerDto,
+    nullable: true,
+    description:
+      'Giving it switches the job to run on new mail (its schedule is dropped). A job has exactly one trigger.',
+  })
+  @AbsentOrNull()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => MailTriggerDto)
+  mailTrigger?: MailTriggerDto | null;
 
   @ApiPropertyOptional({
     description:
@@ -193,6 +261,31 @@ export class CronRunDto implements CronRunView {
   usage!: TokenUsage | null;
 }
 
+export class MailTriggerViewDto implements MailTriggerView {
+  @ApiProperty()
+  accountId!: string;
+  @ApiProperty({ example: MAIL_TRIGGER_DEFAULT_FOLDER })
+  folder!: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The account's address; null when the account was removed",
+  })
+  address!: string | null;
+}
+
+export class MailWatchDto implements MailWatchView {
+  @ApiProperty({ enum: MAIL_WATCH_STATES })
+  state!: MailWatchState;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      'Why the watch is not working (wrong password, server unreachable, account removed), in plain words',
+  })
+  reason!: string | null;
+}
+
 export class CronJobDto implements CronJobView {
   @ApiProperty()
   id!: string;
@@ -200,8 +293,25 @@ export class CronJobDto implements CronJobView {
   name!: string;
   @ApiProperty()
   instruction!: string;
-  @ApiProperty()
-  cronExpression!: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'The schedule; null for a mail-triggered job',
+  })
+  cronExpression!: string | null;
+  @ApiProperty({
+    type: MailTriggerViewDto,
+    nullable: true,
+    description: 'Runs once per new message here; null for a scheduled job',
+  })
+  mailTrigger!: MailTriggerView | null;
+  @ApiProperty({
+    type: MailWatchDto,
+    nullable: true,
+    description:
+      'How the IMAP watch of a mail-triggered job is doing; null for scheduled or paused jobs',
+  })
+  mailWatch!: MailWatchView | null;
   @ApiProperty()
   enabled!: boolean;
   @ApiProperty({

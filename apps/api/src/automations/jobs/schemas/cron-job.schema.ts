@@ -2,6 +2,17 @@ import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import { Schema as MongooseSchema, type Types } from 'mongoose';
 import type { CronRunView } from '@metatronos/shared-types';
 
+export interface StoredMailTrigger {
+  accountId: string;
+  folder: string;
+}
+
+export interface MailCursor {
+  /** The folder's UIDVALIDITY (a 32-bit number, kept as text): another value means the UIDs were renumbered. */
+  uidValidity: string;
+  lastUid: number;
+}
+
 /**
  * A scheduled job (`cronjobs`). The AI may also write this collection through
  * db_query, so every field is read defensively (see `job-record-shape.ts`).
@@ -13,8 +24,19 @@ export class CronJobRecord {
   name!: string;
   @Prop({ type: String, required: true })
   instruction!: string;
-  @Prop({ type: String, required: true })
-  cronExpression!: string;
+  /** The schedule; null for a mail-triggered job (exactly one of the two is set). */
+  @Prop({ type: String, default: null })
+  cronExpression!: string | null;
+  /** Run once per new message in this folder of this email account. */
+  @Prop({ type: Object, default: null })
+  mailTrigger?: StoredMailTrigger | null;
+  /**
+   * The last message already handled in the watched folder (app-owned): a restart
+   * neither runs it again nor misses what came while the app was down. Null until
+   * the first watch, which starts at the folder's newest message.
+   */
+  @Prop({ type: Object, default: null })
+  mailCursor?: MailCursor | null;
   @Prop({ type: Boolean, default: true })
   enabled!: boolean;
   /** The mode each run starts in; missing: the default mode. */

@@ -1,0 +1,228 @@
+import type { HttpTestingController } from '@angular/common/http/testing';
+import { type ComponentFixture, TestBed } from '@angular/core/testing';
+import type {
+  AccountView,
+  CronJobView,
+  EmailAccountView,
+} from '@metatronos/shared-types';
+import {
+  setUpApiTest,
+  tearDownApiTest,
+  testIdQueries,
+} from '../testing/api-test';
+import { cronJob } from '../testing/automation-data';
+import { CronJobForm, type CronJobSaved } from './cron-job-form';
+
+function emailAccount(id: string, address: string): EmailAccountView {
+  const server = {
+    host: '127.0.0.1',
+    port: 993,
+    secure: true,
+    user: address,
+    password: '••••••••',
+  };
+  return {
+    id,
+    kind: 'email',
+    name: address.split('@')[0],
+    address,
+    imap: server,
+    smtp: { ...server, port: 465 },
+    createdAt: '2026-11-01T10:00:00.000Z',
+    updatedAt: '2026-11-01T10:00:00.000Z',
+  };
+}
+
+const WORK = emailAccount('a1', 'me@work.test');
+const HOME = emailAccount('a2', 'me@home.test');
+const CALENDAR: AccountView = {
+  id: 'c1',
+  kind: 'calendar',
+  name: 'Calendar',
+  url: 'https://cal.example.test/',
+  user: 'me',
+  password: '••••••••',
+  secure: true,
+  address: 'me',
+  createdAt: '2026-11-01T10:00:00.000Z',
+  updatedAt: '2026-11-01T10:00:00.000Z',
+};
+
+describe('CronJobForm: when new mail arrives', () => {
+  let fixture: ComponentFixture<CronJobForm>;
+  let http: HttpTestingController;
+  let saved: CronJobSaved[];
+
+  const root = () => fixture.nativeElement as HTMLElement;
+  const { el, text, texts } = testIdQueries(root);
+  const stable = () => fixture.whenStable();
+  const saveButton = () =>
+    el<HTMLButtonElement>('save-job') as HTMLButtonElement;
+
+  function type(testId: string, value: string): void {
+    const field = el<HTMLInputElement>(testId) as HTMLInputElement;
+    field.value = value;
+    field.dispatchEvent(new Event('input'));
+  }
+
+  function choose(testId: string, value: string): void {
+    const select = el<HTMLSelectElement>(testId) as HTMLSelectElement;
+    select.value = value;
+    select.dispatchEvent(new Event('change'));
+  }
+
+  async function open(job: CronJobView | null = null): Promise<void> {
+    fixture = TestBed.createComponent(CronJobForm);
+    fixture.componentRef.setInput('job', job);
+    saved = [];
+    fixture.componentInstance.saved.subscribe((event) => saved.push(event));
+    await stable();
+    http.expectOne('/api/tools').flush({ modes: [], meta: [] });
+    await stable();
+  }
+
+  async function pickMail(): Promise<void> {
+    (
+      el('job-trigger-mail')?.querySelector('input') as HTMLInputElement
+    ).click();
+    await stable();
+  }
+
+  beforeEach(() => {
+    ({ http } = setUpApiTest(CronJobForm));
+  });
+  afterEach(() => tearDownApiTest(http));
+
+  it('creates a job that runs on new mail in a chosen email account and folder', async () => {
+    await open();
+    type('job-name-input', 'Triage');
+    type('job-instruction-input', 'Sort the new mail.');
+    expect(el('job-account-input')).toBeNull();
+    await pickMail();
+    // Only email accounts can be watched.
+    http.expectOne('/api/accounts').flush([WORK, CALENDAR, HOME]);
+    await stable();
+    expect(el('job-expression-input')).toBeNull();
+    expect(
+      Array.from(
+        (el<HTMLSelectElement>('job-account-input') as HTMLSelectElement)
+          .options,
+      ).map((o) => o.textContent?.trim()),
+    ).toEqual(['Choose an account', 'me@work.test (me)', 'me@home.test (me)']);
+    expect(el<HTMLInputElement>('job-folder-input')?.value).toBe('INBOX');
+    expect(saveButton().disabled).toBe(true);
+
+    choose('job-account-input', 'a2');
+    await stable();
+    expect(saveButton().disabled).toBe(false);
+    type('job-folder-input', '  ');
+    await stable();
+    expect(saveButton().disabled).toBe(true);
+    type('job-folder-input', 'Receipts');
+    await stable();
+
+    saveButton().click();
+    await stable();
+    const create = http.expectOne('/api/cronjobs');
+    expect(create.request.method).toBe('POST');
+    expect(create.request.body).toEqual({
+      name: 'Triage',
+      instruction: 'Sort the new mail.',
+      mailTrigger: { accountId: 'a2', folder: 'Receipts' },
+      mode: 'default',
+      enabled: true,
+    });
+    const job = cronJob('j5', 'Triage', {
+      cronExpression: null,
+      mailTrigger: {
+        accountId: 'a2',
+        folder: 'Receipts',
+        address: HOME.address,
+      },
+    });
+    create.flush(job, { status: 201, statusText: 'Created' });
+    await stable();
+    expect(saved).toEqual([{ job, created: true }]);
+  });
+
+  it('chooses the only email account, and says when there is none', async () => {
+    await open();
+    await pickMail();
+    http.expectOne('/api/accounts').flush([CALENDAR, WORK]);
+    await stable();
+    expect(el<HTMLSelectElement>('job-account-input')?.value).toBe('a1');
+
+    await open();
+    await pickMail();
+    http.expectOne('/api/accounts').flush([CALENDAR]);
+    await stable();
+    expect(text('job-no-accounts')).toBe(
+      'No email account yet: add one on the Accounts page.',
+    );
+  });
+
+  it('edits a mail-triggered job and sends only the changed trigger; switching to a schedule sends the expression', async () => {
+    const job = cronJob('j6', 'Triage', {
+      cronExpression: null,
+      description: 'When new mail arrives in me@work.test · INBOX',
+      nextRuns: [],
+      mailTrigger: { accountId: 'a1', folder: 'INBOX', address: WORK.address },
+      mailWatch: { state: 'watching', reason: null },
+    });
+    await open(job);
+    http.expectOne('/api/accounts').flush([WORK, HOME]);
+    await stable();
+    expect(el<HTMLSelectElement>('job-account-input')?.value).toBe('a1');
+    expect(saveButton().disabled).toBe(true);
+    type('job-folder-input', 'Invoices');
+    await stable();
+    saveButton().click();
+    await stable();
+    const patch = http.expectOne('/api/cronjobs/j6');
+    expect(patch.request.method).toBe('PATCH');
+    expect(patch.request.body).toEqual({
+      mailTrigger: { accountId: 'a1', folder: 'Invoices' },
+    });
+    patch.flush(job);
+    await stable();
+
+    (
+      el('job-trigger-schedule')?.querySelector('input') as HTMLInputElement
+    ).click();
+    await stable();
+    expect(el('job-account-input')).toBeNull();
+    type('job-expression-input', '0 8 * * *');
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    http
+      .expectOne((req) => req.url === '/api/cronjobs/preview')
+      .flush({
+        valid: true,
+        error: null,
+        description: 'At 08:00',
+        nextRuns: [],
+        timezone: 'Europe/Paris',
+      });
+    await stable();
+    expect(texts('job-preview-description')).toEqual(['At 08:00']);
+    saveButton().click();
+    await stable();
+    const toSchedule = http.expectOne('/api/cronjobs/j6');
+    expect(toSchedule.request.body).toEqual({ cronExpression: '0 8 * * *' });
+    toSchedule.flush(job);
+    await stable();
+  });
+
+  it('shows why the accounts could not be loaded', async () => {
+    await open();
+    await pickMail();
+    http
+      .expectOne('/api/accounts')
+      .flush(
+        { message: 'Accounts are unavailable' },
+        { status: 503, statusText: 'Service Unavailable' },
+      );
+    await stable();
+    expect(text('job-accounts-error')).toContain('Accounts are unavailable');
+    expect(saveButton().disabled).toBe(true);
+  });
+});
