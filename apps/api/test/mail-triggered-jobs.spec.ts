@@ -166,6 +166,8 @@ describe('mail-triggered jobs', () => {
         nextRuns: [],
         scheduleError: null,
         enabled: true,
+        // It reads the new mail first, so it starts where email_actions is.
+        mode: 'email',
       });
       await watching(agent, created.id);
 

@@ -291,7 +291,12 @@ export class CronJobsService implements OnApplicationBootstrap {
       mailTrigger: fields.mailTrigger ?? null,
       mailCursor: null,
       enabled: fields.enabled ?? true,
-      mode: fields.mode ?? DEFAULT_MODE,
+      // A mail-triggered job reads the new mail first: it starts in the email mode unless told otherwise.
+      mode:
+        fields.mode ??
+        (fields.mailTrigger && this.modeNames().includes('email')
+          ? 'email'
+          : DEFAULT_MODE),
       chatId: new Types.ObjectId(chat.id),
       lastDueAt: now,
       consecutiveFailures: 0,

@@ -71,13 +71,16 @@ describe('CronJobForm: when new mail arrives', () => {
     select.dispatchEvent(new Event('change'));
   }
 
-  async function open(job: CronJobView | null = null): Promise<void> {
+  async function open(
+    job: CronJobView | null = null,
+    modes: { name: string; description: string; tools: [] }[] = [],
+  ): Promise<void> {
     fixture = TestBed.createComponent(CronJobForm);
     fixture.componentRef.setInput('job', job);
     saved = [];
     fixture.componentInstance.saved.subscribe((event) => saved.push(event));
     await stable();
-    http.expectOne('/api/tools').flush({ modes: [], meta: [] });
+    http.expectOne('/api/tools').flush({ modes, meta: [] });
     await stable();
   }
 
@@ -92,6 +95,28 @@ describe('CronJobForm: when new mail arrives', () => {
     ({ http } = setUpApiTest(CronJobForm));
   });
   afterEach(() => tearDownApiTest(http));
+
+  it('starts a new mail-triggered job in the email mode, unless the owner picked another mode', async () => {
+    const modes = ['default', 'data', 'email'].map((name) => ({
+      name,
+      description: name,
+      tools: [] as [],
+    }));
+    await open(null, modes);
+    await pickMail();
+    http.expectOne('/api/accounts').flush([WORK]);
+    await stable();
+    expect(el<HTMLSelectElement>('job-mode-input')?.value).toBe('email');
+
+    fixture.destroy();
+    await open(null, modes);
+    choose('job-mode-input', 'data');
+    await stable();
+    await pickMail();
+    http.expectOne('/api/accounts').flush([WORK]);
+    await stable();
+    expect(el<HTMLSelectElement>('job-mode-input')?.value).toBe('data');
+  });
 
   it('creates a job that runs on new mail in a chosen email account and folder', async () => {
     await open();

@@ -341,7 +341,15 @@ export class CronJobForm {
   protected setTrigger(trigger: JobTrigger): void {
     this.trigger.set(trigger);
     this.clearSaveError();
-    if (trigger === 'mail') this.loadAccounts();
+    if (trigger === 'mail') {
+      this.loadAccounts();
+      // A mail run reads the new mail first: the email mode has email_actions (the owner may still pick another).
+      if (
+        this.mode() === 'default' &&
+        this.modes().some((m) => m.name === 'email')
+      )
+        this.mode.set('email');
+    }
   }
 
   /** Asks for the email accounts once; a single one is chosen for the owner. */
