@@ -83,3 +83,13 @@ export function withoutPasswords(text: string, account: AccountRecord): string {
     if (secret) scrubbed = scrubbed.split(secret).join(PASSWORD_MASK);
   return scrubbed;
 }
+
+/** Why a tool of an account kind is not offered: no account of that kind yet (`null` once there is one). */
+export async function missingAccountReason(
+  credentials: AccountCredentials,
+  kind: AccountKind,
+): Promise<string | null> {
+  return (await credentials.list(kind)).length > 0
+    ? null
+    : `No ${kind} account is connected yet.`;
+}

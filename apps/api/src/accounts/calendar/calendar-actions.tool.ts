@@ -15,6 +15,7 @@ import { Clock } from '../../clock/clock';
 import {
   AccountCredentials,
   accountForTurn,
+  missingAccountReason,
   withoutPasswords,
   type CalendarAccountRecord,
 } from '../account-records';
@@ -134,13 +135,11 @@ export class CalendarActionsTool
   ) {}
 
   async isAvailable(): Promise<boolean> {
-    return (await this.credentials.list('calendar')).length > 0;
+    return (await this.unavailableReason()) === null;
   }
 
-  async unavailableReason(): Promise<string | null> {
-    return (await this.isAvailable())
-      ? null
-      : 'No calendar account is connected yet.';
+  unavailableReason(): Promise<string | null> {
+    return missingAccountReason(this.credentials, 'calendar');
   }
 
   async execute(

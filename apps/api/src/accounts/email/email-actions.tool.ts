@@ -10,6 +10,7 @@ import {
 import {
   AccountCredentials,
   accountForTurn,
+  missingAccountReason,
   withoutPasswords,
   type EmailAccountRecord,
 } from '../account-records';
@@ -202,13 +203,11 @@ export class EmailActionsTool implements AiTool<typeof EMAIL_ACTIONS_ARGS> {
   ) {}
 
   async isAvailable(): Promise<boolean> {
-    return (await this.credentials.list('email')).length > 0;
+    return (await this.unavailableReason()) === null;
   }
 
-  async unavailableReason(): Promise<string | null> {
-    return (await this.isAvailable())
-      ? null
-      : 'No email account is connected yet.';
+  unavailableReason(): Promise<string | null> {
+    return missingAccountReason(this.credentials, 'email');
   }
 
   async execute(
