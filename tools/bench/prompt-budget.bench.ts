@@ -1,6 +1,7 @@
 // Prompt budget (issue 13): the system prompt + the tool schemas of one model request, exactly as the OpenAI
 // adapter sends them (captured at the fake LLM upstream, not re-derived), counted with gpt-tokenizer (o200k_base).
-// Every feature on: a Brave key, an image model, WhatsApp connected (fake socket), Pulse enabled; a fresh
+// Every feature on: a Brave key, an image model, WhatsApp connected (fake socket), Pulse enabled, two email
+// accounts (GreenMail) and a calendar account (Radicale) on loopback; a fresh
 // install otherwise (default core instruction and database documentation, no memory, no Pulse notes).
 // Rows: an owner chat's first request (the default mode), one row per mode (the chat switched there by the owner),
 // a cron job run, a pulse, an auto-reply to an untrusted and a trusted contact, each with issue 13's budget; then
@@ -15,6 +16,10 @@ import {
   type FakeLlmServer,
   type FakeRecordedRequest,
 } from '../fake-llm/fake-llm-server';
+import {
+  startGreenMail,
+  startRadicale,
+} from '../mail-servers/mail-servers';
 import { startBenchAppWithWhatsApp } from './in-process-app';
 
 /** Issue 13's budgets (system prompt + tool schemas, o200k_base); `enforced` rows fail the bench when over. */
@@ -86,7 +91,37 @@ async function main(): Promise<void> {
   const fake = await startFakeLlmServer();
   fake.openai.fallback = { text: ['Done.'] };
   const api = await startBenchAppWithWhatsApp(fake);
+  const mail = await startGreenMail([
+    { login: 'work', password: 'bench-work-pw' },
+    { login: 'home', password: 'bench-home-pw' },
+  ]);
+  const dav = await startRadicale([{ login: 'cal', password: 'bench-cal-pw' }]);
   try {
+    // Two email accounts (so select_account is offered and the prompt lists both) and a calendar.
+    for (const user of mail.users) {
+      const server = (port: number) => ({
+        host: mail.host,
+        port,
+        secure: false,
+        user: user.login,
+        password: user.password,
+      });
+      await api.call('POST', '/api/accounts', {
+        kind: 'email',
+        name: user.login,
+        address: user.address,
+        imap: server(mail.imapPort),
+        smtp: server(mail.smtpPort),
+      });
+    }
+    await api.call('POST', '/api/accounts', {
+      kind: 'calendar',
+      name: 'Calendar',
+      url: dav.url,
+      user: 'cal',
+      password: 'bench-cal-pw',
+      secure: false,
+    });
     // Every feature on.
     await api.call('PATCH', '/api/settings', {
       braveApiKey: 'BSA-bench-0000000000000000',
@@ -253,6 +288,7 @@ async function main(): Promise<void> {
   } finally {
     await api.close();
     await fake.close();
+    await Promise.all([mail.stop(), dav.stop()]);
   }
 }
 

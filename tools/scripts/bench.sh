@@ -7,6 +7,7 @@ source tools/scripts/setup.sh
 
 ensure_node_modules
 ensure_ferretdb
+ensure_mail_servers
 # Only the WhatsApp QR bench needs Chromium: without it that bench says why it did not run, the others still do.
 if ! (ensure_chromium); then
   say "No Chromium: the WhatsApp QR benchmark will not run"

@@ -51,6 +51,18 @@ export class AccountDirectory {
     return account.name.trim() || account.address || null;
   }
 
+  /**
+   * The account a chat in `mode` works on, as the server picks it: in the `email` and `calendar` modes the
+   * selected account of that kind, else the only one of that kind; in other modes the selected account.
+   */
+  inUse(mode: string, accountId: string | null): string | null {
+    if (mode !== 'email' && mode !== 'calendar') return this.label(accountId);
+    const ofKind = this.list().filter((account) => account.kind === mode);
+    const selected = ofKind.find((account) => account.id === accountId);
+    const account = selected ?? (ofKind.length === 1 ? ofKind[0] : null);
+    return account ? this.label(account.id) : null;
+  }
+
   private load(): void {
     this.api.accounts().subscribe({
       next: (accounts) => this.list.set(accounts),

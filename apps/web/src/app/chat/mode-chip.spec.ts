@@ -1,6 +1,6 @@
 import type { HttpTestingController } from '@angular/common/http/testing';
 import { TestBed } from '@angular/core/testing';
-import { emailAccount } from '../testing/account-data';
+import { calendarAccount, emailAccount } from '../testing/account-data';
 import { setUpApiTest, tearDownApiTest } from '../testing/api-test';
 import type { FakeEventStream } from '../testing/fake-event-stream';
 import { chatSummary } from '../testing/chat-data';
@@ -109,6 +109,45 @@ describe('ModeChip', () => {
     http.expectOne('/api/accounts').flush([emailAccount('work', 'Office')]);
     await fixture.whenStable();
     expect(account()).toContain('Office');
+    fixture.destroy();
+  });
+
+  it('in the email and calendar modes shows the account the tools use: the selected one of that kind, else the only one', async () => {
+    const fixture = TestBed.createComponent(ModeChip);
+    fixture.componentRef.setInput('chatId', 'c1');
+    fixture.componentRef.setInput('mode', 'email');
+    await fixture.whenStable();
+    http
+      .expectOne('/api/accounts')
+      .flush([
+        emailAccount('work', 'Work mail'),
+        calendarAccount('cal', 'Family'),
+      ]);
+    await fixture.whenStable();
+    const account = () =>
+      (fixture.nativeElement as HTMLElement).querySelector(
+        '[data-testid="mode-chip-account"]',
+      )?.textContent;
+    // No selection, one email account: that one.
+    expect(account()).toContain('Work mail');
+    // The calendar mode works on the calendar account, whatever email account was selected.
+    fixture.componentRef.setInput('account', 'work');
+    fixture.componentRef.setInput('mode', 'calendar');
+    await fixture.whenStable();
+    expect(account()).toContain('Family');
+    // Two email accounts and none selected: the chip names none (the model must choose).
+    events.emit('accounts.changed', {
+      id: 'home',
+      change: 'created',
+      at: '2026-11-28T10:00:00.000Z',
+    });
+    http
+      .expectOne('/api/accounts')
+      .flush([emailAccount('work', 'Work mail'), emailAccount('home', 'Home')]);
+    fixture.componentRef.setInput('account', null);
+    fixture.componentRef.setInput('mode', 'email');
+    await fixture.whenStable();
+    expect(account()).toBeUndefined();
     fixture.destroy();
   });
 

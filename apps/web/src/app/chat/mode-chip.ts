@@ -141,9 +141,9 @@ export class ModeChip {
   /** The selected account's id, when the conversation has one. */
   readonly account = input<string | null>(null);
   private readonly accounts = inject(AccountDirectory);
-  /** The selected account's name (or address); nothing while it is unknown. */
+  /** The name (or address) of the account the mode works on; nothing while it is unknown. */
   protected readonly accountLabel = computed(() =>
-    this.accounts.label(this.account()),
+    this.accounts.inUse(this.mode(), this.account()),
   );
   readonly disabled = input(false);
   /** The owner switched the mode: the chat as the server stored it. */
@@ -157,9 +157,10 @@ export class ModeChip {
   protected readonly modeLabel = modeLabel;
 
   constructor() {
-    // The accounts' names are loaded once a chat has one selected.
+    // The accounts' names are loaded once a chat has one selected or is in an account mode.
     effect(() => {
-      if (this.account()) this.accounts.follow();
+      if (this.account() || ['email', 'calendar'].includes(this.mode()))
+        this.accounts.follow();
     });
   }
 
