@@ -113,8 +113,11 @@ export class MailServerPatchDto implements Partial<MailServerInput> {
   password?: string;
 }
 
-const isEmail = (o: { kind?: unknown }) => o.kind === 'email';
-const isCalendar = (o: { kind?: unknown }) => o.kind === 'calendar';
+/** A field of one kind is checked for that kind, and whenever it is sent (so `null` is refused by name). */
+const isEmail = (o: { kind?: unknown }, value: unknown) =>
+  o.kind === 'email' || value !== undefined;
+const isCalendar = (o: { kind?: unknown }, value: unknown) =>
+  o.kind === 'calendar' || value !== undefined;
 
 /**
  * `POST /api/accounts` and `POST /api/accounts/test`: an email account (IMAP + SMTP)

@@ -10,7 +10,6 @@ import {
   Max,
   MaxLength,
   Min,
-  ValidateIf,
   ValidateNested,
 } from 'class-validator';
 import {
@@ -48,11 +47,6 @@ const EXPRESSION_HELP =
 
 const TRIGGER_HELP =
   'A job has exactly one trigger: `cronExpression` (a schedule) or `mailTrigger` (new mail in a folder of an email account).';
-
-/** A field that may be absent or null (the other trigger is used); a given value is checked. */
-function AbsentOrNull(): PropertyDecorator {
-  return ValidateIf((_object, value) => value !== undefined && value !== null);
-}
 
 export class MailTriggerDto implements MailTriggerInput {
   @ApiProperty({
@@ -94,26 +88,24 @@ export class CreateCronJobDto implements CreateCronJobRequest {
 
   @ApiPropertyOptional({
     type: String,
-    nullable: true,
     maxLength: CRON_EXPRESSION_MAX_LENGTH,
     example: '0 8 * * 1-5',
     description: `${EXPRESSION_HELP} ${TRIGGER_HELP}`,
   })
-  @AbsentOrNull()
+  @OptionalField()
   @IsString()
   @MaxLength(CRON_EXPRESSION_MAX_LENGTH)
-  cronExpression?: string | null;
+  cronExpression?: string;
 
   @ApiPropertyOptional({
     type: MailTriggerDto,
-    nullable: true,
     description: `Run once per new message in this folder. ${TRIGGER_HELP}`,
   })
-  @AbsentOrNull()
+  @OptionalField()
   @IsObject()
   @ValidateNested()
   @Type(() => MailTriggerDto)
-  mailTrigger?: MailTriggerDto | null;
+  mailTrigger?: MailTriggerDto;
 
   @ApiPropertyOptional({ default: true })
   @OptionalField()
@@ -147,26 +139,24 @@ export class UpdateCronJobDto implements UpdateCronJobRequest {
 
   @ApiPropertyOptional({
     type: String,
-    nullable: true,
     maxLength: CRON_EXPRESSION_MAX_LENGTH,
     description: `${EXPRESSION_HELP} Giving it switches a mail-triggered job to this schedule.`,
   })
-  @AbsentOrNull()
+  @OptionalField()
   @IsString()
   @MaxLength(CRON_EXPRESSION_MAX_LENGTH)
-  cronExpression?: string | null;
+  cronExpression?: string;
 
   @ApiPropertyOptional({
     type: MailTriggerDto,
-    nullable: true,
     description:
       'Giving it switches the job to run on new mail (its schedule is dropped). A job has exactly one trigger.',
   })
-  @AbsentOrNull()
+  @OptionalField()
   @IsObject()
   @ValidateNested()
   @Type(() => MailTriggerDto)
-  mailTrigger?: MailTriggerDto | null;
+  mailTrigger?: MailTriggerDto;
 
   @ApiPropertyOptional({
     description:
