@@ -16,10 +16,7 @@ import {
   type FakeLlmServer,
   type FakeRecordedRequest,
 } from '../fake-llm/fake-llm-server';
-import {
-  startGreenMail,
-  startRadicale,
-} from '../mail-servers/mail-servers';
+import { startGreenMail, startRadicale } from '../mail-servers/mail-servers';
 import { startBenchAppWithWhatsApp } from './in-process-app';
 
 /** Issue 13's budgets (system prompt + tool schemas, o200k_base); `enforced` rows fail the bench when over. */
