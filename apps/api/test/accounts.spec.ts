@@ -149,6 +149,23 @@ describe('/api/accounts (real GreenMail and Radicale)', () => {
     expect(changes).toEqual([]);
   });
 
+  it('says so in whole words even when the wrong password is one of them', async () => {
+    const res = await owner
+      .post('/api/accounts')
+      .send(
+        emailBody({
+          imap: server({ login: 'ann', password: 'wrong' }, mail.imapPort),
+        }),
+      )
+      .expect(400);
+    expect(res.body.message).toMatch(
+      new RegExp(
+        `^IMAP login failed for 'ann' at 127\\.0\\.0\\.1:${mail.imapPort}: wrong user name or password \\(`,
+      ),
+    );
+    expect(await count()).toBe(0);
+  });
+
   it('refuses a wrong SMTP password after a good IMAP login', async () => {
     const res = await owner
       .post('/api/accounts')

@@ -29,10 +29,12 @@ export class AccountConnectionTester {
       const known =
         error instanceof MailConnectionError ||
         error instanceof CalDavConnectionError;
-      const message = known
-        ? error.message
-        : `The connection test failed: ${error instanceof Error ? error.message : 'unknown error'}.`;
-      throw new AccountConnectionError(withoutPasswords(message, record));
+      // A known error is already in our words with the server's masked; an unknown one is raw text.
+      throw new AccountConnectionError(
+        known
+          ? error.message
+          : `The connection test failed: ${withoutPasswords(error instanceof Error ? error.message : 'unknown error', record)}.`,
+      );
     }
   }
 

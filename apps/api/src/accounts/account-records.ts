@@ -1,9 +1,6 @@
-import {
-  PASSWORD_MASK,
-  type AccountKind,
-  type MailServerInput,
-} from '@metatronos/shared-types';
+import type { AccountKind, MailServerInput } from '@metatronos/shared-types';
 import type { AiToolContext } from '../ai-tools/ai-tool';
+import { maskSecrets } from './connections/secret-text';
 
 /**
  * Stored accounts (with their passwords). The `auth_` prefix keeps the collection
@@ -68,20 +65,14 @@ export async function accountForTurn<K extends AccountKind>(
   return `Several ${kind} accounts are connected: call select_account with one of: ${names.join(', ')}.`;
 }
 
-/**
- * `text` with every password of the account replaced by the mask. The libraries
- * do not echo passwords as far as we know; this is the second guard, since error
- * texts go to the model, the console and the log.
- */
+/** `maskSecrets` with the account's passwords: for a server's or library's raw text, never our own wording. */
 export function withoutPasswords(text: string, account: AccountRecord): string {
-  const secrets =
+  return maskSecrets(
+    text,
     account.kind === 'email'
       ? [account.imap.password, account.smtp.password]
-      : [account.password];
-  let scrubbed = text;
-  for (const secret of secrets)
-    if (secret) scrubbed = scrubbed.split(secret).join(PASSWORD_MASK);
-  return scrubbed;
+      : [account.password],
+  );
 }
 
 /** Why a tool of an account kind is not offered: no account of that kind yet (`null` once there is one). */

@@ -16,7 +16,6 @@ import {
   AccountCredentials,
   accountForTurn,
   missingAccountReason,
-  withoutPasswords,
   type CalendarAccountRecord,
 } from '../account-records';
 import {
@@ -179,10 +178,9 @@ export class CalendarActionsTool
       }
     } catch (error) {
       if (error instanceof CalendarActionError)
-        return toolError(withoutPasswords(error.message, account));
-      return toolError(
-        withoutPasswords(describeCalDavError(account, error), account),
-      );
+        // Our own words; a server's text inside is masked where it was quoted.
+        return toolError(error.message);
+      return toolError(describeCalDavError(account, error));
     }
   }
 

@@ -1,4 +1,5 @@
 import { DAVClient } from 'tsdav';
+import { maskSecrets } from './secret-text';
 
 export interface CalDavLogin {
   url: string;
@@ -26,15 +27,19 @@ export async function openCalDav(login: CalDavLogin): Promise<DAVClient> {
 }
 
 export function describeCalDavError(
-  login: Pick<CalDavLogin, 'url' | 'user'>,
+  login: Pick<CalDavLogin, 'url' | 'user'> &
+    Partial<Pick<CalDavLogin, 'password'>>,
   error: unknown,
 ): string {
   const e = (error ?? {}) as {
     message?: string;
     cause?: { code?: string; message?: string };
   };
-  const message = e.message ?? '';
-  const cause = e.cause?.code ?? e.cause?.message ?? '';
+  // The server's and library's own words lose any echo of the password.
+  const message = maskSecrets(e.message ?? '', [login.password]);
+  const cause = maskSecrets(e.cause?.code ?? e.cause?.message ?? '', [
+    login.password,
+  ]);
   let host = login.url;
   try {
     host = new URL(login.url).host;

@@ -1,6 +1,7 @@
 import { ImapFlow } from 'imapflow';
 import { createTransport, type Transporter } from 'nodemailer';
 import type { MailServerInput } from '@metatronos/shared-types';
+import { maskSecrets } from './secret-text';
 
 /** Connect, greeting and idle-socket limits for the owner's mail servers. */
 export const MAIL_CONNECT_TIMEOUT_MS = 15_000;
@@ -82,13 +83,18 @@ interface ErrorLike {
 /** "IMAP login failed at imap.example.com:993 …" from an imapflow / nodemailer / socket error. */
 export function describeMailError(
   protocol: 'IMAP' | 'SMTP',
-  server: Pick<MailServerInput, 'host' | 'port' | 'secure' | 'user'>,
+  server: Pick<MailServerInput, 'host' | 'port' | 'secure' | 'user'> &
+    Partial<Pick<MailServerInput, 'password'>>,
   error: unknown,
 ): string {
   const e = (error ?? {}) as ErrorLike;
   const where = `${protocol} server ${server.host}:${server.port}`;
-  const code = e.code ?? '';
-  const detail = (e.responseText ?? e.response ?? e.message ?? '').trim();
+  const code = maskSecrets(e.code ?? '', [server.password]);
+  // The server's own words (never our sentence around them) lose any echo of the password.
+  const detail = maskSecrets(
+    (e.responseText ?? e.response ?? e.message ?? '').trim(),
+    [server.password],
+  );
   if (e.authenticationFailed || code === 'EAUTH' || e.responseCode === 535)
     return `${protocol} login failed for '${server.user}' at ${server.host}:${server.port}: wrong user name or password${detail ? ` (${detail})` : ''}.`;
   if (code === 'ECONNREFUSED')

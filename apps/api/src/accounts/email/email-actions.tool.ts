@@ -16,6 +16,7 @@ import {
 } from '../account-records';
 import { DraftsService } from './drafts/drafts.service';
 import { Mailbox, MailboxProblem, type ReplyBasis } from './mailbox';
+import { MailConnectionError } from '../connections/mail-connection';
 import { sendEmail, type OutgoingEmail } from './outgoing-mail';
 
 export const EMAIL_ACTIONS = [
@@ -221,7 +222,12 @@ export class EmailActionsTool implements AiTool<typeof EMAIL_ACTIONS_ARGS> {
     try {
       return JSON.stringify(await this.run(args, account, context));
     } catch (error) {
-      return toolError(withoutPasswords(errorText(error), account));
+      // Our own errors already mask the server's words; anything else is a library's raw text.
+      return toolError(
+        error instanceof MailConnectionError || error instanceof MailboxProblem
+          ? error.message
+          : withoutPasswords(errorText(error), account),
+      );
     }
   }
 

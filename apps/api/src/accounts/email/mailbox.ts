@@ -6,7 +6,7 @@ import type {
 } from 'imapflow';
 import { convert } from 'html-to-text';
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
-import type { EmailAccountRecord } from '../account-records';
+import { withoutPasswords, type EmailAccountRecord } from '../account-records';
 import {
   MailConnectionError,
   describeMailError,
@@ -85,10 +85,10 @@ function commandError(account: EmailAccountRecord, error: unknown): string {
   const e = (error ?? {}) as ImapCommandErrorLike;
   const where = `${account.imap.host}:${account.imap.port}`;
   if (e.responseText)
-    return `The IMAP server ${where} refused this: ${e.responseText}`;
+    return `The IMAP server ${where} refused this: ${withoutPasswords(e.responseText, account)}`;
   if (e.code && /^E[A-Z]+$|TIMEOUT/.test(e.code))
     return describeMailError('IMAP', account.imap, error);
-  return `The IMAP server ${where} could not do this: ${e.message ?? 'unknown error'}`;
+  return `The IMAP server ${where} could not do this: ${withoutPasswords(e.message ?? 'unknown error', account)}`;
 }
 
 /** "Ann <ann@example.test>" or the bare address. */

@@ -87,14 +87,11 @@ export async function sendEmail(
     const code = (error as SmtpErrorLike).code;
     if (code === 'EENVELOPE')
       throw new EmailSendError(
-        withoutPasswords(
-          `The SMTP server ${account.smtp.host}:${account.smtp.port} refused the recipients: ${(error as Error).message}`,
-          account,
-        ),
+        `The SMTP server ${account.smtp.host}:${account.smtp.port} refused the recipients: ${withoutPasswords((error as Error).message, account)}`,
         'recipients',
       );
     throw new EmailSendError(
-      withoutPasswords(describeMailError('SMTP', account.smtp, error), account),
+      describeMailError('SMTP', account.smtp, error),
       'server',
     );
   } finally {
