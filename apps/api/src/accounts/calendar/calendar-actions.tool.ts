@@ -46,8 +46,7 @@ import {
 export class CalendarMode implements AiMode {
   readonly name = 'calendar';
   readonly accountKind = 'calendar';
-  readonly description =
-    'Calendar: list, create, change and delete events of the selected CalDAV account.';
+  readonly description = 'list, create, change and delete your calendar events';
 }
 
 /** Longest range `list` reads at once (a year, leap day included). */

@@ -7,6 +7,6 @@ import { AiModeProvider, type AiMode } from '../../ai-tools/ai-tool';
 export class EmailMode implements AiMode {
   readonly name = 'email';
   readonly description =
-    "Email: search, read, send, reply, move and flag messages in the owner's mailboxes (IMAP/SMTP).";
+    'search, read, send, reply to, move and flag your email';
   readonly accountKind = 'email';
 }

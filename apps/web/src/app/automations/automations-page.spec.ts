@@ -8,7 +8,7 @@ import {
 } from '../testing/api-test';
 import { TZ, cronJob, cronRun, pulseView } from '../testing/automation-data';
 import type { FakeEventStream } from '../testing/fake-event-stream';
-import { AutomationsPage } from './automations-page';
+import { AutomationsPage, CONNECTING_RECHECK_MS } from './automations-page';
 import { PREVIEW_DEBOUNCE_MS } from './cron-job-form';
 
 const MORNING = cronJob('j1', 'Morning briefing', {
@@ -181,6 +181,33 @@ describe('AutomationsPage', () => {
     );
     expect(el('job-list')).toBeNull();
   });
+
+  it('asks again about a mail watch still connecting, so a state change it missed does not leave it stale', async () => {
+    const mailJob = cronJob('j9', 'Triage', {
+      cronExpression: null,
+      mailTrigger: {
+        accountId: 'a1',
+        folder: 'INBOX',
+        address: 'me@work.test',
+      },
+      mailWatch: { state: 'connecting', reason: null },
+      nextRuns: [],
+    });
+    await load([mailJob]);
+    const watch = () =>
+      el('job-mail-watch', job('j9'))?.getAttribute('data-state');
+    expect(watch()).toBe('connecting');
+    http.expectNone('/api/cronjobs/j9');
+    await new Promise((done) => setTimeout(done, CONNECTING_RECHECK_MS + 100));
+    http
+      .expectOne('/api/cronjobs/j9')
+      .flush({ ...mailJob, mailWatch: { state: 'watching', reason: null } });
+    await stable();
+    expect(watch()).toBe('watching');
+    // Watching: no more questions.
+    await new Promise((done) => setTimeout(done, CONNECTING_RECHECK_MS + 100));
+    http.expectNone('/api/cronjobs/j9');
+  }, 15_000);
 
   it('pauses and resumes a job', async () => {
     await load();
