@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 // One line per benchmark file in tools/bench.
 const BENCHES = [
+  'accounts.bench.ts',
   'attachments.bench.ts',
   'automations.bench.ts',
   'chat-search.bench.ts',
