@@ -49,6 +49,9 @@ export class CalendarMode implements AiMode {
   readonly description = 'list, create, change and delete your calendar events';
 }
 
+/** A UID that can stand in a file name as it is (this tool's own are UUIDs). */
+const SIMPLE_UID = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,200}$/;
+
 /** Longest range `list` reads at once (a year, leap day included). */
 export const CALENDAR_MAX_RANGE_DAYS = 366;
 /** Most occurrences one `list` returns (a daily series over a year would flood the model). */
@@ -482,7 +485,24 @@ export class CalendarActionsTool
     const calendars = args.calendar
       ? [pickCalendar(session, args.calendar)]
       : session.calendars;
+    const holdsId = (o: DAVCalendarObject) => {
+      if (typeof o.data !== 'string') return false;
+      const parsed = parseCalendarObject(o.data);
+      return parsed.masters.has(id) || parsed.overrides.has(id);
+    };
     for (const calendar of calendars) {
+      // Events this tool created live at <uid>.ics: one multiget finds them, where a UID query makes
+      // the server read the whole calendar (seconds for a year of events, per the accounts bench).
+      if (SIMPLE_UID.test(id)) {
+        const direct = await session.client
+          .fetchCalendarObjects({
+            calendar,
+            objectUrls: [new URL(`${id}.ics`, calendar.url).href],
+          })
+          .catch(() => []);
+        const found = direct.find(holdsId);
+        if (found) return { object: found, calendar };
+      }
       const objects = await session.client.fetchCalendarObjects({
         calendar,
         filters: [
@@ -504,14 +524,7 @@ export class CalendarActionsTool
         ],
       });
       // text-match is a substring match: keep the object whose UID is exactly this one.
-      const object = objects.find(
-        (o) =>
-          typeof o.data === 'string' &&
-          (() => {
-            const parsed = parseCalendarObject(o.data);
-            return parsed.masters.has(id) || parsed.overrides.has(id);
-          })(),
-      );
+      const object = objects.find(holdsId);
       if (object) return { object, calendar };
     }
     throw new CalendarActionError(
