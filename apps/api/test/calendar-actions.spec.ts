@@ -321,6 +321,47 @@ describe('calendar_actions against Radicale', () => {
     });
   });
 
+  it('finds an event another client stored under a file name of its own, to update and delete it', async () => {
+    const server = await serverState(radicale, ANN);
+    const [calendar] = await server.client.fetchCalendars();
+    const uid = 'Foreign Event/1@other.example';
+    const created = await server.client.createCalendarObject({
+      calendar,
+      filename: 'made-by-another-app.ics',
+      iCalString: [
+        'BEGIN:VCALENDAR',
+        'VERSION:2.0',
+        'PRODID:-//Other//EN',
+        'BEGIN:VEVENT',
+        `UID:${uid}`,
+        'DTSTAMP:20260101T000000Z',
+        `DTSTART:${YEAR}0304T090000Z`,
+        `DTEND:${YEAR}0304T100000Z`,
+        'SUMMARY:Board meeting',
+        'END:VEVENT',
+        'END:VCALENDAR',
+        '',
+      ].join('\r\n'),
+    });
+    expect(created.ok).toBe(true);
+    expect(
+      await call({ action: 'update', id: uid, title: 'Board meeting (moved)' }),
+    ).toMatchObject({
+      success: true,
+    });
+    const after = await serverState(radicale, ANN);
+    expect(after.objects.map((o) => o.url)).toEqual([
+      expect.stringMatching(/made-by-another-app\.ics$/),
+    ]);
+    expect(after.events[0].getFirstPropertyValue('summary')).toBe(
+      'Board meeting (moved)',
+    );
+    expect(await call({ action: 'delete', id: uid })).toMatchObject({
+      success: true,
+    });
+    expect((await serverState(radicale, ANN)).events).toEqual([]);
+  });
+
   let weeklyId: string;
 
   it('expands a weekly series into its 3 occurrences in a 3-week range, all with the series id', async () => {
