@@ -2,7 +2,6 @@ import {
   ChangeDetectionStrategy,
   Component,
   computed,
-  effect,
   inject,
   signal,
 } from '@angular/core';
@@ -21,9 +20,6 @@ import { ServerError } from '../ui/server-error';
 import { CronJobCard } from './cron-job-card';
 import { CronJobForm, type CronJobSaved } from './cron-job-form';
 import { PulseCard } from './pulse-card';
-
-/** How soon a mail watch shown as connecting is asked about again. */
-export const CONNECTING_RECHECK_MS = 3000;
 
 /** The list with `job` in place of the one with its id, or added at the end (the list is in creation order). */
 export function upsertJob(
@@ -110,19 +106,6 @@ export class AutomationsPage {
         takeUntilDestroyed(),
       )
       .subscribe();
-
-    // A mail watch that is still connecting is asked again shortly: its 'watching' event may have gone out
-    // before this page's event stream was open, and a stale "Connecting…" would never clear.
-    effect((onCleanup) => {
-      const connecting = this.jobs()
-        .filter((job) => job.mailWatch?.state === 'connecting')
-        .map((job) => job.id);
-      if (!connecting.length) return;
-      const timer = setTimeout(() => {
-        for (const jobId of connecting) this.reloadJob$.next(jobId);
-      }, CONNECTING_RECHECK_MS);
-      onCleanup(() => clearTimeout(timer));
-    });
 
     const events = inject(EventStream);
     events

@@ -117,6 +117,20 @@ describe('liveResource', () => {
     expect(host.seen).toEqual([UPDATED, UPDATED]);
   });
 
+  it('reloads each time the event stream opens (events sent while it was not open are lost), unless there are edits', () => {
+    answer('one');
+    events.setState('connecting');
+    expect(requests).toHaveLength(1);
+    events.setState('open');
+    expect(requests).toHaveLength(2);
+    answer('two');
+
+    host.dirty.set(true);
+    events.setState('connecting');
+    events.setState('open');
+    expect(requests).toHaveLength(2);
+  });
+
   it('reloads when the server recovers, unless there are edits', async () => {
     answer('one');
     recovered.set(1);

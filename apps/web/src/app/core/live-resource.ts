@@ -5,6 +5,7 @@ import {
   type Observable,
   Subject,
   catchError,
+  filter,
   finalize,
   skip,
   switchMap,
@@ -52,8 +53,8 @@ export interface LiveResource {
 }
 
 /**
- * Loads a resource now, again on `reload()`, on `event` and when the server is back after an outage
- * (unless `dirty()`). Call it in an injection context, e.g. a component's field initializer placed after
+ * Loads a resource now, again on `reload()`, on `event`, each time the event stream opens (events sent
+ * while it was closed are lost) and when the server is back after an outage (unless `dirty()`). Call it in an injection context, e.g. a component's field initializer placed after
  * everything `apply` touches, since the first load starts right away.
  */
 export function liveResource<T>(options: LiveResourceOptions<T>): LiveResource {
@@ -106,6 +107,16 @@ export function liveResource<T>(options: LiveResourceOptions<T>): LiveResource {
           if (!dirty()) reload();
         });
     follow(event);
+    // Events sent while the stream was not open (before it first opened, or during a drop) never arrive:
+    // each time it opens, one reload catches up on what they said.
+    inject(EventStream)
+      .stateChanges$.pipe(
+        filter((state) => state === 'open'),
+        takeUntilDestroyed(),
+      )
+      .subscribe(() => {
+        if (!dirty()) reload();
+      });
   }
 
   toObservable(inject(ServerStatus).recovered)
