@@ -17,3 +17,4 @@ export * from './lib/tools';
 export * from './lib/usage';
 export * from './lib/backup';
 export * from './lib/accounts';
+export * from './lib/actions';

@@ -92,6 +92,11 @@ export interface CronJobView {
   /** True once consecutiveFailures reaches the alert threshold (CRON_FAILURE_ALERT_AFTER). */
   failing: boolean;
   running: boolean;
+  /**
+   * Tools this job may use on its own (send, delete, move) without a pending action for the
+   * owner to approve; empty by default. Granting tools are never offered to a job.
+   */
+  actOnOwnTools?: string[];
   createdAt: string;
   updatedAt: string;
 }
@@ -105,6 +110,8 @@ export interface CreateCronJobRequest {
   enabled?: boolean;
   /** The mode each run starts in (one of `GET /api/tools` modes); default `default`. */
   mode?: string;
+  /** Replaces the list of tools the job may use on its own (see `CronJobView.actOnOwnTools`). */
+  actOnOwnTools?: string[];
 }
 
 /** Any of the create fields; giving one trigger switches the job to it (the other is cleared). */

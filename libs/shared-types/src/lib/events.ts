@@ -107,6 +107,13 @@ export interface AppEventMap {
     change: 'created' | 'updated' | 'sent' | 'failed' | 'discarded';
     at: string;
   };
+  /** A pending action was made, edited, approved (then done or failed), discarded or expired. */
+  'actions.changed': {
+    id: string;
+    change: 'created' | 'updated' | 'done' | 'failed' | 'discarded' | 'expired';
+    chatId: string | null;
+    at: string;
+  };
   /** A backup was restored over this instance's data: caches are dropped and the console reloads. */
   'backup.restored': { at: string };
   /** The server is stopping: the last event of every event stream, which then ends. */
@@ -136,6 +143,7 @@ export const APP_EVENT_NAMES: readonly AppEventName[] = [
   'telegram.permissions.changed',
   'accounts.changed',
   'drafts.changed',
+  'actions.changed',
   'backup.restored',
   'shutdown',
 ];

@@ -32,6 +32,8 @@ export interface AppSettingsView {
   authProfiles: AuthProfile[];
   /** Tools the owner switched off on the Tools page: never offered, never run. */
   disabledTools: string[];
+  /** Attended turns too wait for the owner's approval before they send or delete (on for new installs). */
+  alwaysConfirm?: boolean;
   updatedAt: string | null;
 }
 
@@ -87,6 +89,7 @@ export interface UpdateAppSettingsRequest {
   authProfiles?: AuthProfileInput[];
   /** Names of registered tools to switch off (the meta tools cannot be); replaces the list. */
   disabledTools?: string[];
+  alwaysConfirm?: boolean;
 }
 
 export const MODEL_PROVIDERS = [
