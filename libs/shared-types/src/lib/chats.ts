@@ -1,3 +1,4 @@
+import type { TaintMark } from './actions';
 import type { MessageAttachment } from './attachments';
 
 /** What a chat is for: the owner's own conversation, a scheduled job's runs, the Pulse heartbeat, or a WhatsApp contact's auto-replies. */
@@ -83,6 +84,10 @@ export interface ToolCallRecord {
   /** Set when the tool failed, timed out or was refused. */
   error: string | null;
   durationMs: number | null;
+  /** Set when this call's result brought third-party content into the turn (a web page, an email…). */
+  taint?: TaintMark | null;
+  /** Set when the call did not run but waits for the owner (`GET /api/actions`). */
+  pendingActionId?: string | null;
 }
 
 export interface TextPart {
@@ -168,6 +173,8 @@ export interface ChatMessage {
   trigger?: MessageTrigger;
   /** An auto-reply: whether it went out on WhatsApp. Absent for replies that go nowhere else. */
   delivery?: MessageDelivery | null;
+  /** Assistant replies: what brought third-party content into the turn (empty or absent: nothing did). */
+  taint?: TaintMark[];
   createdAt: string;
   updatedAt: string;
 }
@@ -239,6 +246,10 @@ export interface ChatStreamEventMap {
     result: string;
     durationMs: number;
     error?: string | null;
+    /** The result marked the turn as having read third-party content. */
+    taint?: TaintMark | null;
+    /** The call waits for the owner's approval instead of having run. */
+    pendingActionId?: string | null;
   };
   /** The conversation switched mode during the reply: its next model request carries that mode's tools. */
   mode: { mode: string; by: ModeSwitchBy };
