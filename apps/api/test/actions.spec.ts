@@ -638,12 +638,10 @@ describe('pending actions: one policy for every tool call', () => {
       });
       for (const source of ['cron', 'pulse', 'auto-reply'] as const) {
         const offered = (
-          await t.app
-            .get(AiToolRegistry)
-            .available({
-              source,
-              settings: await t.app.get(SettingsService).get(),
-            })
+          await t.app.get(AiToolRegistry).available({
+            source,
+            settings: await t.app.get(SettingsService).get(),
+          })
         ).map((tool) => tool.name);
         expect(offered).not.toContain('whatsapp_manage_permission');
         expect(offered).toContain('whatsapp_send_message');
@@ -829,5 +827,48 @@ describe('pending actions: one policy for every tool call', () => {
       );
       await owner.post(`/api/actions/${action.id}/discard`).expect(200);
     });
+  });
+});
+
+describe('"always confirm" by default', () => {
+  it('is on for a new install and off for settings stored before it existed', async () => {
+    const t = await createTestApp();
+    try {
+      const owner = await t.owner();
+      expect(
+        (await owner.get('/api/settings').expect(200)).body.alwaysConfirm,
+      ).toBe(true);
+      // The first write keeps it on for the new install.
+      await owner
+        .patch('/api/settings')
+        .send({ timezone: 'Europe/Paris' })
+        .expect(200);
+      const connection = t.app.get<Connection>(getConnectionToken());
+      const stored = await connection
+        .collection('settings')
+        .findOne({}, { projection: { alwaysConfirm: 1 } });
+      expect(stored?.['alwaysConfirm']).toBe(true);
+      // A document from before the setting: read as off.
+      await connection
+        .collection('settings')
+        .updateMany({}, { $unset: { alwaysConfirm: '' } });
+      t.app.get(SettingsService).forgetAfterRestore();
+      expect(
+        (await owner.get('/api/settings').expect(200)).body.alwaysConfirm,
+      ).toBe(false);
+      await owner
+        .patch('/api/settings')
+        .send({ alwaysConfirm: 'yes' })
+        .expect(400);
+      await owner
+        .patch('/api/settings')
+        .send({ alwaysConfirm: true })
+        .expect(200);
+      expect(
+        (await owner.get('/api/settings').expect(200)).body.alwaysConfirm,
+      ).toBe(true);
+    } finally {
+      await t.close();
+    }
   });
 });

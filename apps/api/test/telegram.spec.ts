@@ -335,12 +335,30 @@ describe('Telegram', () => {
         })
         .expect(200)
     ).body as { id: string };
+    // Another contact's chat, which Ann's turns must never reach.
+    await owner
+      .post('/api/telegram/permissions')
+      .send({
+        chatId: '5151',
+        displayName: 'Bob',
+        canRead: true,
+        canReply: true,
+      })
+      .expect(200);
     const dirs = t.app.get(FileDirs).ensure();
     writeFileSync(join(dirs.file_cache_dir, 'notes.txt'), 'hello file');
 
-    // Untrusted: the reaction is offered, the file tools are not.
+    // Untrusted: the reaction is offered, the file tools are not; another contact's chat is refused.
     fake.openai.enqueue(
-      { toolCalls: [{ name: 'telegram_react', arguments: { emoji: '👍' } }] },
+      {
+        toolCalls: [
+          {
+            name: 'telegram_react',
+            arguments: { emoji: '👎', chat_id: '5151', message_id: 1 },
+          },
+          { name: 'telegram_react', arguments: { emoji: '👍' } },
+        ],
+      },
       { text: ['done'] },
     );
     const first = telegram.receive({
@@ -363,6 +381,9 @@ describe('Telegram', () => {
           function: { name: string };
         }>
       ).map((tool) => tool.function.name);
+    expect(JSON.stringify(fake.openai.requests.at(-1)?.body)).toContain(
+      'may not reach another contact',
+    );
     expect(offered(-1)).toContain('telegram_react');
     expect(offered(-1)).not.toContain('telegram_send_file');
     expect(offered(-1)).not.toContain('telegram_manage_permission');
@@ -385,6 +406,10 @@ describe('Telegram', () => {
           {
             name: 'telegram_send_file',
             arguments: { path: 'file_cache_dir/notes.txt', caption: 'here' },
+          },
+          {
+            name: 'telegram_send_file',
+            arguments: { path: 'file_cache_dir/notes.txt', chat_id: '5151' },
           },
         ],
       },
