@@ -76,6 +76,9 @@ export class PendingActionsService
 
   /** An approval cut short by a stop cannot be told apart from one that ran: it is marked failed, never run again. */
   async onApplicationBootstrap(): Promise<void> {
+    await this.expireOverdue().catch((error: Error) =>
+      this.logger.warn(`Could not expire old actions: ${error.message}`),
+    );
     const now = this.clock.now();
     await this.actions
       .updateMany(
@@ -161,6 +164,8 @@ export class PendingActionsService
     args: Record<string, unknown>,
   ): Promise<PendingActionView> {
     const record = await this.pending(id);
+    if (this.approving.has(id))
+      throw new ConflictException(NOT_PENDING.running);
     const tool = this.registry.tool(record.tool);
     if (!tool)
       throw new ConflictException(

@@ -117,7 +117,7 @@ interface TurnResult {
 }
 
 /** The contact a stored message belongs to (its queue key). */
-function key<Message extends InboundMessage>(
+function queueKeyOf<Message extends InboundMessage>(
   doc: Message,
   field: keyof Message & string,
 ): string {
@@ -484,8 +484,9 @@ export class ContactAutoReply<
           channel: this.port.channel,
           address:
             this.port.channel === 'whatsapp'
-              ? (author.phone ?? key(doc, this.port.contactField))
-              : (author.telegramChatId ?? key(doc, this.port.contactField)),
+              ? (author.phone ?? queueKeyOf(doc, this.port.contactField))
+              : (author.telegramChatId ??
+                queueKeyOf(doc, this.port.contactField)),
         },
       },
     };
