@@ -1,6 +1,7 @@
 import type { CronRunView } from '@metatronos/shared-types';
 import type TestAgent from 'supertest/lib/agent';
 import type { FakeRecordedRequest } from '../../../tools/fake-llm/fake-llm-server';
+import { ToolTurn } from '../src/actions/tool-turn';
 import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
 import type { AiToolContext } from '../src/ai-tools/ai-tool';
 import type { TurnSource } from '../src/llm/turn-source';
@@ -101,6 +102,12 @@ describe('contacts_send', () => {
       chatId: null,
       messageId,
       signal: new AbortController().signal,
+      // A job the owner let send on its own (otherwise an unattended send waits: actions.spec.ts).
+      turn: new ToolTurn({
+        source,
+        runId: messageId,
+        actOnOwnTools: ['contacts_send'],
+      }),
     };
     return JSON.parse(
       await t.app.get(AiToolRegistry).execute('contacts_send', args, context),
@@ -163,13 +170,13 @@ describe('contacts_send', () => {
     expect(socket.sent).toEqual([]);
   });
 
-  it('an unattended run sends at most 3 messages, counted per run', async () => {
+  it('an unattended run allowed to send on its own sends at most 3 messages, counted per run', async () => {
     const args = { contact_id: `wa:${ALICE}`, message_text: 'Reminder' };
     for (let i = 0; i < 3; i++)
       expect(await send(args, 'cron', 'run-a')).toMatchObject({ ok: true });
     expect(await send(args, 'cron', 'run-a')).toEqual({
       error:
-        'contacts_send limit reached: an unattended run sends at most 3 messages',
+        'send limit reached: an unattended run sends at most 3 messages, whatever the tool',
     });
     expect(socket.sent).toHaveLength(3);
     // Another run starts from zero; a failed send does not use up the run's allowance.
@@ -194,6 +201,7 @@ describe('contacts_send', () => {
           instruction: 'Remind Alice five times.',
           cronExpression: '0 8 * * *',
           mode: 'contacts',
+          actOnOwnTools: ['contacts_send'],
         })
         .expect(201)
     ).body as { id: string };
@@ -214,7 +222,7 @@ describe('contacts_send', () => {
     expect(toolNames(fake.openai.requests[0])).toContain('contacts_send');
     expect(socket.sent).toHaveLength(3);
     const results = JSON.stringify(fake.openai.requests[1].body.messages);
-    expect(results).toContain('contacts_send limit reached');
+    expect(results).toContain('send limit reached');
 
     fake.openai.enqueue(...script());
     await owner.post(`/api/cronjobs/${job.id}/run`).expect(202);

@@ -1,5 +1,10 @@
 import { getConnectionToken } from '@nestjs/mongoose';
 import type { Connection } from 'mongoose';
+import type TestAgent from 'supertest/lib/agent';
+import type {
+  ApproveActionResponse,
+  PendingActionView,
+} from '@metatronos/shared-types';
 import type { FakeRecordedRequest } from '../../../tools/fake-llm/fake-llm-server';
 import {
   startFakeTelegram,
@@ -38,6 +43,31 @@ async function waitFor(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/** Approves every pending call of `tool`, oldest first, and returns the answers (a send in an auto-reply waits for the owner). */
+async function approveAll(
+  owner: TestAgent,
+  tool: string,
+): Promise<ApproveActionResponse[]> {
+  const actions = (
+    (await owner.get('/api/actions').query({ status: 'pending' }).expect(200))
+      .body as PendingActionView[]
+  )
+    .filter((a) => a.tool === tool)
+    .reverse();
+  const answers: ApproveActionResponse[] = [];
+  for (const action of actions) {
+    expect(action).toMatchObject({
+      source: 'auto-reply',
+      tainted: true,
+      effect: 'send',
+    });
+    answers.push(
+      (await owner.post(`/api/actions/${action.id}/approve`).expect(200)).body,
+    );
+  }
+  return answers;
 }
 
 function lastUser(request: FakeRecordedRequest): string {
@@ -305,12 +335,30 @@ describe('Telegram', () => {
         })
         .expect(200)
     ).body as { id: string };
+    // Another contact's chat, which Ann's turns must never reach.
+    await owner
+      .post('/api/telegram/permissions')
+      .send({
+        chatId: '5151',
+        displayName: 'Bob',
+        canRead: true,
+        canReply: true,
+      })
+      .expect(200);
     const dirs = t.app.get(FileDirs).ensure();
     writeFileSync(join(dirs.file_cache_dir, 'notes.txt'), 'hello file');
 
-    // Untrusted: the reaction is offered, the file tools are not.
+    // Untrusted: the reaction is offered, the file tools are not; another contact's chat is refused.
     fake.openai.enqueue(
-      { toolCalls: [{ name: 'telegram_react', arguments: { emoji: '👍' } }] },
+      {
+        toolCalls: [
+          {
+            name: 'telegram_react',
+            arguments: { emoji: '👎', chat_id: '5151', message_id: 1 },
+          },
+          { name: 'telegram_react', arguments: { emoji: '👍' } },
+        ],
+      },
       { text: ['done'] },
     );
     const first = telegram.receive({
@@ -333,6 +381,9 @@ describe('Telegram', () => {
           function: { name: string };
         }>
       ).map((tool) => tool.function.name);
+    expect(JSON.stringify(fake.openai.requests.at(-1)?.body)).toContain(
+      'may not reach another contact',
+    );
     expect(offered(-1)).toContain('telegram_react');
     expect(offered(-1)).not.toContain('telegram_send_file');
     expect(offered(-1)).not.toContain('telegram_manage_permission');
@@ -356,6 +407,10 @@ describe('Telegram', () => {
             name: 'telegram_send_file',
             arguments: { path: 'file_cache_dir/notes.txt', caption: 'here' },
           },
+          {
+            name: 'telegram_send_file',
+            arguments: { path: 'file_cache_dir/notes.txt', chat_id: '5151' },
+          },
         ],
       },
       { text: ['sent'] },
@@ -363,6 +418,16 @@ describe('Telegram', () => {
     telegram.receive({ chat: ANN, text: 'send me the notes', date: now(t) });
     await waitFor(() => telegram.sent.length === 2, 'the second reply');
     await t.app.get(TelegramAutoReplyService).idle();
+    // A file is a send: an auto-reply turn leaves it for the owner to approve.
+    expect(telegram.uploads).toEqual([]);
+    const answers = await approveAll(owner, 'telegram_send_file');
+    expect(answers).toEqual([
+      expect.objectContaining({
+        status: 'failed',
+        error: expect.stringContaining('leaves file_cache_dir'),
+      }),
+      expect.objectContaining({ status: 'done' }),
+    ]);
     expect(telegram.uploads).toEqual([
       expect.objectContaining({
         method: 'sendDocument',
@@ -370,8 +435,6 @@ describe('Telegram', () => {
         filename: 'notes.txt',
       }),
     ]);
-    const toolResults = JSON.stringify(fake.openai.requests.at(-1)?.body);
-    expect(toolResults).toContain('leaves file_cache_dir');
   });
 
   it("keeps strangers' messages and the chats of revoked senders out of db_query", async () => {
@@ -604,6 +667,21 @@ describe('Telegram', () => {
     telegram.receive({ chat: ANN, text: 'say hi', date: now(t) });
     await waitFor(() => telegram.sent.length === 1, 'the reply');
     await t.app.get(TelegramAutoReplyService).idle();
+    expect(telegram.uploads).toEqual([]);
+    const answers = await approveAll(owner, 'telegram_send_voice');
+    expect(answers).toEqual([
+      expect.objectContaining({
+        status: 'failed',
+        error: expect.stringContaining('at most 20 MiB can be sent'),
+      }),
+      expect.objectContaining({
+        status: 'failed',
+        error: expect.stringContaining(
+          'Only files in file_cache_dir can be sent',
+        ),
+      }),
+      expect.objectContaining({ status: 'done' }),
+    ]);
     expect(telegram.uploads).toEqual([
       expect.objectContaining({
         method: 'sendVoice',
@@ -611,9 +689,6 @@ describe('Telegram', () => {
         filename: 'hello.ogg',
       }),
     ]);
-    const results = JSON.stringify(fake.openai.requests.at(-1)?.body);
-    expect(results).toContain('at most 20 MiB can be sent');
-    expect(results).toContain('Only files in file_cache_dir can be sent');
   });
 
   it('validates permissions and writes nothing on a bad request', async () => {

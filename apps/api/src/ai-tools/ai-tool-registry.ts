@@ -1,5 +1,26 @@
-import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import {
+  Injectable,
+  Logger,
+  Optional,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
+import { randomUUID } from 'node:crypto';
+import type {
+  ActionEffect,
+  ActionReason,
+  PendingToolResult,
+  TaintMark,
+} from '@metatronos/shared-types';
+import {
+  decideToolCall,
+  isUnattended,
+  type ActionDecision,
+} from '../actions/action-policy';
+import { contactScopeProblem } from '../actions/contact-scope';
+import { RunSendCounter } from '../actions/run-send-counter';
+import { ToolTurn } from '../actions/tool-turn';
+import { Clock, SystemClock } from '../clock/clock';
 import type { LlmToolSpec } from '../llm/llm-adapter';
 import {
   AiModeProvider,
@@ -34,6 +55,32 @@ export interface ToolSelection {
   filter?: ((name: string) => boolean) | null;
 }
 
+/** One call's answer and what the action policy made of it. */
+export interface ToolCallOutcome {
+  /** The JSON string the model receives. */
+  result: string;
+  /** The call's result marked the turn as having read third-party content. */
+  taint: TaintMark | null;
+  /** The call did not run: it waits for the owner as this pending action. */
+  pendingActionId: string | null;
+}
+
+/** A call the policy holds for the owner, as the pending-action store receives it. */
+export interface HeldCall {
+  tool: string;
+  arguments: Record<string, unknown>;
+  summary: string;
+  effect: ActionEffect;
+  reason: ActionReason;
+  context: AiToolContext;
+  turn: ToolTurn;
+}
+
+/** Where held calls go (the actions feature registers itself: it needs the registry to approve). */
+export interface PendingActionGate {
+  hold(call: HeldCall): Promise<{ id: string }>;
+}
+
 /** Every tool contributed by a feature module, found at start-up. */
 @Injectable()
 export class AiToolRegistry implements OnModuleInit {
@@ -42,8 +89,22 @@ export class AiToolRegistry implements OnModuleInit {
   /** What each provider is told about a tool, generated once from its schema. */
   private readonly toolSpecs = new Map<string, LlmToolSpec>();
   private readonly modeList = new Map<string, AiMode>();
+  /** One per-run count of sends, whatever the tool. */
+  private readonly sends = new RunSendCounter();
+  private gate: PendingActionGate | null = null;
+  private readonly clock: Clock;
 
-  constructor(private readonly discovery: DiscoveryService) {}
+  constructor(
+    private readonly discovery: DiscoveryService,
+    @Optional() clock?: Clock,
+  ) {
+    this.clock = clock ?? new SystemClock();
+  }
+
+  /** Called once at start-up by the actions feature. */
+  useGate(gate: PendingActionGate): void {
+    this.gate = gate;
+  }
 
   onModuleInit(): void {
     for (const wrapper of this.discovery.getProviders({
@@ -137,6 +198,7 @@ export class AiToolRegistry implements OnModuleInit {
     const checks = await Promise.all(
       ordered.map(async (tool) =>
         (!selection.filter || selection.filter(tool.name)) &&
+        offeredTo(tool, context) &&
         (await this.isUsable(tool, context))
           ? tool
           : null,
@@ -163,7 +225,9 @@ export class AiToolRegistry implements OnModuleInit {
   async available(context: AiToolAvailabilityContext): Promise<AiTool[]> {
     const checks = await Promise.all(
       [...this.tools.values()].map(async (tool) =>
-        (await this.isUsable(tool, context)) ? tool : null,
+        offeredTo(tool, context) && (await this.isUsable(tool, context))
+          ? tool
+          : null,
       ),
     );
     return checks.filter((t): t is AiTool => t !== null);
@@ -185,19 +249,171 @@ export class AiToolRegistry implements OnModuleInit {
     args: unknown,
     context: AiToolContext,
   ): Promise<string> {
+    return (await this.call(name, args, context)).result;
+  }
+
+  /**
+   * The one chokepoint of every tool call (the LLM runner, voice, an approved pending
+   * action): checks the arguments, asks the action policy (run, wait for the owner,
+   * refuse), keeps contacts apart, counts the run's sends, runs the tool, and marks
+   * the turn when the result is third-party content.
+   */
+  async call(
+    name: string,
+    args: unknown,
+    context: AiToolContext,
+  ): Promise<ToolCallOutcome> {
+    const answer = (result: string): ToolCallOutcome => ({
+      result,
+      taint: null,
+      pendingActionId: null,
+    });
     const tool = this.tools.get(name);
     if (!tool || !(await this.isUsable(tool, context)))
-      return toolError(`Unknown or unavailable tool '${name}'`);
+      return answer(toolError(`Unknown or unavailable tool '${name}'`));
     const checked = parseToolArguments(tool.schema, args);
-    if (!checked.ok) return toolError(checked.error);
+    if (!checked.ok) return answer(toolError(checked.error));
+    const turn =
+      context.turn ??
+      new ToolTurn({ source: context.source, runId: context.messageId });
+    let decision: ActionDecision = { kind: 'run' };
+    let release: (() => void) | null = null;
+    if (!context.ownerApproved) {
+      const apart = contactScopeProblem(tool, checked.args, turn);
+      if (apart) return answer(toolError(apart));
+      const effect = effectOf(tool, checked.args, turn);
+      const runKey = turn.runId ?? turnKey(turn);
+      decision = decideToolCall({
+        tool: name,
+        effect,
+        source: turn.source,
+        taint: turn.taint,
+        alwaysConfirm: context.settings.alwaysConfirm === true,
+        actOnOwnTools: turn.actOnOwnTools,
+        sendsSoFar: this.sends.used(runKey),
+        queuesUnattendedSends: tool.queuesUnattendedSends,
+      });
+      if (decision.kind === 'refuse') return answer(toolError(decision.reason));
+      const counted = effect === 'send' && isUnattended(turn.source);
+      if (counted) release = this.sends.reserve(runKey, Infinity);
+      if (decision.kind === 'pending' && effect) {
+        if (!this.gate) {
+          release?.();
+          return answer(
+            toolError(
+              `${name} needs the owner's approval here, and no approval queue is running`,
+            ),
+          );
+        }
+        const summary = summaryOf(tool, checked.args);
+        try {
+          const held = await this.gate.hold({
+            tool: name,
+            arguments: checked.args as Record<string, unknown>,
+            summary,
+            effect,
+            reason: decision.reason,
+            context,
+            turn,
+          });
+          const pending: PendingToolResult = {
+            pending: true,
+            actionId: held.id,
+            summary,
+          };
+          return {
+            result: JSON.stringify({
+              ...pending,
+              note: `Not done yet: it waits for the owner's approval in the console (${decision.reason.text}). Tell the owner; do not try again.`,
+            }),
+            taint: null,
+            pendingActionId: held.id,
+          };
+        } catch (error) {
+          release?.();
+          const message =
+            error instanceof Error ? error.message : String(error);
+          this.logger.warn(`Could not hold a call of ${name}: ${message}`);
+          return answer(toolError(`Could not queue ${name} for approval`));
+        }
+      }
+    }
+    let result: string;
     try {
-      const result = await tool.execute(checked.args, context);
-      return typeof result === 'string' ? result : JSON.stringify(result);
+      const raw = await tool.execute(checked.args, {
+        ...context,
+        turn,
+        ownerApproved:
+          context.ownerApproved === true ||
+          (decision.kind === 'run' && decision.onOwn === true),
+      });
+      result = typeof raw === 'string' ? raw : JSON.stringify(raw);
     } catch (error) {
+      release?.();
       const message = error instanceof Error ? error.message : String(error);
       this.logger.warn(`Tool ${name} failed: ${message}`);
-      return toolError(message);
+      return answer(toolError(message));
     }
+    // A send that failed does not use up the run's allowance.
+    if (isToolError(result)) {
+      release?.();
+      return answer(result);
+    }
+    const found = tool.taint?.(checked.args, result, turn) ?? null;
+    if (!found) return answer(result);
+    const mark: TaintMark = {
+      by: name,
+      text: found.text,
+      at: this.clock.now().toISOString(),
+    };
+    turn.addTaint(mark);
+    return { result, taint: mark, pendingActionId: null };
+  }
+}
+
+/** Tools that grant or change permissions are never offered to an unattended turn. */
+function offeredTo(tool: AiTool, context: AiToolAvailabilityContext): boolean {
+  return !(tool.grantsAccess && isUnattended(context.source));
+}
+
+function effectOf(
+  tool: AiTool,
+  args: unknown,
+  turn: ToolTurn,
+): ActionEffect | null {
+  if (tool.grantsAccess) return 'grant';
+  return tool.effect?.(args as never, turn) ?? null;
+}
+
+const SUMMARY_MAX = 2000;
+
+function summaryOf(tool: AiTool, args: unknown): string {
+  const own = tool.summarize?.(args as never);
+  const text = own?.trim() || `${tool.name} ${JSON.stringify(args)}`;
+  return text.length > SUMMARY_MAX
+    ? `${text.slice(0, SUMMARY_MAX - 1)}…`
+    : text;
+}
+
+const turnKeys = new WeakMap<ToolTurn, string>();
+
+/** A turn with no run id (a direct call) counts its sends under a key of its own. */
+function turnKey(turn: ToolTurn): string {
+  let key = turnKeys.get(turn);
+  if (!key) {
+    key = `turn:${randomUUID()}`;
+    turnKeys.set(turn, key);
+  }
+  return key;
+}
+
+export function isToolError(result: string): boolean {
+  if (!result.startsWith('{"error"')) return false;
+  try {
+    const parsed = JSON.parse(result) as { error?: unknown };
+    return typeof parsed.error === 'string';
+  } catch {
+    return false;
   }
 }
 

@@ -1,5 +1,7 @@
 import { DiscoveryService } from '@nestjs/core';
 import type { z } from 'zod';
+import type { ActionEffect } from '@metatronos/shared-types';
+import type { ContactScope, ToolTurn } from '../actions/tool-turn';
 import type { TurnSource } from '../llm/turn-source';
 import type { AppSettings } from '../settings/settings.service';
 
@@ -30,6 +32,21 @@ export interface AiToolContext extends AiToolAvailabilityContext {
   messageId: string | null;
   /** Aborted by Stop, the turn timeout or the tool timeout: long work should stop. */
   signal: AbortSignal;
+  /**
+   * The turn as the action policy sees it (taint, sends, the job's consent). The runner
+   * makes one per turn; omitted, the registry makes a fresh one from `source`.
+   */
+  turn?: ToolTurn;
+  /**
+   * Set by the registry when the owner approved this very call (a pending action) or
+   * allowed the tool for the job: a tool with its own approval queue (email drafts) acts.
+   */
+  ownerApproved?: boolean;
+}
+
+/** What a tool result brought into the turn, in the owner's words ("a web page from example.org"). */
+export interface ToolTaint {
+  text: string;
 }
 
 /** A tool's arguments: always an object at the top (every provider's function-calling format needs one). */
@@ -75,6 +92,33 @@ export interface AiTool<Schema extends AiToolSchema = AiToolSchema> {
    * model receives; throwing is allowed and becomes `{"error": message}`.
    */
   execute(args: z.output<Schema>, context: AiToolContext): Promise<string>;
+  /**
+   * What the call does outward, for the action policy (apps/api/src/actions): `send`
+   * to a person, `grant` permissions, `delete`, `move`, `schedule` jobs, write `memory`,
+   * or an outward `fetch`; null (or no method): nothing the policy holds back.
+   */
+  effect?(args: z.output<Schema>, turn: ToolTurn): ActionEffect | null;
+  /** Exactly what the call would do, for a pending action ("WhatsApp to +1555…: «text»"). */
+  summarize?(args: z.output<Schema>): string;
+  /**
+   * Third-party content in a successful result (a web page, an email, a contact's
+   * message): the turn is marked for the rest of it. Null: the result is the owner's own data.
+   */
+  taint?(
+    args: z.output<Schema>,
+    result: string,
+    turn: ToolTurn,
+  ): ToolTaint | null;
+  /**
+   * The contact chats the call acts in (send, react, read), for keeping contacts apart:
+   * in a contact's auto-reply turn, a call naming any other chat is refused. `all` means
+   * every contact (a read without a filter). Tools of the messaging channels must have it.
+   */
+  contactTargets?(args: z.output<Schema>): ContactScope[] | 'all';
+  /** The tool grants or changes permissions: never offered to an unattended turn, and waits after third-party content. */
+  readonly grantsAccess?: boolean;
+  /** The tool keeps an unattended send in its own approval queue (email drafts) instead of a pending action. */
+  readonly queuesUnattendedSends?: boolean;
 }
 
 export const AiToolProvider = DiscoveryService.createDecorator<void>();

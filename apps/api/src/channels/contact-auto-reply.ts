@@ -116,6 +116,14 @@ interface TurnResult {
   messageId: string | null;
 }
 
+/** The contact a stored message belongs to (its queue key). */
+function queueKeyOf<Message extends InboundMessage>(
+  doc: Message,
+  field: keyof Message & string,
+): string {
+  return String(doc[field]);
+}
+
 /** Waits `ms`, or less when `signal` aborts. */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.resolve();
@@ -451,6 +459,7 @@ export class ContactAutoReply<
     contact: Contact,
   ): Promise<TurnResult> {
     const { replies, clock, limits } = this.deps;
+    const author = this.port.author(contact, doc);
     const options = {
       source: 'auto-reply' as const,
       prompt: {
@@ -460,7 +469,26 @@ export class ContactAutoReply<
       },
       toolFilter: this.toolFilter(contact),
       // Stored on the contact's message: the console labels it as theirs, and the owner's turns read it as untrusted.
-      author: this.port.author(contact, doc),
+      author,
+      policy: {
+        // The contact's words start the turn: it is marked from the first token.
+        taint: [
+          {
+            by: 'contact-message',
+            text: `a ${this.port.label} message from ${author.name}`,
+            at: clock.now().toISOString(),
+          },
+        ],
+        // A contact's turn acts only in that contact's chat.
+        contact: {
+          channel: this.port.channel,
+          address:
+            this.port.channel === 'whatsapp'
+              ? (author.phone ?? queueKeyOf(doc, this.port.contactField))
+              : (author.telegramChatId ??
+                queueKeyOf(doc, this.port.contactField)),
+        },
+      },
     };
     const inbound = (await this.port.inbound?.(doc)) ?? {
       body: doc.body,

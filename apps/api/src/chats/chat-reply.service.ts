@@ -29,7 +29,11 @@ import { ChatModes } from './chat-modes';
 import { RunningReplies } from './chats.service';
 import { toChatMessage } from './chat-views';
 import { ChatCache } from './chat-cache';
-import { contactChatContext, contactToolFilter } from './contact-chat';
+import {
+  channelLabel,
+  contactChatContext,
+  contactToolFilter,
+} from './contact-chat';
 import { toLlmHistory } from './history';
 import {
   TurnRecording,
@@ -56,6 +60,8 @@ export interface ReplyOptions {
   mode?: string;
   /** Select this account for the turn (the account a mail-triggered job watches), stored as the chat's. */
   accountId?: string;
+  /** What the action policy needs (the job, its act-on-own tools, the turn's initial taint, the contact). */
+  policy?: TurnRequest['policy'];
 }
 
 export interface PreparedReply {
@@ -586,6 +592,7 @@ export class ChatReplyService
           contactName(earlier) ??
             chat.title.replace(/^(WhatsApp|Telegram):\s*/, ''),
           contactChannel ?? 'whatsapp',
+          this.clock.now().toISOString(),
         )
       : options;
     return {
@@ -714,6 +721,7 @@ export class ChatReplyService
           model: turn.options.model,
           prompt: turn.options.prompt,
           toolFilter: turn.options.toolFilter,
+          policy: turn.options.policy,
           mode: turn.mode,
           accountId: turn.accountId,
           // FerretDB rewrites the whole document on update: two writes of one chat at once would lose one.
@@ -747,6 +755,7 @@ function ownerInContactChat(
   options: ReplyOptions,
   contact: string,
   channel: ContactChannel,
+  at: string,
 ): ReplyOptions {
   const fullTools = options.fullTools === true;
   const extra = [
@@ -757,6 +766,18 @@ function ownerInContactChat(
     ...options,
     toolFilter: fullTools ? options.toolFilter : contactToolFilter,
     prompt: { ...options.prompt, extra: extra.join('\n\n') },
+    // The contact's messages are in the turn's history: third-party words the action policy holds the line on.
+    policy: {
+      ...options.policy,
+      taint: [
+        ...(options.policy?.taint ?? []),
+        {
+          by: 'contact-message',
+          text: `${channelLabel(channel)} messages from ${contact}`,
+          at,
+        },
+      ],
+    },
   };
 }
 

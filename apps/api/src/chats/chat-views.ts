@@ -42,6 +42,8 @@ export function toChatMessage(message: MessageRecord): ChatMessage {
     view.model = message.model ?? null;
     view.usage = message.usage ?? null;
     if (message.delivery) view.delivery = { ...message.delivery };
+    if (message.taint?.length)
+      view.taint = message.taint.map((m) => ({ ...m }));
   }
   return view;
 }

@@ -2,6 +2,7 @@ import type { Logger } from '@nestjs/common';
 import type { Model, Types } from 'mongoose';
 import type {
   AssistantPart,
+  TaintMark,
   ChatStreamEventMap,
   ChatStreamEventName,
   TokenUsage,
@@ -45,6 +46,8 @@ export const FLUSH_INTERVAL_MS = 250;
 export class TurnRecording {
   readonly messageId: string;
   private readonly parts: AssistantPart[] = [];
+  /** What brought third-party content into the turn, stored on the reply. */
+  private taint: TaintMark[] = [];
   private flushTimer: NodeJS.Timeout | null = null;
   private writing: Promise<unknown> = Promise.resolve();
 
@@ -108,11 +111,18 @@ export class TurnRecording {
         (p) =>
           p.type === 'tool_call' && p.id === record.id && p.result === null,
       );
+      const marks = {
+        ...(record.taint ? { taint: record.taint } : {}),
+        ...(record.pendingActionId
+          ? { pendingActionId: record.pendingActionId }
+          : {}),
+      };
       if (part)
         Object.assign(part, {
           result: record.result,
           error: record.error,
           durationMs: record.durationMs,
+          ...marks,
         });
       this.emit('tool_result', {
         id: record.id,
@@ -120,7 +130,12 @@ export class TurnRecording {
         result: record.result ?? '',
         durationMs: record.durationMs ?? 0,
         error: record.error,
+        ...marks,
       });
+      this.flush();
+    },
+    taint: (marks) => {
+      this.taint = marks.map((m) => ({ ...m }));
       this.flush();
     },
   };
@@ -201,6 +216,7 @@ export class TurnRecording {
 
   private snapshot() {
     return {
+      ...(this.taint.length ? { taint: this.taint } : {}),
       parts: encodeParts(this.parts),
       content: this.parts
         .map((p) => (p.type === 'text' ? p.text : ''))

@@ -10,7 +10,7 @@ import {
 } from '../ai-tools/ai-tool';
 import { Clock } from '../clock/clock';
 import { ContactChannelRouter, ContactSendError } from './contact-channel';
-import { RunSendCounter } from './run-send-counter';
+import type { ContactScope } from '../actions/tool-turn';
 
 export const CONTACTS_MODE = 'contacts';
 
@@ -22,8 +22,6 @@ export class ContactsMode implements AiMode {
     "Send a message to one of the owner's contacts on a connected channel (WhatsApp).";
 }
 
-/** The most messages one unattended run (a cron job, a Pulse, an auto-reply) may send. */
-export const UNATTENDED_SENDS_PER_RUN = 3;
 const MESSAGE_MAX_LENGTH = 4096;
 
 const CONTACTS_SEND_ARGS = z.object({
@@ -39,7 +37,8 @@ const CONTACTS_SEND_ARGS = z.object({
 /**
  * The seed's `contacts_send`: one message to one contact, routed by the id's
  * prefix to its channel, which sends only to contacts the owner allowed replies
- * to. An unattended run sends at most {@link UNATTENDED_SENDS_PER_RUN}.
+ * to. Whether it runs, waits for the owner or is refused (an unattended run's
+ * send limit) is the action policy's call (apps/api/src/actions).
  */
 @AiToolProvider()
 @Injectable()
@@ -55,9 +54,31 @@ export class ContactsSendTool implements AiTool<typeof CONTACTS_SEND_ARGS> {
 
   constructor(
     private readonly router: ContactChannelRouter,
-    private readonly counter: RunSendCounter,
     private readonly clock: Clock,
   ) {}
+
+  effect(): 'send' {
+    return 'send';
+  }
+
+  summarize(args: z.output<typeof CONTACTS_SEND_ARGS>): string {
+    const target = this.router.route(args.contact_id);
+    const to = target.ok
+      ? `${target.channel.label} ${target.address}`
+      : args.contact_id;
+    return `Send to ${to}: “${args.message_text.trim()}”`;
+  }
+
+  contactTargets(args: z.output<typeof CONTACTS_SEND_ARGS>): ContactScope[] {
+    const target = this.router.route(args.contact_id);
+    if (!target.ok) return [{ channel: 'whatsapp', address: args.contact_id }];
+    return [
+      {
+        channel: target.channel.prefix === 'tg' ? 'telegram' : 'whatsapp',
+        address: target.address,
+      },
+    ];
+  }
 
   isAvailable(): boolean {
     return this.router.all().some((c) => c.connected);
@@ -71,27 +92,13 @@ export class ContactsSendTool implements AiTool<typeof CONTACTS_SEND_ARGS> {
 
   async execute(
     args: z.output<typeof CONTACTS_SEND_ARGS>,
-    { source, messageId }: AiToolContext,
+    _context: AiToolContext,
   ): Promise<string> {
     if (!args.contact_id.trim()) return toolError('contact_id is required');
     const text = args.message_text.trim();
     if (!text) return toolError('message_text is required');
     const target = this.router.route(args.contact_id);
     if (!target.ok) return toolError(target.error);
-    const unattended = source !== 'chat';
-    let release: (() => void) | null = null;
-    if (unattended) {
-      // Counted per run: the run's assistant message names it.
-      if (!messageId)
-        return toolError(
-          'contacts_send cannot run here: this run has no message to count its sends against',
-        );
-      release = this.counter.reserve(messageId, UNATTENDED_SENDS_PER_RUN);
-      if (!release)
-        return toolError(
-          `contacts_send limit reached: an unattended run sends at most ${UNATTENDED_SENDS_PER_RUN} messages`,
-        );
-    }
     try {
       const sent = await target.channel.send(target.address, text);
       return JSON.stringify({
@@ -102,7 +109,6 @@ export class ContactsSendTool implements AiTool<typeof CONTACTS_SEND_ARGS> {
         sent_at: this.clock.now().toISOString(),
       });
     } catch (error) {
-      release?.();
       if (error instanceof ContactSendError) return toolError(error.message);
       throw error;
     }

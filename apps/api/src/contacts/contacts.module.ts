@@ -5,7 +5,6 @@ import { WhatsAppLink } from '../whatsapp/permissions/whatsapp-link';
 import { WhatsAppPermissionsModule } from '../whatsapp/permissions/whatsapp-permissions.module';
 import { ContactChannelRouter } from './contact-channel';
 import { ContactsMode, ContactsSendTool } from './contacts-send.tool';
-import { RunSendCounter } from './run-send-counter';
 import { WhatsAppContactChannel } from './whatsapp-contact-channel';
 
 /**
@@ -17,7 +16,6 @@ import { WhatsAppContactChannel } from './whatsapp-contact-channel';
   imports: [DiscoveryModule, WhatsAppModule, WhatsAppPermissionsModule],
   providers: [
     ContactChannelRouter,
-    RunSendCounter,
     WhatsAppLink,
     WhatsAppContactChannel,
     ContactsMode,

@@ -1,6 +1,14 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { TokenUsage, ToolCallRecord } from '@metatronos/shared-types';
-import { AiToolRegistry } from '../ai-tools/ai-tool-registry';
+import type {
+  TaintMark,
+  TokenUsage,
+  ToolCallRecord,
+} from '@metatronos/shared-types';
+import { ToolTurn, type ToolTurnStart } from '../actions/tool-turn';
+import {
+  AiToolRegistry,
+  type ToolCallOutcome,
+} from '../ai-tools/ai-tool-registry';
 import {
   DEFAULT_MODE,
   toolError,
@@ -67,6 +75,12 @@ export interface TurnRequest {
   mode?: string;
   /** The account chosen with select_account, if any. */
   accountId?: string | null;
+  /**
+   * What the action policy needs beyond the source: the job and the tools the owner let
+   * it use on its own, the third-party content the turn starts with, the contact whose
+   * turn it is. Omitted: an owner's turn with nothing read yet.
+   */
+  policy?: Omit<ToolTurnStart, 'source' | 'runId'>;
   /** Stores a switch made during the turn (set_mode, select_account, a call to another mode's tool). */
   onModeChange?(state: {
     mode: string;
@@ -80,6 +94,8 @@ export interface TurnListener {
   toolResult(record: ToolCallRecord): void;
   /** The conversation switched mode; the turn's next model request carries its tools. */
   modeSwitch?(mode: string): void;
+  /** Third-party content marked the turn (every mark so far): the reply stores them. */
+  taint?(marks: readonly TaintMark[]): void;
 }
 
 export interface TurnOutcome {
@@ -204,38 +220,56 @@ export class LlmRunner {
               );
           },
         };
+    const turn = new ToolTurn({
+      ...request.policy,
+      source: request.source,
+      runId: request.messageId,
+    });
+    if (listener.taint) {
+      const tell = listener.taint.bind(listener);
+      if (turn.tainted) tell(turn.taint);
+      turn.onTaint(tell);
+    }
     const context = {
       ...availability,
       chatId: request.chatId,
       messageId: request.messageId,
       conversation,
+      turn,
     };
     /** Runs a call of a tool the current mode does not offer: switches to the one mode that holds it, or refuses. */
     const runElsewhere = async (
       name: string,
       args: Record<string, unknown>,
       toolSignal: AbortSignal,
-    ): Promise<string> => {
+    ): Promise<ToolCallOutcome> => {
       const tool = this.tools.tool(name);
       const holders =
         conversation && tool && (await this.tools.isUsable(tool, availability))
           ? this.tools.modesOf(name)
           : [];
       if (holders.length > 1)
-        return toolError(
-          `The tool '${name}' is not in the current mode '${state.mode}'; the modes ${holders.map((m) => `'${m}'`).join(' and ')} hold it: call set_mode with one of them first.`,
+        return plain(
+          toolError(
+            `The tool '${name}' is not in the current mode '${state.mode}'; the modes ${holders.map((m) => `'${m}'`).join(' and ')} hold it: call set_mode with one of them first.`,
+          ),
         );
       if (holders.length === 0)
-        return toolError(`The tool '${name}' is not available in this reply.`);
+        return plain(
+          toolError(`The tool '${name}' is not available in this reply.`),
+        );
       await switchMode(holders[0]);
-      const result = await this.tools.execute(name, args, {
+      const outcome = await this.tools.call(name, args, {
         ...context,
         signal: toolSignal,
       });
-      return withModeNote(
-        result,
-        `Switched to ${modeLabel(holders[0])}, which holds ${name}; its tools are loaded now.`,
-      );
+      return {
+        ...outcome,
+        result: withModeNote(
+          outcome.result,
+          `Switched to ${modeLabel(holders[0])}, which holds ${name}; its tools are loaded now.`,
+        ),
+      };
     };
 
     const adapter = this.usage.meter(
@@ -295,25 +329,28 @@ export class LlmRunner {
               AbortSignal.timeout(limit),
             ]);
             // The registry answers every call with a JSON string and never throws, so a rejection here is the abort.
-            const result = await untilAborted(
+            const outcome = await untilAborted(
               toolSignal,
               () =>
                 offered.has(call.name)
-                  ? this.tools.execute(call.name, call.arguments, {
+                  ? this.tools.call(call.name, call.arguments, {
                       ...context,
                       signal: toolSignal,
                     })
                   : runElsewhere(call.name, call.arguments, toolSignal),
               () => new Error('abandoned'),
             ).catch(() =>
-              signal.aborted
-                ? toolError(
-                    'The reply was cancelled before this tool finished.',
-                  )
-                : toolError(
-                    `The tool '${call.name}' did not finish within ${seconds(limit)} and was abandoned.`,
-                  ),
+              plain(
+                signal.aborted
+                  ? toolError(
+                      'The reply was cancelled before this tool finished.',
+                    )
+                  : toolError(
+                      `The tool '${call.name}' did not finish within ${seconds(limit)} and was abandoned.`,
+                    ),
+              ),
             );
+            const { result } = outcome;
             listener.toolResult({
               id: call.id,
               name: call.name,
@@ -321,6 +358,10 @@ export class LlmRunner {
               result,
               error: errorOf(result),
               durationMs: Math.round(performance.now() - started),
+              ...(outcome.taint ? { taint: outcome.taint } : {}),
+              ...(outcome.pendingActionId
+                ? { pendingActionId: outcome.pendingActionId }
+                : {}),
             });
             return result;
           },
@@ -428,6 +469,10 @@ function withModeNote(result: string, note: string): string {
   } catch {
     return JSON.stringify({ modeSwitch: note, result });
   }
+}
+
+function plain(result: string): ToolCallOutcome {
+  return { result, taint: null, pendingActionId: null };
 }
 
 function errorOf(result: string): string | null {

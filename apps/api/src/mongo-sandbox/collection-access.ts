@@ -16,6 +16,12 @@ export const HIDDEN_COLLECTION_PREFIX = 'auth_';
 /** A field whose name looks like a credential (`geminiApiKey`, `openaiCompatible.apiKey`, `token`…). */
 export const SECRET_FIELD_PATTERN = /api.?key|secret|token|password/i;
 
+/** Feature-owned collections the AI may neither read nor write (what waits for the owner's approval). */
+const HIDDEN_COLLECTIONS: ReadonlySet<string> = new Set([
+  'pending_actions',
+  'pending_action_claims',
+]);
+
 const PROTECTED = new Set(PROTECTED_COLLECTIONS);
 const AI_MANAGED = new Set(AI_MANAGED_COLLECTIONS);
 
@@ -27,7 +33,11 @@ export type CollectionVisibility = CollectionAccess | 'hidden';
  * and `ai_*` collections, `read-only` for everything else.
  */
 export function collectionAccess(name: string): CollectionVisibility {
-  if (name.startsWith(HIDDEN_COLLECTION_PREFIX) || name.startsWith('system.'))
+  if (
+    name.startsWith(HIDDEN_COLLECTION_PREFIX) ||
+    name.startsWith('system.') ||
+    HIDDEN_COLLECTIONS.has(name)
+  )
     return 'hidden';
   return isAiWritableCollection(name) ? 'read-write' : 'read-only';
 }

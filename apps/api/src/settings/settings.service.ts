@@ -43,6 +43,8 @@ export interface AppSettings extends UrlFetchSettings {
   timezone: string;
   /** Tools the owner switched off (Tools page): never offered, never run. */
   disabledTools: string[];
+  /** Attended turns too wait for the owner before they send or delete. */
+  alwaysConfirm: boolean;
   updatedAt: Date | null;
 }
 
@@ -192,6 +194,8 @@ export class SettingsService extends SandboxSecrets {
         );
       next.disabledTools = [...new Set(request.disabledTools)];
     }
+    if (typeof request.alwaysConfirm === 'boolean')
+      next.alwaysConfirm = request.alwaysConfirm;
     if (problems.length) throw new BadRequestException(problems);
 
     next.updatedAt = this.clock.now();
@@ -248,6 +252,8 @@ export class SettingsService extends SandboxSecrets {
       disabledTools: Array.isArray(stored?.disabledTools)
         ? stored.disabledTools.filter((n) => typeof n === 'string')
         : [],
+      // On for a new install (no settings stored yet); off for a document written before the setting existed.
+      alwaysConfirm: stored ? stored.alwaysConfirm === true : true,
       updatedAt: stored?.updatedAt ?? null,
     };
   }
@@ -382,6 +388,7 @@ function toView(settings: AppSettings): AppSettingsView {
     urlFetchAllowHosts: settings.urlFetchAllowHosts,
     authProfiles: authProfilesView(settings.authProfiles),
     disabledTools: [...settings.disabledTools],
+    alwaysConfirm: settings.alwaysConfirm,
     updatedAt: settings.updatedAt ? settings.updatedAt.toISOString() : null,
   };
 }

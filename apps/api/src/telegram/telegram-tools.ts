@@ -14,6 +14,7 @@ import {
   type AiToolAvailabilityContext,
   type AiToolContext,
 } from '../ai-tools/ai-tool';
+import type { ContactScope } from '../actions/tool-turn';
 import { FileDirs } from '../files/file-dirs';
 import { TELEGRAM_MESSAGES_COLLECTION } from './schemas/telegram-message.schema';
 import {
@@ -61,6 +62,12 @@ abstract class TelegramTool {
 
   isAvailable(): boolean {
     return this.bot.status === 'connected';
+  }
+
+  /** The chat a call names; without chat_id it acts in this conversation's own chat. */
+  contactTargets(args: { chat_id?: string }): ContactScope[] | 'all' {
+    const given = args.chat_id?.trim();
+    return given ? [telegramTarget(given)] : [];
   }
 
   /** The chat to act on (must allow replies), or a message for the model. */
@@ -252,6 +259,14 @@ export class TelegramSendFileTool
   readonly schema = SEND_FILE_ARGS;
   readonly promptLine = 'send a file from file_cache_dir on Telegram.';
 
+  effect(): 'send' {
+    return 'send';
+  }
+
+  summarize(args: z.output<typeof SEND_FILE_ARGS>): string {
+    return `Telegram file ${args.path}${args.filename ? ` as “${args.filename}”` : ''} to ${args.chat_id?.trim() ? `chat ${args.chat_id.trim()}` : "this conversation's chat"}${args.caption ? ` with the caption “${args.caption}”` : ''}`;
+  }
+
   execute(
     args: z.output<typeof SEND_FILE_ARGS>,
     context: AiToolContext,
@@ -272,6 +287,14 @@ export class TelegramSendVoiceTool
     'Send a voice note (.ogg Opus from file_cache_dir, at most 20 MiB) to a Telegram chat with reply permission.';
   readonly schema = SEND_VOICE_ARGS;
   readonly promptLine = 'send a voice note on Telegram.';
+
+  effect(): 'send' {
+    return 'send';
+  }
+
+  summarize(args: z.output<typeof SEND_VOICE_ARGS>): string {
+    return `Telegram voice note ${args.path} to ${args.chat_id?.trim() ? `chat ${args.chat_id.trim()}` : "this conversation's chat"}`;
+  }
 
   execute(
     args: z.output<typeof SEND_VOICE_ARGS>,
@@ -295,6 +318,10 @@ export class TelegramListPermissionsTool
     'List the Telegram chats the owner allowed (canRead, canReply, trusted).';
   readonly schema = NO_ARGS;
   readonly promptLine = 'list the Telegram chats you may read and answer.';
+
+  override contactTargets(): 'all' {
+    return 'all';
+  }
 
   /** Offered once a bot token is saved (connected or not: permissions can be set up before). */
   override isAvailable(context?: AiToolAvailabilityContext): boolean {
@@ -337,6 +364,16 @@ export class TelegramManagePermissionTool
   readonly schema = MANAGE_ARGS;
   readonly promptLine =
     'add, change or remove a Telegram chat permission when the owner asks.';
+  readonly grantsAccess = true;
+
+  summarize(args: z.output<typeof MANAGE_ARGS>): string {
+    const { action, chat_id, ...flags } = args;
+    return `Telegram permission ${action} for chat ${chat_id}${Object.keys(flags).length ? `: ${JSON.stringify(flags)}` : ''}`;
+  }
+
+  override contactTargets(args: z.output<typeof MANAGE_ARGS>): ContactScope[] {
+    return [telegramTarget(args.chat_id)];
+  }
 
   /** Offered once a bot token is saved (connected or not: permissions can be set up before). */
   override isAvailable(context?: AiToolAvailabilityContext): boolean {
@@ -386,4 +423,16 @@ export class TelegramManagePermissionTool
       return toolError((error as Error).message);
     }
   }
+}
+
+/** A chat id as the contact scope compares it (`tg:` prefix dropped; a spelling that is no chat id stays as given). */
+function telegramTarget(chatId: string): ContactScope {
+  const bare = chatId.trim().replace(/^tg:/, '');
+  let address = bare;
+  try {
+    address = checkTelegramChatId(bare);
+  } catch {
+    // Not a chat id: kept as given, so it never matches the contact's own.
+  }
+  return { channel: 'telegram', address };
 }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { ToolTurn } from '../actions/tool-turn';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
@@ -103,6 +104,36 @@ export class UrlFetchTool implements AiTool<typeof URL_FETCH_ARGS> {
     private readonly fetcher: UrlFetcher,
     private readonly dirs: FileDirs,
   ) {}
+
+  /**
+   * Outward when it can carry data out: a method other than GET, a body, or a host
+   * this turn has not fetched yet (its URL could hold what the turn read).
+   */
+  effect(args: UrlFetchArgs, turn: ToolTurn): 'fetch' | null {
+    if ((args.method ?? 'GET') !== 'GET' || args.body !== undefined)
+      return 'fetch';
+    const host = hostOf(args.url);
+    return host && turn.hasFetched(host) ? null : 'fetch';
+  }
+
+  summarize(args: UrlFetchArgs): string {
+    const body =
+      args.body === undefined
+        ? ''
+        : ` with the body ${typeof args.body === 'string' ? args.body : JSON.stringify(args.body)}`;
+    return `${args.method ?? 'GET'} ${args.url}${body}${args.download_path ? `, saved to ${args.download_path}` : ''}`;
+  }
+
+  /** Whatever a server answers is someone else's text. */
+  taint(args: UrlFetchArgs, _result: string, turn: ToolTurn): { text: string } {
+    const host = hostOf(args.url) ?? 'the web';
+    turn.noteFetched(host);
+    return {
+      text: args.download_path
+        ? `a file downloaded from ${host}`
+        : `a web page from ${host}`,
+    };
+  }
 
   async execute(args: UrlFetchArgs, context: AiToolContext): Promise<string> {
     const prepared = this.prepare(args, context);
@@ -325,4 +356,12 @@ async function readCapped(
   }
   if (truncated) body.destroy();
   return { bytes: Buffer.concat(chunks, total), truncated };
+}
+
+function hostOf(url: string): string | null {
+  try {
+    return new URL(url).hostname.toLowerCase() || null;
+  } catch {
+    return null;
+  }
 }

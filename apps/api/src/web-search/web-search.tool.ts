@@ -42,6 +42,11 @@ export class WebSearchTool implements AiTool<typeof WEB_SEARCH_ARGS> {
 
   constructor(private readonly search: WebSearchService) {}
 
+  /** Search results are pages' words, written by anyone. */
+  taint(args: z.output<typeof WEB_SEARCH_ARGS>): { text: string } {
+    return { text: `web search results for “${args.q.trim().slice(0, 80)}”` };
+  }
+
   async execute(
     args: z.output<typeof WEB_SEARCH_ARGS>,
     { settings, signal }: AiToolContext,

@@ -35,7 +35,11 @@ export async function startFakeProviders(): Promise<
   });
 }
 
-/** Sets both keys and the model through the real settings API. */
+/**
+ * Sets both keys and the model through the real settings API. "Always confirm" is
+ * switched off: these specs check what a tool does when it runs (a fresh install has it
+ * on, which makes the owner's sends and deletions wait: see actions.spec.ts).
+ */
 export async function useModel(
   t: TestApp,
   primaryModel: string,
@@ -47,6 +51,7 @@ export async function useModel(
       openaiApiKey: OPENAI_TEST_KEY,
       geminiApiKey: GEMINI_TEST_KEY,
       primaryModel,
+      alwaysConfirm: false,
     })
     .expect(200);
 }

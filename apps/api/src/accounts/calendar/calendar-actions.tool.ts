@@ -130,6 +130,27 @@ export class CalendarActionsTool
   readonly promptLine =
     'list, create, update or delete calendar events (times in the owner zone).';
 
+  /** Update rewrites an event (a series included) as surely as delete removes it. */
+  effect({ action }: CalendarActionsArgs): 'delete' | null {
+    return action === 'delete' || action === 'update' ? 'delete' : null;
+  }
+
+  summarize(args: CalendarActionsArgs): string {
+    const { action, id, ...fields } = args;
+    const event = `the calendar event ${id ?? '(no id)'}${args.calendar ? ` in ${args.calendar}` : ''}`;
+    if (action === 'delete')
+      return `Delete ${event} (the whole series if it repeats)`;
+    if (action === 'update')
+      return `Change ${event}: ${JSON.stringify(fields)}`;
+    return `${action} calendar events: ${JSON.stringify(fields)}`;
+  }
+
+  /** Others write in a calendar too (invitations, shared calendars). */
+  taint(args: CalendarActionsArgs, result: string): { text: string } | null {
+    if (args.action !== 'list' || /"events":\[\]/.test(result)) return null;
+    return { text: 'calendar events (invitations and shared calendars)' };
+  }
+
   constructor(
     private readonly credentials: AccountCredentials,
     private readonly clock: Clock,

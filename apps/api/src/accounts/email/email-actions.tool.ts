@@ -197,6 +197,38 @@ export class EmailActionsTool implements AiTool<typeof EMAIL_ACTIONS_ARGS> {
   readonly promptLine =
     'search, read, send, reply to, move and mark email in the selected account.';
   readonly timeoutMs = 120_000;
+  /** An unattended send or reply becomes an email draft (`/api/drafts`), the email kind of pending action. */
+  readonly queuesUnattendedSends = true;
+
+  effect({ action }: EmailActionsArgs): 'send' | 'move' | null {
+    if (action === 'send' || action === 'reply') return 'send';
+    return action === 'move' ? 'move' : null;
+  }
+
+  summarize(args: EmailActionsArgs): string {
+    const uids = [...(args.uids ?? []), ...(args.uid ? [args.uid] : [])];
+    switch (args.action) {
+      case 'send':
+        return `Email to ${(args.to ?? []).join(', ') || '(nobody)'}${args.cc?.length ? `, cc ${args.cc.join(', ')}` : ''}, subject “${args.subject ?? ''}”: “${args.text ?? ''}”`;
+      case 'reply':
+        return `Reply${args.reply_all ? ' to all' : ''} to message ${args.uid ?? '?'} in ${args.folder ?? 'INBOX'}: “${args.text ?? ''}”`;
+      case 'move':
+        return `Move message${uids.length === 1 ? '' : 's'} ${uids.join(', ')} from ${args.folder ?? 'INBOX'} to ${args.target_folder ?? '?'}`;
+      default:
+        return `${args.action} email: ${JSON.stringify(args)}`;
+    }
+  }
+
+  /** A mail's headers and text are its sender's words. */
+  taint(args: EmailActionsArgs, result: string): { text: string } | null {
+    if (args.action === 'read') {
+      const from = /"from":"([^"]{1,200})"/.exec(result)?.[1];
+      return { text: from ? `an email from ${from}` : 'an email' };
+    }
+    if (args.action === 'search' && !/"count":0\b/.test(result))
+      return { text: 'email search results (senders and subjects)' };
+    return null;
+  }
 
   constructor(
     private readonly credentials: AccountCredentials,
@@ -326,7 +358,7 @@ export class EmailActionsTool implements AiTool<typeof EMAIL_ACTIONS_ARGS> {
     account: EmailAccountRecord,
     context: AiToolContext,
   ): Promise<unknown> {
-    if (context.source !== 'chat') {
+    if (context.source !== 'chat' && !context.ownerApproved) {
       const draft = await this.drafts.create({
         ...email,
         accountId: account.id,

@@ -93,6 +93,18 @@ export class DbQueryTool implements AiTool<typeof DB_QUERY_ARGS> {
     private readonly clock: Clock,
   ) {}
 
+  /** Writing jobs or the memory through the database is what manage_cronjob and save_memory do. */
+  effect(args: z.output<typeof DB_QUERY_ARGS>): 'schedule' | 'memory' | null {
+    if (!MONGO_WRITE_OPERATIONS.has(args.operation)) return null;
+    if (args.collection === 'cronjobs') return 'schedule';
+    return args.collection === 'master' ? 'memory' : null;
+  }
+
+  summarize(args: z.output<typeof DB_QUERY_ARGS>): string {
+    const { operation, collection, ...rest } = args;
+    return `Database ${operation} on ${collection}: ${JSON.stringify(rest)}`;
+  }
+
   async execute(
     args: z.output<typeof DB_QUERY_ARGS>,
     context?: AiToolContext,

@@ -26,6 +26,14 @@ export class SaveMemoryTool implements AiTool<typeof SAVE_MEMORY_ARGS> {
   readonly schema = SAVE_MEMORY_ARGS;
   readonly promptLine = 'rewrite your memory when you learn something lasting.';
 
+  effect(): 'memory' {
+    return 'memory';
+  }
+
+  summarize({ memory }: z.output<typeof SAVE_MEMORY_ARGS>): string {
+    return `Replace Metatron's memory with: “${memory}”`;
+  }
+
   constructor(private readonly instruction: SystemInstructionService) {}
 
   async execute({

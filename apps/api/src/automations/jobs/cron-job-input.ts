@@ -21,7 +21,13 @@ export interface CronJobFields {
   mailTrigger?: StoredMailTrigger | null;
   enabled?: boolean;
   mode?: string;
+  actOnOwnTools?: string[];
 }
+
+/** Why a tool cannot be in a job's `actOnOwnTools` (unknown, or one that grants), or null. */
+export type ActOnOwnCheck = (name: string) => string | null;
+
+export const MAX_ACT_ON_OWN_TOOLS = 50;
 
 /**
  * Checks a create (name, instruction and exactly one trigger: cronExpression or
@@ -35,6 +41,7 @@ export function checkCronJobInput(
   now: Date,
   /** The registered modes a job may start in. */
   modes: readonly string[] = [],
+  actOnOwnCheck: ActOnOwnCheck = () => 'no tool may act on its own here',
 ): CronJobFields {
   const problems: string[] = [];
   const fields: CronJobFields = {};
@@ -108,13 +115,35 @@ export function checkCronJobInput(
       );
     else fields.mode = input.mode;
   }
+  if (input.actOnOwnTools !== undefined) {
+    const given: unknown = input.actOnOwnTools;
+    const names = typeof given === 'string' ? [given] : given;
+    if (
+      !Array.isArray(names) ||
+      names.some((n) => typeof n !== 'string') ||
+      names.length > MAX_ACT_ON_OWN_TOOLS
+    )
+      problems.push(
+        `actOnOwnTools must be a list of at most ${MAX_ACT_ON_OWN_TOOLS} tool names`,
+      );
+    else {
+      const refused = (names as string[])
+        .map((n) => actOnOwnCheck(n.trim()))
+        .filter((p): p is string => p !== null);
+      if (refused.length) problems.push(...refused);
+      else
+        fields.actOnOwnTools = [
+          ...new Set((names as string[]).map((n) => n.trim())),
+        ];
+    }
+  }
   if (
     mode === 'update' &&
     !problems.length &&
     Object.keys(fields).length === 0
   ) {
     problems.push(
-      'Nothing to change: give at least one of name, instruction, cron expression, mail trigger, enabled, mode',
+      'Nothing to change: give at least one of name, instruction, cron expression, mail trigger, enabled, mode, actOnOwnTools',
     );
   }
   if (problems.length) throw new BadRequestException(problems.join('; '));

@@ -40,6 +40,7 @@ import { checkCronJobInput, type CronJobFields } from './cron-job-input';
 import { CronScheduler, cronChatTitle } from './cron-scheduler';
 import { jobOwnChat } from './job-chat';
 import {
+  actOnOwnToolsOf,
   MAX_JOB_ID_LENGTH,
   isHashedJobId,
   isStoredMailTrigger,
@@ -194,6 +195,7 @@ export class CronJobsService implements OnApplicationBootstrap {
           timezone,
           now,
           this.modeNames(),
+          this.actOnOwnCheck,
         );
       } catch (error) {
         if (requests.length > 1 && error instanceof BadRequestException)
@@ -297,6 +299,7 @@ export class CronJobsService implements OnApplicationBootstrap {
         (fields.mailTrigger && this.modeNames().includes('email')
           ? 'email'
           : DEFAULT_MODE),
+      actOnOwnTools: fields.actOnOwnTools ?? [],
       chatId: new Types.ObjectId(chat.id),
       lastDueAt: now,
       consecutiveFailures: 0,
@@ -329,6 +332,7 @@ export class CronJobsService implements OnApplicationBootstrap {
       timezone,
       now,
       this.modeNames(),
+      this.actOnOwnCheck,
     );
     await this.checkMailAccount(fields);
     const set: Partial<CronJobRecord> = { ...fields, updatedAt: now };
@@ -454,6 +458,16 @@ export class CronJobsService implements OnApplicationBootstrap {
       .filter((stored) => jobIdOf(stored) === id);
   }
 
+  /** A job may act on its own only with a registered tool that does not grant permissions. */
+  private readonly actOnOwnCheck = (name: string): string | null => {
+    const tool = this.tools.tool(name);
+    if (!tool)
+      return `actOnOwnTools: '${name.slice(0, 64)}' is not a tool (see GET /api/tools)`;
+    if (tool.grantsAccess)
+      return `actOnOwnTools: '${name}' changes permissions; a job never runs it`;
+    return null;
+  };
+
   private modeNames(): string[] {
     return this.tools.modes().map((m) => m.name);
   }
@@ -511,6 +525,7 @@ export class CronJobsService implements OnApplicationBootstrap {
       mailWatch,
       enabled,
       mode: typeof raw.mode === 'string' ? raw.mode : DEFAULT_MODE,
+      actOnOwnTools: actOnOwnToolsOf(raw),
       chatId:
         raw.chatId instanceof Types.ObjectId ? raw.chatId.toHexString() : null,
       description: mailTrigger

@@ -12,6 +12,7 @@ import type {
   AppEventMap,
   CronRunView,
   RunTrigger,
+  TaintMark,
 } from '@metatronos/shared-types';
 import {
   AutomationRunsService,
@@ -34,7 +35,7 @@ import { AppEventBus } from '../../events/app-event-bus';
 import { formatPromptDateTime } from '../../system-instruction/core-prompt-sections';
 import { SettingsService } from '../../settings/settings.service';
 import { jobOwnChat } from './job-chat';
-import { jobIdOf, jobShapeProblems } from './job-record-shape';
+import { actOnOwnToolsOf, jobIdOf, jobShapeProblems } from './job-record-shape';
 import {
   mailRunContext,
   mailRunMessage,
@@ -59,6 +60,7 @@ type RunnableJob = Pick<
   | 'mailTrigger'
   | 'chatId'
   | 'mode'
+  | 'actOnOwnTools'
 >;
 
 /** What the scheduler keeps of an enabled job with a valid schedule. */
@@ -245,6 +247,7 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
         cronExpression,
         chatId,
         mode: typeof job.mode === 'string' ? job.mode : undefined,
+        actOnOwnTools: actOnOwnToolsOf(job),
       },
       lastDueAt: job.lastDueAt,
       nextDue,
@@ -417,6 +420,14 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
           context,
           // email_actions works on the watched account, even with several connected.
           job.mailTrigger?.accountId,
+          // The mail's sender and subject start the run: it is marked from the first token.
+          [
+            {
+              by: 'mail-trigger',
+              text: `an email from ${mail.from || 'an unknown sender'}`,
+              at: this.clock.now().toISOString(),
+            },
+          ],
         );
         return ended;
       }
@@ -448,6 +459,7 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
     content: string,
     context: string,
     accountId?: string,
+    taint: TaintMark[] = [],
   ): Promise<{ run: CronRunView; ended: Promise<CronRunView> }> {
     const id = job._id.toHexString();
     this.running.add(id);
@@ -469,6 +481,11 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
             mode: typeof job.mode === 'string' ? job.mode : undefined,
             prompt: { source: 'cron', extra: context },
             ...(accountId ? { accountId } : {}),
+            policy: {
+              jobId: id,
+              actOnOwnTools: actOnOwnToolsOf(job),
+              taint,
+            },
           },
           async (view) => {
             await this.finished(job._id, view);

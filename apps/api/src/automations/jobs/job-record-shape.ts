@@ -144,3 +144,10 @@ export function storedMailCursor(value: unknown): MailCursor | null {
     ? { uidValidity, lastUid }
     : null;
 }
+
+/** The job's act-on-own tools as stored (a malformed value reads as none). */
+export function actOnOwnToolsOf(raw: { actOnOwnTools?: unknown }): string[] {
+  return Array.isArray(raw.actOnOwnTools)
+    ? raw.actOnOwnTools.filter((n): n is string => typeof n === 'string')
+    : [];
+}

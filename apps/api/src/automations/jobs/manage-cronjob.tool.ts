@@ -62,6 +62,13 @@ const MANAGE_CRONJOB_ARGS = z.object({
     .max(32)
     .optional()
     .describe('Mode each run starts in (default "default")'),
+  act_on_own_tools: z
+    .array(z.string().max(64))
+    .max(50)
+    .optional()
+    .describe(
+      'Only when the owner asks: tools the job may use without the owner approving each send/delete/move',
+    ),
 });
 type ManageCronjobArgs = z.output<typeof MANAGE_CRONJOB_ARGS>;
 
@@ -80,6 +87,25 @@ export class ManageCronjobTool implements AiTool<typeof MANAGE_CRONJOB_ARGS> {
   readonly schema = MANAGE_CRONJOB_ARGS;
   readonly promptLine =
     'create, list, change or pause recurring jobs (cron schedules or new mail).';
+
+  effect({ action }: ManageCronjobArgs): 'schedule' | null {
+    return action === 'list' ? null : 'schedule';
+  }
+
+  summarize(args: ManageCronjobArgs): string {
+    const parts = [
+      args.job_id && `job ${args.job_id}`,
+      args.name && `name “${args.name}”`,
+      args.cron_expression && `schedule "${args.cron_expression}"`,
+      args.mail_trigger &&
+        `on new mail in ${args.mail_trigger.account} ${args.mail_trigger.folder ?? MAIL_TRIGGER_DEFAULT_FOLDER}`,
+      args.enabled !== undefined && (args.enabled ? 'enabled' : 'paused'),
+      args.instruction && `instruction “${args.instruction}”`,
+      args.act_on_own_tools &&
+        `may act on its own with: ${args.act_on_own_tools.join(', ') || 'nothing'}`,
+    ].filter(Boolean);
+    return `${args.action[0].toUpperCase()}${args.action.slice(1)} a scheduled job: ${parts.join(', ') || 'no details'}`;
+  }
 
   constructor(
     private readonly jobs: CronJobsService,
@@ -112,7 +138,13 @@ export class ManageCronjobTool implements AiTool<typeof MANAGE_CRONJOB_ARGS> {
       mailTrigger,
       enabled: args.enabled,
       mode: args.mode,
+      actOnOwnTools: args.act_on_own_tools,
     };
+    // The owner's consent, given in the owner's own chat: never by a job, a Pulse or a contact's turn.
+    if (args.act_on_own_tools !== undefined && context?.source !== 'chat')
+      return toolError(
+        'act_on_own_tools is set by the owner only: ask the owner in a chat',
+      );
     switch (action) {
       case 'create':
         return JSON.stringify(
@@ -184,6 +216,7 @@ function toolJob(job: CronJobView) {
     timezone: job.timezone,
     enabled: job.enabled,
     mode: job.mode,
+    act_on_own_tools: job.actOnOwnTools ?? [],
     chat_id: job.chatId,
     next_runs: job.nextRuns,
     schedule_error: job.scheduleError,

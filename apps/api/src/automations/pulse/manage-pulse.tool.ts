@@ -65,6 +65,20 @@ export class ManagePulseTool implements AiTool<typeof MANAGE_PULSE_ARGS> {
   readonly promptLine =
     'save notes for your next pulse; read or change Pulse settings.';
 
+  effect({
+    action,
+  }: z.output<typeof MANAGE_PULSE_ARGS>): 'schedule' | 'memory' | null {
+    if (action === 'update_notes') return 'memory';
+    return action === 'update_config' ? 'schedule' : null;
+  }
+
+  summarize(args: z.output<typeof MANAGE_PULSE_ARGS>): string {
+    if (args.action === 'update_notes')
+      return `Replace the Pulse notes with: “${args.notes ?? ''}”`;
+    const { action: _action, notes: _notes, ...config } = args;
+    return `Change the Pulse settings: ${JSON.stringify(config)}`;
+  }
+
   constructor(
     private readonly pulse: PulseService,
     private readonly scheduler: PulseScheduler,

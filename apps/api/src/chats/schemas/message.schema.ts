@@ -7,6 +7,7 @@ import type {
   MessageDelivery,
   MessageStatus,
   MessageTrigger,
+  TaintMark,
   TokenUsage,
 } from '@metatronos/shared-types';
 import type { StoredPart } from '../stored-parts';
@@ -47,6 +48,9 @@ export class MessageRecord {
   /** Auto-replies: whether the answer went out on WhatsApp. */
   @Prop({ type: MongooseSchema.Types.Mixed, default: undefined })
   delivery?: MessageDelivery;
+  /** Assistant replies: what brought third-party content into the turn (the action policy's marks). */
+  @Prop({ type: [MongooseSchema.Types.Mixed], default: undefined })
+  taint?: TaintMark[];
   @Prop({ required: true })
   createdAt!: Date;
   @Prop({ required: true })

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
+  IsBoolean,
   IsArray,
   IsIn,
   IsString,
@@ -232,6 +233,14 @@ export class UpdateSettingsDto implements UpdateAppSettingsRequest {
   @IsString({ each: true })
   @MaxLength(64, { each: true })
   disabledTools?: string[];
+
+  @ApiPropertyOptional({
+    description:
+      'Attended turns too wait for the owner before they send or delete (on for new installs).',
+  })
+  @OptionalField()
+  @IsBoolean()
+  alwaysConfirm?: boolean;
 }
 
 export class AuthProfileViewDto implements AuthProfile {
@@ -279,6 +288,11 @@ export class SettingsViewDto implements AppSettingsView {
   authProfiles!: AuthProfileViewDto[];
   @ApiProperty({ type: [String], example: [] })
   disabledTools!: string[];
+  @ApiProperty({
+    description:
+      'Attended turns too wait for the owner before they send or delete (GET /api/actions)',
+  })
+  alwaysConfirm!: boolean;
   @ApiProperty({ type: String, nullable: true })
   updatedAt!: string | null;
 }

@@ -60,6 +60,9 @@ export class AppSettingsRecord {
   authProfiles!: StoredAuthProfileRecord[];
   @Prop({ type: [String], default: [] })
   disabledTools!: string[];
+  /** Absent in documents from before the setting: read as off there (new installs write true). */
+  @Prop({ type: Boolean, default: undefined })
+  alwaysConfirm?: boolean;
   @Prop({ type: Date, default: null })
   updatedAt!: Date | null;
 }

@@ -6,6 +6,7 @@ import {
   type WhatsAppPermission,
 } from '@metatronos/shared-types';
 import { z } from 'zod';
+import type { ContactScope } from '../../actions/tool-turn';
 import { AiToolProvider, toolError, type AiTool } from '../../ai-tools/ai-tool';
 import { WhatsAppLink } from './whatsapp-link';
 import {
@@ -68,6 +69,25 @@ export class WhatsAppReadMessagesTool
   readonly schema = READ_MESSAGES_ARGS;
   readonly promptLine = 'read recent WhatsApp messages of readable contacts.';
 
+  contactTargets(
+    args: z.output<typeof READ_MESSAGES_ARGS>,
+  ): ContactScope[] | 'all' {
+    return args.contact?.trim() ? [whatsAppTarget(args.contact)] : 'all';
+  }
+
+  /** Contacts' messages are their words, not the owner's. */
+  taint(
+    args: z.output<typeof READ_MESSAGES_ARGS>,
+    result: string,
+  ): { text: string } | null {
+    if (/"messages":\[\]/.test(result)) return null;
+    return {
+      text: args.contact?.trim()
+        ? `WhatsApp messages of +${normalisePhoneNumber(args.contact) ?? args.contact}`
+        : "contacts' WhatsApp messages",
+    };
+  }
+
   async execute(args: z.output<typeof READ_MESSAGES_ARGS>): Promise<string> {
     const gateway = this.link.use();
     const limit = clampLimit(args.limit);
@@ -117,6 +137,18 @@ export class WhatsAppSendMessageTool
   readonly schema = SEND_MESSAGE_ARGS;
   readonly promptLine =
     'send a WhatsApp text. Always confirm with the user before sending.';
+
+  effect(): 'send' {
+    return 'send';
+  }
+
+  summarize(args: z.output<typeof SEND_MESSAGE_ARGS>): string {
+    return `WhatsApp to +${normalisePhoneNumber(args.phone) ?? args.phone}: “${args.message}”`;
+  }
+
+  contactTargets(args: z.output<typeof SEND_MESSAGE_ARGS>): ContactScope[] {
+    return [whatsAppTarget(args.phone)];
+  }
 
   async execute({
     phone: rawPhone,
@@ -169,6 +201,18 @@ export class WhatsAppManagePermissionTool
   readonly schema = MANAGE_PERMISSION_ARGS;
   readonly promptLine =
     "change a contact's WhatsApp permissions (only when the owner asks).";
+  readonly grantsAccess = true;
+
+  summarize(args: z.output<typeof MANAGE_PERMISSION_ARGS>): string {
+    const { action, phoneNumber, ...flags } = args;
+    return `WhatsApp permission ${action} for +${normalisePhoneNumber(phoneNumber) ?? phoneNumber}${Object.keys(flags).length ? `: ${JSON.stringify(flags)}` : ''}`;
+  }
+
+  contactTargets(
+    args: z.output<typeof MANAGE_PERMISSION_ARGS>,
+  ): ContactScope[] {
+    return [whatsAppTarget(args.phoneNumber)];
+  }
 
   async execute(
     args: z.output<typeof MANAGE_PERMISSION_ARGS>,
@@ -242,12 +286,24 @@ export class WhatsAppListPermissionsTool
   readonly schema = NO_ARGS;
   readonly promptLine = "list the WhatsApp contacts' permissions.";
 
+  contactTargets(): 'all' {
+    return 'all';
+  }
+
   async execute(): Promise<string> {
     this.link.use();
     return JSON.stringify({
       permissions: (await this.permissions.list()).map(toolPermission),
     });
   }
+}
+
+/** A phone as the contact scope compares it (digits; a spelling that is no phone stays as given, so it never matches). */
+function whatsAppTarget(phone: string): ContactScope {
+  return {
+    channel: 'whatsapp',
+    address: normalisePhoneNumber(phone) ?? phone,
+  };
 }
 
 export function toolPermission(p: WhatsAppPermission) {

@@ -1,6 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 import {
+  ArrayMaxSize,
+  IsArray,
   IsBoolean,
   IsInt,
   IsMongoId,
@@ -122,6 +124,22 @@ export class CreateCronJobDto implements CreateCronJobRequest {
   @IsString()
   @MaxLength(32)
   mode?: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['whatsapp_send_message'],
+    description:
+      'Tools this job may use on its own (send, delete, move) instead of leaving a pending action for the owner; replaces the list. Registered tool names; permission tools are never allowed. One name or a list.',
+  })
+  @OptionalField()
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' ? [value] : value,
+  )
+  @IsArray()
+  @ArrayMaxSize(50)
+  @IsString({ each: true })
+  @MaxLength(64, { each: true })
+  actOnOwnTools?: string[];
 }
 
 export class UpdateCronJobDto implements UpdateCronJobRequest {
@@ -174,6 +192,22 @@ export class UpdateCronJobDto implements UpdateCronJobRequest {
   @IsString()
   @MaxLength(32)
   mode?: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['whatsapp_send_message'],
+    description:
+      'Tools this job may use on its own (send, delete, move) instead of leaving a pending action for the owner; replaces the list. Registered tool names; permission tools are never allowed. One name or a list.',
+  })
+  @OptionalField()
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' ? [value] : value,
+  )
+  @IsArray()
+  @ArrayMaxSize(50)
+  @IsString({ each: true })
+  @MaxLength(64, { each: true })
+  actOnOwnTools?: string[];
 }
 
 export class CronPreviewQueryDto implements CronPreviewQuery {
@@ -309,6 +343,13 @@ export class CronJobDto implements CronJobView {
     description: 'The mode each run starts in',
   })
   mode!: string;
+  @ApiProperty({
+    type: [String],
+    example: [],
+    description:
+      'Tools this job may use on its own (send, delete, move) without a pending action',
+  })
+  actOnOwnTools!: string[];
   @ApiProperty({
     type: String,
     nullable: true,

@@ -42,6 +42,9 @@ export class CronJobRecord {
   /** The mode each run starts in; missing: the default mode. */
   @Prop({ type: String, default: undefined })
   mode?: string;
+  /** Tools the owner lets this job use on its own (no pending action); owner-set only (REST, the owner's chat). */
+  @Prop({ type: [String], default: undefined })
+  actOnOwnTools?: string[];
   /** The job's own chat; created with the job, or again at the next run if the owner deleted it. */
   @Prop({ type: MongooseSchema.Types.ObjectId, default: null })
   chatId!: Types.ObjectId | null;

@@ -1,5 +1,3 @@
-import { Injectable } from '@nestjs/common';
-
 /** Runs remembered at once; a run lasts minutes, so the oldest are long over when pushed out. */
 const MAX_RUNS = 500;
 
@@ -7,9 +5,13 @@ const MAX_RUNS = 500;
  * How many messages each run has sent, by the run's id (its assistant
  * message). A per-run count, not a global one: a new run starts from zero.
  */
-@Injectable()
 export class RunSendCounter {
   private readonly counts = new Map<string, number>();
+
+  /** How many of the run's sends are taken. */
+  used(runId: string): number {
+    return this.counts.get(runId) ?? 0;
+  }
 
   /** Takes one of the run's `limit` sends; the returned function gives it back (a send that failed). Null when none is left. */
   reserve(runId: string, limit: number): (() => void) | null {
