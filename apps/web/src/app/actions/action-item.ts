@@ -29,18 +29,7 @@ import {
   argumentChanges,
   taintText,
 } from './action-words';
-
-/** How an action ended in this console: ran (done or failed) or discarded. */
-export interface ActionOutcome {
-  status: 'done' | 'failed' | 'discarded';
-  result: unknown;
-  error: string | null;
-}
-
-export interface ActionSettled {
-  action: PendingActionView;
-  outcome: ActionOutcome;
-}
+import type { ActionOutcome, ActionSettled } from './pending-actions';
 
 /** Arguments whose text is long enough to deserve a text area. */
 const LONG_TEXT_KEYS = new Set([

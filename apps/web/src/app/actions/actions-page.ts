@@ -11,12 +11,9 @@ import type { PendingActionView } from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
 import { liveResource } from '../core/live-resource';
 import { ServerError } from '../ui/server-error';
-import { ActionItem, type ActionSettled } from './action-item';
+import { ActionItem } from './action-item';
 import { ActionsApi } from './actions-api';
-import { PendingActions } from './pending-actions';
-
-/** An action approved or discarded on this page, kept in view with what happened. */
-type SettledAction = ActionSettled;
+import { type ActionSettled, PendingActions } from './pending-actions';
 
 /**
  * `/actions`: every tool call that waits for the owner, whatever proposed it (a chat, a job, Pulse, an
@@ -132,9 +129,10 @@ export class ActionsPage {
   private readonly api = inject(ActionsApi);
   private readonly store = inject(PendingActions);
 
-  protected readonly actions = signal<PendingActionView[]>([]);
+  protected readonly actions = this.store.list;
   protected readonly loaded = signal(false);
-  protected readonly settled = signal<SettledAction[]>([]);
+  /** Approved or discarded in this console (here or in a chat): kept in view with what happened. */
+  protected readonly settled = this.store.settled;
   private readonly jobs = signal<readonly { id: string; name: string }[]>([]);
   protected readonly jobNames = computed(
     () => new Map(this.jobs().map((job) => [job.id, job.name])),
@@ -142,7 +140,10 @@ export class ActionsPage {
 
   private readonly live = liveResource({
     load: () => this.api.pending(),
-    apply: (actions) => this.show(actions),
+    apply: (actions) => {
+      this.store.set(actions);
+      this.loaded.set(true);
+    },
     hasValue: this.loaded,
     failure: "Couldn't load the pending actions",
     event: { name: 'actions.changed' },
@@ -160,25 +161,10 @@ export class ActionsPage {
   }
 
   protected changed(action: PendingActionView): void {
-    this.show(
-      this.actions().map((item) => (item.id === action.id ? action : item)),
-    );
+    this.store.replace(action);
   }
 
   protected settle(settled: ActionSettled): void {
-    this.settled.update((list) => [
-      settled,
-      ...list.filter((item) => item.action.id !== settled.action.id),
-    ]);
-    this.show(this.actions().filter((item) => item.id !== settled.action.id));
-  }
-
-  private show(actions: PendingActionView[]): void {
-    // One settled here and still listed by a reload that raced the approve: keep it out.
-    const gone = new Set(this.settled().map((item) => item.action.id));
-    const waiting = actions.filter((action) => !gone.has(action.id));
-    this.actions.set(waiting);
-    this.loaded.set(true);
-    this.store.set(waiting);
+    this.store.settle(settled);
   }
 }

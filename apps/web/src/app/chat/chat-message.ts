@@ -7,6 +7,7 @@ import {
 } from '@angular/core';
 import type {
   AssistantPart,
+  PendingActionView,
   MessageAttachment,
   MessageAuthor,
   MessageDelivery,
@@ -21,6 +22,15 @@ import { modeSwitchText } from './mode-chip';
 import { MarkdownView } from './markdown-view';
 import { ThinkingIndicator } from './thinking-indicator';
 import { ToolChip } from './tool-chip';
+import { ActionItem } from '../actions/action-item';
+import { taintText } from '../actions/action-words';
+import type { ActionOutcome, ActionSettled } from '../actions/pending-actions';
+
+/** A pending action shown under the reply whose turn proposed it, with what happened once settled here. */
+export interface InlineAction {
+  action: PendingActionView;
+  outcome: ActionOutcome | null;
+}
 
 /** What the owner can do with a message: Retry a failed reply, Regenerate the last one, Edit the last own message. */
 export type MessageAction = 'retry' | 'regenerate' | 'edit';
@@ -55,6 +65,7 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
     OwnerTimePipe,
     ThinkingIndicator,
     ToolChip,
+    ActionItem,
   ],
   template: `
     @if (message().role === 'user') {
@@ -131,6 +142,14 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
             <mt-tool-chip [call]="part" [settled]="!streaming()" />
           }
         }
+        @for (item of inlineActions(); track item.action.id) {
+          <mt-action-item
+            [action]="item.action"
+            [outcome]="item.outcome"
+            [compact]="true"
+            (settled)="actionSettled.emit($event)"
+          />
+        }
         @if (streaming() && waiting()) {
           <mt-thinking [since]="waitingSince() ?? sinceStored()" />
         }
@@ -144,6 +163,7 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
           message().status === 'stopped' ||
           message().model ||
           message().delivery ||
+          taint() ||
           copyableText()
         ) {
           <p class="meta">
@@ -172,6 +192,15 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
               >
                 {{ deliveryText(delivery) }}
               </span>
+            }
+            @if (taint(); as taint) {
+              <span
+                class="taint"
+                data-testid="assistant-taint"
+                [attr.aria-label]="'This turn ' + taint"
+                [attr.title]="'This turn ' + taint"
+                ><mt-icon name="public" />{{ taint }}</span
+              >
             }
             @if (copyableText(); as text) {
               <mt-copy-button
@@ -321,6 +350,12 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
       font: var(--mat-sys-label-small);
       color: var(--mat-sys-on-surface-variant);
     }
+    .taint {
+      display: inline-flex;
+      align-items: center;
+      gap: 4px;
+      --mt-icon-size: 14px;
+    }
     .delivery.failed {
       color: var(--mat-sys-error);
     }
@@ -349,6 +384,14 @@ export class ChatMessageView {
   /** The buttons under the message. */
   readonly actions = input<readonly MessageAction[]>([]);
   readonly act = output<MessageAction>();
+  /** The tool calls of this reply's turn that wait for the owner (or were just approved or discarded here). */
+  readonly inlineActions = input<readonly InlineAction[]>([]);
+  readonly actionSettled = output<ActionSettled>();
+  /** What brought third-party content into the turn, in words; null when nothing did. */
+  protected readonly taint = computed(() => {
+    const marks = this.message().taint;
+    return marks?.length ? taintText(marks) : null;
+  });
 
   protected readonly actionLabels = ACTION_LABELS;
   protected readonly waiting = computed(() => awaitingModel(this.parts()));

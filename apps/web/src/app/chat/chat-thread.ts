@@ -48,7 +48,13 @@ import {
   formatBytes,
 } from './attachment-uploads';
 import { ModeChip } from './mode-chip';
-import { ChatMessageView, type MessageAction } from './chat-message';
+import {
+  ChatMessageView,
+  type InlineAction,
+  type MessageAction,
+} from './chat-message';
+import { ActionItem } from '../actions/action-item';
+import { type ActionSettled, PendingActions } from '../actions/pending-actions';
 import {
   ChatSendError,
   ChatStream,
@@ -91,6 +97,7 @@ export function mentionsSettings(message: string): boolean {
     ServerError,
     ChatMessageView,
     ModeChip,
+    ActionItem,
   ],
   templateUrl: './chat-thread.html',
   styleUrl: './chat-thread.scss',
@@ -191,6 +198,46 @@ export class ChatThread {
   protected readonly liveView = computed(() => {
     const reply = this.live();
     return reply ? liveReplyView(reply) : null;
+  });
+
+  /** The pending actions (the shell keeps them loaded and live) and those settled in this console. */
+  private readonly pendingActions = inject(PendingActions);
+  protected readonly noInlineActions: readonly InlineAction[] = [];
+  /**
+   * This chat's actions under the reply whose turn proposed them (by the reply's id, or a tool call that
+   * names the action); the others (a reply not loaded, or none named) in a block at the end.
+   */
+  protected readonly inlineActions = computed(() => {
+    const chatId = this.chatId();
+    const items: InlineAction[] = [
+      ...this.pendingActions
+        .list()
+        .filter((action) => action.chatId === chatId)
+        .map((action) => ({ action, outcome: null })),
+      ...this.pendingActions
+        .settled()
+        .filter((item) => item.action.chatId === chatId)
+        .map(({ action, outcome }) => ({ action, outcome })),
+    ];
+    const placed = new Map<string, InlineAction[]>();
+    if (!items.length) return { placed, unplaced: items };
+    const owner = new Map<string, string>();
+    const live = this.liveView();
+    for (const message of live ? [...this.messages(), live] : this.messages())
+      for (const part of message.parts ?? [])
+        if (part.type === 'tool_call' && part.pendingActionId)
+          owner.set(part.pendingActionId, message.id);
+    const shown = new Set(this.messages().map((message) => message.id));
+    const unplaced: InlineAction[] = [];
+    for (const item of items) {
+      const { id, messageId } = item.action;
+      const at =
+        owner.get(id) ??
+        (messageId && shown.has(messageId) ? messageId : undefined);
+      if (at) placed.set(at, [...(placed.get(at) ?? []), item]);
+      else unplaced.push(item);
+    }
+    return { placed, unplaced };
   });
   protected readonly busy = computed(
     () => this.sending() || this.runningElsewhere(),
@@ -409,6 +456,10 @@ export class ChatThread {
   }
 
   /** The buttons under a message: Retry / Regenerate on the latest reply, Edit on the message it answers. */
+  protected settleAction(settled: ActionSettled): void {
+    this.pendingActions.settle(settled);
+  }
+
   protected actionsFor(message: ChatMessage): readonly MessageAction[] {
     if (this.busy() || this.live() || this.editingId()) return this.noActions;
     const reply = this.lastReply();

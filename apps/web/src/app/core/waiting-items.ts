@@ -59,7 +59,7 @@ export abstract class WaitingItems<T> {
 
   private load(): void {
     this.fetch().subscribe({
-      next: (items) => this.items.set(items),
+      next: (items) => this.set(items),
       error: () => undefined,
     });
   }
