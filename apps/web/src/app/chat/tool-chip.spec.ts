@@ -65,6 +65,10 @@ describe('ToolChip', () => {
     expect(waiting.el('tool-chip-status')?.textContent).toBe(
       'asked for your approval',
     );
+    // It did not send: the chip says what it would do.
+    expect(waiting.el('tool-chip-label')?.textContent).toBe(
+      'Send a WhatsApp message',
+    );
     expect(waiting.el('tool-chip-taint')).toBeNull();
   });
 

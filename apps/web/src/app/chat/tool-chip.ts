@@ -12,6 +12,7 @@ import {
 import { Icon } from '../ui/icon';
 import { MediaImage } from './media-image';
 import { toolArguments, toolLabel, toolSummary } from './tool-labels';
+import { actionLabel } from '../actions/action-words';
 
 export type ToolCallStatus =
   | 'running'
@@ -413,12 +414,15 @@ export class ToolChip {
     return ms === null || ms === undefined ? null : formatDuration(ms);
   });
   protected readonly resultShown = signal(false);
+  /** A call that waits did not happen: it says what it would do ("Send a WhatsApp message"). */
   protected readonly label = computed(() =>
-    toolLabel(
-      this.call().name,
-      this.call().arguments,
-      this.status() === 'running',
-    ),
+    this.status() === 'waiting'
+      ? actionLabel(this.call().name, this.call().arguments)
+      : toolLabel(
+          this.call().name,
+          this.call().arguments,
+          this.status() === 'running',
+        ),
   );
   protected readonly summary = computed(() =>
     toolSummary(this.call().name, this.call().arguments),
