@@ -4,6 +4,7 @@ import {
   computed,
   input,
   output,
+  signal,
 } from '@angular/core';
 import type {
   AssistantPart,
@@ -96,7 +97,24 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
             data-testid="message-attachments"
           />
         }
-        <p class="user-text">{{ message().content }}</p>
+        <p class="user-text" data-testid="user-text">{{ shownText() }}</p>
+        @if (collapsed() !== null) {
+          <button
+            type="button"
+            class="show-all"
+            data-testid="message-show-all"
+            [attr.aria-expanded]="showAll()"
+            (click)="showAll.set(!showAll())"
+          >
+            {{
+              showAll()
+                ? 'Show less'
+                : 'Show all (' +
+                  message().content.length.toLocaleString('en') +
+                  ' characters)'
+            }}
+          </button>
+        }
       </div>
       @if (actions().length) {
         <div class="actions user-actions">
@@ -270,6 +288,20 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
       white-space: pre-wrap;
       overflow-wrap: anywhere;
     }
+    .show-all {
+      margin: 6px 0 0;
+      padding: 2px 0;
+      border: 0;
+      background: none;
+      color: inherit;
+      font: var(--mat-sys-label-large);
+      text-decoration: underline;
+      cursor: pointer;
+    }
+    .show-all:focus-visible {
+      outline: 2px solid var(--mat-sys-primary);
+      outline-offset: 2px;
+    }
     .reply {
       max-width: 100%;
       min-width: 0;
@@ -407,6 +439,19 @@ export class ChatMessageView {
   });
 
   protected readonly parts = computed(() => partsOf(this.message()));
+  /** A long message (a pasted document) shows its start until "Show all". */
+  protected readonly showAll = signal(false);
+  protected readonly collapsed = computed(() =>
+    this.message().role === 'user'
+      ? collapsedText(this.message().content)
+      : null,
+  );
+  protected readonly shownText = computed(() => {
+    const collapsed = this.collapsed();
+    return collapsed !== null && !this.showAll()
+      ? collapsed
+      : this.message().content;
+  });
   protected readonly modeSwitchText = modeSwitchText;
   /** The contact who wrote a user message; null for the owner's own. */
   protected channelLabel(channel: MessageAuthor['channel']): string {
@@ -427,6 +472,23 @@ export class ChatMessageView {
       .join('\n\n')
       .trim();
   });
+}
+
+/** Longer messages are shown collapsed: at most this many characters… */
+export const COLLAPSED_CHARS = 1500;
+/** …and this many lines. */
+export const COLLAPSED_LINES = 24;
+
+/** The start of a message too long to show whole (ending in "…"), or null when it is short enough. */
+export function collapsedText(content: string): string | null {
+  const lines = content.split('\n');
+  if (
+    content.length <= COLLAPSED_CHARS * 2 &&
+    lines.length <= COLLAPSED_LINES * 2
+  )
+    return null;
+  const head = lines.slice(0, COLLAPSED_LINES).join('\n');
+  return `${head.slice(0, COLLAPSED_CHARS).trimEnd()}…`;
 }
 
 /** Whether an auto-reply went out on WhatsApp, in words. */

@@ -6,7 +6,7 @@ import {
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
 import { provideRouter } from '@angular/router';
 import { Subject } from 'rxjs';
-import type { ChatMessage } from '@metatronos/shared-types';
+import { type ChatMessage, MESSAGE_MAX_LENGTH } from '@metatronos/shared-types';
 import { EventStream } from '../core/event-stream';
 import {
   assistantMessage,
@@ -1040,6 +1040,48 @@ describe('ChatThread', () => {
         el<HTMLImageElement>('attachment-image')?.querySelector('img');
       expect(image?.getAttribute('src')).toBe('/api/attachments/a1');
       expect(image?.getAttribute('alt')).toBe('dot.png');
+      replies.complete();
+      await stable();
+      http.expectOne(LATEST).flush([]);
+    });
+
+    it('offers to attach a text too long for a message as a text file, which frees the message box', async () => {
+      await open([]);
+      const long = 'x'.repeat(MESSAGE_MAX_LENGTH + 1);
+      type(long);
+      await stable();
+      expect(el('composer-too-long')?.textContent).toContain(
+        `${MESSAGE_MAX_LENGTH + 1} / ${MESSAGE_MAX_LENGTH} characters`,
+      );
+      expect(sendButton().disabled).toBe(true);
+      el('composer-attach-as-file')?.click();
+      await stable();
+      const [upload] = uploadRequests();
+      const file = (upload.request.body as FormData).get('file') as File;
+      expect(file.name).toBe('pasted-text.txt');
+      expect(file.type).toBe('text/plain');
+      expect(file.size).toBe(MESSAGE_MAX_LENGTH + 1);
+      expect(input().value).toBe('');
+      expect(el('composer-too-long')).toBeNull();
+      expect(document.activeElement).toBe(input());
+      upload.flush(
+        {
+          id: 'f1',
+          name: 'pasted-text.txt',
+          mime: 'text/plain',
+          size: MESSAGE_MAX_LENGTH + 1,
+        },
+        { status: 201, statusText: 'Created' },
+      );
+      await stable();
+      type('Summarise the attached text');
+      await stable();
+      press('Enter');
+      await stable();
+      expect(send).toHaveBeenCalledWith('c1', {
+        content: 'Summarise the attached text',
+        attachmentIds: ['f1'],
+      });
       replies.complete();
       await stable();
       http.expectOne(LATEST).flush([]);

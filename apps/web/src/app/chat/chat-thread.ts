@@ -75,6 +75,9 @@ import {
   prependPage,
 } from './message-pages';
 
+/** The name a too-long text gets when it goes as a file. */
+export const PASTED_TEXT_FILE_NAME = 'pasted-text.txt';
+
 /** Within this many pixels of the bottom, new text keeps the view scrolled to the end. */
 const STICKY_BOTTOM_PX = 48;
 
@@ -357,6 +360,17 @@ export class ChatThread {
     this.stickToBottom = true;
     this.awayFromBottom.set(false);
     if (element) element.scrollTop = element.scrollHeight;
+  }
+
+  /** A text too long for a message goes with it as a text file instead; the message box is free again. */
+  protected attachDraftAsFile(): void {
+    const text = this.draft();
+    if (!text) return;
+    this.uploads.add([
+      new File([text], PASTED_TEXT_FILE_NAME, { type: 'text/plain' }),
+    ]);
+    this.draft.set('');
+    this.focusComposer();
   }
 
   protected onInput(value: string): void {
