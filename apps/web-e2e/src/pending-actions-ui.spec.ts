@@ -256,6 +256,16 @@ for (const viewport of VIEWPORTS) {
     const inline = reply.locator('[data-action-id="a1"]');
     await expect(inline.getByTestId('approve-action')).toBeVisible();
     await screenshots(page, `chat-${viewport.name}`);
+
+    // The mode menu by the message box opens where there is room, every mode in view (issue 29.2).
+    await page.getByTestId('mode-chip').click();
+    const options = page.locator('[data-testid^="mode-option-"]');
+    await expect(options.first()).toBeVisible();
+    expect(await options.count()).toBeGreaterThan(8);
+    for (const option of await options.all())
+      await expect(option).toBeInViewport({ ratio: 1 });
+    await screenshots(page, `mode-menu-${viewport.name}`);
+    await page.keyboard.press('Escape');
     await inline.getByTestId('approve-action').click();
     await expect(inline.getByTestId('action-outcome')).toContainText(
       'Done: it ran once.',
