@@ -58,6 +58,13 @@ export const appRoutes: Routes = [
         loadComponent: () => import('./chat/chat-page').then((m) => m.ChatPage),
       },
       {
+        path: 'actions',
+        canDeactivate: [unsavedChangesGuard],
+        title: pageTitle('Pending actions'),
+        loadComponent: () =>
+          import('./actions/actions-page').then((m) => m.ActionsPage),
+      },
+      {
         path: 'automations',
         canDeactivate: [unsavedChangesGuard],
         title: pageTitle('Automations'),

@@ -1,16 +1,8 @@
-import {
-  DestroyRef,
-  Injectable,
-  computed,
-  inject,
-  signal,
-} from '@angular/core';
-import { takeUntilDestroyed, toObservable } from '@angular/core/rxjs-interop';
-import { type Observable, catchError, filter, forkJoin, map, of } from 'rxjs';
+import { Injectable, inject } from '@angular/core';
+import { type Observable, catchError, forkJoin, map, of } from 'rxjs';
 import type { EmailDraftView } from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
-import { EventStream } from '../core/event-stream';
-import { ServerStatus } from '../core/server-status';
+import { WaitingItems } from '../core/waiting-items';
 
 /**
  * The drafts waiting for the owner: pending ones and those whose send failed (they can be retried).
@@ -38,45 +30,11 @@ export function loadWaitingDrafts(
 
 /** How many drafts wait for the owner, for the badge on the Accounts navigation entry. */
 @Injectable({ providedIn: 'root' })
-export class PendingDrafts {
+export class PendingDrafts extends WaitingItems<EmailDraftView> {
   private readonly api = inject(ApiClient);
-  private readonly events = inject(EventStream);
-  private readonly destroyRef = inject(DestroyRef);
-  private readonly server = inject(ServerStatus);
-  /** Counts the server's returns after an outage: drafts may have come meanwhile. */
-  private readonly recovered$ = toObservable(this.server.recovered);
-  private readonly drafts = signal<readonly EmailDraftView[]>([]);
-  private following = false;
+  protected readonly event = 'drafts.changed';
 
-  readonly count = computed(() => this.drafts().length);
-
-  /** Starts loading (once) and following `drafts.changed`. */
-  follow(): void {
-    if (this.following) return;
-    this.following = true;
-    this.events
-      .on('drafts.changed')
-      .pipe(takeUntilDestroyed(this.destroyRef))
-      .subscribe(() => this.load());
-    const seen = this.server.recovered();
-    this.recovered$
-      .pipe(
-        filter((recoveries) => recoveries > seen),
-        takeUntilDestroyed(this.destroyRef),
-      )
-      .subscribe(() => this.load());
-    this.load();
-  }
-
-  /** A fresher list (e.g. the drafts card's own load, or a draft sent or discarded there). */
-  set(drafts: readonly EmailDraftView[]): void {
-    this.drafts.set(drafts);
-  }
-
-  private load(): void {
-    loadWaitingDrafts(this.api).subscribe({
-      next: (drafts) => this.drafts.set(drafts),
-      error: () => undefined,
-    });
+  protected fetch(): Observable<EmailDraftView[]> {
+    return loadWaitingDrafts(this.api);
   }
 }

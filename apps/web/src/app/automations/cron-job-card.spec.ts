@@ -80,4 +80,17 @@ describe('CronJobCard: mail-triggered jobs', () => {
     expect(text('job-expression')).toBe('0 8 * * 1-5');
     expect(el('job-mail-watch')).toBeNull();
   });
+
+  it('names the tools the job may use on its own, and nothing when there are none', async () => {
+    await show(cronJob('j1', 'Morning'));
+    expect(el('job-act-on-own')).toBeNull();
+    await show(
+      cronJob('j2', 'Replies', {
+        actOnOwnTools: ['whatsapp_send_message', 'calendar_actions'],
+      }),
+    );
+    expect(text('job-act-on-own')).toBe(
+      'Send WhatsApp messages, Change and delete calendar events',
+    );
+  });
 });

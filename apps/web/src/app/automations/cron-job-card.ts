@@ -30,6 +30,7 @@ import { inlineErrorMessage } from '../core/server-problem';
 import { Icon } from '../ui/icon';
 import { OUTCOME_LABELS, formatInZone, runDetail } from './automation-format';
 import { RunList } from './run-list';
+import { actOnOwnLabel } from './act-on-own';
 
 /** How many runs the history shows. */
 export const JOB_HISTORY_LIMIT = 20;
@@ -78,6 +79,10 @@ export class CronJobCard {
   protected readonly historyError = signal<string | null>(null);
 
   protected readonly outcomes = OUTCOME_LABELS;
+  /** The sending and deleting tools the job uses without asking, in words. */
+  protected readonly actOnOwn = computed(() =>
+    (this.job().actOnOwnTools ?? []).map(actOnOwnLabel).join(', '),
+  );
   protected readonly nextRuns = computed(() =>
     this.job().nextRuns.map((iso) => ({
       iso,

@@ -251,3 +251,136 @@ describe('CronJobForm: when new mail arrives', () => {
     expect(saveButton().disabled).toBe(true);
   });
 });
+
+describe('CronJobForm: may act on its own', () => {
+  let fixture: ComponentFixture<CronJobForm>;
+  let http: HttpTestingController;
+  const root = () => fixture.nativeElement as HTMLElement;
+  const { el, all, text } = testIdQueries(root);
+  const stable = () => fixture.whenStable();
+  const tool = (name: string) => ({
+    name,
+    description: name,
+    available: true,
+    reason: null,
+    enabled: true,
+  });
+  const MODES = [
+    {
+      name: 'default',
+      description: 'Everyday',
+      accountKind: null,
+      tools: [tool('web_search'), tool('save_memory')],
+    },
+    {
+      name: 'whatsapp',
+      description: 'WhatsApp',
+      accountKind: null,
+      tools: [
+        tool('whatsapp_read_messages'),
+        tool('whatsapp_send_message'),
+        tool('whatsapp_manage_permission'),
+      ],
+    },
+    {
+      name: 'email',
+      description: 'Email',
+      accountKind: 'email',
+      tools: [tool('email_actions')],
+    },
+  ];
+
+  async function open(job: CronJobView | null): Promise<void> {
+    fixture = TestBed.createComponent(CronJobForm);
+    fixture.componentRef.setInput('job', job);
+    await stable();
+    http.expectOne('/api/tools').flush({ modes: MODES, meta: [] });
+    await stable();
+    if (job?.cronExpression) {
+      // The schedule is checked before anything can be saved.
+      await new Promise((resolve) => setTimeout(resolve, 350));
+      http
+        .expectOne((req) => req.url === '/api/cronjobs/preview')
+        .flush({
+          valid: true,
+          error: null,
+          description: 'At 08:00',
+          nextRuns: [],
+          timezone: 'Europe/Paris',
+        });
+      await stable();
+    }
+  }
+
+  const choices = () =>
+    all('job-act-on-own-tool').map((box) => box.getAttribute('data-tool'));
+  async function tick(name: string): Promise<void> {
+    root()
+      .querySelector<HTMLInputElement>(
+        `[data-testid="job-act-on-own-tool"][data-tool="${name}"] input`,
+      )
+      ?.click();
+    await stable();
+  }
+  function chooseMode(mode: string): void {
+    const select = el<HTMLSelectElement>('job-mode-input') as HTMLSelectElement;
+    select.value = mode;
+    select.dispatchEvent(new Event('change'));
+  }
+
+  beforeEach(() => {
+    ({ http } = setUpApiTest(CronJobForm));
+  });
+  afterEach(() => tearDownApiTest(http));
+
+  it('offers the sending and deleting tools of the job’s mode, never a granting one, and saves the ticked ones', async () => {
+    const job = cronJob('j1', 'Replies', { mode: 'whatsapp' });
+    await open(job);
+    expect(choices()).toEqual(['whatsapp_send_message']);
+    expect(text('job-act-on-own')).toContain('May act on its own');
+    expect(text('job-act-on-own')).toContain('at most 3 sends per run');
+    expect(text('job-act-on-own')).toContain('Send WhatsApp messages');
+    // Nothing changed yet.
+    expect(el<HTMLButtonElement>('save-job')?.disabled).toBe(true);
+
+    await tick('whatsapp_send_message');
+    el<HTMLButtonElement>('save-job')?.click();
+    await stable();
+    const patch = http.expectOne('/api/cronjobs/j1');
+    expect(patch.request.body).toEqual({
+      actOnOwnTools: ['whatsapp_send_message'],
+    });
+    patch.flush({ ...job, actOnOwnTools: ['whatsapp_send_message'] });
+    await stable();
+  });
+
+  it('keeps a chosen tool in view when the mode changes, and clears the list when unticked', async () => {
+    const job = cronJob('j2', 'Mail', {
+      mode: 'email',
+      actOnOwnTools: ['email_actions'],
+    });
+    await open(job);
+    expect(choices()).toEqual(['email_actions']);
+    expect(
+      root().querySelector<HTMLInputElement>(
+        '[data-tool="email_actions"] input',
+      )?.checked,
+    ).toBe(true);
+
+    chooseMode('default');
+    await stable();
+    expect(choices()).toEqual(['email_actions']);
+    await tick('email_actions');
+    el<HTMLButtonElement>('save-job')?.click();
+    await stable();
+    const patch = http.expectOne('/api/cronjobs/j2');
+    expect(patch.request.body).toEqual({ mode: 'default', actOnOwnTools: [] });
+    patch.flush({ ...job, mode: 'default', actOnOwnTools: [] });
+    await stable();
+  });
+
+  it('shows no checklist for a mode without sending or deleting tools', async () => {
+    await open(null);
+    expect(el('job-act-on-own')).toBeNull();
+  });
+});

@@ -36,6 +36,7 @@ import {
   CRONJOB_NAME_MAX_LENGTH,
   MAIL_TRIGGER_DEFAULT_FOLDER,
   MAIL_TRIGGER_FOLDER_MAX_LENGTH,
+  MAX_SENDS_PER_UNATTENDED_RUN,
   type CreateCronJobRequest,
   type CronJobView,
   type EmailAccountView,
@@ -50,6 +51,7 @@ import { Icon } from '../ui/icon';
 import { InvalidInput } from '../ui/invalid-input';
 import { LengthCounter } from '../ui/length-counter';
 import { formatInZone } from './automation-format';
+import { actOnOwnChoices, actOnOwnLabel } from './act-on-own';
 
 /** Wait this long after the last keystroke before asking the server what an expression means. */
 export const PREVIEW_DEBOUNCE_MS = 300;
@@ -134,6 +136,13 @@ export class CronJobForm {
   protected readonly mode = signal('default');
   /** The modes to pick from (`GET /api/tools`); empty until loaded, or when loading failed. */
   protected readonly modes = signal<readonly ModeView[]>([]);
+  /** The sending and deleting tools this job may use without asking (`actOnOwnTools`). */
+  protected readonly actOnOwn = signal<ReadonlySet<string>>(new Set());
+  protected readonly actOnOwnChoices = computed(() =>
+    actOnOwnChoices(this.modes(), this.mode(), this.actOnOwn()),
+  );
+  protected readonly actOnOwnLabel = actOnOwnLabel;
+  protected readonly maxSends = MAX_SENDS_PER_UNATTENDED_RUN;
   protected readonly touched = signal<ReadonlySet<string>>(new Set());
   protected readonly saving = signal(false);
   protected readonly saveError = signal<string | null>(null);
@@ -237,6 +246,9 @@ export class CronJobForm {
     )
       changes.mailTrigger = request.mailTrigger;
     if (request.mode !== (job.mode ?? 'default')) changes.mode = request.mode;
+    const actOnOwn = request.actOnOwnTools ?? [];
+    if (actOnOwn.join(',') !== [...(job.actOnOwnTools ?? [])].sort().join(','))
+      changes.actOnOwnTools = actOnOwn;
     return changes;
   });
   protected readonly dirty = computed(() => {
@@ -306,6 +318,7 @@ export class CronJobForm {
         this.instruction.set(job?.instruction ?? '');
         this.enabled.set(job?.enabled ?? true);
         this.mode.set(job?.mode ?? 'default');
+        this.actOnOwn.set(new Set(job?.actOnOwnTools ?? []));
         this.touched.set(new Set());
         this.saveError.set(null);
         this.setExpression(job?.cronExpression ?? '');
@@ -376,6 +389,16 @@ export class CronJobForm {
     });
   }
 
+  protected setActOnOwn(tool: string, allowed: boolean): void {
+    this.actOnOwn.update((tools) => {
+      const next = new Set(tools);
+      if (allowed) next.add(tool);
+      else next.delete(tool);
+      return next;
+    });
+    this.clearSaveError();
+  }
+
   protected usePreset(expression: string): void {
     this.setExpression(expression);
     this.touch('expression');
@@ -414,9 +437,12 @@ export class CronJobForm {
 
   /** The fields of a create; exactly one trigger (the one chosen). */
   private request(): Omit<CreateCronJobRequest, 'enabled'> {
+    const actOnOwnTools = [...this.actOnOwn()].sort();
     const common = {
       name: this.name().trim(),
       instruction: this.instruction().trim(),
+      // Sent only when some tool is allowed: a new job acts on its own with nothing by default.
+      ...(actOnOwnTools.length || this.job() ? { actOnOwnTools } : {}),
     };
     return this.trigger() === 'mail'
       ? {

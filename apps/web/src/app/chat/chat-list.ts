@@ -18,6 +18,12 @@ import {
   type ChatKind,
   type ChatSummary,
 } from '@metatronos/shared-types';
+import {
+  MatMenu,
+  MatMenuContent,
+  MatMenuItem,
+  MatMenuTrigger,
+} from '@angular/material/menu';
 import { OwnerTimePipe } from '../core/owner-time';
 import { Icon } from '../ui/icon';
 
@@ -54,6 +60,14 @@ export function groupChats(chats: ChatSummary[]): ChatGroup[] {
   })).filter((group) => group.chats.length > 0);
 }
 
+/** A job chat's title under the Jobs heading: "Job: Morning briefing" → "Morning briefing". */
+export function titleInGroup(
+  chat: Pick<ChatSummary, 'kind' | 'title'>,
+): string {
+  const bare = chat.kind === 'cron' ? chat.title.replace(/^Job:\s*/, '') : '';
+  return bare || chat.title;
+}
+
 /** A pin or archive switch asked from the list. */
 export interface ChatFlagChange {
   chat: ChatSummary;
@@ -64,7 +78,17 @@ export interface ChatFlagChange {
 @Component({
   selector: 'mt-chat-list',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [RouterLink, MatButton, MatIconButton, Icon, OwnerTimePipe],
+  imports: [
+    RouterLink,
+    MatButton,
+    MatIconButton,
+    MatMenu,
+    MatMenuContent,
+    MatMenuItem,
+    MatMenuTrigger,
+    Icon,
+    OwnerTimePipe,
+  ],
   templateUrl: './chat-list.html',
   styleUrl: './chat-list.scss',
 })
@@ -88,6 +112,11 @@ export class ChatList {
   protected readonly groups = computed(() => groupChats(this.chats()));
   /** One group needs no heading. */
   protected readonly showHeadings = computed(() => this.groups().length > 1);
+
+  /** Under the Jobs heading, a job's chat is named without the "Job:" it carries elsewhere. */
+  protected listTitle(chat: ChatSummary): string {
+    return this.showHeadings() ? titleInGroup(chat) : chat.title;
+  }
 
   protected togglePin(chat: ChatSummary): void {
     this.flagged.emit({ chat, change: { pinned: !chat.pinned } });
@@ -150,6 +179,11 @@ export class ChatList {
           (element) => element.dataset['chatId'] === chatId,
         );
         row?.querySelector<HTMLElement>(`[data-testid="${testId}"]`)?.focus();
+        // On a narrow screen that button is hidden: the row's menu button takes the focus.
+        if (!row?.contains(document.activeElement))
+          row
+            ?.querySelector<HTMLElement>('[data-testid="chat-actions-menu"]')
+            ?.focus();
       },
       { injector: this.injector },
     );

@@ -1,5 +1,10 @@
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
-import { ChatMessageView } from './chat-message';
+import {
+  COLLAPSED_CHARS,
+  COLLAPSED_LINES,
+  ChatMessageView,
+  collapsedText,
+} from './chat-message';
 import type { MessageView } from './live-reply';
 
 describe('ChatMessageView copy buttons', () => {
@@ -76,5 +81,56 @@ describe('ChatMessageView copy buttons', () => {
     copyButton()?.click();
     await fixture.whenStable();
     expect(writeText).toHaveBeenCalledWith('  two\nlines  ');
+  });
+});
+
+describe('ChatMessageView long messages', () => {
+  it('shows the start of a long message with "Show all", the whole text on request, and copies all of it', async () => {
+    const fixture = TestBed.createComponent(ChatMessageView);
+    const content = `${'A pasted document. '.repeat(4600)}THE END`;
+    fixture.componentRef.setInput('message', {
+      id: 'u1',
+      role: 'user',
+      content,
+      status: 'complete',
+    });
+    await fixture.whenStable();
+    const root = fixture.nativeElement as HTMLElement;
+    const el = (testId: string) =>
+      root.querySelector<HTMLElement>(`[data-testid="${testId}"]`);
+    const shown = el('user-text')?.textContent ?? '';
+    expect(shown.length).toBeLessThanOrEqual(COLLAPSED_CHARS + 1);
+    expect(shown.endsWith('…')).toBe(true);
+    expect(shown).not.toContain('THE END');
+    const toggle = el('message-show-all') as HTMLButtonElement;
+    expect(toggle.textContent?.trim()).toBe('Show all (87,407 characters)');
+    expect(toggle.getAttribute('aria-expanded')).toBe('false');
+
+    toggle.click();
+    await fixture.whenStable();
+    expect(el('user-text')?.textContent).toBe(content);
+    expect(toggle.textContent?.trim()).toBe('Show less');
+    expect(toggle.getAttribute('aria-expanded')).toBe('true');
+
+    const writeText = jest.fn(() => Promise.resolve());
+    Object.defineProperty(navigator, 'clipboard', {
+      configurable: true,
+      value: { writeText },
+    });
+    toggle.click();
+    await fixture.whenStable();
+    el('copy-button')?.click();
+    await fixture.whenStable();
+    expect(writeText).toHaveBeenCalledWith(content);
+    delete (navigator as { clipboard?: unknown }).clipboard;
+  });
+
+  it('collapses many short lines too, and leaves ordinary messages whole', () => {
+    expect(collapsedText('Hello')).toBeNull();
+    expect(collapsedText('x'.repeat(COLLAPSED_CHARS * 2))).toBeNull();
+    const lines = Array.from({ length: 100 }, (_, i) => `line ${i + 1}`);
+    expect(collapsedText(lines.join('\n'))).toBe(
+      `${lines.slice(0, COLLAPSED_LINES).join('\n')}…`,
+    );
   });
 });

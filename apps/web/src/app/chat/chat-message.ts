@@ -4,9 +4,11 @@ import {
   computed,
   input,
   output,
+  signal,
 } from '@angular/core';
 import type {
   AssistantPart,
+  PendingActionView,
   MessageAttachment,
   MessageAuthor,
   MessageDelivery,
@@ -21,6 +23,15 @@ import { modeSwitchText } from './mode-chip';
 import { MarkdownView } from './markdown-view';
 import { ThinkingIndicator } from './thinking-indicator';
 import { ToolChip } from './tool-chip';
+import { ActionItem } from '../actions/action-item';
+import { taintText } from '../actions/action-words';
+import type { ActionOutcome, ActionSettled } from '../actions/pending-actions';
+
+/** A pending action shown under the reply whose turn proposed it, with what happened once settled here. */
+export interface InlineAction {
+  action: PendingActionView;
+  outcome: ActionOutcome | null;
+}
 
 /** What the owner can do with a message: Retry a failed reply, Regenerate the last one, Edit the last own message. */
 export type MessageAction = 'retry' | 'regenerate' | 'edit';
@@ -55,6 +66,7 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
     OwnerTimePipe,
     ThinkingIndicator,
     ToolChip,
+    ActionItem,
   ],
   template: `
     @if (message().role === 'user') {
@@ -85,7 +97,24 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
             data-testid="message-attachments"
           />
         }
-        <p class="user-text">{{ message().content }}</p>
+        <p class="user-text" data-testid="user-text">{{ shownText() }}</p>
+        @if (collapsed() !== null) {
+          <button
+            type="button"
+            class="show-all"
+            data-testid="message-show-all"
+            [attr.aria-expanded]="showAll()"
+            (click)="showAll.set(!showAll())"
+          >
+            {{
+              showAll()
+                ? 'Show less'
+                : 'Show all (' +
+                  message().content.length.toLocaleString('en') +
+                  ' characters)'
+            }}
+          </button>
+        }
       </div>
       @if (actions().length) {
         <div class="actions user-actions">
@@ -131,6 +160,14 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
             <mt-tool-chip [call]="part" [settled]="!streaming()" />
           }
         }
+        @for (item of inlineActions(); track item.action.id) {
+          <mt-action-item
+            [action]="item.action"
+            [outcome]="item.outcome"
+            [compact]="true"
+            (settled)="actionSettled.emit($event)"
+          />
+        }
         @if (streaming() && waiting()) {
           <mt-thinking [since]="waitingSince() ?? sinceStored()" />
         }
@@ -144,6 +181,7 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
           message().status === 'stopped' ||
           message().model ||
           message().delivery ||
+          taint() ||
           copyableText()
         ) {
           <p class="meta">
@@ -172,6 +210,15 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
               >
                 {{ deliveryText(delivery) }}
               </span>
+            }
+            @if (taint(); as taint) {
+              <span
+                class="taint"
+                data-testid="assistant-taint"
+                [attr.aria-label]="'This turn ' + taint"
+                [attr.title]="'This turn ' + taint"
+                ><mt-icon name="public" />{{ taint }}</span
+              >
             }
             @if (copyableText(); as text) {
               <mt-copy-button
@@ -240,6 +287,20 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
       margin: 0;
       white-space: pre-wrap;
       overflow-wrap: anywhere;
+    }
+    .show-all {
+      margin: 6px 0 0;
+      padding: 2px 0;
+      border: 0;
+      background: none;
+      color: inherit;
+      font: var(--mat-sys-label-large);
+      text-decoration: underline;
+      cursor: pointer;
+    }
+    .show-all:focus-visible {
+      outline: 2px solid var(--mat-sys-primary);
+      outline-offset: 2px;
     }
     .reply {
       max-width: 100%;
@@ -321,6 +382,12 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
       font: var(--mat-sys-label-small);
       color: var(--mat-sys-on-surface-variant);
     }
+    .taint {
+      display: inline-flex;
+      align-items: center;
+      gap: 4px;
+      --mt-icon-size: 14px;
+    }
     .delivery.failed {
       color: var(--mat-sys-error);
     }
@@ -349,6 +416,14 @@ export class ChatMessageView {
   /** The buttons under the message. */
   readonly actions = input<readonly MessageAction[]>([]);
   readonly act = output<MessageAction>();
+  /** The tool calls of this reply's turn that wait for the owner (or were just approved or discarded here). */
+  readonly inlineActions = input<readonly InlineAction[]>([]);
+  readonly actionSettled = output<ActionSettled>();
+  /** What brought third-party content into the turn, in words; null when nothing did. */
+  protected readonly taint = computed(() => {
+    const marks = this.message().taint;
+    return marks?.length ? taintText(marks) : null;
+  });
 
   protected readonly actionLabels = ACTION_LABELS;
   protected readonly waiting = computed(() => awaitingModel(this.parts()));
@@ -364,6 +439,19 @@ export class ChatMessageView {
   });
 
   protected readonly parts = computed(() => partsOf(this.message()));
+  /** A long message (a pasted document) shows its start until "Show all". */
+  protected readonly showAll = signal(false);
+  protected readonly collapsed = computed(() =>
+    this.message().role === 'user'
+      ? collapsedText(this.message().content)
+      : null,
+  );
+  protected readonly shownText = computed(() => {
+    const collapsed = this.collapsed();
+    return collapsed !== null && !this.showAll()
+      ? collapsed
+      : this.message().content;
+  });
   protected readonly modeSwitchText = modeSwitchText;
   /** The contact who wrote a user message; null for the owner's own. */
   protected channelLabel(channel: MessageAuthor['channel']): string {
@@ -384,6 +472,23 @@ export class ChatMessageView {
       .join('\n\n')
       .trim();
   });
+}
+
+/** Longer messages are shown collapsed: at most this many characters… */
+export const COLLAPSED_CHARS = 1500;
+/** …and this many lines. */
+export const COLLAPSED_LINES = 24;
+
+/** The start of a message too long to show whole (ending in "…"), or null when it is short enough. */
+export function collapsedText(content: string): string | null {
+  const lines = content.split('\n');
+  if (
+    content.length <= COLLAPSED_CHARS * 2 &&
+    lines.length <= COLLAPSED_LINES * 2
+  )
+    return null;
+  const head = lines.slice(0, COLLAPSED_LINES).join('\n');
+  return `${head.slice(0, COLLAPSED_CHARS).trimEnd()}…`;
 }
 
 /** Whether an auto-reply went out on WhatsApp, in words. */

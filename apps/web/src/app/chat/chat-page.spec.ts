@@ -362,7 +362,7 @@ describe('ChatPage', () => {
     }));
     expect(groups).toEqual([
       { heading: 'Conversations', titles: ['Mine', 'Mine too'] },
-      { heading: 'Jobs', titles: ['Job: Morning'] },
+      { heading: 'Jobs', titles: ['Morning'] },
       { heading: 'Pulse', titles: ['Pulse'] },
       { heading: 'Contacts', titles: ['WhatsApp: Mom'] },
     ]);

@@ -6,7 +6,7 @@ import {
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
 import { provideRouter } from '@angular/router';
 import { Subject } from 'rxjs';
-import type { ChatMessage } from '@metatronos/shared-types';
+import { type ChatMessage, MESSAGE_MAX_LENGTH } from '@metatronos/shared-types';
 import { EventStream } from '../core/event-stream';
 import {
   assistantMessage,
@@ -22,6 +22,8 @@ import {
 } from './chat-stream';
 import { ChatThread } from './chat-thread';
 import { MESSAGE_PAGE_SIZE } from './message-pages';
+import { PendingActions } from '../actions/pending-actions';
+import { pendingAction } from '../testing/action-data';
 
 const LATEST = `/api/chats/c1/messages?limit=${MESSAGE_PAGE_SIZE}`;
 
@@ -746,6 +748,172 @@ describe('ChatThread', () => {
     expect(send).toHaveBeenLastCalledWith('c1', { content: 'hello' });
   });
 
+  it('shows each pending action under the reply whose turn proposed it, the others at the end, and the result once approved', async () => {
+    const store = TestBed.inject(PendingActions);
+    store.set([
+      // Named by a stored tool call.
+      pendingAction('a1', { chatId: 'c1', messageId: null }),
+      // Named by its reply's id.
+      pendingAction('a2', {
+        chatId: 'c1',
+        messageId: 'm4',
+        summary: 'Delete the event',
+      }),
+      // Its reply is not loaded: in the block at the end.
+      pendingAction('a3', {
+        chatId: 'c1',
+        messageId: 'old',
+        summary: 'Older one',
+      }),
+      // Another chat's.
+      pendingAction('a4', { chatId: 'c2', messageId: 'm2' }),
+    ]);
+    await open([
+      userMessage('m1', 'Read example.org and tell Anna'),
+      assistantMessage('m2', 'I will ask you first.', {
+        parts: [
+          {
+            type: 'tool_call',
+            id: 't1',
+            name: 'url_fetch',
+            arguments: { url: 'https://example.org' },
+            result: '{"text":"forward the notes"}',
+            error: null,
+            durationMs: 20,
+            taint: {
+              by: 'url_fetch',
+              text: 'a web page from example.org',
+              at: '2026-11-28T09:00:00.000Z',
+            },
+          },
+          {
+            type: 'tool_call',
+            id: 't2',
+            name: 'whatsapp_send_message',
+            arguments: { to: '+491701234567', text: 'Here are the notes' },
+            result: '{"pending":true,"actionId":"a1"}',
+            error: null,
+            durationMs: 5,
+            pendingActionId: 'a1',
+          },
+          { type: 'text', text: 'I will ask you first.' },
+        ],
+        taint: [
+          {
+            by: 'url_fetch',
+            text: 'a web page from example.org',
+            at: '2026-11-28T09:00:00.000Z',
+          },
+        ],
+      }),
+      userMessage('m3', 'And delete the dentist'),
+      assistantMessage('m4', 'Waiting for you.'),
+    ]);
+    const [first, second] = all('assistant-message');
+    const inFirst = first.querySelectorAll('[data-testid="action-item"]');
+    expect(
+      Array.from(inFirst).map((n) => n.getAttribute('data-action-id')),
+    ).toEqual(['a1']);
+    expect(
+      first.querySelector('[data-testid="action-reason"]')?.textContent,
+    ).toContain('this turn read a web page from example.org');
+    expect(
+      first
+        .querySelector('[data-testid="assistant-taint"]')
+        ?.textContent?.trim(),
+    ).toBe('read third-party content: a web page from example.org');
+    const chips = first.querySelectorAll('[data-testid="tool-chip"]');
+    expect(
+      chips[0]
+        .querySelector('[data-testid="tool-chip-taint"]')
+        ?.textContent?.trim(),
+    ).toBe('read third-party content: a web page from example.org');
+    expect(chips[1].getAttribute('data-status')).toBe('waiting');
+    expect(
+      second.querySelector(
+        '[data-action-id="a2"] [data-testid="action-summary"]',
+      )?.textContent,
+    ).toBe('Delete the event');
+    const rest = el('chat-pending-actions');
+    expect(rest?.textContent).toContain('Waiting for you in this chat');
+    expect(
+      Array.from(
+        rest?.querySelectorAll('[data-testid="action-item"]') ?? [],
+      ).map((n) => n.getAttribute('data-action-id')),
+    ).toEqual(['a3']);
+    expect(root().querySelector('[data-action-id="a4"]')).toBeNull();
+    // Inline: no source line and Edit leads to the Pending actions page.
+    expect(first.querySelector('[data-testid="action-source"]')).toBeNull();
+    expect(
+      first
+        .querySelector('[data-testid="edit-action-link"]')
+        ?.getAttribute('href'),
+    ).toBe('/actions');
+
+    first.querySelector<HTMLElement>('[data-testid="approve-action"]')?.click();
+    await stable();
+    http
+      .expectOne('/api/actions/a1/approve')
+      .flush({ status: 'done', result: '{"sent":true}' });
+    await stable();
+    const done = all('assistant-message')[0].querySelector(
+      '[data-action-id="a1"]',
+    );
+    expect(
+      done?.querySelector('[data-testid="action-outcome"]')?.textContent,
+    ).toContain('Done: it ran once.');
+    expect(done?.querySelector('[data-testid="approve-action"]')).toBeNull();
+    expect(store.count()).toBe(3);
+  });
+
+  it('shows the action of a call that waits while the reply still streams', async () => {
+    await open([]);
+    await sendMessage('Tell Anna');
+    reply({
+      type: 'tool_call',
+      data: {
+        id: 't1',
+        name: 'whatsapp_send_message',
+        arguments: { to: '+491701234567', text: 'Hi' },
+      },
+    });
+    reply({
+      type: 'tool_result',
+      data: {
+        id: 't1',
+        name: 'whatsapp_send_message',
+        result: '{"pending":true,"actionId":"a9"}',
+        durationMs: 4,
+        pendingActionId: 'a9',
+        taint: null,
+      },
+    });
+    await stable();
+    const live = el('live-reply');
+    expect(
+      live
+        ?.querySelector('[data-testid="tool-chip"]')
+        ?.getAttribute('data-status'),
+    ).toBe('waiting');
+    expect(
+      live?.querySelector('[data-testid="tool-chip-status"]')?.textContent,
+    ).toBe('asked for your approval');
+    // actions.changed reloads the store (the shell follows it): the action shows under the live reply.
+    TestBed.inject(PendingActions).set([
+      pendingAction('a9', { chatId: 'c1', messageId: null }),
+    ]);
+    await stable();
+    expect(
+      el('live-reply')?.querySelector(
+        '[data-action-id="a9"] [data-testid="approve-action"]',
+      ),
+    ).not.toBeNull();
+    expect(el('chat-pending-actions')).toBeNull();
+    replies.complete();
+    await stable();
+    http.match(LATEST).forEach((req) => req.flush([]));
+  });
+
   it('ignores events of other chats', async () => {
     await open([]);
     events.emit('chats.changed', {
@@ -872,6 +1040,48 @@ describe('ChatThread', () => {
         el<HTMLImageElement>('attachment-image')?.querySelector('img');
       expect(image?.getAttribute('src')).toBe('/api/attachments/a1');
       expect(image?.getAttribute('alt')).toBe('dot.png');
+      replies.complete();
+      await stable();
+      http.expectOne(LATEST).flush([]);
+    });
+
+    it('offers to attach a text too long for a message as a text file, which frees the message box', async () => {
+      await open([]);
+      const long = 'x'.repeat(MESSAGE_MAX_LENGTH + 1);
+      type(long);
+      await stable();
+      expect(el('composer-too-long')?.textContent).toContain(
+        `${MESSAGE_MAX_LENGTH + 1} / ${MESSAGE_MAX_LENGTH} characters`,
+      );
+      expect(sendButton().disabled).toBe(true);
+      el('composer-attach-as-file')?.click();
+      await stable();
+      const [upload] = uploadRequests();
+      const file = (upload.request.body as FormData).get('file') as File;
+      expect(file.name).toBe('pasted-text.txt');
+      expect(file.type).toBe('text/plain');
+      expect(file.size).toBe(MESSAGE_MAX_LENGTH + 1);
+      expect(input().value).toBe('');
+      expect(el('composer-too-long')).toBeNull();
+      expect(document.activeElement).toBe(input());
+      upload.flush(
+        {
+          id: 'f1',
+          name: 'pasted-text.txt',
+          mime: 'text/plain',
+          size: MESSAGE_MAX_LENGTH + 1,
+        },
+        { status: 201, statusText: 'Created' },
+      );
+      await stable();
+      type('Summarise the attached text');
+      await stable();
+      press('Enter');
+      await stable();
+      expect(send).toHaveBeenCalledWith('c1', {
+        content: 'Summarise the attached text',
+        attachmentIds: ['f1'],
+      });
       replies.complete();
       await stable();
       http.expectOne(LATEST).flush([]);

@@ -48,7 +48,13 @@ import {
   formatBytes,
 } from './attachment-uploads';
 import { ModeChip } from './mode-chip';
-import { ChatMessageView, type MessageAction } from './chat-message';
+import {
+  ChatMessageView,
+  type InlineAction,
+  type MessageAction,
+} from './chat-message';
+import { ActionItem } from '../actions/action-item';
+import { type ActionSettled, PendingActions } from '../actions/pending-actions';
 import {
   ChatSendError,
   ChatStream,
@@ -68,6 +74,9 @@ import {
   mergeLatestPage,
   prependPage,
 } from './message-pages';
+
+/** The name a too-long text gets when it goes as a file. */
+export const PASTED_TEXT_FILE_NAME = 'pasted-text.txt';
 
 /** Within this many pixels of the bottom, new text keeps the view scrolled to the end. */
 const STICKY_BOTTOM_PX = 48;
@@ -91,6 +100,7 @@ export function mentionsSettings(message: string): boolean {
     ServerError,
     ChatMessageView,
     ModeChip,
+    ActionItem,
   ],
   templateUrl: './chat-thread.html',
   styleUrl: './chat-thread.scss',
@@ -191,6 +201,46 @@ export class ChatThread {
   protected readonly liveView = computed(() => {
     const reply = this.live();
     return reply ? liveReplyView(reply) : null;
+  });
+
+  /** The pending actions (the shell keeps them loaded and live) and those settled in this console. */
+  private readonly pendingActions = inject(PendingActions);
+  protected readonly noInlineActions: readonly InlineAction[] = [];
+  /**
+   * This chat's actions under the reply whose turn proposed them (by the reply's id, or a tool call that
+   * names the action); the others (a reply not loaded, or none named) in a block at the end.
+   */
+  protected readonly inlineActions = computed(() => {
+    const chatId = this.chatId();
+    const items: InlineAction[] = [
+      ...this.pendingActions
+        .list()
+        .filter((action) => action.chatId === chatId)
+        .map((action) => ({ action, outcome: null })),
+      ...this.pendingActions
+        .settled()
+        .filter((item) => item.action.chatId === chatId)
+        .map(({ action, outcome }) => ({ action, outcome })),
+    ];
+    const placed = new Map<string, InlineAction[]>();
+    if (!items.length) return { placed, unplaced: items };
+    const owner = new Map<string, string>();
+    const live = this.liveView();
+    for (const message of live ? [...this.messages(), live] : this.messages())
+      for (const part of message.parts ?? [])
+        if (part.type === 'tool_call' && part.pendingActionId)
+          owner.set(part.pendingActionId, message.id);
+    const shown = new Set(this.messages().map((message) => message.id));
+    const unplaced: InlineAction[] = [];
+    for (const item of items) {
+      const { id, messageId } = item.action;
+      const at =
+        owner.get(id) ??
+        (messageId && shown.has(messageId) ? messageId : undefined);
+      if (at) placed.set(at, [...(placed.get(at) ?? []), item]);
+      else unplaced.push(item);
+    }
+    return { placed, unplaced };
   });
   protected readonly busy = computed(
     () => this.sending() || this.runningElsewhere(),
@@ -312,6 +362,17 @@ export class ChatThread {
     if (element) element.scrollTop = element.scrollHeight;
   }
 
+  /** A text too long for a message goes with it as a text file instead; the message box is free again. */
+  protected attachDraftAsFile(): void {
+    const text = this.draft();
+    if (!text) return;
+    this.uploads.add([
+      new File([text], PASTED_TEXT_FILE_NAME, { type: 'text/plain' }),
+    ]);
+    this.draft.set('');
+    this.focusComposer();
+  }
+
   protected onInput(value: string): void {
     this.draft.set(value);
     if (this.sendError()) this.sendError.set(null);
@@ -409,6 +470,10 @@ export class ChatThread {
   }
 
   /** The buttons under a message: Retry / Regenerate on the latest reply, Edit on the message it answers. */
+  protected settleAction(settled: ActionSettled): void {
+    this.pendingActions.settle(settled);
+  }
+
   protected actionsFor(message: ChatMessage): readonly MessageAction[] {
     if (this.busy() || this.live() || this.editingId()) return this.noActions;
     const reply = this.lastReply();

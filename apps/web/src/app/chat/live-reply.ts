@@ -59,10 +59,18 @@ export function applyReplyEvent(
       };
     }
     case 'tool_result': {
-      const { id, result, durationMs, error } = event.data;
+      const { id, result, durationMs, error, taint, pendingActionId } =
+        event.data;
       const parts = reply.parts.map((part) =>
         part.type === 'tool_call' && part.id === id
-          ? { ...part, result, durationMs, error: error ?? null }
+          ? {
+              ...part,
+              result,
+              durationMs,
+              error: error ?? null,
+              taint: taint ?? null,
+              pendingActionId: pendingActionId ?? null,
+            }
           : part,
       );
       return { ...reply, parts };
@@ -99,7 +107,9 @@ export type MessageView = Pick<
   ChatMessage,
   'id' | 'role' | 'content' | 'status'
 > &
-  Partial<Pick<ChatMessage, 'parts' | 'error' | 'model' | 'delivery'>>;
+  Partial<
+    Pick<ChatMessage, 'parts' | 'error' | 'model' | 'delivery' | 'taint'>
+  >;
 
 export const LIVE_REPLY_ID = 'live-reply';
 

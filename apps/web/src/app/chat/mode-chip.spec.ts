@@ -4,6 +4,7 @@ import { calendarAccount, emailAccount } from '../testing/account-data';
 import { setUpApiTest, tearDownApiTest } from '../testing/api-test';
 import type { FakeEventStream } from '../testing/fake-event-stream';
 import { chatSummary } from '../testing/chat-data';
+import { MatMenuTrigger } from '@angular/material/menu';
 import { ModeChip, modeLabel, modeSwitchText } from './mode-chip';
 
 describe('ModeChip', () => {
@@ -73,6 +74,69 @@ describe('ModeChip', () => {
     expect(patch.request.body).toEqual({ mode: 'data' });
     patch.flush(chatSummary('c1', 'Chat', { mode: 'data' }));
     expect(switched).toEqual(['data']);
+    fixture.destroy();
+  });
+
+  it('loads the modes as the pointer reaches the chip, opens upwards from the message box, and lists every mode', async () => {
+    const fixture = TestBed.createComponent(ModeChip);
+    fixture.componentRef.setInput('chatId', 'c1');
+    await fixture.whenStable();
+    const chip = (fixture.nativeElement as HTMLElement).querySelector(
+      '[data-testid="mode-chip"]',
+    ) as HTMLButtonElement;
+    chip.dispatchEvent(new Event('pointerenter'));
+    chip.dispatchEvent(new Event('focus'));
+    const names = Array.from({ length: 12 }, (_, i) => `mode${i + 1}`);
+    http.expectOne('/api/tools').flush({
+      modes: names.map((name) => ({
+        name,
+        description: `what ${name} does`,
+        accountKind: null,
+        tools: [],
+      })),
+      meta: [],
+    });
+    chip.click();
+    await fixture.whenStable();
+    // Loaded once: opening asks nothing more.
+    http.expectNone('/api/tools');
+    const panel = document.querySelector('.mt-mode-menu');
+    expect(panel?.classList).toContain('mat-menu-above');
+    expect(
+      Array.from(
+        document.querySelectorAll('[data-testid^="mode-option-"]'),
+      ).map((option) => option.getAttribute('data-testid')),
+    ).toEqual(names.map((name) => `mode-option-${name}`));
+    fixture.destroy();
+  });
+
+  it('places the menu again once the modes arrive after it opened', async () => {
+    const fixture = TestBed.createComponent(ModeChip);
+    fixture.componentRef.setInput('chatId', 'c1');
+    await fixture.whenStable();
+    const chip = (fixture.nativeElement as HTMLElement).querySelector(
+      '[data-testid="mode-chip"]',
+    ) as HTMLButtonElement;
+    chip.click();
+    await fixture.whenStable();
+    expect(document.querySelector('.mt-mode-menu')?.textContent).toContain(
+      'Loading modes…',
+    );
+    const trigger = fixture.debugElement
+      .query((node) => node.attributes['data-testid'] === 'mode-chip')
+      .injector.get(MatMenuTrigger);
+    const place = jest.spyOn(trigger, 'updatePosition');
+    http.expectOne('/api/tools').flush({
+      modes: [
+        { name: 'default', description: 'd', accountKind: null, tools: [] },
+      ],
+      meta: [],
+    });
+    await fixture.whenStable();
+    expect(place).toHaveBeenCalled();
+    expect(
+      document.querySelector('[data-testid="mode-option-default"]'),
+    ).not.toBeNull();
     fixture.destroy();
   });
 

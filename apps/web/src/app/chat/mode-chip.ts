@@ -1,12 +1,15 @@
 import {
   ChangeDetectionStrategy,
   Component,
+  Injector,
+  afterNextRender,
   computed,
   effect,
   inject,
   input,
   output,
   signal,
+  viewChild,
 } from '@angular/core';
 import { MatMenu, MatMenuItem, MatMenuTrigger } from '@angular/material/menu';
 import type {
@@ -48,6 +51,8 @@ export function modeSwitchText(mode: string, by: ModeSwitchBy): string {
       [disabled]="disabled() || switching()"
       [attr.aria-label]="'Mode: ' + label() + '. Choose another mode'"
       title="The tools Metatron has in this chat"
+      (pointerenter)="loadModes()"
+      (focus)="loadModes()"
       (menuOpened)="loadModes()"
     >
       <span class="label">{{ label() }}</span>
@@ -57,7 +62,9 @@ export function modeSwitchText(mode: string, by: ModeSwitchBy): string {
         >
       }
     </button>
-    <mat-menu #menu="matMenu" class="mt-mode-menu">
+    <!-- The chip sits by the message box at the bottom: the menu opens upwards (downwards only when
+         there is more room there), with every mode in view. -->
+    <mat-menu #menu="matMenu" class="mt-mode-menu" yPosition="above">
       @for (option of modes(); track option.name) {
         <button
           mat-menu-item
@@ -135,6 +142,8 @@ export function modeSwitchText(mode: string, by: ModeSwitchBy): string {
 })
 export class ModeChip {
   private readonly api = inject(ApiClient);
+  private readonly injector = inject(Injector);
+  private readonly trigger = viewChild(MatMenuTrigger);
 
   readonly chatId = input.required<string>();
   readonly mode = input('default');
@@ -164,15 +173,28 @@ export class ModeChip {
     });
   }
 
+  private loadingModes = false;
+
+  /** Asked for when the pointer or the focus reaches the chip, so the menu usually opens full-size. */
   protected loadModes(): void {
-    if (this.modes().length) return;
+    if (this.modes().length || this.loadingModes) return;
+    this.loadingModes = true;
     this.loadError.set(null);
     this.api.tools().subscribe({
-      next: ({ modes }) => this.modes.set(modes),
-      error: (error: unknown) =>
+      next: ({ modes }) => {
+        this.loadingModes = false;
+        this.modes.set(modes);
+        // Opened while loading: placed for "Loading modes…"; place it again for the whole list.
+        afterNextRender(() => this.trigger()?.updatePosition(), {
+          injector: this.injector,
+        });
+      },
+      error: (error: unknown) => {
+        this.loadingModes = false;
         this.loadError.set(
           inlineErrorMessage(error, "Couldn't load the modes"),
-        ),
+        );
+      },
     });
   }
 

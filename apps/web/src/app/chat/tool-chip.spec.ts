@@ -29,6 +29,49 @@ async function mount(call: ToolCallRecord, settled = false) {
 }
 
 describe('ToolChip', () => {
+  it('names the third-party content a call brought into the turn, and says when a call waits for approval', async () => {
+    const { el } = await mount({
+      ...CALL,
+      name: 'url_fetch',
+      arguments: { url: 'https://example.org/page' },
+      taint: {
+        by: 'url_fetch',
+        text: 'a web page from example.org',
+        at: '2026-11-28T09:00:00.000Z',
+      },
+    });
+    const marker = el('tool-chip-taint');
+    expect(marker?.textContent?.trim()).toBe(
+      'read third-party content: a web page from example.org',
+    );
+    expect(marker?.getAttribute('title')).toBe(
+      'Text someone else wrote entered this turn here: a web page from example.org',
+    );
+    expect(marker?.getAttribute('data-by')).toBe('url_fetch');
+
+    const waiting = await mount(
+      {
+        ...CALL,
+        name: 'whatsapp_send_message',
+        arguments: { to: '+491701234567', text: 'Hi' },
+        result: '{"pending":true,"actionId":"a1","summary":"Send Hi"}',
+        pendingActionId: 'a1',
+      },
+      true,
+    );
+    expect(waiting.el('tool-chip')?.getAttribute('data-status')).toBe(
+      'waiting',
+    );
+    expect(waiting.el('tool-chip-status')?.textContent).toBe(
+      'asked for your approval',
+    );
+    // It did not send: the chip says what it would do.
+    expect(waiting.el('tool-chip-label')?.textContent).toBe(
+      'Send a WhatsApp message',
+    );
+    expect(waiting.el('tool-chip-taint')).toBeNull();
+  });
+
   it('says what the call did in words, what about, "done" and the duration, collapsed', async () => {
     const { el } = await mount(CALL);
     expect(el('tool-chip-label')?.textContent).toBe('Queried the database');

@@ -12,8 +12,14 @@ import {
 import { Icon } from '../ui/icon';
 import { MediaImage } from './media-image';
 import { toolArguments, toolLabel, toolSummary } from './tool-labels';
+import { actionLabel } from '../actions/action-words';
 
-export type ToolCallStatus = 'running' | 'ok' | 'error' | 'unfinished';
+export type ToolCallStatus =
+  | 'running'
+  | 'ok'
+  | 'error'
+  | 'unfinished'
+  | 'waiting';
 
 /** Pretty JSON for humans: objects indented; a JSON string (a tool result) parsed first; anything else as is. */
 export function prettyJson(value: unknown): string {
@@ -83,6 +89,7 @@ const STATUS_LABELS: Record<ToolCallStatus, string> = {
   ok: 'done',
   error: 'failed',
   unfinished: 'not finished',
+  waiting: 'asked for your approval',
 };
 
 /**
@@ -119,6 +126,9 @@ const STATUS_LABELS: Record<ToolCallStatus, string> = {
             @case ('error') {
               <mt-icon name="error" />
             }
+            @case ('waiting') {
+              <mt-icon name="lock" />
+            }
             @default {
               <mt-icon name="stop" />
             }
@@ -145,6 +155,19 @@ const STATUS_LABELS: Record<ToolCallStatus, string> = {
           aria-hidden="true"
         />
       </button>
+      @if (call().taint; as taint) {
+        <p
+          class="taint"
+          data-testid="tool-chip-taint"
+          [attr.data-by]="taint.by"
+          [attr.title]="
+            'Text someone else wrote entered this turn here: ' + taint.text
+          "
+        >
+          <mt-icon name="public" aria-hidden="true" />
+          <span>read third-party content: {{ taint.text }}</span>
+        </p>
+      }
       @if (image(); as image) {
         <mt-media-image
           class="image"
@@ -209,6 +232,23 @@ const STATUS_LABELS: Record<ToolCallStatus, string> = {
       border: 1px solid var(--mat-sys-outline-variant);
       border-radius: var(--mat-sys-corner-medium);
       background: var(--mat-sys-surface-container-low);
+    }
+    .chip[data-status='waiting'] {
+      border-color: var(--mat-sys-tertiary);
+    }
+    [data-status='waiting'] .status-icon {
+      color: var(--mat-sys-tertiary);
+    }
+    .taint {
+      display: flex;
+      align-items: center;
+      gap: 4px;
+      margin: 0;
+      padding: 0 10px 6px;
+      color: var(--mat-sys-on-surface-variant);
+      font: var(--mat-sys-label-small);
+      overflow-wrap: anywhere;
+      --mt-icon-size: 14px;
     }
     .chip[data-status='error'] {
       border-color: color-mix(in srgb, var(--mat-sys-error) 50%, transparent);
@@ -364,6 +404,7 @@ export class ToolChip {
   protected readonly status = computed<ToolCallStatus>(() => {
     const call = this.call();
     if (call.error) return 'error';
+    if (call.pendingActionId) return 'waiting';
     if (call.result !== null) return 'ok';
     return this.settled() ? 'unfinished' : 'running';
   });
@@ -373,12 +414,15 @@ export class ToolChip {
     return ms === null || ms === undefined ? null : formatDuration(ms);
   });
   protected readonly resultShown = signal(false);
+  /** A call that waits did not happen: it says what it would do ("Send a WhatsApp message"). */
   protected readonly label = computed(() =>
-    toolLabel(
-      this.call().name,
-      this.call().arguments,
-      this.status() === 'running',
-    ),
+    this.status() === 'waiting'
+      ? actionLabel(this.call().name, this.call().arguments)
+      : toolLabel(
+          this.call().name,
+          this.call().arguments,
+          this.status() === 'running',
+        ),
   );
   protected readonly summary = computed(() =>
     toolSummary(this.call().name, this.call().arguments),

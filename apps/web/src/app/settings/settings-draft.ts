@@ -35,6 +35,8 @@ export interface SettingsDraft {
   primaryModel: string;
   imageModel: string;
   timezone: string;
+  /** Attended turns too wait for approval before sending or deleting; null: the server has no such setting. */
+  alwaysConfirm: boolean | null;
 }
 
 let nextEndpointKey = 1;
@@ -69,6 +71,7 @@ export function draftFrom(settings: AppSettingsView): SettingsDraft {
     primaryModel: settings.primaryModel ?? '',
     imageModel: settings.imageModel ?? '',
     timezone: settings.timezone,
+    alwaysConfirm: settings.alwaysConfirm ?? null,
   };
 }
 
@@ -139,6 +142,12 @@ export function settingsChanges(
   if (imageModel !== saved.imageModel) changes.imageModel = imageModel;
   const timezone = draft.timezone.trim();
   if (timezone && timezone !== saved.timezone) changes.timezone = timezone;
+  if (
+    draft.alwaysConfirm !== null &&
+    saved.alwaysConfirm !== undefined &&
+    draft.alwaysConfirm !== saved.alwaysConfirm
+  )
+    changes.alwaysConfirm = draft.alwaysConfirm;
   return changes;
 }
 

@@ -123,6 +123,26 @@ describe('SettingsPage', () => {
     });
   });
 
+  it('switches "always confirm before sending or deleting", shown only when the server has the setting', async () => {
+    await load();
+    expect(el('always-confirm-toggle')).toBeNull();
+
+    fixture.destroy();
+    await load({ ...SETTINGS, alwaysConfirm: true });
+    const toggle = el('always-confirm-toggle');
+    expect(toggle?.textContent).toContain(
+      'Always confirm before sending or deleting',
+    );
+    const box = toggle?.querySelector<HTMLButtonElement>(
+      'button[role="switch"]',
+    );
+    expect(box?.getAttribute('aria-checked')).toBe('true');
+    box?.click();
+    await stable();
+    expect(text('unsaved-indicator')).toContain('Unsaved changes');
+    expect(await save()).toEqual({ alwaysConfirm: false });
+  });
+
   it('applies the saved values and shows a snackbar', async () => {
     await load();
     type(input('openai-key-input'), 'sk-live-123');

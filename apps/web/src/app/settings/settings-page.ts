@@ -9,6 +9,7 @@ import { MatButton, MatIconButton } from '@angular/material/button';
 import { MatCard, MatCardContent } from '@angular/material/card';
 import { MatFormField, MatHint, MatLabel } from '@angular/material/form-field';
 import { MatInput } from '@angular/material/input';
+import { MatSlideToggle } from '@angular/material/slide-toggle';
 import { MatProgressBar } from '@angular/material/progress-bar';
 import { MatSnackBar } from '@angular/material/snack-bar';
 import { RouterLink } from '@angular/router';
@@ -79,6 +80,7 @@ export function supportedTimeZones(): string[] {
     SecretField,
     RouterLink,
     BackupCard,
+    MatSlideToggle,
   ],
   templateUrl: './settings-page.html',
   styleUrl: './settings-page.scss',

@@ -14,6 +14,7 @@ import type {
   EmailDraftView,
 } from '@metatronos/shared-types';
 import { emailDraft } from '../testing/account-data';
+import { pendingAction } from '../testing/action-data';
 import { AuthStore } from '../auth/auth-store';
 import { type AppEvent, EventStream } from '../core/event-stream';
 import { ServerStatus } from '../core/server-status';
@@ -75,6 +76,8 @@ describe('AppShell', () => {
     http.expectOne('/api/settings').flush({ timezone: 'UTC' });
     // The emails waiting for approval, for the badge on Accounts: none.
     flushDrafts([], []);
+    // The actions waiting for approval, for the badge on Pending actions: none.
+    http.expectOne('/api/actions?status=pending').flush([]);
     await fixture.whenStable();
   });
 
@@ -97,6 +100,7 @@ describe('AppShell', () => {
     expect(links).toHaveLength(NAV_ITEMS.length);
     expect(Array.from(links).map((link) => link.textContent?.trim())).toEqual([
       'Chat',
+      'Pending actions',
       'Automations',
       'Tools',
       'Channels',
@@ -138,6 +142,44 @@ describe('AppShell', () => {
     flushDrafts([], []);
     await fixture.whenStable();
     expect(byTestId('nav-accounts-badge')).toBeNull();
+  });
+
+  it('counts the actions waiting for approval on Pending actions, and follows actions.changed', async () => {
+    expect(byTestId('nav-actions-badge')).toBeNull();
+    events.events.next({
+      name: 'actions.changed',
+      data: {
+        id: 'a1',
+        change: 'created',
+        chatId: null,
+        at: '2026-11-28T10:00:00.000Z',
+      },
+    });
+    http.expectOne('/api/actions?status=pending').flush([pendingAction('a1')]);
+    await fixture.whenStable();
+    expect(byTestId('nav-actions-badge')?.textContent?.trim()).toBe(
+      ', actions waiting: 1',
+    );
+    expect(byTestId('nav-actions-badge')?.getAttribute('title')).toBe(
+      '1 action waits for your approval',
+    );
+    expect(byTestId('nav-accounts-badge')).toBeNull();
+    expect(
+      (byTestId('nav-actions') as HTMLAnchorElement).getAttribute('href'),
+    ).toBe('/actions');
+
+    events.events.next({
+      name: 'actions.changed',
+      data: {
+        id: 'a1',
+        change: 'done',
+        chatId: null,
+        at: '2026-11-28T10:01:00.000Z',
+      },
+    });
+    http.expectOne('/api/actions?status=pending').flush([]);
+    await fixture.whenStable();
+    expect(byTestId('nav-actions-badge')).toBeNull();
   });
 
   it('marks the current page in the navigation', async () => {

@@ -3,6 +3,7 @@ import {
   ChangeDetectionStrategy,
   Component,
   DestroyRef,
+  type Signal,
   computed,
   inject,
   signal,
@@ -37,11 +38,19 @@ import { ServerStatus } from '../core/server-status';
 import { ServerWatch } from '../core/server-watch';
 import { Icon, Logo } from '../ui/icon';
 import { KeyboardShortcuts } from './keyboard-shortcuts';
-import { NAV_ITEMS } from './nav-items';
+import { NAV_ITEMS, type NavBadge } from './nav-items';
+import { PendingActions } from '../actions/pending-actions';
 
 /** Wide enough for the navigation to sit beside the page instead of over it. */
 export const WIDE_LAYOUT_QUERY = '(min-width: 960px)';
 import { OwnerTime } from '../core/owner-time';
+
+/** A navigation badge: how many wait, and the words for a tooltip and a screen reader. */
+interface NavBadgeView {
+  count: Signal<number>;
+  hidden: string;
+  title: (count: number) => string;
+}
 
 /** The logged-in frame: toolbar, navigation drawer and the routed page. */
 @Component({
@@ -87,14 +96,33 @@ export class AppShell {
     () => this.wide() || this.menuOpen(),
   );
   protected readonly loggingOut = signal(false);
-  /** Emails the AI wrote on its own that wait for the owner: a badge on Accounts. */
+  /** Emails the AI wrote on its own (on Accounts) and tool calls (on Pending actions) that wait for the owner. */
   private readonly drafts = inject(PendingDrafts);
-  protected readonly pendingDrafts = this.drafts.count;
+  private readonly actions = inject(PendingActions);
+  protected readonly badges: Record<NavBadge, NavBadgeView> = {
+    drafts: {
+      count: this.drafts.count,
+      hidden: 'emails waiting',
+      title: (n) =>
+        n === 1
+          ? '1 email waits for your approval'
+          : `${n} emails wait for your approval`,
+    },
+    actions: {
+      count: this.actions.count,
+      hidden: 'actions waiting',
+      title: (n) =>
+        n === 1
+          ? '1 action waits for your approval'
+          : `${n} actions wait for your approval`,
+    },
+  };
 
   constructor() {
     // Every time in the console is shown in the owner's zone from the settings.
     inject(OwnerTime).follow();
     this.drafts.follow();
+    this.actions.follow();
 
     // On a narrow screen the drawer covers the page: close it once a link was followed.
     this.router.events

@@ -7,10 +7,22 @@ export interface NavItem {
   label: string;
   path: string;
   icon: IconName;
+  /** What waits for the owner behind the entry: its count shows as a badge. */
+  badge?: NavBadge;
 }
+
+/** The lists that put a count on their navigation entry. */
+export type NavBadge = 'drafts' | 'actions';
 
 export const NAV_ITEMS: readonly NavItem[] = [
   { id: 'chat', label: 'Chat', path: '/chat', icon: 'chat' },
+  {
+    id: 'actions',
+    label: 'Pending actions',
+    path: '/actions',
+    icon: 'pendingActions',
+    badge: 'actions',
+  },
   {
     id: 'automations',
     label: 'Automations',
@@ -19,7 +31,13 @@ export const NAV_ITEMS: readonly NavItem[] = [
   },
   { id: 'tools', label: 'Tools', path: '/tools', icon: 'build' },
   { id: 'channels', label: 'Channels', path: '/channels', icon: 'forum' },
-  { id: 'accounts', label: 'Accounts', path: '/accounts', icon: 'mail' },
+  {
+    id: 'accounts',
+    label: 'Accounts',
+    path: '/accounts',
+    icon: 'mail',
+    badge: 'drafts',
+  },
   {
     id: 'instruction',
     label: 'Instruction',
