@@ -27,11 +27,15 @@ export interface CheckedServerHost {
 @Injectable()
 export class AccountHostResolver extends HostResolver implements OnModuleInit {
   onModuleInit(): void {
-    activeResolver = this;
+    useResolver(this);
   }
 }
 
 let activeResolver: HostResolver = new HostResolver();
+
+function useResolver(resolver: HostResolver): void {
+  activeResolver = resolver;
+}
 
 /**
  * Resolves an account server's host once and checks every address with the
