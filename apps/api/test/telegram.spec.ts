@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { getConnectionToken } from '@nestjs/mongoose';
 import type { Connection } from 'mongoose';
 import type { FakeRecordedRequest } from '../../../tools/fake-llm/fake-llm-server';
@@ -143,19 +145,48 @@ describe('Telegram', () => {
       .send({ telegramBotToken: 'not a token' })
       .expect(400);
 
+    // A well-formed but wrong token is tried with getMe first (at the configured root): 400, nothing saved.
     const wrong = '999:WRONG-token-abcdefghijklmnopq';
-    await owner
+    const getMes = () =>
+      telegram.calls.filter((c) => c.method === 'getMe').length;
+    const before = getMes();
+    const refused = await owner
       .patch('/api/settings')
       .send({ telegramBotToken: wrong })
-      .expect(200);
-    await waitFor(
-      async () =>
-        (await owner.get('/api/telegram/status')).body.status === 'error',
-      'the refusal',
+      .expect(400);
+    expect(refused.body.message).toEqual([
+      'Telegram refused the bot token (Unauthorized): copy it again from BotFather. Nothing was saved.',
+    ]);
+    expect(JSON.stringify(refused.body)).not.toContain('WRONG');
+    expect(getMes()).toBe(before + 1);
+    expect((await owner.get('/api/settings').expect(200)).body).toEqual(
+      settings,
     );
-    const refused = (await owner.get('/api/telegram/status')).body;
-    expect(refused.reason).toContain('refused the bot token');
-    expect(JSON.stringify(refused)).not.toContain('WRONG');
+    expect((await owner.get('/api/telegram/status')).body.status).toBe(
+      'connected',
+    );
+
+    // A server that cannot be reached: 400 in words, nothing saved.
+    const closed = createServer();
+    await new Promise<void>((resolve) =>
+      closed.listen(0, '127.0.0.1', resolve),
+    );
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const unreachable = await owner
+      .patch('/api/settings')
+      .send({
+        telegramBotToken: TOKEN,
+        telegramApiRoot: `http://127.0.0.1:${port}`,
+      })
+      .expect(400);
+    expect(unreachable.body.message).toEqual([
+      `The Telegram bot token could not be checked: http://127.0.0.1:${port} could not be reached (ECONNREFUSED). Nothing was saved.`,
+    ]);
+    expect(JSON.stringify(unreachable.body)).not.toContain(TOKEN);
+    expect((await owner.get('/api/settings').expect(200)).body).toEqual(
+      settings,
+    );
   });
 
   it("stores a stranger's message with no model call and no reply, and answers once the owner allows the chat", async () => {

@@ -16,6 +16,7 @@ import {
 } from './schemas/app-settings.schema';
 import { isMaskedSecret, maskSecret } from './secret-mask';
 import { isValidTimeZone, systemTimeZone } from './timezone';
+import { telegramTokenProblem } from './telegram-token-check';
 import {
   authProfilesRecord,
   authProfilesView,
@@ -193,6 +194,18 @@ export class SettingsService extends SandboxSecrets {
       next.disabledTools = [...new Set(request.disabledTools)];
     }
     if (problems.length) throw new BadRequestException(problems);
+    // A new token, or the token at a new server, is saved only once Telegram accepts it.
+    if (
+      next.telegramBotToken !== null &&
+      (next.telegramBotToken !== current.telegramBotToken ||
+        next.telegramApiRoot !== current.telegramApiRoot)
+    ) {
+      const problem = await telegramTokenProblem(
+        next.telegramApiRoot,
+        next.telegramBotToken,
+      );
+      if (problem) throw new BadRequestException([problem]);
+    }
 
     next.updatedAt = this.clock.now();
     const { updatedAt, authProfiles, ...fields } = next;
