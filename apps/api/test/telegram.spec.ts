@@ -647,6 +647,54 @@ describe('Telegram', () => {
     expect(results).toContain('Only files in file_cache_dir can be sent');
   });
 
+  it('takes a chat id as a JSON number in every Telegram route and tool', async () => {
+    const t = await boot();
+    await connect(t);
+    const owner = await t.owner();
+    const created = (
+      await owner
+        .post('/api/telegram/permissions')
+        .send({ chatId: 4242, displayName: 'Ann', canRead: true })
+        .expect(200)
+    ).body;
+    expect(created.chatId).toBe('4242');
+    // Not an integer: still refused.
+    await owner
+      .post('/api/telegram/permissions')
+      .send({ chatId: 42.5, displayName: 'Half' })
+      .expect(400);
+    const run = async (name: string, args: Record<string, unknown>) =>
+      JSON.parse(
+        await t.app.get(AiToolRegistry).execute(name, args, {
+          source: 'chat',
+          settings: await t.app.get(SettingsService).get(),
+          chatId: null,
+          messageId: null,
+          signal: new AbortController().signal,
+        }),
+      ) as Record<string, unknown>;
+    expect(
+      await run('telegram_manage_permission', {
+        action: 'update',
+        chat_id: 4242,
+        can_reply: true,
+      }),
+    ).not.toHaveProperty('error');
+    expect(
+      (await owner.get('/api/telegram/permissions').expect(200)).body,
+    ).toEqual([expect.objectContaining({ chatId: '4242', canReply: true })]);
+    expect(
+      await run('telegram_react', {
+        chat_id: 4242,
+        message_id: '7',
+        emoji: '👍',
+      }),
+    ).toMatchObject({ ok: true, chat_id: '4242', message_id: 7 });
+    expect(
+      await run('telegram_react', { chat_id: [4242], emoji: '👍' }),
+    ).toEqual({ error: "Argument 'chat_id' must be a string (got array)" });
+  });
+
   it('validates permissions and writes nothing on a bad request', async () => {
     const t = await boot();
     const owner = await t.owner();

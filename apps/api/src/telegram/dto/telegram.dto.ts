@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 import {
   IsBoolean,
   IsInt,
@@ -40,9 +40,16 @@ export class CreateTelegramPermissionDto
 {
   @ApiProperty({
     example: '123456789',
-    description: "Telegram's chat id (negative for groups)",
+    description:
+      "Telegram's chat id (negative for groups), as a string or a JSON number",
   })
   @OptionalField()
+  // A JSON number is the same chat id: Telegram itself sends chat ids as numbers.
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'number' && Number.isSafeInteger(value)
+      ? String(value)
+      : value,
+  )
   @IsString()
   @MaxLength(24)
   chatId!: string;
