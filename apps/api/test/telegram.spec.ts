@@ -137,13 +137,16 @@ describe('Telegram', () => {
       .patch('/api/settings')
       .send({ telegramApiRoot: 'http://127.0.0.1:1' })
       .expect(400);
-    expect(JSON.stringify(moved.body)).toContain(
-      'telegramBotToken must be sent again',
-    );
-    await owner
+    expect(moved.body.message).toEqual([
+      `The Telegram bot token must be given again because the Telegram API root changed (from ${telegram.url} to http://127.0.0.1:1): a saved token is only sent to the server it was entered for`,
+    ]);
+    const malformed = await owner
       .patch('/api/settings')
       .send({ telegramBotToken: 'not a token' })
       .expect(400);
+    expect(malformed.body.message).toEqual([
+      'The Telegram bot token must be a token as BotFather gives it, like 123456789:AA… (digits, a colon, then letters, digits, - and _)',
+    ]);
 
     // A well-formed but wrong token is tried with getMe first (at the configured root): 400, nothing saved.
     const wrong = '999:WRONG-token-abcdefghijklmnopq';

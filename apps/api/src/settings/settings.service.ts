@@ -339,7 +339,7 @@ function nextTelegram(
     }
     if (!valid)
       problems.push(
-        `telegramApiRoot must be an http(s) URL such as ${DEFAULT_TELEGRAM_API_ROOT} (got "${request.telegramApiRoot}")`,
+        `The Telegram API root must be an http(s) URL such as ${DEFAULT_TELEGRAM_API_ROOT} (got "${request.telegramApiRoot}")`,
       );
     else next.telegramApiRoot = root;
   }
@@ -353,7 +353,7 @@ function nextTelegram(
     !sameEndpointAddress(current.telegramApiRoot, next.telegramApiRoot)
   )
     problems.push(
-      `telegramBotToken must be sent again because telegramApiRoot changed (from ${current.telegramApiRoot} to ${next.telegramApiRoot}): a stored token is only sent to the server it was entered for`,
+      `The Telegram bot token must be given again because the Telegram API root changed (from ${current.telegramApiRoot} to ${next.telegramApiRoot}): a saved token is only sent to the server it was entered for`,
     );
   if (
     !tokenKept &&
@@ -361,7 +361,7 @@ function nextTelegram(
     !TELEGRAM_TOKEN.test(next.telegramBotToken)
   )
     problems.push(
-      'telegramBotToken must be a bot token as BotFather gives it, like 123456789:AA… (digits, a colon, then letters, digits, - and _)',
+      'The Telegram bot token must be a token as BotFather gives it, like 123456789:AA… (digits, a colon, then letters, digits, - and _)',
     );
   return problems;
 }
