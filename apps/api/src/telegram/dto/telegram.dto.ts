@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform, Type } from 'class-transformer';
+import { Type } from 'class-transformer';
 import {
   IsBoolean,
   IsInt,
@@ -17,6 +17,7 @@ import {
   type TelegramStatusView,
   type UpdateTelegramPermissionRequest,
 } from '@metatronos/shared-types';
+import { IdFromNumber } from '../../http/id-from-number';
 import { OptionalField } from '../../http/optional-field';
 
 const TRUSTED_HELP =
@@ -45,11 +46,7 @@ export class CreateTelegramPermissionDto
   })
   @OptionalField()
   // A JSON number is the same chat id: Telegram itself sends chat ids as numbers.
-  @Transform(({ value }: { value: unknown }) =>
-    typeof value === 'number' && Number.isSafeInteger(value)
-      ? String(value)
-      : value,
-  )
+  @IdFromNumber()
   @IsString()
   @MaxLength(24)
   chatId!: string;
