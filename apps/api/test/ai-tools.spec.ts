@@ -359,13 +359,13 @@ describe('AI tool arguments (declared once, in zod)', () => {
         },
         {
           name: 'whatsapp_send_message',
-          arguments: { phone: 14155551234, message: 'hi' },
+          arguments: { phone: ['14155551234'], message: 'hi' },
         },
         { name: 'whatsapp_read_messages', arguments: { limit: '5' } },
       ]);
       expect(errors(results)).toEqual([
         "Argument 'canReply' must be a boolean (got string)",
-        "Argument 'phone' must be a string (got number)",
+        "Argument 'phone' must be a string (got array)",
         "Argument 'limit' must be a number (got string)",
       ]);
       expect(

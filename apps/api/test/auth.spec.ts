@@ -146,6 +146,8 @@ describe('owner auth (HTTP, embedded database)', () => {
         statusCode: 401,
         error: 'Unauthorized',
         message: 'Wrong password',
+        attemptsLeft: LOGIN_MAX_FAILURES - 1,
+        lockMinutes: 15,
       });
       expect(res.headers['set-cookie']).toBeUndefined();
     });
@@ -201,7 +203,7 @@ describe('owner auth (HTTP, embedded database)', () => {
         .send({ password: OWNER_PASSWORD })
         .expect(429);
       expect(limited.body.message).toMatch(
-        /^Too many failed login attempts\. Try again in \d+ seconds\.$/,
+        /^Too many failed login attempts\. Try again in \d+ minutes?\.$/,
       );
       expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
       expect(limited.headers['set-cookie']).toBeUndefined();

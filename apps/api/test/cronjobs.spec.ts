@@ -21,6 +21,7 @@ import {
   useModel,
   type ChatClient,
 } from './support/llm-test-kit';
+import { SettingsService } from '../src/settings/settings.service';
 import type { TestApp, TestAppOptions } from './support/test-app';
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
@@ -297,6 +298,45 @@ describe('scheduled jobs', () => {
         ['skipped', 'busy', week.at(0, '10:02')],
         ['success', null, week.at(0, '10:01')],
       ]);
+      await owner.delete(`/api/cronjobs/${job.id}`).expect(204);
+    });
+
+    it('"run now" twice at once starts one run: the other click gets 409 "already running"', async () => {
+      const job = await create(owner, {
+        name: 'Clicked twice',
+        instruction: 'Once.',
+        cronExpression: '0 12 * * *',
+        enabled: false,
+      });
+      fake.openai.enqueue({ text: ['one ', 'run'], chunkDelayMs: 200 });
+      // A slow settings read widens the gap a check-then-mark claim would leave open.
+      const settings = t.app.get(SettingsService);
+      const read = settings.get.bind(settings);
+      const slow = jest.spyOn(settings, 'get').mockImplementation(async () => {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        return read();
+      });
+      const answers = await Promise.all(
+        Array.from({ length: 4 }, () =>
+          owner.post(`/api/cronjobs/${job.id}/run`),
+        ),
+      ).finally(() => slow.mockRestore());
+      expect(answers.map((a) => a.status).sort()).toEqual([202, 409, 409, 409]);
+      for (const refused of answers.filter((a) => a.status === 409))
+        expect(refused.body.message).toBe(
+          'This job is already running. Wait for the run to finish.',
+        );
+      expect(
+        (await owner.get(`/api/cronjobs/${job.id}`).expect(200)).body.running,
+      ).toBe(true);
+      const runs = await settledRuns(runsOf(owner, job.id), 1);
+      expect(runs.map((r) => [r.trigger, r.outcome])).toEqual([
+        ['manual', 'success'],
+      ]);
+      // Free again once the run has ended.
+      fake.openai.enqueue({ text: ['again'] });
+      await owner.post(`/api/cronjobs/${job.id}/run`).expect(202);
+      expect(await settledRuns(runsOf(owner, job.id), 2)).toHaveLength(2);
       await owner.delete(`/api/cronjobs/${job.id}`).expect(204);
     });
 

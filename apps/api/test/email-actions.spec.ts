@@ -358,6 +358,31 @@ describe('email_actions against GreenMail', () => {
       await waitForMail(mail, cat, (m) => m.subject === 'Hello Bob');
     });
 
+    it('takes one address as a string where a list is asked for, and a uid in quotes', async () => {
+      const { bob, cat } = users();
+      const result = await call({
+        action: 'send',
+        to: bob.address,
+        cc: cat.address,
+        subject: 'One string',
+        text: 'Lenient.',
+      });
+      expect(result).toMatchObject({
+        sent: true,
+        to: ['bob@example.test'],
+        cc: ['cat@example.test'],
+      });
+      await waitForMail(mail, bob, (m) => m.subject === 'One string');
+      expect(await call({ action: 'read', uid: '9999' })).toEqual({
+        error: "No message with uid 9999 in folder 'INBOX'",
+      });
+      expect(
+        await call({ action: 'send', to: 5, subject: 'x', text: 'y' }),
+      ).toEqual({
+        error: "Argument 'to[0]' must be a string (got number)",
+      });
+    });
+
     it('replies to all with In-Reply-To, References and one "Re:"', async () => {
       const { ann, bob, cat } = users();
       await deliver(mail, bob, {

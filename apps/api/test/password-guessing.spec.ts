@@ -1,7 +1,11 @@
 import { request as httpRequest } from 'node:http';
 import { getModelToken } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
-import { LOGIN_MAX_FAILURES } from '../src/auth/login-rate-limiter';
+import { DEVICE_COOKIE } from '../src/auth/login-device';
+import {
+  LOGIN_MAX_FAILURES,
+  LOGIN_WINDOW_MS,
+} from '../src/auth/login-rate-limiter';
 import { PasswordHasher } from '../src/auth/password-hasher';
 import { OwnerCredential } from '../src/auth/schemas/owner.schema';
 import {
@@ -90,6 +94,101 @@ describe('password guessing (HTTP, embedded database)', () => {
         expect(res.body.message).toMatch(/^Too many failed login attempts\./);
       }
       expect(verify).not.toHaveBeenCalled();
+    });
+  });
+
+  describe('warnings and sources', () => {
+    let t: TestApp;
+    beforeAll(async () => (t = await createTestApp()));
+    afterAll(() => t.close());
+
+    it("warns from the third failure, says minutes, and keeps the owner's own device able to log in", async () => {
+      // The owner's device logged in once: it carries a device cookie.
+      const device = await t.owner();
+      const cookie = (
+        await device
+          .post('/api/auth/login')
+          .send({ password: OWNER_PASSWORD })
+          .expect(200)
+      ).headers['set-cookie'] as unknown as string[];
+      expect(cookie.some((c) => c.startsWith(`${DEVICE_COOKIE}=`))).toBe(true);
+      expect(cookie.find((c) => c.startsWith(`${DEVICE_COOKIE}=`))).toMatch(
+        /HttpOnly.*SameSite=Strict|SameSite=Strict.*HttpOnly/,
+      );
+
+      // Guesses from elsewhere (same loopback address, no device cookie).
+      const guesser = t.http();
+      const answers = [];
+      for (let i = 0; i < LOGIN_MAX_FAILURES; i++)
+        answers.push(
+          (
+            await guesser
+              .post('/api/auth/login')
+              .send({ password: `guess-${i}-xx` })
+              .expect(401)
+          ).body,
+        );
+      expect(answers[0]).toEqual({
+        statusCode: 401,
+        message: 'Wrong password',
+        error: 'Unauthorized',
+        attemptsLeft: 4,
+        lockMinutes: 15,
+      });
+      expect(answers[1]).not.toHaveProperty('warning');
+      expect(answers[2]).toMatchObject({
+        message: 'Wrong password',
+        attemptsLeft: 2,
+        warning: '2 tries left before a 15-minute lock.',
+      });
+      expect(answers[3].warning).toBe('1 try left before a 15-minute lock.');
+      expect(answers[4]).toMatchObject({
+        attemptsLeft: 0,
+        warning: 'No tries left: logging in is locked for 15 minutes.',
+      });
+      const locked = await guesser
+        .post('/api/auth/login')
+        .send({ password: OWNER_PASSWORD })
+        .expect(429);
+      expect(locked.body).toMatchObject({
+        message: 'Too many failed login attempts. Try again in 15 minutes.',
+        retryAfterMinutes: 15,
+        retryAfterSeconds: LOGIN_WINDOW_MS / 1000,
+        lockScope: 'source',
+      });
+      expect(locked.headers['retry-after']).toBe(
+        String(LOGIN_WINDOW_MS / 1000),
+      );
+
+      // A forged or copied-looking device cookie is just the address.
+      await t
+        .http()
+        .post('/api/auth/login')
+        .set('Cookie', `${DEVICE_COOKIE}=made-up.abc`)
+        .send({ password: OWNER_PASSWORD })
+        .expect(429);
+
+      // The owner's device is its own source: the right password works.
+      await device
+        .post('/api/auth/login')
+        .send({ password: OWNER_PASSWORD })
+        .expect(200);
+      // And its own wrong passwords count from its own zero.
+      const own = await device
+        .post('/api/auth/login')
+        .send({ password: 'typo-typo' })
+        .expect(401);
+      expect(own.body.attemptsLeft).toBe(LOGIN_MAX_FAILURES - 1);
+
+      // The guesser's lock ends with the window, said in minutes on the way.
+      t.clock.advance(LOGIN_WINDOW_MS - 61_000);
+      const later = await guesser
+        .post('/api/auth/login')
+        .send({ password: OWNER_PASSWORD })
+        .expect(429);
+      expect(later.body.message).toBe(
+        'Too many failed login attempts. Try again in 2 minutes.',
+      );
     });
   });
 

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { getConnectionToken } from '@nestjs/mongoose';
 import type { Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
@@ -165,27 +167,59 @@ describe('Telegram', () => {
       .patch('/api/settings')
       .send({ telegramApiRoot: 'http://127.0.0.1:1' })
       .expect(400);
-    expect(JSON.stringify(moved.body)).toContain(
-      'telegramBotToken must be sent again',
-    );
-    await owner
+    expect(moved.body.message).toEqual([
+      `The Telegram bot token must be given again because the Telegram API root changed (from ${telegram.url} to http://127.0.0.1:1): a saved token is only sent to the server it was entered for`,
+    ]);
+    const malformed = await owner
       .patch('/api/settings')
       .send({ telegramBotToken: 'not a token' })
       .expect(400);
+    expect(malformed.body.message).toEqual([
+      'The Telegram bot token must be a token as BotFather gives it, like 123456789:AA… (digits, a colon, then letters, digits, - and _)',
+    ]);
 
+    // A well-formed but wrong token is tried with getMe first (at the configured root): 400, nothing saved.
     const wrong = '999:WRONG-token-abcdefghijklmnopq';
-    await owner
+    const getMes = () =>
+      telegram.calls.filter((c) => c.method === 'getMe').length;
+    const before = getMes();
+    const refused = await owner
       .patch('/api/settings')
       .send({ telegramBotToken: wrong })
-      .expect(200);
-    await waitFor(
-      async () =>
-        (await owner.get('/api/telegram/status')).body.status === 'error',
-      'the refusal',
+      .expect(400);
+    expect(refused.body.message).toEqual([
+      'Telegram refused the bot token (Unauthorized): copy it again from BotFather. Nothing was saved.',
+    ]);
+    expect(JSON.stringify(refused.body)).not.toContain('WRONG');
+    expect(getMes()).toBe(before + 1);
+    expect((await owner.get('/api/settings').expect(200)).body).toEqual(
+      settings,
     );
-    const refused = (await owner.get('/api/telegram/status')).body;
-    expect(refused.reason).toContain('refused the bot token');
-    expect(JSON.stringify(refused)).not.toContain('WRONG');
+    expect((await owner.get('/api/telegram/status')).body.status).toBe(
+      'connected',
+    );
+
+    // A server that cannot be reached: 400 in words, nothing saved.
+    const closed = createServer();
+    await new Promise<void>((resolve) =>
+      closed.listen(0, '127.0.0.1', resolve),
+    );
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const unreachable = await owner
+      .patch('/api/settings')
+      .send({
+        telegramBotToken: TOKEN,
+        telegramApiRoot: `http://127.0.0.1:${port}`,
+      })
+      .expect(400);
+    expect(unreachable.body.message).toEqual([
+      `The Telegram bot token could not be checked: http://127.0.0.1:${port} could not be reached (ECONNREFUSED). Nothing was saved.`,
+    ]);
+    expect(JSON.stringify(unreachable.body)).not.toContain(TOKEN);
+    expect((await owner.get('/api/settings').expect(200)).body).toEqual(
+      settings,
+    );
   });
 
   it("stores a stranger's message with no model call and no reply, and answers once the owner allows the chat", async () => {
@@ -689,6 +723,54 @@ describe('Telegram', () => {
         filename: 'hello.ogg',
       }),
     ]);
+  });
+
+  it('takes a chat id as a JSON number in every Telegram route and tool', async () => {
+    const t = await boot();
+    await connect(t);
+    const owner = await t.owner();
+    const created = (
+      await owner
+        .post('/api/telegram/permissions')
+        .send({ chatId: 4242, displayName: 'Ann', canRead: true })
+        .expect(200)
+    ).body;
+    expect(created.chatId).toBe('4242');
+    // Not an integer: still refused.
+    await owner
+      .post('/api/telegram/permissions')
+      .send({ chatId: 42.5, displayName: 'Half' })
+      .expect(400);
+    const run = async (name: string, args: Record<string, unknown>) =>
+      JSON.parse(
+        await t.app.get(AiToolRegistry).execute(name, args, {
+          source: 'chat',
+          settings: await t.app.get(SettingsService).get(),
+          chatId: null,
+          messageId: null,
+          signal: new AbortController().signal,
+        }),
+      ) as Record<string, unknown>;
+    expect(
+      await run('telegram_manage_permission', {
+        action: 'update',
+        chat_id: 4242,
+        can_reply: true,
+      }),
+    ).not.toHaveProperty('error');
+    expect(
+      (await owner.get('/api/telegram/permissions').expect(200)).body,
+    ).toEqual([expect.objectContaining({ chatId: '4242', canReply: true })]);
+    expect(
+      await run('telegram_react', {
+        chat_id: 4242,
+        message_id: '7',
+        emoji: '👍',
+      }),
+    ).toMatchObject({ ok: true, chat_id: '4242', message_id: 7 });
+    expect(
+      await run('telegram_react', { chat_id: [4242], emoji: '👍' }),
+    ).toEqual({ error: "Argument 'chat_id' must be a string (got array)" });
   });
 
   it('validates permissions and writes nothing on a bad request', async () => {

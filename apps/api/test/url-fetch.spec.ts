@@ -847,15 +847,34 @@ describe('url_fetch', () => {
       );
     });
 
-    it('keeps a masked value for the same prefix and asks for it again when the prefix changes', async () => {
+    it('keeps a masked value for the same prefix and header and asks for it again when either changes', async () => {
       const [home] = (await owner.get('/api/settings').expect(200)).body
         .authProfiles;
+      // The same header in another case is the same header.
       await owner
         .patch('/api/settings')
+        .send({
+          authProfiles: [{ ...home, header: home.header.toLowerCase() }],
+        })
+        .expect(200);
+      const renamed = await owner
+        .patch('/api/settings')
         .send({ authProfiles: [{ ...home, header: 'X-Token' }] })
+        .expect(400);
+      expect(renamed.body.message).toEqual([
+        `authProfiles[0].value must be sent again because the header changed (from ${home.header.toLowerCase()} to X-Token): a stored value is only sent in the header it was entered for`,
+      ]);
+      expect((await t.app.get(SettingsService).get()).authProfiles).toEqual([
+        { ...home, header: home.header.toLowerCase(), value: PROFILE_VALUE },
+      ]);
+      await owner
+        .patch('/api/settings')
+        .send({
+          authProfiles: [{ ...home, header: 'X-Token', value: 'new-value-1' }],
+        })
         .expect(200);
       expect((await t.app.get(SettingsService).get()).authProfiles).toEqual([
-        { ...home, header: 'X-Token', value: PROFILE_VALUE },
+        { ...home, header: 'X-Token', value: 'new-value-1' },
       ]);
       const moved = await owner
         .patch('/api/settings')

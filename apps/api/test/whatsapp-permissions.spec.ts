@@ -248,7 +248,7 @@ describe('WhatsApp permissions', () => {
           /canRead must be a boolean/,
         ],
         [
-          { phoneNumber: 14155550000, displayName: 'X' },
+          { phoneNumber: ['14155550000'], displayName: 'X' },
           400,
           /phoneNumber must be a string/,
         ],
@@ -270,6 +270,14 @@ describe('WhatsApp permissions', () => {
       }
       expect(await collection().countDocuments()).toBe(1);
       expect(events).toHaveLength(1);
+    });
+
+    it('takes a phone number given as a JSON number', async () => {
+      const created = await create({
+        phoneNumber: 14155559876,
+        displayName: 'Numeric',
+      });
+      expect(created.phoneNumber).toBe('14155559876');
     });
 
     it('sorts by displayName, ignoring case', async () => {

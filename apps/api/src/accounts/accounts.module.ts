@@ -6,6 +6,7 @@ import { AccountsController } from './accounts.controller';
 import { AccountsPromptSection } from './accounts-prompt-section';
 import { AccountsService } from './accounts.service';
 import { AccountsAiDirectory, AccountsStore } from './accounts-store';
+import { AccountHostResolver } from './connections/account-address';
 import { AccountDoc, AccountSchema } from './schemas/account.schema';
 
 /**
@@ -26,6 +27,7 @@ import { AccountDoc, AccountSchema } from './schemas/account.schema';
     AccountsPromptSection,
     { provide: AccountCredentials, useExisting: AccountsStore },
     AccountsAiDirectory,
+    AccountHostResolver,
   ],
   exports: [
     AccountCredentials,

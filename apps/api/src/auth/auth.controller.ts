@@ -22,6 +22,7 @@ import {
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { Clock } from '../clock/clock';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
 import {
@@ -31,6 +32,7 @@ import {
 } from './auth.service';
 import { AuthStatusDto, LoginDto, SetupOwnerDto } from './dto/password.dto';
 import { Public } from './public.decorator';
+import { DEVICE_COOKIE, DEVICE_COOKIE_DAYS } from './login-device';
 import {
   SESSION_COOKIE,
   sessionCookieOptions,
@@ -43,6 +45,7 @@ export class AuthController {
   constructor(
     private readonly auth: AuthService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly clock: Clock,
   ) {}
 
   @Get('status')
@@ -86,9 +89,13 @@ export class AuthController {
     type: AuthStatusDto,
     description: 'Logged in; the session cookie is set',
   })
-  @ApiUnauthorizedResponse({ description: 'Wrong password' })
+  @ApiUnauthorizedResponse({
+    description:
+      'Wrong password; the body adds `attemptsLeft`, `lockMinutes` and, from the third failure, a `warning` in words',
+  })
   @ApiTooManyRequestsResponse({
-    description: 'Too many failed attempts from this address; see Retry-After',
+    description:
+      'Too many failed attempts from this device or address (or on the whole server, for devices that never logged in); see Retry-After and `retryAfterMinutes`',
   })
   @ApiConflictResponse({ description: 'No owner exists yet' })
   async login(
@@ -100,7 +107,11 @@ export class AuthController {
       this.setCookie(
         req,
         res,
-        await this.auth.login(body.password, req.ip ?? 'unknown'),
+        await this.auth.login(
+          body.password,
+          req.ip ?? 'unknown',
+          req.cookies?.[DEVICE_COOKIE],
+        ),
       );
     } catch (error) {
       if (error instanceof TooManyLoginAttemptsException)
@@ -131,6 +142,18 @@ export class AuthController {
       SESSION_COOKIE,
       session.token,
       sessionCookieOptions(this.config, req, session.expiresAt),
+    );
+    // Outlives sessions and logouts: the device stays known to the login limiter.
+    res.cookie(
+      DEVICE_COOKIE,
+      session.deviceToken,
+      sessionCookieOptions(
+        this.config,
+        req,
+        new Date(
+          this.clock.now().getTime() + DEVICE_COOKIE_DAYS * 24 * 3600 * 1000,
+        ),
+      ),
     );
   }
 }

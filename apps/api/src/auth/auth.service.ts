@@ -14,7 +14,15 @@ import { Clock } from '../clock/clock';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
 import { AppEventBus } from '../events/app-event-bus';
-import { LoginRateLimiter } from './login-rate-limiter';
+import { deviceTokenFor, verifiedDeviceId } from './login-device';
+import {
+  LOGIN_MAX_FAILURES,
+  LOGIN_WARN_FROM_FAILURE,
+  LOGIN_WINDOW_MS,
+  LoginRateLimiter,
+  waitInWords,
+  type LoginWait,
+} from './login-rate-limiter';
 import { PasswordHasher } from './password-hasher';
 import { OWNER_ID, OwnerCredential } from './schemas/owner.schema';
 import { AuthSession } from './schemas/session.schema';
@@ -22,6 +30,8 @@ import { AuthSession } from './schemas/session.schema';
 export interface IssuedSession {
   token: string;
   expiresAt: Date;
+  /** The device cookie's value: this device logged in (see login-device.ts). */
+  deviceToken: string;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -64,12 +74,13 @@ export class AuthService {
         'The owner password is being set by another request; log in instead once it is done.',
       );
     this.setupRunning = true;
+    let passwordHash: string;
     try {
       if (await this.ownerExists())
         throw new ConflictException(
           'The owner password is already set; log in instead.',
         );
-      const passwordHash = await this.hasher.hash(password);
+      passwordHash = await this.hasher.hash(password);
       try {
         await this.owners.create({ _id: OWNER_ID, passwordHash });
       } catch (error) {
@@ -84,35 +95,46 @@ export class AuthService {
       this.setupRunning = false;
     }
     this.logger.log('Owner password set');
-    return this.openSession();
+    return this.openSession(deviceTokenFor(passwordHash));
   }
 
   /**
-   * The attempt is reserved (checked and counted) synchronously, before any await,
-   * so parallel guesses cannot all be hashed before the first failure is recorded.
+   * The attempt is reserved (checked and counted) synchronously, before the
+   * password is hashed, so parallel guesses cannot all be hashed before the
+   * first failure is recorded. A device cookie signed for the current password
+   * makes the device its own source (`deviceToken`).
    */
-  async login(password: string, client: string): Promise<IssuedSession> {
-    const waitMs = this.limiter.reserve(client);
-    if (waitMs > 0) throw new TooManyLoginAttemptsException(waitMs);
-    let owner: OwnerCredential | null;
-    try {
-      owner = await this.owners.findById(OWNER_ID).lean();
-    } catch (error) {
-      this.limiter.release(client);
-      throw error;
-    }
-    if (!owner) {
-      this.limiter.release(client);
+  async login(
+    password: string,
+    client: string,
+    deviceToken?: unknown,
+  ): Promise<IssuedSession> {
+    // Read first, counted nothing: no owner or a database error checks no password.
+    const owner = await this.owners.findById(OWNER_ID).lean();
+    if (!owner)
       throw new ConflictException(
         'No owner password is set yet; complete the first-run setup.',
       );
-    }
+    const device = verifiedDeviceId(deviceToken, owner.passwordHash);
+    const source = { address: client, device };
+    // Checked and counted in one synchronous step.
+    const wait = this.limiter.wait(source);
+    if (wait) throw new TooManyLoginAttemptsException(wait);
+    this.limiter.reserve(source);
     if (!(await this.hasher.verify(password, owner.passwordHash))) {
-      this.logger.warn(`Failed login from ${client}`);
-      throw new UnauthorizedException('Wrong password');
+      this.logger.warn(
+        `Failed login from ${client}${device ? ' (a known device)' : ''}`,
+      );
+      throw new WrongPasswordException(
+        this.limiter.attemptsLeft(source),
+        this.limiter.failuresOf(source),
+        this.limiter.wait(source),
+      );
     }
-    this.limiter.recordSuccess(client);
-    return this.openSession();
+    this.limiter.recordSuccess(source);
+    return this.openSession(
+      deviceTokenFor(owner.passwordHash, device ?? undefined),
+    );
   }
 
   /** True when `token` names an open, unexpired session. */
@@ -151,7 +173,7 @@ export class AuthService {
     this.events.emit('auth.logged_out', { at: this.clock.now().toISOString() });
   }
 
-  private async openSession(): Promise<IssuedSession> {
+  private async openSession(deviceToken: string): Promise<IssuedSession> {
     const now = this.clock.now();
     await this.sessions.deleteMany({ expiresAt: { $lte: now } });
     const token = randomBytes(32).toString('base64url');
@@ -163,21 +185,57 @@ export class AuthService {
       createdAt: now,
       expiresAt,
     });
-    return { token, expiresAt };
+    return { token, expiresAt, deviceToken };
   }
 }
 
+const LOCK_MINUTES = Math.round(LOGIN_WINDOW_MS / 60_000);
+
 export class TooManyLoginAttemptsException extends HttpException {
-  constructor(readonly retryAfterMs: number) {
-    const seconds = Math.ceil(retryAfterMs / 1000);
+  readonly retryAfterMs: number;
+  constructor(wait: LoginWait) {
+    const minutes = Math.max(1, Math.ceil(wait.waitMs / 60_000));
     super(
       {
         statusCode: HttpStatus.TOO_MANY_REQUESTS,
-        message: `Too many failed login attempts. Try again in ${seconds} seconds.`,
+        message:
+          wait.scope === 'global'
+            ? `Too many failed login attempts on this server. Try again in ${waitInWords(wait.waitMs)}; a device that has logged in here before can still log in.`
+            : `Too many failed login attempts. Try again in ${waitInWords(wait.waitMs)}.`,
         error: 'Too Many Requests',
+        retryAfterSeconds: Math.ceil(wait.waitMs / 1000),
+        retryAfterMinutes: minutes,
+        lockScope: wait.scope,
       },
       HttpStatus.TOO_MANY_REQUESTS,
     );
+    this.retryAfterMs = wait.waitMs;
+  }
+}
+
+/**
+ * 401 for a wrong password, in the usual shape plus how many tries are left;
+ * from the third failure on, a `warning` says so in words.
+ */
+export class WrongPasswordException extends UnauthorizedException {
+  constructor(attemptsLeft: number, failures: number, lock: LoginWait | null) {
+    const warn =
+      attemptsLeft === 0 ||
+      failures >= LOGIN_WARN_FROM_FAILURE ||
+      attemptsLeft <= LOGIN_MAX_FAILURES - LOGIN_WARN_FROM_FAILURE;
+    const warning = !warn
+      ? undefined
+      : attemptsLeft > 0
+        ? `${attemptsLeft} ${attemptsLeft === 1 ? 'try' : 'tries'} left before a ${LOCK_MINUTES}-minute lock.`
+        : `No tries left: logging in is locked for ${waitInWords(lock?.waitMs ?? LOGIN_WINDOW_MS)}.`;
+    super({
+      statusCode: HttpStatus.UNAUTHORIZED,
+      message: 'Wrong password',
+      error: 'Unauthorized',
+      attemptsLeft,
+      lockMinutes: LOCK_MINUTES,
+      ...(warning ? { warning } : {}),
+    });
   }
 }
 

@@ -1,9 +1,12 @@
 import { ManualClock } from '../clock/clock';
+import { deviceTokenFor, verifiedDeviceId } from './login-device';
 import {
+  LOGIN_GLOBAL_MAX_FAILURES,
   LOGIN_MAX_FAILURES,
   LOGIN_WINDOW_MS,
   LoginRateLimiter,
   clientBucket,
+  waitInWords,
 } from './login-rate-limiter';
 
 describe('LoginRateLimiter', () => {
@@ -71,6 +74,110 @@ describe('LoginRateLimiter', () => {
       limiter.reserve(`2001:db8:1:2::${i + 1}`);
     expect(limiter.reserve('2001:db8:1:2:ffff::9')).toBeGreaterThan(0);
     expect(limiter.reserve('2001:db8:1:3::1')).toBe(0);
+  });
+});
+
+describe('LoginRateLimiter: sources and the global ceiling', () => {
+  let clock: ManualClock;
+  let limiter: LoginRateLimiter;
+  const owner = { address: '127.0.0.1', device: 'owner-phone' };
+
+  beforeEach(() => {
+    clock = new ManualClock();
+    limiter = new LoginRateLimiter(clock);
+  });
+
+  it('gives a known device its own count: guesses from its address never lock it out', () => {
+    for (let i = 0; i < LOGIN_MAX_FAILURES; i++)
+      expect(limiter.reserve({ address: '127.0.0.1' })).toBe(0);
+    expect(limiter.wait({ address: '127.0.0.1' })).toEqual({
+      waitMs: LOGIN_WINDOW_MS,
+      scope: 'source',
+    });
+    // Another device id is another source; no device at all is the address.
+    expect(limiter.wait(owner)).toBeNull();
+    expect(limiter.reserve(owner)).toBe(0);
+    expect(limiter.reserve({ address: '::1', device: null })).toBeGreaterThan(
+      0,
+    );
+  });
+
+  it('still limits a known device by its own failures', () => {
+    for (let i = 0; i < LOGIN_MAX_FAILURES; i++)
+      expect(limiter.reserve(owner)).toBe(0);
+    expect(limiter.wait(owner)?.scope).toBe('source');
+    expect(limiter.wait({ ...owner, address: '10.9.9.9' })?.scope).toBe(
+      'source',
+    );
+    limiter.recordSuccess(owner);
+    expect(limiter.wait(owner)).toBeNull();
+  });
+
+  it('caps the failures of all addresses together, but not of known devices', () => {
+    for (let i = 0; i < LOGIN_GLOBAL_MAX_FAILURES; i++) {
+      expect(limiter.reserve(`203.0.113.${i + 1}`)).toBe(0);
+      clock.advance(1000);
+    }
+    const wait = limiter.wait('198.51.100.7');
+    expect(wait).toEqual({
+      waitMs: LOGIN_WINDOW_MS - LOGIN_GLOBAL_MAX_FAILURES * 1000,
+      scope: 'global',
+    });
+    expect(limiter.reserve('198.51.100.7')).toBe(wait?.waitMs);
+    expect(limiter.wait(owner)).toBeNull();
+    // The oldest failure leaves the window: one more address may try.
+    clock.advance(LOGIN_WINDOW_MS - LOGIN_GLOBAL_MAX_FAILURES * 1000 + 1);
+    expect(limiter.reserve('198.51.100.7')).toBe(0);
+    expect(limiter.reserve('198.51.100.8')).toBeGreaterThan(0);
+  });
+
+  it('counts tries left from the nearer of the two limits', () => {
+    expect(limiter.attemptsLeft('10.0.0.1')).toBe(LOGIN_MAX_FAILURES);
+    for (let i = 0; i < 3; i++) limiter.reserve('10.0.0.1');
+    expect(limiter.attemptsLeft('10.0.0.1')).toBe(LOGIN_MAX_FAILURES - 3);
+    expect(limiter.failuresOf('10.0.0.1')).toBe(3);
+    for (let i = 0; i < LOGIN_GLOBAL_MAX_FAILURES - 4; i++)
+      limiter.reserve(`203.0.113.${i + 1}`);
+    expect(limiter.attemptsLeft('10.0.0.9')).toBe(1);
+    expect(limiter.attemptsLeft(owner)).toBe(LOGIN_MAX_FAILURES);
+  });
+
+  it.each([
+    [1, '1 minute'],
+    [59_999, '1 minute'],
+    [60_000, '1 minute'],
+    [60_001, '2 minutes'],
+    [894_000, '15 minutes'],
+    [LOGIN_WINDOW_MS, '15 minutes'],
+  ])('says a wait of %d ms as %s', (ms, words) => {
+    expect(waitInWords(ms)).toBe(words);
+  });
+});
+
+describe('login device cookie', () => {
+  const hash = '$argon2id$v=19$m=65536,t=3,p=4$c2FsdA$aGFzaA';
+
+  it('verifies only a token signed for the current password hash', () => {
+    const token = deviceTokenFor(hash);
+    const id = verifiedDeviceId(token, hash);
+    expect(id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(deviceTokenFor(hash, id ?? '')).toBe(token);
+    const [tokenId, mac] = token.split('.');
+    for (const forged of [
+      undefined,
+      42,
+      '',
+      tokenId,
+      `${tokenId}.`,
+      `other.${mac}`,
+      `${tokenId}.${mac}x`,
+      `${tokenId}.${mac}.x`,
+      `${tokenId}.${mac.slice(0, -1)}${mac.endsWith('A') ? 'B' : 'A'}`,
+      'x'.repeat(300),
+    ])
+      expect(verifiedDeviceId(forged, hash)).toBeNull();
+    // A new password forgets every device.
+    expect(verifiedDeviceId(token, `${hash}x`)).toBeNull();
   });
 });
 

@@ -1,4 +1,5 @@
 import { maskSecret } from '../settings/secret-mask';
+import { maskSecretOccurrences } from '../settings/secret-occurrences';
 import { isSecretFieldName } from './collection-access';
 
 /** Largest serialised result handed back to the model (and to the console's data browser). */
@@ -48,11 +49,11 @@ export class ResultRedactor {
 
   /** Masks every current secret value found in a free text (also used for error messages). */
   scrub(text: string): string {
-    for (const secret of this.secrets) {
-      if (text.includes(secret))
-        text = text.split(secret).join(maskSecret(secret) ?? '');
-    }
-    return text;
+    return maskSecretOccurrences(
+      text,
+      this.secrets,
+      (secret) => maskSecret(secret) ?? '',
+    );
   }
 
   private convert(value: unknown, secret: boolean): unknown {

@@ -16,6 +16,7 @@ import {
 } from './schemas/app-settings.schema';
 import { isMaskedSecret, maskSecret } from './secret-mask';
 import { isValidTimeZone, systemTimeZone } from './timezone';
+import { telegramTokenProblem } from './telegram-token-check';
 import {
   authProfilesRecord,
   authProfilesView,
@@ -197,6 +198,18 @@ export class SettingsService extends SandboxSecrets {
     if (typeof request.alwaysConfirm === 'boolean')
       next.alwaysConfirm = request.alwaysConfirm;
     if (problems.length) throw new BadRequestException(problems);
+    // A new token, or the token at a new server, is saved only once Telegram accepts it.
+    if (
+      next.telegramBotToken !== null &&
+      (next.telegramBotToken !== current.telegramBotToken ||
+        next.telegramApiRoot !== current.telegramApiRoot)
+    ) {
+      const problem = await telegramTokenProblem(
+        next.telegramApiRoot,
+        next.telegramBotToken,
+      );
+      if (problem) throw new BadRequestException([problem]);
+    }
 
     next.updatedAt = this.clock.now();
     const { updatedAt, authProfiles, ...fields } = next;
@@ -332,7 +345,7 @@ function nextTelegram(
     }
     if (!valid)
       problems.push(
-        `telegramApiRoot must be an http(s) URL such as ${DEFAULT_TELEGRAM_API_ROOT} (got "${request.telegramApiRoot}")`,
+        `The Telegram API root must be an http(s) URL such as ${DEFAULT_TELEGRAM_API_ROOT} (got "${request.telegramApiRoot}")`,
       );
     else next.telegramApiRoot = root;
   }
@@ -346,7 +359,7 @@ function nextTelegram(
     !sameEndpointAddress(current.telegramApiRoot, next.telegramApiRoot)
   )
     problems.push(
-      `telegramBotToken must be sent again because telegramApiRoot changed (from ${current.telegramApiRoot} to ${next.telegramApiRoot}): a stored token is only sent to the server it was entered for`,
+      `The Telegram bot token must be given again because the Telegram API root changed (from ${current.telegramApiRoot} to ${next.telegramApiRoot}): a saved token is only sent to the server it was entered for`,
     );
   if (
     !tokenKept &&
@@ -354,7 +367,7 @@ function nextTelegram(
     !TELEGRAM_TOKEN.test(next.telegramBotToken)
   )
     problems.push(
-      'telegramBotToken must be a bot token as BotFather gives it, like 123456789:AA… (digits, a colon, then letters, digits, - and _)',
+      'The Telegram bot token must be a token as BotFather gives it, like 123456789:AA… (digits, a colon, then letters, digits, - and _)',
     );
   return problems;
 }

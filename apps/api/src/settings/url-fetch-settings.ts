@@ -101,9 +101,12 @@ function profileValue(
   }
   if (!stored)
     return `${field}.value is required for a new profile (a masked value keeps nothing)`;
-  // Bound to the prefix it was entered for: never sent to another address without the owner re-entering it.
+  // Bound to the prefix and header it was entered for: never sent to another address, nor in another header
+  // (where a server could echo or log it), without the owner re-entering it.
   if (stored.urlPrefix !== urlPrefix)
     return `${field}.value must be sent again because urlPrefix changed (from ${stored.urlPrefix} to ${urlPrefix})`;
+  if (stored.header.toLowerCase() !== input.header.trim().toLowerCase())
+    return `${field}.value must be sent again because the header changed (from ${stored.header} to ${input.header.trim()}): a stored value is only sent in the header it was entered for`;
   if (raw && raw !== maskSecret(stored.value))
     return `${field}.value is a masked value that does not match the stored one; send the value itself`;
   return { value: stored.value };

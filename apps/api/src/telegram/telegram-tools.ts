@@ -4,6 +4,7 @@ import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Connection } from 'mongoose';
 import { z } from 'zod';
+import { idArgument, integerArgument } from '../ai-tools/lenient-arguments';
 import type { TelegramPermission } from '@metatronos/shared-types';
 import {
   AiModeProvider,
@@ -111,16 +112,16 @@ const REACT_ARGS = z.object({
     .min(1)
     .max(16)
     .describe('One emoji Telegram allows as a reaction, e.g. "👍"'),
-  message_id: z
-    .number()
-    .int()
-    .min(1)
+  message_id: integerArgument(z.number().int().min(1))
     .optional()
-    .describe('Default: the message that started this turn'),
-  chat_id: z
-    .string()
+    .describe(
+      'Default: the message that started this turn (a number, or digits in a string)',
+    ),
+  chat_id: idArgument(z.string())
     .optional()
-    .describe('Default: this conversation’s Telegram chat'),
+    .describe(
+      'Default: this conversation’s Telegram chat (a number or a string)',
+    ),
   is_big: z.boolean().optional().describe('A big animated reaction'),
 });
 
@@ -168,18 +169,20 @@ const SEND_FILE_ARGS = z.object({
     .describe('A file in file_cache_dir, e.g. "file_cache_dir/report.pdf"'),
   filename: z.string().max(200).optional().describe('Name shown in Telegram'),
   caption: z.string().max(1024).optional(),
-  chat_id: z
-    .string()
+  chat_id: idArgument(z.string())
     .optional()
-    .describe('Default: this conversation’s Telegram chat'),
+    .describe(
+      'Default: this conversation’s Telegram chat (a number or a string)',
+    ),
 });
 
 const SEND_VOICE_ARGS = z.object({
   path: z.string().min(1).describe('An .ogg (Opus) file in file_cache_dir'),
-  chat_id: z
-    .string()
+  chat_id: idArgument(z.string())
     .optional()
-    .describe('Default: this conversation’s Telegram chat'),
+    .describe(
+      'Default: this conversation’s Telegram chat (a number or a string)',
+    ),
   filename: z.string().max(200).optional(),
 });
 
@@ -344,7 +347,9 @@ export class TelegramListPermissionsTool
 
 const MANAGE_ARGS = z.object({
   action: z.enum(['add', 'update', 'remove']),
-  chat_id: z.string().describe('Telegram chat id (negative for groups)'),
+  chat_id: idArgument(z.string()).describe(
+    'Telegram chat id, negative for groups (a number or a string)',
+  ),
   display_name: z.string().max(100).optional(),
   can_read: z.boolean().optional(),
   can_reply: z.boolean().optional(),

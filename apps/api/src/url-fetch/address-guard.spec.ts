@@ -1,8 +1,10 @@
 import {
   classifyAddress,
+  decideAccountServerAddress,
   decideAddress,
   normaliseHostPort,
   parseFetchUrl,
+  parseServerHost,
 } from './address-guard';
 
 const NO_ALLOW = { allowHostPorts: [], host: 'example.com', port: 80 };
@@ -218,5 +220,136 @@ describe('address guard', () => {
       'fd00::7:80',
     ])
       expect(normaliseHostPort(bad)).toBeNull();
+  });
+
+  describe("accounts' policy: a mail or CalDAV server", () => {
+    /** What the guard judges for a host the owner typed: its normalised address. */
+    const judged = (host: string) => {
+      const parsed = parseServerHost(host);
+      if (!parsed.ok) throw new Error(parsed.error);
+      return decideAccountServerAddress(parsed.host);
+    };
+
+    it.each([
+      // Link-local and cloud metadata, every spelling
+      ['169.254.169.254', '169.254.169.254', 'a cloud metadata address'],
+      ['169.254.0.1', '169.254.0.1', 'a link-local address'],
+      ['169.254.170.2', '169.254.170.2', 'a link-local address'],
+      ['2852039166', '169.254.169.254', 'a cloud metadata address'],
+      ['0xa9fea9fe', '169.254.169.254', 'a cloud metadata address'],
+      ['0xA9.0xFE.0xA9.0xFE', '169.254.169.254', 'a cloud metadata address'],
+      ['0251.0376.0251.0376', '169.254.169.254', 'a cloud metadata address'],
+      ['169.254.43518', '169.254.169.254', 'a cloud metadata address'],
+      ['169.254.169.254.', '169.254.169.254', 'a cloud metadata address'],
+      ['100.100.100.200', '100.100.100.200', 'a cloud metadata address'],
+      ['fd00:ec2::254', 'fd00:ec2::254', 'a cloud metadata address'],
+      ['[fd00:ec2:0:0:0:0:0:254]', 'fd00:ec2::254', 'a cloud metadata address'],
+      ['fe80::1', 'fe80::1', 'a link-local address'],
+      ['[FEBF::ffff]', 'febf::ffff', 'a link-local address'],
+      [
+        '::ffff:169.254.169.254',
+        '::ffff:a9fe:a9fe',
+        'an IPv4-mapped IPv6 address of 169.254.169.254 (a cloud metadata address)',
+      ],
+      [
+        '::ffff:a9fe:1',
+        '::ffff:a9fe:1',
+        'an IPv4-mapped IPv6 address of 169.254.0.1 (a link-local address)',
+      ],
+      [
+        '64:ff9b::169.254.169.254',
+        '64:ff9b::a9fe:a9fe',
+        'a NAT64 IPv6 address of 169.254.169.254 (a cloud metadata address)',
+      ],
+      [
+        '2002:a9fe:a9fe::1',
+        '2002:a9fe:a9fe::1',
+        'a 6to4 IPv6 address of 169.254.169.254 (a cloud metadata address)',
+      ],
+      [
+        '::ffff:0:a9fe:a9fe',
+        '::ffff:0:a9fe:a9fe',
+        'an IPv4-translated IPv6 address of 169.254.169.254 (a cloud metadata address)',
+      ],
+      [
+        '::a9fe:a9fe',
+        '::a9fe:a9fe',
+        'an IPv4-compatible IPv6 (deprecated) address',
+      ],
+      // Multicast, broadcast, unspecified, reserved
+      ['224.0.0.1', '224.0.0.1', 'a multicast address'],
+      ['0xe0000001', '224.0.0.1', 'a multicast address'],
+      ['ff02::1', 'ff02::1', 'a multicast address'],
+      [
+        '::ffff:224.0.0.251',
+        '::ffff:e000:fb',
+        'an IPv4-mapped IPv6 address of 224.0.0.251 (a multicast address)',
+      ],
+      ['255.255.255.255', '255.255.255.255', 'a broadcast address'],
+      ['4294967295', '255.255.255.255', 'a broadcast address'],
+      ['0.0.0.0', '0.0.0.0', 'an unspecified address'],
+      ['0', '0.0.0.0', 'an unspecified address'],
+      ['::', '::', 'an unspecified address'],
+      [
+        '[::ffff:0.0.0.0]',
+        '::ffff:0:0',
+        'an IPv4-mapped IPv6 address of 0.0.0.0 (an unspecified address)',
+      ],
+      ['240.0.0.1', '240.0.0.1', 'a reserved address'],
+      ['fec0::1', 'fec0::1', 'a site-local address'],
+    ])('refuses %s (%s): %s', (host, address, text) => {
+      expect(judged(host)).toEqual({
+        allowed: false,
+        address,
+        reason: `${address} is ${text}`,
+        text,
+        listable: false,
+      });
+    });
+
+    it.each([
+      // A local mail bridge, a home server, a server on the owner's VPN, a public provider
+      ['127.0.0.1', '127.0.0.1'],
+      ['localhost', 'localhost'],
+      ['2130706433', '127.0.0.1'],
+      ['0x7f.1', '127.0.0.1'],
+      ['::1', '::1'],
+      ['[::1]', '::1'],
+      ['::ffff:127.0.0.1', '::ffff:7f00:1'],
+      ['10.0.0.5', '10.0.0.5'],
+      ['172.16.0.9', '172.16.0.9'],
+      ['192.168.1.20', '192.168.1.20'],
+      ['0300.0250.01.024', '192.168.1.20'],
+      ['fd12:3456::7', 'fd12:3456::7'],
+      ['100.101.102.103', '100.101.102.103'],
+      ['93.184.215.14', '93.184.215.14'],
+      ['2a00:1450:4001::6d', '2a00:1450:4001::6d'],
+    ])('allows %s (%s)', (host, address) => {
+      const parsed = parseServerHost(host);
+      expect(parsed).toMatchObject({ ok: true, host: address });
+      if (parsed.ok && parsed.isIp)
+        expect(decideAccountServerAddress(parsed.host)).toEqual({
+          allowed: true,
+          address,
+        });
+    });
+
+    it('names the host to resolve, and refuses what is not a host', () => {
+      expect(parseServerHost(' IMAP.Example.COM. ')).toEqual({
+        ok: true,
+        host: 'imap.example.com',
+        isIp: false,
+      });
+      for (const bad of [
+        '',
+        'imap.example.com:993',
+        'imap.example.com/x',
+        'user@imap.example.com',
+        'imap example.com',
+        '[fe80::1%eth0]',
+        'http://imap.example.com',
+      ])
+        expect(parseServerHost(bad)).toMatchObject({ ok: false });
+    });
   });
 });

@@ -43,8 +43,15 @@ const NEVER_ALLOWED = new Set([
   'invalid',
 ]);
 
-/** Cloud instance metadata services (AWS, GCP, Azure, OpenStack…; AWS's IPv6 one). */
-const METADATA_ADDRESSES = new Set(['169.254.169.254', 'fd00:ec2::254']);
+/**
+ * Cloud instance metadata services: AWS, GCP, Azure, OpenStack… (169.254.169.254),
+ * AWS's IPv6 one, and Alibaba Cloud's, which sits inside the carrier-grade NAT range.
+ */
+const METADATA_ADDRESSES = new Set([
+  '169.254.169.254',
+  'fd00:ec2::254',
+  '100.100.100.200',
+]);
 
 const V4_KINDS: Record<string, string> = {
   unspecified: 'unspecified',
@@ -176,6 +183,65 @@ export function decideAddress(
     text: found.text,
     listable,
   };
+}
+
+/**
+ * Kinds of address an account's mail or CalDAV server may have besides a public
+ * one: a local mail bridge, a home server or a server on the owner's VPN (Tailscale
+ * hands out carrier-grade NAT addresses) is normal. Link-local, cloud metadata,
+ * multicast, broadcast, unspecified and reserved addresses never are.
+ */
+const ACCOUNT_SERVER_KINDS = new Set([
+  'loopback',
+  'private',
+  'uniqueLocal',
+  'carrierGradeNat',
+]);
+
+/**
+ * May an account's IMAP, SMTP or CalDAV connection go to `address`? The same
+ * classification as url_fetch, under the accounts' policy: public, loopback and
+ * private addresses may; the rest never (no allow-list reaches them).
+ */
+export function decideAccountServerAddress(address: string): AddressDecision {
+  const found = classifyAddress(address);
+  if (found === null || ACCOUNT_SERVER_KINDS.has(found.kind))
+    return { allowed: true, address };
+  return {
+    allowed: false,
+    address,
+    reason: `${address} is ${found.text}`,
+    text: found.text,
+    listable: false,
+  };
+}
+
+/**
+ * A server host as the owner typed it (`imap.example.com`, `192.168.1.5`, `[::1]`,
+ * `2130706433`), normalised the way WHATWG `URL` does, so every spelling of an
+ * IPv4 address is judged as the address the socket would reach.
+ */
+export function parseServerHost(
+  input: string,
+): { ok: true; host: string; isIp: boolean } | { ok: false; error: string } {
+  const trimmed = input.trim().replace(/^\[|\]$/g, '');
+  if (!trimmed) return { ok: false, error: 'The server host is empty' };
+  let hostname: string;
+  try {
+    hostname = new URL(
+      `http://${isIP(trimmed) === 6 ? `[${trimmed}]` : trimmed}/`,
+    ).hostname;
+  } catch {
+    return { ok: false, error: `'${clip(input)}' is not a valid host name` };
+  }
+  const host = hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
+  const stray = isIP(trimmed) === 6 ? /[/?#@\s]/ : /[/?#@\s:]/;
+  if (!host || stray.test(trimmed))
+    return { ok: false, error: `'${clip(input)}' is not a valid host name` };
+  return { ok: true, host, isIp: isIP(host) !== 0 };
 }
 
 /** A host name the guard refuses before any DNS lookup (`localhost` and its subdomains, RFC 6761). */

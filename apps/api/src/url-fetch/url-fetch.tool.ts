@@ -15,6 +15,7 @@ import {
 } from '../ai-tools/ai-tool';
 import { FileDirs } from '../files/file-dirs';
 import { maskSecret } from '../settings/secret-mask';
+import { maskSecretOccurrences } from '../settings/secret-occurrences';
 import type { StoredAuthProfile } from '../settings/url-fetch-settings';
 import { checkRequestHeaders } from './request-headers';
 import {
@@ -144,8 +145,12 @@ export class UrlFetchTool implements AiTool<typeof URL_FETCH_ARGS> {
     const timeout = AbortSignal.timeout(timeoutSeconds * 1000);
     const signal = AbortSignal.any([context.signal, timeout]);
     const hide = (text: string) =>
-      auth && auth.value.length >= 4
-        ? text.split(auth.value).join(maskSecret(auth.value) ?? '')
+      auth
+        ? maskSecretOccurrences(
+            text,
+            [auth.value],
+            (secret) => maskSecret(secret) ?? '',
+          )
         : text;
     try {
       const response = await this.fetcher.open({

@@ -5,6 +5,7 @@ import {
   type WebSearchResult,
 } from '@metatronos/shared-types';
 import type { AppConfig } from '../config/app-config';
+import { maskSecretOccurrences } from '../settings/secret-occurrences';
 import { APP_CONFIG } from '../config/app-config.provider';
 
 /** A search that failed, with a message fit for the owner and the model (never the key). */
@@ -43,7 +44,7 @@ export class BraveSearchClient {
     const timeout = AbortSignal.timeout(timeoutMs);
     const combined = signal ? AbortSignal.any([timeout, signal]) : timeout;
     const hide = (text: string) =>
-      apiKey.length >= 4 ? text.split(apiKey).join('••••') : text;
+      maskSecretOccurrences(text, [apiKey], '••••');
 
     let body: BraveWebAnswer;
     try {

@@ -1,4 +1,6 @@
 import { DAVClient } from 'tsdav';
+import { AccountAddressRefused, checkServerHost } from './account-address';
+import { guardedCalDavFetch } from './caldav-fetch';
 import { maskSecrets } from './secret-text';
 
 export interface CalDavLogin {
@@ -12,11 +14,24 @@ export class CalDavConnectionError extends Error {}
 
 /** Logs in to the CalDAV server (principal and calendar home discovery); throws a CalDavConnectionError. */
 export async function openCalDav(login: CalDavLogin): Promise<DAVClient> {
+  try {
+    // Checked here too, for a clear answer: tsdav's discovery swallows a first refusal.
+    await checkServerHost(new URL(login.url).hostname, 'CalDAV server');
+  } catch (error) {
+    throw new CalDavConnectionError(
+      describeCalDavError(
+        login,
+        new TypeError('fetch failed', { cause: error }),
+      ),
+    );
+  }
   const client = new DAVClient({
     serverUrl: login.url,
     credentials: { username: login.user, password: login.password },
     authMethod: 'Basic',
     defaultAccountType: 'caldav',
+    // Every request (discovery, redirects, principal and calendar URLs on other hosts) goes through the address guard.
+    fetch: guardedCalDavFetch,
   });
   try {
     await client.login();
@@ -31,6 +46,8 @@ export function describeCalDavError(
     Partial<Pick<CalDavLogin, 'password'>>,
   error: unknown,
 ): string {
+  const refused = addressRefusal(error);
+  if (refused) return refused.message;
   const e = (error ?? {}) as {
     message?: string;
     cause?: { code?: string; message?: string };
@@ -59,4 +76,13 @@ export function describeCalDavError(
   if (/homeUrl|principal|calendar home/i.test(message))
     return `No calendars were found at ${login.url}: is it the CalDAV URL of this provider?`;
   return `The CalDAV server at ${host} failed: ${message || 'unknown error'}.`;
+}
+
+/** The guard's refusal, also when a library wrapped it as the cause of its own error. */
+function addressRefusal(error: unknown): AccountAddressRefused | null {
+  for (let e = error, depth = 0; e && depth < 5; depth++) {
+    if (e instanceof AccountAddressRefused) return e;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return null;
 }

@@ -1,6 +1,11 @@
 import { ImapFlow } from 'imapflow';
 import { createTransport, type Transporter } from 'nodemailer';
 import type { MailServerInput } from '@metatronos/shared-types';
+import {
+  AccountAddressRefused,
+  checkServerHost,
+  type CheckedServerHost,
+} from './account-address';
 import { maskSecrets } from './secret-text';
 
 /** Connect, greeting and idle-socket limits for the owner's mail servers. */
@@ -8,12 +13,14 @@ export const MAIL_CONNECT_TIMEOUT_MS = 15_000;
 export const MAIL_SOCKET_TIMEOUT_MS = 60_000;
 
 /**
- * An IMAP client for one account's server, not yet connected. Logging is off (the
- * library's logs would carry mailbox contents); TLS certificates are verified.
+ * An IMAP client for one account's server, not yet connected, pinned to the
+ * checked address (TLS still verifies the certificate against the host name).
+ * Logging is off (the library's logs would carry mailbox contents).
  */
-export function imapClient(server: MailServerInput): ImapFlow {
+function imapClient(server: MailServerInput, to: CheckedServerHost): ImapFlow {
   return new ImapFlow({
-    host: server.host,
+    host: to.address,
+    servername: to.servername,
     port: server.port,
     secure: server.secure,
     auth: { user: server.user, pass: server.password },
@@ -28,7 +35,7 @@ export function imapClient(server: MailServerInput): ImapFlow {
 
 /** Connects and logs in; throws a MailConnectionError naming the problem. */
 export async function openImap(server: MailServerInput): Promise<ImapFlow> {
-  const client = imapClient(server);
+  const client = imapClient(server, await checkedHost('IMAP', server));
   // An error event after connect (socket drop) must not crash the process.
   client.on('error', () => undefined);
   try {
@@ -40,10 +47,37 @@ export async function openImap(server: MailServerInput): Promise<ImapFlow> {
   }
 }
 
-/** An SMTP transport for one account's server (pooled off; one message per call). */
-export function smtpTransport(server: MailServerInput): Transporter {
+/**
+ * The server's checked address; a refusal or a DNS failure becomes a
+ * MailConnectionError in the owner's words, before any connection.
+ */
+async function checkedHost(
+  protocol: 'IMAP' | 'SMTP',
+  server: MailServerInput,
+): Promise<CheckedServerHost> {
+  try {
+    return await checkServerHost(server.host, `${protocol} server`);
+  } catch (error) {
+    throw new MailConnectionError(
+      error instanceof AccountAddressRefused
+        ? error.message
+        : describeMailError(protocol, server, error),
+    );
+  }
+}
+
+/**
+ * An SMTP transport for one account's server (pooled off; one message per
+ * call), pinned to the checked address like IMAP; throws a MailConnectionError
+ * when the address is refused.
+ */
+export async function smtpTransport(
+  server: MailServerInput,
+): Promise<Transporter> {
+  const to = await checkedHost('SMTP', server);
   return createTransport({
-    host: server.host,
+    host: to.address,
+    servername: to.servername,
     port: server.port,
     secure: server.secure,
     auth: { user: server.user, pass: server.password },
@@ -58,7 +92,7 @@ export function smtpTransport(server: MailServerInput): Transporter {
 
 /** Connects and authenticates to the SMTP server without sending; throws a MailConnectionError. */
 export async function verifySmtp(server: MailServerInput): Promise<void> {
-  const transport = smtpTransport(server);
+  const transport = await smtpTransport(server);
   try {
     await transport.verify();
   } catch (error) {

@@ -1,4 +1,5 @@
 import { PASSWORD_MASK } from '@metatronos/shared-types';
+import { maskSecretOccurrences } from '../../settings/secret-occurrences';
 
 /**
  * A server's or library's own text with the given secrets replaced by the mask.
@@ -11,8 +12,5 @@ export function maskSecrets(
   text: string,
   secrets: readonly (string | null | undefined)[],
 ): string {
-  let masked = text;
-  for (const secret of secrets)
-    if (secret) masked = masked.split(secret).join(PASSWORD_MASK);
-  return masked;
+  return maskSecretOccurrences(text, secrets, PASSWORD_MASK);
 }

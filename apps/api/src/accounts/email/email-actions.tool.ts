@@ -2,6 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { isEmail } from 'class-validator';
 import { z } from 'zod';
 import {
+  integerArgument,
+  listArgument,
+} from '../../ai-tools/lenient-arguments';
+import {
   AiToolProvider,
   toolError,
   type AiTool,
@@ -40,7 +44,7 @@ export const EMAIL_CONTENT_NOTE =
 export const DRAFT_SAVED_MESSAGE =
   'Saved as a draft: the owner approves it in the console before it is sent.';
 
-const uid = z.number().int().min(1);
+const uid = integerArgument(z.number().int().min(1));
 
 const EMAIL_ACTIONS_ARGS = z.object({
   action: z
@@ -81,21 +85,15 @@ const EMAIL_ACTIONS_ARGS = z.object({
   uid: uid
     .optional()
     .describe('read/reply/move/mark: the message UID from search'),
-  uids: z
-    .array(uid)
-    .max(MAX_UIDS)
+  uids: listArgument(z.array(uid).max(MAX_UIDS))
     .optional()
-    .describe('move/mark: several UIDs'),
-  to: z
-    .array(z.string().max(320))
-    .max(MAX_RECIPIENTS)
+    .describe('move/mark: several UIDs (one UID or a list)'),
+  to: listArgument(z.array(z.string().max(320)).max(MAX_RECIPIENTS))
     .optional()
-    .describe('send: recipient addresses'),
-  cc: z
-    .array(z.string().max(320))
-    .max(MAX_RECIPIENTS)
+    .describe('send: recipient addresses (one address or a list)'),
+  cc: listArgument(z.array(z.string().max(320)).max(MAX_RECIPIENTS))
     .optional()
-    .describe('send'),
+    .describe('send: copy recipients (one address or a list)'),
   subject: z.string().max(998).optional().describe('send'),
   text: z
     .string()

@@ -1,6 +1,7 @@
 import { withoutPasswords, type EmailAccountRecord } from '../account-records';
 import {
   describeMailError,
+  MailConnectionError,
   smtpTransport,
 } from '../connections/mail-connection';
 
@@ -63,7 +64,15 @@ export async function sendEmail(
 ): Promise<SentEmail> {
   if (signal?.aborted)
     throw new EmailSendError('The request was stopped.', 'server');
-  const transport = smtpTransport(account.smtp);
+  let transport: Awaited<ReturnType<typeof smtpTransport>>;
+  try {
+    transport = await smtpTransport(account.smtp);
+  } catch (error) {
+    // A refused or unknown server address: nothing was sent.
+    if (error instanceof MailConnectionError)
+      throw new EmailSendError(error.message, 'server');
+    throw error;
+  }
   const abort = () => transport.close();
   signal?.addEventListener('abort', abort, { once: true });
   try {

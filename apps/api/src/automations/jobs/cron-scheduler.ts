@@ -177,11 +177,37 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
   /** "Run now": 409 while the job (or a reply in its chat) is running. */
   async runNow(job: CronJobRecord): Promise<CronRunView> {
     const id = job._id.toHexString();
-    if (this.isBusy(id, job.chatId))
+    if (!this.claim(id, job.chatId))
       throw new ConflictException(
         'This job is already running. Wait for the run to finish.',
       );
-    return this.start(job, 'manual', null, this.clock.now());
+    return this.startClaimed(job, 'manual', null, this.clock.now());
+  }
+
+  /**
+   * Checks and marks the job running in one synchronous step, so two "Run now"
+   * clicks (or a click and the schedule) cannot both pass the check before
+   * either is marked: the in-process lock a FerretDB claim cannot give.
+   */
+  private claim(jobId: string, chatId: Types.ObjectId | null): boolean {
+    if (this.isBusy(jobId, chatId)) return false;
+    this.running.add(jobId);
+    return true;
+  }
+
+  /** `start` for a claimed job: a failure before the run exists gives the claim back. */
+  private async startClaimed(
+    job: RunnableJob,
+    trigger: RunTrigger,
+    dueAt: Date | null,
+    startedAt: Date,
+  ): Promise<CronRunView> {
+    try {
+      return await this.start(job, trigger, dueAt, startedAt);
+    } catch (error) {
+      this.running.delete(job._id.toHexString());
+      throw error;
+    }
   }
 
   private serial(work: () => Promise<void>): Promise<void> {
@@ -355,11 +381,11 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
         );
       }
       if (!trigger) return;
-      if (this.isBusy(start.jobId as string, job.chatId)) {
+      if (!this.claim(start.jobId as string, job.chatId)) {
         await this.runs.recordWithoutTurn(start, 'skipped', 'busy');
         return;
       }
-      await this.start(job, trigger, latest, decidedAt);
+      await this.startClaimed(job, trigger, latest, decidedAt);
     } catch (error) {
       this.logger.error(
         `Could not run the job "${job.name}": ${(error as Error).message}`,
@@ -367,7 +393,7 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
     }
   }
 
-  /** Marks the job running at once, then stores the run and sends the instruction to the job's chat. */
+  /** Stores the run and sends the instruction to the job's chat (the job is already claimed). */
   private async start(
     job: RunnableJob,
     trigger: RunTrigger,
@@ -408,9 +434,10 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
       if (!job || job.enabled === false || jobShapeProblems(job).length)
         return null;
       const id = jobId.toHexString();
-      if (!this.isBusy(id, job.chatId)) {
+      if (this.claim(id, job.chatId)) {
         const context = mailRunContext(job, mail);
         const content = mailRunMessage(job.instruction, mail);
+        // launch gives the claim back when it fails.
         const { ended } = await this.launch(
           job,
           'mail',
@@ -462,7 +489,7 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
     taint: TaintMark[] = [],
   ): Promise<{ run: CronRunView; ended: Promise<CronRunView> }> {
     const id = job._id.toHexString();
-    this.running.add(id);
+    // Claimed by the caller (claim), before any await.
     try {
       const chatId = await this.ensureChat(job);
       const run = await retryWhileBusy(() =>

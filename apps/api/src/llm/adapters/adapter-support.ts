@@ -1,5 +1,6 @@
 import type { TokenUsage } from '@metatronos/shared-types';
 import { LlmProviderError } from '../llm-adapter';
+import { maskSecretOccurrences } from '../../settings/secret-occurrences';
 
 /** What an adapter needs to word an error: the provider's name, the host it called, the key to hide. */
 export interface ProviderContext {
@@ -22,7 +23,7 @@ const KEY_PATTERNS = [
 /** A provider's message made safe to show: no key (full or partial), one line, at most 300 characters. */
 export function cleanProviderMessage(message: string, apiKey: string): string {
   let text = message;
-  if (apiKey) text = text.split(apiKey).join('••••');
+  text = maskSecretOccurrences(text, [apiKey], '••••');
   for (const pattern of KEY_PATTERNS) text = text.replace(pattern, '••••');
   text = text.replace(/\s+/g, ' ').trim();
   if (text.length > MAX_PROVIDER_MESSAGE)

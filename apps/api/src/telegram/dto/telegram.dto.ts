@@ -17,6 +17,7 @@ import {
   type TelegramStatusView,
   type UpdateTelegramPermissionRequest,
 } from '@metatronos/shared-types';
+import { IdFromNumber } from '../../http/id-from-number';
 import { OptionalField } from '../../http/optional-field';
 
 const TRUSTED_HELP =
@@ -40,9 +41,12 @@ export class CreateTelegramPermissionDto
 {
   @ApiProperty({
     example: '123456789',
-    description: "Telegram's chat id (negative for groups)",
+    description:
+      "Telegram's chat id (negative for groups), as a string or a JSON number",
   })
   @OptionalField()
+  // A JSON number is the same chat id: Telegram itself sends chat ids as numbers.
+  @IdFromNumber()
   @IsString()
   @MaxLength(24)
   chatId!: string;

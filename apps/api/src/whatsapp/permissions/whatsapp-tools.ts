@@ -7,6 +7,7 @@ import {
 } from '@metatronos/shared-types';
 import { z } from 'zod';
 import type { ContactScope } from '../../actions/tool-turn';
+import { idArgument } from '../../ai-tools/lenient-arguments';
 import { AiToolProvider, toolError, type AiTool } from '../../ai-tools/ai-tool';
 import { WhatsAppLink } from './whatsapp-link';
 import {
@@ -117,9 +118,9 @@ export class WhatsAppReadMessagesTool
 }
 
 const SEND_MESSAGE_ARGS = z.object({
-  phone: z
-    .string()
-    .describe('International format, digits only (e.g. "14155551234")'),
+  phone: idArgument(z.string()).describe(
+    'International format, digits only (e.g. "14155551234"; a number or a string)',
+  ),
   message: z.string().max(WHATSAPP_SEND_MAX_LENGTH).describe('Text to send'),
 });
 
@@ -170,7 +171,9 @@ export class WhatsAppSendMessageTool
 
 const MANAGE_PERMISSION_ARGS = z.object({
   action: z.enum(['grant', 'update', 'revoke', 'remove']),
-  phoneNumber: z.string().describe('Digits only (e.g. "14155551234")'),
+  phoneNumber: idArgument(z.string()).describe(
+    'Digits only (e.g. "14155551234"; a number or a string)',
+  ),
   displayName: z
     .string()
     .max(WHATSAPP_DISPLAY_NAME_MAX_LENGTH)

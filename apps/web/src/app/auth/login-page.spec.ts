@@ -76,19 +76,75 @@ describe('LoginPage', () => {
     expect(navigateByUrl).not.toHaveBeenCalled();
   });
 
+  it('shows how many tries are left from the third failure, until the next try', async () => {
+    type('guess-one');
+    await submit();
+    http.expectOne('/api/auth/login').flush(
+      {
+        statusCode: 401,
+        message: 'Wrong password',
+        error: 'Unauthorized',
+        attemptsLeft: 4,
+        lockMinutes: 15,
+      },
+      { status: 401, statusText: 'Unauthorized' },
+    );
+    await fixture.whenStable();
+    expect(el('login-warning')).toBeNull();
+
+    type('guess-three');
+    await submit();
+    http.expectOne('/api/auth/login').flush(
+      {
+        statusCode: 401,
+        message: 'Wrong password',
+        error: 'Unauthorized',
+        attemptsLeft: 2,
+        lockMinutes: 15,
+        warning: '2 tries left before a 15-minute lock.',
+      },
+      { status: 401, statusText: 'Unauthorized' },
+    );
+    await fixture.whenStable();
+    expect(el('login-error')?.textContent?.trim()).toBe('Wrong password');
+    expect(el('login-warning')?.textContent?.trim()).toBe(
+      '2 tries left before a 15-minute lock.',
+    );
+    // Typing keeps the warning (it is about the next try) and clears the error.
+    type('another');
+    await fixture.whenStable();
+    expect(el('login-error')).toBeNull();
+    expect(el('login-warning')).not.toBeNull();
+
+    await submit();
+    http.expectOne('/api/auth/login').flush(
+      {
+        statusCode: 429,
+        message: 'Too many failed login attempts. Try again in 15 minutes.',
+        retryAfterMinutes: 15,
+      },
+      { status: 429, statusText: 'Too Many Requests' },
+    );
+    await fixture.whenStable();
+    expect(el('login-warning')).toBeNull();
+    expect(el('login-error')?.textContent).toContain(
+      'Try again in 15 minutes.',
+    );
+  });
+
   it('shows the rate-limit message and keeps the typed password', async () => {
     type('maybe-right');
     await submit();
     http.expectOne('/api/auth/login').flush(
       {
         statusCode: 429,
-        message: 'Too many failed login attempts. Try again in 30 seconds.',
+        message: 'Too many failed login attempts. Try again in 15 minutes.',
       },
       { status: 429, statusText: 'Too Many Requests' },
     );
     await fixture.whenStable();
     expect(el('login-error')?.textContent).toContain(
-      'Too many failed login attempts. Try again in 30 seconds.',
+      'Too many failed login attempts. Try again in 15 minutes.',
     );
     expect(el<HTMLInputElement>('login-password')?.value).toBe('maybe-right');
   });

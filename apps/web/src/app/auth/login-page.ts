@@ -56,6 +56,8 @@ export class LoginPage {
   protected readonly form = new FormGroup({ password: this.password });
   protected readonly submitting = signal(false);
   protected readonly error = signal<string | null>(null);
+  /** The server's "2 tries left before a 15-minute lock." after a wrong password, from the third failure. */
+  protected readonly warning = signal<string | null>(null);
   protected readonly showPassword = signal(false);
 
   constructor() {
@@ -71,6 +73,7 @@ export class LoginPage {
       return;
     }
     this.error.set(null);
+    this.warning.set(null);
     this.submitting.set(true);
     this.auth.login(password).subscribe({
       next: () =>
@@ -86,6 +89,7 @@ export class LoginPage {
         this.error.set(
           inlineErrorMessage(error, 'Logging in failed. Try again.'),
         );
+        this.warning.set(status === 401 ? lockWarning(error) : null);
         // A rejected password is useless; after a rate limit or an outage the typed one may still be right.
         if (status === 401) this.password.reset();
         this.focusPassword();
@@ -94,10 +98,21 @@ export class LoginPage {
   }
 
   protected clearError(): void {
+    // The warning stays while typing: it is about the next try.
     if (this.error() && !this.submitting()) this.error.set(null);
   }
 
   private focusPassword(): void {
     this.passwordInput().nativeElement.focus();
   }
+}
+
+/** The `warning` of a 401 login answer, when the server sent one. */
+function lockWarning(error: unknown): string | null {
+  const body: unknown = error instanceof HttpErrorResponse ? error.error : null;
+  const warning =
+    body && typeof body === 'object'
+      ? (body as { warning?: unknown }).warning
+      : undefined;
+  return typeof warning === 'string' && warning ? warning : null;
 }

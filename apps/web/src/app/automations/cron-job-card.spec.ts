@@ -94,3 +94,52 @@ describe('CronJobCard: mail-triggered jobs', () => {
     );
   });
 });
+
+describe('CronJobCard: Run now', () => {
+  let fixture: ComponentFixture<CronJobCard>;
+  let http: HttpTestingController;
+  let changed: CronJobView[];
+
+  const root = () => fixture.nativeElement as HTMLElement;
+  const { el, text } = testIdQueries(root);
+
+  async function show(job: CronJobView): Promise<void> {
+    fixture = TestBed.createComponent(CronJobCard);
+    fixture.componentRef.setInput('job', job);
+    changed = [];
+    fixture.componentInstance.changed.subscribe((j) => {
+      changed.push(j);
+      fixture.componentRef.setInput('job', j);
+    });
+    await fixture.whenStable();
+  }
+
+  beforeEach(() => {
+    ({ http } = setUpApiTest(CronJobCard));
+  });
+  afterEach(() => tearDownApiTest(http));
+
+  it('shows the running state, and a 409 "already running" as running', async () => {
+    await show(cronJob('j1', 'Morning'));
+    expect(text('run-job')).toBe('Run now');
+    el<HTMLButtonElement>('run-job')?.click();
+    await fixture.whenStable();
+    expect(text('run-job')).toBe('Starting…');
+    expect(el<HTMLButtonElement>('run-job')?.disabled).toBe(true);
+    http.expectOne('/api/cronjobs/j1/run').flush(
+      {
+        statusCode: 409,
+        message: 'This job is already running. Wait for the run to finish.',
+        error: 'Conflict',
+      },
+      { status: 409, statusText: 'Conflict' },
+    );
+    await fixture.whenStable();
+    expect(changed.at(-1)?.running).toBe(true);
+    expect(text('run-job')).toBe('Running…');
+    expect(el<HTMLButtonElement>('run-job')?.disabled).toBe(true);
+    expect(root().textContent).toContain(
+      'This job is already running. Wait for the run to finish.',
+    );
+  });
+});

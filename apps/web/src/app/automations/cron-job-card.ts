@@ -1,3 +1,4 @@
+import { HttpErrorResponse } from '@angular/common/http';
 import {
   ChangeDetectionStrategy,
   Component,
@@ -180,7 +181,12 @@ export class CronJobCard {
           duration: 3000,
         });
       },
-      error: (error: unknown) => this.fail(error, "Couldn't start the job."),
+      error: (error: unknown) => {
+        this.fail(error, "Couldn't start the job.");
+        // 409: a run started meanwhile (another click, tab or the schedule): show it as running.
+        if (error instanceof HttpErrorResponse && error.status === 409)
+          this.changed.emit({ ...this.job(), running: true });
+      },
     });
   }
 

@@ -5,11 +5,12 @@ import type {
   UpdateWhatsAppPermissionRequest,
   WhatsAppPermission,
 } from '@metatronos/shared-types';
+import { IdFromNumber } from '../../../http/id-from-number';
 import { OptionalField } from '../../../http/optional-field';
 import { WHATSAPP_DISPLAY_NAME_MAX_LENGTH } from '../whatsapp-permission-input';
 
 const PHONE_HELP =
-  'International format; every non-digit is stripped (7 to 15 digits remain), e.g. "+1 415 555 1234" → "14155551234".';
+  'International format; every non-digit is stripped (7 to 15 digits remain), e.g. "+1 415 555 1234" → "14155551234". A JSON number is taken too.';
 const TRUSTED_HELP =
   "Auto-replies to this contact may see the owner's memory (off by default: the sender is untrusted).";
 
@@ -22,6 +23,7 @@ export class CreateWhatsAppPermissionDto
 {
   @ApiProperty({ example: '14155551234', description: PHONE_HELP })
   @OptionalField()
+  @IdFromNumber()
   @IsString()
   @MaxLength(64)
   phoneNumber!: string;
