@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { promises as fs } from 'node:fs';
-import { dirname } from 'node:path';
 import { z } from 'zod';
 import { AiToolProvider, toolError, type AiTool } from '../../ai-tools/ai-tool';
-import { FileAccessError, openContained } from '../contained-file';
+import { KnownSecrets } from '../../secrets/known-secrets';
+import { FileAccessError } from '../contained-file';
 import { FileDirs } from '../file-dirs';
 import { formatBytes, WRITE_FILE_MAX_BYTES } from '../file-limits';
 import { FILES_MODE } from '../files-mode';
@@ -33,7 +32,10 @@ export class WriteFileTool implements AiTool<typeof WRITE_FILE_ARGS> {
     'write or append a text file in file_cache_dir or file_state_dir.';
   readonly modes = [FILES_MODE];
 
-  constructor(private readonly dirs: FileDirs) {}
+  constructor(
+    private readonly dirs: FileDirs,
+    private readonly secrets: KnownSecrets,
+  ) {}
 
   async execute({
     path,
@@ -47,23 +49,14 @@ export class WriteFileTool implements AiTool<typeof WRITE_FILE_ARGS> {
       );
     const resolved = this.dirs.resolve(path);
     if (!resolved.ok) return toolError(resolved.error);
-    const dir = this.dirs.ensure()[resolved.alias];
-    try {
-      await fs.mkdir(dirname(resolved.absolute), {
-        recursive: true,
-        mode: 0o700,
-      });
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
+    if ((await this.secrets.redactor()).detects(content))
       return toolError(
-        code === 'EEXIST' || code === 'ENOTDIR'
-          ? `A parent of ${resolved.display} is a file, not a directory`
-          : `Could not create the folder of ${resolved.display} (${code ?? 'error'})`,
+        'content carries a secret the owner stored (an API key, token, password or auth profile value), ' +
+          'plain or encoded: nothing was written. Leave the secret out.',
       );
-    }
     let handle;
     try {
-      handle = await openContained(resolved, dir, mode);
+      handle = await this.dirs.open(resolved, mode, { createParents: true });
     } catch (error) {
       if (error instanceof FileAccessError) return toolError(error.message);
       throw error;
