@@ -418,3 +418,43 @@ function failure(error: unknown, shown: string): FileAccessError {
       );
   }
 }
+
+/**
+ * The bytes of an opened file from `start`, read by position: a fresh pass each
+ * call (an upload retried reads it again), and the handle stays the caller's to close
+ * (a FileHandle stream would close it, or keep it from closing).
+ */
+export async function* readChunks(
+  handle: FileHandle,
+  start = 0,
+): AsyncGenerator<Uint8Array> {
+  let position = start;
+  for (;;) {
+    const buffer = Buffer.alloc(64 * 1024);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
+    if (bytesRead === 0) return;
+    position += bytesRead;
+    yield buffer.subarray(0, bytesRead);
+  }
+}
+
+/** Writes every chunk of `source` through the handle; the number of bytes written. */
+export async function writeChunks(
+  handle: FileHandle,
+  source: AsyncIterable<Uint8Array>,
+): Promise<number> {
+  let written = 0;
+  for await (const chunk of source) {
+    let offset = 0;
+    while (offset < chunk.length) {
+      const { bytesWritten } = await handle.write(
+        chunk,
+        offset,
+        chunk.length - offset,
+      );
+      offset += bytesWritten;
+    }
+    written += chunk.length;
+  }
+  return written;
+}

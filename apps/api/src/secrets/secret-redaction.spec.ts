@@ -13,7 +13,14 @@ const wrap = (s: string, width: number) =>
   s.replace(new RegExp(`(.{${width}})`, 'g'), '$1\n');
 
 describe('SecretRedactor', () => {
-  const redactor = new SecretRedactor([SECRET, 'pw', 'hunt2', null, '']);
+  const redactor = new SecretRedactor([
+    SECRET,
+    'pw',
+    'hunt2',
+    null,
+    '',
+    'Bearer ghp-profile-7788',
+  ]);
 
   it.each<[string, string]>([
     ['plain', `Authorization: Bearer ${SECRET}`],
@@ -33,12 +40,17 @@ describe('SecretRedactor', () => {
     ['hex wrapped (xxd -p)', wrap(hex(`${'y'.repeat(25)}${SECRET}`), 60)],
     ['plain folded over lines', wrap(SECRET, 5)],
     ['a short secret as a whole word', 'the password is hunt2.'],
+    ['a secret with a space in it', 'authorization: Bearer ghp-profile-7788'],
     ['a short secret reversed, as a word', 'echo 2tnuh'],
   ])('finds %s', (_name, text) => {
     expect(redactor.detects(text)).toBe(true);
     const out = redactor.redact(text);
     expect(out).toContain(REDACTED_SECRET);
-    expect(new SecretRedactor([SECRET, 'hunt2']).detects(out)).toBe(false);
+    expect(
+      new SecretRedactor([SECRET, 'hunt2', 'Bearer ghp-profile-7788']).detects(
+        out,
+      ),
+    ).toBe(false);
   });
 
   it.each<[string, string]>([

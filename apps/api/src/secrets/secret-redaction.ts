@@ -45,7 +45,12 @@ export class SecretRedactor {
     encoding: ScanEncoding = 'text',
   ) {
     const needles = new Map<string, Needle>();
-    const add = (needle: Needle) => {
+    const add = (given: Needle) => {
+      // The stripped view has no whitespace: neither may a needle looked for in it.
+      const needle = given.stripped
+        ? { ...given, value: given.value.replace(/[\t-\r ]/g, '') }
+        : given;
+      if (needle.value === '') return;
       const key = `${needle.value}\0${needle.stripped}${needle.caseless}${needle.wholeWord}`;
       if (!needles.has(key)) needles.set(key, needle);
     };

@@ -7,9 +7,9 @@ import {
 import { InjectConnection } from '@nestjs/mongoose';
 import type { Connection } from 'mongoose';
 import type { TelegramPermission } from '@metatronos/shared-types';
-import { pipeline } from 'node:stream/promises';
 import { AttachmentsService } from '../attachments/attachments.service';
 import { ChatReplyService } from '../chats/chat-reply.service';
+import { writeChunks } from '../files/contained-file';
 import { FileDirs } from '../files/file-dirs';
 import { ChatsService } from '../chats/chats.service';
 import { Clock } from '../clock/clock';
@@ -191,8 +191,9 @@ export class TelegramAutoReplyService
         // Created inside the opened cache folders, never through a link (see contained-file.ts).
         await this.dirs.replace(
           target,
-          (handle) =>
-            pipeline(source, handle.createWriteStream({ autoClose: false })),
+          async (handle) => {
+            await writeChunks(handle, source);
+          },
           { createParents: true },
         );
         return {

@@ -9,6 +9,7 @@ import { Api, GrammyError, HttpError, InputFile } from 'grammy';
 import type { Message, Update } from 'grammy/types';
 import { Readable, Transform } from 'node:stream';
 import type { FileHandle } from 'node:fs/promises';
+import { readChunks } from '../files/contained-file';
 import type { Connection } from 'mongoose';
 import type {
   TelegramStatus,
@@ -441,10 +442,7 @@ export class TelegramBotService
     options: { filename: string; caption?: string },
   ): Promise<void> {
     const api = this.connectedApi();
-    const upload = new InputFile(
-      () => file.createReadStream({ start: 0, autoClose: false }),
-      options.filename,
-    );
+    const upload = new InputFile(() => readChunks(file), options.filename);
     if (kind === 'voice')
       await this.withRateLimit(() => api.sendVoice(chatId, upload));
     else

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { unlink, type FileHandle } from 'node:fs/promises';
 import { addAbortSignal, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import {
   AiToolProvider,
@@ -10,7 +9,11 @@ import {
   type AiTool,
   type AiToolContext,
 } from '../ai-tools/ai-tool';
-import { FileAccessError, type ContainedDir } from '../files/contained-file';
+import {
+  FileAccessError,
+  writeChunks,
+  type ContainedDir,
+} from '../files/contained-file';
 import { FileDirs, type ResolvedFilePath } from '../files/file-dirs';
 import { KnownSecrets } from '../secrets/known-secrets';
 import {
@@ -297,10 +300,11 @@ export class UrlFetchTool implements AiTool<typeof URL_FETCH_ARGS> {
     try {
       handle = await dir.openFile(partial, 'create');
       const file = handle;
-      await pipeline(
-        response.body,
-        async function* (source: AsyncIterable<Buffer>) {
-          for await (const chunk of source) {
+      const size = await writeChunks(
+        file,
+        (async function* () {
+          for await (const chunk of response.body as AsyncIterable<Buffer>) {
+            signal.throwIfAborted();
             received += chunk.length;
             if (received > maxBytes) {
               tooLarge = true;
@@ -311,11 +315,8 @@ export class UrlFetchTool implements AiTool<typeof URL_FETCH_ARGS> {
           }
           const rest = masking.end();
           if (rest.length) yield rest;
-        },
-        file.createWriteStream({ autoClose: false }),
-        { signal },
+        })(),
       );
-      const { size } = await file.stat();
       await file.close();
       handle = null;
       await dir.rename(partial, dir, name);
