@@ -34,7 +34,8 @@ export type OpenPurpose = 'read' | 'overwrite' | 'append' | 'create';
 const FILE_FLAGS: Record<OpenPurpose, number> = {
   read: constants.O_RDONLY,
   overwrite: constants.O_WRONLY | constants.O_CREAT,
-  append: constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND,
+  // Readable too: a caller may check what the file ends with before appending.
+  append: constants.O_RDWR | constants.O_CREAT | constants.O_APPEND,
   create: constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL,
 };
 

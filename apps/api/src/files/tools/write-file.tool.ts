@@ -21,6 +21,10 @@ const WRITE_FILE_ARGS = z.object({
     .describe('overwrite (default) or append'),
 });
 
+const CARRIES_SECRET =
+  'content carries a secret the owner stored (an API key, token, password or auth profile value), ' +
+  'plain or encoded: nothing was written. Leave the secret out.';
+
 /** `write_file`: text into the cache or state dir (parents created), at most 512 KiB per call. */
 @AiToolProvider()
 @Injectable()
@@ -49,11 +53,8 @@ export class WriteFileTool implements AiTool<typeof WRITE_FILE_ARGS> {
       );
     const resolved = this.dirs.resolve(path);
     if (!resolved.ok) return toolError(resolved.error);
-    if ((await this.secrets.redactor()).detects(content))
-      return toolError(
-        'content carries a secret the owner stored (an API key, token, password or auth profile value), ' +
-          'plain or encoded: nothing was written. Leave the secret out.',
-      );
+    const redactor = await this.secrets.redactor();
+    if (redactor.detects(content)) return toolError(CARRIES_SECRET);
     let handle;
     try {
       handle = await this.dirs.open(resolved, mode, { createParents: true });
@@ -62,6 +63,15 @@ export class WriteFileTool implements AiTool<typeof WRITE_FILE_ARGS> {
       throw error;
     }
     try {
+      if (mode === 'append' && !redactor.empty) {
+        // A secret split over two appends is caught where the parts meet.
+        const { size } = await handle.stat();
+        const keep = Math.min(size, redactor.longest * 2 + 256);
+        const tail = Buffer.alloc(keep);
+        await handle.read(tail, 0, keep, size - keep);
+        if (redactor.detects(tail.toString('utf8') + content))
+          return toolError(CARRIES_SECRET);
+      }
       await handle.writeFile(content, 'utf8');
       const { size } = await handle.stat();
       return JSON.stringify({
