@@ -113,18 +113,15 @@ export class SecretRedactor {
   ranges(text: string): Array<[number, number]> {
     if (this.empty || text === '') return [];
     const found: Array<[number, number]> = [];
-    // The whitespace-free view and where each of its characters came from.
-    const positions: number[] = [];
-    const kept: string[] = [];
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      // ASCII whitespace only: what wrapping tools insert.
-      if (c === 32 || (c >= 9 && c <= 13)) continue;
-      positions.push(i);
-      kept.push(text[i]);
-    }
-    const stripped = kept.join('');
-    const lowered = stripped.replace(/[A-Z]/g, (c) => c.toLowerCase());
+    // The whitespace-free view (ASCII whitespace only: what wrapping tools insert).
+    const stripped = text.replace(/[\t-\r ]+/g, '');
+    const lowered = stripped.replace(/[A-Z]+/g, (c) => c.toLowerCase());
+    // Where each character of the view came from: built only when something was found.
+    let positions: Int32Array | null = null;
+    const origin = (at: number): number => {
+      positions ??= strippedPositions(text, stripped.length);
+      return positions[at];
+    };
     for (const needle of this.needles) {
       if (!needle.stripped) {
         for (const at of occurrences(text, needle.value))
@@ -134,10 +131,7 @@ export class SecretRedactor {
       }
       const view = needle.caseless ? lowered : stripped;
       for (const at of occurrences(view, needle.value))
-        found.push([
-          positions[at],
-          positions[at + needle.value.length - 1] + 1,
-        ]);
+        found.push([origin(at), origin(at + needle.value.length - 1) + 1]);
     }
     return merge(found);
   }
@@ -163,6 +157,17 @@ function base64Cores(bytes: Buffer): string[] {
     if (core.length >= MIN_ENCODED_NEEDLE) cores.push(core);
   }
   return cores;
+}
+
+function strippedPositions(text: string, length: number): Int32Array {
+  const positions = new Int32Array(length);
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 32 || (c >= 9 && c <= 13)) continue;
+    positions[n++] = i;
+  }
+  return positions;
 }
 
 function occurrences(haystack: string, needle: string): number[] {
