@@ -86,6 +86,8 @@ export interface FakeTelegramServer {
     chatId: string | null;
     filename: string | null;
     bytes: number;
+    /** The multipart body as received (latin1), to check what was uploaded. */
+    raw: string;
   }>;
   /** `setMessageReaction` calls. */
   readonly reactions: Array<Record<string, unknown>>;
@@ -295,6 +297,7 @@ export async function startFakeTelegram(
             chatId: field('chat_id') ?? (params['chat_id'] as string) ?? null,
             filename: /filename="?([^";\r\n]*)"?/.exec(raw)?.[1] ?? null,
             bytes: raw.length,
+            raw,
           });
           return answer(res, 200, {
             ok: true,

@@ -62,7 +62,7 @@ describe('Files API', () => {
     ]);
   });
 
-  it('lists a dir: directories first, sizes and dates, no link that leaves the dirs', async () => {
+  it('lists a dir: directories first, sizes and dates, no link (links are never followed)', async () => {
     const { body } = await owner
       .get('/api/files?path=file_state_dir')
       .expect(200);
@@ -74,7 +74,6 @@ describe('Files API', () => {
         size: 0,
         path: 'file_state_dir/reports',
       }),
-      expect.objectContaining({ name: 'notes-link', kind: 'file', size: 14 }),
       expect.objectContaining({
         name: 'notes.md',
         kind: 'file',
@@ -126,6 +125,16 @@ describe('Files API', () => {
       expect(existsSync(join(outside, 'secret.txt'))).toBe(true);
     },
   );
+
+  it('never reads through a link, even one that stays inside the dirs', async () => {
+    const read = await owner
+      .get('/api/files/content?path=file_state_dir/notes-link')
+      .expect(400);
+    expect(read.body.message).toBe(
+      'file_state_dir/notes-link is a symbolic link: files are never opened through links',
+    );
+    await owner.get('/api/files?path=file_state_dir/notes-link').expect(400);
+  });
 
   it('answers 404 for a missing file or dir', async () => {
     const missing = await owner

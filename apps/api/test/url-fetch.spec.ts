@@ -639,7 +639,7 @@ describe('url_fetch', () => {
         // The server echoed it: the model sees it masked.
         expect(JSON.stringify(result)).not.toContain(PROFILE_VALUE);
         expect(JSON.parse(result['body'] as string)).toMatchObject({
-          authorization: '••••7788',
+          authorization: '[redacted secret]',
         });
 
         expect(
@@ -707,7 +707,7 @@ describe('url_fetch', () => {
             result: string;
           }[];
           expect(result.name).toBe('url_fetch');
-          expect(result.result).toContain('••••7788');
+          expect(result.result).toContain('[redacted secret]');
           const sent = JSON.stringify(fake.openai.requests);
           expect(sent).not.toContain(PROFILE_VALUE);
           expect(sent).toContain('url_fetch');

@@ -108,6 +108,7 @@ export class AttachmentsController {
       "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox",
     );
     if (ifNoneMatch?.split(',').some((tag) => tag.trim() === etag)) {
+      await file.close();
       res.status(304).end();
       return;
     }

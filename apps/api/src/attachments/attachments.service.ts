@@ -12,21 +12,14 @@ import {
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream, type ReadStream } from 'node:fs';
-import {
-  mkdir,
-  open,
-  readFile,
-  rename,
-  rm,
-  stat,
-  unlink,
-} from 'node:fs/promises';
+import { createWriteStream, type ReadStream } from 'node:fs';
+import { mkdir, rename, rm, unlink, type FileHandle } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Types, type Model } from 'mongoose';
+import { FileAccessError, openFileBeneath } from '../files/contained-file';
 import type {
   MessageAttachment,
   UploadedAttachment,
@@ -71,7 +64,10 @@ interface StoredFile extends AttachmentType {
 export interface AttachmentDownload {
   record: AttachmentRecord;
   size: number;
+  /** The bytes of the file opened at download(); closes it at the end. */
   stream(): ReadStream;
+  /** Closes the opened file when it is not streamed (a 304). */
+  close(): Promise<void>;
 }
 
 export function toMessageAttachment(
@@ -231,11 +227,15 @@ export class AttachmentsService
   /** The stored file of an attachment; 404 for an unknown id or a file gone from disk. */
   async download(id: string): Promise<AttachmentDownload> {
     const record = await this.find(id);
-    const path = this.pathOf(record);
-    const info = path ? await stat(path).catch(() => null) : null;
-    if (!record || !path || !info?.isFile())
-      throw new NotFoundException('No such attachment.');
-    return { record, size: info.size, stream: () => createReadStream(path) };
+    const handle = await this.openStored(record);
+    if (!record || !handle) throw new NotFoundException('No such attachment.');
+    const info = await handle.stat();
+    return {
+      record,
+      size: info.size,
+      stream: () => handle.createReadStream({ start: 0 }),
+      close: () => handle.close(),
+    };
   }
 
   /**
@@ -310,19 +310,18 @@ export class AttachmentsService
     const { id, name, mime, size } = attachment;
     try {
       const record = await this.find(id);
-      const path = record && this.pathOf(record);
-      if (!path) return { kind: 'unavailable', id, name, mime, size };
-      if (attachment.kind !== 'text')
-        return {
-          kind: attachment.kind,
-          id,
-          name,
-          mime,
-          size,
-          data: await readFile(path),
-        };
-      const handle = await open(path, 'r');
+      const handle = await this.openStored(record);
+      if (!handle) return { kind: 'unavailable', id, name, mime, size };
       try {
+        if (attachment.kind !== 'text')
+          return {
+            kind: attachment.kind,
+            id,
+            name,
+            mime,
+            size,
+            data: await handle.readFile(),
+          };
         const buffer = Buffer.alloc(
           Math.min(size, TEXT_ATTACHMENT_MODEL_BYTES),
         );
@@ -365,8 +364,13 @@ export class AttachmentsService
     if (!record || record.kind !== 'image') return null;
     if (!EDITABLE_IMAGE_MIMES.has(record.mime))
       return { unsupported: record.mime };
-    const path = this.pathOf(record);
-    const bytes = path ? await readFile(path).catch(() => null) : null;
+    const handle = await this.openStored(record);
+    const bytes = handle
+      ? await handle
+          .readFile()
+          .catch(() => null)
+          .finally(() => handle.close())
+      : null;
     return bytes
       ? { id: record._id.toHexString(), bytes, mime: record.mime }
       : null;
@@ -377,10 +381,22 @@ export class AttachmentsService
     return this.records.findById(id).lean<AttachmentRecord>().exec();
   }
 
-  private pathOf(record: AttachmentRecord | null): string | null {
-    return record && SHA256_NAME.test(record.sha256)
-      ? join(this.directory, record.sha256)
-      : null;
+  /** The stored file of a record, opened once without following a link (see contained-file.ts); null when it is gone. */
+  private async openStored(
+    record: AttachmentRecord | null,
+  ): Promise<FileHandle | null> {
+    if (!record || !SHA256_NAME.test(record.sha256)) return null;
+    try {
+      return await openFileBeneath(
+        this.directory,
+        'attachments',
+        record.sha256,
+        'read',
+      );
+    } catch (error) {
+      if (error instanceof FileAccessError) return null;
+      throw error;
+    }
   }
 
   /** Deletes the matching records (those still matching at the delete), then the files they leave unused. */

@@ -6,8 +6,9 @@ import {
 } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { promises as fs } from 'node:fs';
-import { dirname, join, sep } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { Clock } from '../clock/clock';
+import { openParentBeneath } from './contained-file';
 import { FileDirs } from './file-dirs';
 import {
   CACHE_MAX_AGE_MS,
@@ -135,14 +136,8 @@ export class CachePruner
       const stat = await fs.lstat(dir).catch(() => null);
       if (!stat?.isDirectory()) continue;
       if (!touched.has(dir) && stat.mtimeMs >= cutoff) continue;
-      if ((await fs.readdir(dir).catch(() => ['?'])).length > 0) continue;
-      if (
-        await fs.rmdir(dir).then(
-          () => true,
-          () => false,
-        )
-      )
-        touched.add(dirname(dir));
+      // rmdir refuses a folder that is not empty.
+      if (await removeEmptyDir(root, dir)) touched.add(dirname(dir));
     }
 
     report.keptFiles = count;
@@ -177,13 +172,50 @@ async function walk(
   }
 }
 
-/** Unlinks `path` only if its folder still lies inside `root` (a folder swapped for a link meanwhile is skipped). */
+/**
+ * Unlinks `path` (a file or link, never a folder) by name inside its folder opened
+ * link-safe from `root`: a folder swapped for a link meanwhile is refused by the
+ * walk, so nothing outside the cache dir is ever removed.
+ */
 async function removeInside(root: string, path: string): Promise<boolean> {
-  const parent = await fs.realpath(dirname(path)).catch(() => null);
-  if (!parent || (parent !== root && !parent.startsWith(root + sep)))
+  const below = relative(root, path).split(sep).join('/');
+  try {
+    const { dir, name } = await openParentBeneath(
+      root,
+      'file_cache_dir',
+      below,
+    );
+    try {
+      const info = await dir.lstat(name);
+      if (!info || info.isDirectory()) return false;
+      await fs.unlink(dir.entryPath(name));
+      return true;
+    } finally {
+      await dir.close();
+    }
+  } catch {
     return false;
-  return fs.unlink(path).then(
-    () => true,
-    () => false,
-  );
+  }
+}
+
+/** Removes `path` if it is an empty folder, by name inside its parent opened link-safe from `root`. */
+async function removeEmptyDir(root: string, path: string): Promise<boolean> {
+  const below = relative(root, path).split(sep).join('/');
+  try {
+    const { dir, name } = await openParentBeneath(
+      root,
+      'file_cache_dir',
+      below,
+    );
+    try {
+      const info = await dir.lstat(name);
+      if (!info?.isDirectory()) return false;
+      await fs.rmdir(dir.entryPath(name));
+      return true;
+    } finally {
+      await dir.close();
+    }
+  } catch {
+    return false;
+  }
 }

@@ -1,8 +1,25 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { lstatSync, mkdirSync, realpathSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { FileHandle } from 'node:fs/promises';
+import {
+  dirname,
+  isAbsolute,
+  join,
+  posix,
+  relative,
+  resolve,
+  sep,
+} from 'node:path';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
+import {
+  openDirBeneath,
+  openFileBeneath,
+  openParentBeneath,
+  replaceFileBeneath,
+  type ContainedDir,
+  type OpenPurpose,
+} from './contained-file';
 
 /** The two file dirs the toolbelt may use, as the model names them. */
 export const FILE_DIR_ALIASES = ['file_cache_dir', 'file_state_dir'] as const;
@@ -11,10 +28,10 @@ export type FileDirAlias = (typeof FILE_DIR_ALIASES)[number];
 /** A path the toolbelt resolved inside one of its dirs. */
 export interface ResolvedFilePath {
   ok: true;
-  /** The real absolute path (symlinks of existing parents resolved). */
+  /** The absolute path as named (for bash and messages; never opened by name). */
   absolute: string;
   alias: FileDirAlias;
-  /** The path below the dir, `/`-separated; `''` for the dir itself. */
+  /** The path below the dir as named (no link followed), `/`-separated; `''` for the dir itself. */
   relative: string;
   /** How the model and the console write it: `file_cache_dir/notes/a.md`. */
   display: string;
@@ -63,6 +80,62 @@ export class FileDirs {
     };
   }
 
+  /** Opens a resolved file link-safe (see contained-file.ts); use only the handle afterwards. */
+  open(
+    file: ResolvedFilePath,
+    purpose: OpenPurpose,
+    options: { createParents?: boolean } = {},
+  ): Promise<FileHandle> {
+    return openFileBeneath(
+      this.ensure()[file.alias],
+      file.alias,
+      file.relative,
+      purpose,
+      options,
+    );
+  }
+
+  /** Opens a resolved directory link-safe (`create`: make the missing folders). */
+  openDir(
+    dir: ResolvedFilePath,
+    options: { create?: boolean } = {},
+  ): Promise<ContainedDir> {
+    return openDirBeneath(
+      this.ensure()[dir.alias],
+      dir.alias,
+      dir.relative,
+      options,
+    );
+  }
+
+  /** Opens the folder that holds a resolved path, for a create, rename or delete inside it. */
+  openParent(
+    file: ResolvedFilePath,
+    options: { createParents?: boolean } = {},
+  ): Promise<{ dir: ContainedDir; name: string }> {
+    return openParentBeneath(
+      this.ensure()[file.alias],
+      file.alias,
+      file.relative,
+      options,
+    );
+  }
+
+  /** Writes a whole file atomically inside its opened parent (temp file + rename there). */
+  replace(
+    file: ResolvedFilePath,
+    write: (handle: FileHandle) => Promise<void>,
+    options: { createParents?: boolean } = {},
+  ): Promise<void> {
+    return replaceFileBeneath(
+      this.ensure()[file.alias],
+      file.alias,
+      file.relative,
+      write,
+      options,
+    );
+  }
+
   /** Replaces `file_cache_dir/…` and `file_state_dir/…` at word starts with real paths (for bash). */
   expandAliases(text: string): string {
     const real = this.ensure();
@@ -94,29 +167,35 @@ export class FileDirs {
         rest = path.slice(candidate.length).replace(/^\/+/, '');
       }
     }
-    let target: string;
-    if (alias) target = join(real[alias], rest);
-    else if (isAbsolute(path)) {
-      target = resolve(path);
-      alias = FILE_DIR_ALIASES.find((a) =>
-        isInside(realOfExisting(target), real[a]),
+    const leaves = () => ({
+      ok: false as const,
+      error: `Path '${path}' leaves ${alias} (.. and symlinks may not point outside it)`,
+    });
+    let below: string;
+    if (!alias && isAbsolute(path)) {
+      const target = resolve(path);
+      alias = FILE_DIR_ALIASES.find(
+        (a) => isInside(target, real[a]) || isInside(target, this.dirs[a]),
       );
       if (!alias)
         return {
           ok: false,
           error: `Path '${path}' is outside file_cache_dir and file_state_dir`,
         };
+      const base = isInside(target, real[alias])
+        ? real[alias]
+        : this.dirs[alias];
+      below = relative(base, target).split(sep).join('/');
     } else {
-      alias = options.defaultAlias ?? 'file_cache_dir';
-      target = join(real[alias], path);
+      alias ??= options.defaultAlias ?? 'file_cache_dir';
+      // `..` is taken by name (never through a link): one that climbs above the dir leaves it.
+      const normal = posix.normalize(rest === '' ? '.' : rest);
+      if (normal === '..' || normal.startsWith('../')) return leaves();
+      below = normal === '.' ? '' : normal.replace(/\/+$/, '');
     }
-    const absolute = realOfExisting(resolve(target));
-    if (!isInside(absolute, real[alias]))
-      return {
-        ok: false,
-        error: `Path '${path}' leaves ${alias} (.. and symlinks may not point outside it)`,
-      };
-    const below = relative(real[alias], absolute).split(sep).join('/');
+    const absolute = below === '' ? real[alias] : join(real[alias], below);
+    // Early, clear words for a link that leads out; the walk in contained-file.ts is what enforces it.
+    if (!isInside(realOfExisting(absolute), real[alias])) return leaves();
     if (below === '' && !options.allowDir)
       return {
         ok: false,

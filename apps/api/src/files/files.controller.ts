@@ -29,15 +29,8 @@ import {
 } from '@metatronos/shared-types';
 import type { Response } from 'express';
 import type { Stats } from 'node:fs';
-import {
-  lstat,
-  readdir,
-  rm,
-  stat,
-  unlink,
-  type FileHandle,
-} from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import type { FileHandle } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { contentDisposition } from '../attachments/attachments.controller';
 import {
   FileContentQueryDto,
@@ -47,7 +40,7 @@ import {
   TodoListsDto,
 } from './dto/files.dto';
 import { FileDirs, type ResolvedFilePath } from './file-dirs';
-import { FileMovedOutError, openInside } from './open-inside';
+import { ContainedDir, FileAccessError } from './contained-file';
 import { TodoError, TodoStore } from './todo/todo-store';
 
 /** The most entries one listing returns (a directory the model filled with more is cut). */
@@ -78,36 +71,42 @@ export class FilesController {
   @ApiNotFoundResponse({ description: 'No such directory' })
   async list(@Query() query: FileListQueryDto): Promise<FileListing> {
     if (query.path === undefined || query.path.trim() === '') {
-      this.dirs.ensure();
+      const real = this.dirs.ensure();
       return {
         path: '',
         entries: await Promise.all(
-          FILE_DIR_NAMES.map(async (name) =>
-            toEntry(name, name, await stat(this.dirs.dirOf(name))),
-          ),
+          FILE_DIR_NAMES.map(async (name) => {
+            const dir = await ContainedDir.openRoot(real[name], name);
+            try {
+              return toEntry(name, name, await dir.stat());
+            } finally {
+              await dir.close();
+            }
+          }),
         ),
       };
     }
-    const dir = this.resolve(query.path, true);
-    const info = await statOrNotFound(dir);
-    if (!info.isDirectory())
-      throw new BadRequestException(`${dir.display} is not a directory`);
-    const names = (await readdir(dir.absolute)).sort();
-    const entries: FileEntry[] = [];
-    for (const name of names.slice(0, LIST_MAX_ENTRIES)) {
-      // Each entry is resolved like any path: a link that leaves the dirs is not listed.
-      const child = this.dirs.resolve(`${dir.display}/${name}`);
-      if (!child.ok) continue;
-      const childInfo = await stat(child.absolute).catch(() => null);
-      if (!childInfo) continue;
-      entries.push(toEntry(name, `${dir.display}/${name}`, childInfo));
+    const resolved = this.resolve(query.path, true);
+    const dir = await this.dirs.openDir(resolved).catch(httpError);
+    try {
+      const entries: FileEntry[] = [];
+      const listed = (await dir.list())
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+        .slice(0, LIST_MAX_ENTRIES);
+      for (const { name, info } of listed) {
+        // A link is never followed, so it is not listed as a file or folder either.
+        if (!info.isFile() && !info.isDirectory()) continue;
+        entries.push(toEntry(name, `${resolved.display}/${name}`, info));
+      }
+      entries.sort(
+        (a, b) =>
+          Number(b.kind === 'dir') - Number(a.kind === 'dir') ||
+          a.name.localeCompare(b.name),
+      );
+      return { path: resolved.display, entries };
+    } finally {
+      await dir.close();
     }
-    entries.sort(
-      (a, b) =>
-        Number(b.kind === 'dir') - Number(a.kind === 'dir') ||
-        a.name.localeCompare(b.name),
-    );
-    return { path: dir.display, entries };
   }
 
   @Get('todo')
@@ -150,15 +149,9 @@ export class FilesController {
     @Res() res: Response,
   ): Promise<void> {
     const file = this.resolve(query.path, false);
-    await statOrNotFound(file);
-    let handle: FileHandle;
-    try {
-      handle = await openInside(this.dirs, file);
-    } catch (error) {
-      if (error instanceof FileMovedOutError)
-        throw new BadRequestException(error.message);
-      throw new NotFoundException(`No such file or directory: ${file.display}`);
-    }
+    const handle: FileHandle = await this.dirs
+      .open(file, 'read')
+      .catch(httpError);
     // From here on everything reads the opened file, whatever happens to the path.
     let handed = false;
     try {
@@ -222,15 +215,13 @@ export class FilesController {
   @ApiNotFoundResponse({ description: 'No such file or directory' })
   async remove(@Query() query: FilePathQueryDto): Promise<void> {
     const target = this.resolve(query.path, false);
-    // A link inside the dirs is removed itself, never what it points to.
-    const link = join(this.dirs.ensure()[target.alias], ...lexical(query.path));
-    const linkInfo = await lstat(link).catch(() => null);
-    if (linkInfo?.isSymbolicLink()) {
-      await unlink(link);
-      return;
+    // Removed by name inside its opened folder: a link is removed itself, never what it points to.
+    const { dir, name } = await this.dirs.openParent(target).catch(httpError);
+    try {
+      await dir.remove(name).catch(httpError);
+    } finally {
+      await dir.close();
     }
-    await statOrNotFound(target);
-    await rm(target.absolute, { recursive: true, force: false });
   }
 
   private resolve(path: string, allowDir: boolean): ResolvedFilePath {
@@ -248,11 +239,6 @@ export class FilesController {
   }
 }
 
-/** The parts of an alias path below the alias (`file_state_dir/a/b` → `['a', 'b']`), as given. */
-function lexical(path: string): string[] {
-  return path.trim().split('/').slice(1).filter(Boolean);
-}
-
 function toEntry(name: string, path: string, info: Stats): FileEntry {
   const dir = info.isDirectory();
   return {
@@ -264,12 +250,19 @@ function toEntry(name: string, path: string, info: Stats): FileEntry {
   };
 }
 
-async function statOrNotFound(file: ResolvedFilePath): Promise<Stats> {
-  try {
-    return await stat(file.absolute);
-  } catch {
-    throw new NotFoundException(`No such file or directory: ${file.display}`);
+/** A refusal of the file opener as the status the console expects: 404 for a missing path, 400 otherwise. */
+function httpError(error: unknown): never {
+  if (error instanceof FileAccessError) {
+    if (error.reason === 'missing')
+      throw new NotFoundException(
+        error.message.replace(
+          /^No such (file|directory): /,
+          'No such file or directory: ',
+        ),
+      );
+    throw new BadRequestException(error.message);
   }
+  throw error;
 }
 
 /** A NUL byte in the first 8 KiB: not text. */

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { LlmAdapterFactory } from '../llm/llm-adapter.factory';
+import { SecretsModule } from '../secrets/secrets.module';
 import { SettingsModule } from '../settings/settings.module';
 import { BashSandbox } from './bash/bash-sandbox';
 import { BashTool } from './bash/bash.tool';
@@ -20,7 +21,7 @@ import { TodoMode, TodoUpdateTool } from './todo/todo-update.tool';
  * bash, the cache dir's pruning, and the `todo` mode with todo_update and plan_create.
  */
 @Module({
-  imports: [SettingsModule],
+  imports: [SettingsModule, SecretsModule],
   controllers: [FilesController],
   providers: [
     FileDirs,

@@ -14,7 +14,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { createReadStream } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import type { MediaInfo } from '@metatronos/shared-types';
 import { EXTENSION_BY_MIME } from './image-info';
 import { MediaStore, toMediaInfo, type StoredMedia } from './media.store';
@@ -50,18 +50,33 @@ export class MediaController {
     @Res() res: Response,
   ): Promise<void> {
     const record = await this.found(id);
-    const path = this.store.filePath(record);
-    const size = await this.store.fileSize(record);
-    if (!path || size === null)
+    const handle = await this.store.open(record);
+    if (!handle)
       throw new NotFoundException(`The file of image ${id} is missing`);
+    let streaming = false;
+    try {
+      const { size } = await handle.stat();
+      streaming = await this.send(record, size, handle, req, res);
+    } finally {
+      if (!streaming) await handle.close();
+    }
+  }
 
+  /** Answers with the opened file; true when its stream took the handle over. */
+  private async send(
+    record: StoredMedia,
+    size: number,
+    handle: FileHandle,
+    req: Request,
+    res: Response,
+  ): Promise<boolean> {
     const etag = `"${record.sha256}"`;
     res.setHeader('Cache-Control', CACHE_CONTROL);
     res.setHeader('ETag', etag);
     res.setHeader('X-Content-Type-Options', 'nosniff');
     if (matchesEtag(req.headers['if-none-match'], record.sha256)) {
       res.status(304).end();
-      return;
+      return false;
     }
     res.status(200);
     res.setHeader('Content-Type', record.mime);
@@ -72,10 +87,10 @@ export class MediaController {
     );
     if (req.method === 'HEAD') {
       res.end();
-      return;
+      return false;
     }
     await new Promise<void>((resolve) => {
-      const stream = createReadStream(path);
+      const stream = handle.createReadStream({ start: 0 });
       stream.on('error', () => {
         res.destroy();
         resolve();
@@ -86,6 +101,7 @@ export class MediaController {
       });
       stream.pipe(res);
     });
+    return true;
   }
 
   private async found(id: string): Promise<StoredMedia> {

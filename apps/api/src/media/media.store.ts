@@ -8,8 +8,16 @@ import {
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import {
+  mkdir,
+  rename,
+  rm,
+  stat,
+  writeFile,
+  type FileHandle,
+} from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { FileAccessError, openFileBeneath } from '../files/contained-file';
 import { Types, type Model } from 'mongoose';
 import type { MediaInfo, MediaKind } from '@metatronos/shared-types';
 import {
@@ -172,28 +180,28 @@ export class MediaStore
     return join(this.dir, `${record.sha256}.${ext}`);
   }
 
-  /** The bytes of a stored image, or null when its file is gone. */
-  async readBytes(record: StoredMedia): Promise<Buffer | null> {
+  /** The record's file opened once without following a link (see contained-file.ts); null when it is gone. */
+  async open(record: StoredMedia): Promise<FileHandle | null> {
     const path = this.filePath(record);
     if (!path) return null;
     try {
-      return await readFile(path);
+      return await openFileBeneath(this.dir, 'media', basename(path), 'read');
     } catch (error) {
       this.logger.warn(
-        `Media ${String(record._id)}: file missing (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+        `Media ${String(record._id)}: file missing (${error instanceof FileAccessError ? error.message : ((error as NodeJS.ErrnoException).code ?? 'error')})`,
       );
       return null;
     }
   }
 
-  /** Size of the file on disk, or null when it is missing. */
-  async fileSize(record: StoredMedia): Promise<number | null> {
-    const path = this.filePath(record);
-    if (!path) return null;
+  /** The bytes of a stored image, or null when its file is gone. */
+  async readBytes(record: StoredMedia): Promise<Buffer | null> {
+    const handle = await this.open(record);
+    if (!handle) return null;
     try {
-      return (await stat(path)).size;
-    } catch {
-      return null;
+      return await handle.readFile();
+    } finally {
+      await handle.close();
     }
   }
 

@@ -7,12 +7,9 @@ import {
 import { InjectConnection } from '@nestjs/mongoose';
 import type { Connection } from 'mongoose';
 import type { TelegramPermission } from '@metatronos/shared-types';
-import { createWriteStream } from 'node:fs';
-import { mkdir, unlink } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { AttachmentsService } from '../attachments/attachments.service';
 import { ChatReplyService } from '../chats/chat-reply.service';
+import { writeChunks } from '../files/contained-file';
 import { FileDirs } from '../files/file-dirs';
 import { ChatsService } from '../chats/chats.service';
 import { Clock } from '../clock/clock';
@@ -191,12 +188,13 @@ export class TelegramAutoReplyService
           `file_cache_dir/telegram/${media.fileName}`,
         );
         if (!target.ok) throw new Error(target.error);
-        await mkdir(dirname(target.absolute), { recursive: true });
-        await pipeline(source, createWriteStream(target.absolute)).catch(
-          async (error: unknown) => {
-            await unlink(target.absolute).catch(() => undefined);
-            throw error;
+        // Created inside the opened cache folders, never through a link (see contained-file.ts).
+        await this.dirs.replace(
+          target,
+          async (handle) => {
+            await writeChunks(handle, source);
           },
+          { createParents: true },
         );
         return {
           body: `${message.body}\n[The voice message is saved as ${target.display}; it is not transcribed.]`,

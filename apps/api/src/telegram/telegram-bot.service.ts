@@ -8,6 +8,8 @@ import { InjectConnection } from '@nestjs/mongoose';
 import { Api, GrammyError, HttpError, InputFile } from 'grammy';
 import type { Message, Update } from 'grammy/types';
 import { Readable, Transform } from 'node:stream';
+import type { FileHandle } from 'node:fs/promises';
+import { readChunks } from '../files/contained-file';
 import type { Connection } from 'mongoose';
 import type {
   TelegramStatus,
@@ -435,16 +437,17 @@ export class TelegramBotService
   async sendFile(
     kind: 'document' | 'voice',
     chatId: string,
-    path: string,
+    /** An already-opened file: the upload reads this descriptor, never a path. */
+    file: FileHandle,
     options: { filename: string; caption?: string },
   ): Promise<void> {
     const api = this.connectedApi();
-    const file = new InputFile(path, options.filename);
+    const upload = new InputFile(() => readChunks(file), options.filename);
     if (kind === 'voice')
-      await this.withRateLimit(() => api.sendVoice(chatId, file));
+      await this.withRateLimit(() => api.sendVoice(chatId, upload));
     else
       await this.withRateLimit(() =>
-        api.sendDocument(chatId, file, {
+        api.sendDocument(chatId, upload, {
           ...(options.caption ? { caption: options.caption } : {}),
         }),
       );

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectConnection } from '@nestjs/mongoose';
-import { stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Connection } from 'mongoose';
 import { z } from 'zod';
@@ -16,6 +16,7 @@ import {
   type AiToolContext,
 } from '../ai-tools/ai-tool';
 import type { ContactScope } from '../actions/tool-turn';
+import { FileAccessError } from '../files/contained-file';
 import { FileDirs } from '../files/file-dirs';
 import { TELEGRAM_MESSAGES_COLLECTION } from './schemas/telegram-message.schema';
 import {
@@ -186,25 +187,35 @@ const SEND_VOICE_ARGS = z.object({
   filename: z.string().max(200).optional(),
 });
 
-/** Checks a path the model gave for an upload: in the cache dir, a file, at most 20 MiB. */
+/**
+ * Opens a path the model gave for an upload, once and link-safe: in the cache dir,
+ * a regular file, at most 20 MiB. The upload then reads this handle only, so a
+ * folder swapped for a link after the check can never send another file.
+ */
 async function uploadable(
   dirs: FileDirs,
   path: string,
-): Promise<{ absolute: string; size: number } | string> {
+): Promise<{ handle: FileHandle; name: string; size: number } | string> {
   const resolved = dirs.resolve(path, { defaultAlias: 'file_cache_dir' });
   if (!resolved.ok) return resolved.error;
   if (resolved.alias !== 'file_cache_dir')
     return 'Only files in file_cache_dir can be sent';
-  let info;
+  let handle: FileHandle;
   try {
-    info = await stat(resolved.absolute);
-  } catch {
-    return `File not found: ${resolved.display}`;
+    handle = await dirs.open(resolved, 'read');
+  } catch (error) {
+    if (error instanceof FileAccessError)
+      return error.reason === 'missing'
+        ? `File not found: ${resolved.display}`
+        : error.message;
+    throw error;
   }
-  if (!info.isFile()) return `${resolved.display} is not a file`;
-  if (info.size > TELEGRAM_FILE_MAX_BYTES)
-    return `${resolved.display} is ${Math.ceil(info.size / 1024 / 1024)} MiB: at most 20 MiB can be sent`;
-  return { absolute: resolved.absolute, size: info.size };
+  const { size } = await handle.stat();
+  if (size > TELEGRAM_FILE_MAX_BYTES) {
+    await handle.close();
+    return `${resolved.display} is ${Math.ceil(size / 1024 / 1024)} MiB: at most 20 MiB can be sent`;
+  }
+  return { handle, name: basename(resolved.relative), size };
 }
 
 /** What both upload tools share: the cache-dir file check, the target chat and the answer. */
@@ -233,13 +244,25 @@ abstract class TelegramUploadTool extends TelegramTool {
   ): Promise<string> {
     const file = await uploadable(this.dirs, args.path);
     if (typeof file === 'string') return toolError(file);
-    const target = await this.target(args.chat_id, context);
-    if (typeof target === 'string') return toolError(target);
-    const filename = args.filename?.trim() || basename(file.absolute);
-    await this.bot.sendFile(kind, target.permission.chatId, file.absolute, {
-      filename,
-      caption: args.caption,
-    });
+    const target = await this.target(args.chat_id, context).catch(
+      async (error: unknown) => {
+        await file.handle.close();
+        throw error;
+      },
+    );
+    if (typeof target === 'string') {
+      await file.handle.close();
+      return toolError(target);
+    }
+    const filename = args.filename?.trim() || file.name;
+    try {
+      await this.bot.sendFile(kind, target.permission.chatId, file.handle, {
+        filename,
+        caption: args.caption,
+      });
+    } finally {
+      await file.handle.close();
+    }
     return JSON.stringify({
       ok: true,
       chat_id: target.permission.chatId,

@@ -1,11 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { ToolTurn } from '../actions/tool-turn';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { unlink, type FileHandle } from 'node:fs/promises';
 import { addAbortSignal, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import {
   AiToolProvider,
@@ -13,9 +10,17 @@ import {
   type AiTool,
   type AiToolContext,
 } from '../ai-tools/ai-tool';
-import { FileDirs } from '../files/file-dirs';
-import { maskSecret } from '../settings/secret-mask';
-import { maskSecretOccurrences } from '../settings/secret-occurrences';
+import {
+  FileAccessError,
+  writeChunks,
+  type ContainedDir,
+} from '../files/contained-file';
+import { FileDirs, type ResolvedFilePath } from '../files/file-dirs';
+import { KnownSecrets } from '../secrets/known-secrets';
+import {
+  StreamingSecretRedactor,
+  type SecretRedactor,
+} from '../secrets/secret-redaction';
 import type { StoredAuthProfile } from '../settings/url-fetch-settings';
 import { checkRequestHeaders } from './request-headers';
 import {
@@ -104,6 +109,7 @@ export class UrlFetchTool implements AiTool<typeof URL_FETCH_ARGS> {
   constructor(
     private readonly fetcher: UrlFetcher,
     private readonly dirs: FileDirs,
+    private readonly secrets: KnownSecrets,
   ) {}
 
   /**
@@ -144,14 +150,10 @@ export class UrlFetchTool implements AiTool<typeof URL_FETCH_ARGS> {
       args.timeout_seconds ?? URL_FETCH_DEFAULT_TIMEOUT_SECONDS;
     const timeout = AbortSignal.timeout(timeoutSeconds * 1000);
     const signal = AbortSignal.any([context.signal, timeout]);
-    const hide = (text: string) =>
-      auth
-        ? maskSecretOccurrences(
-            text,
-            [auth.value],
-            (secret) => maskSecret(secret) ?? '',
-          )
-        : text;
+    // Every secret the app holds (the profile's value among them) is masked from what comes back.
+    const extra = auth ? [auth.value] : [];
+    const redactor = await this.secrets.redactor('text', extra);
+    const hide = (text: string) => redactor.redact(text);
     try {
       const response = await this.fetcher.open({
         url: args.url,
@@ -165,7 +167,14 @@ export class UrlFetchTool implements AiTool<typeof URL_FETCH_ARGS> {
       // Stop or the timeout also stops reading the body.
       addAbortSignal(signal, response.body);
       if (download)
-        return await this.save(response, download, args.max_bytes, signal);
+        return await this.save(
+          response,
+          download,
+          args.max_bytes,
+          signal,
+          await this.secrets.redactor('latin1', extra),
+          hide,
+        );
       const maxBytes = args.max_bytes ?? URL_FETCH_INLINE_MAX_BYTES;
       const { bytes, truncated } = await readCapped(response.body, maxBytes);
       const result: Record<string, unknown> = {
@@ -260,7 +269,7 @@ export class UrlFetchTool implements AiTool<typeof URL_FETCH_ARGS> {
       if (!resolved.ok) return resolved.error;
       if (resolved.alias !== 'file_cache_dir')
         return `download_path must be in file_cache_dir (got ${resolved.display})`;
-      download = { absolute: resolved.absolute, display: resolved.display };
+      download = resolved;
     } else if (
       args.max_bytes !== undefined &&
       args.max_bytes > URL_FETCH_INLINE_MAX_BYTES
@@ -269,23 +278,25 @@ export class UrlFetchTool implements AiTool<typeof URL_FETCH_ARGS> {
     return { method, headers: headers.headers, body, auth, download };
   }
 
-  /** Streams the body to a temporary file beside the target, then renames it: no partial file is left behind. */
+  /**
+   * Streams the body, secrets masked, into a new temporary file created in the
+   * target's folder, opened once without following links; then renames it inside
+   * that same open folder. Swapping the folder for a link meanwhile changes nothing:
+   * the bytes go to the folder that was opened, never outside. No partial file is left.
+   */
   private async save(
     response: Awaited<ReturnType<UrlFetcher['open']>>,
     target: DownloadTarget,
     maxBytes = URL_FETCH_DOWNLOAD_MAX_BYTES,
     signal: AbortSignal,
+    redactor: SecretRedactor,
+    hide: (text: string) => string,
   ): Promise<string> {
     if (response.status < 200 || response.status > 299) {
       response.body.destroy();
       return toolError(
         `The server answered HTTP ${response.status}; nothing was saved to ${target.display}`,
       );
-    }
-    const existing = await stat(target.absolute).catch(() => null);
-    if (existing?.isDirectory()) {
-      response.body.destroy();
-      return toolError(`${target.display} is a directory`);
     }
     const declared = Number(response.headers['content-length']);
     if (
@@ -298,48 +309,74 @@ export class UrlFetchTool implements AiTool<typeof URL_FETCH_ARGS> {
         `The response is ${declared} bytes, more than max_bytes (${maxBytes}); nothing was saved`,
       );
     }
-    await mkdir(dirname(target.absolute), { recursive: true, mode: 0o700 });
-    const partial = `${target.absolute}.part-${randomBytes(4).toString('hex')}`;
-    let written = 0;
-    let tooLarge = false;
+    let parent: { dir: ContainedDir; name: string };
     try {
-      await pipeline(
-        response.body,
-        async function* (source: AsyncIterable<Buffer>) {
-          for await (const chunk of source) {
-            written += chunk.length;
-            if (written > maxBytes) {
+      parent = await this.dirs.openParent(target, { createParents: true });
+      const existing = await parent.dir.lstat(parent.name);
+      if (existing?.isDirectory()) {
+        await parent.dir.close();
+        throw new FileAccessError(`${target.display} is a directory`);
+      }
+    } catch (error) {
+      response.body.destroy();
+      if (error instanceof FileAccessError) return toolError(error.message);
+      throw error;
+    }
+    const { dir, name } = parent;
+    const partial = `.${name}.part-${randomBytes(4).toString('hex')}`;
+    let handle: FileHandle | null = null;
+    let received = 0;
+    let tooLarge = false;
+    const masking = new StreamingSecretRedactor(redactor);
+    try {
+      handle = await dir.openFile(partial, 'create');
+      const file = handle;
+      const size = await writeChunks(
+        file,
+        (async function* () {
+          for await (const chunk of response.body as AsyncIterable<Buffer>) {
+            signal.throwIfAborted();
+            received += chunk.length;
+            if (received > maxBytes) {
               tooLarge = true;
               throw new UrlFetchError('too large');
             }
-            yield chunk;
+            const out = masking.push(chunk);
+            if (out.length) yield out;
           }
-        },
-        createWriteStream(partial, { flags: 'wx', mode: 0o600 }),
-        { signal },
+          const rest = masking.end();
+          if (rest.length) yield rest;
+        })(),
       );
-      await rename(partial, target.absolute);
+      await file.close();
+      handle = null;
+      await dir.rename(partial, dir, name);
+      return JSON.stringify({
+        path: target.display,
+        bytes: size,
+        content_type: response.contentType,
+        status: response.status,
+        ...(masking.count > 0 && {
+          note: `${masking.count} occurrence(s) of a stored secret were redacted before saving.`,
+        }),
+      });
     } catch (error) {
-      await rm(partial, { force: true });
+      await handle?.close().catch(() => undefined);
+      await unlink(dir.entryPath(partial)).catch(() => undefined);
       if (tooLarge)
         return toolError(
           `The response is larger than max_bytes (${maxBytes}); nothing was saved`,
         );
+      if (error instanceof FileAccessError)
+        return toolError(hide(error.message));
       throw error;
+    } finally {
+      await dir.close();
     }
-    return JSON.stringify({
-      path: target.display,
-      bytes: written,
-      content_type: response.contentType,
-      status: response.status,
-    });
   }
 }
 
-interface DownloadTarget {
-  absolute: string;
-  display: string;
-}
+type DownloadTarget = ResolvedFilePath;
 
 /** Reads at most `maxBytes`; a longer body is cut there (and the connection closed). */
 async function readCapped(

@@ -16,6 +16,9 @@ import type { AiToolContext } from '../../ai-tools/ai-tool';
 import { FileDirs } from '../file-dirs';
 import { BASH_LIMITS, BashSandbox, type BashResult } from './bash-sandbox';
 import { BashTool } from './bash.tool';
+import { fixedSecrets } from '../../secrets/fixed-secrets';
+
+const STORED_SECRET = 'sk-stored-Secret-0123456789';
 
 /** These run the real bubblewrap (installed by `npm test` as root on Debian). */
 describe('the bash sandbox (real bubblewrap)', () => {
@@ -32,7 +35,7 @@ describe('the bash sandbox (real bubblewrap)', () => {
     dirs = new FileDirs({ dataDir });
     real = dirs.ensure();
     sandbox = new BashSandbox({ bwrapPath: undefined }, dirs);
-    tool = new BashTool(sandbox, dirs);
+    tool = new BashTool(sandbox, dirs, fixedSecrets([STORED_SECRET]));
     mkdirSync(join(dataDir, 'db'));
     writeFileSync(join(dataDir, 'db', 'metatron.sqlite'), 'database bytes');
     writeFileSync(join(dataDir, 'secrets.json'), '{"openaiApiKey":"sk-x"}');
@@ -109,6 +112,37 @@ describe('the bash sandbox (real bubblewrap)', () => {
     const result = await bash('touch ran-anyway', { cwd });
     expect(result.error).toMatch(/^cwd: /);
     expect(existsSync(join(real.file_cache_dir, 'ran-anyway'))).toBe(false);
+  });
+
+  it.each([
+    ['cat', 'cat file_cache_dir/held.txt'],
+    ['rev', 'rev file_cache_dir/held.txt'],
+    ['base64 (wrapped)', 'base64 file_cache_dir/held.txt'],
+    [
+      'base64 -w0 after a prefix',
+      '(printf ab; cat file_cache_dir/held.txt) | base64 -w0',
+    ],
+    ['hex (xxd -p)', 'xxd -p file_cache_dir/held.txt'],
+    [
+      'hex upper',
+      'od -An -tx1 -v file_cache_dir/held.txt | tr -d " \\n" | tr a-f A-F',
+    ],
+  ])('never returns a stored secret a file holds: %s', async (_form, cmd) => {
+    writeFileSync(
+      join(real.file_cache_dir, 'held.txt'),
+      `{"headers":{"authorization":"Bearer ${STORED_SECRET}"}}\n`,
+    );
+    const result = await bash(cmd);
+    expect(result.exit_code).toBe(0);
+    expect(result.output).toContain('[redacted secret]');
+    for (const form of [
+      STORED_SECRET,
+      [...STORED_SECRET].reverse().join(''),
+      Buffer.from(STORED_SECRET).toString('hex'),
+    ])
+      expect(result.output.replace(/\s/g, '').toLowerCase()).not.toContain(
+        form.toLowerCase(),
+      );
   });
 
   describe('escapes', () => {
@@ -365,7 +399,7 @@ describe('the bash sandbox (real bubblewrap)', () => {
         { bwrapPath: '/nonexistent/bin/bwrap' },
         dirs,
       );
-      const off = new BashTool(missing, dirs);
+      const off = new BashTool(missing, dirs, fixedSecrets([]));
       expect(await off.isAvailable()).toBe(false);
       expect(await off.unavailableReason()).toBe(
         'bubblewrap (bwrap) is not installed: install the package bubblewrap (Debian: apt-get install bubblewrap) to enable bash',
@@ -393,7 +427,10 @@ describe('the bash sandbox (real bubblewrap)', () => {
       );
       rmSync(join(dataDir, 'fake-ran'), { force: true });
       await expect(
-        new BashTool(broken, dirs).execute({ cmd: 'echo hi' }, context),
+        new BashTool(broken, dirs, fixedSecrets([])).execute(
+          { cmd: 'echo hi' },
+          context,
+        ),
       ).rejects.toThrow(/bash is not available/);
       expect(existsSync(join(dataDir, 'fake-ran'))).toBe(false);
     });

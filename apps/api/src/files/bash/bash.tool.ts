@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { statSync } from 'node:fs';
 import { z } from 'zod';
 import {
   AiToolProvider,
@@ -7,6 +6,8 @@ import {
   type AiTool,
   type AiToolContext,
 } from '../../ai-tools/ai-tool';
+import { KnownSecrets } from '../../secrets/known-secrets';
+import { FileAccessError } from '../contained-file';
 import { FileDirs } from '../file-dirs';
 import { FILES_MODE } from '../files-mode';
 import { BASH_LIMITS, BashSandbox } from './bash-sandbox';
@@ -54,6 +55,7 @@ export class BashTool implements AiTool<typeof BASH_ARGS> {
   constructor(
     private readonly sandbox: BashSandbox,
     private readonly dirs: FileDirs,
+    private readonly secrets: KnownSecrets,
   ) {}
 
   async isAvailable(): Promise<boolean> {
@@ -75,10 +77,16 @@ export class BashTool implements AiTool<typeof BASH_ARGS> {
     if (args.cwd !== undefined && args.cwd.trim() !== '') {
       const resolved = this.dirs.resolve(args.cwd, { allowDir: true });
       if (!resolved.ok) return toolError(`cwd: ${resolved.error}`);
-      if (!isDirectory(resolved.absolute))
+      // Opened once without following links, as every path is; bwrap then gets the
+      // name, which is safe: inside the sandbox nothing but the file dirs is writable or secret.
+      try {
+        await (await this.dirs.openDir(resolved)).close();
+      } catch (error) {
+        if (!(error instanceof FileAccessError)) throw error;
         return toolError(
-          `cwd: ${resolved.display} is not an existing directory`,
+          `cwd: ${resolved.display} is not an existing directory (${error.message})`,
         );
+      }
       cwd = resolved.absolute;
     }
     const result = await this.sandbox.run({
@@ -87,14 +95,11 @@ export class BashTool implements AiTool<typeof BASH_ARGS> {
       timeoutSeconds: args.timeout_seconds ?? BASH_LIMITS.defaultTimeoutSeconds,
       signal,
     });
-    return JSON.stringify(result);
-  }
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
+    // Whatever the command printed, no stored secret reaches the model in a form we can detect.
+    const redactor = await this.secrets.redactor();
+    return JSON.stringify({
+      ...result,
+      output: redactor.redact(result.output),
+    });
   }
 }

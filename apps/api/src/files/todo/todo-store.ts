@@ -1,12 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { TodoItem, TodoLists } from '@metatronos/shared-types';
 import { DateTime } from 'luxon';
-import { randomBytes } from 'node:crypto';
-import { rename, writeFile } from 'node:fs/promises';
 import { Clock } from '../../clock/clock';
 import { SettingsService } from '../../settings/settings.service';
-import { FileDirs } from '../file-dirs';
-import { FileMovedOutError, openInside } from '../open-inside';
+import { FileAccessError } from '../contained-file';
+import { FileDirs, type ResolvedFilePath } from '../file-dirs';
 import {
   matchTodoItems,
   normaliseForMatch,
@@ -149,23 +147,21 @@ export class TodoStore {
   }
 
   /** Through `FileDirs.resolve`: a TODO.md that is a link out of the state dir is refused, never read or written. */
-  private path(name: string): string {
+  private path(name: string): ResolvedFilePath {
     const resolved = this.dirs.resolve(`file_state_dir/${name}`);
     if (!resolved.ok) throw new TodoError(`${name}: ${resolved.error}`);
-    return resolved.absolute;
+    return resolved;
   }
 
   private async read(name: string, done: boolean): Promise<TodoFile> {
-    const file = this.dirs.resolve(`file_state_dir/${name}`);
-    if (!file.ok) throw new TodoError(`${name}: ${file.error}`);
     let handle;
     try {
-      handle = await openInside(this.dirs, file);
+      handle = await this.dirs.open(this.path(name), 'read');
     } catch (error) {
-      if (error instanceof FileMovedOutError)
-        throw new TodoError(`${name}: ${error.message}`);
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      return { createdAt: '', updatedAt: '', items: [], other: [] };
+      if (!(error instanceof FileAccessError)) throw error;
+      if (error.reason === 'missing')
+        return { createdAt: '', updatedAt: '', items: [], other: [] };
+      throw new TodoError(`${name}: ${error.message}`);
     }
     try {
       return parseTodoFile(await handle.readFile('utf8'), done);
@@ -180,15 +176,20 @@ export class TodoStore {
     done: boolean,
     now: string,
   ): Promise<void> {
-    const path = this.path(name);
-    // A new name each time, created exclusively: a planted link at the temp name is never followed.
-    const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
     const text = renderTodoFile(
       { ...file, createdAt: file.createdAt || now, updatedAt: now },
       done,
     );
-    await writeFile(temp, text, { mode: 0o600, flag: 'wx' });
-    await rename(temp, path);
+    // A new temp file (O_EXCL) renamed inside the opened state dir: no link is followed.
+    try {
+      await this.dirs.replace(this.path(name), (handle) =>
+        handle.writeFile(text, 'utf8'),
+      );
+    } catch (error) {
+      if (error instanceof FileAccessError)
+        throw new TodoError(`${name}: ${error.message}`);
+      throw error;
+    }
   }
 
   /** Runs `work` holding the locks of `names`, taken in the order given. */

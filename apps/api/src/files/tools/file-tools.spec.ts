@@ -10,11 +10,13 @@ import {
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openContained } from '../contained-file';
-import { FileDirs, type ResolvedFilePath } from '../file-dirs';
+import { FileDirs } from '../file-dirs';
 import { READ_FILE_MAX_BYTES, WRITE_FILE_MAX_BYTES } from '../file-limits';
 import { ReadFileTool } from './read-file.tool';
 import { WriteFileTool } from './write-file.tool';
+import { fixedSecrets } from '../../secrets/fixed-secrets';
+
+const STORED_SECRET = 'sk-stored-Secret-0123456789';
 
 describe('read_file and write_file (real files)', () => {
   let dataDir: string;
@@ -28,8 +30,8 @@ describe('read_file and write_file (real files)', () => {
     dataDir = mkdtempSync(join(tmpdir(), 'file-tools-'));
     dirs = new FileDirs({ dataDir });
     real = dirs.ensure();
-    readTool = new ReadFileTool(dirs);
-    writeTool = new WriteFileTool(dirs);
+    readTool = new ReadFileTool(dirs, fixedSecrets([STORED_SECRET]));
+    writeTool = new WriteFileTool(dirs, fixedSecrets([STORED_SECRET]));
     outside = join(dataDir, 'outside');
     mkdirSync(outside);
     writeFileSync(join(outside, 'secret.txt'), 'owner secret');
@@ -139,8 +141,7 @@ describe('read_file and write_file (real files)', () => {
     it('refuses a path whose parent is a file', async () => {
       await write('plain', 'x');
       expect(await write('plain/child.txt', 'y')).toEqual({
-        error:
-          'A parent of file_cache_dir/plain/child.txt is a file, not a directory',
+        error: 'file_cache_dir/plain is not a directory',
       });
     });
 
@@ -250,50 +251,39 @@ describe('read_file and write_file (real files)', () => {
     });
   });
 
-  describe('a path swapped for a symlink after the check (a race with bash)', () => {
-    const resolved = (path: string): ResolvedFilePath => {
-      const result = dirs.resolve(path);
-      if (!result.ok) throw new Error(result.error);
-      return result;
-    };
+  describe('stored secrets', () => {
+    const forms = [
+      ['plain', STORED_SECRET],
+      ['reversed', [...STORED_SECRET].reverse().join('')],
+      ['base64', Buffer.from(`x${STORED_SECRET}`).toString('base64')],
+      ['base64url', Buffer.from(`xy${STORED_SECRET}`).toString('base64url')],
+      ['hex', Buffer.from(STORED_SECRET).toString('hex').toUpperCase()],
+    ];
 
-    it('is not followed at the last component (O_NOFOLLOW)', async () => {
-      writeFileSync(join(real.file_cache_dir, 'note.txt'), 'mine');
-      const checked = resolved('note.txt');
-      rmSync(join(real.file_cache_dir, 'note.txt'));
-      symlinkSync(
-        join(outside, 'secret.txt'),
-        join(real.file_cache_dir, 'note.txt'),
-      );
-      for (const purpose of ['read', 'overwrite', 'append'] as const)
-        await expect(
-          openContained(checked, real.file_cache_dir, purpose),
-        ).rejects.toThrow(
-          'file_cache_dir/note.txt is a symbolic link: the file tools do not follow links',
+    it.each(forms)(
+      'write_file refuses content with one, %s, and writes nothing',
+      async (_form, text) => {
+        expect(await write('leak.txt', `key: ${text}\n`)).toEqual({
+          error: expect.stringMatching(
+            /content carries a secret the owner stored/,
+          ),
+        });
+        expect(existsSync(join(real.file_cache_dir, 'leak.txt'))).toBe(false);
+      },
+    );
+
+    it.each(forms)(
+      'read_file redacts one a file holds, %s',
+      async (_form, text) => {
+        writeFileSync(
+          join(real.file_cache_dir, 'echo.txt'),
+          `got ${text} back`,
         );
-      expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe(
-        'owner secret',
-      );
-    });
-
-    it('is caught when a folder on the way became a link: nothing read, truncated or left behind', async () => {
-      mkdirSync(join(real.file_cache_dir, 'dir'));
-      writeFileSync(join(real.file_cache_dir, 'dir', 'secret.txt'), 'mine');
-      const existing = resolved('dir/secret.txt');
-      const fresh = resolved('dir/fresh.txt');
-      rmSync(join(real.file_cache_dir, 'dir'), { recursive: true });
-      symlinkSync(outside, join(real.file_cache_dir, 'dir'));
-      for (const purpose of ['read', 'overwrite', 'append'] as const)
-        await expect(
-          openContained(existing, real.file_cache_dir, purpose),
-        ).rejects.toThrow(/leaves file_cache_dir/);
-      await expect(
-        openContained(fresh, real.file_cache_dir, 'overwrite'),
-      ).rejects.toThrow(/leaves file_cache_dir/);
-      expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe(
-        'owner secret',
-      );
-      expect(existsSync(join(outside, 'fresh.txt'))).toBe(false);
-    });
+        const result = await read('echo.txt');
+        expect(result.content).toMatch(/^got \S*\[redacted secret\]\S* back$/);
+        expect(result.content).not.toContain(text);
+        expect(result.redacted).toEqual(expect.any(String));
+      },
+    );
   });
 });

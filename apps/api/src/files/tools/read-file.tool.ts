@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { AiToolProvider, toolError, type AiTool } from '../../ai-tools/ai-tool';
-import { FileAccessError, openContained } from '../contained-file';
+import { KnownSecrets } from '../../secrets/known-secrets';
+import { FileAccessError } from '../contained-file';
 import { FileDirs } from '../file-dirs';
 import { formatBytes, READ_FILE_MAX_BYTES } from '../file-limits';
 import { FILES_MODE } from '../files-mode';
@@ -29,18 +30,17 @@ export class ReadFileTool implements AiTool<typeof READ_FILE_ARGS> {
     'read a text file from file_cache_dir or file_state_dir.';
   readonly modes = [FILES_MODE];
 
-  constructor(private readonly dirs: FileDirs) {}
+  constructor(
+    private readonly dirs: FileDirs,
+    private readonly secrets: KnownSecrets,
+  ) {}
 
   async execute({ path }: z.output<typeof READ_FILE_ARGS>): Promise<string> {
     const resolved = this.dirs.resolve(path);
     if (!resolved.ok) return toolError(resolved.error);
     let handle;
     try {
-      handle = await openContained(
-        resolved,
-        this.dirs.ensure()[resolved.alias],
-        'read',
-      );
+      handle = await this.dirs.open(resolved, 'read');
     } catch (error) {
       if (error instanceof FileAccessError) return toolError(error.message);
       throw error;
@@ -66,9 +66,15 @@ export class ReadFileTool implements AiTool<typeof READ_FILE_ARGS> {
             'Use bash to inspect it (e.g. `file` or `xxd | head`).',
         );
       const total = Math.max(size, read);
+      // A file bash or a download wrote may hold a secret in some form: never hand it over.
+      const redacted = (await this.secrets.redactor()).redact(content);
       return JSON.stringify({
         path: resolved.display,
-        content,
+        content: redacted,
+        ...(redacted !== content && {
+          redacted:
+            'A stored secret in this file was replaced by [redacted secret].',
+        }),
         bytes: total,
         truncated,
         ...(truncated && {

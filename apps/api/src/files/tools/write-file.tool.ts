@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { promises as fs } from 'node:fs';
-import { dirname } from 'node:path';
 import { z } from 'zod';
 import { AiToolProvider, toolError, type AiTool } from '../../ai-tools/ai-tool';
-import { FileAccessError, openContained } from '../contained-file';
+import { KnownSecrets } from '../../secrets/known-secrets';
+import { FileAccessError } from '../contained-file';
 import { FileDirs } from '../file-dirs';
 import { formatBytes, WRITE_FILE_MAX_BYTES } from '../file-limits';
 import { FILES_MODE } from '../files-mode';
@@ -22,6 +21,10 @@ const WRITE_FILE_ARGS = z.object({
     .describe('overwrite (default) or append'),
 });
 
+const CARRIES_SECRET =
+  'content carries a secret the owner stored (an API key, token, password or auth profile value), ' +
+  'plain or encoded: nothing was written. Leave the secret out.';
+
 /** `write_file`: text into the cache or state dir (parents created), at most 512 KiB per call. */
 @AiToolProvider()
 @Injectable()
@@ -33,7 +36,10 @@ export class WriteFileTool implements AiTool<typeof WRITE_FILE_ARGS> {
     'write or append a text file in file_cache_dir or file_state_dir.';
   readonly modes = [FILES_MODE];
 
-  constructor(private readonly dirs: FileDirs) {}
+  constructor(
+    private readonly dirs: FileDirs,
+    private readonly secrets: KnownSecrets,
+  ) {}
 
   async execute({
     path,
@@ -47,28 +53,25 @@ export class WriteFileTool implements AiTool<typeof WRITE_FILE_ARGS> {
       );
     const resolved = this.dirs.resolve(path);
     if (!resolved.ok) return toolError(resolved.error);
-    const dir = this.dirs.ensure()[resolved.alias];
-    try {
-      await fs.mkdir(dirname(resolved.absolute), {
-        recursive: true,
-        mode: 0o700,
-      });
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      return toolError(
-        code === 'EEXIST' || code === 'ENOTDIR'
-          ? `A parent of ${resolved.display} is a file, not a directory`
-          : `Could not create the folder of ${resolved.display} (${code ?? 'error'})`,
-      );
-    }
+    const redactor = await this.secrets.redactor();
+    if (redactor.detects(content)) return toolError(CARRIES_SECRET);
     let handle;
     try {
-      handle = await openContained(resolved, dir, mode);
+      handle = await this.dirs.open(resolved, mode, { createParents: true });
     } catch (error) {
       if (error instanceof FileAccessError) return toolError(error.message);
       throw error;
     }
     try {
+      if (mode === 'append' && !redactor.empty) {
+        // A secret split over two appends is caught where the parts meet.
+        const { size } = await handle.stat();
+        const keep = Math.min(size, redactor.longest * 2 + 256);
+        const tail = Buffer.alloc(keep);
+        await handle.read(tail, 0, keep, size - keep);
+        if (redactor.detects(tail.toString('utf8') + content))
+          return toolError(CARRIES_SECRET);
+      }
       await handle.writeFile(content, 'utf8');
       const { size } = await handle.stat();
       return JSON.stringify({

@@ -1,0 +1,39 @@
+import { Injectable } from '@nestjs/common';
+import { AccountCredentials } from '../accounts/account-records';
+import { SettingsService } from '../settings/settings.service';
+import { SecretRedactor, type ScanEncoding } from './secret-redaction';
+
+/**
+ * The one place that knows every secret the app holds now: the settings' API keys
+ * (Gemini, OpenAI, OpenAI-compatible endpoints, Brave), the Telegram bot token, the
+ * auth profiles' values, and the email and calendar accounts' passwords. Whatever
+ * goes to the model or to a file the model can read is checked against this list.
+ */
+@Injectable()
+export class KnownSecrets {
+  constructor(
+    private readonly settings: SettingsService,
+    private readonly accounts: AccountCredentials,
+  ) {}
+
+  async values(): Promise<string[]> {
+    const [fromSettings, accounts] = await Promise.all([
+      this.settings.currentSecrets(),
+      this.accounts.list(),
+    ]);
+    const passwords = accounts.flatMap((a) =>
+      a.kind === 'email' ? [a.imap.password, a.smtp.password] : [a.password],
+    );
+    return [...fromSettings, ...passwords].filter(
+      (s): s is string => typeof s === 'string' && s.length > 0,
+    );
+  }
+
+  /** A redactor for the secrets held now (build one per call: secrets change). */
+  async redactor(
+    encoding: ScanEncoding = 'text',
+    extra: readonly string[] = [],
+  ): Promise<SecretRedactor> {
+    return new SecretRedactor([...(await this.values()), ...extra], encoding);
+  }
+}
