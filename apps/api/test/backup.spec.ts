@@ -77,6 +77,47 @@ const EMPTY_MANIFEST = JSON.stringify({
   dirs: [],
 });
 
+/**
+ * A backup in the archive's own format (manifest + canonical Extended JSON, one
+ * document a line), holding what the test puts in it.
+ */
+function craftedArchive(
+  collections: Record<
+    string,
+    { docs: mongo.BSON.Document[]; indexes?: Record<string, unknown>[] }
+  >,
+): Buffer {
+  const manifest = {
+    format: 'metatronos-backup',
+    formatVersion: 1,
+    appVersion: '0.1.0',
+    createdAt: '2026-01-01T00:00:00.000Z',
+    collections: Object.entries(collections).map(([name, c]) => ({
+      name,
+      count: c.docs.length,
+      indexes: c.indexes ?? [],
+    })),
+    dirs: [],
+  };
+  return rawTarGz([
+    { path: 'manifest.json', body: JSON.stringify(manifest) },
+    ...Object.entries(collections).map(([name, c]) => ({
+      path: `db/${name}.ejson`,
+      body: c.docs
+        .map((d) => `${mongo.BSON.EJSON.stringify(d, { relaxed: false })}\n`)
+        .join(''),
+    })),
+  ]);
+}
+
+const CHAT_ID = new mongo.ObjectId('65a000000000000000000001');
+const goodChat = (id = CHAT_ID, title = 'Restored') => ({
+  _id: id,
+  title,
+  createdAt: new Date('2026-01-01T00:00:00Z'),
+  updatedAt: new Date('2026-01-01T00:00:00Z'),
+});
+
 /** Every file under DATA_DIR's data folders, with its content. */
 function dataFiles(t: TestApp): Record<string, string> {
   const out: Record<string, string> = {};
@@ -434,12 +475,12 @@ describe('Backup and restore (/api/backup)', () => {
               path: 'manifest.json',
               body: EMPTY_MANIFEST.replace(
                 '"collections":[]',
-                '"collections":[{"name":"chats","count":2,"indexes":[]}]',
+                '"collections":[{"name":"ai_notes","count":2,"indexes":[]}]',
               ),
             },
-            { path: 'db/chats.ejson', body: '{"_id":"a"}\n' },
+            { path: 'db/ai_notes.ejson', body: '{"_id":"a"}\n' },
           ]),
-        /db\/chats\.ejson holds 1 documents instead of 2/,
+        /db\/ai_notes\.ejson holds 1 documents instead of 2/,
       ],
       [
         'a line that is not Extended JSON',
@@ -474,6 +515,149 @@ describe('Backup and restore (/api/backup)', () => {
       const res = await restore(body()).expect(400);
       expect(res.body.message).toMatch(message);
       expect(res.body.message).toMatch(/Nothing was changed\.$/);
+    });
+
+    it.each([
+      [
+        'a duplicate _id',
+        () => ({ chats: { docs: [goodChat(), goodChat(CHAT_ID, 'Twin')] } }),
+        /in chats, the document with _id 65a000000000000000000001: its _id appears twice in the archive/,
+      ],
+      [
+        'a settings document of the wrong shape',
+        () => ({
+          settings: {
+            docs: [{ _id: 'app_settings', openaiCompatible: 'oops' }],
+          },
+        }),
+        /in settings, the document with _id "app_settings": openaiCompatible must be a list but is the text "oops"/,
+      ],
+      [
+        'an endpoint without its base URL in the settings',
+        () => ({
+          settings: {
+            docs: [
+              {
+                _id: 'app_settings',
+                openaiCompatible: [{ name: 'local', apiKey: null }],
+              },
+            ],
+          },
+        }),
+        /in settings, the document with _id "app_settings": openaiCompatible\[0\]\.baseUrl is required but missing/,
+      ],
+      [
+        'a system instruction of the wrong shape',
+        () => ({
+          settings: {
+            docs: [{ _id: 'system_instruction', memoryEnabled: 'yes' }],
+          },
+        }),
+        /memoryEnabled must be true or false but is the text "yes"/,
+      ],
+      [
+        'a chat with a date stored as text',
+        () => ({
+          chats: {
+            docs: [{ ...goodChat(), createdAt: '2026-01-01T00:00:00Z' }],
+          },
+        }),
+        /in chats, the document with _id 65a000000000000000000001: createdAt must be a date but is the text "2026-01-01T00:00:00Z"/,
+      ],
+      [
+        'a chat with a string _id and no title',
+        () => ({
+          chats: { docs: [{ ...goodChat(), _id: 'c1', title: undefined }] },
+        }),
+        /in chats, the document with _id "c1": .*title is required but missing.*_id must be an ObjectId but is the text "c1"|in chats, the document with _id "c1": _id must be an ObjectId but is the text "c1", title is required but missing/,
+      ],
+      [
+        'a message whose chat id is a number',
+        () => ({
+          messages: {
+            docs: [
+              {
+                _id: new mongo.ObjectId(),
+                chatId: 7,
+                role: 'user',
+                content: 'hi',
+                status: 'complete',
+                createdAt: new Date(),
+                updatedAt: new Date(),
+              },
+            ],
+          },
+        }),
+        /in messages, .*chatId must be an ObjectId but is the number 7/,
+      ],
+      [
+        "two Telegram permissions for one chat (the app's unique index)",
+        () => {
+          const permission = (n: number) => ({
+            _id: new mongo.ObjectId(),
+            chatId: '42',
+            displayName: `Ann ${n}`,
+            createdAt: new Date(),
+            updatedAt: new Date(),
+          });
+          return {
+            telegram_permissions: { docs: [permission(1), permission(2)] },
+          };
+        },
+        /in telegram_permissions, the document with _id [0-9a-f]{24}: chatId repeats another document's value, but the unique index .* allows each only once/,
+      ],
+      [
+        "a duplicate under one of the archive's own unique indexes",
+        () => ({
+          ai_books: {
+            docs: [
+              { _id: 1, isbn: 'x' },
+              { _id: 2, isbn: 'x' },
+            ],
+            indexes: [{ key: { isbn: 1 }, name: 'isbn_1', unique: true }],
+          },
+        }),
+        /in ai_books, the document with _id 2: isbn repeats another document's value, but the unique index isbn_1 allows each only once/,
+      ],
+    ])(
+      'refuses %s with 400 naming the document, whether replacing or not',
+      async (_name, collections, message) => {
+        const body = craftedArchive(
+          collections() as Parameters<typeof craftedArchive>[0],
+        );
+        for (const path of [
+          '/api/backup/restore?replace=true',
+          '/api/backup/restore',
+        ]) {
+          const res = await agent
+            .post(path)
+            .set('Content-Type', 'application/gzip')
+            .send(body)
+            .expect(400);
+          expect(res.body.message).toMatch(message);
+          expect(res.body.message).toMatch(/Nothing was changed\.$/);
+        }
+      },
+    );
+
+    it('answers multipart without a boundary, or cut short, with 400 on every upload route', async () => {
+      for (const path of ['/api/backup/restore', '/api/attachments']) {
+        for (const type of [
+          'multipart/form-data',
+          'multipart/form-data; boundary=',
+          'multipart/form-data; boundary=xyz',
+        ]) {
+          const res = await agent
+            .post(path)
+            .set('Content-Type', type)
+            .send(
+              Buffer.from(
+                '--xyz\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\nabc',
+              ),
+            );
+          expect([path, type, res.status]).toEqual([path, type, 400]);
+        }
+      }
     });
 
     it('refuses an empty body and a multipart upload without the file field', async () => {
