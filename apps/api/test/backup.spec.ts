@@ -14,6 +14,7 @@ import type { Response } from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { Header } from 'tar';
 import { BackupLimits } from '../src/backup/backup-limits';
+import { SettingsService } from '../src/settings/settings.service';
 import {
   OPENAI_TEST_KEY,
   startFakeProviders,
@@ -343,6 +344,66 @@ describe('Backup and restore (/api/backup)', () => {
       const chats: ChatSummary[] = (await owner2.get('/api/chats').expect(200))
         .body;
       expect(chats.map((c) => c.title)).toEqual(['Trip']);
+      // Switched over and cleaned up: no staging or previous collections, no journal.
+      const db = target.app.get<Connection>(getConnectionToken())
+        .db as mongo.Db;
+      const names = (await db.listCollections().toArray()).map((c) => c.name);
+      expect(names.filter((n) => n.includes('restore_'))).toEqual([]);
+      expect(
+        existsSync(join(target.config.dataDir, 'backup-restore.journal.json')),
+      ).toBe(false);
+    });
+  });
+
+  describe('stored documents of the wrong shape', () => {
+    it('never stop the app from starting, nor make the settings or the chat list fail', async () => {
+      const first = await createTestApp();
+      const dbName = first.app.get<Connection>(getConnectionToken()).name;
+      const agent = await first.owner();
+      await agent.post('/api/chats').send({ title: 'Kept' }).expect(201);
+      const db = first.app.get<Connection>(getConnectionToken()).db as mongo.Db;
+      await db
+        .collection('settings')
+        .updateOne(
+          { _id: 'app_settings' as never },
+          { $set: { openaiCompatible: 'oops', disabledTools: 5, timezone: 7 } },
+          { upsert: true },
+        );
+      await db.collection('chats').insertMany([
+        { _id: 'not-an-id' as never, title: { bad: true }, createdAt: 'x' },
+        {
+          _id: new mongo.ObjectId(),
+          title: 'Text dates',
+          createdAt: '2026-01-01',
+          updatedAt: '2026-01-01',
+        },
+      ]);
+      first.app.get(SettingsService).forgetAfterRestore();
+      const settings = await agent.get('/api/settings').expect(200);
+      expect(settings.body.openaiCompatible).toEqual([]);
+      const chats: ChatSummary[] = (await agent.get('/api/chats').expect(200))
+        .body;
+      expect(chats.map((c) => c.title)).toEqual(['Kept']);
+      await first.app.close();
+
+      // A new start on the same database comes up, with defaults for what is malformed.
+      const uri = process.env['METATRON_TEST_MONGODB_URI'] as string;
+      const second = await createTestApp({
+        database: { kind: 'embedded', uri, dbName },
+      });
+      try {
+        const owner3 = await second.owner();
+        await owner3.get('/api/settings').expect(200);
+        const again: ChatSummary[] = (
+          await owner3.get('/api/chats').expect(200)
+        ).body;
+        expect(again.map((c) => c.title)).toEqual(['Kept']);
+      } finally {
+        await (second.app.get<Connection>(getConnectionToken()).db as mongo.Db)
+          .dropDatabase()
+          .catch(() => undefined);
+        await second.close();
+      }
     });
   });
 
