@@ -156,6 +156,14 @@ describe('Backup and restore (/api/backup)', () => {
   let source: TestApp;
   let owner: TestAgent;
   let archive: Buffer;
+  /** Made with PASSPHRASE: the secrets sealed in it. */
+  let sealed: Buffer;
+  const PASSPHRASE = 'correct horse battery staple';
+  const SECRETS = [
+    OPENAI_TEST_KEY,
+    'BSA-backup-key-9876',
+    'sk-local-endpoint-5555',
+  ];
   let chatId: string;
   let attachmentId: string;
   const note = 'Groceries: tea, bread.\n';
@@ -167,7 +175,17 @@ describe('Backup and restore (/api/backup)', () => {
     await useModel(source, 'gpt-4.1-mini');
     await owner
       .patch('/api/settings')
-      .send({ timezone: 'Europe/Berlin', braveApiKey: 'BSA-backup-key-9876' })
+      .send({
+        timezone: 'Europe/Berlin',
+        braveApiKey: 'BSA-backup-key-9876',
+        openaiCompatible: [
+          {
+            name: 'local',
+            baseUrl: 'http://127.0.0.1:9/v1',
+            apiKey: 'sk-local-endpoint-5555',
+          },
+        ],
+      })
       .expect(200);
     chatId = (
       await owner.post('/api/chats').send({ title: 'Trip' }).expect(201)
@@ -222,13 +240,43 @@ describe('Backup and restore (/api/backup)', () => {
     );
     archive = res.body as Buffer;
     expect(archive.subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
-    // The key is in the archive in clear (docs and UI say so); the owner password is not.
+    // Without a passphrase no secret is in it, in any form; nor is the owner password.
     const { gunzipSync } = await import('node:zlib');
     const tar = gunzipSync(archive).toString('latin1');
-    expect(tar).toContain(OPENAI_TEST_KEY);
+    for (const secret of SECRETS) {
+      expect(tar).not.toContain(secret);
+      expect(tar).not.toContain(Buffer.from(secret).toString('base64'));
+    }
+    expect(tar).toContain('"included": false');
+    expect(tar).toContain('"name":"local"');
     expect(tar).not.toContain('auth_owner');
     expect(tar).toContain('files/state/notes/groceries.md');
     expect(tar).toContain('"format": "metatronos-backup"');
+  });
+
+  it('seals the secrets with a passphrase (POST /api/backup, JSON body); refuses a short one', async () => {
+    const res = await owner
+      .post('/api/backup')
+      .send({ passphrase: PASSPHRASE })
+      .buffer(true)
+      .parse(binary)
+      .expect(200);
+    expect(res.headers['content-type']).toBe('application/gzip');
+    sealed = res.body as Buffer;
+    const { gunzipSync } = await import('node:zlib');
+    const tar = gunzipSync(sealed).toString('latin1');
+    for (const secret of SECRETS) {
+      expect(tar).not.toContain(secret);
+      expect(tar).not.toContain(Buffer.from(secret).toString('base64'));
+    }
+    expect(tar).toMatch(/"scheme": "scrypt-aes-256-gcm"[\s\S]*"salt": "/);
+    const short = await owner
+      .post('/api/backup')
+      .send({ passphrase: 'short' })
+      .expect(400);
+    expect(short.body.message).toMatch(/at least 8 characters/);
+    await owner.get('/api/backup?passphrase=short').expect(400);
+    await owner.post('/api/backup').send({ passphrase: 5 }).expect(400);
   });
 
   describe('into a fresh instance', () => {
@@ -248,13 +296,15 @@ describe('Backup and restore (/api/backup)', () => {
       const res = await owner2
         .post('/api/backup/restore')
         .set('Content-Type', 'application/gzip')
-        .send(archive);
+        .set('X-Backup-Passphrase', PASSPHRASE)
+        .send(sealed);
       expect(res.body.message).toBeUndefined();
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({
         restored: true,
         appVersion: expect.any(String),
         files: 2,
+        secrets: 'restored',
       });
       expect(res.body.collections).toEqual(
         expect.arrayContaining([
@@ -291,6 +341,13 @@ describe('Backup and restore (/api/backup)', () => {
         primaryModel: 'gpt-4.1-mini',
         openaiApiKey: `••••${OPENAI_TEST_KEY.slice(-4)}`,
         braveApiKey: '••••9876',
+        openaiCompatible: [
+          {
+            name: 'local',
+            baseUrl: 'http://127.0.0.1:9/v1',
+            apiKey: '••••5555',
+          },
+        ],
       });
       expect(
         readFileSync(
@@ -337,10 +394,39 @@ describe('Backup and restore (/api/backup)', () => {
       expect(refused.body.message).toMatch(/already has chats.*replace=true/);
       expect(await snapshot(target)).toEqual(before);
 
+      // Restoring the backup without secrets keeps this instance's own (here: a key set after the first restore).
       await owner2
+        .patch('/api/settings')
+        .send({ braveApiKey: 'BSA-target-own-4321' })
+        .expect(200);
+      const replaced = await owner2
         .post('/api/backup/restore?replace=true')
         .attach('file', archive, 'backup.tar.gz')
         .expect(200);
+      expect(replaced.body.secrets).toBe('kept');
+      expect(
+        (await owner2.get('/api/settings').expect(200)).body,
+      ).toMatchObject({
+        braveApiKey: '••••4321',
+        openaiApiKey: `••••${OPENAI_TEST_KEY.slice(-4)}`,
+        openaiCompatible: [
+          {
+            name: 'local',
+            baseUrl: 'http://127.0.0.1:9/v1',
+            apiKey: '••••5555',
+          },
+        ],
+      });
+      // The passphrase as a multipart field opens the sealed secrets again.
+      const reopened = await owner2
+        .post('/api/backup/restore?replace=true')
+        .field('passphrase', PASSPHRASE)
+        .attach('file', sealed, 'backup.tar.gz')
+        .expect(200);
+      expect(reopened.body.secrets).toBe('restored');
+      expect(
+        (await owner2.get('/api/settings').expect(200)).body.braveApiKey,
+      ).toBe('••••9876');
       const chats: ChatSummary[] = (await owner2.get('/api/chats').expect(200))
         .body;
       expect(chats.map((c) => c.title)).toEqual(['Trip']);
@@ -435,6 +521,8 @@ describe('Backup and restore (/api/backup)', () => {
       expect(existsSync(work) ? readdirSync(work) : []).toEqual([]);
     });
 
+    const restoreWith = (path: string, body: Buffer) =>
+      agent.post(path).set('Content-Type', 'application/gzip').send(body);
     const restore = (body: Buffer) =>
       agent
         .post('/api/backup/restore')
@@ -718,6 +806,33 @@ describe('Backup and restore (/api/backup)', () => {
             );
           expect([path, type, res.status]).toEqual([path, type, 400]);
         }
+      }
+    });
+
+    it('refuses a wrong passphrase with 400, in the query, the header or a form field', async () => {
+      const wrong = 'not the passphrase';
+      for (const send of [
+        () =>
+          restoreWith(
+            `/api/backup/restore?passphrase=${encodeURIComponent(wrong)}`,
+            sealed,
+          ),
+        () =>
+          agent
+            .post('/api/backup/restore?replace=true')
+            .set('Content-Type', 'application/gzip')
+            .set('X-Backup-Passphrase', wrong)
+            .send(sealed),
+        () =>
+          agent
+            .post('/api/backup/restore')
+            .field('passphrase', wrong)
+            .attach('file', sealed, 'backup.tar.gz'),
+      ]) {
+        const res = await send().expect(400);
+        expect(res.body.message).toMatch(
+          /^Wrong passphrase.*Nothing was changed\.$/,
+        );
       }
     });
 

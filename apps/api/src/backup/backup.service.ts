@@ -42,6 +42,8 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
 import { AppEventBus } from '../events/app-event-bus';
 import { FileDirs } from '../files/file-dirs';
+import { APP_SETTINGS_ID } from '../settings/schemas/app-settings.schema';
+import { SettingsService } from '../settings/settings.service';
 import { HIDDEN_COLLECTION_PREFIX } from '../mongo-sandbox/collection-access';
 import { APP_VERSION } from '../version';
 import {
@@ -51,6 +53,15 @@ import {
 } from './backup-archive';
 import { copyTree, measureTree } from './backup-files';
 import { BackupLimits } from './backup-limits';
+import {
+  applySecrets,
+  extractSecrets,
+  isSettingsDoc,
+  sealSecrets,
+  type SettingsSecrets,
+  unsealSecrets,
+  WrongPassphraseError,
+} from './backup-secrets';
 import { CollectionChecker, documentLabel } from './restore-document-check';
 import {
   PREVIOUS_PREFIX,
@@ -72,6 +83,7 @@ export interface BackupDownload {
 }
 
 const UPLOAD_FIELD = 'file';
+const PASSPHRASE_FIELD = 'passphrase';
 const INSERT_BATCH = 500;
 /** In DATA_DIR: the journal of a restore being switched in. */
 const RESTORE_JOURNAL = 'backup-restore.journal.json';
@@ -109,6 +121,7 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
     private readonly fileDirs: FileDirs,
     private readonly events: AppEventBus,
     private readonly clock: Clock,
+    private readonly settings: SettingsService,
   ) {
     this.dataDir = resolve(config.dataDir);
     this.workRoot = join(this.dataDir, 'backup-work');
@@ -174,22 +187,32 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
       .sort();
   }
 
-  async create(): Promise<BackupDownload> {
+  /** With a passphrase the settings' secrets go into the archive sealed with it; without one they are left out. */
+  async create(passphrase?: string): Promise<BackupDownload> {
     this.take();
     let staging: string | null = null;
     let released = false;
     const release = async () => {
       if (released) return;
       released = true;
-      if (staging) await rm(staging, { recursive: true, force: true });
+      // Free at once: each backup stages in a folder of its own, so removing this one can trail.
       this.busy = false;
+      if (staging) await rm(staging, { recursive: true, force: true });
     };
     try {
       staging = await this.workFolder('backup-');
+      let secrets: SettingsSecrets | null = null;
       await mkdir(join(staging, 'db'), { mode: 0o700 });
       const collections: BackupCollectionEntry[] = [];
       for (const name of await this.backedUpCollections())
-        collections.push(await this.dumpCollection(name, staging));
+        collections.push(
+          await this.dumpCollection(name, staging, (doc) => {
+            if (name !== 'settings' || !isSettingsDoc(doc)) return doc;
+            const stripped = extractSecrets(doc);
+            secrets = stripped.secrets;
+            return stripped.doc;
+          }),
+        );
       const dirs: BackupFileDirEntry[] = [];
       for (const dir of BACKUP_FILE_DIRS) {
         // Media and attachments are stored under their hash and never rewritten: a hard link is a safe copy.
@@ -208,6 +231,10 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
         createdAt,
         collections,
         dirs,
+        secrets:
+          passphrase && secrets
+            ? await sealSecrets(secrets, passphrase)
+            : { included: false },
       };
       await writeFile(
         join(staging, 'manifest.json'),
@@ -244,6 +271,7 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
   private async dumpCollection(
     name: string,
     staging: string,
+    transform: (doc: mongo.BSON.Document) => mongo.BSON.Document,
   ): Promise<BackupCollectionEntry> {
     const collection = this.db.collection(name);
     const out = createWriteStream(join(staging, 'db', `${name}.ejson`), {
@@ -257,7 +285,7 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
     );
     try {
       for await (const doc of cursor) {
-        const line = `${mongo.BSON.EJSON.stringify(doc, { relaxed: false })}\n`;
+        const line = `${mongo.BSON.EJSON.stringify(transform(doc), { relaxed: false })}\n`;
         if (!out.write(line)) await once(out, 'drain');
         count += 1;
       }
@@ -276,9 +304,14 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
     return { name, count, indexes };
   }
 
+  /**
+   * `passphrase` (query or header) opens the secrets of a backup made with one; a
+   * multipart field `passphrase` does too.
+   */
   async restore(
     req: IncomingMessage,
     replace: boolean,
+    passphrase?: string,
   ): Promise<RestoreResult> {
     try {
       this.take();
@@ -298,11 +331,13 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
       }
       work = await this.workFolder('restore-');
       const archive = join(work, 'upload.tar.gz');
-      await this.receive(req, archive);
+      const fields = await this.receive(req, archive);
+      const given = passphrase || fields.passphrase || undefined;
       const unpacked = join(work, 'unpacked');
       await mkdir(unpacked, { mode: 0o700 });
       const { files } = await unpackArchive(archive, unpacked, this.limits);
       const manifest = await this.check(unpacked, files);
+      const secrets = await this.restoredSecrets(manifest, given);
 
       // Everything was read and checked. The new data is written beside the live data
       // (staging collections, unpacked folders); the journal makes the switch survive a crash.
@@ -341,7 +376,7 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
       };
       await this.dropLeftovers();
       await writeJournal(this.journalFile, journal);
-      await this.stage(unpacked, manifest, journal.switch);
+      await this.stage(unpacked, manifest, journal.switch, secrets.use);
       journal.phase = 'committed';
       await writeJournal(this.journalFile, journal);
       committed = true;
@@ -360,6 +395,7 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
           count,
         })),
         ...moved,
+        secrets: secrets.result,
       };
     } catch (error) {
       if (journal && !committed)
@@ -367,6 +403,10 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
           this.logger.error(
             `A refused restore could not remove its staging data: ${rollBackError.message}; the next start does`,
           ),
+        );
+      if (error instanceof WrongPassphraseError)
+        throw new BadRequestException(
+          "Wrong passphrase: it does not open this backup's secrets. Nothing was changed.",
         );
       if (error instanceof BackupArchiveError) {
         const text = `This is not a usable MetatronOS backup: ${error.message}. Nothing was changed.`;
@@ -388,6 +428,44 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
         await rm(work, { recursive: true, force: true }).catch(() => undefined);
       this.busy = false;
     }
+  }
+
+  /**
+   * The secrets the restored settings get: `null` keeps the archive's settings as
+   * they are (a backup made before secrets were left out holds them in clear).
+   */
+  private async restoredSecrets(
+    manifest: BackupManifest,
+    passphrase: string | undefined,
+  ): Promise<{ use: SettingsSecrets | null; result: 'restored' | 'kept' }> {
+    const entry = manifest.secrets;
+    if (entry === undefined) return { use: null, result: 'restored' };
+    if (entry?.included === true && passphrase)
+      return {
+        use: await unsealSecrets(entry, passphrase),
+        result: 'restored',
+      };
+    if (entry?.included !== true && entry?.included !== false)
+      throw new BackupArchiveError('its manifest.json has unreadable secrets');
+    const current = await this.settings.get();
+    return {
+      use: {
+        fields: {
+          geminiApiKey: current.geminiApiKey,
+          openaiApiKey: current.openaiApiKey,
+          braveApiKey: current.braveApiKey,
+          telegramBotToken: current.telegramBotToken,
+        },
+        endpoints: current.openaiCompatible,
+        authProfiles: current.authProfiles.map((p) => ({
+          id: p.id,
+          urlPrefix: p.urlPrefix,
+          header: p.header,
+          secret: p.value,
+        })),
+      },
+      result: 'kept',
+    };
   }
 
   private get journalFile(): string {
@@ -413,6 +491,7 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
     unpacked: string,
     manifest: BackupManifest,
     names: readonly string[],
+    secrets: SettingsSecrets | null,
   ): Promise<void> {
     const db = this.db;
     const entries = new Map(manifest.collections.map((c) => [c.name, c]));
@@ -455,7 +534,18 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
             ),
           );
       }
-      if (entry) await this.insertAll(unpacked, name, staging);
+      let sawSettings = false;
+      const transform = (doc: mongo.BSON.Document) => {
+        if (name !== 'settings' || !secrets || !isSettingsDoc(doc)) return doc;
+        sawSettings = true;
+        return applySecrets(doc, secrets);
+      };
+      if (entry) await this.insertAll(unpacked, name, staging, transform);
+      // Replacing with a backup that has no settings document: the secrets kept still need a home.
+      if (name === 'settings' && secrets && !sawSettings)
+        await staging.insertOne(
+          applySecrets({ _id: APP_SETTINGS_ID as never }, secrets),
+        );
       if (i === 0 && names.length > 1) await restorePausePoint('staging');
     }
     await restorePausePoint('staged');
@@ -465,6 +555,7 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
     unpacked: string,
     name: string,
     staging: mongo.Collection,
+    transform: (doc: mongo.BSON.Document) => mongo.BSON.Document,
   ): Promise<void> {
     const insert = async (batch: mongo.BSON.Document[]) => {
       try {
@@ -486,7 +577,7 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
       join(unpacked, 'db', `${name}.ejson`),
       this.limits.maxDocumentBytes,
     )) {
-      batch.push(doc);
+      batch.push(transform(doc));
       if (batch.length >= INSERT_BATCH) {
         await insert(batch);
         batch = [];
@@ -596,7 +687,11 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
   }
 
   /** The upload, raw body or multipart field `file`, to a file (at most maxArchiveBytes). */
-  private async receive(req: IncomingMessage, to: string): Promise<void> {
+  private async receive(
+    req: IncomingMessage,
+    to: string,
+  ): Promise<{ passphrase?: string }> {
+    const fields: { passphrase?: string } = {};
     const max = this.limits.maxArchiveBytes;
     const tooLarge = () =>
       new PayloadTooLargeException(
@@ -631,6 +726,9 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
           }
           let seen = false;
           let copying: Promise<void> | null = null;
+          parser.on('field', (field, value) => {
+            if (field === PASSPHRASE_FIELD) fields.passphrase = value;
+          });
           parser.on('file', (field, stream) => {
             stream.on('error', () => undefined);
             if (field !== UPLOAD_FIELD || seen) return void stream.resume();
@@ -676,6 +774,7 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
       throw new BadRequestException(
         `No archive: send the .tar.gz as the request body or in a multipart field named "${UPLOAD_FIELD}".`,
       );
+    return fields;
   }
 
   /** Reads the manifest and every document; throws BackupArchiveError at the first thing that does not add up. */
