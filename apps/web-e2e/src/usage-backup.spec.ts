@@ -106,7 +106,9 @@ test.describe('Usage page and backups', () => {
     await ownerSession(page);
     await page.goto('/settings');
     const card = page.getByTestId('backup-card');
-    await expect(card).toContainText('API keys in clear text');
+    await expect(card).toContainText(
+      'Secrets not included; give a passphrase to include them',
+    );
 
     const [download] = await Promise.all([
       page.waitForEvent('download'),
