@@ -441,6 +441,37 @@ describe('Backup and restore (/api/backup)', () => {
     });
   });
 
+  it("restores an instance's own backup with jobs, Pulse and usage into itself (its real documents pass the checks)", async () => {
+    const self = await createTestApp();
+    try {
+      const agent = await self.owner();
+      await agent
+        .post('/api/cronjobs')
+        .send({
+          name: 'Daily',
+          instruction: 'Say hi.',
+          cronExpression: '0 9 * * *',
+        })
+        .expect(201);
+      await agent.post('/api/chats').send({ title: 'Mine' }).expect(201);
+      const own = await agent
+        .get('/api/backup')
+        .buffer(true)
+        .parse(binary)
+        .expect(200);
+      const before = await snapshot(self);
+      const res = await agent
+        .post('/api/backup/restore?replace=true')
+        .set('Content-Type', 'application/gzip')
+        .send(own.body as Buffer);
+      expect(res.body.message).toBeUndefined();
+      expect(res.status).toBe(200);
+      expect(await snapshot(self)).toEqual(before);
+    } finally {
+      await self.close();
+    }
+  });
+
   describe('stored documents of the wrong shape', () => {
     it('never stop the app from starting, nor make the settings or the chat list fail', async () => {
       const first = await createTestApp();

@@ -542,7 +542,12 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
       };
       if (entry) await this.insertAll(unpacked, name, staging, transform);
       // Replacing with a backup that has no settings document: the secrets kept still need a home.
-      if (name === 'settings' && secrets && !sawSettings)
+      if (
+        name === 'settings' &&
+        secrets &&
+        !sawSettings &&
+        Object.values(secrets.fields).some((value) => value)
+      )
         await staging.insertOne(
           applySecrets({ _id: APP_SETTINGS_ID as never }, secrets),
         );

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mongo, type Connection, type Model } from 'mongoose';
 import { schemaProblems, valueAt } from '../database/stored-document-shape';
+import { isAiWritableCollection } from '../mongo-sandbox/collection-access';
 import { APP_SETTINGS_ID } from '../settings/schemas/app-settings.schema';
 import { SYSTEM_INSTRUCTION_ID } from '../system-instruction/schemas/system-instruction.schema';
 
@@ -43,6 +44,7 @@ export class CollectionChecker {
   private readonly models: Model<unknown>[];
   private readonly keys: UniqueKey[];
   private readonly seen: Array<Set<string>>;
+  private readonly schemaChecked: boolean;
 
   constructor(
     private readonly collection: string,
@@ -57,6 +59,10 @@ export class CollectionChecker {
       this.models.map((model) => model.schema),
     );
     this.seen = this.keys.map(() => new Set<string>());
+    // The AI writes contacts, schedule and master through the sandbox in shapes of its own, so
+    // the app reads them tolerantly already; cronjobs writes pass the job validation, so they fit.
+    this.schemaChecked =
+      collection === 'cronjobs' || !isAiWritableCollection(collection);
   }
 
   /** What is wrong with one document, in one sentence (none when it may be written). */
@@ -65,7 +71,8 @@ export class CollectionChecker {
     const model = this.modelFor(doc);
     // Promote BSON number wrappers to plain values, as the app reads them.
     const plain = mongo.BSON.deserialize(mongo.BSON.serialize(doc));
-    if (model) problems.push(...schemaProblems(model.schema, plain));
+    if (model && this.schemaChecked)
+      problems.push(...schemaProblems(model.schema, plain));
     this.keys.forEach((key, i) => {
       const values = key.fields.map((field) => {
         const found = valueAt(plain, field);
