@@ -329,6 +329,8 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
           'This MetatronOS already has chats. Restoring replaces all its data: send ?replace=true to do it anyway.',
         );
       }
+      // A committed restore whose switch failed earlier is finished before another one starts.
+      if (await readJournal(this.journalFile)) await this.recover();
       work = await this.workFolder('restore-');
       const archive = join(work, 'upload.tar.gz');
       const fields = await this.receive(req, archive);
