@@ -14,6 +14,7 @@ import type { Response } from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { Header } from 'tar';
 import { BackupLimits } from '../src/backup/backup-limits';
+import { SettingsService } from '../src/settings/settings.service';
 import {
   OPENAI_TEST_KEY,
   startFakeProviders,
@@ -77,6 +78,47 @@ const EMPTY_MANIFEST = JSON.stringify({
   dirs: [],
 });
 
+/**
+ * A backup in the archive's own format (manifest + canonical Extended JSON, one
+ * document a line), holding what the test puts in it.
+ */
+function craftedArchive(
+  collections: Record<
+    string,
+    { docs: mongo.BSON.Document[]; indexes?: Record<string, unknown>[] }
+  >,
+): Buffer {
+  const manifest = {
+    format: 'metatronos-backup',
+    formatVersion: 1,
+    appVersion: '0.1.0',
+    createdAt: '2026-01-01T00:00:00.000Z',
+    collections: Object.entries(collections).map(([name, c]) => ({
+      name,
+      count: c.docs.length,
+      indexes: c.indexes ?? [],
+    })),
+    dirs: [],
+  };
+  return rawTarGz([
+    { path: 'manifest.json', body: JSON.stringify(manifest) },
+    ...Object.entries(collections).map(([name, c]) => ({
+      path: `db/${name}.ejson`,
+      body: c.docs
+        .map((d) => `${mongo.BSON.EJSON.stringify(d, { relaxed: false })}\n`)
+        .join(''),
+    })),
+  ]);
+}
+
+const CHAT_ID = new mongo.ObjectId('65a000000000000000000001');
+const goodChat = (id = CHAT_ID, title = 'Restored') => ({
+  _id: id,
+  title,
+  createdAt: new Date('2026-01-01T00:00:00Z'),
+  updatedAt: new Date('2026-01-01T00:00:00Z'),
+});
+
 /** Every file under DATA_DIR's data folders, with its content. */
 function dataFiles(t: TestApp): Record<string, string> {
   const out: Record<string, string> = {};
@@ -114,6 +156,14 @@ describe('Backup and restore (/api/backup)', () => {
   let source: TestApp;
   let owner: TestAgent;
   let archive: Buffer;
+  /** Made with PASSPHRASE: the secrets sealed in it. */
+  let sealed: Buffer;
+  const PASSPHRASE = 'correct horse battery staple';
+  const SECRETS = [
+    OPENAI_TEST_KEY,
+    'BSA-backup-key-9876',
+    'sk-local-endpoint-5555',
+  ];
   let chatId: string;
   let attachmentId: string;
   const note = 'Groceries: tea, bread.\n';
@@ -125,7 +175,17 @@ describe('Backup and restore (/api/backup)', () => {
     await useModel(source, 'gpt-4.1-mini');
     await owner
       .patch('/api/settings')
-      .send({ timezone: 'Europe/Berlin', braveApiKey: 'BSA-backup-key-9876' })
+      .send({
+        timezone: 'Europe/Berlin',
+        braveApiKey: 'BSA-backup-key-9876',
+        openaiCompatible: [
+          {
+            name: 'local',
+            baseUrl: 'http://127.0.0.1:9/v1',
+            apiKey: 'sk-local-endpoint-5555',
+          },
+        ],
+      })
       .expect(200);
     chatId = (
       await owner.post('/api/chats').send({ title: 'Trip' }).expect(201)
@@ -180,13 +240,43 @@ describe('Backup and restore (/api/backup)', () => {
     );
     archive = res.body as Buffer;
     expect(archive.subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
-    // The key is in the archive in clear (docs and UI say so); the owner password is not.
+    // Without a passphrase no secret is in it, in any form; nor is the owner password.
     const { gunzipSync } = await import('node:zlib');
     const tar = gunzipSync(archive).toString('latin1');
-    expect(tar).toContain(OPENAI_TEST_KEY);
+    for (const secret of SECRETS) {
+      expect(tar).not.toContain(secret);
+      expect(tar).not.toContain(Buffer.from(secret).toString('base64'));
+    }
+    expect(tar).toContain('"included": false');
+    expect(tar).toContain('"name":"local"');
     expect(tar).not.toContain('auth_owner');
     expect(tar).toContain('files/state/notes/groceries.md');
     expect(tar).toContain('"format": "metatronos-backup"');
+  });
+
+  it('seals the secrets with a passphrase (POST /api/backup, JSON body); refuses a short one', async () => {
+    const res = await owner
+      .post('/api/backup')
+      .send({ passphrase: PASSPHRASE })
+      .buffer(true)
+      .parse(binary)
+      .expect(200);
+    expect(res.headers['content-type']).toBe('application/gzip');
+    sealed = res.body as Buffer;
+    const { gunzipSync } = await import('node:zlib');
+    const tar = gunzipSync(sealed).toString('latin1');
+    for (const secret of SECRETS) {
+      expect(tar).not.toContain(secret);
+      expect(tar).not.toContain(Buffer.from(secret).toString('base64'));
+    }
+    expect(tar).toMatch(/"scheme": "scrypt-aes-256-gcm"[\s\S]*"salt": "/);
+    const short = await owner
+      .post('/api/backup')
+      .send({ passphrase: 'short' })
+      .expect(400);
+    expect(short.body.message).toMatch(/at least 8 characters/);
+    await owner.get('/api/backup?passphrase=short').expect(400);
+    await owner.post('/api/backup').send({ passphrase: 5 }).expect(400);
   });
 
   describe('into a fresh instance', () => {
@@ -206,13 +296,15 @@ describe('Backup and restore (/api/backup)', () => {
       const res = await owner2
         .post('/api/backup/restore')
         .set('Content-Type', 'application/gzip')
-        .send(archive);
+        .set('X-Backup-Passphrase', PASSPHRASE)
+        .send(sealed);
       expect(res.body.message).toBeUndefined();
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({
         restored: true,
         appVersion: expect.any(String),
         files: 2,
+        secrets: 'restored',
       });
       expect(res.body.collections).toEqual(
         expect.arrayContaining([
@@ -249,6 +341,13 @@ describe('Backup and restore (/api/backup)', () => {
         primaryModel: 'gpt-4.1-mini',
         openaiApiKey: `••••${OPENAI_TEST_KEY.slice(-4)}`,
         braveApiKey: '••••9876',
+        openaiCompatible: [
+          {
+            name: 'local',
+            baseUrl: 'http://127.0.0.1:9/v1',
+            apiKey: '••••5555',
+          },
+        ],
       });
       expect(
         readFileSync(
@@ -295,13 +394,133 @@ describe('Backup and restore (/api/backup)', () => {
       expect(refused.body.message).toMatch(/already has chats.*replace=true/);
       expect(await snapshot(target)).toEqual(before);
 
+      // Restoring the backup without secrets keeps this instance's own (here: a key set after the first restore).
       await owner2
+        .patch('/api/settings')
+        .send({ braveApiKey: 'BSA-target-own-4321' })
+        .expect(200);
+      const replaced = await owner2
         .post('/api/backup/restore?replace=true')
         .attach('file', archive, 'backup.tar.gz')
         .expect(200);
+      expect(replaced.body.secrets).toBe('kept');
+      expect(
+        (await owner2.get('/api/settings').expect(200)).body,
+      ).toMatchObject({
+        braveApiKey: '••••4321',
+        openaiApiKey: `••••${OPENAI_TEST_KEY.slice(-4)}`,
+        openaiCompatible: [
+          {
+            name: 'local',
+            baseUrl: 'http://127.0.0.1:9/v1',
+            apiKey: '••••5555',
+          },
+        ],
+      });
+      // The passphrase as a multipart field opens the sealed secrets again.
+      const reopened = await owner2
+        .post('/api/backup/restore?replace=true')
+        .field('passphrase', PASSPHRASE)
+        .attach('file', sealed, 'backup.tar.gz')
+        .expect(200);
+      expect(reopened.body.secrets).toBe('restored');
+      expect(
+        (await owner2.get('/api/settings').expect(200)).body.braveApiKey,
+      ).toBe('••••9876');
       const chats: ChatSummary[] = (await owner2.get('/api/chats').expect(200))
         .body;
       expect(chats.map((c) => c.title)).toEqual(['Trip']);
+      // Switched over and cleaned up: no staging or previous collections, no journal.
+      const db = target.app.get<Connection>(getConnectionToken())
+        .db as mongo.Db;
+      const names = (await db.listCollections().toArray()).map((c) => c.name);
+      expect(names.filter((n) => n.includes('restore_'))).toEqual([]);
+      expect(
+        existsSync(join(target.config.dataDir, 'backup-restore.journal.json')),
+      ).toBe(false);
+    });
+  });
+
+  it("restores an instance's own backup with jobs, Pulse and usage into itself (its real documents pass the checks)", async () => {
+    const self = await createTestApp();
+    try {
+      const agent = await self.owner();
+      await agent
+        .post('/api/cronjobs')
+        .send({
+          name: 'Daily',
+          instruction: 'Say hi.',
+          cronExpression: '0 9 * * *',
+        })
+        .expect(201);
+      await agent.post('/api/chats').send({ title: 'Mine' }).expect(201);
+      const own = await agent
+        .get('/api/backup')
+        .buffer(true)
+        .parse(binary)
+        .expect(200);
+      const before = await snapshot(self);
+      const res = await agent
+        .post('/api/backup/restore?replace=true')
+        .set('Content-Type', 'application/gzip')
+        .send(own.body as Buffer);
+      expect(res.body.message).toBeUndefined();
+      expect(res.status).toBe(200);
+      expect(await snapshot(self)).toEqual(before);
+    } finally {
+      await self.close();
+    }
+  });
+
+  describe('stored documents of the wrong shape', () => {
+    it('never stop the app from starting, nor make the settings or the chat list fail', async () => {
+      const first = await createTestApp();
+      const dbName = first.app.get<Connection>(getConnectionToken()).name;
+      const agent = await first.owner();
+      await agent.post('/api/chats').send({ title: 'Kept' }).expect(201);
+      const db = first.app.get<Connection>(getConnectionToken()).db as mongo.Db;
+      await db
+        .collection('settings')
+        .updateOne(
+          { _id: 'app_settings' as never },
+          { $set: { openaiCompatible: 'oops', disabledTools: 5, timezone: 7 } },
+          { upsert: true },
+        );
+      await db.collection('chats').insertMany([
+        { _id: 'not-an-id' as never, title: { bad: true }, createdAt: 'x' },
+        {
+          _id: new mongo.ObjectId(),
+          title: 'Text dates',
+          createdAt: '2026-01-01',
+          updatedAt: '2026-01-01',
+        },
+      ]);
+      first.app.get(SettingsService).forgetAfterRestore();
+      const settings = await agent.get('/api/settings').expect(200);
+      expect(settings.body.openaiCompatible).toEqual([]);
+      const chats: ChatSummary[] = (await agent.get('/api/chats').expect(200))
+        .body;
+      expect(chats.map((c) => c.title)).toEqual(['Kept']);
+      await first.app.close();
+
+      // A new start on the same database comes up, with defaults for what is malformed.
+      const uri = process.env['METATRON_TEST_MONGODB_URI'] as string;
+      const second = await createTestApp({
+        database: { kind: 'embedded', uri, dbName },
+      });
+      try {
+        const owner3 = await second.owner();
+        await owner3.get('/api/settings').expect(200);
+        const again: ChatSummary[] = (
+          await owner3.get('/api/chats').expect(200)
+        ).body;
+        expect(again.map((c) => c.title)).toEqual(['Kept']);
+      } finally {
+        await (second.app.get<Connection>(getConnectionToken()).db as mongo.Db)
+          .dropDatabase()
+          .catch(() => undefined);
+        await second.close();
+      }
     });
   });
 
@@ -333,6 +552,8 @@ describe('Backup and restore (/api/backup)', () => {
       expect(existsSync(work) ? readdirSync(work) : []).toEqual([]);
     });
 
+    const restoreWith = (path: string, body: Buffer) =>
+      agent.post(path).set('Content-Type', 'application/gzip').send(body);
     const restore = (body: Buffer) =>
       agent
         .post('/api/backup/restore')
@@ -434,12 +655,12 @@ describe('Backup and restore (/api/backup)', () => {
               path: 'manifest.json',
               body: EMPTY_MANIFEST.replace(
                 '"collections":[]',
-                '"collections":[{"name":"chats","count":2,"indexes":[]}]',
+                '"collections":[{"name":"ai_notes","count":2,"indexes":[]}]',
               ),
             },
-            { path: 'db/chats.ejson', body: '{"_id":"a"}\n' },
+            { path: 'db/ai_notes.ejson', body: '{"_id":"a"}\n' },
           ]),
-        /db\/chats\.ejson holds 1 documents instead of 2/,
+        /db\/ai_notes\.ejson holds 1 documents instead of 2/,
       ],
       [
         'a line that is not Extended JSON',
@@ -474,6 +695,176 @@ describe('Backup and restore (/api/backup)', () => {
       const res = await restore(body()).expect(400);
       expect(res.body.message).toMatch(message);
       expect(res.body.message).toMatch(/Nothing was changed\.$/);
+    });
+
+    it.each([
+      [
+        'a duplicate _id',
+        () => ({ chats: { docs: [goodChat(), goodChat(CHAT_ID, 'Twin')] } }),
+        /in chats, the document with _id 65a000000000000000000001: its _id appears twice in the archive/,
+      ],
+      [
+        'a settings document of the wrong shape',
+        () => ({
+          settings: {
+            docs: [{ _id: 'app_settings', openaiCompatible: 'oops' }],
+          },
+        }),
+        /in settings, the document with _id "app_settings": openaiCompatible must be a list but is the text "oops"/,
+      ],
+      [
+        'an endpoint without its base URL in the settings',
+        () => ({
+          settings: {
+            docs: [
+              {
+                _id: 'app_settings',
+                openaiCompatible: [{ name: 'local', apiKey: null }],
+              },
+            ],
+          },
+        }),
+        /in settings, the document with _id "app_settings": openaiCompatible\[0\]\.baseUrl is required but missing/,
+      ],
+      [
+        'a system instruction of the wrong shape',
+        () => ({
+          settings: {
+            docs: [{ _id: 'system_instruction', memoryEnabled: 'yes' }],
+          },
+        }),
+        /memoryEnabled must be true or false but is the text "yes"/,
+      ],
+      [
+        'a chat with a date stored as text',
+        () => ({
+          chats: {
+            docs: [{ ...goodChat(), createdAt: '2026-01-01T00:00:00Z' }],
+          },
+        }),
+        /in chats, the document with _id 65a000000000000000000001: createdAt must be a date but is the text "2026-01-01T00:00:00Z"/,
+      ],
+      [
+        'a chat with a string _id and no title',
+        () => ({
+          chats: { docs: [{ ...goodChat(), _id: 'c1', title: undefined }] },
+        }),
+        /in chats, the document with _id "c1": .*title is required but missing.*_id must be an ObjectId but is the text "c1"|in chats, the document with _id "c1": _id must be an ObjectId but is the text "c1", title is required but missing/,
+      ],
+      [
+        'a message whose chat id is a number',
+        () => ({
+          messages: {
+            docs: [
+              {
+                _id: new mongo.ObjectId(),
+                chatId: 7,
+                role: 'user',
+                content: 'hi',
+                status: 'complete',
+                createdAt: new Date(),
+                updatedAt: new Date(),
+              },
+            ],
+          },
+        }),
+        /in messages, .*chatId must be an ObjectId but is the number 7/,
+      ],
+      [
+        "two Telegram permissions for one chat (the app's unique index)",
+        () => {
+          const permission = (n: number) => ({
+            _id: new mongo.ObjectId(),
+            chatId: '42',
+            displayName: `Ann ${n}`,
+            createdAt: new Date(),
+            updatedAt: new Date(),
+          });
+          return {
+            telegram_permissions: { docs: [permission(1), permission(2)] },
+          };
+        },
+        /in telegram_permissions, the document with _id [0-9a-f]{24}: chatId repeats another document's value, but the unique index .* allows each only once/,
+      ],
+      [
+        "a duplicate under one of the archive's own unique indexes",
+        () => ({
+          ai_books: {
+            docs: [
+              { _id: 1, isbn: 'x' },
+              { _id: 2, isbn: 'x' },
+            ],
+            indexes: [{ key: { isbn: 1 }, name: 'isbn_1', unique: true }],
+          },
+        }),
+        /in ai_books, the document with _id 2: isbn repeats another document's value, but the unique index isbn_1 allows each only once/,
+      ],
+    ])(
+      'refuses %s with 400 naming the document, whether replacing or not',
+      async (_name, collections, message) => {
+        const body = craftedArchive(
+          collections() as Parameters<typeof craftedArchive>[0],
+        );
+        for (const path of [
+          '/api/backup/restore?replace=true',
+          '/api/backup/restore',
+        ]) {
+          const res = await agent
+            .post(path)
+            .set('Content-Type', 'application/gzip')
+            .send(body)
+            .expect(400);
+          expect(res.body.message).toMatch(message);
+          expect(res.body.message).toMatch(/Nothing was changed\.$/);
+        }
+      },
+    );
+
+    it('answers multipart without a boundary, or cut short, with 400 on every upload route', async () => {
+      for (const path of ['/api/backup/restore', '/api/attachments']) {
+        for (const type of [
+          'multipart/form-data',
+          'multipart/form-data; boundary=',
+          'multipart/form-data; boundary=xyz',
+        ]) {
+          const res = await agent
+            .post(path)
+            .set('Content-Type', type)
+            .send(
+              Buffer.from(
+                '--xyz\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\nabc',
+              ),
+            );
+          expect([path, type, res.status]).toEqual([path, type, 400]);
+        }
+      }
+    });
+
+    it('refuses a wrong passphrase with 400, in the query, the header or a form field', async () => {
+      const wrong = 'not the passphrase';
+      for (const send of [
+        () =>
+          restoreWith(
+            `/api/backup/restore?passphrase=${encodeURIComponent(wrong)}`,
+            sealed,
+          ),
+        () =>
+          agent
+            .post('/api/backup/restore?replace=true')
+            .set('Content-Type', 'application/gzip')
+            .set('X-Backup-Passphrase', wrong)
+            .send(sealed),
+        () =>
+          agent
+            .post('/api/backup/restore')
+            .field('passphrase', wrong)
+            .attach('file', sealed, 'backup.tar.gz'),
+      ]) {
+        const res = await send().expect(400);
+        expect(res.body.message).toMatch(
+          /^Wrong passphrase.*Nothing was changed\.$/,
+        );
+      }
     });
 
     it('refuses an empty body and a multipart upload without the file field', async () => {

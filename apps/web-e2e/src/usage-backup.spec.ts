@@ -1,3 +1,4 @@
+import { gunzipSync } from 'node:zlib';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from '@playwright/test';
@@ -106,7 +107,9 @@ test.describe('Usage page and backups', () => {
     await ownerSession(page);
     await page.goto('/settings');
     const card = page.getByTestId('backup-card');
-    await expect(card).toContainText('API keys in clear text');
+    await expect(card).toContainText(
+      'Secrets not included; give a passphrase to include them',
+    );
 
     const [download] = await Promise.all([
       page.waitForEvent('download'),
@@ -119,6 +122,24 @@ test.describe('Usage page and backups', () => {
     await download.saveAs(archive);
     const bytes = readFileSync(archive);
     expect(bytes.subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
+
+    // With a passphrase the secrets are sealed into the archive (a POST, saved by the browser).
+    await page.getByTestId('backup-passphrase').fill('correct horse battery');
+    await expect(page.getByTestId('backup-keys-warning')).toContainText(
+      'encrypted with this passphrase',
+    );
+    const [sealedDownload] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByTestId('backup-download').click(),
+    ]);
+    expect(sealedDownload.suggestedFilename()).toMatch(
+      /^metatronos-backup-.*\.tar\.gz$/,
+    );
+    const sealed = testInfo.outputPath('sealed.tar.gz');
+    await sealedDownload.saveAs(sealed);
+    expect(gunzipSync(readFileSync(sealed)).toString('latin1')).toContain(
+      '"scheme": "scrypt-aes-256-gcm"',
+    );
 
     // A file that is not a backup: refused, nothing changed.
     const junk = testInfo.outputPath('notes.txt');
@@ -137,15 +158,19 @@ test.describe('Usage page and backups', () => {
     await page.getByTestId('restore-cancel').click();
     await expect(page.getByTestId('restore-confirm')).toHaveCount(0);
 
-    await page.getByTestId('backup-file').setInputFiles(archive);
+    await page.getByTestId('backup-file').setInputFiles(sealed);
     await expect(page.getByTestId('restore-confirm')).toContainText(
       'is replaced by the backup',
     );
+    await page.getByTestId('restore-passphrase').fill('correct horse battery');
     await card.scrollIntoViewIfNeeded();
     await shots(page, 'restore-confirm');
     await page.getByTestId('restore-confirm-button').click();
     await expect(page.getByTestId('restore-result')).toContainText(
       'Restored the backup made',
+    );
+    await expect(page.getByTestId('restore-secrets')).toContainText(
+      'API keys and tokens of the backup were restored',
     );
     await shots(page, 'restore-result');
     // Still logged in, and the chats of the backup are there.

@@ -5,12 +5,15 @@ import {
   Injectable,
   Logger,
   PayloadTooLargeException,
+  InternalServerErrorException,
+  type OnApplicationBootstrap,
   type OnModuleInit,
 } from '@nestjs/common';
 import { InjectConnection } from '@nestjs/mongoose';
 import { once } from 'node:events';
 import { createWriteStream, Stats } from 'node:fs';
 import {
+  access,
   mkdir,
   mkdtemp,
   readFile,
@@ -19,7 +22,7 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { mongo, type Connection } from 'mongoose';
 import { create as createTar } from 'tar';
@@ -33,12 +36,14 @@ import {
   type BackupManifest,
   type RestoreResult,
 } from '@metatronos/shared-types';
-import { busboy } from '../attachments/busboy';
+import { busboy, type BusboyParser } from '../attachments/busboy';
 import { Clock } from '../clock/clock';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
 import { AppEventBus } from '../events/app-event-bus';
 import { FileDirs } from '../files/file-dirs';
+import { APP_SETTINGS_ID } from '../settings/schemas/app-settings.schema';
+import { SettingsService } from '../settings/settings.service';
 import { HIDDEN_COLLECTION_PREFIX } from '../mongo-sandbox/collection-access';
 import { APP_VERSION } from '../version';
 import {
@@ -48,6 +53,26 @@ import {
 } from './backup-archive';
 import { copyTree, measureTree } from './backup-files';
 import { BackupLimits } from './backup-limits';
+import {
+  applySecrets,
+  extractSecrets,
+  isSettingsDoc,
+  sealSecrets,
+  type SettingsSecrets,
+  unsealSecrets,
+  WrongPassphraseError,
+} from './backup-secrets';
+import { CollectionChecker, documentLabel } from './restore-document-check';
+import {
+  PREVIOUS_PREFIX,
+  readJournal,
+  removeJournal,
+  type RestoreJournal,
+  STAGING_PREFIX,
+  syncDir,
+  writeJournal,
+} from './restore-journal';
+import { restorePausePoint } from './restore-test-pause';
 
 /** A backup being downloaded: the archive stream and what to clean up once it ends. */
 export interface BackupDownload {
@@ -58,7 +83,14 @@ export interface BackupDownload {
 }
 
 const UPLOAD_FIELD = 'file';
+const PASSPHRASE_FIELD = 'passphrase';
 const INSERT_BATCH = 500;
+/** In DATA_DIR: the journal of a restore being switched in. */
+const RESTORE_JOURNAL = 'backup-restore.journal.json';
+/** In DATA_DIR: archives of restores a crash interrupted, kept for the owner. */
+const INTERRUPTED_DIR = 'backup-interrupted';
+/** Problems listed in one refusal. */
+const MAX_PROBLEMS = 5;
 
 /** Collections a backup carries: everything but credentials and sessions (`auth_*`) and server internals. */
 function isBackedUp(name: string): boolean {
@@ -76,7 +108,7 @@ function isBackedUp(name: string): boolean {
  * folder before it changes anything.
  */
 @Injectable()
-export class BackupService implements OnModuleInit {
+export class BackupService implements OnModuleInit, OnApplicationBootstrap {
   private readonly logger = new Logger(BackupService.name);
   private readonly dataDir: string;
   private readonly workRoot: string;
@@ -89,14 +121,36 @@ export class BackupService implements OnModuleInit {
     private readonly fileDirs: FileDirs,
     private readonly events: AppEventBus,
     private readonly clock: Clock,
+    private readonly settings: SettingsService,
   ) {
     this.dataDir = resolve(config.dataDir);
     this.workRoot = join(this.dataDir, 'backup-work');
   }
 
-  /** Work folders left by a backup or restore that a crash interrupted. */
+  private recovered = false;
+
+  /**
+   * A restore a crash interrupted is finished or rolled back before anything reads
+   * the data; a failure here is reported, never a reason not to start.
+   */
   async onModuleInit(): Promise<void> {
-    await rm(this.workRoot, { recursive: true, force: true });
+    try {
+      this.recovered = await this.recover();
+      // Work folders of backups and restores that a crash interrupted.
+      await rm(this.workRoot, { recursive: true, force: true });
+    } catch (error) {
+      this.logger.error(
+        `Could not recover an interrupted restore (${error instanceof Error ? error.message : String(error)}); trying again at the next start`,
+      );
+    }
+  }
+
+  /** Listeners exist only now: drop what was read before the recovered restore was switched in. */
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.recovered) return;
+    const at = this.clock.now().toISOString();
+    await this.events.emitAndWait('backup.restored', { at });
+    await this.events.emitAndWait('settings.updated', { updatedAt: at });
   }
 
   private dirPath(dir: BackupFileDir): string {
@@ -133,22 +187,32 @@ export class BackupService implements OnModuleInit {
       .sort();
   }
 
-  async create(): Promise<BackupDownload> {
+  /** With a passphrase the settings' secrets go into the archive sealed with it; without one they are left out. */
+  async create(passphrase?: string): Promise<BackupDownload> {
     this.take();
     let staging: string | null = null;
     let released = false;
     const release = async () => {
       if (released) return;
       released = true;
-      if (staging) await rm(staging, { recursive: true, force: true });
+      // Free at once: each backup stages in a folder of its own, so removing this one can trail.
       this.busy = false;
+      if (staging) await rm(staging, { recursive: true, force: true });
     };
     try {
       staging = await this.workFolder('backup-');
+      let secrets: SettingsSecrets | null = null;
       await mkdir(join(staging, 'db'), { mode: 0o700 });
       const collections: BackupCollectionEntry[] = [];
       for (const name of await this.backedUpCollections())
-        collections.push(await this.dumpCollection(name, staging));
+        collections.push(
+          await this.dumpCollection(name, staging, (doc) => {
+            if (name !== 'settings' || !isSettingsDoc(doc)) return doc;
+            const stripped = extractSecrets(doc);
+            secrets = stripped.secrets;
+            return stripped.doc;
+          }),
+        );
       const dirs: BackupFileDirEntry[] = [];
       for (const dir of BACKUP_FILE_DIRS) {
         // Media and attachments are stored under their hash and never rewritten: a hard link is a safe copy.
@@ -167,6 +231,10 @@ export class BackupService implements OnModuleInit {
         createdAt,
         collections,
         dirs,
+        secrets:
+          passphrase && secrets
+            ? await sealSecrets(secrets, passphrase)
+            : { included: false },
       };
       await writeFile(
         join(staging, 'manifest.json'),
@@ -203,6 +271,7 @@ export class BackupService implements OnModuleInit {
   private async dumpCollection(
     name: string,
     staging: string,
+    transform: (doc: mongo.BSON.Document) => mongo.BSON.Document,
   ): Promise<BackupCollectionEntry> {
     const collection = this.db.collection(name);
     const out = createWriteStream(join(staging, 'db', `${name}.ejson`), {
@@ -216,7 +285,7 @@ export class BackupService implements OnModuleInit {
     );
     try {
       for await (const doc of cursor) {
-        const line = `${mongo.BSON.EJSON.stringify(doc, { relaxed: false })}\n`;
+        const line = `${mongo.BSON.EJSON.stringify(transform(doc), { relaxed: false })}\n`;
         if (!out.write(line)) await once(out, 'drain');
         count += 1;
       }
@@ -235,9 +304,14 @@ export class BackupService implements OnModuleInit {
     return { name, count, indexes };
   }
 
+  /**
+   * `passphrase` (query or header) opens the secrets of a backup made with one; a
+   * multipart field `passphrase` does too.
+   */
   async restore(
     req: IncomingMessage,
     replace: boolean,
+    passphrase?: string,
   ): Promise<RestoreResult> {
     try {
       this.take();
@@ -245,7 +319,9 @@ export class BackupService implements OnModuleInit {
       req.resume();
       throw error;
     }
-    let staging: string | null = null;
+    let work: string | null = null;
+    let journal: RestoreJournal | null = null;
+    let committed = false;
     try {
       if (!replace && (await this.hasConversations())) {
         req.resume();
@@ -253,18 +329,62 @@ export class BackupService implements OnModuleInit {
           'This MetatronOS already has chats. Restoring replaces all its data: send ?replace=true to do it anyway.',
         );
       }
-      staging = await this.workFolder('restore-');
-      const archive = join(staging, 'upload');
-      await this.receive(req, archive);
-      const unpacked = join(staging, 'unpacked');
+      // A committed restore whose switch failed earlier is finished before another one starts.
+      if (await readJournal(this.journalFile)) await this.recover();
+      work = await this.workFolder('restore-');
+      const archive = join(work, 'upload.tar.gz');
+      const fields = await this.receive(req, archive);
+      const given = passphrase || fields.passphrase || undefined;
+      const unpacked = join(work, 'unpacked');
       await mkdir(unpacked, { mode: 0o700 });
       const { files } = await unpackArchive(archive, unpacked, this.limits);
-      await rm(archive);
       const manifest = await this.check(unpacked, files);
+      const secrets = await this.restoredSecrets(manifest, given);
 
-      // Everything was read and checked: from here on the instance changes.
-      await this.restoreDatabase(unpacked, manifest, replace);
-      const moved = await this.restoreFiles(unpacked, staging);
+      // Everything was read and checked. The new data is written beside the live data
+      // (staging collections, unpacked folders); the journal makes the switch survive a crash.
+      const existing = new Set(await this.backedUpCollections());
+      const incoming = new Set(manifest.collections.map((c) => c.name));
+      const replaced = replace
+        ? [...existing].filter((n) => !incoming.has(n) && !n.startsWith('ai_'))
+        : [];
+      const dirs = [];
+      for (const dir of BACKUP_FILE_DIRS) {
+        const from = join(unpacked, dir);
+        await mkdir(from, { recursive: true, mode: 0o700 });
+        dirs.push({
+          incoming: from,
+          target: this.dirPath(dir),
+          previous: join(work, `previous-${dir}`),
+        });
+      }
+      const moved = { files: 0, bytes: 0 };
+      for (const { incoming: from } of dirs) {
+        const measured = await measureTree(from);
+        moved.files += measured.files;
+        moved.bytes += measured.bytes;
+      }
+      journal = {
+        version: 1,
+        phase: 'staging',
+        work,
+        archive,
+        switch: [...manifest.collections.map((c) => c.name), ...replaced],
+        drop: replace
+          ? [...existing].filter((n) => !incoming.has(n) && n.startsWith('ai_'))
+          : [],
+        dirs,
+        startedAt: this.clock.now().toISOString(),
+      };
+      await this.dropLeftovers();
+      await writeJournal(this.journalFile, journal);
+      await this.stage(unpacked, manifest, journal.switch, secrets.use);
+      journal.phase = 'committed';
+      await writeJournal(this.journalFile, journal);
+      committed = true;
+      await restorePausePoint('committed');
+      await this.finish(journal);
+
       const at = this.clock.now().toISOString();
       await this.events.emitAndWait('backup.restored', { at });
       await this.events.emitAndWait('settings.updated', { updatedAt: at });
@@ -277,19 +397,293 @@ export class BackupService implements OnModuleInit {
           count,
         })),
         ...moved,
+        secrets: secrets.result,
       };
     } catch (error) {
+      if (journal && !committed)
+        await this.rollBack(journal, null).catch((rollBackError: Error) =>
+          this.logger.error(
+            `A refused restore could not remove its staging data: ${rollBackError.message}; the next start does`,
+          ),
+        );
+      if (error instanceof WrongPassphraseError)
+        throw new BadRequestException(
+          "Wrong passphrase: it does not open this backup's secrets. Nothing was changed.",
+        );
       if (error instanceof BackupArchiveError) {
         const text = `This is not a usable MetatronOS backup: ${error.message}. Nothing was changed.`;
         throw error.tooLarge
           ? new PayloadTooLargeException(text)
           : new BadRequestException(text);
       }
+      if (committed) {
+        this.logger.error(
+          `A restore was committed but could not finish switching (${error instanceof Error ? error.message : String(error)}); the next start finishes it`,
+        );
+        throw new InternalServerErrorException(
+          'The restore is complete but could not be switched in yet; restart MetatronOS to finish it.',
+        );
+      }
       throw error;
     } finally {
-      if (staging) await rm(staging, { recursive: true, force: true });
+      if (work && !committed)
+        await rm(work, { recursive: true, force: true }).catch(() => undefined);
       this.busy = false;
     }
+  }
+
+  /**
+   * The secrets the restored settings get: `null` keeps the archive's settings as
+   * they are (a backup made before secrets were left out holds them in clear).
+   */
+  private async restoredSecrets(
+    manifest: BackupManifest,
+    passphrase: string | undefined,
+  ): Promise<{ use: SettingsSecrets | null; result: 'restored' | 'kept' }> {
+    const entry = manifest.secrets;
+    if (entry === undefined) return { use: null, result: 'restored' };
+    if (entry?.included === true && passphrase)
+      return {
+        use: await unsealSecrets(entry, passphrase),
+        result: 'restored',
+      };
+    if (entry?.included !== true && entry?.included !== false)
+      throw new BackupArchiveError('its manifest.json has unreadable secrets');
+    const current = await this.settings.get();
+    return {
+      use: {
+        fields: {
+          geminiApiKey: current.geminiApiKey,
+          openaiApiKey: current.openaiApiKey,
+          braveApiKey: current.braveApiKey,
+          telegramBotToken: current.telegramBotToken,
+        },
+        endpoints: current.openaiCompatible,
+        authProfiles: current.authProfiles.map((p) => ({
+          id: p.id,
+          urlPrefix: p.urlPrefix,
+          header: p.header,
+          secret: p.value,
+        })),
+      },
+      result: 'kept',
+    };
+  }
+
+  private get journalFile(): string {
+    return join(this.dataDir, RESTORE_JOURNAL);
+  }
+
+  private async collectionNames(): Promise<Set<string>> {
+    const list = await this.db
+      .listCollections({}, { nameOnly: true })
+      .toArray();
+    return new Set(list.map((c) => c.name));
+  }
+
+  /** Staging or previous collections no journal refers to (a crash before the journal was written). */
+  private async dropLeftovers(): Promise<void> {
+    for (const name of await this.collectionNames())
+      if (name.startsWith(STAGING_PREFIX) || name.startsWith(PREVIOUS_PREFIX))
+        await this.db.dropCollection(name);
+  }
+
+  /** Writes the archive's collections into staging collections, with their indexes. */
+  private async stage(
+    unpacked: string,
+    manifest: BackupManifest,
+    names: readonly string[],
+    secrets: SettingsSecrets | null,
+  ): Promise<void> {
+    const db = this.db;
+    const entries = new Map(manifest.collections.map((c) => [c.name, c]));
+    const live = await this.collectionNames();
+    for (const [i, name] of names.entries()) {
+      const staging = db.collection(STAGING_PREFIX + name);
+      await db.createCollection(staging.collectionName);
+      const entry = entries.get(name);
+      const specs: Record<string, unknown>[] = [...(entry?.indexes ?? [])];
+      if (live.has(name))
+        specs.push(
+          ...(await db.collection(name).listIndexes().toArray()).filter(
+            (index) => index['name'] !== '_id_',
+          ),
+        );
+      for (const model of Object.values(this.connection.models))
+        if (model.collection.collectionName === name)
+          for (const [key, options] of model.schema.indexes())
+            specs.push({ ...(options ?? {}), key });
+      const made = new Set<string>();
+      for (const spec of specs) {
+        const {
+          key,
+          v: _v,
+          ns: _ns,
+          ...options
+        } = spec as unknown as {
+          key: mongo.IndexSpecification;
+          v?: unknown;
+          ns?: unknown;
+        } & mongo.CreateIndexesOptions;
+        const id = JSON.stringify(key);
+        if (made.has(id)) continue;
+        made.add(id);
+        await staging
+          .createIndex(key, options)
+          .catch((error: Error) =>
+            this.logger.warn(
+              `Index ${String(options.name ?? id)} of ${name} not restored: ${error.message}`,
+            ),
+          );
+      }
+      let sawSettings = false;
+      const transform = (doc: mongo.BSON.Document) => {
+        if (name !== 'settings' || !secrets || !isSettingsDoc(doc)) return doc;
+        sawSettings = true;
+        return applySecrets(doc, secrets);
+      };
+      if (entry) await this.insertAll(unpacked, name, staging, transform);
+      // Replacing with a backup that has no settings document: the secrets kept still need a home.
+      if (
+        name === 'settings' &&
+        secrets &&
+        !sawSettings &&
+        Object.values(secrets.fields).some((value) => value)
+      )
+        await staging.insertOne(
+          applySecrets({ _id: APP_SETTINGS_ID as never }, secrets),
+        );
+      if (i === 0 && names.length > 1) await restorePausePoint('staging');
+    }
+    await restorePausePoint('staged');
+  }
+
+  private async insertAll(
+    unpacked: string,
+    name: string,
+    staging: mongo.Collection,
+    transform: (doc: mongo.BSON.Document) => mongo.BSON.Document,
+  ): Promise<void> {
+    const insert = async (batch: mongo.BSON.Document[]) => {
+      try {
+        await staging.insertMany(batch, { ordered: true });
+      } catch (error) {
+        // The checks before should have caught it; the database has the last word (e.g. a partial unique index).
+        const failed = error as mongo.MongoBulkWriteError;
+        const index = failed.writeErrors
+          ? [failed.writeErrors].flat()[0]?.index
+          : undefined;
+        const doc = index !== undefined ? batch[index] : undefined;
+        throw new BackupArchiveError(
+          `the database refused ${doc ? `${name} ${documentLabel(doc)}` : `a document of ${name}`}: ${failed.message.slice(0, 300)}`,
+        );
+      }
+    };
+    let batch: mongo.BSON.Document[] = [];
+    for await (const doc of readEjsonDocuments(
+      join(unpacked, 'db', `${name}.ejson`),
+      this.limits.maxDocumentBytes,
+    )) {
+      batch.push(transform(doc));
+      if (batch.length >= INSERT_BATCH) {
+        await insert(batch);
+        batch = [];
+      }
+    }
+    if (batch.length) await insert(batch);
+  }
+
+  /**
+   * The switch, replayable from any point: each step looks at what is there, so the
+   * next start after a crash picks up where this one stopped.
+   */
+  private async finish(journal: RestoreJournal): Promise<void> {
+    const db = this.db;
+    for (const [i, name] of journal.switch.entries()) {
+      const names = await this.collectionNames();
+      if (!names.has(STAGING_PREFIX + name)) continue; // switched already
+      if (names.has(name)) {
+        if (!names.has(PREVIOUS_PREFIX + name))
+          await db.renameCollection(name, PREVIOUS_PREFIX + name);
+        // The live one was moved away already: this one was made since (indexes ensured at start).
+        else await db.dropCollection(name);
+      }
+      await db.renameCollection(STAGING_PREFIX + name, name);
+      if (i === 0) await restorePausePoint('switching');
+    }
+    for (const name of journal.drop) {
+      const names = await this.collectionNames();
+      if (names.has(name) && !names.has(PREVIOUS_PREFIX + name))
+        await db.renameCollection(name, PREVIOUS_PREFIX + name);
+      else if (names.has(name)) await db.dropCollection(name);
+    }
+    for (const [i, dir] of journal.dirs.entries()) {
+      if (!(await exists(dir.incoming))) continue;
+      if (await exists(dir.target)) {
+        if (!(await exists(dir.previous)))
+          await rename(dir.target, dir.previous);
+        else await rm(dir.target, { recursive: true, force: true });
+      }
+      await rename(dir.incoming, dir.target);
+      await syncDir(dirname(dir.target));
+      if (i === 0) await restorePausePoint('files');
+    }
+    this.fileDirs.ensure();
+    await restorePausePoint('cleanup');
+    for (const name of await this.collectionNames())
+      if (name.startsWith(PREVIOUS_PREFIX)) await db.dropCollection(name);
+    await rm(journal.work, { recursive: true, force: true });
+    await removeJournal(this.journalFile);
+  }
+
+  /**
+   * Undoes a restore that was not committed: the live data was never touched, so
+   * this removes the staging data. At start-up the uploaded archive is kept in
+   * `keepArchiveIn` (the owner may want to try again).
+   */
+  private async rollBack(
+    journal: RestoreJournal,
+    keepArchiveIn: string | null,
+  ): Promise<string | null> {
+    for (const name of await this.collectionNames())
+      if (name.startsWith(STAGING_PREFIX)) await this.db.dropCollection(name);
+    let kept: string | null = null;
+    if (keepArchiveIn && (await exists(journal.archive))) {
+      await mkdir(keepArchiveIn, { recursive: true, mode: 0o700 });
+      kept = join(
+        keepArchiveIn,
+        `restore-${journal.startedAt.replace(/[:.]/g, '-')}.tar.gz`,
+      );
+      await rename(journal.archive, kept);
+      await syncDir(keepArchiveIn);
+    }
+    await rm(journal.work, { recursive: true, force: true });
+    await removeJournal(this.journalFile);
+    return kept;
+  }
+
+  /** At start-up: finishes a committed restore or rolls back one that was not. */
+  private async recover(): Promise<boolean> {
+    const journal = await readJournal(this.journalFile);
+    if (!journal) {
+      await this.dropLeftovers();
+      return false;
+    }
+    if (journal.phase === 'committed') {
+      this.logger.warn(
+        'A restore was interrupted after it was committed: finishing it now',
+      );
+      await this.finish(journal);
+      return true;
+    }
+    const kept = await this.rollBack(
+      journal,
+      join(this.dataDir, INTERRUPTED_DIR),
+    );
+    this.logger.warn(
+      `A restore was interrupted before it was complete: the previous data stays${kept ? `; the uploaded archive is kept in ${kept}` : ''}`,
+    );
+    return false;
   }
 
   private async hasConversations(): Promise<boolean> {
@@ -300,7 +694,11 @@ export class BackupService implements OnModuleInit {
   }
 
   /** The upload, raw body or multipart field `file`, to a file (at most maxArchiveBytes). */
-  private async receive(req: IncomingMessage, to: string): Promise<void> {
+  private async receive(
+    req: IncomingMessage,
+    to: string,
+  ): Promise<{ passphrase?: string }> {
+    const fields: { passphrase?: string } = {};
     const max = this.limits.maxArchiveBytes;
     const tooLarge = () =>
       new PayloadTooLargeException(
@@ -319,12 +717,25 @@ export class BackupService implements OnModuleInit {
       const type = String(req.headers['content-type'] ?? '');
       if (/^multipart\/form-data/i.test(type)) {
         await new Promise<void>((resolveUpload, reject) => {
-          const parser = busboy({
-            headers: req.headers,
-            limits: { files: 1, fields: 10, parts: 11 },
-          });
+          let parser: BusboyParser;
+          try {
+            parser = busboy({
+              headers: req.headers,
+              limits: { files: 1, fields: 10, parts: 11 },
+            });
+          } catch (error) {
+            // busboy throws at once on a header it cannot use (no boundary, another charset…).
+            return reject(
+              new BadRequestException(
+                `The upload could not be read (${error instanceof Error ? error.message : 'bad multipart header'}): send multipart/form-data with a boundary and the archive in a field named "${UPLOAD_FIELD}".`,
+              ),
+            );
+          }
           let seen = false;
           let copying: Promise<void> | null = null;
+          parser.on('field', (field, value) => {
+            if (field === PASSPHRASE_FIELD) fields.passphrase = value;
+          });
           parser.on('file', (field, stream) => {
             stream.on('error', () => undefined);
             if (field !== UPLOAD_FIELD || seen) return void stream.resume();
@@ -370,6 +781,7 @@ export class BackupService implements OnModuleInit {
       throw new BadRequestException(
         `No archive: send the .tar.gz as the request body or in a multipart field named "${UPLOAD_FIELD}".`,
       );
+    return fields;
   }
 
   /** Reads the manifest and every document; throws BackupArchiveError at the first thing that does not add up. */
@@ -417,12 +829,37 @@ export class BackupService implements OnModuleInit {
       listed.add(name);
       const file = `db/${name}.ejson`;
       if (!files.has(file)) throw new BackupArchiveError(`${file} is missing`);
+      if (
+        entry.indexes.some(
+          (spec) =>
+            !spec ||
+            typeof spec !== 'object' ||
+            !spec['key'] ||
+            typeof spec['key'] !== 'object',
+        )
+      )
+        throw new BackupArchiveError(
+          `its manifest.json lists an index of ${name} without a key`,
+        );
+      const checker = new CollectionChecker(
+        name,
+        this.connection,
+        entry.indexes,
+      );
+      const problems: string[] = [];
       let count = 0;
-      for await (const _doc of readEjsonDocuments(
+      for await (const doc of readEjsonDocuments(
         join(unpacked, file),
         this.limits.maxDocumentBytes,
-      ))
+      )) {
         count += 1;
+        if (problems.length < MAX_PROBLEMS)
+          problems.push(...checker.check(doc));
+      }
+      if (problems.length)
+        throw new BackupArchiveError(
+          problems.slice(0, MAX_PROBLEMS).join('; '),
+        );
       if (count !== entry.count)
         throw new BackupArchiveError(
           `${file} holds ${count} documents instead of ${entry.count}`,
@@ -446,89 +883,11 @@ export class BackupService implements OnModuleInit {
     }
     return manifest;
   }
+}
 
-  private async restoreDatabase(
-    unpacked: string,
-    manifest: BackupManifest,
-    replace: boolean,
-  ): Promise<void> {
-    const db = this.db;
-    const existing = new Set(await this.backedUpCollections());
-    const incoming = new Map(manifest.collections.map((c) => [c.name, c]));
-    for (const name of existing) {
-      if (incoming.has(name)) await db.collection(name).deleteMany({});
-      else if (replace) {
-        if (name.startsWith('ai_')) await db.dropCollection(name);
-        else await db.collection(name).deleteMany({});
-      }
-    }
-    for (const entry of manifest.collections) {
-      const collection = db.collection(entry.name);
-      if (!existing.has(entry.name)) await db.createCollection(entry.name);
-      for (const spec of entry.indexes) {
-        const { key, ...options } = spec as unknown as {
-          key: mongo.IndexSpecification;
-        } & mongo.CreateIndexesOptions;
-        await collection
-          .createIndex(key, options)
-          .catch((error: Error) =>
-            this.logger.warn(
-              `Index ${String(options.name)} of ${entry.name} not restored: ${error.message}`,
-            ),
-          );
-      }
-      let batch: mongo.BSON.Document[] = [];
-      for await (const doc of readEjsonDocuments(
-        join(unpacked, 'db', `${entry.name}.ejson`),
-        this.limits.maxDocumentBytes,
-      )) {
-        batch.push(doc);
-        if (batch.length >= INSERT_BATCH) {
-          await collection.insertMany(batch, { ordered: true });
-          batch = [];
-        }
-      }
-      if (batch.length) await collection.insertMany(batch, { ordered: true });
-    }
-  }
-
-  /** Swaps each data folder for the unpacked one (renames in DATA_DIR), putting the old ones back if a swap fails. */
-  private async restoreFiles(
-    unpacked: string,
-    staging: string,
-  ): Promise<{ files: number; bytes: number }> {
-    const swapped: Array<{ target: string; old: string | null }> = [];
-    let files = 0;
-    let bytes = 0;
-    try {
-      for (const dir of BACKUP_FILE_DIRS) {
-        const incoming = join(unpacked, dir);
-        await mkdir(incoming, { recursive: true, mode: 0o700 });
-        const measured = await measureTree(incoming);
-        files += measured.files;
-        bytes += measured.bytes;
-        const target = this.dirPath(dir);
-        const old = join(staging, `previous-${dir}`);
-        const hadOld = await rename(target, old).then(
-          () => true,
-          (error: NodeJS.ErrnoException) => {
-            if (error.code === 'ENOENT') return false;
-            throw error;
-          },
-        );
-        swapped.push({ target, old: hadOld ? old : null });
-        await rename(incoming, target);
-      }
-    } catch (error) {
-      for (const { target, old } of swapped.reverse()) {
-        await rm(target, { recursive: true, force: true }).catch(
-          () => undefined,
-        );
-        if (old) await rename(old, target).catch(() => undefined);
-      }
-      throw error;
-    }
-    this.fileDirs.ensure();
-    return { files, bytes };
-  }
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
 }

@@ -2,10 +2,11 @@ import {
   BadRequestException,
   ConflictException,
   Injectable,
+  Logger,
   NotFoundException,
 } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
-import { Types, type Model } from 'mongoose';
+import { Types, type Model, type Schema } from 'mongoose';
 import {
   CHAT_SEARCH_MAX_RESULTS,
   type ChatKind,
@@ -17,6 +18,7 @@ import {
 } from '@metatronos/shared-types';
 import { DEFAULT_MODE } from '../ai-tools/ai-tool';
 import { ChatModes } from './chat-modes';
+import { schemaProblems } from '../database/stored-document-shape';
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
 import { TurnError } from '../llm/llm-errors';
@@ -39,6 +41,9 @@ export const DEFAULT_MESSAGES_PAGE = 50;
 /** Chats and their stored messages (REST side). */
 @Injectable()
 export class ChatsService {
+  private readonly logger = new Logger(ChatsService.name);
+  private readonly reportedMalformed = new Set<string>();
+
   constructor(
     @InjectModel(ChatRecord.name) private readonly chats: Model<ChatRecord>,
     @InjectModel(MessageRecord.name)
@@ -60,7 +65,10 @@ export class ChatsService {
     const archived = query.archived === true;
     // FerretDB filters anything but `_id` outside SQLite: the chats are few, so the view is chosen here.
     const all = await this.chats.find().lean<ChatRecord[]>().exec();
-    let chats = all.filter((chat) => (chat.archived === true) === archived);
+    // A chat stored with the wrong shape is left out (and reported), never a list that fails for good.
+    let chats = all.filter(
+      (chat) => this.wellFormed(chat) && (chat.archived === true) === archived,
+    );
     const needle = query.q?.trim();
     if (needle) {
       const matching = await this.chatsMentioning(needle);
@@ -274,7 +282,32 @@ export class ChatsService {
       .limit(limit)
       .lean<MessageRecord[]>()
       .exec();
-    return page.reverse().map(toChatMessage);
+    return page
+      .reverse()
+      .filter((message) => this.wellFormed(message, 'message'))
+      .map(toChatMessage);
+  }
+
+  /** Whether a stored chat or message can be shown; a malformed one is reported once and left out. */
+  private wellFormed(
+    doc: ChatRecord | MessageRecord,
+    kind: 'chat' | 'message' = 'chat',
+  ): boolean {
+    const schema: Schema =
+      kind === 'chat' ? this.chats.schema : this.messages.schema;
+    const problems = schemaProblems(
+      schema,
+      doc as unknown as Record<string, unknown>,
+    );
+    if (!problems.length) return true;
+    const id = `${kind} ${String(doc._id)}`;
+    if (!this.reportedMalformed.has(id)) {
+      this.reportedMalformed.add(id);
+      this.logger.warn(
+        `Left out ${id}, stored with the wrong shape: ${problems.join('; ')}`,
+      );
+    }
+    return false;
   }
 }
 

@@ -1,4 +1,4 @@
-import { BadRequestException, Injectable } from '@nestjs/common';
+import { BadRequestException, Injectable, Logger } from '@nestjs/common';
 import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
@@ -10,9 +10,11 @@ import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
 import { SandboxSecrets } from '../mongo-sandbox/sandbox-secrets';
 import { MODEL_ID_HELP, routeModel } from './model-route';
+import { keepWellFormed } from '../database/stored-document-shape';
 import {
   APP_SETTINGS_ID,
   AppSettingsRecord,
+  AppSettingsSchema,
 } from './schemas/app-settings.schema';
 import { isMaskedSecret, maskSecret } from './secret-mask';
 import { isValidTimeZone, systemTimeZone } from './timezone';
@@ -68,6 +70,7 @@ type SecretField = (typeof SECRET_FIELDS)[number];
  */
 @Injectable()
 export class SettingsService extends SandboxSecrets {
+  private readonly logger = new Logger(SettingsService.name);
   private cached: Promise<AppSettings> | null = null;
   private toolNameCheck: ToolNameCheck | null = null;
 
@@ -242,7 +245,15 @@ export class SettingsService extends SandboxSecrets {
   }
 
   private async load(): Promise<AppSettings> {
-    const stored = await this.model.findById(APP_SETTINGS_ID).lean().exec();
+    const found = await this.model.findById(APP_SETTINGS_ID).lean().exec();
+    // A field of the wrong shape (an old restore, a hand edit) falls back to its default: the app must start.
+    const { doc: stored, problems } = found
+      ? keepWellFormed(AppSettingsSchema, found)
+      : { doc: null, problems: [] };
+    if (problems.length)
+      this.logger.warn(
+        `The stored settings have fields of the wrong shape, used with their defaults until saved again: ${problems.map((p) => `${p.path} ${p.problem}`).join('; ')}`,
+      );
     return {
       geminiApiKey: stored?.geminiApiKey ?? null,
       openaiApiKey: stored?.openaiApiKey ?? null,

@@ -20,7 +20,27 @@ export interface BackupFileDirEntry {
   name: BackupFileDir;
   files: number;
   bytes: number;
+  /**
+   * `restored`: the backup's API keys and tokens are in use (sealed ones opened with the passphrase);
+   * `kept`: the backup had none (or no passphrase was given), so this instance's own were kept.
+   */
+  secrets?: 'restored' | 'kept';
 }
+
+/** The settings' secrets sealed with the owner's passphrase (scrypt → AES-256-GCM). */
+export interface SealedBackupSecrets {
+  included: true;
+  scheme: 'scrypt-aes-256-gcm';
+  version: 1;
+  kdf: { name: 'scrypt'; N: number; r: number; p: number; salt: string };
+  /** Base64. */
+  iv: string;
+  tag: string;
+  data: string;
+}
+
+/** `included: false`: the archive holds no secrets (made without a passphrase). */
+export type BackupSecretsEntry = { included: false } | SealedBackupSecrets;
 
 /** `manifest.json` at the root of a backup archive. */
 export interface BackupManifest {
@@ -30,6 +50,8 @@ export interface BackupManifest {
   createdAt: string;
   collections: BackupCollectionEntry[];
   dirs: BackupFileDirEntry[];
+  /** Missing in backups made before secrets were left out: those hold them in clear. */
+  secrets?: BackupSecretsEntry;
 }
 
 /** `POST /api/backup/restore` answer. */
@@ -40,4 +62,9 @@ export interface RestoreResult {
   collections: { name: string; count: number }[];
   files: number;
   bytes: number;
+  /**
+   * `restored`: the backup's API keys and tokens are in use (sealed ones opened with the passphrase);
+   * `kept`: the backup had none (or no passphrase was given), so this instance's own were kept.
+   */
+  secrets?: 'restored' | 'kept';
 }

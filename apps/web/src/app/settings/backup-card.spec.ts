@@ -44,11 +44,76 @@ describe('BackupCard', () => {
     await stable();
   }
 
-  it('downloads from /api/backup and says the archive holds the keys', () => {
+  async function type(testId: string, value: string): Promise<void> {
+    const input = el<HTMLInputElement>(testId) as HTMLInputElement;
+    input.value = value;
+    input.dispatchEvent(new Event('input'));
+    await stable();
+  }
+
+  it('downloads from /api/backup and says the secrets are not included', () => {
     const link = el<HTMLAnchorElement>('backup-download') as HTMLAnchorElement;
     expect(link.getAttribute('href')).toBe('/api/backup');
     expect(link.hasAttribute('download')).toBe(true);
-    expect(text('backup-keys-warning')).toContain('API keys in clear text');
+    expect(text('backup-keys-warning')).toContain(
+      'Secrets not included; give a passphrase to include them',
+    );
+    link.addEventListener('click', (e) => e.preventDefault());
+    link.click();
+    http.expectNone('/api/backup');
+  });
+
+  it('with a passphrase, posts it in the body (not the URL) and says the secrets are sealed', async () => {
+    await type('backup-passphrase', 'correct horse battery');
+    expect(text('backup-keys-warning')).toContain(
+      'encrypted with this passphrase',
+    );
+    const created: string[] = [];
+    (
+      URL as unknown as { createObjectURL: (b: Blob) => string }
+    ).createObjectURL = (blob: Blob) => {
+      created.push(blob.type);
+      return 'blob:backup';
+    };
+    (URL as unknown as { revokeObjectURL: () => void }).revokeObjectURL = () =>
+      undefined;
+    const clicked = jest
+      .spyOn(HTMLAnchorElement.prototype, 'click')
+      .mockImplementation(() => undefined);
+    (
+      el<HTMLAnchorElement>('backup-download') as HTMLAnchorElement
+    ).dispatchEvent(new MouseEvent('click', { cancelable: true }));
+    const req = http.expectOne('/api/backup');
+    expect(req.request.method).toBe('POST');
+    expect(req.request.body).toEqual({ passphrase: 'correct horse battery' });
+    expect(req.request.urlWithParams).not.toContain('correct');
+    req.flush(new Blob(['gz'], { type: 'application/gzip' }), {
+      headers: {
+        'Content-Disposition':
+          'attachment; filename="metatronos-backup-2026-03-02-10-15.tar.gz"',
+      },
+    });
+    expect(created).toEqual(['application/gzip']);
+    expect(clicked).toHaveBeenCalled();
+    clicked.mockRestore();
+  });
+
+  it('shows why a backup with a passphrase was refused', async () => {
+    await type('backup-passphrase', 'short');
+    (
+      el<HTMLAnchorElement>('backup-download') as HTMLAnchorElement
+    ).dispatchEvent(new MouseEvent('click', { cancelable: true }));
+    http.expectOne('/api/backup').flush(
+      new Blob([
+        JSON.stringify({
+          statusCode: 400,
+          message: 'passphrase must be at least 8 characters',
+        }),
+      ]),
+      { status: 400, statusText: 'Bad Request' },
+    );
+    await stable();
+    expect(el('backup-error')).not.toBeNull();
   });
 
   it('asks before restoring; Cancel sends nothing', async () => {
@@ -72,10 +137,32 @@ describe('BackupCard', () => {
     expect(req.request.method).toBe('POST');
     expect(req.request.body).toBe(file);
     expect(req.request.headers.get('Content-Type')).toBe('application/gzip');
-    req.flush(RESULT);
+    expect(req.request.headers.has('X-Backup-Passphrase')).toBe(false);
+    req.flush({ ...RESULT, secrets: 'kept' });
     await stable();
     expect(text('restore-result')).toContain(
       'Restored the backup made 2026-03-02 10:15 UTC (MetatronOS 0.1.0): 2 collections and 4 files.',
+    );
+    expect(text('restore-secrets')).toContain(
+      'API keys and tokens of this MetatronOS were kept',
+    );
+  });
+
+  it("sends the backup's passphrase in a header and says the secrets were restored", async () => {
+    await choose(new File(['archive'], 'backup.tar.gz'));
+    await type('restore-passphrase', 'correct horse battery');
+    (
+      el<HTMLButtonElement>('restore-confirm-button') as HTMLButtonElement
+    ).click();
+    await stable();
+    const req = http.expectOne('/api/backup/restore?replace=true');
+    expect(req.request.headers.get('X-Backup-Passphrase')).toBe(
+      'correct horse battery',
+    );
+    req.flush({ ...RESULT, secrets: 'restored' });
+    await stable();
+    expect(text('restore-secrets')).toContain(
+      'API keys and tokens of the backup were restored',
     );
   });
 

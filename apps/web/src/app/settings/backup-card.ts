@@ -16,6 +16,8 @@ import {
 } from '@angular/core';
 import { MatButton } from '@angular/material/button';
 import { MatCard, MatCardContent } from '@angular/material/card';
+import { MatFormField, MatLabel } from '@angular/material/form-field';
+import { MatInput } from '@angular/material/input';
 import { MatProgressBar } from '@angular/material/progress-bar';
 import type { Subscription } from 'rxjs';
 import type { RestoreResult } from '@metatronos/shared-types';
@@ -51,7 +53,16 @@ type RestoreState =
 @Component({
   selector: 'mt-backup-card',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [MatButton, MatCard, MatCardContent, MatProgressBar, Icon],
+  imports: [
+    MatButton,
+    MatCard,
+    MatCardContent,
+    MatFormField,
+    MatInput,
+    MatLabel,
+    MatProgressBar,
+    Icon,
+  ],
   templateUrl: './backup-card.html',
   styleUrl: './backup-card.scss',
 })
@@ -63,6 +74,10 @@ export class BackupCard {
 
   protected readonly backupUrl = BACKUP_URL;
   protected readonly state = signal<RestoreState>({ step: 'idle' });
+  /** Seals the secrets into the backup; empty: they are left out. */
+  protected readonly passphrase = signal('');
+  protected readonly restorePassphraseValue = signal('');
+  protected readonly downloadFailure = signal<string | null>(null);
   protected readonly formatBytes = formatBytes;
   protected readonly confirming = computed(() => {
     const s = this.state();
@@ -86,6 +101,47 @@ export class BackupCard {
 
   constructor() {
     inject(DestroyRef).onDestroy(() => this.upload?.unsubscribe());
+  }
+
+  /**
+   * Without a passphrase the link downloads as it is. With one, the passphrase goes
+   * in a POST body (never in a URL), and the answer is saved as a file.
+   */
+  protected download(event: Event): void {
+    this.downloadFailure.set(null);
+    const passphrase = this.passphrase();
+    if (!passphrase) return;
+    event.preventDefault();
+    this.http
+      .post(
+        BACKUP_URL,
+        { passphrase },
+        { responseType: 'blob', observe: 'response' },
+      )
+      .subscribe({
+        next: (res) => {
+          const name =
+            /filename="([^"]+)"/.exec(
+              res.headers.get('Content-Disposition') ?? '',
+            )?.[1] ?? 'metatronos-backup.tar.gz';
+          const url = URL.createObjectURL(res.body as Blob);
+          const link = document.createElement('a');
+          link.href = url;
+          link.download = name;
+          link.click();
+          setTimeout(() => URL.revokeObjectURL(url), 60_000);
+        },
+        error: (error: unknown) =>
+          this.downloadFailure.set(
+            inlineErrorMessage(error, 'The backup failed.'),
+          ),
+      });
+  }
+
+  protected secretsMessage(result: RestoreResult): string {
+    return result.secrets === 'kept'
+      ? 'The backup held no secrets (or no passphrase was given): the API keys and tokens of this MetatronOS were kept.'
+      : 'The API keys and tokens of the backup were restored.';
   }
 
   protected chooseFile(): void {
@@ -112,7 +168,13 @@ export class BackupCard {
       .post<RestoreResult>(RESTORE_URL, file, {
         // The confirmation said everything here is replaced.
         params: new HttpParams().set('replace', 'true'),
-        headers: new HttpHeaders({ 'Content-Type': 'application/gzip' }),
+        headers: new HttpHeaders({
+          'Content-Type': 'application/gzip',
+          // A header, not the URL: a passphrase has no place in a log line.
+          ...(this.restorePassphraseValue()
+            ? { 'X-Backup-Passphrase': this.restorePassphraseValue() }
+            : {}),
+        }),
         reportProgress: true,
         observe: 'events',
       })
