@@ -45,6 +45,7 @@ import { UsageModule } from '../usage/usage.module';
 import { BackupModule } from '../backup/backup.module';
 import { CalendarModule } from '../accounts/calendar/calendar.module';
 import { EmailModule } from '../accounts/email/email.module';
+import { MemoryModule } from '../memory/memory.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -124,6 +125,7 @@ export class AppModule {
         BackupModule,
         CalendarModule,
         EmailModule,
+        MemoryModule,
       ],
       providers: [
         // Order matters: a dead database answers 503 before the session lookup would hang on it.
