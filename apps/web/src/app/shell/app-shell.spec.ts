@@ -101,6 +101,7 @@ describe('AppShell', () => {
       'Tools',
       'Channels',
       'Accounts',
+      'Memory',
       'Instruction',
       'Data',
       'Files',

@@ -20,6 +20,7 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { id: 'tools', label: 'Tools', path: '/tools', icon: 'build' },
   { id: 'channels', label: 'Channels', path: '/channels', icon: 'forum' },
   { id: 'accounts', label: 'Accounts', path: '/accounts', icon: 'mail' },
+  { id: 'memory', label: 'Memory', path: '/memory', icon: 'history' },
   {
     id: 'instruction',
     label: 'Instruction',
