@@ -35,6 +35,8 @@ export interface IndexHit {
   chatId: string | null;
   date: number;
   score: number;
+  /** The query's words this document matched (word forms). */
+  terms?: readonly string[];
 }
 
 export interface IndexQuery {
@@ -51,6 +53,13 @@ export interface IndexQuery {
 
 /** A note's score when a newer note replaced it: still found, always below its successor. */
 const SUPERSEDED_FACTOR = 0.5;
+/**
+ * Two hits that match the same query words and score within this ratio are a tie: the newer
+ * ranks first (a fact told again later, "we moved to Lisbon" after "we moved to Hamburg").
+ */
+const TIE_RATIO = 0.6;
+/** Hits re-ordered for ties at most (the rest keep the score order). */
+const TIE_WINDOW = 60;
 /** Half-life of the small recency boost (a year-old hit keeps most of its score). */
 const RECENCY_HALF_LIFE_MS = 120 * 86_400_000;
 const RECENCY_WEIGHT = 0.15;
@@ -264,10 +273,14 @@ export class MemoryIndex implements OnApplicationBootstrap {
         chatId: doc.chatId,
         date: doc.date,
         score,
+        terms: result.queryTerms,
       });
     }
     hits.sort((a, b) => b.score - a.score || b.date - a.date);
-    return keepSuccessorsFirst(hits, this.meta).slice(0, query.limit);
+    return keepSuccessorsFirst(newerFirstOnTies(hits), this.meta).slice(
+      0,
+      query.limit,
+    );
   }
 
   private async refreshChat(chatId: string): Promise<void> {
@@ -323,6 +336,31 @@ function noteMeta(note: MemoryNoteRecord): DocMeta {
     supersededBy: note.supersededBy ?? null,
     expiresAt: note.expiresAt ? new Date(note.expiresAt).getTime() : null,
   };
+}
+
+/**
+ * Recency as the tie-breaker: going down the list, the next hit is the newest of those that
+ * score within TIE_RATIO of the best remaining one and match at least the words it matched.
+ */
+export function newerFirstOnTies(hits: IndexHit[]): IndexHit[] {
+  const head = hits.slice(0, TIE_WINDOW);
+  const out: IndexHit[] = [];
+  while (head.length) {
+    const best = head[0];
+    const words = best.terms ?? [];
+    let pick = 0;
+    for (let i = 1; i < head.length; i++) {
+      const other = head[i];
+      if (other.score < best.score * TIE_RATIO) break;
+      if (
+        other.date > head[pick].date &&
+        words.every((w) => other.terms?.includes(w))
+      )
+        pick = i;
+    }
+    out.push(...head.splice(pick, 1));
+  }
+  return [...out, ...hits.slice(TIE_WINDOW)];
 }
 
 /** A superseded note found above the note that replaced it moves just below it. */

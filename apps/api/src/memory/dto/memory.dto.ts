@@ -142,6 +142,8 @@ export class MemorySearchResultDto implements MemorySearchResult {
   @ApiPropertyOptional()
   messageId?: string;
   @ApiProperty({
+    type: String,
+    enum: [...MEMORY_SOURCES, 'assistant', 'cron', 'pulse'],
     description:
       'Notes: owner, contact, email, web, tool; messages: owner, assistant, contact, cron, pulse',
   })
