@@ -12,6 +12,7 @@ import type { AiToolContext } from '../src/ai-tools/ai-tool';
 import { ChatsService } from '../src/chats/chats.service';
 import { AppEventBus } from '../src/events/app-event-bus';
 import type { TurnSource } from '../src/llm/turn-source';
+import { MemoryConsolidation } from '../src/memory/memory-consolidation';
 import { MemoryIndex } from '../src/memory/memory-index';
 import { SettingsService } from '../src/settings/settings.service';
 import { CombinedPromptBuilder } from '../src/system-instruction/combined-prompt.builder';
@@ -468,5 +469,70 @@ describe('memory (notes, search, recall, /api/memories)', () => {
       await context('chat', ownerChat, null),
     );
     expect(JSON.stringify(out)).not.toContain('Lisbon');
+  });
+
+  describe('nightly consolidation', () => {
+    it('merges duplicates into the newest with both sources, drops expired notes, and says why', async () => {
+      const first = await call('remember', {
+        text: "Clara's shoe size is 34",
+        source_message_ids: [ids['allergy']],
+      });
+      t.clock.advance(60_000);
+      const second = await call('remember', { text: 'clara: shoe size 34!' });
+      const temporary = await call('remember', {
+        text: 'The parking permit is in the glovebox',
+      });
+      await owner
+        .patch(`/api/memories/${temporary['id']}`)
+        .send({ expiresAt: '2026-10-01T00:00:00Z' })
+        .expect(200);
+      const before = await noteCount();
+      const run = await t.app.get(MemoryConsolidation).run();
+      expect(run.outcome).toBe('done');
+      expect(run.changes.map((c) => [c.noteId, c.action])).toEqual(
+        expect.arrayContaining([
+          [first['id'], 'merged'],
+          [temporary['id'], 'expired'],
+        ]),
+      );
+      expect(run.changes.every((c) => c.reason && c.prior)).toBe(true);
+      expect(await noteCount()).toBe(before - 2);
+      const listed = (await owner.get('/api/memories').expect(200))
+        .body as MemoryListResponse;
+      expect(listed.lastRun?.id).toBe(run.id);
+      const kept = listed.notes.find(
+        (n) => n.id === second['id'],
+      ) as MemoryNoteView;
+      expect(kept.messageIds).toContain(ids['allergy']);
+      expect(kept.history.at(-1)).toMatchObject({
+        text: "Clara's shoe size is 34",
+        by: 'consolidation',
+      });
+      expect((await search('parking permit')).map((r) => r.id)).not.toContain(
+        temporary['id'],
+      );
+    });
+
+    it('refuses a run that would remove more than a quarter of the notes, changing nothing', async () => {
+      const listed = (await owner.get('/api/memories').expect(200))
+        .body as MemoryListResponse;
+      const victims = listed.notes.slice(0, Math.ceil(listed.notes.length / 3));
+      for (const n of victims)
+        await owner
+          .patch(`/api/memories/${n.id}`)
+          .send({ expiresAt: '2026-10-01T00:00:00Z' })
+          .expect(200);
+      const before = await noteCount();
+      const run = await t.app.get(MemoryConsolidation).run();
+      expect(run.outcome).toBe('refused');
+      expect(run.reason).toContain('more than a quarter');
+      expect(await noteCount()).toBe(before);
+    });
+
+    it('runs only at night in the owner’s zone, once', async () => {
+      const consolidation = t.app.get(MemoryConsolidation);
+      t.clock.set(new Date('2026-11-02T12:00:00Z'));
+      expect(await consolidation.runIfDue()).toBeNull();
+    });
   });
 });

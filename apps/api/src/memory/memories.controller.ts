@@ -28,12 +28,16 @@ import {
   MemoryNoteDto,
   UpdateMemoryDto,
 } from './dto/memory.dto';
+import { MemoryConsolidation } from './memory-consolidation';
 import { MemoryService } from './memory.service';
 
 @ApiTags('memories')
 @Controller('memories')
 export class MemoriesController {
-  constructor(private readonly memory: MemoryService) {}
+  constructor(
+    private readonly memory: MemoryService,
+    private readonly consolidation: MemoryConsolidation,
+  ) {}
 
   @Get()
   @ApiOperation({
@@ -45,13 +49,16 @@ export class MemoriesController {
     description: 'q empty or too long, limit out of range',
   })
   async list(@Query() query: MemoryListQueryDto): Promise<MemoryListResponse> {
-    const notes = await this.memory.list();
-    if (query.q === undefined) return { notes };
+    const [notes, lastRun] = await Promise.all([
+      this.memory.list(),
+      this.consolidation.latest(),
+    ]);
+    if (query.q === undefined) return { notes, lastRun };
     const results = await this.memory.search({
       query: query.q,
       limit: query.limit ?? MEMORY_SEARCH_DEFAULT_LIMIT,
     });
-    return { notes, results };
+    return { notes, results, lastRun };
   }
 
   @Patch(':id')

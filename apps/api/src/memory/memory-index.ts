@@ -154,6 +154,7 @@ export class MemoryIndex implements OnApplicationBootstrap {
       .exec())
       chatKinds.set(chat._id.toHexString(), chat.kind ?? 'chat');
     const batch: Array<{ id: string; text: string }> = [];
+    const chatIds = new Map<string, string>();
     const cursor = this.messages
       .find({}, { chatId: 1, content: 1, createdAt: 1 })
       .lean<Pick<MessageRecord, '_id' | 'chatId' | 'content' | 'createdAt'>>()
@@ -161,7 +162,10 @@ export class MemoryIndex implements OnApplicationBootstrap {
     for await (const message of cursor) {
       if (!message.content?.trim()) continue;
       const id = message._id.toHexString();
-      const chatId = message.chatId.toHexString();
+      // One string per chat, shared by its messages' entries (100,000 copies otherwise).
+      const hex = message.chatId.toHexString();
+      let chatId = chatIds.get(hex);
+      if (!chatId) chatIds.set(hex, (chatId = hex));
       const key = docId('message', id);
       meta.set(key, {
         kind: 'message',

@@ -5,9 +5,11 @@ import { ChatRecord, ChatSchema } from '../chats/schemas/chat.schema';
 import { MessageRecord, MessageSchema } from '../chats/schemas/message.schema';
 import { SettingsModule } from '../settings/settings.module';
 import { MemoriesController } from './memories.controller';
+import { MemoryConsolidation } from './memory-consolidation';
 import { MemoryIndex } from './memory-index';
 import { MemoryNoteRecord, MemoryNoteSchema } from './memory-note.schema';
 import { MemoryRecallPromptSection } from './memory-recall-prompt-section';
+import { MemoryRunRecord, MemoryRunSchema } from './memory-run.schema';
 import { ForgetTool, MemorySearchTool, RememberTool } from './memory-tools';
 import { MemoryService } from './memory.service';
 import { VisibleChats } from './visible-chats';
@@ -23,6 +25,7 @@ import { VisibleChats } from './visible-chats';
     SettingsModule,
     MongooseModule.forFeature([
       { name: MemoryNoteRecord.name, schema: MemoryNoteSchema },
+      { name: MemoryRunRecord.name, schema: MemoryRunSchema },
       { name: ChatRecord.name, schema: ChatSchema },
       { name: MessageRecord.name, schema: MessageSchema },
     ]),
@@ -36,7 +39,8 @@ import { VisibleChats } from './visible-chats';
     ForgetTool,
     MemorySearchTool,
     MemoryRecallPromptSection,
+    MemoryConsolidation,
   ],
-  exports: [MemoryService],
+  exports: [MemoryService, MemoryConsolidation],
 })
 export class MemoryModule {}

@@ -29,8 +29,12 @@ const SUFFIXES = [
 
 const MIN_STEM = 3;
 
+const ASCII_WORD = /^[a-z0-9'’]+$/;
+
 export function wordForm(word: string): string {
-  let term = word.toLocaleLowerCase().normalize('NFKC');
+  const lower = word.toLowerCase();
+  // NFKC only where it can change something: the index runs this on every word at start.
+  let term = ASCII_WORD.test(lower) ? lower : lower.normalize('NFKC');
   if (term.endsWith("'s") || term.endsWith('’s')) term = term.slice(0, -2);
   // Numbers, codes and non-Latin words are kept whole.
   if (!/^[a-z]+$/.test(term)) return term;
@@ -56,7 +60,7 @@ const STOP_WORDS = new Set(
 
 /** The index's term pipeline: lower case, no stop words, one word form. */
 export function indexTerm(term: string): string | null {
-  const lower = term.toLocaleLowerCase();
+  const lower = term.toLowerCase();
   if (STOP_WORDS.has(lower)) return null;
   return wordForm(lower);
 }

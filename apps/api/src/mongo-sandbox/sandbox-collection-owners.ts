@@ -31,6 +31,7 @@ export const SCOPED_READ_COLLECTIONS: ReadonlySet<string> = new Set([
   'telegram_messages',
   // Notes are read and written through the memory tools only: a db_query write would skip provenance and trust.
   'memories',
+  'memory_runs',
 ]);
 
 /** Provided by the feature owning a collection of DELEGATED_WRITE_COLLECTIONS. */

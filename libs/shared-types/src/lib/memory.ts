@@ -73,10 +73,31 @@ export interface MemorySearchResult {
   score: number;
 }
 
-/** `GET /api/memories`: the notes (newest first) or, with `q`, what the search found. */
+/** One change of a consolidation run, with the note's text before it. */
+export interface MemoryRunChange {
+  noteId: string;
+  action: 'merged' | 'expired';
+  reason: string;
+  /** The note's text before the change (a dropped note's only copy). */
+  prior: string;
+}
+
+/** The nightly consolidation's latest run: what it changed, or why it changed nothing. */
+export interface MemoryRunView {
+  id: string;
+  startedAt: string;
+  outcome: 'done' | 'refused';
+  /** `refused`: why (e.g. it would remove more than a quarter of the notes). */
+  reason: string | null;
+  notesBefore: number;
+  changes: MemoryRunChange[];
+}
+
+/** `GET /api/memories`: the notes (newest first) or, with `q`, what the search found; and the latest consolidation run. */
 export interface MemoryListResponse {
   notes: MemoryNoteView[];
   results?: MemorySearchResult[];
+  lastRun?: MemoryRunView | null;
 }
 
 /** `PATCH /api/memories/:id`: new text (the prior version is kept), approve a proposal, set or clear the expiry. */

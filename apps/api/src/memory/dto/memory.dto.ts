@@ -19,6 +19,8 @@ import {
   MEMORY_SOURCES,
   type MemoryListResponse,
   type MemoryNoteView,
+  type MemoryRunChange,
+  type MemoryRunView,
   type MemorySearchResult,
   type MemoryVersion,
   type UpdateMemoryRequest,
@@ -152,9 +154,41 @@ export class MemorySearchResultDto implements MemorySearchResult {
   score!: number;
 }
 
+export class MemoryRunChangeDto implements MemoryRunChange {
+  @ApiProperty()
+  noteId!: string;
+  @ApiProperty({ type: String, enum: ['merged', 'expired'] })
+  action!: 'merged' | 'expired';
+  @ApiProperty()
+  reason!: string;
+  @ApiProperty({ description: "The note's text before the change" })
+  prior!: string;
+}
+
+export class MemoryRunDto implements MemoryRunView {
+  @ApiProperty()
+  id!: string;
+  @ApiProperty()
+  startedAt!: string;
+  @ApiProperty({ type: String, enum: ['done', 'refused'] })
+  outcome!: 'done' | 'refused';
+  @ApiProperty({ type: String, nullable: true })
+  reason!: string | null;
+  @ApiProperty()
+  notesBefore!: number;
+  @ApiProperty({ type: [MemoryRunChangeDto] })
+  changes!: MemoryRunChangeDto[];
+}
+
 export class MemoryListDto implements MemoryListResponse {
   @ApiProperty({ type: [MemoryNoteDto] })
   notes!: MemoryNoteDto[];
   @ApiPropertyOptional({ type: [MemorySearchResultDto] })
   results?: MemorySearchResultDto[];
+  @ApiPropertyOptional({
+    type: MemoryRunDto,
+    nullable: true,
+    description: 'The latest nightly consolidation run',
+  })
+  lastRun?: MemoryRunDto | null;
 }

@@ -167,6 +167,31 @@ describe('MemoryPage', () => {
     ).toBe('/chat/c1#message-m1');
   });
 
+  it("shows the last consolidation run's changes with their reasons, or why it was refused", async () => {
+    await load({
+      notes: [ACTIVE],
+      lastRun: {
+        id: 'r1',
+        startedAt: iso(6 * 3_600_000),
+        outcome: 'done',
+        reason: null,
+        notesBefore: 12,
+        changes: [
+          {
+            noteId: 'n9',
+            action: 'expired',
+            reason: 'expired on 2026-10-01',
+            prior: 'Parking permit in the glovebox',
+          },
+        ],
+      },
+    });
+    expect(text('memory-last-run')).toContain('1 change(s) to 12 notes');
+    expect(text('memory-run-change')).toContain(
+      'Dropped “Parking permit in the glovebox”: expired on 2026-10-01',
+    );
+  });
+
   it('reloads when the notes change on the server', async () => {
     await load({ notes: [] });
     events.emit('memories.changed', {

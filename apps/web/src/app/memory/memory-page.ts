@@ -17,6 +17,7 @@ import {
   MEMORY_NOTE_MAX_LENGTH,
   MEMORY_QUERY_MAX_LENGTH,
   type MemoryNoteView,
+  type MemoryRunView,
   type MemorySearchResult,
   type MemoryVersion,
 } from '@metatronos/shared-types';
@@ -104,6 +105,8 @@ export class MemoryPage {
   protected readonly noteMax = MEMORY_NOTE_MAX_LENGTH;
   protected readonly notes = signal<MemoryNoteView[] | null>(null);
   protected readonly results = signal<MemorySearchResult[] | null>(null);
+  /** The latest nightly consolidation run, when there was one. */
+  protected readonly lastRun = signal<MemoryRunView | null>(null);
   protected readonly query = signal('');
   /** The search the results answer (the box may have changed since). */
   protected readonly searched = signal<string | null>(null);
@@ -127,6 +130,7 @@ export class MemoryPage {
     load: () => this.api.memories(this.searched() ?? undefined),
     apply: (list) => {
       this.notes.set(list.notes);
+      this.lastRun.set(list.lastRun ?? null);
       if (this.searched() !== null) this.results.set(list.results ?? []);
     },
     hasValue: () => this.notes() !== null,
