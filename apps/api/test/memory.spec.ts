@@ -319,6 +319,24 @@ describe('memory (notes, search, recall, /api/memories)', () => {
     expect((await search('bicycles')).map((r) => r.id)).toContain(ids['late']);
   });
 
+  it("reads a turn's messages by id when its events name them", async () => {
+    await addMessage(
+      ownerChat,
+      'named',
+      { role: 'user', content: 'The plumber Vasquez comes on Thursday' },
+      new Date('2026-10-31T10:00:00Z'),
+    );
+    t.app.get(AppEventBus).emit('chats.changed', {
+      chatId: ownerChat,
+      change: 'reply-started',
+      at: new Date().toISOString(),
+      messageIds: [ids['named']],
+    });
+    expect((await search('plumber vasquez')).map((r) => r.id)).toEqual([
+      ids['named'],
+    ]);
+  });
+
   it('never stores a secret in a note', async () => {
     await owner
       .patch('/api/settings')

@@ -23,6 +23,8 @@ interface DocMeta {
   chatId: string | null;
   /** ms since epoch: a note's observedAt, a message's createdAt. */
   date: number;
+  /** Messages: whether it is a user message (the owner's, a contact's or a trigger's). */
+  user?: boolean;
   /** Notes only. */
   status?: string;
   supersededBy?: string | null;
@@ -156,8 +158,10 @@ export class MemoryIndex implements OnApplicationBootstrap {
     const batch: Array<{ id: string; text: string }> = [];
     const chatIds = new Map<string, string>();
     const cursor = this.messages
-      .find({}, { chatId: 1, content: 1, createdAt: 1 })
-      .lean<Pick<MessageRecord, '_id' | 'chatId' | 'content' | 'createdAt'>>()
+      .find({}, { chatId: 1, role: 1, content: 1, createdAt: 1 })
+      .lean<
+        Pick<MessageRecord, '_id' | 'chatId' | 'role' | 'content' | 'createdAt'>
+      >()
       .cursor({ batchSize: 2000 });
     for await (const message of cursor) {
       if (!message.content?.trim()) continue;
@@ -172,6 +176,7 @@ export class MemoryIndex implements OnApplicationBootstrap {
         id,
         chatId,
         date: new Date(message.createdAt).getTime(),
+        user: message.role === 'user',
       });
       let set = chatDocs.get(chatId);
       if (!set) chatDocs.set(chatId, (set = new Set()));
@@ -206,18 +211,36 @@ export class MemoryIndex implements OnApplicationBootstrap {
 
   @OnEvent('chats.changed')
   onChatChanged(event: AppEventMap['chats.changed']): void {
-    if (event.change === 'renamed' || event.change === 'mode') return;
-    const chatId = event.chatId;
+    const { chatId, change, messageIds } = event;
+    // A title, a pin or a mode is not message text; a delivery changes no text either.
+    if (change === 'renamed' || change === 'mode' || change === 'updated')
+      return;
+    if (change === 'delivery') return;
     this.refreshing = this.refreshing
       .then(async () => {
         // Before the first build there is nothing to refresh: the build reads this chat.
         if (!this.ready) return;
         await this.ready;
-        await this.refreshChat(chatId);
+        if (change === 'deleted') this.dropChat(chatId);
+        else if (change === 'created') await this.readMessages(chatId, []);
+        else if (messageIds?.length)
+          await this.readMessages(chatId, messageIds);
+        else await this.refreshChat(chatId);
       })
       .catch((error: Error) =>
         this.logger.warn(`Memory index refresh failed: ${error.message}`),
       );
+  }
+
+  /** The latest user message of a chat before `before` (ids are time-ordered), when the index has it. */
+  userMessageBefore(chatId: string, before: string | null): string | null {
+    let best: string | null = null;
+    for (const key of this.chatDocs.get(chatId) ?? []) {
+      const doc = this.meta.get(key);
+      if (!doc?.user || (before && doc.id >= before)) continue;
+      if (!best || doc.id > best) best = doc.id;
+    }
+    return best;
   }
 
   @OnEvent('backup.restored')
@@ -257,14 +280,25 @@ export class MemoryIndex implements OnApplicationBootstrap {
       if (query.notesOnly) return false;
       return doc.chatId !== null && query.chatVisible(doc.chatId);
     };
-    const found = this.mini.search(query.text, {
-      prefix: (term) => term.length >= 3,
-      fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
+    // Exact words and prefixes first; typo tolerance only when they find too little (it costs the most).
+    const exact = this.mini.search(query.text, {
+      prefix: (term) => term.length >= 4,
       weights: { prefix: 0.5, fuzzy: 0.4 },
       filter,
     });
+    const found =
+      exact.length >= query.limit
+        ? exact
+        : this.mini.search(query.text, {
+            prefix: (term) => term.length >= 4,
+            fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
+            weights: { prefix: 0.5, fuzzy: 0.4 },
+            filter,
+          });
+    // Only the head can reach the answer: the recency boost moves a hit by at most RECENCY_WEIGHT.
+    const head = found.slice(0, Math.max(query.limit * 4, TIE_WINDOW * 2));
     const hits: IndexHit[] = [];
-    for (const result of found) {
+    for (const result of head) {
       const doc = this.meta.get(result.id as string) as DocMeta;
       const age = Math.max(0, query.now - doc.date);
       let score =
@@ -287,6 +321,59 @@ export class MemoryIndex implements OnApplicationBootstrap {
     );
   }
 
+  /**
+   * Reads the given messages by `_id` (the one filter FerretDB answers from its index) and puts them
+   * in the index: a turn's messages, named by its `chats.changed` events, without a scan of the chat.
+   */
+  private async readMessages(chatId: string, ids: string[]): Promise<void> {
+    if (!this.chatKinds.has(chatId)) {
+      const chat = Types.ObjectId.isValid(chatId)
+        ? await this.chats
+            .findById(chatId, { kind: 1 })
+            .lean<Pick<ChatRecord, 'kind'>>()
+            .exec()
+        : null;
+      if (!chat) return;
+      this.chatKinds.set(chatId, chat.kind ?? 'chat');
+    }
+    const known = await this.secrets.currentSecrets();
+    const found = await Promise.all(
+      ids
+        .filter((id) => Types.ObjectId.isValid(id))
+        .map((id) =>
+          this.messages
+            .findById(id, { role: 1, content: 1, createdAt: 1 })
+            .lean<
+              Pick<MessageRecord, '_id' | 'role' | 'content' | 'createdAt'>
+            >()
+            .exec(),
+        ),
+    );
+    let set = this.chatDocs.get(chatId);
+    if (!set) this.chatDocs.set(chatId, (set = new Set()));
+    for (const [i, message] of found.entries()) {
+      const key = docId('message', ids[i]);
+      this.drop(key);
+      set.delete(key);
+      if (!message?.content?.trim()) continue;
+      this.meta.set(key, {
+        kind: 'message',
+        id: ids[i],
+        chatId,
+        date: new Date(message.createdAt).getTime(),
+        user: message.role === 'user',
+      });
+      set.add(key);
+      this.mini.add({ id: key, text: redactSecrets(message.content, known) });
+    }
+  }
+
+  private dropChat(chatId: string): void {
+    for (const key of this.chatDocs.get(chatId) ?? []) this.drop(key);
+    this.chatDocs.delete(chatId);
+    this.chatKinds.delete(chatId);
+  }
+
   private async refreshChat(chatId: string): Promise<void> {
     for (const key of this.chatDocs.get(chatId) ?? []) this.drop(key);
     this.chatDocs.delete(chatId);
@@ -303,8 +390,8 @@ export class MemoryIndex implements OnApplicationBootstrap {
     this.chatKinds.set(chatId, chat.kind ?? 'chat');
     const known = await this.secrets.currentSecrets();
     const messages = await this.messages
-      .find({ chatId: oid }, { content: 1, createdAt: 1 })
-      .lean<Pick<MessageRecord, '_id' | 'content' | 'createdAt'>[]>()
+      .find({ chatId: oid }, { role: 1, content: 1, createdAt: 1 })
+      .lean<Pick<MessageRecord, '_id' | 'role' | 'content' | 'createdAt'>[]>()
       .exec();
     const set = new Set<string>();
     for (const message of messages) {
@@ -316,6 +403,7 @@ export class MemoryIndex implements OnApplicationBootstrap {
         id,
         chatId,
         date: new Date(message.createdAt).getTime(),
+        user: message.role === 'user',
       });
       set.add(key);
       this.mini.add({ id: key, text: redactSecrets(message.content, known) });

@@ -264,14 +264,13 @@ export class MemoryService {
       chatVisible: () => false,
       now: this.clock.now().getTime(),
     });
-    const ids = hits.map((h) => new Types.ObjectId(h.id));
-    if (!ids.length) return [];
+    if (!hits.length) return [];
     const byId = new Map(
       (
-        await this.notes
-          .find({ _id: { $in: ids } })
-          .lean<MemoryNoteRecord[]>()
-          .exec()
+        await byIds<MemoryNoteRecord>(
+          this.noteModel(),
+          hits.map((h) => h.id),
+        )
       ).map((n) => [n._id.toHexString(), n]),
     );
     const out: MemoryNoteView[] = [];
@@ -294,21 +293,8 @@ export class MemoryService {
       .filter((h) => h.kind === 'message')
       .map((h) => h.id);
     const [notes, messages, known] = await Promise.all([
-      noteIds.length
-        ? this.notes
-            .find({ _id: { $in: noteIds.map((id) => new Types.ObjectId(id)) } })
-            .lean<MemoryNoteRecord[]>()
-            .exec()
-        : [],
-      messageIds.length
-        ? this.messages
-            .find(
-              { _id: { $in: messageIds.map((id) => new Types.ObjectId(id)) } },
-              MESSAGE_FIELDS,
-            )
-            .lean<FoundMessage[]>()
-            .exec()
-        : [],
+      byIds<MemoryNoteRecord>(this.noteModel(), noteIds),
+      byIds<FoundMessage>(this.messageModel(), messageIds, MESSAGE_FIELDS),
       this.secrets.currentSecrets(),
     ]);
     const noteById = new Map(notes.map((n) => [n._id.toHexString(), n]));
@@ -379,13 +365,11 @@ export class MemoryService {
     for (const id of unique)
       if (!Types.ObjectId.isValid(id) || !/^[0-9a-f]{24}$/i.test(id))
         throw new BadRequestException(`'${id}' is not a message id`);
-    const found = await this.messages
-      .find(
-        { _id: { $in: unique.map((id) => new Types.ObjectId(id)) } },
-        MESSAGE_FIELDS,
-      )
-      .lean<FoundMessage[]>()
-      .exec();
+    const found = await byIds<FoundMessage>(
+      this.messageModel(),
+      unique,
+      MESSAGE_FIELDS,
+    );
     await this.index.whenReady();
     const chatVisible = await this.visible.predicate();
     const visible = found.filter((m) => chatVisible(m.chatId.toHexString()));
@@ -404,6 +388,17 @@ export class MemoryService {
     turn: MemoryTurn,
   ): Promise<FoundMessage | null> {
     if (!turn.chatId || !Types.ObjectId.isValid(turn.chatId)) return null;
+    await this.index.whenReady();
+    const indexed = this.index.userMessageBefore(turn.chatId, turn.messageId);
+    if (indexed) {
+      const [found] = await byIds<FoundMessage>(
+        this.messageModel(),
+        [indexed],
+        MESSAGE_FIELDS,
+      );
+      if (found) return found;
+    }
+    // Not indexed yet (the turn's own message is read when its reply starts): ask the database.
     const filter: Record<string, unknown> = {
       chatId: new Types.ObjectId(turn.chatId),
       role: 'user',
@@ -415,6 +410,14 @@ export class MemoryService {
       .sort({ _id: -1 })
       .lean<FoundMessage>()
       .exec();
+  }
+
+  private noteModel(): Model<never> {
+    return this.notes as unknown as Model<never>;
+  }
+
+  private messageModel(): Model<never> {
+    return this.messages as unknown as Model<never>;
   }
 
   /** What third-party content the turn read before this call (its stored tool calls), or that its chat is a contact's. */
@@ -472,6 +475,28 @@ export class MemoryService {
       at: this.clock.now().toISOString(),
     });
   }
+}
+
+/**
+ * Documents by id, one `_id` equality each: FerretDB answers only that from its index
+ * (an `$in` reads the whole collection, 100,000 messages after a year).
+ */
+async function byIds<T>(
+  model: Model<never>,
+  ids: readonly string[],
+  projection?: Record<string, 1>,
+): Promise<T[]> {
+  const found = await Promise.all(
+    ids
+      .filter((id) => /^[0-9a-f]{24}$/i.test(id))
+      .map((id) =>
+        (model as unknown as Model<T>)
+          .findById(id, projection)
+          .lean<T>()
+          .exec(),
+      ),
+  );
+  return found.filter((d): d is NonNullable<typeof d> => !!d) as T[];
 }
 
 export function checkQuery(raw: unknown): string {

@@ -29,6 +29,8 @@ export interface AppEventMap {
     at: string;
     /** `mode` changes: the new mode. */
     mode?: string;
+    /** `reply-started` / `reply-ended`: the turn's user and assistant message ids (the memory index reads them). */
+    messageIds?: string[];
   };
   /** Core instruction, memory, schema doc or the toggle changed (`by: "ai"` when a tool did it). */
   'system-instruction.updated': { updatedAt: string; by: 'owner' | 'ai' };
