@@ -15,6 +15,7 @@ const BENCHES = [
   'conversations.bench.ts',
   'data-growth.bench.ts',
   'foundation.bench.mjs',
+  'memory.bench.ts',
   'prompt-budget.bench.ts',
   'usage.bench.ts',
   'whatsapp-qr.bench.mjs',

@@ -65,6 +65,9 @@ const ALL_TOOLS = [
   'todo_update',
   'plan_create',
   'contacts_send',
+  'remember',
+  'forget',
+  'memory_search',
 ];
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;

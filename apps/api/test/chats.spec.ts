@@ -218,7 +218,13 @@ describe('chats', () => {
         request.body.tools
           .map((tool: { function: { name: string } }) => tool.function.name)
           .sort(),
-      ).toEqual(['save_memory', 'set_mode']);
+      ).toEqual([
+        'forget',
+        'memory_search',
+        'remember',
+        'save_memory',
+        'set_mode',
+      ]);
     });
 
     it('runs save_memory, shows the call and its result, and the memory reaches the instruction', async () => {

@@ -462,7 +462,13 @@ describe('scheduled jobs', () => {
         fake.openai.requests[0].body.tools.map(
           (tool: { function: { name: string } }) => tool.function.name,
         ),
-      ).toEqual(['set_mode', 'save_memory']);
+      ).toEqual([
+        'set_mode',
+        'save_memory',
+        'remember',
+        'forget',
+        'memory_search',
+      ]);
       // The call switched the chat to the automations mode, which holds manage_cronjob.
       expect(created.modeSwitch).toBe(
         'Switched to Automations mode, which holds manage_cronjob; its tools are loaded now.',

@@ -88,7 +88,13 @@ describe.each([
     script().enqueue({ text: ['Hello.'] });
     await client.send(chat.id, 'hi');
     const [first] = requestShapes(fake, provider);
-    expect(first.tools).toEqual(['set_mode', 'save_memory']);
+    expect(first.tools).toEqual([
+      'set_mode',
+      'save_memory',
+      'remember',
+      'forget',
+      'memory_search',
+    ]);
     // The prompt names the other modes and their tools, and leaves out what belongs to them.
     expect(first.system).toContain('Mode: default.');
     expect(first.system).toContain('- data: db_query, update_db_schema');
@@ -134,7 +140,13 @@ describe.each([
     });
 
     const shapes = requestShapes(fake, provider);
-    expect(shapes[0].tools).toEqual(['set_mode', 'save_memory']);
+    expect(shapes[0].tools).toEqual([
+      'set_mode',
+      'save_memory',
+      'remember',
+      'forget',
+      'memory_search',
+    ]);
     // The very next request of the same turn carries the data tools and the schema section.
     expect(shapes[1].tools).toEqual([
       'set_mode',

@@ -100,6 +100,7 @@ describe('system instruction', () => {
       'whatsapp-permissions',
       'accounts',
       'pulse-counters',
+      'memory-recall',
       'datetime',
     ]);
   });
@@ -117,7 +118,12 @@ describe('system instruction', () => {
       'pulse-counters',
       'datetime',
     ];
-    expect(builder.sectionIds('owner')).toEqual(ownerAndRuns);
+    // Recalled notes are the owner's only: an unattended run does not get them.
+    expect(builder.sectionIds('owner')).toEqual([
+      ...ownerAndRuns.slice(0, -1),
+      'memory-recall',
+      'datetime',
+    ]);
     expect(builder.sectionIds('unattended')).toEqual(ownerAndRuns);
     expect(builder.sectionIds('trusted-contact')).toEqual([
       'memory',

@@ -623,7 +623,13 @@ describe('WhatsApp auto-reply', () => {
         .expect(200);
       const full = fake.openai.requests.at(-1) as FakeRecordedRequest;
       // The full set: the chat's mode (default for this chat) and set_mode to reach the others.
-      expect(toolNames(full)).toEqual(['set_mode', 'save_memory']);
+      expect(toolNames(full)).toEqual([
+        'set_mode',
+        'save_memory',
+        'remember',
+        'forget',
+        'memory_search',
+      ]);
       expect(JSON.stringify(full.body.messages)).toContain(
         '[WhatsApp message from Erin (+14155556666)',
       );

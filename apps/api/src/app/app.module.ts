@@ -46,6 +46,7 @@ import { BackupModule } from '../backup/backup.module';
 import { CalendarModule } from '../accounts/calendar/calendar.module';
 import { EmailModule } from '../accounts/email/email.module';
 import { ActionsModule } from '../actions/actions.module';
+import { MemoryModule } from '../memory/memory.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -126,6 +127,7 @@ export class AppModule {
         CalendarModule,
         EmailModule,
         ActionsModule,
+        MemoryModule,
       ],
       providers: [
         // Order matters: a dead database answers 503 before the session lookup would hang on it.

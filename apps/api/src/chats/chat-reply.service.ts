@@ -575,10 +575,12 @@ export class ChatReplyService
   }): PreparedReply {
     const { chat, options, user, assistant, earlier } = turn;
     const chatId = chat._id.toHexString();
+    const messageIds = [user._id.toHexString(), assistant._id.toHexString()];
     this.events.emit('chats.changed', {
       chatId,
       change: 'reply-started',
       at: this.clock.now().toISOString(),
+      messageIds,
     });
     const userView = toChatMessage(user);
     // The owner writing in a contact's chat: the contact's messages in the history stay untrusted.
@@ -628,6 +630,7 @@ export class ChatReplyService
               chatId,
               change: 'reply-ended',
               at: this.clock.now().toISOString(),
+              messageIds,
             });
           }),
     };

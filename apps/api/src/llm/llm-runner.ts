@@ -176,6 +176,7 @@ export class LlmRunner {
         mode: profile ? undefined : state.mode,
         offeredTools: tools.map((t) => t.name),
         accountId: profile ? undefined : state.accountId,
+        userMessage: request.userMessage,
       });
       return { systemPrompt, tools };
     };

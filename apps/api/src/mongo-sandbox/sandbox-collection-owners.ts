@@ -29,6 +29,9 @@ export const DELEGATED_WRITE_COLLECTIONS: ReadonlySet<string> = new Set([
 export const SCOPED_READ_COLLECTIONS: ReadonlySet<string> = new Set([
   'whatsapp_messages',
   'telegram_messages',
+  // Notes are read and written through the memory tools only: a db_query write would skip provenance and trust.
+  'memories',
+  'memory_runs',
 ]);
 
 /** Provided by the feature owning a collection of DELEGATED_WRITE_COLLECTIONS. */

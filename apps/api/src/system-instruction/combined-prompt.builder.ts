@@ -27,6 +27,8 @@ export interface CombinedPromptOptions {
   offeredTools?: readonly string[];
   /** The conversation's selected account (for the accounts section). */
   accountId?: string | null;
+  /** The message the turn answers (for the recalled-notes section). */
+  userMessage?: string;
 }
 
 /** Sections without `modes` belong to every mode. */
@@ -109,6 +111,7 @@ export class CombinedPromptBuilder implements OnModuleInit {
       mode: options.mode,
       offeredTools: options.offeredTools,
       accountId: options.accountId,
+      userMessage: options.userMessage,
     };
     const sections = this.sections.filter(
       (section) =>

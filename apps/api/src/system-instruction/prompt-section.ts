@@ -24,6 +24,8 @@ export interface PromptContext {
   offeredTools?: readonly string[];
   /** The account the conversation selected (select_account), when it has one. */
   accountId?: string | null;
+  /** The message this turn answers (memory recall looks for notes about it). */
+  userMessage?: string;
 }
 
 /**

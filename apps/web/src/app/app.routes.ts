@@ -95,6 +95,12 @@ export const appRoutes: Routes = [
           import('./accounts/accounts-page').then((m) => m.AccountsPage),
       },
       {
+        path: 'memory',
+        title: pageTitle('Memory'),
+        loadComponent: () =>
+          import('./memory/memory-page').then((m) => m.MemoryPage),
+      },
+      {
         path: 'instruction',
         canDeactivate: [unsavedChangesGuard],
         title: pageTitle('Instruction'),

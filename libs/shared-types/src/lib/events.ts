@@ -29,6 +29,8 @@ export interface AppEventMap {
     at: string;
     /** `mode` changes: the new mode. */
     mode?: string;
+    /** `reply-started` / `reply-ended`: the turn's user and assistant message ids (the memory index reads them). */
+    messageIds?: string[];
   };
   /** Core instruction, memory, schema doc or the toggle changed (`by: "ai"` when a tool did it). */
   'system-instruction.updated': { updatedAt: string; by: 'owner' | 'ai' };
@@ -116,6 +118,13 @@ export interface AppEventMap {
   };
   /** A backup was restored over this instance's data: caches are dropped and the console reloads. */
   'backup.restored': { at: string };
+  /** A memory note was written, edited, approved or forgotten (`by: "consolidation"` for the nightly run). */
+  'memories.changed': {
+    id: string;
+    change: 'created' | 'updated' | 'deleted';
+    by: 'owner' | 'ai' | 'consolidation';
+    at: string;
+  };
   /** The server is stopping: the last event of every event stream, which then ends. */
   shutdown: { at: string };
 }
@@ -145,6 +154,7 @@ export const APP_EVENT_NAMES: readonly AppEventName[] = [
   'drafts.changed',
   'actions.changed',
   'backup.restored',
+  'memories.changed',
   'shutdown',
 ];
 

@@ -48,6 +48,9 @@ import type {
   WhatsAppPermission,
   WhatsAppStatusView,
   ToolsResponse,
+  MemoryListResponse,
+  MemoryNoteView,
+  UpdateMemoryRequest,
 } from '@metatronos/shared-types';
 
 /** Base path of every REST route; the API serves the console from the same origin. */
@@ -547,6 +550,32 @@ export class ApiClient {
   deleteDraft(draftId: string): Observable<void> {
     return this.http
       .delete<unknown>(draftUrl(draftId))
+      .pipe(map(() => undefined));
+  }
+
+  /** The memory notes (newest first); with `q`, also what memory search finds. */
+  memories(q?: string, limit?: number): Observable<MemoryListResponse> {
+    let params = new HttpParams();
+    if (q !== undefined) params = params.set('q', q);
+    if (limit !== undefined) params = params.set('limit', String(limit));
+    return this.http.get<MemoryListResponse>(`${API_BASE}/memories`, {
+      params,
+    });
+  }
+
+  updateMemory(
+    id: string,
+    body: UpdateMemoryRequest,
+  ): Observable<MemoryNoteView> {
+    return this.http.patch<MemoryNoteView>(
+      `${API_BASE}/memories/${encodeURIComponent(id)}`,
+      body,
+    );
+  }
+
+  deleteMemory(id: string): Observable<void> {
+    return this.http
+      .delete<unknown>(`${API_BASE}/memories/${encodeURIComponent(id)}`)
       .pipe(map(() => undefined));
   }
 }

@@ -105,6 +105,7 @@ describe('AppShell', () => {
       'Tools',
       'Channels',
       'Accounts',
+      'Memory',
       'Instruction',
       'Data',
       'Files',

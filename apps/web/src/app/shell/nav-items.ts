@@ -38,6 +38,7 @@ export const NAV_ITEMS: readonly NavItem[] = [
     icon: 'mail',
     badge: 'drafts',
   },
+  { id: 'memory', label: 'Memory', path: '/memory', icon: 'history' },
   {
     id: 'instruction',
     label: 'Instruction',

@@ -1,0 +1,46 @@
+import { Injectable, Logger } from '@nestjs/common';
+import {
+  PromptSectionProvider,
+  type PromptContext,
+  type PromptSection,
+} from '../system-instruction/prompt-section';
+import { MemoryService } from './memory.service';
+
+/**
+ * "## Recalled Notes": the few active notes most relevant to the owner's message
+ * (at most RECALL_MAX_TOKENS), before each owner turn. Notes only, never a
+ * message's raw text, and never for a contact or an unattended run.
+ */
+@PromptSectionProvider()
+@Injectable()
+export class MemoryRecallPromptSection implements PromptSection {
+  private readonly logger = new Logger(MemoryRecallPromptSection.name);
+  readonly id = 'memory-recall';
+  // It changes with every message: after the stable blocks, so they stay a cacheable prefix.
+  readonly order = 950;
+  readonly audiences = ['owner'] as const;
+
+  constructor(private readonly memory: MemoryService) {}
+
+  async render({
+    userMessage,
+    toolsEnabled,
+  }: PromptContext): Promise<string | null> {
+    if (!toolsEnabled || !userMessage?.trim()) return null;
+    const notes = await this.memory
+      .recall(userMessage)
+      .catch((error: Error) => {
+        this.logger.warn(`Memory recall failed: ${error.message}`);
+        return [];
+      });
+    if (!notes.length) return null;
+    const lines = notes.map(
+      (n) => `- ${n.text} (note ${n.id}, ${n.observedAt.slice(0, 10)})`,
+    );
+    return [
+      '## Recalled Notes',
+      'Notes from your memory that may bear on this message (memory_search finds more):',
+      ...lines,
+    ].join('\n');
+  }
+}

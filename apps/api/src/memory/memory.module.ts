@@ -1,0 +1,46 @@
+import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { MongooseModule } from '@nestjs/mongoose';
+import { ChatRecord, ChatSchema } from '../chats/schemas/chat.schema';
+import { MessageRecord, MessageSchema } from '../chats/schemas/message.schema';
+import { SettingsModule } from '../settings/settings.module';
+import { MemoriesController } from './memories.controller';
+import { MemoryConsolidation } from './memory-consolidation';
+import { MemoryIndex } from './memory-index';
+import { MemoryNoteRecord, MemoryNoteSchema } from './memory-note.schema';
+import { MemoryRecallPromptSection } from './memory-recall-prompt-section';
+import { MemoryRunRecord, MemoryRunSchema } from './memory-run.schema';
+import { ForgetTool, MemorySearchTool, RememberTool } from './memory-tools';
+import { MemoryService } from './memory.service';
+import { VisibleChats } from './visible-chats';
+
+/**
+ * Memory notes with their sources (`memories`), the search over notes and every
+ * chat the owner may see, the tools `remember`, `forget` and `memory_search` (default
+ * mode), the recalled-notes prompt section and `/api/memories`.
+ */
+@Module({
+  imports: [
+    DiscoveryModule,
+    SettingsModule,
+    MongooseModule.forFeature([
+      { name: MemoryNoteRecord.name, schema: MemoryNoteSchema },
+      { name: MemoryRunRecord.name, schema: MemoryRunSchema },
+      { name: ChatRecord.name, schema: ChatSchema },
+      { name: MessageRecord.name, schema: MessageSchema },
+    ]),
+  ],
+  controllers: [MemoriesController],
+  providers: [
+    MemoryIndex,
+    VisibleChats,
+    MemoryService,
+    RememberTool,
+    ForgetTool,
+    MemorySearchTool,
+    MemoryRecallPromptSection,
+    MemoryConsolidation,
+  ],
+  exports: [MemoryService, MemoryConsolidation],
+})
+export class MemoryModule {}

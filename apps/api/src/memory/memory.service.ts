@@ -1,0 +1,545 @@
+import {
+  BadRequestException,
+  Injectable,
+  NotFoundException,
+} from '@nestjs/common';
+import { InjectModel } from '@nestjs/mongoose';
+import { Types, type Model } from 'mongoose';
+import {
+  MEMORY_NOTE_MAX_LENGTH,
+  MEMORY_QUERY_MAX_LENGTH,
+  MEMORY_SEARCH_MAX_LIMIT,
+  type MemoryMessageSource,
+  type MemoryNoteView,
+  type MemorySearchResult,
+  type MemorySource,
+  type MemoryVersion,
+} from '@metatronos/shared-types';
+import { Clock } from '../clock/clock';
+import { AppEventBus } from '../events/app-event-bus';
+import type { TurnSource } from '../llm/turn-source';
+import { SandboxSecrets } from '../mongo-sandbox/sandbox-secrets';
+import { asContactText } from '../chats/contact-chat';
+import { MessageRecord } from '../chats/schemas/message.schema';
+import { decodeParts } from '../chats/stored-parts';
+import { MemoryIndex, type IndexHit } from './memory-index';
+import { MemoryNoteRecord } from './memory-note.schema';
+import { redactSecrets } from './secret-redaction';
+import {
+  sourceOfMessage,
+  turnThirdPartySource,
+  type TurnToolCall,
+} from './turn-provenance';
+import { VisibleChats } from './visible-chats';
+
+/** The turn a tool call comes from. */
+export interface MemoryTurn {
+  source: TurnSource;
+  chatId: string | null;
+  /** The assistant message being written. */
+  messageId: string | null;
+}
+
+export interface RememberInput {
+  text: string;
+  sourceMessageIds?: string[];
+  /** The note this one replaces (update by superseding). */
+  replaces?: string;
+}
+
+export interface SearchInput {
+  query: string;
+  limit: number;
+  since?: Date;
+  until?: Date;
+}
+
+export type NoteUpdater = 'owner' | 'ai' | 'consolidation';
+
+/** A search result's text at most (a long message is cut; the chat holds the rest). */
+const RESULT_TEXT_MAX = 600;
+/** Tokens of notes recalled into an owner's prompt at most (about four characters a token). */
+export const RECALL_MAX_TOKENS = 400;
+const RECALL_MAX_NOTES = 8;
+
+const MESSAGE_FIELDS = {
+  chatId: 1,
+  role: 1,
+  author: 1,
+  trigger: 1,
+  content: 1,
+  createdAt: 1,
+} as const;
+type FoundMessage = Pick<
+  MessageRecord,
+  '_id' | 'chatId' | 'role' | 'author' | 'trigger' | 'content' | 'createdAt'
+>;
+
+/**
+ * The owner's memory notes: written by `remember` (the owner's words become notes,
+ * anyone else's only proposals the owner approves), edited by superseding or by the
+ * owner, forgotten for good; and the search over notes and every chat the owner may see.
+ */
+@Injectable()
+export class MemoryService {
+  constructor(
+    @InjectModel(MemoryNoteRecord.name)
+    private readonly notes: Model<MemoryNoteRecord>,
+    @InjectModel(MessageRecord.name)
+    private readonly messages: Model<MessageRecord>,
+    private readonly index: MemoryIndex,
+    private readonly visible: VisibleChats,
+    private readonly secrets: SandboxSecrets,
+    private readonly clock: Clock,
+    private readonly events: AppEventBus,
+  ) {}
+
+  async list(limit = 200): Promise<MemoryNoteView[]> {
+    const notes = await this.notes
+      .find()
+      .sort({ observedAt: -1 })
+      .limit(limit)
+      .lean<MemoryNoteRecord[]>()
+      .exec();
+    return notes.map(toNoteView);
+  }
+
+  async get(id: string): Promise<MemoryNoteView> {
+    return toNoteView(await this.find(id));
+  }
+
+  /**
+   * A new note from a turn. Refused in a reply to a contact. The owner's own words
+   * (the turn's message, or cited messages the owner wrote) make an active note;
+   * a contact's, a job's or a tool's words, or a turn that read third-party content,
+   * make a proposal the owner approves in the console.
+   */
+  async remember(
+    input: RememberInput,
+    turn: MemoryTurn,
+  ): Promise<{ note: MemoryNoteView; proposed: boolean }> {
+    if (turn.source === 'auto-reply')
+      throw new BadRequestException(
+        'Notes cannot be written while replying to a contact: only the owner decides what is remembered.',
+      );
+    const text = await this.cleanText(input.text);
+    const replaced = input.replaces ? await this.find(input.replaces) : null;
+    if (replaced?.status === 'proposed')
+      throw new BadRequestException(
+        `Note ${input.replaces} is a proposal the owner has not approved; it cannot be replaced.`,
+      );
+    const cited = await this.citedMessages(input.sourceMessageIds ?? []);
+    const sources: MemorySource[] = cited.map((m) => sourceOfMessage(m));
+    let chatId = cited[0]?.chatId.toHexString() ?? turn.chatId;
+    let messageIds = cited.map((m) => m._id.toHexString());
+    if (turn.source === 'cron' || turn.source === 'pulse') sources.push('tool');
+    else if (!cited.length && turn.chatId) {
+      const own = await this.turnUserMessage(turn);
+      if (own) {
+        messageIds = [own._id.toHexString()];
+        chatId = turn.chatId;
+        sources.push(sourceOfMessage(own));
+      }
+    }
+    const thirdParty = await this.turnThirdParty(turn);
+    if (thirdParty) sources.push(thirdParty);
+    const source = sources.find((s) => s !== 'owner') ?? 'owner';
+    const proposed = source !== 'owner';
+    const now = this.clock.now();
+    const record = await this.notes.create({
+      text,
+      source,
+      trust: proposed ? 'third-party' : 'owner',
+      status: proposed ? 'proposed' : 'active',
+      chatId: chatId ?? null,
+      messageIds,
+      observedAt: now,
+      supersedes: replaced ? replaced._id.toHexString() : null,
+      supersededBy: null,
+      expiresAt: null,
+      history: [],
+      createdAt: now,
+      updatedAt: now,
+    });
+    const note = record.toObject<MemoryNoteRecord>();
+    if (!proposed && replaced) await this.supersede(replaced, note, 'ai');
+    this.index.putNote(note);
+    this.announce(note._id.toHexString(), 'created', 'ai');
+    return { note: toNoteView(note), proposed };
+  }
+
+  /** The owner's (or consolidation's) edit: new text (the prior version kept), approval, expiry. */
+  async update(
+    id: string,
+    change: { text?: string; approve?: boolean; expiresAt?: Date | null },
+    by: NoteUpdater,
+  ): Promise<MemoryNoteView> {
+    const note = await this.find(id);
+    const now = this.clock.now();
+    const set: Partial<MemoryNoteRecord> = { updatedAt: now };
+    const history = [...(note.history ?? [])];
+    if (change.text !== undefined) {
+      const text = await this.cleanText(change.text);
+      if (text !== note.text) {
+        history.push({
+          text: note.text,
+          at: now,
+          reason: `edited by ${by === 'owner' ? 'the owner' : by}`,
+          by,
+        });
+        set.text = text;
+      }
+    }
+    const approving = change.approve === true && note.status === 'proposed';
+    if (approving) {
+      set.status = 'active';
+      set.trust = 'owner';
+      history.push({
+        text: set.text ?? note.text,
+        at: now,
+        reason: `approved by the owner (said by: ${note.source})`,
+        by,
+      });
+    }
+    if (change.expiresAt !== undefined) set.expiresAt = change.expiresAt;
+    set.history = history;
+    await this.notes.updateOne({ _id: note._id }, { $set: set }).exec();
+    const updated = { ...note, ...set } as MemoryNoteRecord;
+    if (approving && note.supersedes) {
+      const old = await this.notes
+        .findById(note.supersedes)
+        .lean<MemoryNoteRecord>()
+        .exec();
+      if (old) await this.supersede(old, updated, by);
+    }
+    this.index.putNote(updated);
+    this.announce(id, 'updated', by);
+    return toNoteView(updated);
+  }
+
+  /** Gone for good: the note, its prior versions, and its place in search and recall. */
+  async forget(id: string, by: NoteUpdater): Promise<void> {
+    const note = await this.find(id);
+    await this.notes.deleteOne({ _id: note._id }).exec();
+    this.index.removeNote(id);
+    await this.notes
+      .updateMany({ supersedes: id }, { $set: { supersedes: null } })
+      .exec();
+    this.announce(id, 'deleted', by);
+  }
+
+  /** Notes and messages matching `query`, best first; a contact's text is fenced. */
+  async search(input: SearchInput): Promise<MemorySearchResult[]> {
+    const query = checkQuery(input.query);
+    if (
+      !Number.isInteger(input.limit) ||
+      input.limit < 1 ||
+      input.limit > MEMORY_SEARCH_MAX_LIMIT
+    )
+      throw new BadRequestException(
+        `limit must be a whole number from 1 to ${MEMORY_SEARCH_MAX_LIMIT}`,
+      );
+    if (input.since && input.until && input.since > input.until)
+      throw new BadRequestException('since must not be after until');
+    const chatVisible = await this.visible.predicate();
+    const hits = await this.index.search({
+      text: query,
+      limit: input.limit,
+      since: input.since?.getTime(),
+      until: input.until?.getTime(),
+      chatVisible,
+      now: this.clock.now().getTime(),
+    });
+    return this.hydrate(hits);
+  }
+
+  /** The active notes most relevant to an owner's message, within RECALL_MAX_TOKENS. */
+  async recall(message: string): Promise<MemoryNoteView[]> {
+    const query = message.trim().slice(0, MEMORY_QUERY_MAX_LENGTH);
+    if (!query) return [];
+    const hits = await this.index.search({
+      text: query,
+      limit: RECALL_MAX_NOTES * 2,
+      notesOnly: true,
+      chatVisible: () => false,
+      now: this.clock.now().getTime(),
+    });
+    if (!hits.length) return [];
+    const byId = new Map(
+      (
+        await byIds<MemoryNoteRecord>(
+          this.noteModel(),
+          hits.map((h) => h.id),
+        )
+      ).map((n) => [n._id.toHexString(), n]),
+    );
+    const out: MemoryNoteView[] = [];
+    let budget = RECALL_MAX_TOKENS * 4;
+    for (const hit of hits) {
+      const note = byId.get(hit.id);
+      if (!note || note.status !== 'active') continue;
+      const cost = note.text.length + 40;
+      if (cost > budget) continue;
+      budget -= cost;
+      out.push(toNoteView(note));
+      if (out.length >= RECALL_MAX_NOTES) break;
+    }
+    return out;
+  }
+
+  private async hydrate(hits: IndexHit[]): Promise<MemorySearchResult[]> {
+    const noteIds = hits.filter((h) => h.kind === 'note').map((h) => h.id);
+    const messageIds = hits
+      .filter((h) => h.kind === 'message')
+      .map((h) => h.id);
+    const [notes, messages, known] = await Promise.all([
+      byIds<MemoryNoteRecord>(this.noteModel(), noteIds),
+      byIds<FoundMessage>(this.messageModel(), messageIds, MESSAGE_FIELDS),
+      this.secrets.currentSecrets(),
+    ]);
+    const noteById = new Map(notes.map((n) => [n._id.toHexString(), n]));
+    const messageById = new Map(messages.map((m) => [m._id.toHexString(), m]));
+    const results: MemorySearchResult[] = [];
+    for (const hit of hits) {
+      const score = Math.round(hit.score * 1000) / 1000;
+      if (hit.kind === 'note') {
+        const note = noteById.get(hit.id);
+        if (!note) continue;
+        results.push({
+          kind: 'note',
+          id: hit.id,
+          text: redactSecrets(note.text, known),
+          date: new Date(note.observedAt).toISOString(),
+          chatId: note.chatId ?? null,
+          ...(note.messageIds?.[0] ? { messageId: note.messageIds[0] } : {}),
+          source: note.source,
+          score,
+        });
+        continue;
+      }
+      const message = messageById.get(hit.id);
+      if (!message) continue;
+      const text = cut(redactSecrets(message.content ?? '', known));
+      results.push({
+        kind: 'message',
+        id: hit.id,
+        text: message.author ? asContactText(message.author, text) : text,
+        date: new Date(message.createdAt).toISOString(),
+        chatId: message.chatId.toHexString(),
+        messageId: hit.id,
+        source: messageSource(message),
+        score,
+      });
+    }
+    return results;
+  }
+
+  private async supersede(
+    old: MemoryNoteRecord,
+    successor: MemoryNoteRecord,
+    by: NoteUpdater,
+  ): Promise<void> {
+    const now = this.clock.now();
+    const set = {
+      status: 'superseded' as const,
+      supersededBy: successor._id.toHexString(),
+      updatedAt: now,
+      history: [
+        ...(old.history ?? []),
+        {
+          text: old.text,
+          at: now,
+          reason: `superseded by a newer note: ${successor.text.slice(0, 120)}`,
+          by,
+        },
+      ],
+    };
+    await this.notes.updateOne({ _id: old._id }, { $set: set }).exec();
+    this.index.putNote({ ...old, ...set });
+    this.announce(old._id.toHexString(), 'updated', by);
+  }
+
+  private async citedMessages(ids: readonly string[]): Promise<FoundMessage[]> {
+    if (!ids.length) return [];
+    const unique = [...new Set(ids.map((id) => id.trim()))];
+    for (const id of unique)
+      if (!Types.ObjectId.isValid(id) || !/^[0-9a-f]{24}$/i.test(id))
+        throw new BadRequestException(`'${id}' is not a message id`);
+    const found = await byIds<FoundMessage>(
+      this.messageModel(),
+      unique,
+      MESSAGE_FIELDS,
+    );
+    await this.index.whenReady();
+    const chatVisible = await this.visible.predicate();
+    const visible = found.filter((m) => chatVisible(m.chatId.toHexString()));
+    if (visible.length !== unique.length) {
+      const seen = new Set(visible.map((m) => m._id.toHexString()));
+      const missing = unique.filter((id) => !seen.has(id.toLowerCase()));
+      throw new BadRequestException(
+        `No message with the id ${missing.join(', ')}: nothing was saved.`,
+      );
+    }
+    return visible;
+  }
+
+  /** The owner's message that started this turn (the user message just before the reply). */
+  private async turnUserMessage(
+    turn: MemoryTurn,
+  ): Promise<FoundMessage | null> {
+    if (!turn.chatId || !Types.ObjectId.isValid(turn.chatId)) return null;
+    await this.index.whenReady();
+    const indexed = this.index.userMessageBefore(turn.chatId, turn.messageId);
+    if (indexed) {
+      const [found] = await byIds<FoundMessage>(
+        this.messageModel(),
+        [indexed],
+        MESSAGE_FIELDS,
+      );
+      if (found) return found;
+    }
+    // Not indexed yet (the turn's own message is read when its reply starts): ask the database.
+    const filter: Record<string, unknown> = {
+      chatId: new Types.ObjectId(turn.chatId),
+      role: 'user',
+    };
+    if (turn.messageId && Types.ObjectId.isValid(turn.messageId))
+      filter['_id'] = { $lt: new Types.ObjectId(turn.messageId) };
+    return this.messages
+      .findOne(filter, MESSAGE_FIELDS)
+      .sort({ _id: -1 })
+      .lean<FoundMessage>()
+      .exec();
+  }
+
+  private noteModel(): Model<never> {
+    return this.notes as unknown as Model<never>;
+  }
+
+  private messageModel(): Model<never> {
+    return this.messages as unknown as Model<never>;
+  }
+
+  /** What third-party content the turn read before this call (its stored tool calls), or that its chat is a contact's. */
+  private async turnThirdParty(turn: MemoryTurn): Promise<MemorySource | null> {
+    if (turn.chatId) {
+      await this.index.whenReady();
+      const kind = this.index.kindOf(turn.chatId);
+      if (kind === 'whatsapp' || kind === 'telegram') return 'contact';
+    }
+    if (!turn.messageId || !Types.ObjectId.isValid(turn.messageId)) return null;
+    const reply = await this.messages
+      .findById(turn.messageId, { parts: 1 })
+      .lean<Pick<MessageRecord, 'parts'>>()
+      .exec();
+    const calls: TurnToolCall[] = decodeParts(reply?.parts).flatMap((part) =>
+      part.type === 'tool_call'
+        ? [{ name: part.name, result: part.result, taint: part.taint }]
+        : [],
+    );
+    return turnThirdPartySource(calls);
+  }
+
+  private async cleanText(raw: string): Promise<string> {
+    const text = redactSecrets(
+      raw.replace(/\s+/g, ' ').trim(),
+      await this.secrets.currentSecrets(),
+    );
+    if (!text) throw new BadRequestException('A note needs some text.');
+    if (text.length > MEMORY_NOTE_MAX_LENGTH)
+      throw new BadRequestException(
+        `A note is at most ${MEMORY_NOTE_MAX_LENGTH} characters (this one has ${text.length}): keep one short fact per note.`,
+      );
+    return text;
+  }
+
+  private async find(id: string): Promise<MemoryNoteRecord> {
+    const clean = String(id).trim();
+    const note = /^[0-9a-f]{24}$/i.test(clean)
+      ? await this.notes.findById(clean).lean<MemoryNoteRecord>().exec()
+      : null;
+    if (!note)
+      throw new NotFoundException(`No memory note with the id ${clean}`);
+    return note;
+  }
+
+  private announce(
+    id: string,
+    change: 'created' | 'updated' | 'deleted',
+    by: NoteUpdater,
+  ): void {
+    this.events.emit('memories.changed', {
+      id,
+      change,
+      by,
+      at: this.clock.now().toISOString(),
+    });
+  }
+}
+
+/**
+ * Documents by id, one `_id` equality each: FerretDB answers only that from its index
+ * (an `$in` reads the whole collection, 100,000 messages after a year).
+ */
+async function byIds<T>(
+  model: Model<never>,
+  ids: readonly string[],
+  projection?: Record<string, 1>,
+): Promise<T[]> {
+  const found = await Promise.all(
+    ids
+      .filter((id) => /^[0-9a-f]{24}$/i.test(id))
+      .map((id) =>
+        (model as unknown as Model<T>)
+          .findById(id, projection)
+          .lean<T>()
+          .exec(),
+      ),
+  );
+  return found.filter((d): d is NonNullable<typeof d> => !!d) as T[];
+}
+
+export function checkQuery(raw: unknown): string {
+  const query = typeof raw === 'string' ? raw.trim() : '';
+  if (!query) throw new BadRequestException('The query must not be empty.');
+  if (query.length > MEMORY_QUERY_MAX_LENGTH)
+    throw new BadRequestException(
+      `The query is at most ${MEMORY_QUERY_MAX_LENGTH} characters.`,
+    );
+  return query;
+}
+
+function cut(text: string): string {
+  return text.length > RESULT_TEXT_MAX
+    ? `${text.slice(0, RESULT_TEXT_MAX - 1)}…`
+    : text;
+}
+
+function messageSource(message: FoundMessage): MemoryMessageSource {
+  if (message.author) return 'contact';
+  if (message.trigger) return message.trigger;
+  return message.role === 'user' ? 'owner' : 'assistant';
+}
+
+export function toNoteView(note: MemoryNoteRecord): MemoryNoteView {
+  const iso = (d: Date | null | undefined) =>
+    d ? new Date(d).toISOString() : null;
+  return {
+    id: note._id.toHexString(),
+    text: note.text,
+    source: note.source,
+    trust: note.trust,
+    status: note.status,
+    chatId: note.chatId ?? null,
+    messageIds: note.messageIds ?? [],
+    observedAt: new Date(note.observedAt).toISOString(),
+    supersedes: note.supersedes ?? null,
+    supersededBy: note.supersededBy ?? null,
+    expiresAt: iso(note.expiresAt),
+    history: (note.history ?? []).map(
+      (v): MemoryVersion => ({ ...v, at: new Date(v.at).toISOString() }),
+    ),
+    createdAt: new Date(note.createdAt).toISOString(),
+    updatedAt: new Date(note.updatedAt).toISOString(),
+  };
+}

@@ -1,0 +1,493 @@
+// Memory (issue 27): the real app in this process on its own embedded FerretDB.
+// 1. Recall: a generated year of owner chats (about 20 messages a day) with planted facts, facts that change
+//    later (moved house, new job), and paraphrased questions asked through `memory_search`, as the model would.
+//    Prints recall@5 (the planted message, or for a changed fact its newest version, among the first five)
+//    and the newest-first rate (a changed fact's newest version ranks above every older one).
+// 2. Scale: 100,000 messages in 200 chats and 5,000 notes: the index rebuilt from the database as at start
+//    (wall and CPU time, and the process RSS it adds), then `memory_search` median / p95 over ROUNDS queries
+//    (through the tool registry: index, visibility check and the database read of the hits).
+// Targets (exit 1 on a miss): keyword p95 ≤ 50 ms, rebuild ≤ 5 s, RSS ≤ +150 MB, recall@5 ≥ 0.8 and
+// newest-first ≥ 0.9 (floors for this generator, to catch regressions). Hybrid (vector) search is not built:
+// its row says so.
+// Sizes: BENCH_MEMORY_MESSAGES (100000), BENCH_MEMORY_CHATS (200), BENCH_MEMORY_NOTES (5000), BENCH_ROUNDS (200).
+// Alone: TS_NODE_PROJECT=apps/api/tsconfig.app.json TS_NODE_TRANSPILE_ONLY=true
+//   node -r ts-node/register -r ./tools/bench/register-paths.cjs tools/bench/memory.bench.ts
+import { getConnectionToken } from '@nestjs/mongoose';
+import { Types, type Connection } from 'mongoose';
+import type { MemorySearchResult } from '@metatronos/shared-types';
+import type { AiToolContext } from '../../apps/api/src/ai-tools/ai-tool';
+import { AiToolRegistry } from '../../apps/api/src/ai-tools/ai-tool-registry';
+import { MemoryIndex } from '../../apps/api/src/memory/memory-index';
+import { SettingsService } from '../../apps/api/src/settings/settings.service';
+import { startFakeLlmServer } from '../fake-llm/fake-llm-server';
+import { startBenchApp } from './in-process-app';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+// A collection before each memory figure, without changing how run-all starts node.
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+const MESSAGES = Number(process.env['BENCH_MEMORY_MESSAGES'] ?? 100_000);
+const CHATS = Number(process.env['BENCH_MEMORY_CHATS'] ?? 200);
+const NOTES = Number(process.env['BENCH_MEMORY_NOTES'] ?? 5_000);
+const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 200);
+const TARGET = {
+  keywordP95Ms: 50,
+  rebuildMs: 5_000,
+  rssMb: 150,
+  recallAt5: 0.8,
+  newestFirst: 0.9,
+};
+const DAY = 86_400_000;
+
+/** A small deterministic generator, so every run measures the same data. */
+function rng(seed: number): () => number {
+  let n = seed;
+  return () => {
+    n = (n * 1103515245 + 12345) % 2 ** 31;
+    return n / 2 ** 31;
+  };
+}
+const pick = <T>(r: () => number, list: readonly T[]): T =>
+  list[Math.floor(r() * list.length)];
+
+const PEOPLE = [
+  'Anna',
+  'Ben',
+  'Clara',
+  'David',
+  'Emma',
+  'Felix',
+  'Greta',
+  'Hugo',
+  'Ines',
+  'Jonas',
+  'Karla',
+  'Leo',
+  'Mila',
+  'Noah',
+  'Olga',
+  'Paul',
+  'Rosa',
+  'Sami',
+  'Tara',
+  'Yusuf',
+];
+const PLACES = [
+  'the bakery',
+  'the office',
+  'the park',
+  'school',
+  'the gym',
+  'the market',
+  'the station',
+  'the cafe',
+];
+const TOPICS = [
+  'the weekend plans',
+  'a new recipe',
+  'the football match',
+  'the garden',
+  'holiday photos',
+  'the budget',
+  'a book about history',
+  'the weather',
+  'homework',
+  'the car service',
+  'a concert',
+  'the neighbours',
+  'the quarterly report',
+  'a birthday present',
+  'the train strike',
+  'the electricity bill',
+];
+const FILLER =
+  'today tomorrow later maybe really great thanks okay sounds good remind please call back need buy milk bread coffee meeting lunch dinner pick up drop off kids traffic late early rain sunny tired busy weekend evening morning'.split(
+    ' ',
+  );
+
+/** Everyday chatter that names the same people, so a name alone does not find a fact. */
+function noise(r: () => number): string {
+  switch (Math.floor(r() * 4)) {
+    case 0:
+      return `Had lunch with ${pick(r, PEOPLE)} at ${pick(r, PLACES)}, we talked about ${pick(r, TOPICS)}.`;
+    case 1:
+      return `Remind me to call ${pick(r, PEOPLE)} about ${pick(r, TOPICS)} ${pick(r, FILLER)}.`;
+    case 2:
+      return `${pick(r, PEOPLE)} said ${pick(r, FILLER)} ${pick(r, FILLER)} ${pick(r, FILLER)} about ${pick(r, TOPICS)}.`;
+    default:
+      return Array.from({ length: 8 + Math.floor(r() * 20) }, () =>
+        pick(r, FILLER),
+      ).join(' ');
+  }
+}
+
+interface Fact {
+  /** What the owner said, oldest first (more than one: the fact changed). */
+  versions: string[];
+  /** Questions in other words, as the owner would ask later. */
+  questions: string[];
+}
+
+const FACTS: Fact[] = [
+  {
+    versions: ['Anna is allergic to peanuts, she carries an EpiPen.'],
+    questions: [
+      "What did I tell you about Anna's allergy?",
+      'Is Anna allergic to anything?',
+    ],
+  },
+  {
+    versions: ["Ben's blood type is A negative."],
+    questions: ['What blood type does Ben have?'],
+  },
+  {
+    versions: ['My dentist is Dr Okafor, her practice is on Lepic street.'],
+    questions: ['Who is my dentist?', 'Where is the dentist practice?'],
+  },
+  {
+    versions: ['The spare key for the cabin is under the blue flowerpot.'],
+    questions: ['Where is the spare cabin key?'],
+  },
+  {
+    versions: ["Clara's shoe size is 34."],
+    questions: ['Which shoe size does Clara wear?'],
+  },
+  {
+    versions: ['The wifi password of the cabin is written on the fridge.'],
+    questions: ['Where can I find the cabin wifi password?'],
+  },
+  {
+    versions: ['David prefers green tea, never coffee.'],
+    questions: ['What does David like to drink?'],
+  },
+  {
+    versions: ['The car insurance renews every April with Allianz.'],
+    questions: ['When does the car insurance renew?'],
+  },
+  {
+    versions: ['Emma is vegetarian since last summer.'],
+    questions: ['Does Emma eat meat? Is she a vegetarian?'],
+  },
+  {
+    versions: ["Mum's birthday is on the 14th of September."],
+    questions: ["When is mum's birthday?"],
+  },
+  {
+    versions: [
+      'We moved to Hamburg, Eppendorf.',
+      'We moved from Hamburg to Lisbon, Alfama.',
+    ],
+    questions: [
+      'Where did we move to?',
+      'Which city do we live in after the move?',
+    ],
+  },
+  {
+    versions: [
+      'I started a new job at Siemens as an engineer.',
+      'I left Siemens and started a new job at Bosch.',
+    ],
+    questions: [
+      'Where is my new job?',
+      'Which company do I work for now, after the job change?',
+    ],
+  },
+  {
+    versions: [
+      'Felix plays the violin in the school orchestra.',
+      'Felix switched from violin to the cello.',
+    ],
+    questions: ['Which instrument does Felix play?'],
+  },
+  {
+    versions: [
+      'Our pediatrician is Dr Brandt.',
+      'We changed pediatrician: now Dr Lindqvist.',
+    ],
+    questions: ['Who is our pediatrician?'],
+  },
+  {
+    versions: [
+      'The gym membership costs 29 euros a month.',
+      'The gym membership price went up to 35 euros a month.',
+    ],
+    questions: ['How much is the gym membership?'],
+  },
+  {
+    versions: ['Greta is learning Spanish on Tuesdays.'],
+    questions: ['Which language is Greta learning?'],
+  },
+  {
+    versions: ['The boiler was serviced by Heizung Meyer.'],
+    questions: ['Who serviced the boiler?'],
+  },
+  {
+    versions: ["Hugo's school pickup is at 15:30 on Fridays."],
+    questions: ['When do I pick up Hugo from school on Friday?'],
+  },
+  {
+    versions: ['Ines lent me her camera; I must return it.'],
+    questions: ['Whose camera do I have to return?'],
+  },
+  {
+    versions: ['Jonas is allergic to cats.'],
+    questions: ['Which allergy does Jonas have?'],
+  },
+];
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+}
+const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
+
+async function main(): Promise<void> {
+  const fake = await startFakeLlmServer();
+  const api = await startBenchApp(fake);
+  const misses: string[] = [];
+  try {
+    const conn = api.app.get<Connection>(getConnectionToken());
+    const db = conn.db;
+    if (!db) throw new Error('no database connection');
+    const registry = api.app.get(AiToolRegistry);
+    const index = api.app.get(MemoryIndex);
+    const context: AiToolContext = {
+      source: 'chat',
+      settings: await api.app.get(SettingsService).get(),
+      chatId: null,
+      messageId: null,
+      signal: new AbortController().signal,
+    };
+    const search = async (query: string, limit = 5) => {
+      const raw = await registry.execute(
+        'memory_search',
+        { query, limit },
+        context,
+      );
+      const parsed = JSON.parse(raw) as {
+        results?: MemorySearchResult[];
+        error?: string;
+      };
+      if (!parsed.results)
+        throw new Error(`memory_search failed: ${parsed.error}`);
+      return parsed.results;
+    };
+
+    // 1. A year of owner chats with planted facts.
+    const r = rng(7);
+    const yearStart = Date.UTC(2025, 10, 1);
+    const yearChats = Array.from({ length: 24 }, (_, i) => ({
+      _id: new Types.ObjectId(),
+      title: `Month ${i}`,
+      autoTitle: false,
+      kind: 'chat',
+      createdAt: new Date(yearStart + i * 15 * DAY),
+      updatedAt: new Date(yearStart + i * 15 * DAY),
+    }));
+    await db.collection('chats').insertMany(yearChats);
+    const yearMessages: Record<string, unknown>[] = [];
+    const message = (at: number, content: string, role = 'user') => {
+      const _id = new Types.ObjectId();
+      yearMessages.push({
+        _id,
+        chatId:
+          yearChats[Math.min(23, Math.floor((at - yearStart) / (15 * DAY)))]
+            ._id,
+        role,
+        content,
+        status: 'complete',
+        error: null,
+        model: null,
+        usage: null,
+        createdAt: new Date(at),
+        updatedAt: new Date(at),
+      });
+      return _id.toHexString();
+    };
+    for (let day = 0; day < 360; day++)
+      for (let k = 0; k < 20; k++)
+        message(
+          yearStart + day * DAY + k * 600_000,
+          noise(r),
+          k % 2 ? 'assistant' : 'user',
+        );
+    const planted = FACTS.map((fact, f) =>
+      fact.versions.map((text, v) =>
+        message(yearStart + (10 + f * 7 + v * 120) * DAY + 3_600_000, text),
+      ),
+    );
+    await db.collection('messages').insertMany(yearMessages);
+    await index.rebuild();
+    let asked = 0;
+    let found = 0;
+    let changed = 0;
+    let newestFirst = 0;
+    for (const [f, fact] of FACTS.entries()) {
+      const ids = planted[f];
+      const newest = ids[ids.length - 1];
+      for (const question of fact.questions) {
+        const results = (await search(question)).map((x) => x.id);
+        asked++;
+        if (results.includes(newest)) found++;
+        if (ids.length > 1) {
+          changed++;
+          const rank = (id: string) => {
+            const i = results.indexOf(id);
+            return i < 0 ? Infinity : i;
+          };
+          if (ids.slice(0, -1).every((old) => rank(newest) < rank(old)))
+            newestFirst++;
+        }
+      }
+    }
+    const recallAt5 = found / asked;
+    const newestRate = changed ? newestFirst / changed : 1;
+    console.log(
+      `Recall: a year of ${yearMessages.length} messages, ${FACTS.length} planted facts (${FACTS.filter((x) => x.versions.length > 1).length} changed later), ${asked} questions`,
+    );
+    console.log(
+      `  keyword recall@5        ${recallAt5.toFixed(2)} (${found}/${asked})   target ≥ ${TARGET.recallAt5}`,
+    );
+    console.log(
+      `  keyword newest first    ${newestRate.toFixed(2)} (${newestFirst}/${changed})   target ≥ ${TARGET.newestFirst}`,
+    );
+    console.log(
+      '  hybrid                  not measured: vector search is not built',
+    );
+    if (recallAt5 < TARGET.recallAt5) misses.push('recall@5');
+    if (newestRate < TARGET.newestFirst) misses.push('newest first');
+
+    // 2. Scale. RSS is measured from here (after a collection) to after the start-up build of the full index.
+    gc();
+    const base = process.memoryUsage();
+    const scaleChats = Array.from({ length: CHATS }, (_, i) => ({
+      _id: new Types.ObjectId(),
+      title: `Chat ${i}`,
+      autoTitle: false,
+      kind: i % 20 === 0 ? 'cron' : 'chat',
+      createdAt: new Date(yearStart),
+      updatedAt: new Date(yearStart),
+    }));
+    await db.collection('chats').insertMany(scaleChats);
+    const s = rng(11);
+    for (let from = 0; from < MESSAGES; from += 5000) {
+      const batch = Array.from(
+        { length: Math.min(5000, MESSAGES - from) },
+        (_, k) => {
+          const i = from + k;
+          const at = new Date(yearStart + (i / MESSAGES) * 365 * DAY);
+          // A word of its own in every 50th message: the vocabulary of a real year grows.
+          const own = i % 50 === 0 ? ` code${i.toString(36)}` : '';
+          return {
+            _id: new Types.ObjectId(),
+            chatId: scaleChats[i % CHATS]._id,
+            role: i % 2 ? 'assistant' : 'user',
+            content: noise(s) + ' ' + noise(s) + own,
+            status: 'complete',
+            error: null,
+            model: null,
+            usage: null,
+            createdAt: at,
+            updatedAt: at,
+          };
+        },
+      );
+      await db.collection('messages').insertMany(batch);
+    }
+    const noteDocs = Array.from({ length: NOTES }, (_, i) => {
+      const at = new Date(yearStart + (i / NOTES) * 365 * DAY);
+      return {
+        _id: new Types.ObjectId(),
+        text: `${pick(s, PEOPLE)} ${pick(s, ['likes', 'needs', 'asked about', 'booked', 'forgot'])} ${pick(s, TOPICS)} at ${pick(s, PLACES)} (${i})`,
+        source: 'owner',
+        trust: 'owner',
+        status: 'active',
+        chatId: null,
+        messageIds: [],
+        observedAt: at,
+        supersedes: null,
+        supersededBy: null,
+        expiresAt: null,
+        history: [],
+        createdAt: at,
+        updatedAt: at,
+      };
+    });
+    await db.collection('memories').insertMany(noteDocs);
+    const total = yearMessages.length + MESSAGES;
+    // Start-up: the index is rebuilt from the whole database.
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    await index.rebuild();
+    const rebuildMs = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    gc();
+    const after = process.memoryUsage();
+    const rssMb = mb(after.rss - base.rss);
+    console.log(
+      `Scale: ${total} messages in ${CHATS + yearChats.length} chats, ${NOTES} notes (${index.stats().documents} documents indexed)`,
+    );
+    console.log(
+      `  index rebuild           ${Math.round(rebuildMs)} ms (CPU ${Math.round((cpu.user + cpu.system) / 1000)} ms)   target ≤ ${TARGET.rebuildMs} ms`,
+    );
+    console.log(
+      `  RSS added               +${rssMb} MB (${mb(base.rss)} → ${mb(after.rss)} MB; heap used +${mb(after.heapUsed - base.heapUsed)} MB)   target ≤ +${TARGET.rssMb} MB`,
+    );
+    if (rebuildMs > TARGET.rebuildMs) misses.push('rebuild');
+    if (rssMb > TARGET.rssMb) misses.push('RSS');
+    const queries = [
+      'Anna allergy',
+      'dentist',
+      'where did we move',
+      'gym membership price',
+      'Hugo school pickup',
+      'lunch with Clara',
+      'quarterly report',
+      'electricity bill',
+      'train strike',
+      'birthday present',
+      'allergic',
+      'new job',
+      'violin',
+      'cabin key',
+      'insurance renew',
+      `code${(50 * 777).toString(36)}`,
+      'concert tickets',
+      'homework felix',
+      'weekend plans garden',
+      'coffee morning',
+    ];
+    for (let i = 0; i < 10; i++) await search(queries[i % queries.length], 10);
+    const times: number[] = [];
+    const cpuSearch0 = process.cpuUsage();
+    for (let i = 0; i < ROUNDS; i++) {
+      const t = performance.now();
+      await search(queries[i % queries.length], 10);
+      times.push(performance.now() - t);
+    }
+    const cpuSearch = process.cpuUsage(cpuSearch0);
+    const p50 = percentile(times, 0.5);
+    const p95 = percentile(times, 0.95);
+    console.log(
+      `  memory_search keyword   median ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms, CPU ${((cpuSearch.user + cpuSearch.system) / 1000 / ROUNDS).toFixed(1)} ms a search   target p95 ≤ ${TARGET.keywordP95Ms} ms`,
+    );
+    console.log(
+      '  memory_search hybrid    not measured: vector search is not built',
+    );
+    if (p95 > TARGET.keywordP95Ms) misses.push('keyword p95');
+  } finally {
+    await api.close();
+    await fake.close();
+  }
+  if (misses.length) {
+    console.log(`Missed: ${misses.join(', ')}`);
+    process.exit(1);
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
