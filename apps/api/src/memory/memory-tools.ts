@@ -109,6 +109,17 @@ export class RememberTool implements AiTool<typeof REMEMBER_ARGS> {
 
   isAvailable = notForContacts;
 
+  /** Writing memory: the action policy holds it for the owner in a turn that read third-party content. */
+  effect(): 'memory' {
+    return 'memory';
+  }
+
+  summarize(args: z.output<typeof REMEMBER_ARGS>): string {
+    return args.replaces
+      ? `Remember “${args.text}” in place of note ${args.replaces}`
+      : `Remember “${args.text}”`;
+  }
+
   async execute(
     args: z.output<typeof REMEMBER_ARGS>,
     context: AiToolContext,
@@ -153,6 +164,14 @@ export class ForgetTool implements AiTool<typeof FORGET_ARGS> {
   constructor(private readonly memory: MemoryService) {}
 
   isAvailable = notForContacts;
+
+  effect(): 'memory' {
+    return 'memory';
+  }
+
+  summarize(args: z.output<typeof FORGET_ARGS>): string {
+    return `Forget memory note ${args.id}`;
+  }
 
   async execute(
     args: z.output<typeof FORGET_ARGS>,
