@@ -56,6 +56,11 @@ export interface ReplyOptions {
   mode?: string;
   /** Select this account for the turn (the account a mail-triggered job watches), stored as the chat's. */
   accountId?: string;
+  /** The owner allowed this one reply over the daily and monthly caps. */
+  allowOverBudget?: boolean;
+  /** A job's own limits: tool rounds, and tokens over all the run's calls. */
+  maxToolRounds?: number;
+  maxTokens?: number;
 }
 
 export interface PreparedReply {
@@ -716,6 +721,9 @@ export class ChatReplyService
           toolFilter: turn.options.toolFilter,
           mode: turn.mode,
           accountId: turn.accountId,
+          allowOverBudget: turn.options.allowOverBudget,
+          maxToolRounds: turn.options.maxToolRounds,
+          maxTokens: turn.options.maxTokens,
           // FerretDB rewrites the whole document on update: two writes of one chat at once would lose one.
           onModeChange: async ({ mode, accountId }) => {
             await turn.chatUpdated;

@@ -2,10 +2,18 @@ import { BadRequestException, Injectable } from '@nestjs/common';
 import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
-import type {
-  AppSettingsView,
-  UpdateAppSettingsRequest,
+import {
+  DEFAULT_MODEL_PRICES,
+  type AppSettingsView,
+  type UpdateAppSettingsRequest,
 } from '@metatronos/shared-types';
+import {
+  nextBudget,
+  nextModelPrices,
+  nextOutputLimits,
+  storedSpendSettings,
+  type SpendSettings,
+} from '../budget/budget-settings';
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
 import { SandboxSecrets } from '../mongo-sandbox/sandbox-secrets';
@@ -25,7 +33,7 @@ import {
 } from './url-fetch-settings';
 
 /** The owner's settings with secrets in clear: for the server's own use, never for a response. */
-export interface AppSettings extends UrlFetchSettings {
+export interface AppSettings extends UrlFetchSettings, SpendSettings {
   geminiApiKey: string | null;
   openaiApiKey: string | null;
   openaiCompatible: Array<{
@@ -192,6 +200,16 @@ export class SettingsService extends SandboxSecrets {
         );
       next.disabledTools = [...new Set(request.disabledTools)];
     }
+    if (request.modelPrices !== undefined)
+      next.modelPrices = nextModelPrices(request.modelPrices, problems);
+    if (request.budget !== undefined)
+      next.budget = nextBudget(request.budget, current.budget, problems);
+    if (request.outputLimits !== undefined)
+      next.outputLimits = nextOutputLimits(
+        request.outputLimits,
+        current.outputLimits,
+        problems,
+      );
     if (problems.length) throw new BadRequestException(problems);
 
     next.updatedAt = this.clock.now();
@@ -248,6 +266,7 @@ export class SettingsService extends SandboxSecrets {
       disabledTools: Array.isArray(stored?.disabledTools)
         ? stored.disabledTools.filter((n) => typeof n === 'string')
         : [],
+      ...storedSpendSettings(stored),
       updatedAt: stored?.updatedAt ?? null,
     };
   }
@@ -382,6 +401,10 @@ function toView(settings: AppSettings): AppSettingsView {
     urlFetchAllowHosts: settings.urlFetchAllowHosts,
     authProfiles: authProfilesView(settings.authProfiles),
     disabledTools: [...settings.disabledTools],
+    modelPrices: settings.modelPrices.map((p) => ({ ...p })),
+    defaultModelPrices: DEFAULT_MODEL_PRICES.map((p) => ({ ...p })),
+    budget: { ...settings.budget },
+    outputLimits: { ...settings.outputLimits },
     updatedAt: settings.updatedAt ? settings.updatedAt.toISOString() : null,
   };
 }

@@ -35,10 +35,26 @@ export async function startFakeProviders(): Promise<
   });
 }
 
-/** Sets both keys and the model through the real settings API. */
+/**
+ * No spend caps: the caps are an explicit setting of each test. Specs about other
+ * things run many replies and jobs whose worst cases would reach the default caps;
+ * a budget spec sets its own caps and prices (prices stay the shipped ones here).
+ */
+export const NO_CAPS = {
+  dailyUsd: null,
+  monthlyUsd: null,
+  unattendedDailyUsd: null,
+} as const;
+
+/** Sets both keys and the model through the real settings API, with no spend caps (`budget` sets others). */
 export async function useModel(
   t: TestApp,
   primaryModel: string,
+  budget: {
+    dailyUsd?: number | null;
+    monthlyUsd?: number | null;
+    unattendedDailyUsd?: number | null;
+  } = NO_CAPS,
 ): Promise<void> {
   const owner = await t.owner();
   await owner
@@ -47,6 +63,7 @@ export async function useModel(
       openaiApiKey: OPENAI_TEST_KEY,
       geminiApiKey: GEMINI_TEST_KEY,
       primaryModel,
+      budget,
     })
     .expect(200);
 }

@@ -60,6 +60,15 @@ export class AppSettingsRecord {
   authProfiles!: StoredAuthProfileRecord[];
   @Prop({ type: [String], default: [] })
   disabledTools!: string[];
+  /** The owner's model prices (USD per MTok). */
+  @Prop({ type: [Object], default: undefined })
+  modelPrices?: unknown[];
+  /** Spend caps; absent: the default caps (null inside: no cap, the owner's choice). */
+  @Prop({ type: Object, default: undefined })
+  budget?: Record<string, unknown>;
+  /** Output limits per source. */
+  @Prop({ type: Object, default: undefined })
+  outputLimits?: Record<string, unknown>;
   @Prop({ type: Date, default: null })
   updatedAt!: Date | null;
 }
