@@ -15,6 +15,26 @@ import {
   useModel,
 } from './support/llm-test-kit';
 import { createTestApp, type TestApp } from './support/test-app';
+import {
+  FakeWhatsAppSocketFactory,
+  incoming,
+} from './support/fake-whatsapp-socket';
+import { WhatsAppAutoReplyService } from '../src/whatsapp/auto-reply/whatsapp-auto-reply.service';
+import { WhatsAppAutoReplySettings } from '../src/whatsapp/auto-reply/whatsapp-auto-reply.settings';
+import type { ReplaceableSocketFactory } from '../src/whatsapp/gateway/replaceable-socket.factory';
+import { WhatsAppSocketFactory } from '../src/whatsapp/gateway/whatsapp-socket';
+import { WhatsAppService } from '../src/whatsapp/gateway/whatsapp.service';
+
+const ALICE = '14155551234';
+const OWN_PHONE = '19876543210';
+
+async function waitFor(check: () => Promise<boolean> | boolean, what: string) {
+  const deadline = Date.now() + 10_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
 
@@ -45,8 +65,24 @@ describe('Spend control (budgets, prices, reservations)', () => {
   async function boot(
     budget: Record<string, number | null>,
     database?: ReturnType<typeof keptDatabase>,
+    whatsapp?: FakeWhatsAppSocketFactory,
   ): Promise<{ t: TestApp; owner: TestAgent }> {
-    const t = await createTestApp({ now: new Date(NOW), database });
+    const t = await createTestApp({
+      now: new Date(NOW),
+      database,
+      beforeInit: whatsapp
+        ? (app) => {
+            (
+              app.get(WhatsAppSocketFactory) as ReplaceableSocketFactory
+            ).replaceWith(whatsapp);
+            Object.assign(app.get(WhatsAppAutoReplySettings), {
+              perContactIntervalMs: 0,
+              perMinute: 0,
+              loopReplies: 0,
+            });
+          }
+        : undefined,
+    });
     const owner = await t.owner();
     await owner
       .patch('/api/settings')
@@ -490,5 +526,123 @@ describe('Spend control (budgets, prices, reservations)', () => {
     } finally {
       await t.close();
     }
+  });
+
+  describe('with WhatsApp linked', () => {
+    async function linked(budget: Record<string, number | null>) {
+      const whatsapp = new FakeWhatsAppSocketFactory();
+      const booted = await boot(budget, undefined, whatsapp);
+      await booted.owner.post('/api/whatsapp/connect').expect(200);
+      await waitFor(() => whatsapp.sockets.length > 0, 'a socket');
+      whatsapp.latest.open(OWN_PHONE);
+      await booted.owner
+        .post('/api/whatsapp/permissions')
+        .send({
+          phoneNumber: ALICE,
+          displayName: 'Alice',
+          canRead: true,
+          canReply: true,
+        })
+        .expect(200);
+      return { ...booted, whatsapp };
+    }
+
+    it("keeps a contact's message while the budget refuses, and answers it once when the cap is raised", async () => {
+      const { t, owner, whatsapp } = await linked({ unattendedDailyUsd: 0 });
+      try {
+        fake.openai.fallback = { text: ['Hi Alice'] };
+        whatsapp.latest.upsert([
+          incoming({
+            id: 'HELD1',
+            from: `${ALICE}@s.whatsapp.net`,
+            text: 'are you there?',
+            at: t.clock.now().getTime(),
+          }),
+        ]);
+        await t.app.get(WhatsAppService).settled();
+        await t.app.get(WhatsAppAutoReplyService).idle();
+        expect(fake.openai.requests).toHaveLength(0);
+        const toAlice = () =>
+          whatsapp.latest.sent.filter((m) => m.jid.startsWith(ALICE));
+        expect(toAlice()).toHaveLength(0);
+        const db = t.app.get<Connection>(getConnectionToken());
+        const stored = await db
+          .collection('whatsapp_messages')
+          .findOne({ _id: 'HELD1' as never });
+        expect(stored).toMatchObject({ processing: 'pending' });
+        expect(stored?.['budgetWaitSince']).toBeTruthy();
+
+        // Hours later (past the stale window), the owner raises the cap: answered once.
+        t.clock.advance(3 * 3_600_000);
+        await owner
+          .patch('/api/settings')
+          .send({ budget: { unattendedDailyUsd: 1 } })
+          .expect(200);
+        await waitFor(() => toAlice().length > 0, 'the answer to Alice');
+        await t.app.get(WhatsAppAutoReplyService).idle();
+        expect(toAlice()).toEqual([
+          expect.objectContaining({ content: { text: 'Hi Alice' } }),
+        ]);
+        // Another budget change does not answer it again.
+        await owner
+          .patch('/api/settings')
+          .send({ budget: { unattendedDailyUsd: 2 } })
+          .expect(200);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await t.app.get(WhatsAppAutoReplyService).idle();
+        expect(toAlice()).toHaveLength(1);
+        expect(fake.openai.requests).toHaveLength(1);
+        expect(
+          await db
+            .collection('whatsapp_messages')
+            .findOne({ _id: 'HELD1' as never }),
+        ).toMatchObject({ processing: 'done' });
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('tells the owner at 80% of a cap once per period, in the console and in their own chat', async () => {
+      const { t, owner, whatsapp } = await linked({ dailyUsd: 1 });
+      try {
+        const { url, cookie } = await t.serve();
+        const events = await openSse(`${url}/api/events`, { Cookie: cookie });
+        const chatId = (await owner.post('/api/chats').send({}).expect(201))
+          .body.id;
+        const toSelf = () =>
+          whatsapp.latest.sent.filter((m) => m.jid.startsWith(OWN_PHONE));
+        // $0.85 of $1.00: 85%.
+        fake.openai.enqueue({
+          text: ['one'],
+          usage: { promptTokens: 5, completionTokens: 850 },
+        });
+        await send(t, chatId, 'one');
+        const notice = await events.next(
+          (e) =>
+            e.event === 'budget.changed' &&
+            (e.data as { percent: number | null }).percent === 80,
+          5_000,
+        );
+        expect(notice.data).toMatchObject({
+          state: 'warning',
+          cap: 'dailyUsd',
+          percent: 80,
+          message: "Today's budget is at 85%: $0.85 of $1.00.",
+        });
+        await waitFor(() => toSelf().length > 0, 'the notice in the own chat');
+        expect(toSelf()[0].content.text).toContain("Today's budget is at 85%");
+        // More spend under 100% sends nothing more.
+        fake.openai.enqueue({
+          text: ['two'],
+          usage: { promptTokens: 5, completionTokens: 5 },
+        });
+        await send(t, chatId, 'two');
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(toSelf()).toHaveLength(1);
+        events.close();
+      } finally {
+        await t.close();
+      }
+    });
   });
 });

@@ -2,6 +2,7 @@ import {
   Injectable,
   Logger,
   type OnApplicationBootstrap,
+  type OnModuleDestroy,
 } from '@nestjs/common';
 import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
@@ -80,7 +81,7 @@ const CAP_WORDS: Record<BudgetCapName, string> = {
  * records are the durable side.
  */
 @Injectable()
-export class BudgetService implements OnApplicationBootstrap {
+export class BudgetService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(BudgetService.name);
   private readonly ledger = new BudgetLedger();
   private loading: Promise<void> | null = null;
@@ -91,6 +92,8 @@ export class BudgetService implements OnApplicationBootstrap {
   } = { paused: null, notices: new Set(), askedPrices: new Set() };
   /** The owner's day and month, recomputed at most once a second (luxon is not free). */
   private period: { at: number; zone: string; day: string } | null = null;
+  private lastDay: string | null = null;
+  private dayTimer: NodeJS.Timeout | null = null;
 
   constructor(
     @InjectModel(BudgetReservationRecord.name)
@@ -105,6 +108,25 @@ export class BudgetService implements OnApplicationBootstrap {
 
   async onApplicationBootstrap(): Promise<void> {
     await this.ready();
+    const { timezone } = await this.settings.get();
+    this.lastDay = this.today(timezone);
+    // A new day lifts the daily caps and the pause: work held back by them is told.
+    this.dayTimer = setInterval(() => void this.checkNewDay(), 60_000);
+    this.dayTimer.unref();
+  }
+
+  onModuleDestroy(): void {
+    if (this.dayTimer) clearInterval(this.dayTimer);
+    this.dayTimer = null;
+  }
+
+  /** Announces a new owner's day once (`budget.changed`), so held-back messages are taken again. */
+  async checkNewDay(): Promise<void> {
+    const { timezone } = await this.settings.get();
+    const day = this.today(timezone);
+    if (day === this.lastDay) return;
+    this.lastDay = day;
+    await this.announce(null, null, null);
   }
 
   /** A restored backup brings other rollups and state: read them again. */
@@ -401,7 +423,7 @@ export class BudgetService implements OnApplicationBootstrap {
       const text =
         percent === 100
           ? `${CAP_WORDS[cap]} of ${dollars(limit)} is used (${dollars(used)}). ${cap === 'dailyUsd' || cap === 'monthlyUsd' ? 'Replies stop until it resets or you raise it in Settings.' : 'Jobs, Pulse and auto-replies wait until it resets or you raise it in Settings.'}`
-          : `${CAP_WORDS[cap]} is at ${Math.floor((used / limit) * 100)}%: ${dollars(used)} of ${dollars(limit)}.`;
+          : `${CAP_WORDS[cap]} is at ${Math.floor((used / limit) * 100 + 1e-9)}%: ${dollars(used)} of ${dollars(limit)}.`;
       void this.stateModel
         .updateOne(
           { _id: BUDGET_STATE_ID },
