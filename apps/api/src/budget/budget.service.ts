@@ -316,7 +316,7 @@ export class BudgetService implements OnApplicationBootstrap, OnModuleDestroy {
             await this.pause(error.message);
           throw error;
         } finally {
-          turn.end();
+          await turn.end();
         }
       },
     };
@@ -374,10 +374,20 @@ export class BudgetService implements OnApplicationBootstrap, OnModuleDestroy {
       );
   }
 
-  forgetReservations(ids: string[], writes: Promise<unknown>[]): void {
+  /**
+   * Removes a turn's reservation records once their inserts landed. Awaited at the
+   * end of the turn (not on any call's path), so a stopping server has removed
+   * them before its database closes: only a crash leaves one behind.
+   */
+  async forgetReservations(
+    ids: string[],
+    writes: Promise<unknown>[],
+  ): Promise<void> {
     if (!ids.length) return;
-    void Promise.allSettled(writes)
-      .then(() => this.reservations.deleteMany({ _id: { $in: ids } }).exec())
+    await Promise.allSettled(writes);
+    await this.reservations
+      .deleteMany({ _id: { $in: ids } })
+      .exec()
       .catch((error: Error) =>
         this.logger.warn(`Could not remove reservations: ${error.message}`),
       );
@@ -648,10 +658,10 @@ class GuardedTurn {
       );
   }
 
-  end(): void {
+  end(): Promise<void> {
     this.ended = true;
     this.settlePending();
-    this.budget.forgetReservations(this.recordIds, this.writes);
+    return this.budget.forgetReservations(this.recordIds, this.writes);
   }
 }
 

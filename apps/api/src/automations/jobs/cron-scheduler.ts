@@ -8,10 +8,12 @@ import {
 import { InjectModel } from '@nestjs/mongoose';
 import { OnEvent } from '@nestjs/event-emitter';
 import { Types, type Model } from 'mongoose';
-import type {
-  AppEventMap,
-  CronRunView,
-  RunTrigger,
+import {
+  DEFAULT_JOB_MAX_ROUNDS,
+  DEFAULT_JOB_MAX_TOKENS_PER_RUN,
+  type AppEventMap,
+  type CronRunView,
+  type RunTrigger,
 } from '@metatronos/shared-types';
 import {
   AutomationRunsService,
@@ -469,6 +471,9 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
             mode: typeof job.mode === 'string' ? job.mode : undefined,
             prompt: { source: 'cron', extra: context },
             ...(accountId ? { accountId } : {}),
+            // A run's own limits: tool rounds, and tokens over all its model calls (the budget stops the next call).
+            maxToolRounds: DEFAULT_JOB_MAX_ROUNDS,
+            maxTokens: DEFAULT_JOB_MAX_TOKENS_PER_RUN,
           },
           async (view) => {
             await this.finished(job._id, view);
