@@ -105,6 +105,8 @@ export async function startBenchApp(
     await call('PATCH', '/api/settings', {
       openaiApiKey: 'sk-bench-000000000000',
       primaryModel: 'gpt-4.1-mini',
+      // Benches measure load, not spend: no caps (the budget bench sets its own).
+      budget: { dailyUsd: null, monthlyUsd: null, unattendedDailyUsd: null },
     });
     return { url, cookie, app, call, close };
   } catch (error) {

@@ -11,6 +11,7 @@ const BENCHES = [
   'accounts.bench.ts',
   'attachments.bench.ts',
   'automations.bench.ts',
+  'budget.bench.ts',
   'chat-search.bench.ts',
   'conversations.bench.ts',
   'data-growth.bench.ts',

@@ -88,7 +88,7 @@ describe('Token usage (GET /api/usage)', () => {
       from: expect.any(String),
       to: MONDAY,
       timezone: 'Europe/Berlin',
-      totals: { inputTokens: 0, outputTokens: 0, turns: 0 },
+      totals: { inputTokens: 0, outputTokens: 0, turns: 0, costUsd: 0 },
       byModel: [],
       bySource: [],
     });
@@ -98,6 +98,7 @@ describe('Token usage (GET /api/usage)', () => {
       inputTokens: 0,
       outputTokens: 0,
       turns: 0,
+      costUsd: 0,
     });
   });
 
@@ -193,13 +194,39 @@ describe('Token usage (GET /api/usage)', () => {
       inputTokens: 100 + 130 + 300 + 1000 + 2000 + 400,
       outputTokens: 10 + 20 + 40 + 50 + 60 + 7,
       turns: 5,
+      // At the shipped prices: gpt-4.1-mini $0.40 / $1.60, gemini-2.5-flash $0.30 / $2.50 per MTok.
+      costUsd: 0.001877,
     });
     expect(report.byDay).toEqual([{ day: MONDAY, ...report.totals }]);
     expect(report.bySource).toEqual([
-      { source: 'pulse', inputTokens: 2000, outputTokens: 60, turns: 1 },
-      { source: 'job', inputTokens: 1000, outputTokens: 50, turns: 1 },
-      { source: 'chat', inputTokens: 530, outputTokens: 70, turns: 2 },
-      { source: 'auto-reply', inputTokens: 400, outputTokens: 7, turns: 1 },
+      {
+        source: 'pulse',
+        inputTokens: 2000,
+        outputTokens: 60,
+        turns: 1,
+        costUsd: 0.000896,
+      },
+      {
+        source: 'job',
+        inputTokens: 1000,
+        outputTokens: 50,
+        turns: 1,
+        costUsd: 0.00048,
+      },
+      {
+        source: 'chat',
+        inputTokens: 530,
+        outputTokens: 70,
+        turns: 2,
+        costUsd: 0.00033,
+      },
+      {
+        source: 'auto-reply',
+        inputTokens: 400,
+        outputTokens: 7,
+        turns: 1,
+        costUsd: 0.000171,
+      },
     ]);
     expect(report.byModel).toEqual([
       {
@@ -208,6 +235,7 @@ describe('Token usage (GET /api/usage)', () => {
         inputTokens: 3630,
         outputTokens: 147,
         turns: 4,
+        costUsd: 0.001687,
       },
       {
         model: 'gemini-2.5-flash',
@@ -215,6 +243,7 @@ describe('Token usage (GET /api/usage)', () => {
         inputTokens: 300,
         outputTokens: 40,
         turns: 1,
+        costUsd: 0.00019,
       },
     ]);
     // 23:30 UTC on Sunday was Monday for the owner: nothing on Sunday.
@@ -257,6 +286,7 @@ describe('Token usage (GET /api/usage)', () => {
         inputTokens: before.inputTokens + 70,
         outputTokens: before.outputTokens + 7,
         turns: before.turns + 1,
+        costUsd: expect.any(Number),
       });
       await owner
         .patch('/api/settings')

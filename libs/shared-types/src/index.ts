@@ -19,3 +19,4 @@ export * from './lib/backup';
 export * from './lib/accounts';
 export * from './lib/actions';
 export * from './lib/memory';
+export * from './lib/budget';

@@ -42,6 +42,7 @@ import { WhatsAppAutoReplyModule } from '../whatsapp/auto-reply/whatsapp-auto-re
 import { TelegramModule } from '../telegram/telegram.module';
 import { ChannelsModule } from '../channels/channels.module';
 import { UsageModule } from '../usage/usage.module';
+import { BudgetModule } from '../budget/budget.module';
 import { BackupModule } from '../backup/backup.module';
 import { CalendarModule } from '../accounts/calendar/calendar.module';
 import { EmailModule } from '../accounts/email/email.module';
@@ -123,6 +124,7 @@ export class AppModule {
         ChannelsModule,
         ContactsModule,
         UsageModule,
+        BudgetModule,
         BackupModule,
         CalendarModule,
         EmailModule,

@@ -20,6 +20,7 @@ import {
   ChatReplyService,
   type ReplyOptions,
 } from '../chats/chat-reply.service';
+import { BudgetService } from '../budget/budget.service';
 import { ChatsService } from '../chats/chats.service';
 import { Clock } from '../clock/clock';
 import type { AppConfig } from '../config/app-config';
@@ -27,6 +28,9 @@ import { APP_CONFIG } from '../config/app-config.provider';
 import { AppEventBus } from '../events/app-event-bus';
 import { toRunView } from './run-views';
 import { AutomationRunRecord } from './schemas/automation-run.schema';
+
+/** A run the budget refused before it wrote anything (paused, or a cap already used up). */
+class BudgetSkip extends Error {}
 
 const INTERRUPTED = 'This run was interrupted because the server stopped.';
 
@@ -68,6 +72,7 @@ export class AutomationRunsService
     private readonly clock: Clock,
     private readonly events: AppEventBus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly budget: BudgetService,
   ) {}
 
   /** Runs left "running" by a crash or restart would stay so forever: close them. */
@@ -174,10 +179,14 @@ export class AutomationRunsService
   ): Promise<CronRunView> {
     let outcome: RunOutcome = 'success';
     let error: string | null = null;
+    let reason: string | null = null;
     let messageId: string | null = null;
     let usage: TokenUsage | null = null;
     try {
       if (!run.chatId) throw new Error('The run has no chat to write to.');
+      // A run that could not make a single call is not written to its chat at all.
+      const refusal = await this.budget.unattendedRefusal();
+      if (refusal) throw new BudgetSkip(refusal);
       const prepared = await this.replies.prepare(
         run.chatId.toHexString(),
         content,
@@ -193,21 +202,32 @@ export class AutomationRunsService
           this.shuttingDown || this.replies.shuttingDown
             ? INTERRUPTED
             : 'The run was stopped before it finished.';
+      } else if (reply.budgetStopped) {
+        // Stopped by the budget: `skipped` when no model call went out, else an error that says why.
+        outcome = reply.budgetSkipped ? 'skipped' : 'error';
+        reason = 'budget';
+        error = reply.error;
       } else if (reply.status === 'error') {
         outcome = 'error';
         error = reply.error;
       }
     } catch (failure) {
-      outcome = 'error';
-      error =
-        failure instanceof HttpException || failure instanceof Error
-          ? failure.message
-          : String(failure);
+      if (failure instanceof BudgetSkip) {
+        outcome = 'skipped';
+        reason = 'budget';
+        error = failure.message;
+      } else outcome = 'error';
+      if (!(failure instanceof BudgetSkip))
+        error =
+          failure instanceof HttpException || failure instanceof Error
+            ? failure.message
+            : String(failure);
     }
     const finishedAt = this.clock.now();
     const fields = {
       outcome,
       error,
+      ...(reason ? { reason } : {}),
       finishedAt,
       usage,
       messageId: messageId ? new Types.ObjectId(messageId) : null,

@@ -1,3 +1,4 @@
+import { BudgetModule } from '../budget/budget.module';
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { ChatsModule } from '../chats/chats.module';
@@ -13,6 +14,7 @@ import {
 @Module({
   imports: [
     ChatsModule,
+    BudgetModule,
     MongooseModule.forFeature([
       { name: AutomationRunRecord.name, schema: AutomationRunSchema },
     ]),

@@ -44,6 +44,13 @@ export interface InboundMessage {
   chatId?: string | null;
   /** The answer's message in the contact's chat: where the console shows whether it went out. */
   replyMessageId?: string | null;
+  /** Set when the budget first held the message back: it then waits, however old, until the budget allows. */
+  budgetWaitSince?: Date | null;
+}
+
+/** The spend check an auto-reply passes before its turn: why unattended work may not run now, or null. */
+export interface ContactBudgetGate {
+  unattendedRefusal(): Promise<string | null>;
 }
 
 /** What the auto-reply needs to know of a contact's permission, on any channel. */
@@ -106,6 +113,8 @@ export interface ContactAutoReplyDeps {
   replies: ChatReplyService;
   clock: Clock;
   limits: WhatsAppAutoReplyLimits & { busyChatWaitMs: number };
+  /** Holds messages back (stored, `pending`) while the budget refuses unattended work. */
+  budget?: ContactBudgetGate;
 }
 
 interface TurnResult {
@@ -114,6 +123,8 @@ interface TurnResult {
   stopped: boolean;
   /** The assistant message in the contact's chat (null when the turn could not start). */
   messageId: string | null;
+  /** The budget stopped the turn: the message waits for it instead of failing. */
+  budget?: boolean;
 }
 
 /** The contact a stored message belongs to (its queue key). */
@@ -292,7 +303,11 @@ export class ContactAutoReply<
     const key = String(doc[this.port.contactField]);
     const skip = this.port.skipReason(doc);
     if (skip) return this.finish(doc, 'skipped', skip);
-    if (doc.timestamp < clock.now().getTime() - limits.staleMs)
+    // A message the budget held back is answered however long it waited: it was never dropped.
+    if (
+      !doc.budgetWaitSince &&
+      doc.timestamp < clock.now().getTime() - limits.staleMs
+    )
       return this.finish(doc, 'stale');
     const contact = await this.port.findContact(key);
     if (!contact?.canRead)
@@ -314,10 +329,14 @@ export class ContactAutoReply<
       text = doc.replyText;
       replyMessageId = doc.replyMessageId ?? null;
     } else {
+      const refusal = await this.deps.budget?.unattendedRefusal();
+      if (refusal) return this.holdForBudget(doc, refusal);
       chatId = await this.chatFor(key, contact);
       const turn = await this.runTurn(chatId, doc, contact);
       if (turn.stopped && (this.closing || this.deps.replies.shuttingDown))
         return this.release(doc);
+      if (turn.budget && turn.error !== null)
+        return this.holdForBudget(doc, turn.error);
       if (turn.error !== null)
         return this.finish(doc, 'failed', turn.error, { chatId });
       text = turn.text.trim();
@@ -409,6 +428,24 @@ export class ContactAutoReply<
     await this.messages.updateOne(
       { _id: doc._id },
       { $set: { processing: 'pending' }, $inc: { attempts: -1 } },
+    );
+  }
+
+  /**
+   * Gives a message back, `pending`, while the budget refuses unattended work: it is
+   * taken again (once) when the budget changes (caps raised, pause resumed, a new day).
+   */
+  private async holdForBudget(doc: Message, reason: string): Promise<void> {
+    await this.messages.updateOne(
+      { _id: doc._id },
+      {
+        $set: {
+          processing: 'pending',
+          reason,
+          budgetWaitSince: doc.budgetWaitSince ?? this.deps.clock.now(),
+        },
+        $inc: { attempts: -1 },
+      },
     );
   }
 
@@ -532,6 +569,7 @@ export class ContactAutoReply<
           : reply.error,
       stopped,
       messageId: reply.messageId,
+      ...(reply.budgetStopped ? { budget: true } : {}),
     };
   }
 

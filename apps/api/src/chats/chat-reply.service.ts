@@ -62,6 +62,11 @@ export interface ReplyOptions {
   accountId?: string;
   /** What the action policy needs (the job, its act-on-own tools, the turn's initial taint, the contact). */
   policy?: TurnRequest['policy'];
+  /** The owner allowed this one reply over the daily and monthly caps. */
+  allowOverBudget?: boolean;
+  /** A job's own limits: tool rounds, and tokens over all the run's calls. */
+  maxToolRounds?: number;
+  maxTokens?: number;
 }
 
 export interface PreparedReply {
@@ -727,6 +732,9 @@ export class ChatReplyService
           policy: turn.options.policy,
           mode: turn.mode,
           accountId: turn.accountId,
+          allowOverBudget: turn.options.allowOverBudget,
+          maxToolRounds: turn.options.maxToolRounds,
+          maxTokens: turn.options.maxTokens,
           // FerretDB rewrites the whole document on update: two writes of one chat at once would lose one.
           onModeChange: async ({ mode, accountId }) => {
             await turn.chatUpdated;

@@ -93,6 +93,7 @@ export class ChatsController {
     try {
       reply = await this.replies.prepare(chatId, body.content, {
         attachmentIds: body.attachmentIds,
+        allowOverBudget: body.allowOverBudget,
       });
     } catch (error) {
       await this.chats.discard(chatId);
@@ -182,6 +183,7 @@ export class ChatsController {
     const reply = await this.replies.prepare(id, body.content, {
       attachmentIds: body.attachmentIds,
       fullTools: body.fullTools,
+      allowOverBudget: body.allowOverBudget,
     });
     await streamReply(reply, res);
   }

@@ -31,6 +31,9 @@ export interface FinishedReply {
   usage: TokenUsage | null;
   /** Why it failed (`status: 'error'`), as the owner reads it. */
   error: string | null;
+  /** A spend cap, the 402 pause or an unpriced model stopped the turn; `budgetSkipped`: before any model call went out. */
+  budgetStopped?: boolean;
+  budgetSkipped?: boolean;
 }
 
 /** How often a growing reply is written to the database while text streams. */
@@ -182,8 +185,18 @@ export class TurnRecording {
       }
       // Kept even when nothing arrived, so the failure survives a reload and can be retried (the history skips it).
       await this.store({ ...final, status: 'error', error: failure.message });
-      this.emit('error', { message: failure.message, messageId });
-      return reply(messageId, 'error', failure.message);
+      const budget = failure.kind === 'budget';
+      this.emit('error', {
+        message: failure.message,
+        messageId,
+        ...(budget ? { overBudget: true } : {}),
+      });
+      return {
+        ...reply(messageId, 'error', failure.message),
+        ...(budget
+          ? { budgetStopped: true, budgetSkipped: !failure.providerCalled }
+          : {}),
+      };
     } catch (error) {
       this.logger.error(
         `Could not store the end of a reply: ${(error as Error).message}`,

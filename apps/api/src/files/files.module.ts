@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
 import { LlmAdapterFactory } from '../llm/llm-adapter.factory';
 import { SecretsModule } from '../secrets/secrets.module';
+import { BudgetModule } from '../budget/budget.module';
 import { SettingsModule } from '../settings/settings.module';
+import { UsageModule } from '../usage/usage.module';
 import { BashSandbox } from './bash/bash-sandbox';
 import { BashTool } from './bash/bash.tool';
 import { CachePruner } from './cache-pruner';
@@ -21,7 +23,8 @@ import { TodoMode, TodoUpdateTool } from './todo/todo-update.tool';
  * bash, the cache dir's pruning, and the `todo` mode with todo_update and plan_create.
  */
 @Module({
-  imports: [SettingsModule, SecretsModule],
+  // The helper calls of todo_update and plan_create are metered and held to the budget like any turn.
+  imports: [SettingsModule, SecretsModule, UsageModule, BudgetModule],
   controllers: [FilesController],
   providers: [
     FileDirs,

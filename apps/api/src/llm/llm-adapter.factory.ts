@@ -1,11 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
+import { BudgetService, type GuardedCall } from '../budget/budget.service';
 import type { ModelRoute } from '../settings/model-route';
+import { UsageRecorder } from '../usage/usage-recorder';
 import { GeminiAdapter } from './adapters/gemini-adapter';
 import { OpenAiAdapter } from './adapters/openai-adapter';
 import type { LlmAdapter, LlmConnection } from './llm-adapter';
 import { guardStalls } from './stall-guard';
+import type { TurnSource } from './turn-source';
 
 const MAX_CACHED = 20;
 
@@ -19,9 +22,41 @@ const MAX_CACHED = 20;
 export class LlmAdapterFactory {
   private readonly adapters = new Map<string, LlmAdapter>();
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly usage: UsageRecorder,
+    private readonly budget: BudgetService,
+  ) {}
 
-  create(route: ModelRoute, connection: LlmConnection): LlmAdapter {
+  /**
+   * The adapter every model call goes through: the budget's reservation around
+   * each call (outermost, so it settles after the usage is written), the usage
+   * meter, the stall guard, the provider.
+   */
+  forCall(
+    model: { id: string; route: ModelRoute; connection: LlmConnection },
+    call: { source: TurnSource } & Omit<
+      GuardedCall,
+      'source' | 'modelId' | 'provider'
+    >,
+  ): LlmAdapter {
+    const metered = this.usage.meter(
+      this.create(model.route, model.connection),
+      {
+        source: call.source,
+        model: model.id,
+        provider: model.route.provider,
+      },
+    );
+    return this.budget.guard(metered, {
+      ...call,
+      modelId: model.id,
+      provider: model.route.provider,
+    });
+  }
+
+  /** The bare provider adapter (stall guard only): no usage, no budget. Model calls go through `forCall`. */
+  private create(route: ModelRoute, connection: LlmConnection): LlmAdapter {
     const key = JSON.stringify([
       route.provider,
       route.endpoint ?? '',

@@ -67,6 +67,8 @@ export interface LlmTurnRequest {
   tools: LlmToolSpec[] | null;
   /** At most this many model calls that end in tool calls; then the turn ends with `toolRoundsExhausted`. */
   maxToolRounds: number;
+  /** The output limit each model call carries (`max_completion_tokens` / `maxOutputTokens`); unset: the provider's own. */
+  maxOutputTokens?: number;
   /** Aborted by Stop or the turn timeout: the adapter stops reading and resolves/rejects promptly. */
   signal: AbortSignal;
 }
@@ -92,6 +94,12 @@ export interface LlmTurnSink {
   } | null>;
   /** The tokens the provider reported for one model call, as soon as it ends (also when the turn fails later). */
   onUsage?(usage: TokenUsage): void;
+  /**
+   * Awaited right before each model request goes out (the budget reserves its
+   * worst case here); a rejection means the request is not sent and the turn
+   * fails with that error.
+   */
+  beforeCall?(): Promise<void>;
 }
 
 export interface LlmTurnResult {
@@ -120,6 +128,10 @@ export type LlmErrorKind =
   | 'aborted'
   /** The provider sent nothing for the stall timeout (LLM_STALL_TIMEOUT_MS). */
   | 'stalled'
+  /** The account has no credit left (HTTP 402, or OpenAI's `insufficient_quota`). */
+  | 'quota'
+  /** The call was not sent: it would cross a spend cap, or its model has no price. */
+  | 'budget'
   | 'unknown';
 
 /** A provider failure with a readable message (never the key, never a stack). */
@@ -148,6 +160,9 @@ export function forwardingSink(
     executeTool: (call) => sink.executeTool(call),
     onActivity: () => sink.onActivity?.(),
     onUsage: (usage) => sink.onUsage?.(usage),
+    ...(sink.beforeCall
+      ? { beforeCall: () => sink.beforeCall?.() ?? Promise.resolve() }
+      : {}),
     ...(sink.nextRequest
       ? { nextRequest: () => sink.nextRequest?.() ?? Promise.resolve(null) }
       : {}),

@@ -5,12 +5,16 @@ export type TurnErrorKind =
   | 'timeout'
   | 'stopped'
   | 'tool-cap'
+  /** A spend cap, the pause after a provider's 402, or an unpriced model stopped the turn before a call. */
+  | 'budget'
   | 'internal';
 
 export class TurnError extends Error {
   constructor(
     readonly kind: TurnErrorKind,
     message: string,
+    /** For `budget`: whether any model call of the turn had gone out before it stopped. */
+    readonly providerCalled = true,
   ) {
     super(message);
     this.name = 'TurnError';

@@ -32,7 +32,7 @@ import {
   type CombinedPromptOptions,
 } from '../system-instruction/combined-prompt.builder';
 import { SystemInstructionService } from '../system-instruction/system-instruction.service';
-import { UsageRecorder } from '../usage/usage-recorder';
+import { SOURCE_OF } from '../usage/usage-recorder';
 import { LlmAdapterFactory } from './llm-adapter.factory';
 import {
   LlmProviderError,
@@ -42,6 +42,7 @@ import {
   type LlmToolCall,
 } from './llm-adapter';
 import { TurnError } from './llm-errors';
+import { BudgetRefusal } from '../budget/budget-refusal';
 import type { TurnSource } from './turn-source';
 import { untilAborted } from './until-aborted';
 
@@ -81,6 +82,12 @@ export interface TurnRequest {
    * turn it is. Omitted: an owner's turn with nothing read yet.
    */
   policy?: Omit<ToolTurnStart, 'source' | 'runId'>;
+  /** The owner allowed this one reply over the daily and monthly caps (attended turns only). */
+  allowOverBudget?: boolean;
+  /** Tool rounds this turn may use instead of LLM_MAX_TOOL_ROUNDS (a job's `maxRounds`). */
+  maxToolRounds?: number;
+  /** Tokens (input + output over all calls) this turn may use (a job's `maxTokensPerRun`). */
+  maxTokens?: number;
   /** Stores a switch made during the turn (set_mode, select_account, a call to another mode's tool). */
   onModeChange?(state: {
     mode: string;
@@ -126,7 +133,6 @@ export class LlmRunner {
     private readonly prompt: CombinedPromptBuilder,
     private readonly tools: AiToolRegistry,
     private readonly adapters: LlmAdapterFactory,
-    private readonly usage: UsageRecorder,
   ) {}
 
   /** Checks a turn could start (model chosen, key present) without calling anyone. Throws TurnError 'not-configured'. */
@@ -140,7 +146,9 @@ export class LlmRunner {
   ): Promise<TurnOutcome> {
     const settings = await this.settings.get();
     const model = resolveModel(settings, request.model);
-    const { maxToolRounds, toolTimeoutMs, turnTimeoutMs } = this.config.llm;
+    const { toolTimeoutMs, turnTimeoutMs } = this.config.llm;
+    const maxToolRounds =
+      request.maxToolRounds ?? this.config.llm.maxToolRounds;
     const timeout = AbortSignal.timeout(turnTimeoutMs);
     const signal = AbortSignal.any([request.signal, timeout]);
 
@@ -273,14 +281,11 @@ export class LlmRunner {
       };
     };
 
-    const adapter = this.usage.meter(
-      this.adapters.create(model.route, model.connection),
-      {
-        source: request.source,
-        model: model.id,
-        provider: model.route.provider,
-      },
-    );
+    const adapter = this.adapters.forCall(model, {
+      source: request.source,
+      allowOverBudget: request.allowOverBudget,
+      maxTokens: request.maxTokens,
+    });
     try {
       const result = await adapter.streamTurn(
         {
@@ -293,6 +298,7 @@ export class LlmRunner {
             ? this.tools.specsOf(current.tools)
             : null,
           maxToolRounds,
+          maxOutputTokens: settings.outputLimits[SOURCE_OF[request.source]],
           signal,
         },
         {
@@ -379,6 +385,8 @@ export class LlmRunner {
     } catch (error) {
       if (error instanceof TurnError) throw error;
       if (signal.aborted) throw abortReason(request.signal, turnTimeoutMs);
+      if (error instanceof BudgetRefusal)
+        throw new TurnError('budget', error.message, error.callsBefore > 0);
       if (error instanceof LlmProviderError)
         throw new TurnError('provider', error.message);
       this.logger.error(

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AiToolsModule } from '../ai-tools/ai-tools.module';
+import { BudgetModule } from '../budget/budget.module';
 import { SettingsModule } from '../settings/settings.module';
 import { SystemInstructionModule } from '../system-instruction/system-instruction.module';
 import { UsageModule } from '../usage/usage.module';
@@ -13,6 +14,7 @@ import { LlmRunner } from './llm-runner';
     SystemInstructionModule,
     AiToolsModule,
     UsageModule,
+    BudgetModule,
   ],
   providers: [LlmRunner, LlmAdapterFactory],
   exports: [LlmRunner],

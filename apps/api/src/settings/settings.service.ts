@@ -2,10 +2,18 @@ import { BadRequestException, Injectable, Logger } from '@nestjs/common';
 import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
-import type {
-  AppSettingsView,
-  UpdateAppSettingsRequest,
+import {
+  DEFAULT_MODEL_PRICES,
+  type AppSettingsView,
+  type UpdateAppSettingsRequest,
 } from '@metatronos/shared-types';
+import {
+  nextBudget,
+  nextModelPrices,
+  nextOutputLimits,
+  storedSpendSettings,
+  type SpendSettings,
+} from '../budget/budget-settings';
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
 import { SandboxSecrets } from '../mongo-sandbox/sandbox-secrets';
@@ -28,7 +36,7 @@ import {
 } from './url-fetch-settings';
 
 /** The owner's settings with secrets in clear: for the server's own use, never for a response. */
-export interface AppSettings extends UrlFetchSettings {
+export interface AppSettings extends UrlFetchSettings, SpendSettings {
   geminiApiKey: string | null;
   openaiApiKey: string | null;
   openaiCompatible: Array<{
@@ -200,6 +208,16 @@ export class SettingsService extends SandboxSecrets {
     }
     if (typeof request.alwaysConfirm === 'boolean')
       next.alwaysConfirm = request.alwaysConfirm;
+    if (request.modelPrices !== undefined)
+      next.modelPrices = nextModelPrices(request.modelPrices, problems);
+    if (request.budget !== undefined)
+      next.budget = nextBudget(request.budget, current.budget, problems);
+    if (request.outputLimits !== undefined)
+      next.outputLimits = nextOutputLimits(
+        request.outputLimits,
+        current.outputLimits,
+        problems,
+      );
     if (problems.length) throw new BadRequestException(problems);
     // A new token, or the token at a new server, is saved only once Telegram accepts it.
     if (
@@ -278,6 +296,7 @@ export class SettingsService extends SandboxSecrets {
         : [],
       // On for a new install (no settings stored yet); off for a document written before the setting existed.
       alwaysConfirm: stored ? stored.alwaysConfirm === true : true,
+      ...storedSpendSettings(stored),
       updatedAt: stored?.updatedAt ?? null,
     };
   }
@@ -413,6 +432,10 @@ function toView(settings: AppSettings): AppSettingsView {
     authProfiles: authProfilesView(settings.authProfiles),
     disabledTools: [...settings.disabledTools],
     alwaysConfirm: settings.alwaysConfirm,
+    modelPrices: settings.modelPrices.map((p) => ({ ...p })),
+    defaultModelPrices: DEFAULT_MODEL_PRICES.map((p) => ({ ...p })),
+    budget: { ...settings.budget },
+    outputLimits: { ...settings.outputLimits },
     updatedAt: settings.updatedAt ? settings.updatedAt.toISOString() : null,
   };
 }

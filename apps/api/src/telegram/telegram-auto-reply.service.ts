@@ -1,3 +1,4 @@
+import { BudgetService } from '../budget/budget.service';
 import {
   Injectable,
   type BeforeApplicationShutdown,
@@ -86,6 +87,7 @@ export class TelegramAutoReplyService
     settings: WhatsAppAutoReplySettings,
     private readonly attachments: AttachmentsService,
     private readonly dirs: FileDirs,
+    budget: BudgetService,
   ) {
     const contact = (p: TelegramPermission | null): TelegramContact | null =>
       p ? { ...p, chatId: p.consoleChatId, telegramChatId: p.chatId } : null;
@@ -142,6 +144,7 @@ export class TelegramAutoReplyService
       replies,
       clock,
       limits: settings,
+      budget,
     });
   }
 
@@ -152,6 +155,10 @@ export class TelegramAutoReplyService
       ),
       this.events.on('telegram.status', ({ status }) => {
         if (status === 'connected') void this.pipeline.scan();
+      }),
+      // Caps raised, a pause resumed, a new day: messages the budget held back are taken again.
+      this.events.on('budget.changed', () => {
+        if (this.bot.status === 'connected') void this.pipeline.scan();
       }),
     );
     await this.pipeline.recover();

@@ -1,3 +1,4 @@
+import { BudgetModule } from '../budget/budget.module';
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { AttachmentsModule } from '../attachments/attachments.module';
@@ -34,6 +35,7 @@ import {
 @Module({
   imports: [
     AttachmentsModule,
+    BudgetModule,
     ChatsModule,
     FilesModule,
     SettingsModule,

@@ -14,6 +14,7 @@ import {
   type LlmTurnResult,
 } from '../llm/llm-adapter';
 import type { TurnSource } from '../llm/turn-source';
+import { costOf, priceFor } from '../budget/model-prices';
 import { SettingsService } from '../settings/settings.service';
 import {
   UsageRollupRecord,
@@ -26,10 +27,22 @@ export interface UsageEntry {
   model: string;
   provider: ModelProvider;
   usage: TokenUsage | undefined;
+  /**
+   * USD to count instead of pricing `usage` (a reservation left by a crash, charged at
+   * its worst case); such an entry adds no reply to `turns`.
+   */
+  costUsd?: number;
+}
+
+/** One rollup's spend, as the budget loads it at start. */
+export interface SpendRow {
+  day: string;
+  source: UsageSource;
+  costUsd: number;
 }
 
 /** Turn sources as the Usage page names them. */
-const SOURCE_OF: Record<TurnSource, UsageSource> = {
+export const SOURCE_OF: Record<TurnSource, UsageSource> = {
   chat: 'chat',
   cron: 'job',
   pulse: 'pulse',
@@ -80,23 +93,42 @@ export class UsageRecorder {
     };
   }
 
+  /** The rollups' spend from `fromDay` on. */
+  spendSince(fromDay: string): Promise<SpendRow[]> {
+    return spendSince(this.model, fromDay);
+  }
+
   /** Never throws: a usage count that cannot be written must not fail the reply. */
-  async record(entry: UsageEntry): Promise<void> {
+  async record(entry: UsageEntry, at?: { day: string }): Promise<void> {
     const input = count(entry.usage?.inputTokens);
     const output = count(entry.usage?.outputTokens);
-    if (!entry.usage || (input === 0 && output === 0)) return;
+    const charged = entry.costUsd !== undefined;
+    if (!charged && (!entry.usage || (input === 0 && output === 0))) return;
     try {
-      const { timezone } = await this.settings.get();
-      const day = DateTime.fromJSDate(this.clock.now(), {
-        zone: timezone,
-      }).toISODate() as string;
+      const { timezone, modelPrices } = await this.settings.get();
+      const day =
+        at?.day ??
+        (DateTime.fromJSDate(this.clock.now(), {
+          zone: timezone,
+        }).toISODate() as string);
+      const price = priceFor(entry.model, entry.provider, modelPrices);
+      const costUsd = charged
+        ? (entry.costUsd as number)
+        : price && entry.usage
+          ? costOf(entry.usage, price.price)
+          : 0;
       const source = SOURCE_OF[entry.source];
       const _id = usageRollupId(day, source, entry.model);
       const write = () =>
         this.model.updateOne(
           { _id },
           {
-            $inc: { inputTokens: input, outputTokens: output, turns: 1 },
+            $inc: {
+              inputTokens: input,
+              outputTokens: output,
+              turns: charged ? 0 : 1,
+              costUsd,
+            },
             $setOnInsert: {
               day,
               source,
@@ -119,6 +151,22 @@ export class UsageRecorder {
   }
 }
 
+/** What the days from `fromDay` on cost, per day and source (for the budget's ledger at start). */
+export async function spendSince(
+  model: Model<UsageRollupRecord>,
+  fromDay: string,
+): Promise<SpendRow[]> {
+  const rows = await model
+    .find({ _id: { $gte: `${fromDay}|` } }, { day: 1, source: 1, costUsd: 1 })
+    .lean()
+    .exec();
+  return rows.map((row) => ({
+    day: row.day,
+    source: row.source,
+    costUsd: typeof row.costUsd === 'number' ? row.costUsd : 0,
+  }));
+}
+
 function count(value: number | undefined): number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0
     ? Math.round(value)
@@ -128,12 +176,14 @@ function count(value: number | undefined): number {
 /** Adds up the usage of a turn's model calls. */
 class UsageSum {
   private input = 0;
+  private cached = 0;
   private output = 0;
   private seen = false;
 
   add(usage: TokenUsage): void {
     this.seen = true;
     this.input += count(usage.inputTokens);
+    this.cached += count(usage.cachedInputTokens);
     this.output += count(usage.outputTokens);
   }
 
@@ -143,6 +193,7 @@ class UsageSum {
           inputTokens: this.input,
           outputTokens: this.output,
           totalTokens: this.input + this.output,
+          ...(this.cached ? { cachedInputTokens: this.cached } : {}),
         }
       : undefined;
   }

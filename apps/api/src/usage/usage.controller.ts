@@ -17,9 +17,9 @@ export class UsageController {
 
   @Get()
   @ApiOperation({
-    summary: 'Tokens used per day, model and source',
+    summary: 'Tokens used and their cost per day, model and source',
     description:
-      "Input and output tokens as the providers reported them, counted per day in the owner's time zone. Sources: chat, job, pulse, auto-reply.",
+      "Input and output tokens as the providers reported them, counted per day in the owner's time zone. Sources: chat, job, pulse, auto-reply. `costUsd` prices the reported tokens with the model's price (Settings `modelPrices`, else the shipped one; 0 for an unpriced model).",
   })
   @ApiOkResponse({ type: UsageReportDto })
   @ApiBadRequestResponse({

@@ -91,10 +91,10 @@ export class UsageService {
       from: fromDay,
       to: toDay,
       timezone,
-      totals,
-      byDay: [...byDay.values()],
-      byModel: [...byModel.values()].sort(byTokens),
-      bySource: [...bySource.values()].sort(byTokens),
+      totals: rounded(totals),
+      byDay: [...byDay.values()].map(rounded),
+      byModel: [...byModel.values()].sort(byTokens).map(rounded),
+      bySource: [...bySource.values()].sort(byTokens).map(rounded),
     };
   }
 }
@@ -109,13 +109,19 @@ function parseDay(value: string, name: string): DateTime {
 }
 
 function zero(): UsageTokens {
-  return { inputTokens: 0, outputTokens: 0, turns: 0 };
+  return { inputTokens: 0, outputTokens: 0, turns: 0, costUsd: 0 };
 }
 
-function add(into: UsageTokens, row: UsageTokens): void {
+function add(into: UsageTokens, row: Partial<UsageTokens>): void {
   into.inputTokens += row.inputTokens ?? 0;
   into.outputTokens += row.outputTokens ?? 0;
   into.turns += row.turns ?? 0;
+  into.costUsd += row.costUsd ?? 0;
+}
+
+/** Costs to the micro-dollar once summed: float sums of many small costs read badly. */
+function rounded<T extends UsageTokens>(usage: T): T {
+  return { ...usage, costUsd: Math.round(usage.costUsd * 1e6) / 1e6 };
 }
 
 function byTokens(a: UsageTokens, b: UsageTokens): number {

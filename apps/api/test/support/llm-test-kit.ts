@@ -36,13 +36,29 @@ export async function startFakeProviders(): Promise<
 }
 
 /**
- * Sets both keys and the model through the real settings API. "Always confirm" is
- * switched off: these specs check what a tool does when it runs (a fresh install has it
- * on, which makes the owner's sends and deletions wait: see actions.spec.ts).
+ * No spend caps: the caps are an explicit setting of each test. Specs about other
+ * things run many replies and jobs whose worst cases would reach the default caps;
+ * a budget spec sets its own caps and prices (prices stay the shipped ones here).
+ */
+export const NO_CAPS = {
+  dailyUsd: null,
+  monthlyUsd: null,
+  unattendedDailyUsd: null,
+} as const;
+
+/**
+ * Sets both keys and the model through the real settings API, with no spend caps (`budget` sets others).
+ * "Always confirm" is switched off: these specs check what a tool does when it runs (a fresh install
+ * has it on, which makes the owner's sends and deletions wait: see actions.spec.ts).
  */
 export async function useModel(
   t: TestApp,
   primaryModel: string,
+  budget: {
+    dailyUsd?: number | null;
+    monthlyUsd?: number | null;
+    unattendedDailyUsd?: number | null;
+  } = NO_CAPS,
 ): Promise<void> {
   const owner = await t.owner();
   await owner
@@ -52,6 +68,7 @@ export async function useModel(
       geminiApiKey: GEMINI_TEST_KEY,
       primaryModel,
       alwaysConfirm: false,
+      budget,
     })
     .expect(200);
 }

@@ -124,6 +124,8 @@ export interface TokenUsage {
   inputTokens?: number;
   outputTokens?: number;
   totalTokens?: number;
+  /** Of `inputTokens`, those the provider served from its prompt cache (where it reports them). */
+  cachedInputTokens?: number;
 }
 
 /** The messaging channels contacts write on (each has its auto-reply and its contact chats). */
@@ -221,6 +223,8 @@ export interface SendMessageRequest {
    * offers the owner's full tool set for this message. Ignored in other chats.
    */
   fullTools?: boolean;
+  /** Allow this one reply over the daily and monthly spend caps. */
+  allowOverBudget?: boolean;
 }
 
 /**
@@ -259,7 +263,13 @@ export interface ChatStreamEventMap {
    * The reply failed; `messageId`: the failed reply as kept (`status: "error"`, with whatever text arrived). `unsaved`: the user's
    * message itself could not be stored, so nothing of the turn was kept (send it again).
    */
-  error: { message: string; messageId?: string | null; unsaved?: boolean };
+  error: {
+    message: string;
+    messageId?: string | null;
+    unsaved?: boolean;
+    /** A spend cap stopped the reply: sending again with `allowOverBudget: true` allows this one reply over it. */
+    overBudget?: boolean;
+  };
 }
 
 export type ChatStreamEventName = keyof ChatStreamEventMap;

@@ -1,4 +1,5 @@
 import type { CronRunView } from './automations';
+import type { BudgetChangedEvent } from './budget';
 import type { DatabaseStatus } from './system';
 import type { TelegramStatus } from './telegram';
 import type {
@@ -127,6 +128,8 @@ export interface AppEventMap {
   };
   /** The server is stopping: the last event of every event stream, which then ends. */
   shutdown: { at: string };
+  /** A budget cap reached 80% or 100%, the caps changed, or unattended work was paused or resumed. */
+  'budget.changed': BudgetChangedEvent;
 }
 
 export type AppEventName = keyof AppEventMap;
@@ -155,6 +158,7 @@ export const APP_EVENT_NAMES: readonly AppEventName[] = [
   'actions.changed',
   'backup.restored',
   'memories.changed',
+  'budget.changed',
   'shutdown',
 ];
 

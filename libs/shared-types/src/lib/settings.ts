@@ -1,3 +1,5 @@
+import type { BudgetCaps, ModelPrice, OutputLimits } from './budget';
+
 /** The prefix of a masked secret in every response: `••••` and the secret's last 4 characters. */
 export const SECRET_MASK_PREFIX = '••••';
 
@@ -34,6 +36,14 @@ export interface AppSettingsView {
   disabledTools: string[];
   /** Attended turns too wait for the owner's approval before they send or delete (on for new installs). */
   alwaysConfirm?: boolean;
+  /** The owner's prices (USD per MTok); they win over the shipped ones. */
+  modelPrices: ModelPrice[];
+  /** The prices shipped with the app, for the console to show. */
+  defaultModelPrices: ModelPrice[];
+  /** Spend caps in USD; `null`: no cap. */
+  budget: BudgetCaps;
+  /** The output limit every model call carries, per source. */
+  outputLimits: OutputLimits;
   updatedAt: string | null;
 }
 
@@ -90,6 +100,12 @@ export interface UpdateAppSettingsRequest {
   /** Names of registered tools to switch off (the meta tools cannot be); replaces the list. */
   disabledTools?: string[];
   alwaysConfirm?: boolean;
+  /** Replaces the owner's price list (USD per MTok, each ≥ 0 and ≤ 10,000). */
+  modelPrices?: ModelPrice[];
+  /** Caps to change (omitted ones kept); `null`: no cap. Each ≥ 0 and ≤ 10,000. */
+  budget?: Partial<BudgetCaps>;
+  /** Output limits to change (omitted sources kept). */
+  outputLimits?: Partial<OutputLimits>;
 }
 
 export const MODEL_PROVIDERS = [

@@ -16,6 +16,8 @@ export interface UsageTokens {
   outputTokens: number;
   /** Replies (LLM turns, each with all its tool rounds) the provider reported usage for. */
   turns: number;
+  /** USD, from the reported tokens and the model's price (cached input at its own price where reported). */
+  costUsd: number;
 }
 
 export interface UsageDay extends UsageTokens {
@@ -38,7 +40,7 @@ export interface UsageReport {
   from: string;
   to: string;
   timezone: string;
-  totals: { inputTokens: number; outputTokens: number; turns: number };
+  totals: UsageTokens;
   /** Every day of the range, oldest first (days without turns count 0). */
   byDay: UsageDay[];
   /** Most tokens first. */

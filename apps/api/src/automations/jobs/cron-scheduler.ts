@@ -8,11 +8,13 @@ import {
 import { InjectModel } from '@nestjs/mongoose';
 import { OnEvent } from '@nestjs/event-emitter';
 import { Types, type Model } from 'mongoose';
-import type {
-  AppEventMap,
-  CronRunView,
-  RunTrigger,
-  TaintMark,
+import {
+  DEFAULT_JOB_MAX_ROUNDS,
+  DEFAULT_JOB_MAX_TOKENS_PER_RUN,
+  type AppEventMap,
+  type CronRunView,
+  type RunTrigger,
+  type TaintMark,
 } from '@metatronos/shared-types';
 import {
   AutomationRunsService,
@@ -513,6 +515,9 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
               actOnOwnTools: actOnOwnToolsOf(job),
               taint,
             },
+            // A run's own limits: tool rounds, and tokens over all its model calls (the budget stops the next call).
+            maxToolRounds: DEFAULT_JOB_MAX_ROUNDS,
+            maxTokens: DEFAULT_JOB_MAX_TOKENS_PER_RUN,
           },
           async (view) => {
             await this.finished(job._id, view);

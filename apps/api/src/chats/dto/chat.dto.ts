@@ -176,6 +176,14 @@ export class SendMessageDto implements SendMessageRequest {
   @OptionalField()
   @IsBoolean()
   fullTools?: boolean;
+
+  @ApiPropertyOptional({
+    description:
+      "Allow this one reply over the daily and monthly spend caps (after a reply stopped at a cap). Unattended caps and the pause after a provider's 402 do not apply to the owner's chat.",
+  })
+  @OptionalField()
+  @IsBoolean()
+  allowOverBudget?: boolean;
 }
 
 export class RegenerateReplyDto implements RegenerateReplyRequest {

@@ -3,6 +3,8 @@ import { LlmAdapterFactory } from '../../llm/llm-adapter.factory';
 import { resolveModel } from '../../llm/llm-runner';
 import { TurnError } from '../../llm/llm-errors';
 import type { AppSettings } from '../../settings/settings.service';
+import type { TurnSource } from '../../llm/turn-source';
+import { SOURCE_OF } from '../../usage/usage-recorder';
 
 /** Why a tool that needs the model cannot ask it (no model chosen, or no key/endpoint for it). */
 export class ModelUnavailableError extends Error {
@@ -20,6 +22,8 @@ export interface ModelJsonRequest {
   system: string;
   user: string;
   signal: AbortSignal;
+  /** Who the call is made for (the turn whose tool asks): counted and capped as that source. */
+  source?: TurnSource;
 }
 
 /**
@@ -34,7 +38,8 @@ export class ModelJsonClient {
   /** The reply parsed as JSON, or `undefined` when it is not JSON. Provider failures throw. */
   async ask(request: ModelJsonRequest): Promise<unknown> {
     const model = this.model(request.settings);
-    const adapter = this.adapters.create(model.route, model.connection);
+    const source = request.source ?? 'chat';
+    const adapter = this.adapters.forCall(model, { source });
     let text = '';
     await adapter.streamTurn(
       {
@@ -44,6 +49,7 @@ export class ModelJsonClient {
         userMessage: request.user,
         tools: null,
         maxToolRounds: 0,
+        maxOutputTokens: request.settings.outputLimits[SOURCE_OF[source]],
         signal: request.signal,
       },
       {

@@ -7,6 +7,7 @@ import {
   type AiToolContext,
 } from '../../ai-tools/ai-tool';
 import { TODO_MODE } from '../todo/todo-update.tool';
+import { BudgetRefusal } from '../../budget/budget-refusal';
 import { ModelJsonClient, ModelUnavailableError } from './model-json-client';
 
 export const PLAN_DEFAULT_STEPS = 6;
@@ -51,7 +52,7 @@ export class PlanCreateTool implements AiTool<typeof PLAN_CREATE_ARGS> {
 
   async execute(
     args: z.output<typeof PLAN_CREATE_ARGS>,
-    { settings, signal }: AiToolContext,
+    { settings, signal, source }: AiToolContext,
   ): Promise<string> {
     const task = args.task.trim();
     if (!task) return toolError('task is required');
@@ -73,6 +74,7 @@ export class PlanCreateTool implements AiTool<typeof PLAN_CREATE_ARGS> {
           await this.model.ask({
             settings,
             signal,
+            source,
             system,
             user:
               attempt === 1
@@ -89,6 +91,8 @@ export class PlanCreateTool implements AiTool<typeof PLAN_CREATE_ARGS> {
     } catch (error) {
       if (error instanceof ModelUnavailableError)
         return toolError(`plan_create unavailable: ${error.message}`);
+      if (error instanceof BudgetRefusal)
+        return toolError(`plan_create not run: ${error.message}`);
       throw error;
     }
   }

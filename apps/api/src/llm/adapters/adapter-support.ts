@@ -156,8 +156,23 @@ export function statusError(
   provider: ProviderContext,
   status: number,
   providerMessage: string,
+  code?: string,
 ): LlmProviderError {
   const name = provider.name;
+  // OpenAI answers an account without credit with 429 `insufficient_quota`, others with 402.
+  if (
+    status === 402 ||
+    code === 'insufficient_quota' ||
+    /insufficient[_ ]quota|billing (?:hard )?limit|out of credit/i.test(
+      providerMessage,
+    )
+  ) {
+    return new LlmProviderError(
+      'quota',
+      `${name} says the account has no credit left (${status}). Add credit with the provider; unattended work is paused until tomorrow or until you resume it on the Usage page.`,
+      status,
+    );
+  }
   if (status === 401 || status === 403) {
     return new LlmProviderError(
       'auth',

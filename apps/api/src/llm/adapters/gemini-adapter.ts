@@ -162,6 +162,9 @@ export class GeminiAdapter implements LlmAdapter {
       abortSignal: signal,
       // Continuation would silently re-send a request whose stream dropped before any content.
       automaticContinuation: false,
+      ...(request.maxOutputTokens
+        ? { maxOutputTokens: request.maxOutputTokens }
+        : {}),
       ...(systemPrompt ? { systemInstruction: systemPrompt } : {}),
       ...(tools?.length
         ? {
@@ -200,6 +203,7 @@ export class GeminiAdapter implements LlmAdapter {
     let generatedIds = 0;
 
     for (;;) {
+      await sink.beforeCall?.();
       const reply = await this.streamReply(
         chat,
         message,
@@ -213,10 +217,14 @@ export class GeminiAdapter implements LlmAdapter {
           reply.usage.candidatesTokenCount,
           reply.usage.totalTokenCount,
         );
+        const cached = reply.usage.cachedContentTokenCount;
+        // Thinking tokens are billed as output.
+        const thoughts = reply.usage.thoughtsTokenCount ?? 0;
         sink.onUsage?.({
           inputTokens: reply.usage.promptTokenCount ?? 0,
-          outputTokens: reply.usage.candidatesTokenCount ?? 0,
+          outputTokens: (reply.usage.candidatesTokenCount ?? 0) + thoughts,
           totalTokens: reply.usage.totalTokenCount ?? 0,
+          ...(cached ? { cachedInputTokens: cached } : {}),
         });
       }
       if (reply.blockReason && !reply.calls.length && !reply.sawText) {

@@ -154,6 +154,7 @@ export class OpenAiAdapter implements LlmAdapter {
                 provider,
                 () => sink.onActivity?.(),
                 sink.onUsage?.bind(sink),
+                sink.beforeCall?.bind(sink),
               );
         } catch (error) {
           throw this.toProviderError(error, provider, request.signal);
@@ -171,12 +172,15 @@ export class OpenAiAdapter implements LlmAdapter {
     provider: ProviderContext,
     onActivity: () => void,
     onUsage?: (usage: TokenUsage) => void,
+    beforeCall?: () => Promise<void>,
   ): Promise<LlmTurnResult> {
     const usage = new UsageTotal();
+    await beforeCall?.();
     const stream = await client.chat.completions.create(
       {
         model: request.model,
         messages,
+        ...this.outputLimit(request),
         stream: true,
         stream_options: { include_usage: true },
       },
@@ -217,10 +221,12 @@ export class OpenAiAdapter implements LlmAdapter {
     let generatedIds = 0;
 
     for (let round = 0; ; round++) {
+      await sink.beforeCall?.();
       const stream = client.chat.completions.stream(
         {
           model: request.model,
           messages: conversation,
+          ...this.outputLimit(request),
           ...(tools.length ? { tools: tools.map(toOpenAiTool) } : {}),
           stream: true,
           stream_options: { include_usage: true },
@@ -283,6 +289,19 @@ export class OpenAiAdapter implements LlmAdapter {
     }
   }
 
+  /**
+   * OpenAI's own API takes `max_completion_tokens` (its reasoning models refuse
+   * `max_tokens`); OpenAI-compatible servers (Ollama, vLLM, LM Studio) know `max_tokens`.
+   */
+  private outputLimit(
+    request: LlmTurnRequest,
+  ): { max_completion_tokens: number } | { max_tokens: number } | object {
+    if (!request.maxOutputTokens) return {};
+    return this.pdfInline
+      ? { max_completion_tokens: request.maxOutputTokens }
+      : { max_tokens: request.maxOutputTokens };
+  }
+
   private toProviderError(
     error: unknown,
     provider: ProviderContext,
@@ -308,7 +327,12 @@ export class OpenAiAdapter implements LlmAdapter {
       const message =
         typeof body?.message === 'string' ? body.message : error.message;
       if (typeof error.status === 'number')
-        return statusError(provider, error.status, message);
+        return statusError(
+          provider,
+          error.status,
+          message,
+          typeof error.code === 'string' ? error.code : undefined,
+        );
       // An error event inside the stream (no HTTP status).
       return new LlmProviderError(
         'server',
@@ -340,10 +364,12 @@ function addChunkUsage(
       chunk.usage.total_tokens,
     );
     // The last chunk of a completion carries its usage (include_usage).
+    const cached = chunk.usage.prompt_tokens_details?.cached_tokens;
     onUsage?.({
       inputTokens: chunk.usage.prompt_tokens,
       outputTokens: chunk.usage.completion_tokens,
       totalTokens: chunk.usage.total_tokens,
+      ...(cached ? { cachedInputTokens: cached } : {}),
     });
   }
 }

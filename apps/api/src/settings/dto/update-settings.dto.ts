@@ -5,6 +5,7 @@ import {
   IsBoolean,
   IsArray,
   IsIn,
+  IsObject,
   IsString,
   IsUrl,
   Matches,
@@ -12,7 +13,11 @@ import {
   ValidateNested,
 } from 'class-validator';
 import {
+  BUDGET_MAX_USD,
   MODEL_PROVIDERS,
+  type BudgetCaps,
+  type ModelPrice,
+  type OutputLimits,
   type AppSettingsView,
   type AuthProfile,
   type AuthProfileInput,
@@ -241,6 +246,66 @@ export class UpdateSettingsDto implements UpdateAppSettingsRequest {
   @OptionalField()
   @IsBoolean()
   alwaysConfirm?: boolean;
+  // The three spend fields are checked field by field by the settings service (clear messages, numbers sent as strings accepted).
+  @ApiPropertyOptional({
+    type: () => [ModelPriceDto],
+    description: `Replaces the owner's price list (USD per million tokens, each from 0 to ${BUDGET_MAX_USD}); an entry wins over the shipped price of the same model and matches its dated versions.`,
+  })
+  @OptionalField()
+  @IsArray()
+  modelPrices?: ModelPriceDto[];
+
+  @ApiPropertyOptional({
+    type: () => BudgetCapsDto,
+    description: `Caps to change (omitted ones kept); null: no cap. Each from 0 to ${BUDGET_MAX_USD} USD.`,
+  })
+  @OptionalField()
+  @IsObject()
+  budget?: Partial<BudgetCapsDto>;
+
+  @ApiPropertyOptional({
+    type: () => OutputLimitsDto,
+    description:
+      'The output limit (max_tokens / maxOutputTokens) of every model call, per source (16 to 200,000); omitted sources kept.',
+  })
+  @OptionalField()
+  @IsObject()
+  outputLimits?: Partial<OutputLimitsDto>;
+}
+
+export class ModelPriceDto implements ModelPrice {
+  @ApiProperty({ example: 'gpt-4.1-mini' })
+  model!: string;
+  @ApiProperty({ example: 0.4 })
+  inputPerMTok!: number;
+  @ApiPropertyOptional({ example: 0.1 })
+  cachedInputPerMTok?: number;
+  @ApiProperty({ example: 1.6 })
+  outputPerMTok!: number;
+  @ApiPropertyOptional()
+  audioInputPerMTok?: number;
+  @ApiPropertyOptional()
+  audioOutputPerMTok?: number;
+}
+
+export class BudgetCapsDto implements BudgetCaps {
+  @ApiProperty({ type: Number, nullable: true, example: 5 })
+  dailyUsd!: number | null;
+  @ApiProperty({ type: Number, nullable: true, example: null })
+  monthlyUsd!: number | null;
+  @ApiProperty({ type: Number, nullable: true, example: 1 })
+  unattendedDailyUsd!: number | null;
+}
+
+export class OutputLimitsDto implements OutputLimits {
+  @ApiProperty({ example: 16384 })
+  chat!: number;
+  @ApiProperty({ example: 8192 })
+  job!: number;
+  @ApiProperty({ example: 4096 })
+  pulse!: number;
+  @ApiProperty({ name: 'auto-reply', example: 2048 })
+  'auto-reply'!: number;
 }
 
 export class AuthProfileViewDto implements AuthProfile {
@@ -293,6 +358,14 @@ export class SettingsViewDto implements AppSettingsView {
       'Attended turns too wait for the owner before they send or delete (GET /api/actions)',
   })
   alwaysConfirm!: boolean;
+  @ApiProperty({ type: [ModelPriceDto] })
+  modelPrices!: ModelPriceDto[];
+  @ApiProperty({ type: [ModelPriceDto] })
+  defaultModelPrices!: ModelPriceDto[];
+  @ApiProperty({ type: BudgetCapsDto })
+  budget!: BudgetCapsDto;
+  @ApiProperty({ type: OutputLimitsDto })
+  outputLimits!: OutputLimitsDto;
   @ApiProperty({ type: String, nullable: true })
   updatedAt!: string | null;
 }

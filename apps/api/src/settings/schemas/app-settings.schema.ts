@@ -63,6 +63,15 @@ export class AppSettingsRecord {
   /** Absent in documents from before the setting: read as off there (new installs write true). */
   @Prop({ type: Boolean, default: undefined })
   alwaysConfirm?: boolean;
+  /** The owner's model prices (USD per MTok). */
+  @Prop({ type: [Object], default: undefined })
+  modelPrices?: unknown[];
+  /** Spend caps; absent: the default caps (null inside: no cap, the owner's choice). */
+  @Prop({ type: Object, default: undefined })
+  budget?: Record<string, unknown>;
+  /** Output limits per source. */
+  @Prop({ type: Object, default: undefined })
+  outputLimits?: Record<string, unknown>;
   @Prop({ type: Date, default: null })
   updatedAt!: Date | null;
 }

@@ -43,6 +43,12 @@ class UsageTotalsDto {
       'Replies (LLM turns with all their tool rounds) with reported usage',
   })
   turns!: number;
+  @ApiProperty({
+    description:
+      "USD from the reported tokens at each model's price (cached input at its own price where reported)",
+    example: 0.0123,
+  })
+  costUsd!: number;
 }
 
 class UsageDayDto extends UsageTotalsDto implements UsageDay {

@@ -26,6 +26,9 @@ export class UsageRollupRecord {
   outputTokens!: number;
   @Prop({ type: Number, default: 0 })
   turns!: number;
+  /** USD from the reported tokens at the model's price when the call ended (0 for an unpriced model). */
+  @Prop({ type: Number, default: 0 })
+  costUsd!: number;
 }
 
 export const UsageRollupSchema =

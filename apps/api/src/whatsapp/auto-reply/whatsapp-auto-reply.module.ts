@@ -1,3 +1,4 @@
+import { BudgetModule } from '../../budget/budget.module';
 import { Module } from '@nestjs/common';
 import { ChatsModule } from '../../chats/chats.module';
 import { WhatsAppModule } from '../gateway/whatsapp.module';
@@ -12,7 +13,12 @@ import { WhatsAppChatDirectory } from './whatsapp-chat-directory';
  * through `WhatsAppGateway` when the contact has `canReply`.
  */
 @Module({
-  imports: [ChatsModule, WhatsAppModule, WhatsAppPermissionsModule],
+  imports: [
+    ChatsModule,
+    WhatsAppModule,
+    WhatsAppPermissionsModule,
+    BudgetModule,
+  ],
   providers: [
     WhatsAppAutoReplySettings,
     WhatsAppAutoReplyService,

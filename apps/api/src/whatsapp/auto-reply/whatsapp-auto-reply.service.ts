@@ -1,4 +1,5 @@
 import {
+  Logger,
   Injectable,
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
@@ -12,6 +13,7 @@ import type {
   MessageAuthor,
   WhatsAppPermission,
 } from '@metatronos/shared-types';
+import { BudgetService } from '../../budget/budget.service';
 import { ChatReplyService } from '../../chats/chat-reply.service';
 import { ChatsService } from '../../chats/chats.service';
 import { Clock } from '../../clock/clock';
@@ -47,6 +49,7 @@ interface StoredWhatsAppMessage extends InboundMessage {
 export class WhatsAppAutoReplyService
   implements OnApplicationBootstrap, BeforeApplicationShutdown, OnModuleDestroy
 {
+  private readonly logger = new Logger(WhatsAppAutoReplyService.name);
   private readonly pipeline: ContactAutoReply<
     StoredWhatsAppMessage,
     WhatsAppPermission
@@ -62,6 +65,7 @@ export class WhatsAppAutoReplyService
     clock: Clock,
     private readonly emitter: EventEmitter2,
     settings: WhatsAppAutoReplySettings,
+    budget: BudgetService,
   ) {
     const port: ContactChannelPort<StoredWhatsAppMessage, WhatsAppPermission> =
       {
@@ -95,6 +99,7 @@ export class WhatsAppAutoReplyService
       replies,
       clock,
       limits: settings,
+      budget,
     });
   }
 
@@ -106,11 +111,28 @@ export class WhatsAppAutoReplyService
     const onStatus = ({ status }: AppEventMap['whatsapp.status']) => {
       if (status === 'connected') void this.pipeline.scan();
     };
+    // Caps raised, a pause resumed, a new day: messages the budget held back are taken again.
+    // A budget notice (80% / 100% of a cap, a pause) also goes to the owner's own chat, once per cap and period.
+    const onBudget = ({ message }: AppEventMap['budget.changed']) => {
+      if (this.gateway.status !== 'connected') return;
+      void this.pipeline.scan();
+      const own = this.gateway.phoneNumber;
+      if (message && own)
+        this.gateway
+          .sendText(own, `Metatron budget: ${message}`)
+          .catch((error: Error) =>
+            this.logger.warn(
+              `Could not send the budget notice to your own chat: ${error.message}`,
+            ),
+          );
+    };
     this.emitter.on('whatsapp.message', onMessage);
     this.emitter.on('whatsapp.status', onStatus);
+    this.emitter.on('budget.changed', onBudget);
     this.unsubscribe.push(
       () => this.emitter.off('whatsapp.message', onMessage),
       () => this.emitter.off('whatsapp.status', onStatus),
+      () => this.emitter.off('budget.changed', onBudget),
     );
     await this.pipeline.recover();
     if (this.gateway.status === 'connected') await this.pipeline.scan();

@@ -212,6 +212,13 @@ describe('SetupPage', () => {
       );
     });
 
+    it("shows a fresh install's spend caps", async () => {
+      await toConnectStep();
+      expect(el('setup-budget')?.textContent?.replace(/\s+/g, ' ')).toContain(
+        'Spend caps start at $5.00 a day in total and $1.00 a day for jobs, Pulse and auto-replies',
+      );
+    });
+
     it('can be skipped', async () => {
       await toConnectStep();
       await click('connect-skip');

@@ -25,6 +25,7 @@ import { MatInput } from '@angular/material/input';
 import { Router, RouterLink } from '@angular/router';
 import { map } from 'rxjs';
 import {
+  DEFAULT_BUDGET,
   OWNER_PASSWORD_MAX_LENGTH,
   OWNER_PASSWORD_MIN_LENGTH,
   type ModelOption,
@@ -73,6 +74,10 @@ export class SetupPage {
 
   /** First the password, then "Connect a model". */
   protected readonly step = signal<'password' | 'model'>('password');
+  /** A fresh install's caps, shown so the owner knows them before the first reply. */
+  protected readonly budget = DEFAULT_BUDGET;
+  protected readonly usd = (value: number | null): string =>
+    value === null ? 'no cap' : `$${value.toFixed(2)}`;
   protected readonly providers = [
     { value: 'gemini', label: 'Google Gemini' },
     { value: 'openai', label: 'OpenAI' },

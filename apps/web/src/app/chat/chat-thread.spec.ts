@@ -331,6 +331,35 @@ describe('ChatThread', () => {
     expect(send).toHaveBeenLastCalledWith('c1', { content: 'Second question' });
   });
 
+  it('offers to allow one reply over budget when a spend cap stopped it, and sends it again with allowOverBudget', async () => {
+    await open([]);
+    await sendMessage('Plan my week');
+    reply({ type: 'message', data: userMessage('u1', 'Plan my week') });
+    reply({
+      type: 'error',
+      data: {
+        message:
+          "Today's budget of $5.00 is used ($5.02). Raise it in Settings, or allow this one reply.",
+        messageId: 'a1',
+        overBudget: true,
+      },
+    });
+    replies.complete();
+    await stable();
+    http.expectOne(LATEST).flush([userMessage('u1', 'Plan my week')]);
+    await stable();
+    const allow = el('allow-over-budget') as HTMLButtonElement | null;
+    expect(allow).not.toBeNull();
+    replies = new Subject<ChatStreamEvent>();
+    allow?.click();
+    await stable();
+    expect(send).toHaveBeenLastCalledWith('c1', {
+      content: 'Plan my week',
+      allowOverBudget: true,
+    });
+    expect(el('allow-over-budget')).toBeNull();
+  });
+
   it('keeps the partial text and shows the error under it when the reply fails', async () => {
     await open([]);
     await sendMessage('Hi');

@@ -154,6 +154,9 @@ export class ChatThread {
   protected readonly live = signal<LiveReply | null>(null);
   protected readonly sending = signal(false);
   protected readonly sendError = signal<string | null>(null);
+  /** The message whose reply a spend cap stopped: "Allow this one reply" sends it again over the cap. */
+  protected readonly overBudgetContent = signal<string | null>(null);
+  private lastSentContent = '';
   protected readonly stopping = signal(false);
   protected readonly draft = signal('');
   protected readonly awayFromBottom = signal(false);
@@ -426,9 +429,21 @@ export class ChatThread {
     this.loadLatest(true);
   }
 
-  protected send(): void {
+  /** Sends the message a spend cap stopped again, allowed over the daily and monthly caps once. */
+  protected allowOverBudget(): void {
+    const content = this.overBudgetContent();
+    if (!content) return;
+    this.overBudgetContent.set(null);
+    this.draft.set(content);
+    this.send({ allowOverBudget: true });
+  }
+
+  protected send(
+    extra: Pick<SendMessageRequest, 'allowOverBudget'> = {},
+  ): void {
     if (!this.canSend()) return;
     const content = this.draft().trim();
+    this.lastSentContent = content;
     const chatId = this.openId();
     const localId = `${LOCAL_ID_PREFIX}${++this.localIds}`;
     const now = new Date().toISOString();
@@ -450,6 +465,7 @@ export class ChatThread {
       ? { content, attachmentIds: files.map((file) => file.id) }
       : { content };
     if (this.contactChat() && this.fullTools()) body.fullTools = true;
+    if (extra.allowOverBudget) body.allowOverBudget = true;
 
     this.messages.update((list) => [...list, optimistic]);
     this.draft.set('');
@@ -570,6 +586,7 @@ export class ChatThread {
   ): void {
     const { chatId } = options;
     this.sendError.set(null);
+    this.overBudgetContent.set(null);
     this.sending.set(true);
     this.live.set(NEW_REPLY);
     this.waitingSince.set(Date.now());
@@ -589,6 +606,8 @@ export class ChatThread {
       next: (event) => {
         started = true;
         this.waitingSince.set(Date.now());
+        if (event.type === 'error' && event.data.overBudget)
+          this.overBudgetContent.set(this.lastSentContent || null);
         if (event.type === 'error' && event.data.unsaved) {
           unsaved = true;
           this.streamSub = null;

@@ -91,6 +91,8 @@ export class AppShell {
     { initialValue: true },
   );
   protected readonly menuOpen = signal(false);
+  /** The latest budget notice (a cap at 80% or 100%, a pause), until dismissed. */
+  protected readonly budgetNotice = signal<string | null>(null);
   protected readonly mode = computed(() => (this.wide() ? 'side' : 'over'));
   protected readonly drawerOpen = computed(
     () => this.wide() || this.menuOpen(),
@@ -145,6 +147,15 @@ export class AppShell {
         takeUntilDestroyed(),
       )
       .subscribe(() => server.markReachable());
+
+    // A spend cap reached 80% or 100%, or unattended work was paused: a banner until dismissed.
+    events
+      .on('budget.changed')
+      .pipe(takeUntilDestroyed())
+      .subscribe((event) => {
+        if (event.message) this.budgetNotice.set(event.message);
+        else if (event.state === 'ok') this.budgetNotice.set(null);
+      });
 
     // Some session logged out (maybe this one, from another tab): ask the server whether ours is still valid.
     events

@@ -1,4 +1,9 @@
-import type { AppSettingsView } from '@metatronos/shared-types';
+import {
+  DEFAULT_BUDGET,
+  DEFAULT_MODEL_PRICES,
+  DEFAULT_OUTPUT_LIMITS,
+  type AppSettingsView,
+} from '@metatronos/shared-types';
 
 /** A complete `GET /api/settings` answer for specs: nothing configured, unless `overrides` say otherwise. */
 export function settingsView(
@@ -17,6 +22,10 @@ export function settingsView(
     urlFetchAllowHosts: [],
     authProfiles: [],
     disabledTools: [],
+    modelPrices: [],
+    defaultModelPrices: [...DEFAULT_MODEL_PRICES],
+    budget: { ...DEFAULT_BUDGET },
+    outputLimits: { ...DEFAULT_OUTPUT_LIMITS },
     updatedAt: null,
     ...overrides,
   };

@@ -14,6 +14,8 @@ import {
 import { MatCard, MatCardContent } from '@angular/material/card';
 import { MatProgressBar } from '@angular/material/progress-bar';
 import type {
+  BudgetCapName,
+  BudgetView,
   UsageReport,
   UsageSource,
   UsageTokens,
@@ -81,13 +83,61 @@ export class UsagePage {
   protected readonly providerLabels = PROVIDER_LABELS;
   protected readonly format = (n: number) => n.toLocaleString('en-US');
 
-  /** Rows by model with their estimated cost (null: price unknown). */
+  /** Rows by model with their cost: the server's (prices from Settings), else the console's estimate. */
   protected readonly models = computed(() =>
     (this.report()?.byModel ?? []).map((row) => ({
       ...row,
-      cost: estimateCost(row.model, row.inputTokens, row.outputTokens),
+      cost:
+        typeof row.costUsd === 'number' && row.costUsd > 0
+          ? row.costUsd
+          : estimateCost(row.model, row.inputTokens, row.outputTokens),
     })),
   );
+
+  protected readonly budget = signal<BudgetView | null>(null);
+  /** Each cap with what counts against it (no cap: no bar). */
+  protected readonly caps = computed(() => {
+    const budget = this.budget();
+    if (!budget) return [];
+    const rows: Array<[BudgetCapName, string, number]> = [
+      ['dailyUsd', 'Today', budget.spent.todayUsd],
+      [
+        'unattendedDailyUsd',
+        'Today, unattended',
+        budget.spent.unattendedTodayUsd,
+      ],
+      ['monthlyUsd', 'This month', budget.spent.monthUsd],
+    ];
+    return rows.map(([cap, label, spent]) => {
+      const limit = budget.caps[cap];
+      return {
+        cap,
+        label,
+        spent,
+        limit,
+        percent:
+          limit === null
+            ? null
+            : limit > 0
+              ? Math.min(100, Math.round((spent / limit) * 100))
+              : 100,
+      };
+    });
+  });
+  private readonly budgetResource = liveResource<BudgetView>({
+    load: () => this.http.get<BudgetView>(`${API_BASE}/budget`),
+    apply: (budget) => this.budget.set(budget),
+    hasValue: () => this.budget() !== null,
+    failure: "Couldn't load the budget",
+    event: { name: 'budget.changed' },
+  });
+
+  /** Ends the pause after a provider said the account has no credit left. */
+  protected resume(): void {
+    this.http
+      .post<BudgetView>(`${API_BASE}/budget/resume`, {})
+      .subscribe({ next: (budget) => this.budget.set(budget) });
+  }
   protected readonly sources = computed(() => {
     const rows = this.report()?.bySource ?? [];
     const all = rows.reduce((sum, row) => sum + tokens(row), 0);
@@ -143,5 +193,6 @@ export class UsagePage {
 
   protected reload(): void {
     this.resource.reload();
+    this.budgetResource.reload();
   }
 }
