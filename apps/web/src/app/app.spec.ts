@@ -69,6 +69,9 @@ describe('App', () => {
     for (const req of http.match('/api/settings')) req.flush(settingsView());
     // …and counts the emails waiting for approval (a badge on Accounts).
     for (const req of http.match((r) => r.url === '/api/drafts')) req.flush([]);
+    // …and the actions waiting for the owner (a badge on Pending actions).
+    for (const req of http.match((r) => r.url === '/api/actions'))
+      req.flush([]);
     http.verify();
   });
 
