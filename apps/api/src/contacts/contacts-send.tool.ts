@@ -9,6 +9,7 @@ import {
   type AiToolContext,
 } from '../ai-tools/ai-tool';
 import { Clock } from '../clock/clock';
+import { isAttended } from '../llm/turn-source';
 import { ContactChannelRouter, ContactSendError } from './contact-channel';
 import { RunSendCounter } from './run-send-counter';
 
@@ -78,7 +79,7 @@ export class ContactsSendTool implements AiTool<typeof CONTACTS_SEND_ARGS> {
     if (!text) return toolError('message_text is required');
     const target = this.router.route(args.contact_id);
     if (!target.ok) return toolError(target.error);
-    const unattended = source !== 'chat';
+    const unattended = !isAttended(source);
     let release: (() => void) | null = null;
     if (unattended) {
       // Counted per run: the run's assistant message names it.

@@ -31,6 +31,7 @@ export interface UsageEntry {
 /** Turn sources as the Usage page names them. */
 const SOURCE_OF: Record<TurnSource, UsageSource> = {
   chat: 'chat',
+  voice: 'voice',
   cron: 'job',
   pulse: 'pulse',
   'auto-reply': 'auto-reply',

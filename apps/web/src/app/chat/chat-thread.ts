@@ -253,7 +253,8 @@ export class ChatThread {
             event.change === 'reply-ended' ||
             event.change === 'reply-started' ||
             event.change === 'delivery' ||
-            event.change === 'mode',
+            event.change === 'mode' ||
+            event.change === 'transcript',
         ),
         takeUntilDestroyed(),
       )
