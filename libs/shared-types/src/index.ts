@@ -18,3 +18,4 @@ export * from './lib/usage';
 export * from './lib/backup';
 export * from './lib/accounts';
 export * from './lib/actions';
+export * from './lib/voice';

@@ -42,6 +42,7 @@ import { WhatsAppAutoReplyModule } from '../whatsapp/auto-reply/whatsapp-auto-re
 import { TelegramModule } from '../telegram/telegram.module';
 import { ChannelsModule } from '../channels/channels.module';
 import { UsageModule } from '../usage/usage.module';
+import { VoiceModule } from '../voice/voice.module';
 import { BackupModule } from '../backup/backup.module';
 import { CalendarModule } from '../accounts/calendar/calendar.module';
 import { EmailModule } from '../accounts/email/email.module';
@@ -121,6 +122,7 @@ export class AppModule {
         ChannelsModule,
         ContactsModule,
         UsageModule,
+        VoiceModule,
         BackupModule,
         CalendarModule,
         EmailModule,
