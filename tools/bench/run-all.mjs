@@ -17,6 +17,7 @@ const BENCHES = [
   'foundation.bench.mjs',
   'prompt-budget.bench.ts',
   'usage.bench.ts',
+  'voice.bench.ts',
   'whatsapp-qr.bench.mjs',
   'whatsapp.bench.ts',
 ];

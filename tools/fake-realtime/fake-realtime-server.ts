@@ -30,6 +30,8 @@ export interface FakeRealtimeCall {
   /** The `session` form field, parsed. */
   session: Record<string, unknown>;
   hungUp: boolean;
+  /** How long this server took to answer the offer (from the request's arrival to the answer sent). */
+  answerMs: number;
 }
 
 export interface FakeControl {
@@ -179,6 +181,7 @@ export async function startFakeRealtimeServer(): Promise<FakeRealtimeServer> {
   async function route(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (req.method === 'POST' && url.pathname === '/v1/realtime/calls') {
+      const arrived = performance.now();
       const body = await readBody(req);
       if (refusal) {
         const { status, body: error } = refusal;
@@ -212,7 +215,15 @@ export async function startFakeRealtimeServer(): Promise<FakeRealtimeServer> {
         return;
       }
       const callId = `rtc_${randomBytes(8).toString('hex')}`;
-      calls.push({ callId, apiKey: bearer(req), sdp, session, hungUp: false });
+      const call: FakeRealtimeCall = {
+        callId,
+        apiKey: bearer(req),
+        sdp,
+        session,
+        hungUp: false,
+        answerMs: 0,
+      };
+      calls.push(call);
       let answer = CANNED_ANSWER;
       if (/^m=audio /m.test(sdp) && /a=ice-ufrag:/.test(sdp)) {
         const peer = await answerWithPeer(sdp);
@@ -226,6 +237,7 @@ export async function startFakeRealtimeServer(): Promise<FakeRealtimeServer> {
         location: `/v1/realtime/calls/${callId}`,
       });
       res.end(answer);
+      call.answerMs = performance.now() - arrived;
       return;
     }
     const hangup = /^\/v1\/realtime\/calls\/([^/]+)\/hangup$/.exec(

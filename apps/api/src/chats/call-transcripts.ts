@@ -47,18 +47,17 @@ export class CallTranscripts {
     private readonly events: AppEventBus,
   ) {}
 
-  /** The owner's chat `chatId` (400 when there is none), or a new chat when no id is given. */
-  async chatForCall(
-    chatId: string | undefined,
-  ): Promise<{ chat: ChatRecord; created: boolean }> {
-    if (chatId === undefined) {
-      const chat = await this.chatsService.createQuietly();
-      return { chat, created: true };
-    }
+  /** The owner's chat `chatId`, or 400 when there is none. */
+  async ownerChat(chatId: string): Promise<ChatRecord> {
     const chat = await this.cache.chat(chatId);
     if (!chat || (chat.kind ?? 'chat') !== 'chat')
       throw new BadRequestException(`Chat '${chatId}' not found`);
-    return { chat, created: false };
+    return chat;
+  }
+
+  /** A new chat for a call, under an id chosen beforehand (the call's tools know it while it is written). */
+  createChat(id: Types.ObjectId): Promise<ChatRecord> {
+    return this.chatsService.createQuietly(id);
   }
 
   announceCreated(chat: ChatRecord): void {
@@ -67,8 +66,7 @@ export class CallTranscripts {
 
   /** Removes a chat made for a call that could not start (it has no messages). */
   async discard(chat: ChatRecord): Promise<void> {
-    await this.chats.deleteOne({ _id: chat._id }).exec();
-    this.cache.forget(chat._id.toHexString());
+    await this.chatsService.discard(chat._id.toHexString());
   }
 
   hasMode(mode: string): boolean {

@@ -56,6 +56,7 @@ export class VoiceCall {
   private outputsWaiting = 0;
   private responseOpen = false;
   private writes: Promise<void> = Promise.resolve();
+  private usageWrites: Promise<void> = Promise.resolve();
   private limitTimer: NodeJS.Timeout | null = null;
   private silenceTimer: NodeJS.Timeout | null = null;
   private ended: Promise<void> | null = null;
@@ -165,7 +166,7 @@ export class VoiceCall {
       this.control?.close();
       this.onEnded?.(reason);
       await this.deps.provider.hangup(this.callId);
-      await this.writes;
+      await Promise.all([this.writes, this.usageWrites]);
     })();
     return this.ended;
   }
@@ -249,12 +250,15 @@ export class VoiceCall {
       };
       if (answer.parts.length) this.save(answer);
     }
-    void this.deps.usage.record({
-      source: 'voice',
-      model: this.info.model,
-      provider: 'openai',
-      usage,
-    });
+    // One at a time: FerretDB's $inc is a read-modify-write, and two at once lose one.
+    this.usageWrites = this.usageWrites.then(() =>
+      this.deps.usage.record({
+        source: 'voice',
+        model: this.info.model,
+        provider: 'openai',
+        usage,
+      }),
+    );
   }
 
   private answer(): CallMessage {

@@ -10,6 +10,7 @@ import {
   type BeforeApplicationShutdown,
 } from '@nestjs/common';
 import type { StartVoiceCallResponse } from '@metatronos/shared-types';
+import { DEFAULT_MODE } from '../ai-tools/ai-tool';
 import { CallTranscripts } from '../chats/call-transcripts';
 import type { ChatRecord } from '../chats/schemas/chat.schema';
 import { Clock } from '../clock/clock';
@@ -77,9 +78,8 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
       throw new BadRequestException(
         `mode must be one of ${this.transcripts.modeNames().join(', ')} (got "${mode}")`,
       );
-    let found: ChatRecord | null = null;
-    if (chatId !== undefined)
-      found = (await this.transcripts.chatForCall(chatId)).chat;
+    const found =
+      chatId !== undefined ? await this.transcripts.ownerChat(chatId) : null;
     const settings = await this.settings.get();
     if (!settings.openaiApiKey)
       throw new ConflictException(
@@ -87,37 +87,47 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
       );
     this.claim();
     const slot = (this.starting = `starting-${Date.now()}`);
-    let chat: ChatRecord | null = found;
-    let created = false;
-    try {
-      if (!chat) {
-        ({ chat, created } = await this.transcripts.chatForCall(undefined));
-      }
-      const callChat: ChatRecord = chat;
-      const startMode = mode ?? this.transcripts.modeOf(callChat);
-      if (mode !== undefined && mode !== this.transcripts.modeOf(callChat))
-        await this.transcripts.recordMode(
-          callChat,
-          mode,
-          callChat.accountId ?? null,
-          'owner',
+    // A new chat is written while the provider answers: its id is known to the call's tools from the start.
+    const chatObjectId = found?._id ?? this.transcripts.nextId();
+    const newChat = found
+      ? null
+      : this.transcripts.createChat(chatObjectId).then(
+          (chat) => ({ chat }),
+          (error: Error) => ({ error }),
         );
+    const startMode =
+      mode ?? (found ? this.transcripts.modeOf(found) : DEFAULT_MODE);
+    const accountId = found?.accountId ?? null;
+    let provider: RealtimeProvider | null = null;
+    let callId: string | null = null;
+    try {
       const model = settings.realtimeModel || DEFAULT_REALTIME_MODEL;
       let call: VoiceCall | null = null;
+      let chat: ChatRecord | null = found;
+      const chatReady = async (): Promise<ChatRecord> => {
+        if (chat) return chat;
+        const made = await (newChat as NonNullable<typeof newChat>);
+        if ('error' in made) throw made.error;
+        return (chat = made.chat);
+      };
       const tools = await this.runner.openToolSession(
         {
           source: 'voice',
-          chatId: callChat._id.toHexString(),
+          chatId: chatObjectId.toHexString(),
           mode: startMode,
-          accountId: callChat.accountId ?? null,
-          onModeChange: (state) =>
-            this.transcripts.recordMode(callChat, state.mode, state.accountId),
+          accountId,
+          onModeChange: async (state) =>
+            this.transcripts.recordMode(
+              await chatReady(),
+              state.mode,
+              state.accountId,
+            ),
         },
         settings,
         { onModeSwitch: (next) => call?.modeSwitched(next) },
       );
-      const provider = this.providers.create(settings.openaiApiKey);
-      const { answer, callId } = await provider
+      provider = this.providers.create(settings.openaiApiKey);
+      const created = await provider
         .createCall(sdp, {
           model,
           voice: settings.realtimeVoice || DEFAULT_REALTIME_VOICE,
@@ -127,6 +137,16 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
         .catch((error: unknown) => {
           throw providerFailure(error);
         });
+      callId = created.callId;
+      const [callChat] = await Promise.all([
+        chatReady(),
+        mode !== undefined &&
+        (!found || mode !== this.transcripts.modeOf(found))
+          ? chatReady().then((c) =>
+              this.transcripts.recordMode(c, mode, accountId, 'owner'),
+            )
+          : null,
+      ]);
       call = new VoiceCall(
         {
           provider,
@@ -150,8 +170,7 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
           event: (event) => live.handle(event),
           closed: (reason) => void live.end(reason),
         })
-        .catch(async (error: unknown) => {
-          await provider.hangup(callId);
+        .catch((error: unknown) => {
           throw providerFailure(error);
         });
       live.attach(control);
@@ -159,20 +178,29 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
         if (this.live === live) this.live = null;
       };
       this.live = live;
-      if (created) this.transcripts.announceCreated(callChat);
+      if (!found) this.transcripts.announceCreated(callChat);
       this.logger.log(
-        `Voice call ${callId} started in chat ${callChat._id.toHexString()} (${model}, mode ${startMode})`,
+        `Voice call ${callId} started in chat ${chatObjectId.toHexString()} (${model}, mode ${startMode})`,
       );
-      return { sdp: answer, callId, chatId: callChat._id.toHexString() };
+      return {
+        sdp: created.answer,
+        callId,
+        chatId: chatObjectId.toHexString(),
+      };
     } catch (error) {
-      if (created && chat)
-        await this.transcripts
-          .discard(chat)
-          .catch((cleanup: Error) =>
-            this.logger.warn(
-              `Could not remove the chat of a call that did not start: ${cleanup.message}`,
-            ),
-          );
+      // Nothing is left behind: no call at the provider, no empty chat.
+      if (provider && callId) await provider.hangup(callId);
+      if (newChat) {
+        const made = await newChat;
+        if ('chat' in made)
+          await this.transcripts
+            .discard(made.chat)
+            .catch((cleanup: Error) =>
+              this.logger.warn(
+                `Could not remove the chat of a call that did not start: ${cleanup.message}`,
+              ),
+            );
+      }
       throw error;
     } finally {
       if (this.starting === slot) this.starting = null;
