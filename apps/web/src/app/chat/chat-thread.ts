@@ -48,6 +48,7 @@ import {
   formatBytes,
 } from './attachment-uploads';
 import { ModeChip } from './mode-chip';
+import { VoiceCallBar } from './voice-call-bar';
 import { ChatMessageView, type MessageAction } from './chat-message';
 import {
   ChatSendError,
@@ -91,6 +92,7 @@ export function mentionsSettings(message: string): boolean {
     ServerError,
     ChatMessageView,
     ModeChip,
+    VoiceCallBar,
   ],
   templateUrl: './chat-thread.html',
   styleUrl: './chat-thread.scss',
@@ -226,6 +228,19 @@ export class ChatThread {
   private localIds = 0;
   /** The id a draft became while its first reply streams: opening it must not reload the thread. */
   private startedId: string | null = null;
+
+  /** The chat a voice call talks in: none for a draft (the server makes one). */
+  protected voiceChatId(): string | null {
+    const chatId = this.openId();
+    return chatId === DRAFT_CHAT_ID ? null : chatId;
+  }
+
+  /** A call started: a draft's new chat opens like one whose first reply started. */
+  protected voiceStarted(chatId: string): void {
+    if (this.chatId() !== DRAFT_CHAT_ID) return;
+    this.startedId = chatId;
+    this.chatStarted.emit(chatId);
+  }
 
   /** The chat's id on the server: a draft's once its first message is stored, before the route follows. */
   private openId(): string {

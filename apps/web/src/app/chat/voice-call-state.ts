@@ -86,6 +86,8 @@ export function voiceProblem(error: unknown): string {
   if (status === 0)
     return 'The network is lost: the call could not reach the server. Check the connection and try again.';
   if (message) return message;
+  if (error instanceof Error && /cannot make calls/.test(error.message))
+    return error.message;
   return 'The call could not start. Try again; if it keeps failing, see the server log.';
 }
 
