@@ -146,6 +146,8 @@ describe('voice calls (OpenAI Realtime GA, through the fake provider)', () => {
     ['a malformed chat id', { sdp: OFFER, chatId: '../x' }, /not found/],
     ['a chat id of the wrong type', { sdp: OFFER, chatId: 7 }, /chatId/],
     ['an unknown mode', { sdp: OFFER, mode: 'karaoke' }, /mode must be one of/],
+    ['a null chat id', { sdp: OFFER, chatId: null }, /chatId must not be null/],
+    ['an unknown field', { sdp: OFFER, key: 'sk-x' }, /key should not exist/],
     ['a mode of the wrong type', { sdp: OFFER, mode: 3 }, /mode must be/],
   ])(
     'refuses an offer with %s (400) and sends nothing',

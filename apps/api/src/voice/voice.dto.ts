@@ -1,34 +1,34 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Allow } from 'class-validator';
+import { IsString } from 'class-validator';
+import { OptionalField } from '../http/optional-field';
 import type {
   StartVoiceCallRequest,
   StartVoiceCallResponse,
   VoiceCallView,
 } from '@metatronos/shared-types';
 
-/**
- * Checked by the service (type, emptiness, 64 KiB in bytes), so every refusal
- * names the field in plain words; `@Allow` keeps the fields past the whitelist.
- */
+/** Types here; the service checks the rest (blank, 64 KiB in bytes, SDP, the chat, the mode). */
 export class StartVoiceCallDto implements StartVoiceCallRequest {
   @ApiProperty({
     description:
       "The browser's SDP offer (microphone track + data channel), at most 64 KiB",
   })
-  @Allow()
+  @IsString({ message: 'sdp must be the SDP offer, as a string' })
   sdp!: string;
 
   @ApiPropertyOptional({
     description: 'The chat the call talks in; absent: a new chat',
   })
-  @Allow()
+  @OptionalField()
+  @IsString()
   chatId?: string;
 
   @ApiPropertyOptional({
     description: "The mode the call starts in; absent: the chat's mode",
     example: 'email',
   })
-  @Allow()
+  @OptionalField()
+  @IsString()
   mode?: string;
 }
 
