@@ -7,7 +7,12 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConsoleLogger, type INestApplication } from '@nestjs/common';
+import {
+  ConsoleLogger,
+  Module,
+  type INestApplication,
+  type Provider,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from '../../apps/api/src/app/app.module';
 import { PasswordHasher } from '../../apps/api/src/auth/password-hasher';
@@ -37,6 +42,10 @@ class BenchLogger extends ConsoleLogger {
   }
 }
 
+/** Holds the app and a bench's extra providers. */
+@Module({})
+class BenchRootModule {}
+
 export interface BenchApp {
   url: string;
   cookie: string;
@@ -48,7 +57,11 @@ export interface BenchApp {
 
 export async function startBenchApp(
   fake: FakeLlmServer,
-  options: { beforeInit?: (app: INestApplication) => void } = {},
+  options: {
+    beforeInit?: (app: INestApplication) => void;
+    /** Extra providers beside the app (a tool only a bench contributes). */
+    providers?: Provider[];
+  } = {},
 ): Promise<BenchApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'metatron-bench-'));
   const database = await EmbeddedDatabase.start({
@@ -60,12 +73,19 @@ export async function startBenchApp(
     DATA_DIR: dataDir,
     WEB_DIST_DIR: join(dataDir, 'none'),
   });
+  const root = AppModule.forRoot({
+    config,
+    database: { kind: 'embedded', uri: database.uri, dbName: 'bench' },
+    passwordHasher: new PasswordHasher({ N: 1024, r: 8, p: 1 }),
+  });
   const app = await NestFactory.create(
-    AppModule.forRoot({
-      config,
-      database: { kind: 'embedded', uri: database.uri, dbName: 'bench' },
-      passwordHasher: new PasswordHasher({ N: 1024, r: 8, p: 1 }),
-    }),
+    options.providers?.length
+      ? {
+          module: BenchRootModule,
+          imports: [root],
+          providers: options.providers,
+        }
+      : root,
     { logger: new BenchLogger({ logLevels: ['error', 'warn'] }) },
   );
   configureApp(app, config);

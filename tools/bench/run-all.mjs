@@ -19,6 +19,7 @@ const BENCHES = [
   'memory.bench.ts',
   'prompt-budget.bench.ts',
   'usage.bench.ts',
+  'voice.bench.ts',
   'whatsapp-qr.bench.mjs',
   'whatsapp.bench.ts',
 ];

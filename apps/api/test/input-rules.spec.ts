@@ -278,6 +278,8 @@ describe('input rules', () => {
         '/api/settings imageModel',
         '/api/settings openaiApiKey',
         '/api/settings primaryModel',
+        '/api/settings realtimeModel',
+        '/api/settings realtimeVoice',
         '/api/settings telegramApiRoot',
         '/api/settings telegramBotToken',
         '/api/settings/test apiKey',

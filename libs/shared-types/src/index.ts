@@ -20,3 +20,4 @@ export * from './lib/accounts';
 export * from './lib/actions';
 export * from './lib/memory';
 export * from './lib/budget';
+export * from './lib/voice';

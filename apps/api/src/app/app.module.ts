@@ -43,6 +43,7 @@ import { TelegramModule } from '../telegram/telegram.module';
 import { ChannelsModule } from '../channels/channels.module';
 import { UsageModule } from '../usage/usage.module';
 import { BudgetModule } from '../budget/budget.module';
+import { VoiceModule } from '../voice/voice.module';
 import { BackupModule } from '../backup/backup.module';
 import { CalendarModule } from '../accounts/calendar/calendar.module';
 import { EmailModule } from '../accounts/email/email.module';
@@ -125,6 +126,7 @@ export class AppModule {
         ContactsModule,
         UsageModule,
         BudgetModule,
+        VoiceModule,
         BackupModule,
         CalendarModule,
         EmailModule,

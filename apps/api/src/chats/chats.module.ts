@@ -3,6 +3,7 @@ import { MongooseModule } from '@nestjs/mongoose';
 import { AiToolsModule } from '../ai-tools/ai-tools.module';
 import { AttachmentsModule } from '../attachments/attachments.module';
 import { LlmModule } from '../llm/llm.module';
+import { CallTranscripts } from './call-transcripts';
 import { ChatCache } from './chat-cache';
 import { ChatModes } from './chat-modes';
 import { ChatReplyService } from './chat-reply.service';
@@ -29,8 +30,9 @@ import { MessageRecord, MessageSchema } from './schemas/message.schema';
     ChatCache,
     ChatModes,
     ChatSearchIndex,
+    CallTranscripts,
     { provide: RunningReplies, useExisting: ChatReplyService },
   ],
-  exports: [ChatsService, ChatReplyService],
+  exports: [ChatsService, ChatReplyService, CallTranscripts],
 })
 export class ChatsModule {}

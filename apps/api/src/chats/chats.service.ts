@@ -113,8 +113,8 @@ export class ChatsService {
    * A chat for a first message that is about to be sent, not announced yet: `announceCreated()` once the
    * message was accepted, `discard()` when it was refused, so no empty chat is left behind.
    */
-  async createQuietly(): Promise<ChatRecord> {
-    return this.insertChat(undefined, 'chat');
+  async createQuietly(id?: Types.ObjectId): Promise<ChatRecord> {
+    return this.insertChat(undefined, 'chat', id);
   }
 
   announceCreated(chatId: string): void {
@@ -134,10 +134,12 @@ export class ChatsService {
   private async insertChat(
     title: string | undefined,
     kind: ChatKind,
+    id?: Types.ObjectId,
   ): Promise<ChatRecord> {
     const now = this.clock.now();
     const named = title?.trim();
     const created = await this.chats.create({
+      ...(id ? { _id: id } : {}),
       title: named || DEFAULT_CHAT_TITLE,
       autoTitle: !named,
       kind,

@@ -34,6 +34,7 @@ export interface AppConfig {
   webSearch: WebSearchConfig;
   media: MediaConfig;
   whatsappAutoReply: WhatsAppAutoReplyLimits;
+  voice: VoiceLimits;
   /**
    * Operator/test seam: absolute path of a CommonJS module exporting `createSocket(options)`,
    * used instead of Baileys for the WhatsApp link (the browser tests' fake). Unset in production.
@@ -41,6 +42,14 @@ export interface AppConfig {
   whatsappSocketModule: string | undefined;
   /** BWRAP_PATH: the bubblewrap binary the bash tool runs in; unset = `bwrap` on PATH. */
   bwrapPath: string | undefined;
+}
+
+/** Limits of one voice call. */
+export interface VoiceLimits {
+  /** VOICE_MAX_CALL_MINUTES: a call is ended after this long. */
+  maxCallMs: number;
+  /** VOICE_SILENCE_SECONDS: a call nobody speaks in for this long is ended. */
+  silenceMs: number;
 }
 
 export interface WebSearchConfig {
@@ -255,6 +264,10 @@ export function loadAppConfig(
       toolTimeoutMs: integer('LLM_TOOL_TIMEOUT_MS', 30_000, 100, 3_600_000),
       turnTimeoutMs: integer('LLM_TURN_TIMEOUT_MS', 300_000, 1_000, 86_400_000),
       stallTimeoutMs: integer('LLM_STALL_TIMEOUT_MS', 60_000, 0, 3_600_000),
+    },
+    voice: {
+      maxCallMs: integer('VOICE_MAX_CALL_MINUTES', 30, 1, 240) * 60_000,
+      silenceMs: integer('VOICE_SILENCE_SECONDS', 120, 1, 3_600) * 1_000,
     },
     automations: {
       catchUpWindowMs: integer('CRON_CATCH_UP_HOURS', 6, 0, 168) * 3_600_000,

@@ -4,18 +4,9 @@ import type {
   TokenUsage,
   ToolCallRecord,
 } from '@metatronos/shared-types';
-import { ToolTurn, type ToolTurnStart } from '../actions/tool-turn';
-import {
-  AiToolRegistry,
-  type ToolCallOutcome,
-} from '../ai-tools/ai-tool-registry';
-import {
-  DEFAULT_MODE,
-  toolError,
-  type AiTool,
-  type ConversationModeControl,
-} from '../ai-tools/ai-tool';
-import { modeLabel } from '../ai-tools/modes/mode-names';
+import type { ToolTurnStart } from '../actions/tool-turn';
+import { AiToolRegistry } from '../ai-tools/ai-tool-registry';
+import { toolError } from '../ai-tools/ai-tool';
 import { APP_CONFIG } from '../config/app-config.provider';
 import type { AppConfig } from '../config/app-config';
 import {
@@ -44,7 +35,7 @@ import {
 import { TurnError } from './llm-errors';
 import { BudgetRefusal } from '../budget/budget-refusal';
 import type { TurnSource } from './turn-source';
-import { untilAborted } from './until-aborted';
+import { seconds, ToolSession } from './tool-session';
 
 export interface TurnRequest {
   source: TurnSource;
@@ -140,146 +131,71 @@ export class LlmRunner {
     return resolveModel(await this.settings.get(), modelId);
   }
 
+  /**
+   * The tool path of a conversation outside a typed turn (a voice call): the
+   * same gating, prompt and call handling as `runTurn`'s.
+   */
+  async openToolSession(
+    request: Pick<
+      TurnRequest,
+      | 'source'
+      | 'chatId'
+      | 'prompt'
+      | 'toolFilter'
+      | 'mode'
+      | 'accountId'
+      | 'onModeChange'
+    > &
+      Partial<Pick<TurnRequest, 'policy' | 'userMessage'>>,
+    settings?: AppSettings,
+    options: {
+      /** Names the run for the action policy's send counter (the assistant message, or the call). */
+      runId?: string | null;
+      toolsAllowed?: boolean;
+      onModeSwitch?(mode: string): void;
+    } = {},
+  ): Promise<ToolSession> {
+    const current = settings ?? (await this.settings.get());
+    const toolsAllowed =
+      options.toolsAllowed ??
+      ((await this.instruction.getSystemInstruction()).memoryEnabled &&
+        request.prompt?.toolsAllowed !== false);
+    return ToolSession.open(this.tools, this.prompt, this.logger, {
+      ...request,
+      availability: { source: request.source, settings: current },
+      toolsAllowed,
+      runId: options.runId ?? null,
+      toolTimeoutMs: this.config.llm.toolTimeoutMs,
+      onModeSwitch: options.onModeSwitch,
+    });
+  }
+
   async runTurn(
     request: TurnRequest,
     listener: TurnListener,
   ): Promise<TurnOutcome> {
     const settings = await this.settings.get();
     const model = resolveModel(settings, request.model);
-    const { toolTimeoutMs, turnTimeoutMs } = this.config.llm;
     const maxToolRounds =
       request.maxToolRounds ?? this.config.llm.maxToolRounds;
+    const { turnTimeoutMs } = this.config.llm;
     const timeout = AbortSignal.timeout(turnTimeoutMs);
     const signal = AbortSignal.any([request.signal, timeout]);
 
     const instruction = await this.instruction.getSystemInstruction();
-    const toolsAllowed =
-      instruction.memoryEnabled && request.prompt?.toolsAllowed !== false;
-    const profile = request.toolFilter;
-    const availability = { source: request.source, settings };
-    const state = {
-      mode:
-        request.mode && this.tools.hasMode(request.mode)
-          ? request.mode
-          : DEFAULT_MODE,
-      accountId: request.accountId ?? null,
-    };
-    /** The tools and prompt of the next model request: the mode's tools (or the profile's), and the prompt that lists them. */
-    const build = async (): Promise<{
-      systemPrompt: string | null;
-      tools: AiTool[];
-    }> => {
-      const tools = !toolsAllowed
-        ? []
-        : profile
-          ? (await this.tools.available(availability)).filter((t) =>
-              profile(t.name),
-            )
-          : await this.tools.toolsFor(availability, { mode: state.mode });
-      const systemPrompt = await this.prompt.buildCombinedPrompt({
-        source: request.source,
-        ...request.prompt,
-        toolsAllowed,
-        toolFilter: profile,
-        mode: profile ? undefined : state.mode,
-        offeredTools: tools.map((t) => t.name),
-        accountId: profile ? undefined : state.accountId,
-        userMessage: request.userMessage,
-      });
-      return { systemPrompt, tools };
-    };
-    let current = await build();
-    // A call to a tool that was not offered (a model making one up, or obeying injected text) is refused,
-    // unless exactly one mode holds it: then the conversation switches there (see executeTool below).
-    let offered = new Set(current.tools.map((t) => t.name));
-    let switched = false;
-    const switchMode = async (mode: string): Promise<void> => {
-      if (mode === state.mode) return;
-      state.mode = mode;
-      current = await build();
-      offered = new Set(current.tools.map((t) => t.name));
-      switched = true;
-      if (!signal.aborted) listener.modeSwitch?.(mode);
-      await request
-        .onModeChange?.({ ...state })
-        .catch((error: Error) =>
-          this.logger.warn(`Could not store the mode switch: ${error.message}`),
-        );
-    };
-    const conversation: ConversationModeControl | undefined = profile
-      ? undefined
-      : {
-          get mode() {
-            return state.mode;
-          },
-          get accountId() {
-            return state.accountId;
-          },
-          setMode: switchMode,
-          selectAccount: async (accountId) => {
-            state.accountId = accountId;
-            // The next request's prompt names the newly selected account.
-            current = await build();
-            await request
-              .onModeChange?.({ ...state })
-              .catch((error: Error) =>
-                this.logger.warn(
-                  `Could not store the selected account: ${error.message}`,
-                ),
-              );
-          },
-        };
-    const turn = new ToolTurn({
-      ...request.policy,
-      source: request.source,
+    const tools = await this.openToolSession(request, settings, {
       runId: request.messageId,
+      toolsAllowed:
+        instruction.memoryEnabled && request.prompt?.toolsAllowed !== false,
+      onModeSwitch: (mode) => {
+        if (!signal.aborted) listener.modeSwitch?.(mode);
+      },
     });
     if (listener.taint) {
       const tell = listener.taint.bind(listener);
-      if (turn.tainted) tell(turn.taint);
-      turn.onTaint(tell);
+      if (tools.turn.tainted) tell(tools.turn.taint);
+      tools.turn.onTaint(tell);
     }
-    const context = {
-      ...availability,
-      chatId: request.chatId,
-      messageId: request.messageId,
-      conversation,
-      turn,
-    };
-    /** Runs a call of a tool the current mode does not offer: switches to the one mode that holds it, or refuses. */
-    const runElsewhere = async (
-      name: string,
-      args: Record<string, unknown>,
-      toolSignal: AbortSignal,
-    ): Promise<ToolCallOutcome> => {
-      const tool = this.tools.tool(name);
-      const holders =
-        conversation && tool && (await this.tools.isUsable(tool, availability))
-          ? this.tools.modesOf(name)
-          : [];
-      if (holders.length > 1)
-        return plain(
-          toolError(
-            `The tool '${name}' is not in the current mode '${state.mode}'; the modes ${holders.map((m) => `'${m}'`).join(' and ')} hold it: call set_mode with one of them first.`,
-          ),
-        );
-      if (holders.length === 0)
-        return plain(
-          toolError(`The tool '${name}' is not available in this reply.`),
-        );
-      await switchMode(holders[0]);
-      const outcome = await this.tools.call(name, args, {
-        ...context,
-        signal: toolSignal,
-      });
-      return {
-        ...outcome,
-        result: withModeNote(
-          outcome.result,
-          `Switched to ${modeLabel(holders[0])}, which holds ${name}; its tools are loaded now.`,
-        ),
-      };
-    };
 
     const adapter = this.adapters.forCall(model, {
       source: request.source,
@@ -290,13 +206,11 @@ export class LlmRunner {
       const result = await adapter.streamTurn(
         {
           model: model.route.model,
-          systemPrompt: current.systemPrompt,
+          systemPrompt: tools.systemPrompt,
           history: request.history,
           userMessage: request.userMessage,
           attachments: request.attachments,
-          tools: current.tools.length
-            ? this.tools.specsOf(current.tools)
-            : null,
+          tools: tools.specs.length ? tools.specs : null,
           maxToolRounds,
           maxOutputTokens: settings.outputLimits[SOURCE_OF[request.source]],
           signal,
@@ -305,17 +219,12 @@ export class LlmRunner {
           onText: (delta) => {
             if (!signal.aborted) listener.text(delta);
           },
-          nextRequest: async () => {
-            if (!switched) return null;
-            switched = false;
-            return {
-              systemPrompt: current.systemPrompt,
-              tools: this.tools.specsOf(current.tools),
-            };
-          },
+          nextRequest: async () =>
+            tools.takeModeSwitch()
+              ? { systemPrompt: tools.systemPrompt, tools: tools.specs }
+              : null,
           executeTool: async (call) => {
             listener.toolCall(call);
-            const started = performance.now();
             if (request.stored && !(await request.stored)) {
               const result = toolError(
                 'The message could not be saved, so this tool was not run.',
@@ -325,52 +234,19 @@ export class LlmRunner {
                 name: call.name,
                 arguments: call.arguments,
                 result,
-                error: errorOf(result),
+                error: toolErrorText(result),
                 durationMs: 0,
               });
               return result;
             }
-            const limit = this.tools.timeoutOf(call.name, toolTimeoutMs);
-            const toolSignal = AbortSignal.any([
-              signal,
-              AbortSignal.timeout(limit),
-            ]);
-            // The registry answers every call with a JSON string and never throws, so a rejection here is the abort.
-            const outcome = await untilAborted(
-              toolSignal,
-              () =>
-                offered.has(call.name)
-                  ? this.tools.call(call.name, call.arguments, {
-                      ...context,
-                      signal: toolSignal,
-                    })
-                  : runElsewhere(call.name, call.arguments, toolSignal),
-              () => new Error('abandoned'),
-            ).catch(() =>
-              plain(
-                signal.aborted
-                  ? toolError(
-                      'The reply was cancelled before this tool finished.',
-                    )
-                  : toolError(
-                      `The tool '${call.name}' did not finish within ${seconds(limit)} and was abandoned.`,
-                    ),
-              ),
-            );
-            const { result } = outcome;
+            const run = await tools.run(call, signal, request.messageId);
             listener.toolResult({
               id: call.id,
               name: call.name,
               arguments: call.arguments,
-              result,
-              error: errorOf(result),
-              durationMs: Math.round(performance.now() - started),
-              ...(outcome.taint ? { taint: outcome.taint } : {}),
-              ...(outcome.pendingActionId
-                ? { pendingActionId: outcome.pendingActionId }
-                : {}),
+              ...run,
             });
-            return result;
+            return run.result;
           },
         },
       );
@@ -463,29 +339,8 @@ function abortReason(
       );
 }
 
-/** 300000 → "300 s", 1500 → "1.5 s". */
-function seconds(ms: number): string {
-  return `${Number.isInteger(ms / 1000) ? ms / 1000 : (ms / 1000).toFixed(1)} s`;
-}
-
-/** A tool's JSON answer with a note that the conversation switched mode to run it. */
-function withModeNote(result: string, note: string): string {
-  try {
-    const parsed: unknown = JSON.parse(result);
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
-      return JSON.stringify({ ...parsed, modeSwitch: note });
-    return JSON.stringify({ modeSwitch: note, result: parsed });
-  } catch {
-    return JSON.stringify({ modeSwitch: note, result });
-  }
-}
-
-function plain(result: string): ToolCallOutcome {
-  return { result, taint: null, pendingActionId: null };
-}
-
-function errorOf(result: string): string | null {
-  if (!result.startsWith('{"error"')) return null;
+/** The error a `toolError()` answer carries. */
+function toolErrorText(result: string): string | null {
   try {
     const parsed = JSON.parse(result) as { error?: unknown };
     return typeof parsed.error === 'string' ? parsed.error : null;

@@ -1,2 +1,7 @@
-/** Who started an LLM turn: the owner's chat, a cron job, a Pulse, or an auto-reply to a contact. */
-export type TurnSource = 'chat' | 'cron' | 'pulse' | 'auto-reply';
+/** Who started an LLM turn: the owner's chat, a voice call, a cron job, a Pulse, or an auto-reply to a contact. */
+export type TurnSource = 'chat' | 'voice' | 'cron' | 'pulse' | 'auto-reply';
+
+/** Turns the owner takes part in as they run (typed or spoken): tools act as in the owner's chat. */
+export function isAttended(source: TurnSource): boolean {
+  return source === 'chat' || source === 'voice';
+}

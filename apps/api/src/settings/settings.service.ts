@@ -46,6 +46,8 @@ export interface AppSettings extends UrlFetchSettings, SpendSettings {
   }>;
   primaryModel: string | null;
   imageModel: string | null;
+  realtimeModel: string | null;
+  realtimeVoice: string | null;
   braveApiKey: string | null;
   /** The Telegram bot's token (BotFather): long polling runs while it is set. */
   telegramBotToken: string | null;
@@ -156,6 +158,10 @@ export class SettingsService extends SandboxSecrets {
       next.primaryModel = request.primaryModel?.trim() || null;
     if (request.imageModel !== undefined)
       next.imageModel = request.imageModel?.trim() || null;
+    if (request.realtimeModel !== undefined)
+      next.realtimeModel = request.realtimeModel?.trim() || null;
+    if (request.realtimeVoice !== undefined)
+      next.realtimeVoice = request.realtimeVoice?.trim() || null;
     problems.push(...nextTelegram(request, current, next));
     if (request.timezone !== undefined) {
       if (isValidTimeZone(request.timezone.trim()))
@@ -194,6 +200,22 @@ export class SettingsService extends SandboxSecrets {
         `imageModel must be a model id such as gemini-2.5-flash-image or gpt-image-1 (got "${next.imageModel}")`,
       );
     }
+    if (
+      next.realtimeModel &&
+      request.realtimeModel !== undefined &&
+      !/^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,199}$/.test(next.realtimeModel)
+    )
+      problems.push(
+        `realtimeModel must be a model id such as gpt-realtime (got "${next.realtimeModel}")`,
+      );
+    if (
+      next.realtimeVoice &&
+      request.realtimeVoice !== undefined &&
+      !/^[A-Za-z][A-Za-z0-9_-]{0,39}$/.test(next.realtimeVoice)
+    )
+      problems.push(
+        `realtimeVoice must be a voice name such as marin (got "${next.realtimeVoice}")`,
+      );
     Object.assign(next, nextUrlFetchSettings(request, current, problems));
     if (request.disabledTools !== undefined) {
       const check = this.toolNameCheck;
@@ -282,6 +304,8 @@ export class SettingsService extends SandboxSecrets {
       })),
       primaryModel: stored?.primaryModel ?? null,
       imageModel: stored?.imageModel ?? null,
+      realtimeModel: stored?.realtimeModel ?? null,
+      realtimeVoice: stored?.realtimeVoice ?? null,
       braveApiKey: stored?.braveApiKey ?? null,
       telegramBotToken: stored?.telegramBotToken ?? null,
       telegramApiRoot: stored?.telegramApiRoot ?? DEFAULT_TELEGRAM_API_ROOT,
@@ -424,6 +448,8 @@ function toView(settings: AppSettings): AppSettingsView {
     })),
     primaryModel: settings.primaryModel,
     imageModel: settings.imageModel,
+    realtimeModel: settings.realtimeModel,
+    realtimeVoice: settings.realtimeVoice,
     braveApiKey: maskSecret(settings.braveApiKey),
     telegramBotToken: maskSecret(settings.telegramBotToken),
     telegramApiRoot: settings.telegramApiRoot,

@@ -34,6 +34,7 @@ export function audienceOf(
 ): PromptAudience {
   switch (source) {
     case 'chat':
+    case 'voice':
       return 'owner';
     case 'cron':
     case 'pulse':

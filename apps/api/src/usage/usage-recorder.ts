@@ -44,6 +44,7 @@ export interface SpendRow {
 /** Turn sources as the Usage page names them. */
 export const SOURCE_OF: Record<TurnSource, UsageSource> = {
   chat: 'chat',
+  voice: 'voice',
   cron: 'job',
   pulse: 'pulse',
   'auto-reply': 'auto-reply',

@@ -169,6 +169,7 @@ export const DEFAULT_OUTPUT_LIMITS: OutputLimits = {
   job: 8_192,
   pulse: 4_096,
   'auto-reply': 2_048,
+  voice: 4_096,
 };
 export const OUTPUT_LIMIT_MIN = 16;
 export const OUTPUT_LIMIT_MAX = 200_000;

@@ -15,7 +15,10 @@ import type {
 export interface AppEventMap {
   'database.status': { status: DatabaseStatus; reason?: string; at: string };
   'auth.logged_out': { at: string };
-  /** A chat was created, renamed, updated (pinned, archived, its model), deleted, or a reply in it started or ended. */
+  /**
+   * A chat was created, renamed, updated (pinned, archived, its model), deleted, a reply in it started or
+   * ended, or a voice call in it stored words (`transcript`).
+   */
   'chats.changed': {
     chatId: string;
     change:
@@ -26,7 +29,8 @@ export interface AppEventMap {
       | 'reply-started'
       | 'reply-ended'
       | 'delivery'
-      | 'mode';
+      | 'mode'
+      | 'transcript';
     at: string;
     /** `mode` changes: the new mode. */
     mode?: string;

@@ -21,6 +21,10 @@ export interface AppSettingsView {
   /** Model id for chats: `gemini-*`, `gpt-*` / `o*`, or `<endpointName>/<model>`. */
   primaryModel: string | null;
   imageModel: string | null;
+  /** The speaking model of voice calls (OpenAI Realtime); null: `gpt-realtime`. */
+  realtimeModel: string | null;
+  /** The voice Metatron speaks with in calls (`marin`, `cedar`, `alloy`…); null: `marin`. */
+  realtimeVoice: string | null;
   braveApiKey: string | null;
   /** The Telegram bot token (masked); long polling runs while it is set. */
   telegramBotToken: string | null;
@@ -88,6 +92,8 @@ export interface UpdateAppSettingsRequest {
   openaiCompatible?: OpenAiCompatibleEndpointInput[];
   primaryModel?: string | null;
   imageModel?: string | null;
+  realtimeModel?: string | null;
+  realtimeVoice?: string | null;
   braveApiKey?: string | null;
   telegramBotToken?: string | null;
   /** `null` or `''`: back to `https://api.telegram.org`. Changing it needs the token again. */

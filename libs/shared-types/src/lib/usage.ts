@@ -2,8 +2,14 @@ import type { ModelProvider } from './settings';
 
 /** Token usage (`GET /api/usage`) and backups (`/api/backup`). */
 
-/** What started a model call: the owner's chat, a scheduled job, a Pulse, or an auto-reply to a contact. */
-export const USAGE_SOURCES = ['chat', 'job', 'pulse', 'auto-reply'] as const;
+/** What started a model call: the owner's chat, a voice call, a scheduled job, a Pulse, or an auto-reply to a contact. */
+export const USAGE_SOURCES = [
+  'chat',
+  'voice',
+  'job',
+  'pulse',
+  'auto-reply',
+] as const;
 export type UsageSource = (typeof USAGE_SOURCES)[number];
 
 /** Days a usage query may span (`from` and `to` included). */

@@ -22,6 +22,7 @@ import { DraftsService } from './drafts/drafts.service';
 import { Mailbox, MailboxProblem, type ReplyBasis } from './mailbox';
 import { MailConnectionError } from '../connections/mail-connection';
 import { sendEmail, type OutgoingEmail } from './outgoing-mail';
+import { isAttended } from '../../llm/turn-source';
 
 export const EMAIL_ACTIONS = [
   'search',
@@ -356,7 +357,7 @@ export class EmailActionsTool implements AiTool<typeof EMAIL_ACTIONS_ARGS> {
     account: EmailAccountRecord,
     context: AiToolContext,
   ): Promise<unknown> {
-    if (context.source !== 'chat' && !context.ownerApproved) {
+    if (!isAttended(context.source) && !context.ownerApproved) {
       const draft = await this.drafts.create({
         ...email,
         accountId: account.id,

@@ -164,6 +164,28 @@ export class UpdateSettingsDto implements UpdateAppSettingsRequest {
   @ApiPropertyOptional({
     type: String,
     nullable: true,
+    example: 'gpt-realtime',
+    description: 'The speaking model of voice calls; null: gpt-realtime.',
+  })
+  @OptionalOrNull()
+  @IsString()
+  @MaxLength(240)
+  realtimeModel?: string | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    example: 'marin',
+    description: 'The voice of voice calls; null: marin.',
+  })
+  @OptionalOrNull()
+  @IsString()
+  @MaxLength(40)
+  realtimeVoice?: string | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
     description: SECRET_HELP,
   })
   @OptionalOrNull()
@@ -306,6 +328,8 @@ export class OutputLimitsDto implements OutputLimits {
   pulse!: number;
   @ApiProperty({ name: 'auto-reply', example: 2048 })
   'auto-reply'!: number;
+  @ApiProperty({ example: 4096 })
+  voice!: number;
 }
 
 export class AuthProfileViewDto implements AuthProfile {
@@ -339,6 +363,10 @@ export class SettingsViewDto implements AppSettingsView {
   primaryModel!: string | null;
   @ApiProperty({ type: String, nullable: true })
   imageModel!: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'gpt-realtime' })
+  realtimeModel!: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'marin' })
+  realtimeVoice!: string | null;
   @ApiProperty({ type: String, nullable: true, example: '••••abcd' })
   braveApiKey!: string | null;
   @ApiProperty({ type: String, nullable: true, example: '••••abcd' })

@@ -44,6 +44,10 @@ export class AppSettingsRecord {
   @Prop({ type: String, default: null })
   imageModel!: string | null;
   @Prop({ type: String, default: null })
+  realtimeModel!: string | null;
+  @Prop({ type: String, default: null })
+  realtimeVoice!: string | null;
+  @Prop({ type: String, default: null })
   braveApiKey!: string | null;
   @Prop({ type: String, default: null })
   telegramBotToken!: string | null;

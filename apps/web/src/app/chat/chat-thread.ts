@@ -55,6 +55,7 @@ import {
 } from './chat-message';
 import { ActionItem } from '../actions/action-item';
 import { type ActionSettled, PendingActions } from '../actions/pending-actions';
+import { VoiceCallBar } from './voice-call-bar';
 import {
   ChatSendError,
   ChatStream,
@@ -101,6 +102,7 @@ export function mentionsSettings(message: string): boolean {
     ChatMessageView,
     ModeChip,
     ActionItem,
+    VoiceCallBar,
   ],
   templateUrl: './chat-thread.html',
   styleUrl: './chat-thread.scss',
@@ -280,6 +282,19 @@ export class ChatThread {
   /** The id a draft became while its first reply streams: opening it must not reload the thread. */
   private startedId: string | null = null;
 
+  /** The chat a voice call talks in: none for a draft (the server makes one). */
+  protected voiceChatId(): string | null {
+    const chatId = this.openId();
+    return chatId === DRAFT_CHAT_ID ? null : chatId;
+  }
+
+  /** A call started: a draft's new chat opens like one whose first reply started. */
+  protected voiceStarted(chatId: string): void {
+    if (this.chatId() !== DRAFT_CHAT_ID) return;
+    this.startedId = chatId;
+    this.chatStarted.emit(chatId);
+  }
+
   /** The chat's id on the server: a draft's once its first message is stored, before the route follows. */
   private openId(): string {
     const chatId = this.chatId();
@@ -306,7 +321,8 @@ export class ChatThread {
             event.change === 'reply-ended' ||
             event.change === 'reply-started' ||
             event.change === 'delivery' ||
-            event.change === 'mode',
+            event.change === 'mode' ||
+            event.change === 'transcript',
         ),
         takeUntilDestroyed(),
       )

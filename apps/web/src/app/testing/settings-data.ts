@@ -15,6 +15,8 @@ export function settingsView(
     openaiCompatible: [],
     primaryModel: null,
     imageModel: null,
+    realtimeModel: null,
+    realtimeVoice: null,
     braveApiKey: null,
     telegramBotToken: null,
     telegramApiRoot: 'https://api.telegram.org',

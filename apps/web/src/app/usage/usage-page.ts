@@ -32,6 +32,7 @@ export type UsageRange = (typeof USAGE_RANGES)[number];
 
 export const SOURCE_LABELS: Record<UsageSource, string> = {
   chat: 'Chats',
+  voice: 'Voice calls',
   job: 'Scheduled jobs',
   pulse: 'Pulse',
   'auto-reply': 'WhatsApp auto-replies',
