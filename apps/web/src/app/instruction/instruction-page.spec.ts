@@ -293,11 +293,11 @@ describe('InstructionPage', () => {
       .expectOne('/api/system-instruction/default')
       .flush({ coreInstruction: 'You are Metatron.\nAct on your own.' });
     await stable();
-    const lines = [
-      ...root().querySelectorAll<HTMLElement>(
+    const lines = Array.from(
+      root().querySelectorAll<HTMLElement>(
         '[data-testid="reset-diff"] .diff-line',
       ),
-    ].map((line) => [line.dataset['kind'], line.textContent?.trim()]);
+    ).map((line) => [line.dataset['kind'], line.textContent?.trim()]);
     expect(lines).toEqual([
       ['same', 'You are Metatron.'],
       ['removed', '− Be terse.'],
