@@ -119,6 +119,40 @@ describe('ChatPage', () => {
     expect(box.value).toBe('');
   });
 
+  it('shows a search hit with its snippet and the match marked, and keeps the open chat intact when the search hides it', async () => {
+    await load(CHATS, 'c1');
+    http
+      .expectOne(`/api/chats/c1/messages?limit=${MESSAGE_PAGE_SIZE}`)
+      .flush([]);
+    await stable();
+    expect(el('chat-title')?.textContent?.trim()).toBe('Trip planning');
+    expect(el('chat-model')).not.toBeNull();
+    const box = el<HTMLInputElement>('chat-search') as HTMLInputElement;
+    box.value = 'milk';
+    box.dispatchEvent(new Event('input'));
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await stable();
+    http
+      .expectOne('/api/chats?q=milk')
+      .flush([
+        { ...CHATS[0], snippet: '…buy Milk, eggs and <b>oat milk</b>' },
+      ]);
+    await stable();
+    expect(titles()).toEqual(['Groceries']);
+    const snippet = el('chat-item-snippet', item('c2')) as HTMLElement;
+    expect(snippet.textContent?.replace(/\s+/g, ' ').trim()).toBe(
+      '…buy Milk, eggs and <b>oat milk</b>',
+    );
+    expect(
+      Array.from(snippet.querySelectorAll('mark')).map((m) => m.textContent),
+    ).toEqual(['Milk', 'milk']);
+    // Text from the server is never HTML.
+    expect(snippet.querySelector('b')).toBeNull();
+    // The open chat is not in the answer: its header and model picker stay.
+    expect(el('chat-title')?.textContent?.trim()).toBe('Trip planning');
+    expect(el('chat-model')).not.toBeNull();
+  });
+
   it('pins a chat, and archives one into the Archived view', async () => {
     await load();
     el('pin-chat', item('c1'))?.click();

@@ -75,6 +75,10 @@ export class ChatPage {
         archived: this.archivedView() || undefined,
       }),
     apply: (chats) => {
+      // A search may hide the open chat: its header and model picker keep the last view of it.
+      const open = this.activeChat();
+      if (open && !chats.some((chat) => chat.id === open.id))
+        this.openedChat.set(open);
       this.chats.set(chats);
       this.loaded.set(true);
     },
