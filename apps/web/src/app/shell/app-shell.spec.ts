@@ -203,6 +203,25 @@ describe('AppShell', () => {
     expect(menu?.getAttribute('aria-expanded')).toBe('true');
   });
 
+  it('moves the shortcuts button from the toolbar into the menu on narrow screens', async () => {
+    expect(byTestId('shortcuts-button')).not.toBeNull();
+    expect(byTestId('nav-shortcuts')).toBeNull();
+
+    layout.next({ matches: false, breakpoints: {} });
+    await fixture.whenStable();
+    expect(byTestId('shortcuts-button')).toBeNull();
+    el('.menu-button')?.click();
+    await fixture.whenStable();
+    const item = byTestId('nav-shortcuts');
+    expect(item?.textContent).toContain('Keyboard shortcuts');
+    item?.click();
+    await fixture.whenStable();
+    expect(
+      document.querySelector('mat-dialog-container')?.textContent,
+    ).toContain('Keyboard shortcuts');
+    expect(el('.menu-button')?.getAttribute('aria-expanded')).toBe('false');
+  });
+
   it('logs out on the server and goes to the login', async () => {
     const navigateByUrl = jest
       .spyOn(router, 'navigateByUrl')
