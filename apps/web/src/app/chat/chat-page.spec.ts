@@ -7,6 +7,7 @@ import { type ComponentFixture, TestBed } from '@angular/core/testing';
 import { Router, provideRouter } from '@angular/router';
 import { EMPTY } from 'rxjs';
 import { EventStream } from '../core/event-stream';
+import { OwnerTime } from '../core/owner-time';
 import { chatSummary, userMessage } from '../testing/chat-data';
 import { FakeEventStream } from '../testing/fake-event-stream';
 import { ChatPage } from './chat-page';
@@ -134,9 +135,7 @@ describe('ChatPage', () => {
     await stable();
     http
       .expectOne('/api/chats?q=milk')
-      .flush([
-        { ...CHATS[0], snippet: '…buy Milk, eggs and <b>oat milk</b>' },
-      ]);
+      .flush([{ ...CHATS[0], snippet: '…buy Milk, eggs and <b>oat milk</b>' }]);
     await stable();
     expect(titles()).toEqual(['Groceries']);
     const snippet = el('chat-item-snippet', item('c2')) as HTMLElement;
@@ -151,6 +150,19 @@ describe('ChatPage', () => {
     // The open chat is not in the answer: its header and model picker stay.
     expect(el('chat-title')?.textContent?.trim()).toBe('Trip planning');
     expect(el('chat-model')).not.toBeNull();
+  });
+
+  it('names the primary model in the picker’s "Default model" once the settings are known', async () => {
+    await load(CHATS, 'c1');
+    http
+      .expectOne(`/api/chats/c1/messages?limit=${MESSAGE_PAGE_SIZE}`)
+      .flush([]);
+    await stable();
+    const option = () => el('chat-model-default')?.textContent?.trim();
+    expect(option()).toBe('Default model');
+    TestBed.inject(OwnerTime).usePrimaryModel('gpt-4.1-mini');
+    await stable();
+    expect(option()).toBe('Default model (gpt-4.1-mini)');
   });
 
   it('pins a chat, and archives one into the Archived view', async () => {
