@@ -165,6 +165,39 @@ describe('ChatPage', () => {
     expect(option()).toBe('Default model (gpt-4.1-mini)');
   });
 
+  it('leaves a chat deleted elsewhere: no message box, a notice naming it, until another chat opens', async () => {
+    await load(CHATS, 'c1');
+    http
+      .expectOne(`/api/chats/c1/messages?limit=${MESSAGE_PAGE_SIZE}`)
+      .flush([]);
+    await stable();
+    expect(el('composer-input')).not.toBeNull();
+    events.emit('chats.changed', {
+      chatId: 'c1',
+      change: 'deleted',
+      at: '2026-01-01T10:00:00.000Z',
+    });
+    await stable();
+    http.expectOne('/api/chats').flush([CHATS[0]]);
+    await stable();
+    expect(navigate).toHaveBeenCalledWith(['/chat']);
+    // Even before the route changes, nothing can be typed into the deleted chat.
+    expect(el('composer-input')).toBeNull();
+    expect(el('chat-deleted-notice')?.textContent).toContain(
+      '“Trip planning” was deleted in another window or tab.',
+    );
+    fixture.componentRef.setInput('id', undefined);
+    await stable();
+    expect(el('chat-deleted-notice')).not.toBeNull();
+    fixture.componentRef.setInput('id', 'c2');
+    await stable();
+    http
+      .expectOne(`/api/chats/c2/messages?limit=${MESSAGE_PAGE_SIZE}`)
+      .flush([]);
+    await stable();
+    expect(el('chat-deleted-notice')).toBeNull();
+  });
+
   it('pins a chat, and archives one into the Archived view', async () => {
     await load();
     el('pin-chat', item('c1'))?.click();

@@ -22,6 +22,7 @@ import type { RestoreResult } from '@metatronos/shared-types';
 import { API_BASE } from '../core/api-client';
 import { inlineErrorMessage } from '../core/server-problem';
 import { Icon } from '../ui/icon';
+import { PageReload } from '../core/page-reload';
 
 export const BACKUP_URL = `${API_BASE}/backup`;
 export const RESTORE_URL = `${API_BASE}/backup/restore`;
@@ -56,6 +57,7 @@ type RestoreState =
   styleUrl: './backup-card.scss',
 })
 export class BackupCard {
+  private readonly pageReload = inject(PageReload);
   private readonly http = inject(HttpClient);
   private upload: Subscription | null = null;
   private readonly fileInput =
@@ -140,6 +142,6 @@ export class BackupCard {
   }
 
   protected reloadConsole(): void {
-    location.reload();
+    this.pageReload.reload();
   }
 }
