@@ -9,6 +9,7 @@ import {
   useModel,
   type ChatClient,
 } from './support/llm-test-kit';
+import { searchSnippet } from '../src/chats/chats.service';
 import { openSse } from './support/sse';
 import { createTestApp, type TestApp } from './support/test-app';
 
@@ -77,6 +78,18 @@ describe('chat list', () => {
       expect(await list('?q=nothing-like-this')).toEqual([]);
     });
 
+    it('answers a snippet of the matching message in its own letter case, none for a title match or without a search', async () => {
+      const [found] = await list('?q=pastéis');
+      expect(found.snippet).toBe('Try the Pastéis de Nata (custard tarts).');
+      const [mine] = await list('?q=WIFI');
+      expect(mine.snippet).toBe('Remind me: the WiFi code is 4711.');
+      const [titled] = await list('?q=lisbon');
+      expect(titled.id).toBe(trip.id);
+      expect(titled).not.toHaveProperty('snippet');
+      for (const chat of await list())
+        expect(chat).not.toHaveProperty('snippet');
+    });
+
     it('finds a message sent after the first search, and forgets a deleted chat', async () => {
       expect(await list('?q=quokka')).toEqual([]);
       const later = await newChat('Later');
@@ -85,6 +98,16 @@ describe('chat list', () => {
       expect(ids(await list('?q=quokka'))).toEqual([later.id]);
       await owner.delete(`/api/chats/${later.id}`).expect(204);
       expect(await list('?q=quokka')).toEqual([]);
+    });
+
+    it('cuts a long message around the match at spaces, marking the cuts', () => {
+      const text = `${'word '.repeat(30)}the  Quokka\nsmiles ${'more '.repeat(40)}`;
+      const snippet = searchSnippet(text, 'quokka') as string;
+      expect(snippet.startsWith('…word ')).toBe(true);
+      expect(snippet.endsWith('more…')).toBe(true);
+      expect(snippet).toContain('the Quokka smiles');
+      expect(snippet.length).toBeLessThan(140);
+      expect(searchSnippet('nothing here', 'quokka')).toBeNull();
     });
 
     it('treats the search text literally, not as a pattern', async () => {

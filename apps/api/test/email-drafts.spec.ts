@@ -156,6 +156,9 @@ describe('email drafts: unattended turns and /api/drafts', () => {
       inReplyTo: null,
       source: 'cron',
       chatId: job.chatId,
+      jobId: job.id,
+      jobName: 'Weekly digest',
+      repliesTo: null,
       status: 'pending',
       error: null,
       createdAt: NOW.toISOString(),
@@ -207,7 +210,16 @@ describe('email drafts: unattended turns and /api/drafts', () => {
       subject: 'Re: Question',
       inReplyTo: '<question-1@example.test>',
       source: 'auto-reply',
+      jobId: null,
+      jobName: null,
+      repliesTo: { subject: 'Question', from: 'bob@example.test' },
       status: 'pending',
+    });
+    expect(await draftById(pulse['draftId'] as string)).toMatchObject({
+      source: 'pulse',
+      jobId: null,
+      jobName: null,
+      repliesTo: null,
     });
     expect(await subjectsIn()).toEqual([]);
   });

@@ -236,6 +236,19 @@ describe('system instruction', () => {
     expect(text).toContain('## Your Memory\n- Owner: Ada');
   });
 
+  it('answers the default core instruction for a reset preview after an edit, and writes nothing', async () => {
+    const before = (await owner.get('/api/system-instruction').expect(200))
+      .body as SystemInstruction;
+    expect(before.coreInstruction).toBe('You are Metatron, terse.');
+    const res = await owner.get('/api/system-instruction/default').expect(200);
+    expect(Object.keys(res.body)).toEqual(['coreInstruction']);
+    expect(res.body.coreInstruction).toContain('Personal Data Management');
+    expect(res.body.coreInstruction).not.toBe(before.coreInstruction);
+    expect(
+      (await owner.get('/api/system-instruction').expect(200)).body,
+    ).toEqual(before);
+  });
+
   it('refuses a memory over 4,000 characters and keeps the old one', async () => {
     const res = await owner
       .patch('/api/system-instruction')
@@ -307,5 +320,6 @@ describe('system instruction', () => {
   it('needs the owner session', async () => {
     await t.http().get('/api/system-instruction').expect(401);
     await t.http().get('/api/system-instruction/prompt').expect(401);
+    await t.http().get('/api/system-instruction/default').expect(401);
   });
 });

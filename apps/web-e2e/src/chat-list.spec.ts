@@ -50,7 +50,9 @@ test.describe('First run and the chat list', () => {
     await screenshots(page, 'first-run-connect-model');
     await page.getByTestId('connect-save').click();
 
-    await expect(page).toHaveURL(/\/chat$/);
+    // Straight into a new chat with its message box.
+    await expect(page).toHaveURL(/\/chat\/new$/);
+    await expect(page.getByTestId('composer-input')).toBeVisible();
     const settings = await (await page.request.get('/api/settings')).json();
     expect(settings).toMatchObject({
       primaryModel: 'gpt-4.1-mini',

@@ -38,6 +38,34 @@ export abstract class RunningReplies {
 
 export const DEFAULT_MESSAGES_PAGE = 50;
 
+/** Characters kept before and after the match in a search snippet. */
+const SNIPPET_BEFORE = 40;
+const SNIPPET_AFTER = 80;
+
+/**
+ * The words around the first `needle` in `text` (any letter case), whitespace folded to single spaces and "…"
+ * where the text was cut, or null when `text` does not hold it.
+ */
+export function searchSnippet(text: string, needle: string): string | null {
+  const folded = text.replace(/\s+/g, ' ').trim();
+  const wanted = needle.replace(/\s+/g, ' ').trim().toLocaleLowerCase();
+  if (!wanted) return null;
+  const at = folded.toLocaleLowerCase().indexOf(wanted);
+  if (at < 0) return null;
+  let start = Math.max(0, at - SNIPPET_BEFORE);
+  let end = Math.min(folded.length, at + wanted.length + SNIPPET_AFTER);
+  // Cut at a space rather than inside a word.
+  if (start > 0) {
+    const space = folded.indexOf(' ', start);
+    if (space >= 0 && space < at) start = space + 1;
+  }
+  if (end < folded.length) {
+    const space = folded.lastIndexOf(' ', end);
+    if (space > at + wanted.length) end = space;
+  }
+  return `${start > 0 ? '…' : ''}${folded.slice(start, end)}${end < folded.length ? '…' : ''}`;
+}
+
 /** Chats and their stored messages (REST side). */
 @Injectable()
 export class ChatsService {
@@ -70,8 +98,9 @@ export class ChatsService {
       (chat) => this.wellFormed(chat) && (chat.archived === true) === archived,
     );
     const needle = query.q?.trim();
+    let matching = new Set<string>();
     if (needle) {
-      const matching = await this.chatsMentioning(needle);
+      matching = await this.chatsMentioning(needle);
       const lower = needle.toLocaleLowerCase();
       chats = chats
         .filter(
@@ -82,9 +111,33 @@ export class ChatsService {
         .sort(listOrder)
         .slice(0, CHAT_SEARCH_MAX_RESULTS);
     } else chats.sort(listOrder);
-    return chats.map((chat) =>
+    const summaries = chats.map((chat) =>
       toChatSummary(chat, this.running.isRunning(chat._id.toHexString())),
     );
+    if (!needle) return summaries;
+    for (const summary of summaries) {
+      if (!matching.has(summary.id)) continue;
+      const snippet = await this.snippetIn(summary.id, needle);
+      if (snippet) summary.snippet = snippet;
+    }
+    return summaries;
+  }
+
+  /** The first message of the chat holding `needle`, cut around it; one read by the indexed `chatId`. */
+  private async snippetIn(
+    chatId: string,
+    needle: string,
+  ): Promise<string | null> {
+    const messages = await this.messages
+      .find({ chatId: new Types.ObjectId(chatId) }, { content: 1 })
+      .sort({ _id: 1 })
+      .lean<Pick<MessageRecord, 'content'>[]>()
+      .exec();
+    for (const message of messages) {
+      const snippet = searchSnippet(message.content ?? '', needle);
+      if (snippet) return snippet;
+    }
+    return null;
   }
 
   /**

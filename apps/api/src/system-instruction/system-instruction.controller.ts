@@ -7,12 +7,15 @@ import {
 } from '@nestjs/swagger';
 import type {
   CombinedPromptResponse,
+  DefaultInstructionResponse,
   SystemInstruction,
 } from '@metatronos/shared-types';
 import { DEFAULT_MODE } from '../ai-tools/ai-tool';
 import { CombinedPromptBuilder } from './combined-prompt.builder';
+import { DEFAULT_CORE_INSTRUCTION } from './default-instruction';
 import {
   CombinedPromptDto,
+  DefaultInstructionDto,
   SystemInstructionDto,
   UpdateSystemInstructionDto,
 } from './dto/system-instruction.dto';
@@ -34,6 +37,16 @@ export class SystemInstructionController {
   @ApiOkResponse({ type: SystemInstructionDto })
   get(): Promise<SystemInstruction> {
     return this.instruction.getSystemInstruction();
+  }
+
+  @Get('default')
+  @ApiOperation({
+    summary:
+      'The default core instruction, so the console can preview a reset; nothing is written',
+  })
+  @ApiOkResponse({ type: DefaultInstructionDto })
+  defaultInstruction(): DefaultInstructionResponse {
+    return { coreInstruction: DEFAULT_CORE_INSTRUCTION };
   }
 
   @Patch()

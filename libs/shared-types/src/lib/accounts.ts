@@ -125,6 +125,12 @@ export type EmailDraftStatus = 'pending' | 'sent' | 'failed';
  * the owner sends or discards it. `GET /api/drafts`, `POST /api/drafts/:id/send`,
  * `DELETE /api/drafts/:id`.
  */
+/** The mail a reply draft answers: its subject and sender. */
+export interface EmailDraftRepliesTo {
+  subject: string;
+  from: string;
+}
+
 export interface EmailDraftView {
   id: string;
   accountId: string;
@@ -141,6 +147,11 @@ export interface EmailDraftView {
   source: string;
   /** The chat of the turn that wrote it, when there is one. */
   chatId: string | null;
+  /** For `cron`: the job whose run wrote it, and its name then (kept after the job is renamed or deleted). */
+  jobId: string | null;
+  jobName: string | null;
+  /** For replies: the mail it answers, as the owner would recognise it. */
+  repliesTo: EmailDraftRepliesTo | null;
   status: EmailDraftStatus;
   /** Why the last send failed. */
   error: string | null;

@@ -30,6 +30,11 @@ export interface ChatSummary {
   mode: string;
   /** The account selected for the mode's tools (email, calendar), or null. */
   accountId: string | null;
+  /**
+   * Search answers only (`?q=`): the words around the first message text that holds the search, in its own
+   * letter case, whitespace folded, "…" where it was cut. Absent when only the title matched.
+   */
+  snippet?: string;
 }
 
 export interface CreateChatRequest {

@@ -24,3 +24,8 @@ export type UpdateSystemInstructionRequest = Partial<
 export interface CombinedPromptResponse {
   prompt: string | null;
 }
+
+/** `GET /api/system-instruction/default`: the core instruction a fresh install starts with, for "Reset to default". */
+export interface DefaultInstructionResponse {
+  coreInstruction: string;
+}

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { EmailDraftRepliesTo } from '@metatronos/shared-types';
 import { isEmail } from 'class-validator';
 import { z } from 'zod';
 import {
@@ -327,7 +328,10 @@ export class EmailActionsTool implements AiTool<typeof EMAIL_ACTIONS_ARGS> {
           args.text ?? '',
         );
         if (typeof email === 'string') throw new MailboxProblem(email);
-        return this.deliver('reply', email, account, context);
+        return this.deliver('reply', email, account, context, {
+          subject: basis.subject,
+          from: basis.from[0] ?? '',
+        });
       }
       case 'move': {
         const target = (args.target_folder ?? '').trim();
@@ -356,6 +360,7 @@ export class EmailActionsTool implements AiTool<typeof EMAIL_ACTIONS_ARGS> {
     email: OutgoingEmail,
     account: EmailAccountRecord,
     context: AiToolContext,
+    repliesTo: EmailDraftRepliesTo | null = null,
   ): Promise<unknown> {
     if (!isAttended(context.source) && !context.ownerApproved) {
       const draft = await this.drafts.create({
@@ -365,6 +370,7 @@ export class EmailActionsTool implements AiTool<typeof EMAIL_ACTIONS_ARGS> {
         action,
         source: context.source,
         chatId: context.chatId,
+        repliesTo,
       });
       return { draft: true, draftId: draft.id, message: DRAFT_SAVED_MESSAGE };
     }

@@ -264,6 +264,11 @@ export class ChatSummaryDto implements ChatSummary {
     description: 'The account chosen for the mode (select_account)',
   })
   accountId!: string | null;
+  @ApiPropertyOptional({
+    description:
+      'Search answers only: the words around the first message text holding the search (not when only the title matched)',
+  })
+  snippet?: string;
 }
 
 export class MessageAttachmentDto implements MessageAttachment {

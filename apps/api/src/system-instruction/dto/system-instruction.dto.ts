@@ -3,6 +3,7 @@ import { IsBoolean, IsString, MaxLength } from 'class-validator';
 import {
   MEMORY_MAX_LENGTH,
   type CombinedPromptResponse,
+  type DefaultInstructionResponse,
   type SystemInstruction,
   type UpdateSystemInstructionRequest,
 } from '@metatronos/shared-types';
@@ -69,4 +70,12 @@ export class CombinedPromptDto implements CombinedPromptResponse {
     description: 'Exactly what the next chat turn sends as system instruction',
   })
   prompt!: string | null;
+}
+
+export class DefaultInstructionDto implements DefaultInstructionResponse {
+  @ApiProperty({
+    description:
+      "The core instruction a fresh install starts with; the owner's own is untouched",
+  })
+  coreInstruction!: string;
 }

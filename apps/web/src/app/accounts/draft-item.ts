@@ -26,11 +26,14 @@ import { warnBeforeUnload } from '../core/unsaved-changes';
 import { Icon } from '../ui/icon';
 import { InvalidInput } from '../ui/invalid-input';
 
-/** Who wrote a draft, in words. */
-export function draftSourceLabel(source: string): string {
+/** Who wrote a draft, in words: a job by its name when the server kept it. */
+export function draftSourceLabel(
+  source: string,
+  jobName: string | null = null,
+): string {
   switch (source) {
     case 'cron':
-      return 'Scheduled job';
+      return jobName ? `job “${jobName}”` : 'Scheduled job';
     case 'pulse':
       return 'Pulse';
     case 'auto-reply':
@@ -104,7 +107,7 @@ export class DraftItem {
   /** The fields being edited; null while the draft is only shown. */
   protected readonly edit = signal<DraftEdit | null>(null);
   protected readonly sourceLabel = computed(() =>
-    draftSourceLabel(this.draft().source),
+    draftSourceLabel(this.draft().source, this.draft().jobName),
   );
   /** Why sending failed: the answer just received, else the one the server kept. */
   protected readonly failure = computed(

@@ -67,11 +67,21 @@ describe('DraftsCard', () => {
           source: 'pulse',
           chatId: 'chat-7',
         }),
-        emailDraft('d2', { source: 'auto-reply', action: 'reply' }),
+        emailDraft('d2', {
+          source: 'auto-reply',
+          action: 'reply',
+          repliesTo: { subject: 'Dinner on Friday?', from: 'ann@example.net' },
+        }),
+        emailDraft('d4', {
+          source: 'cron',
+          jobId: 'job-1',
+          jobName: 'Morning digest',
+        }),
+        emailDraft('d5', { source: 'cron' }),
       ],
       [emailDraft('d3', { status: 'failed', error: 'Mailbox unavailable' })],
     );
-    expect(text('drafts-card')).toContain('Emails waiting for you (3)');
+    expect(text('drafts-card')).toContain('Emails waiting for you (5)');
     const first = item('d1');
     expect(text('draft-subject', first)).toBe('Quarterly numbers');
     expect(text('draft-from', first)).toBe('work@example.org');
@@ -91,6 +101,15 @@ describe('DraftsCard', () => {
 
     const second = item('d2');
     expect(text('draft-source', second)).toBe('Reply by Auto-reply');
+    expect(text('draft-replies-to', second)).toBe(
+      'Answers “Dinner on Friday?” from ann@example.net',
+    );
+    expect(el('draft-replies-to', first)).toBeNull();
+    // A job's draft names the job; one stored before jobs were named still says who.
+    expect(text('draft-source', item('d4'))).toBe(
+      'Email by job “Morning digest”',
+    );
+    expect(text('draft-source', item('d5'))).toBe('Email by Scheduled job');
     expect(el('draft-chat-link', second)).toBeNull();
     expect(el('draft-cc', second)).toBeNull();
 
@@ -99,7 +118,7 @@ describe('DraftsCard', () => {
     expect(text('draft-error', failed)).toBe('Mailbox unavailable');
     expect(text('draft-failed', failed)).toBe('Not sent');
     expect(text('send-draft', failed)).toBe('Try again');
-    expect(TestBed.inject(PendingDrafts).count()).toBe(3);
+    expect(TestBed.inject(PendingDrafts).count()).toBe(5);
   });
 
   it('lists each waiting draft once and never a sent one, even from a server that ignores the status filter', async () => {

@@ -1,3 +1,4 @@
+import { OwnerTime } from '../core/owner-time';
 import { provideHttpClient } from '@angular/common/http';
 import {
   HttpTestingController,
@@ -167,9 +168,11 @@ describe('SetupPage', () => {
         primaryModel: 'gpt-4.1-mini',
         timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
       });
-      save.flush({ timezone: 'Asia/Tokyo' });
+      save.flush({ timezone: 'Asia/Tokyo', primaryModel: 'gpt-4.1-mini' });
       await fixture.whenStable();
-      expect(navigateByUrl).toHaveBeenCalledWith('/chat');
+      // Straight into a new chat with its message box.
+      expect(navigateByUrl).toHaveBeenCalledWith('/chat/new');
+      expect(TestBed.inject(OwnerTime).primaryModel()).toBe('gpt-4.1-mini');
     });
 
     it('shows the server’s plain words when the key is refused, and saves nothing', async () => {

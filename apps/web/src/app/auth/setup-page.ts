@@ -43,6 +43,7 @@ import {
   LiveErrorStateMatcher,
   passwordsMatch,
 } from './password-rules';
+import { DRAFT_CHAT_ID } from '../chat/chat-stream';
 import { HOME_URL } from './return-url';
 
 /** `/setup`: first run, before any owner exists — choose the owner password. */
@@ -273,7 +274,9 @@ export class SetupPage {
     this.api.updateSettings(body).subscribe({
       next: (settings) => {
         this.ownerTime.use(settings.timezone);
-        void this.router.navigateByUrl(HOME_URL);
+        this.ownerTime.usePrimaryModel(settings.primaryModel);
+        // "Start chatting": a new chat with its message box, not the empty list.
+        void this.router.navigateByUrl(`/chat/${DRAFT_CHAT_ID}`);
       },
       error: (error: unknown) => {
         this.saving.set(false);

@@ -1,3 +1,4 @@
+import { highlightParts } from './highlight';
 import {
   ChangeDetectionStrategy,
   Component,
@@ -100,6 +101,8 @@ export class ChatList {
 
   readonly chats = input.required<ChatSummary[]>();
   readonly activeId = input<string | null>(null);
+  /** The search the list answers: its matches are marked in the snippets. */
+  readonly search = input('');
   /** Ids of chats with a rename or delete under way. */
   readonly pendingIds = input<ReadonlySet<string>>(new Set());
   readonly renamed = output<ChatRename>();
@@ -107,6 +110,7 @@ export class ChatList {
   readonly flagged = output<ChatFlagChange>();
 
   protected readonly titleMaxLength = CHAT_TITLE_MAX_LENGTH;
+  protected readonly highlight = highlightParts;
   protected readonly renamingId = signal<string | null>(null);
   protected readonly confirmingId = signal<string | null>(null);
   protected readonly groups = computed(() => groupChats(this.chats()));

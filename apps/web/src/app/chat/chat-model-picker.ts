@@ -9,6 +9,7 @@ import {
 } from '@angular/core';
 import type { ChatSummary, ModelOption } from '@metatronos/shared-types';
 import { ApiClient } from '../core/api-client';
+import { OwnerTime } from '../core/owner-time';
 import { inlineErrorMessage } from '../core/server-problem';
 
 /**
@@ -34,7 +35,9 @@ import { inlineErrorMessage } from '../core/server-problem';
       (pointerdown)="loadModels()"
       (change)="pick($any($event.target).value)"
     >
-      <option value="">Default model</option>
+      <option value="" data-testid="chat-model-default">
+        {{ defaultLabel() }}
+      </option>
       @for (model of options(); track model.id) {
         <option [value]="model.id" [selected]="model.id === chat().model">
           {{ model.id }}
@@ -77,6 +80,12 @@ export class ChatModelPicker {
   readonly chat = input.required<ChatSummary>();
   readonly changed = output<ChatSummary>();
 
+  private readonly primaryModel = inject(OwnerTime).primaryModel;
+  /** "Default model" alone does not say what answers: name the primary model once the settings are known. */
+  protected readonly defaultLabel = computed(() => {
+    const primary = this.primaryModel();
+    return primary ? `Default model (${primary})` : 'Default model';
+  });
   protected readonly selectId = `mt-chat-model-${Math.random().toString(36).slice(2, 8)}`;
   protected readonly saving = signal(false);
   protected readonly problem = signal<string | null>(null);

@@ -7,6 +7,7 @@ import { type ComponentFixture, TestBed } from '@angular/core/testing';
 import { Router, provideRouter } from '@angular/router';
 import { EMPTY } from 'rxjs';
 import { EventStream } from '../core/event-stream';
+import { OwnerTime } from '../core/owner-time';
 import { chatSummary, userMessage } from '../testing/chat-data';
 import { FakeEventStream } from '../testing/fake-event-stream';
 import { ChatPage } from './chat-page';
@@ -117,6 +118,84 @@ describe('ChatPage', () => {
     await stable();
     expect(titles()).toHaveLength(2);
     expect(box.value).toBe('');
+  });
+
+  it('shows a search hit with its snippet and the match marked, and keeps the open chat intact when the search hides it', async () => {
+    await load(CHATS, 'c1');
+    http
+      .expectOne(`/api/chats/c1/messages?limit=${MESSAGE_PAGE_SIZE}`)
+      .flush([]);
+    await stable();
+    expect(el('chat-title')?.textContent?.trim()).toBe('Trip planning');
+    expect(el('chat-model')).not.toBeNull();
+    const box = el<HTMLInputElement>('chat-search') as HTMLInputElement;
+    box.value = 'milk';
+    box.dispatchEvent(new Event('input'));
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await stable();
+    http
+      .expectOne('/api/chats?q=milk')
+      .flush([{ ...CHATS[0], snippet: '…buy Milk, eggs and <b>oat milk</b>' }]);
+    await stable();
+    expect(titles()).toEqual(['Groceries']);
+    const snippet = el('chat-item-snippet', item('c2')) as HTMLElement;
+    expect(snippet.textContent?.replace(/\s+/g, ' ').trim()).toBe(
+      '…buy Milk, eggs and <b>oat milk</b>',
+    );
+    expect(
+      Array.from(snippet.querySelectorAll('mark')).map((m) => m.textContent),
+    ).toEqual(['Milk', 'milk']);
+    // Text from the server is never HTML.
+    expect(snippet.querySelector('b')).toBeNull();
+    // The open chat is not in the answer: its header and model picker stay.
+    expect(el('chat-title')?.textContent?.trim()).toBe('Trip planning');
+    expect(el('chat-model')).not.toBeNull();
+  });
+
+  it('names the primary model in the picker’s "Default model" once the settings are known', async () => {
+    await load(CHATS, 'c1');
+    http
+      .expectOne(`/api/chats/c1/messages?limit=${MESSAGE_PAGE_SIZE}`)
+      .flush([]);
+    await stable();
+    const option = () => el('chat-model-default')?.textContent?.trim();
+    expect(option()).toBe('Default model');
+    TestBed.inject(OwnerTime).usePrimaryModel('gpt-4.1-mini');
+    await stable();
+    expect(option()).toBe('Default model (gpt-4.1-mini)');
+  });
+
+  it('leaves a chat deleted elsewhere: no message box, a notice naming it, until another chat opens', async () => {
+    await load(CHATS, 'c1');
+    http
+      .expectOne(`/api/chats/c1/messages?limit=${MESSAGE_PAGE_SIZE}`)
+      .flush([]);
+    await stable();
+    expect(el('composer-input')).not.toBeNull();
+    events.emit('chats.changed', {
+      chatId: 'c1',
+      change: 'deleted',
+      at: '2026-01-01T10:00:00.000Z',
+    });
+    await stable();
+    http.expectOne('/api/chats').flush([CHATS[0]]);
+    await stable();
+    expect(navigate).toHaveBeenCalledWith(['/chat']);
+    // Even before the route changes, nothing can be typed into the deleted chat.
+    expect(el('composer-input')).toBeNull();
+    expect(el('chat-deleted-notice')?.textContent).toContain(
+      '“Trip planning” was deleted in another window or tab.',
+    );
+    fixture.componentRef.setInput('id', undefined);
+    await stable();
+    expect(el('chat-deleted-notice')).not.toBeNull();
+    fixture.componentRef.setInput('id', 'c2');
+    await stable();
+    http
+      .expectOne(`/api/chats/c2/messages?limit=${MESSAGE_PAGE_SIZE}`)
+      .flush([]);
+    await stable();
+    expect(el('chat-deleted-notice')).toBeNull();
   });
 
   it('pins a chat, and archives one into the Archived view', async () => {

@@ -59,6 +59,17 @@ export class ChatPage {
   private searchTimer: ReturnType<typeof setTimeout> | null = null;
 
   protected readonly activeId = computed(() => this.id() ?? null);
+  /** The open chat was deleted in another tab or window: its thread is gone and a notice says so. */
+  protected readonly deletedElsewhere = signal<{
+    id: string;
+    title: string | null;
+  } | null>(null);
+  /** The notice stays on the empty page it leads to, until another chat opens. */
+  protected readonly deletedNotice = computed(() => {
+    const gone = this.deletedElsewhere();
+    const open = this.activeId();
+    return gone && (open === null || open === gone.id) ? gone : null;
+  });
   protected readonly draft = computed(() => this.id() === DRAFT_CHAT_ID);
   /** The open chat; found by id in the list, which may not hold it (a search, the other view). */
   private readonly openedChat = signal<ChatSummary | null>(null);
@@ -75,6 +86,10 @@ export class ChatPage {
         archived: this.archivedView() || undefined,
       }),
     apply: (chats) => {
+      // A search may hide the open chat: its header and model picker keep the last view of it.
+      const open = this.activeChat();
+      if (open && !chats.some((chat) => chat.id === open.id))
+        this.openedChat.set(open);
       this.chats.set(chats);
       this.loaded.set(true);
     },
@@ -85,8 +100,16 @@ export class ChatPage {
       // Whether an auto-reply went out on WhatsApp shows in the thread, not in the list.
       affects: (event) => event.change !== 'delivery',
       seen: (event) => {
-        if (event.change === 'deleted' && event.chatId === this.id())
-          void this.router.navigate(['/chat']);
+        if (event.change !== 'deleted' || event.chatId !== this.id()) return;
+        // Deleted here: remove() leaves it itself. Deleted elsewhere: the thread goes at once (its message box
+        // would send into nothing) and a notice says why.
+        if (!this.pendingIds().has(event.chatId)) {
+          this.deletedElsewhere.set({
+            id: event.chatId,
+            title: this.activeChat()?.title ?? null,
+          });
+        }
+        void this.router.navigate(['/chat']);
       },
     },
   });

@@ -5,7 +5,8 @@ import {
 } from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
 import { provideRouter } from '@angular/router';
-import { Subject } from 'rxjs';
+import { BreakpointObserver } from '@angular/cdk/layout';
+import { Subject, of } from 'rxjs';
 import { type ChatMessage, MESSAGE_MAX_LENGTH } from '@metatronos/shared-types';
 import { EventStream } from '../core/event-stream';
 import {
@@ -145,6 +146,19 @@ describe('ChatThread', () => {
         ?.textContent?.trim(),
     ).toBe('The model timed out.');
     expect(el('load-earlier')).toBeNull();
+  });
+
+  it('shows the full composer hint on wide screens and a one-line one on a phone', async () => {
+    await open([]);
+    expect(input().placeholder).toBe(
+      'Message Metatron…  (Enter sends, Shift+Enter adds a line)',
+    );
+    fixture.destroy();
+    jest
+      .spyOn(TestBed.inject(BreakpointObserver), 'observe')
+      .mockReturnValue(of({ matches: true, breakpoints: {} }));
+    await open([]);
+    expect(input().placeholder).toBe('Message Metatron…');
   });
 
   it('renders stored tool calls in order with the text, as chips', async () => {

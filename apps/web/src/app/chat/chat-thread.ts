@@ -16,12 +16,17 @@ import {
   untracked,
   viewChild,
 } from '@angular/core';
-import { takeUntilDestroyed, toObservable } from '@angular/core/rxjs-interop';
+import { BreakpointObserver } from '@angular/cdk/layout';
+import {
+  takeUntilDestroyed,
+  toObservable,
+  toSignal,
+} from '@angular/core/rxjs-interop';
 import { MatButton, MatIconButton } from '@angular/material/button';
 import { MatProgressBar } from '@angular/material/progress-bar';
 import { MatSlideToggle } from '@angular/material/slide-toggle';
 import { RouterLink } from '@angular/router';
-import { type Observable, type Subscription, filter, skip } from 'rxjs';
+import { type Observable, type Subscription, filter, map, skip } from 'rxjs';
 import {
   ATTACHMENT_ACCEPT,
   type ChatKind,
@@ -88,6 +93,9 @@ export function mentionsSettings(message: string): boolean {
 }
 
 /** The open chat: its messages (paged), the reply streaming in, and the composer. */
+/** Below this width the full composer hint wraps (a 390-pixel phone shows about 40 characters). */
+export const NARROW_COMPOSER_QUERY = '(max-width: 599.98px)';
+
 @Component({
   selector: 'mt-chat-thread',
   changeDetection: ChangeDetectionStrategy.OnPush,
@@ -207,6 +215,19 @@ export class ChatThread {
     const reply = this.live();
     return reply ? liveReplyView(reply) : null;
   });
+
+  /** A phone's width: the composer's placeholder must fit on one line there. */
+  private readonly narrow = toSignal(
+    inject(BreakpointObserver)
+      .observe(NARROW_COMPOSER_QUERY)
+      .pipe(map((state) => state.matches)),
+    { initialValue: false },
+  );
+  protected readonly composerPlaceholder = computed(() =>
+    this.narrow()
+      ? 'Message Metatron…'
+      : 'Message Metatron…  (Enter sends, Shift+Enter adds a line)',
+  );
 
   /** The pending actions (the shell keeps them loaded and live) and those settled in this console. */
   private readonly pendingActions = inject(PendingActions);

@@ -15,6 +15,7 @@ import type {
   CollectionDocumentsPage,
   CollectionInfo,
   CombinedPromptResponse,
+  DefaultInstructionResponse,
   CreateAccountRequest,
   CreateChatRequest,
   CreateCronJobRequest,
@@ -246,6 +247,13 @@ export class ApiClient {
   combinedPrompt(): Observable<CombinedPromptResponse> {
     return this.http.get<CombinedPromptResponse>(
       `${API_BASE}/system-instruction/prompt`,
+    );
+  }
+
+  /** The core instruction a fresh install starts with, for "Reset to default". */
+  defaultInstruction(): Observable<DefaultInstructionResponse> {
+    return this.http.get<DefaultInstructionResponse>(
+      `${API_BASE}/system-instruction/default`,
     );
   }
 

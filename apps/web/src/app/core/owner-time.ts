@@ -158,6 +158,11 @@ export class OwnerTime {
 
   readonly zone = signal(browserTimeZone());
   readonly now = signal(new Date());
+  /**
+   * The primary model of the same settings, so the chat's model picker can say which model "Default" is
+   * without asking again; null until known or when none is set.
+   */
+  readonly primaryModel = signal<string | null>(null);
 
   constructor() {
     const timer = setInterval(() => {
@@ -185,6 +190,11 @@ export class OwnerTime {
     this.known = true;
   }
 
+  /** The primary model the owner just saved, before the settings event comes back. */
+  usePrimaryModel(model: string | null | undefined): void {
+    this.primaryModel.set(model?.trim() || null);
+  }
+
   /** A time in the owner's zone, in the console's one format. */
   format(
     value: string | number | Date | null | undefined,
@@ -198,6 +208,7 @@ export class OwnerTime {
       next: (settings) => {
         this.known = true;
         if (settings.timezone) this.zone.set(settings.timezone);
+        this.usePrimaryModel(settings.primaryModel);
       },
       // The server is away: the browser's zone until the next try.
       error: () => (this.known = false),

@@ -7,6 +7,7 @@ import {
 import { setUpApiTest, tearDownApiTest } from '../testing/api-test';
 import type { FakeEventStream } from '../testing/fake-event-stream';
 import { InstructionPage } from './instruction-page';
+import { lineDiff } from './line-diff';
 
 const INSTRUCTION: SystemInstruction = {
   coreInstruction: 'You are Metatron.',
@@ -279,5 +280,82 @@ describe('InstructionPage', () => {
     expect(el<HTMLTextAreaElement>('memory-input')?.value).toBe(
       'Owner likes tea.',
     );
+  });
+
+  it('previews a reset to default as a line diff from the editor, and on confirm puts the default in the editor unsaved', async () => {
+    await load({
+      ...INSTRUCTION,
+      coreInstruction: 'You are Metatron.\nBe terse.',
+    });
+    el('reset-instruction')?.click();
+    await stable();
+    http
+      .expectOne('/api/system-instruction/default')
+      .flush({ coreInstruction: 'You are Metatron.\nAct on your own.' });
+    await stable();
+    const lines = Array.from(
+      root().querySelectorAll<HTMLElement>(
+        '[data-testid="reset-diff"] .diff-line',
+      ),
+    ).map((line) => [line.dataset['kind'], line.textContent?.trim()]);
+    expect(lines).toEqual([
+      ['same', 'You are Metatron.'],
+      ['removed', '− Be terse.'],
+      ['added', '+ Act on your own.'],
+    ]);
+    // Nothing is written by previewing.
+    http.expectNone('/api/system-instruction');
+    expect(el('unsaved-indicator')).toBeNull();
+
+    el('reset-confirm')?.click();
+    await stable();
+    expect(el('reset-preview')).toBeNull();
+    expect(el<HTMLTextAreaElement>('core-instruction-input')?.value).toBe(
+      'You are Metatron.\nAct on your own.',
+    );
+    expect(el('unsaved-indicator')).not.toBeNull();
+    saveButton().click();
+    await stable();
+    const req = http.expectOne('/api/system-instruction');
+    expect(req.request.body).toEqual({
+      coreInstruction: 'You are Metatron.\nAct on your own.',
+    });
+    req.flush({
+      ...INSTRUCTION,
+      coreInstruction: 'You are Metatron.\nAct on your own.',
+      updatedAt: '2026-01-01T11:00:00.000Z',
+    });
+    await stable();
+    http.expectOne('/api/system-instruction/prompt').flush({ prompt: 'x' });
+  });
+
+  it('says when the instruction already is the default, and Cancel leaves the editor alone', async () => {
+    await load();
+    type('core-instruction-input', 'draft');
+    await stable();
+    el('reset-instruction')?.click();
+    await stable();
+    http
+      .expectOne('/api/system-instruction/default')
+      .flush({ coreInstruction: 'draft' });
+    await stable();
+    expect(text('reset-nothing')).toContain('already the default');
+    expect(el('reset-confirm')).toBeNull();
+    el('reset-cancel')?.click();
+    await stable();
+    expect(el('reset-preview')).toBeNull();
+    expect(el<HTMLTextAreaElement>('core-instruction-input')?.value).toBe(
+      'draft',
+    );
+  });
+
+  it('diffs lines: kept, removed and added, in order', () => {
+    expect(lineDiff('a\nb\nc', 'a\nc\nd')).toEqual([
+      { kind: 'same', text: 'a' },
+      { kind: 'removed', text: 'b' },
+      { kind: 'same', text: 'c' },
+      { kind: 'added', text: 'd' },
+    ]);
+    expect(lineDiff('', 'x')).toEqual([{ kind: 'added', text: 'x' }]);
   });
 });

@@ -32,6 +32,7 @@ import { liveResource } from '../core/live-resource';
 import { inlineErrorMessage } from '../core/server-problem';
 import { ServerStatus } from '../core/server-status';
 import { Icon } from '../ui/icon';
+import { lineDiff, type DiffLine } from './line-diff';
 import { InvalidInput } from '../ui/invalid-input';
 import { LengthCounter } from '../ui/length-counter';
 import { ServerError } from '../ui/server-error';
@@ -100,6 +101,18 @@ export class InstructionPage {
   protected readonly promptLoaded = signal(false);
   protected readonly promptLoading = signal(false);
   protected readonly promptError = signal<string | null>(null);
+
+  /** "Reset to default": the default text once fetched, and the diff from what the editor holds now. */
+  protected readonly defaultCore = signal<string | null>(null);
+  protected readonly resetLoading = signal(false);
+  protected readonly resetError = signal<string | null>(null);
+  protected readonly resetDiff = computed((): DiffLine[] | null => {
+    const target = this.defaultCore();
+    return target === null ? null : lineDiff(this.coreInstruction(), target);
+  });
+  protected readonly resetChangesNothing = computed(
+    () => this.resetDiff()?.every((line) => line.kind === 'same') ?? false,
+  );
 
   protected readonly changes = computed(() => {
     const saved = this.saved();
@@ -180,6 +193,34 @@ export class InstructionPage {
 
   protected refreshPrompt(): void {
     this.reloadPrompt$.next();
+  }
+
+  protected previewReset(): void {
+    this.resetLoading.set(true);
+    this.resetError.set(null);
+    this.api
+      .defaultInstruction()
+      .pipe(finalize(() => this.resetLoading.set(false)))
+      .subscribe({
+        next: ({ coreInstruction }) => this.defaultCore.set(coreInstruction),
+        error: (error: unknown) =>
+          this.resetError.set(
+            inlineErrorMessage(error, "Couldn't load the default instruction."),
+          ),
+      });
+  }
+
+  /** Puts the default into the editor only: Save writes it, Discard brings the old text back. */
+  protected confirmReset(): void {
+    const target = this.defaultCore();
+    if (target === null) return;
+    this.coreInstruction.set(target);
+    this.defaultCore.set(null);
+  }
+
+  protected cancelReset(): void {
+    this.defaultCore.set(null);
+    this.resetError.set(null);
   }
 
   protected discard(): void {

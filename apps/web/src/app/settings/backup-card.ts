@@ -24,6 +24,7 @@ import type { RestoreResult } from '@metatronos/shared-types';
 import { API_BASE } from '../core/api-client';
 import { inlineErrorMessage } from '../core/server-problem';
 import { Icon } from '../ui/icon';
+import { PageReload } from '../core/page-reload';
 
 export const BACKUP_URL = `${API_BASE}/backup`;
 export const RESTORE_URL = `${API_BASE}/backup/restore`;
@@ -67,6 +68,7 @@ type RestoreState =
   styleUrl: './backup-card.scss',
 })
 export class BackupCard {
+  private readonly pageReload = inject(PageReload);
   private readonly http = inject(HttpClient);
   private upload: Subscription | null = null;
   private readonly fileInput =
@@ -202,6 +204,6 @@ export class BackupCard {
   }
 
   protected reloadConsole(): void {
-    location.reload();
+    this.pageReload.reload();
   }
 }

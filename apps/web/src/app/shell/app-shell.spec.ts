@@ -17,6 +17,7 @@ import { emailDraft } from '../testing/account-data';
 import { pendingAction } from '../testing/action-data';
 import { AuthStore } from '../auth/auth-store';
 import { type AppEvent, EventStream } from '../core/event-stream';
+import { PageReload } from '../core/page-reload';
 import { ServerStatus } from '../core/server-status';
 import { AppShell } from './app-shell';
 import { NAV_ITEMS } from './nav-items';
@@ -202,6 +203,41 @@ describe('AppShell', () => {
     menu?.click();
     await fixture.whenStable();
     expect(menu?.getAttribute('aria-expanded')).toBe('true');
+  });
+
+  it('moves the shortcuts button from the toolbar into the menu on narrow screens', async () => {
+    expect(byTestId('shortcuts-button')).not.toBeNull();
+    expect(byTestId('nav-shortcuts')).toBeNull();
+
+    layout.next({ matches: false, breakpoints: {} });
+    await fixture.whenStable();
+    expect(byTestId('shortcuts-button')).toBeNull();
+    el('.menu-button')?.click();
+    await fixture.whenStable();
+    const item = byTestId('nav-shortcuts');
+    expect(item?.textContent).toContain('Keyboard shortcuts');
+    item?.click();
+    await fixture.whenStable();
+    expect(
+      document.querySelector('mat-dialog-container')?.textContent,
+    ).toContain('Keyboard shortcuts');
+    expect(el('.menu-button')?.getAttribute('aria-expanded')).toBe('false');
+  });
+
+  it('reloads the console when a backup was restored anywhere, and says why after the reload', async () => {
+    const pageReload = TestBed.inject(PageReload);
+    const reload = jest
+      .spyOn(pageReload, 'reload')
+      .mockImplementation(() => undefined);
+    events.events.next({
+      name: 'backup.restored',
+      data: { at: '2026-11-28T10:00:00.000Z' },
+    } as AppEvent);
+    await fixture.whenStable();
+    expect(reload).toHaveBeenCalledTimes(1);
+    // The reloaded console reads the reason once.
+    expect(pageReload.takeRestoredAt()).toBe('2026-11-28T10:00:00.000Z');
+    expect(pageReload.takeRestoredAt()).toBeNull();
   });
 
   it('logs out on the server and goes to the login', async () => {

@@ -22,6 +22,7 @@ import {
   MatSidenavContainer,
   MatSidenavContent,
 } from '@angular/material/sidenav';
+import { MatSnackBar } from '@angular/material/snack-bar';
 import { MatToolbar } from '@angular/material/toolbar';
 import {
   NavigationEnd,
@@ -34,6 +35,7 @@ import { EMPTY, catchError, exhaustMap, filter, map } from 'rxjs';
 import { PendingDrafts } from '../accounts/pending-drafts';
 import { AuthStore } from '../auth/auth-store';
 import { EventStream } from '../core/event-stream';
+import { PageReload } from '../core/page-reload';
 import { ServerStatus } from '../core/server-status';
 import { ServerWatch } from '../core/server-watch';
 import { Icon, Logo } from '../ui/icon';
@@ -156,6 +158,19 @@ export class AppShell {
         if (event.message) this.budgetNotice.set(event.message);
         else if (event.state === 'ok') this.budgetNotice.set(null);
       });
+    // A backup was restored (here or in another tab): every page holds data from before it, so every console
+    // reloads, the restoring one included; after the reload it says why.
+    const reload = inject(PageReload);
+    events
+      .on('backup.restored')
+      .pipe(takeUntilDestroyed())
+      .subscribe((event) => reload.afterRestore(event.at));
+    if (reload.takeRestoredAt())
+      inject(MatSnackBar).open(
+        'A backup was restored: the console reloaded with its data.',
+        'OK',
+        { duration: 8000 },
+      );
 
     // Some session logged out (maybe this one, from another tab): ask the server whether ours is still valid.
     events

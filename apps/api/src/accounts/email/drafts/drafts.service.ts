@@ -6,10 +6,11 @@ import {
   NotFoundException,
 } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
-import { isValidObjectId, type Model } from 'mongoose';
+import { isValidObjectId, Types, type Model } from 'mongoose';
 import type {
   AppEventMap,
   EmailDraftAction,
+  EmailDraftRepliesTo,
   EmailDraftStatus,
   EmailDraftView,
   UpdateEmailDraftRequest,
@@ -35,7 +36,11 @@ export interface NewEmailDraft extends OutgoingEmail {
   action: EmailDraftAction;
   source: string;
   chatId: string | null;
+  repliesTo?: EmailDraftRepliesTo | null;
 }
+
+/** The scheduled jobs' collection, read here by name: the email module must not depend on automations. */
+const CRON_JOBS_COLLECTION = 'cronjobs';
 
 function toView(record: EmailDraftRecord): EmailDraftView {
   return {
@@ -50,6 +55,9 @@ function toView(record: EmailDraftRecord): EmailDraftView {
     inReplyTo: record.inReplyTo ?? null,
     source: record.source,
     chatId: record.chatId ?? null,
+    jobId: record.jobId ?? null,
+    jobName: record.jobName ?? null,
+    repliesTo: record.repliesTo ?? null,
     status: record.status,
     error: record.error ?? null,
     createdAt: record.createdAt.toISOString(),
@@ -97,7 +105,32 @@ export class DraftsService {
     return record;
   }
 
+  /** The job whose run wrote into this chat: a job's chat is its own, so the chat names the job. */
+  private async jobOf(
+    draft: NewEmailDraft,
+  ): Promise<{ jobId: string | null; jobName: string | null }> {
+    if (
+      draft.source !== 'cron' ||
+      !draft.chatId ||
+      !isValidObjectId(draft.chatId)
+    )
+      return { jobId: null, jobName: null };
+    const job = await this.drafts.db
+      .collection(CRON_JOBS_COLLECTION)
+      .findOne(
+        { chatId: new Types.ObjectId(draft.chatId) },
+        { projection: { name: 1 } },
+      );
+    if (!job) return { jobId: null, jobName: null };
+    const name: unknown = job['name'];
+    return {
+      jobId: String(job._id),
+      jobName: typeof name === 'string' ? name : null,
+    };
+  }
+
   async create(draft: NewEmailDraft): Promise<EmailDraftView> {
+    const job = await this.jobOf(draft);
     const created = await this.drafts.create({
       accountId: draft.accountId,
       accountAddress: draft.accountAddress,
@@ -110,6 +143,8 @@ export class DraftsService {
       references: draft.references,
       source: draft.source,
       chatId: draft.chatId,
+      ...job,
+      repliesTo: draft.repliesTo ?? null,
       status: 'pending',
       error: null,
       createdAt: this.clock.now(),

@@ -2,6 +2,7 @@ import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import type { Types } from 'mongoose';
 import type {
   EmailDraftAction,
+  EmailDraftRepliesTo,
   EmailDraftStatus,
 } from '@metatronos/shared-types';
 
@@ -38,6 +39,13 @@ export class EmailDraftRecord {
   source!: string;
   @Prop({ type: String, default: null })
   chatId!: string | null;
+  /** Missing on drafts stored before origins were kept. */
+  @Prop({ type: String, default: null })
+  jobId?: string | null;
+  @Prop({ type: String, default: null })
+  jobName?: string | null;
+  @Prop({ type: Object, default: null })
+  repliesTo?: EmailDraftRepliesTo | null;
   @Prop({ type: String, required: true })
   status!: EmailDraftStatus;
   @Prop({ type: String, default: null })

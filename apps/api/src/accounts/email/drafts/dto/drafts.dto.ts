@@ -11,6 +11,7 @@ import {
 import {
   EMAIL_DRAFT_ACTIONS,
   type EmailDraftAction,
+  type EmailDraftRepliesTo,
   type EmailDraftStatus,
   type EmailDraftView,
   type UpdateEmailDraftRequest,
@@ -27,6 +28,13 @@ export const EMAIL_DRAFT_STATUSES: readonly EmailDraftStatus[] = [
 export const MAX_DRAFT_RECIPIENTS = 50;
 export const MAX_DRAFT_SUBJECT = 998;
 export const MAX_DRAFT_TEXT = 100_000;
+
+export class EmailDraftRepliesToDto implements EmailDraftRepliesTo {
+  @ApiProperty({ description: 'Subject of the mail answered' })
+  subject!: string;
+  @ApiProperty({ description: 'Its sender, as in its From header' })
+  from!: string;
+}
 
 export class EmailDraftDto implements EmailDraftView {
   @ApiProperty()
@@ -55,6 +63,24 @@ export class EmailDraftDto implements EmailDraftView {
   source!: string;
   @ApiProperty({ type: String, nullable: true })
   chatId!: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'For cron: the job whose run wrote it',
+  })
+  jobId!: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "For cron: the job's name when it wrote the draft",
+  })
+  jobName!: string | null;
+  @ApiProperty({
+    type: EmailDraftRepliesToDto,
+    nullable: true,
+    description: 'For replies: the subject and sender of the mail answered',
+  })
+  repliesTo!: EmailDraftRepliesTo | null;
   @ApiProperty({ enum: EMAIL_DRAFT_STATUSES })
   status!: EmailDraftStatus;
   @ApiProperty({
