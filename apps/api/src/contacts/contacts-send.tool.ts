@@ -9,7 +9,6 @@ import {
   type AiToolContext,
 } from '../ai-tools/ai-tool';
 import { Clock } from '../clock/clock';
-import { isAttended } from '../llm/turn-source';
 import { ContactChannelRouter, ContactSendError } from './contact-channel';
 import type { ContactScope } from '../actions/tool-turn';
 
