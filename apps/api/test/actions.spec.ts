@@ -126,6 +126,28 @@ describe('pending actions: one policy for every tool call', () => {
     await new Promise((resolve) => page.close(resolve));
   });
 
+  /**
+   * Removes every job but `keepJobId` (earlier cases approve jobs that would fire during a
+   * later one), waits until no chat has a reply running, then forgets what the fake was asked.
+   */
+  async function quiet(keepJobId: string): Promise<void> {
+    const jobs = (await owner.get('/api/cronjobs').expect(200)).body as Array<{
+      id: string;
+    }>;
+    for (const other of jobs.filter((j) => j.id !== keepJobId))
+      await owner.delete(`/api/cronjobs/${other.id}`).expect(204);
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const chats = (await owner.get('/api/chats').expect(200)).body as Array<{
+        running: boolean;
+      }>;
+      if (chats.every((c) => !c.running)) break;
+      if (Date.now() > deadline) throw new Error('a reply kept running');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    fake.reset();
+  }
+
   async function newChat(): Promise<string> {
     return (await owner.post('/api/chats').send({}).expect(201)).body.id;
   }
@@ -661,6 +683,8 @@ describe('pending actions: one policy for every tool call', () => {
           .expect(201)
       ).body as { id: string; actOnOwnTools: string[] };
       expect(job.actOnOwnTools).toEqual([]);
+      // A job an earlier case planted (and approved) must not fire now and take this job's script.
+      await quiet(job.id);
       fake.openai.enqueue(
         {
           toolCalls: [
@@ -698,7 +722,15 @@ describe('pending actions: one policy for every tool call', () => {
       expect(permissions.map((p) => p.phoneNumber)).not.toContain(
         '15550003333',
       );
-      const waiting = (await pending()).filter((a) => a.jobId === job.id);
+      // The job's own actions, whatever else earlier cases left pending.
+      const waiting = (
+        (
+          await owner
+            .get('/api/actions')
+            .query({ status: 'pending', limit: 500 })
+            .expect(200)
+        ).body as PendingActionView[]
+      ).filter((a) => a.jobId === job.id);
       expect(waiting).toEqual([
         expect.objectContaining({
           tool: 'whatsapp_send_message',

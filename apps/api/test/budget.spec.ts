@@ -421,10 +421,7 @@ describe('Spend control (budgets, prices, reservations)', () => {
           { outputLimits: { chat: 0 } },
           'outputLimits.chat must be a whole number',
         ],
-        [
-          { outputLimits: { voice: 100 } },
-          'outputLimits.voice is not a source',
-        ],
+        [{ outputLimits: { fax: 100 } }, 'outputLimits.fax is not a source'],
       ];
       for (const [body, message] of bad) {
         const res = await owner

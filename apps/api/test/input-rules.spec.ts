@@ -270,9 +270,11 @@ describe('input rules', () => {
       // Every request body of the API is in the sweep (a route added later joins it by itself).
       expect(cases.length).toBeGreaterThanOrEqual(30);
       // Each of these documents what null means: a chat's model back to the primary one, a key or
-      // token removed, the Telegram server back to Telegram's own, the connection test with the stored key.
+      // token removed, the Telegram server back to Telegram's own, the connection test with the stored key,
+      // a memory note's expiry removed.
       expect(nullable.sort()).toEqual([
         '/api/chats/{id} model',
+        '/api/memories/{id} expiresAt',
         '/api/settings braveApiKey',
         '/api/settings geminiApiKey',
         '/api/settings imageModel',

@@ -31,6 +31,7 @@ import type { RestoreResult } from '@metatronos/shared-types';
 import { contentDisposition } from '../attachments/attachments.controller';
 import { MIN_PASSPHRASE_LENGTH } from './backup-secrets';
 import { BackupService } from './backup.service';
+import { OptionalField } from '../http/optional-field';
 
 const PASSPHRASE_HELP =
   "Seals the settings' secrets (API keys, the Telegram token, endpoint keys, auth profile values) into the archive with scrypt and AES-256-GCM. Without one the archive holds no secrets.";
@@ -41,7 +42,7 @@ export class BackupRequestDto {
     description: `${PASSPHRASE_HELP} At least ${MIN_PASSPHRASE_LENGTH} characters; empty means none.`,
     maxLength: 1024,
   })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(1024)
   passphrase?: string;

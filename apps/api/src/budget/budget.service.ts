@@ -366,9 +366,11 @@ export class BudgetService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /** The durable trace of a hold (not awaited by the call: it must not slow it down). */
-  persistReservation(record: BudgetReservationRecord): Promise<unknown> {
+  persistReservation(
+    record: Omit<BudgetReservationRecord, 'createdAt'>,
+  ): Promise<unknown> {
     return this.reservations
-      .create(record)
+      .create({ ...record, createdAt: this.clock.now() })
       .catch((error: Error) =>
         this.logger.warn(`Could not store a reservation: ${error.message}`),
       );
@@ -582,7 +584,6 @@ class GuardedTurn {
               model: this.call.modelId,
               provider: this.call.provider,
               costUsd,
-              createdAt: new Date(),
             }),
           );
         }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import {
   lstat,
@@ -340,7 +341,7 @@ export async function replaceFileBeneath(
     options,
   );
   try {
-    const temp = `.${name}.${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}.part`;
+    const temp = `.${name}.${process.pid}-${randomBytes(6).toString('hex')}.part`;
     const handle = await dir.openFile(temp, 'create');
     try {
       await write(handle);

@@ -154,7 +154,7 @@ export class MemoryIndex implements OnApplicationBootstrap {
       .find({}, { kind: 1 })
       .lean<Pick<ChatRecord, '_id' | 'kind'>[]>()
       .exec())
-      chatKinds.set(chat._id.toHexString(), chat.kind ?? 'chat');
+      chatKinds.set(String(chat._id), chat.kind ?? 'chat');
     const batch: Array<{ id: string; text: string }> = [];
     const chatIds = new Map<string, string>();
     const cursor = this.messages
@@ -165,9 +165,9 @@ export class MemoryIndex implements OnApplicationBootstrap {
       .cursor({ batchSize: 2000 });
     for await (const message of cursor) {
       if (!message.content?.trim()) continue;
-      const id = message._id.toHexString();
+      const id = String(message._id);
       // One string per chat, shared by its messages' entries (100,000 copies otherwise).
-      const hex = message.chatId.toHexString();
+      const hex = String(message.chatId);
       let chatId = chatIds.get(hex);
       if (!chatId) chatIds.set(hex, (chatId = hex));
       const key = docId('message', id);
@@ -396,7 +396,7 @@ export class MemoryIndex implements OnApplicationBootstrap {
     const set = new Set<string>();
     for (const message of messages) {
       if (!message.content?.trim()) continue;
-      const id = message._id.toHexString();
+      const id = String(message._id);
       const key = docId('message', id);
       this.meta.set(key, {
         kind: 'message',

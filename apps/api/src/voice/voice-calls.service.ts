@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   BadRequestException,
   ConflictException,
@@ -86,7 +87,7 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
         'No OpenAI API key is set, and voice calls speak through OpenAI Realtime: add the key in Settings.',
       );
     this.claim();
-    const slot = (this.starting = `starting-${Date.now()}`);
+    const slot = (this.starting = `starting-${randomUUID()}`);
     // A new chat is written while the provider answers: its id is known to the call's tools from the start.
     const chatObjectId = found?._id ?? this.transcripts.nextId();
     const newChat = found
