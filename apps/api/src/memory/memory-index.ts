@@ -2,6 +2,8 @@ import {
   Injectable,
   Logger,
   type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+  type OnModuleDestroy,
 } from '@nestjs/common';
 import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
@@ -79,7 +81,9 @@ const docId = (kind: 'note' | 'message', id: string): string =>
  * Secrets are taken out of the text before it is indexed.
  */
 @Injectable()
-export class MemoryIndex implements OnApplicationBootstrap {
+export class MemoryIndex
+  implements OnApplicationBootstrap, OnModuleDestroy, OnApplicationShutdown
+{
   private readonly logger = new Logger(MemoryIndex.name);
   private mini = MemoryIndex.create();
   private readonly meta = new Map<string, DocMeta>();
@@ -91,6 +95,8 @@ export class MemoryIndex implements OnApplicationBootstrap {
   private builtMs = 0;
   /** Note writes made while a build reads the database, applied again to the new index. */
   private duringBuild: Array<() => void> | null = null;
+  /** The app is stopping (or failed to start): a build cut short by the closed database is no error. */
+  private stopped = false;
 
   constructor(
     @InjectModel(MemoryNoteRecord.name)
@@ -112,13 +118,25 @@ export class MemoryIndex implements OnApplicationBootstrap {
 
   onApplicationBootstrap(): void {
     // After listening: the API answers while the index is read; searches wait for it.
-    setImmediate(() => void this.whenReady());
+    setImmediate(() => {
+      if (!this.stopped) void this.whenReady();
+    });
+  }
+
+  onModuleDestroy(): void {
+    this.stopped = true;
+  }
+
+  onApplicationShutdown(): void {
+    this.stopped = true;
   }
 
   /** The index, built once (a search before the start-up build ends waits for it). */
   whenReady(): Promise<void> {
     this.ready ??= this.rebuild().catch((error: Error) => {
-      this.logger.error(`Memory index build failed: ${error.message}`);
+      // A build cut short because the app stops (the database client closed) is no failure.
+      if (!this.stopped && this.notes.db.readyState === 1)
+        this.logger.error(`Memory index build failed: ${error.message}`);
       this.ready = null;
     });
     return this.ready;
