@@ -217,7 +217,7 @@ test.describe('Accounts', () => {
     const weekly = card.locator(`[data-draft-id="${weeklyId}"]`);
     await expect(weekly.getByTestId('draft-from')).toHaveText(account.address);
     await expect(weekly.getByTestId('draft-source')).toHaveText(
-      'Email by Scheduled job',
+      'Email by job “Weekly report”',
     );
 
     await weekly.getByTestId('edit-draft').click();

@@ -181,6 +181,11 @@ test.describe('Console: nothing lost, replies you can redo', () => {
     await expect(chip.getByTestId('tool-chip-label')).toHaveText(
       'Saved to memory',
     );
+    // The reply has ended (the thread reloads it once it is stored) before the chip is opened.
+    await expect(page.getByTestId('assistant-message').last()).toContainText(
+      'Noted.',
+    );
+    await expect(page.getByTestId('stop-button')).toHaveCount(0);
     await chip.getByTestId('tool-chip-toggle').click();
     await expect(chip.getByTestId('tool-chip-arguments')).toContainText(
       'memory:- Lives in Lyon',
