@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ToolTurn } from '../actions/tool-turn';
 import { randomBytes } from 'node:crypto';
-import { unlink, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { addAbortSignal, type Readable } from 'node:stream';
 import { z } from 'zod';
 import {
@@ -362,7 +362,7 @@ export class UrlFetchTool implements AiTool<typeof URL_FETCH_ARGS> {
       });
     } catch (error) {
       await handle?.close().catch(() => undefined);
-      await unlink(dir.entryPath(partial)).catch(() => undefined);
+      await dir.remove(partial).catch(() => undefined);
       if (tooLarge)
         return toolError(
           `The response is larger than max_bytes (${maxBytes}); nothing was saved`,
