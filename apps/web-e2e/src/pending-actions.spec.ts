@@ -122,4 +122,13 @@ test('a turn that read a web page asks before it remembers: inline Approve, badg
   await item.getByTestId('discard-action').click();
   await expect(page.getByTestId('no-pending-actions')).toBeVisible();
   await expect(page.getByTestId('nav-actions-badge')).toHaveCount(0);
+
+  // The reply's mark leads to the prompt that chat sends now, which names it.
+  await page.goto(`/chat/${chatId}`);
+  await page.getByTestId('assistant-taint').last().click();
+  await expect(page).toHaveURL(new RegExp(`/instruction\\?chat=${chatId}`));
+  await expect(page.getByTestId('prompt-taint')).toContainText('127.0.0.1');
+  await expect(page.getByTestId('prompt-preview')).toContainText(
+    'Third-party content in this turn',
+  );
 });

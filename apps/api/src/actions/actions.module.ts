@@ -4,6 +4,7 @@ import { AiToolsModule } from '../ai-tools/ai-tools.module';
 import { SettingsModule } from '../settings/settings.module';
 import { ActionsController } from './actions.controller';
 import { PendingActionsService } from './pending-actions.service';
+import { UntrustedContentPromptSection } from './untrusted-content-prompt-section';
 import {
   PendingActionRecord,
   PendingActionSchema,
@@ -23,7 +24,7 @@ import {
     ]),
   ],
   controllers: [ActionsController],
-  providers: [PendingActionsService],
+  providers: [PendingActionsService, UntrustedContentPromptSection],
   exports: [PendingActionsService],
 })
 export class ActionsModule {}

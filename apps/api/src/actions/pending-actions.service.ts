@@ -5,6 +5,7 @@ import {
   Logger,
   NotFoundException,
   type OnApplicationBootstrap,
+  type OnModuleDestroy,
   type OnModuleInit,
 } from '@nestjs/common';
 import { InjectConnection, InjectModel } from '@nestjs/mongoose';
@@ -36,6 +37,8 @@ import {
 
 export const ACTION_NOT_FOUND = 'Pending action not found';
 export const DEFAULT_ACTIONS_LIMIT = 100;
+/** How often actions past their 24 h are marked expired, so every console's badge and list drop them without a reload. */
+export const EXPIRY_SWEEP_MS = 60_000;
 export const MAX_ACTIONS_LIMIT = 500;
 
 /** Why an action that is no longer pending cannot be approved, edited or discarded. */
@@ -54,11 +57,16 @@ const NOT_PENDING: Record<Exclude<ActionStatus, 'pending'>, string> = {
  */
 @Injectable()
 export class PendingActionsService
-  implements PendingActionGate, OnModuleInit, OnApplicationBootstrap
+  implements
+    PendingActionGate,
+    OnModuleInit,
+    OnApplicationBootstrap,
+    OnModuleDestroy
 {
   private readonly logger = new Logger(PendingActionsService.name);
   /** Approvals under way in this process: the quick answer to a double click. */
   private readonly approving = new Set<string>();
+  private sweep: NodeJS.Timeout | null = null;
 
   constructor(
     @InjectModel(PendingActionRecord.name)
@@ -74,11 +82,22 @@ export class PendingActionsService
     this.registry.useGate(this);
   }
 
+  onModuleDestroy(): void {
+    if (this.sweep) clearInterval(this.sweep);
+    this.sweep = null;
+  }
+
   /** An approval cut short by a stop cannot be told apart from one that ran: it is marked failed, never run again. */
   async onApplicationBootstrap(): Promise<void> {
     await this.expireOverdue().catch((error: Error) =>
       this.logger.warn(`Could not expire old actions: ${error.message}`),
     );
+    this.sweep = setInterval(() => {
+      this.expireOverdue().catch((error: Error) =>
+        this.logger.warn(`Could not expire old actions: ${error.message}`),
+      );
+    }, EXPIRY_SWEEP_MS);
+    this.sweep.unref();
     const now = this.clock.now();
     await this.actions
       .updateMany(
@@ -324,7 +343,7 @@ export class PendingActionsService
     this.changed(record._id.toHexString(), 'expired', record.chatId);
   }
 
-  /** Pending actions past their 24 h become `expired` (checked whenever the list is read). */
+  /** Pending actions past their 24 h become `expired` (at start, every minute, and whenever one is read). */
   private async expireOverdue(): Promise<void> {
     const overdue = await this.actions
       .find({ status: 'pending', expiresAt: { $lte: this.clock.now() } })

@@ -23,7 +23,12 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import type { ChatMessage, ChatSummary } from '@metatronos/shared-types';
+import type {
+  ChatMessage,
+  ChatPromptPreview,
+  ChatSummary,
+} from '@metatronos/shared-types';
+import { ChatPromptPreviewer } from './chat-prompt-preview';
 import {
   ChatReplyService,
   MESSAGE_NOT_STORED,
@@ -34,6 +39,7 @@ import { ChatsService, DEFAULT_MESSAGES_PAGE } from './chats.service';
 import {
   ChatListQueryDto,
   ChatMessageDto,
+  ChatPromptPreviewDto,
   ChatSummaryDto,
   CreateChatDto,
   MessagesQueryDto,
@@ -49,6 +55,7 @@ export class ChatsController {
   constructor(
     private readonly chats: ChatsService,
     private readonly replies: ChatReplyService,
+    private readonly previewer: ChatPromptPreviewer,
   ) {}
 
   @Get()
@@ -136,6 +143,20 @@ export class ChatsController {
   @ApiNotFoundResponse({ description: 'No such chat' })
   async remove(@Param('id') id: string): Promise<void> {
     await this.chats.remove(id);
+  }
+
+  @Get(':id/prompt')
+  @ApiOperation({
+    summary:
+      "The system prompt this chat's next turn sends: its mode, its account, and the third-party mark its newest reply ended with",
+  })
+  @ApiOkResponse({ type: ChatPromptPreviewDto })
+  @ApiBadRequestResponse({
+    description: "A job's, Pulse's or a contact's chat (built when it runs)",
+  })
+  @ApiNotFoundResponse({ description: 'No such chat' })
+  prompt(@Param('id') id: string): Promise<ChatPromptPreview> {
+    return this.previewer.preview(id);
   }
 
   @Get(':id/messages')

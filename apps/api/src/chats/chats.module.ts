@@ -3,9 +3,11 @@ import { MongooseModule } from '@nestjs/mongoose';
 import { AiToolsModule } from '../ai-tools/ai-tools.module';
 import { AttachmentsModule } from '../attachments/attachments.module';
 import { LlmModule } from '../llm/llm.module';
+import { SystemInstructionModule } from '../system-instruction/system-instruction.module';
 import { CallTranscripts } from './call-transcripts';
 import { ChatCache } from './chat-cache';
 import { ChatModes } from './chat-modes';
+import { ChatPromptPreviewer } from './chat-prompt-preview';
 import { ChatReplyService } from './chat-reply.service';
 import { ChatSearchIndex } from './chat-search-index';
 import { ChatsController } from './chats.controller';
@@ -18,6 +20,7 @@ import { MessageRecord, MessageSchema } from './schemas/message.schema';
     AiToolsModule,
     AttachmentsModule,
     LlmModule,
+    SystemInstructionModule,
     MongooseModule.forFeature([
       { name: ChatRecord.name, schema: ChatSchema },
       { name: MessageRecord.name, schema: MessageSchema },
@@ -29,6 +32,7 @@ import { MessageRecord, MessageSchema } from './schemas/message.schema';
     ChatReplyService,
     ChatCache,
     ChatModes,
+    ChatPromptPreviewer,
     ChatSearchIndex,
     CallTranscripts,
     { provide: RunningReplies, useExisting: ChatReplyService },

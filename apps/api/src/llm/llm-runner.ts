@@ -220,7 +220,7 @@ export class LlmRunner {
             if (!signal.aborted) listener.text(delta);
           },
           nextRequest: async () =>
-            tools.takeModeSwitch()
+            tools.takeChange()
               ? { systemPrompt: tools.systemPrompt, tools: tools.specs }
               : null,
           executeTool: async (call) => {

@@ -71,8 +71,9 @@ export class ToolSession {
   };
   /** A call to a tool that was not offered is refused, unless exactly one mode holds it. */
   private offered = new Set<string>();
-  private modeSwitched = false;
   private changed = false;
+  /** How many taint marks the current prompt names (its third-party section). */
+  private promptTaint = 0;
   private readonly conversation: ConversationModeControl | undefined;
   /** The turn as the action policy sees it: taint, sends, the job's consent. */
   readonly turn: ToolTurn;
@@ -144,18 +145,10 @@ export class ToolSession {
     return this.tools.specsOf(this.current.tools);
   }
 
-  /** True once after the mode changed: the next model request must carry the new tools. */
-  takeModeSwitch(): boolean {
-    const switched = this.modeSwitched;
-    this.modeSwitched = false;
-    return switched;
-  }
-
-  /** True once after the mode or the selected account changed (tools or prompt differ now). */
+  /** True once after the mode, the selected account or the turn's taint changed (tools or prompt differ now). */
   takeChange(): boolean {
     const changed = this.changed;
     this.changed = false;
-    this.modeSwitched = false;
     return changed;
   }
 
@@ -197,6 +190,11 @@ export class ToolSession {
       ),
     );
     const { result } = outcome;
+    if (this.turn.taint.length !== this.promptTaint) {
+      // The next request's prompt names what marked the turn, so the model knows why its outward calls wait.
+      await this.build();
+      this.changed = true;
+    }
     return {
       result,
       error: errorOf(result),
@@ -246,7 +244,6 @@ export class ToolSession {
     if (mode === this.state.mode) return;
     this.state.mode = mode;
     await this.build();
-    this.modeSwitched = true;
     this.changed = true;
     this.options.onModeSwitch?.(mode);
     await this.storeState('the mode switch');
@@ -279,7 +276,9 @@ export class ToolSession {
       offeredTools: tools.map((t) => t.name),
       accountId: profile ? undefined : this.state.accountId,
       userMessage: this.options.userMessage,
+      taint: this.turn.taint,
     });
+    this.promptTaint = this.turn.taint.length;
     this.current = { systemPrompt, tools };
     this.offered = new Set(tools.map((t) => t.name));
   }

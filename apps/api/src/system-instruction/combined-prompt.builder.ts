@@ -1,4 +1,5 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import type { TaintMark } from '@metatronos/shared-types';
 import { DiscoveryService } from '@nestjs/core';
 import { Clock } from '../clock/clock';
 import type { TurnSource } from '../llm/turn-source';
@@ -29,6 +30,8 @@ export interface CombinedPromptOptions {
   accountId?: string | null;
   /** The message the turn answers (for the recalled-notes section). */
   userMessage?: string;
+  /** What third-party content has marked the turn so far (the untrusted-content section). */
+  taint?: readonly TaintMark[];
 }
 
 /** Sections without `modes` belong to every mode. */
@@ -112,6 +115,7 @@ export class CombinedPromptBuilder implements OnModuleInit {
       offeredTools: options.offeredTools,
       accountId: options.accountId,
       userMessage: options.userMessage,
+      taint: options.taint ?? [],
     };
     const sections = this.sections.filter(
       (section) =>

@@ -1,5 +1,5 @@
 import { DiscoveryService } from '@nestjs/core';
-import type { SystemInstruction } from '@metatronos/shared-types';
+import type { SystemInstruction, TaintMark } from '@metatronos/shared-types';
 import type { TurnSource } from '../llm/turn-source';
 import type { AppSettings } from '../settings/settings.service';
 import type { PromptAudience } from './prompt-audience';
@@ -26,6 +26,8 @@ export interface PromptContext {
   accountId?: string | null;
   /** The message this turn answers (memory recall looks for notes about it). */
   userMessage?: string;
+  /** What third-party content has marked this turn (empty: none). */
+  taint: readonly TaintMark[];
 }
 
 /**

@@ -1,3 +1,5 @@
+import type { TaintMark } from './actions';
+
 /** The memory blob the AI keeps with `save_memory` is capped at this many characters. */
 export const MEMORY_MAX_LENGTH = 4000;
 
@@ -23,6 +25,14 @@ export type UpdateSystemInstructionRequest = Partial<
 /** `GET /api/system-instruction/prompt`: exactly what the next chat turn would send. */
 export interface CombinedPromptResponse {
   prompt: string | null;
+}
+
+/** `GET /api/chats/:id/prompt`: the system prompt of that chat's next request, with the mark its last turn ended with. */
+export interface ChatPromptPreview extends CombinedPromptResponse {
+  chatId: string;
+  mode: string;
+  /** What third-party content marked the chat's newest reply (empty: none); the prompt names it too. */
+  taint: TaintMark[];
 }
 
 /** `GET /api/system-instruction/default`: the core instruction a fresh install starts with, for "Reset to default". */

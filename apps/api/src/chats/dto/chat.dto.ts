@@ -40,6 +40,7 @@ import {
   type ContactChannel,
   type ChatListQuery,
   type ChatMessage,
+  type ChatPromptPreview,
   type ChatSummary,
   type CreateChatRequest,
   type DeliveryChannel,
@@ -59,6 +60,7 @@ import {
   type TextPart,
   type ToolCallPart,
 } from '@metatronos/shared-types';
+import { TaintMarkDto } from '../../actions/dto/actions.dto';
 import { OptionalField, OptionalOrNull } from '../../http/optional-field';
 
 const NOT_BLANK = /\S/;
@@ -449,4 +451,27 @@ export class ChatMessageDto implements ChatMessage {
 export class StopReplyDto implements StopReplyResponse {
   @ApiProperty({ description: 'False when no reply was running' })
   stopped!: boolean;
+}
+
+export class ChatPromptPreviewDto implements ChatPromptPreview {
+  @ApiProperty()
+  chatId!: string;
+
+  @ApiProperty({ description: "The mode the chat's next turn starts in" })
+  mode!: string;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      "The system prompt of the chat's next request; null when the core instruction is blank",
+  })
+  prompt!: string | null;
+
+  @ApiProperty({
+    type: [TaintMarkDto],
+    description:
+      'What third-party content marked the newest reply; the prompt then carries a "Third-party content in this turn" section',
+  })
+  taint!: TaintMarkDto[];
 }

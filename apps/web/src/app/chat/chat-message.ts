@@ -1,3 +1,4 @@
+import { RouterLink } from '@angular/router';
 import {
   ChangeDetectionStrategy,
   Component,
@@ -67,6 +68,7 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
     ThinkingIndicator,
     ToolChip,
     ActionItem,
+    RouterLink,
   ],
   template: `
     @if (message().role === 'user') {
@@ -212,12 +214,18 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
               </span>
             }
             @if (taint(); as taint) {
-              <span
+              <a
                 class="taint"
                 data-testid="assistant-taint"
-                [attr.aria-label]="'This turn ' + taint"
-                [attr.title]="'This turn ' + taint"
-                ><mt-icon name="public" />{{ taint }}</span
+                routerLink="/instruction"
+                [queryParams]="{ chat: message().chatId }"
+                [attr.aria-label]="
+                  'This turn ' + taint + '. Show the prompt it now sends.'
+                "
+                [attr.title]="
+                  'This turn ' + taint + '. Show the prompt it now sends.'
+                "
+                ><mt-icon name="public" />{{ taint }}</a
               >
             }
             @if (copyableText(); as text) {
@@ -386,6 +394,7 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
       display: inline-flex;
       align-items: center;
       gap: 4px;
+      color: inherit;
       --mt-icon-size: 14px;
     }
     .delivery.failed {

@@ -14,6 +14,7 @@ import type {
   ConnectionTestResponse,
   CollectionDocumentsPage,
   CollectionInfo,
+  ChatPromptPreview,
   CombinedPromptResponse,
   DefaultInstructionResponse,
   CreateAccountRequest,
@@ -247,6 +248,13 @@ export class ApiClient {
   combinedPrompt(): Observable<CombinedPromptResponse> {
     return this.http.get<CombinedPromptResponse>(
       `${API_BASE}/system-instruction/prompt`,
+    );
+  }
+
+  /** The prompt one of the owner's chats sends next, with the mark its newest reply ended with. */
+  chatPrompt(chatId: string): Observable<ChatPromptPreview> {
+    return this.http.get<ChatPromptPreview>(
+      `${API_BASE}/chats/${encodeURIComponent(chatId)}/prompt`,
     );
   }
 

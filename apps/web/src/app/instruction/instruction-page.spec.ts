@@ -56,6 +56,40 @@ describe('InstructionPage', () => {
     tearDownApiTest(http);
   });
 
+  it("?chat= previews that chat's prompt and names the mark its newest reply ended with", async () => {
+    fixture = TestBed.createComponent(InstructionPage);
+    fixture.componentRef.setInput('chat', 'c1');
+    await stable();
+    http.expectOne('/api/system-instruction').flush(INSTRUCTION);
+    http.expectNone('/api/system-instruction/prompt');
+    http.expectOne('/api/chats/c1/prompt').flush({
+      chatId: 'c1',
+      mode: 'default',
+      prompt: 'You are Metatron.\n\n## Third-party content in this turn',
+      taint: [
+        {
+          by: 'url_fetch',
+          text: 'a web page from example.org',
+          at: '2026-01-01T10:00:00.000Z',
+        },
+      ],
+    });
+    await stable();
+    expect(text('prompt-preview')).toContain(
+      '## Third-party content in this turn',
+    );
+    expect(text('prompt-for-chat')).toContain('“default”');
+    expect(text('prompt-taint')).toContain(
+      'read third-party content: a web page from example.org',
+    );
+  });
+
+  it('a new chat preview names no mark', async () => {
+    await load();
+    expect(el('prompt-for-chat')).toBeNull();
+    expect(el('prompt-taint')).toBeNull();
+  });
+
   it('fills the editors and shows the prompt verbatim', async () => {
     await load();
     expect(el<HTMLTextAreaElement>('core-instruction-input')?.value).toBe(

@@ -3,6 +3,7 @@ import {
   Component,
   computed,
   inject,
+  input,
   signal,
 } from '@angular/core';
 import { takeUntilDestroyed, toObservable } from '@angular/core/rxjs-interop';
@@ -13,9 +14,11 @@ import { MatInput } from '@angular/material/input';
 import { MatProgressBar } from '@angular/material/progress-bar';
 import { MatSlideToggle } from '@angular/material/slide-toggle';
 import { MatSnackBar } from '@angular/material/snack-bar';
+import { RouterLink } from '@angular/router';
 import {
   EMPTY,
   Subject,
+  type Observable,
   catchError,
   finalize,
   skip,
@@ -24,9 +27,12 @@ import {
 } from 'rxjs';
 import {
   MEMORY_MAX_LENGTH,
+  type ChatPromptPreview,
+  type CombinedPromptResponse,
   type SystemInstruction,
   type UpdateSystemInstructionRequest,
 } from '@metatronos/shared-types';
+import { taintText } from '../actions/action-words';
 import { ApiClient } from '../core/api-client';
 import { liveResource } from '../core/live-resource';
 import { inlineErrorMessage } from '../core/server-problem';
@@ -76,6 +82,7 @@ export function instructionChanges(
     ServerError,
     InvalidInput,
     LengthCounter,
+    RouterLink,
   ],
   templateUrl: './instruction-page.html',
   styleUrl: './instruction-page.scss',
@@ -84,6 +91,14 @@ export class InstructionPage {
   private readonly api = inject(ApiClient);
   private readonly snackBar = inject(MatSnackBar);
   private readonly reloadPrompt$ = new Subject<void>();
+
+  /** `?chat=<id>`: preview that chat's next prompt (its mode and the mark of its newest reply) instead of a new chat's. */
+  readonly chat = input<string | undefined>();
+  protected readonly promptFor = signal<ChatPromptPreview | null>(null);
+  protected readonly promptTaint = computed(() => {
+    const marks = this.promptFor()?.taint;
+    return marks?.length ? taintText(marks) : null;
+  });
 
   protected readonly memoryMax = MEMORY_MAX_LENGTH;
   protected readonly saved = signal<SystemInstruction | null>(null);
@@ -165,8 +180,14 @@ export class InstructionPage {
       .pipe(
         switchMap(() => {
           this.promptLoading.set(true);
-          return this.api.combinedPrompt().pipe(
-            tap(({ prompt }) => {
+          const chatId = this.chat();
+          const request: Observable<
+            CombinedPromptResponse | ChatPromptPreview
+          > = chatId ? this.api.chatPrompt(chatId) : this.api.combinedPrompt();
+          return request.pipe(
+            tap((answer) => {
+              const { prompt } = answer;
+              this.promptFor.set('chatId' in answer ? answer : null);
               this.prompt.set(prompt);
               this.promptLoaded.set(true);
               this.promptError.set(null);
@@ -188,7 +209,10 @@ export class InstructionPage {
       .pipe(skip(1), takeUntilDestroyed())
       .subscribe(() => this.refreshPrompt());
 
-    this.refreshPrompt();
+    // Its first value (the bound query parameter, once inputs are set) loads the first preview.
+    toObservable(this.chat)
+      .pipe(takeUntilDestroyed())
+      .subscribe(() => this.refreshPrompt());
   }
 
   protected refreshPrompt(): void {
