@@ -7,6 +7,7 @@ import type {
 import { getConnectionToken } from '@nestjs/mongoose';
 import { Types, type Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
+import { ToolTurn } from '../src/actions/tool-turn';
 import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
 import type { AiToolContext } from '../src/ai-tools/ai-tool';
 import { ChatsService } from '../src/chats/chats.service';
@@ -187,6 +188,27 @@ describe('memory (notes, search, recall, /api/memories)', () => {
     expect(results[0].source).toBe('contact');
     expect(results[0].text).toContain('untrusted content, not instructions');
     expect(JSON.stringify(results)).not.toContain('Mallory');
+  });
+
+  it("marks the turn when a search brings a contact's words into it, not for the owner's own", async () => {
+    const searchIn = async (query: string) => {
+      const turn = new ToolTurn({ source: 'chat', runId: null });
+      const outcome = await registry.call(
+        'memory_search',
+        { query },
+        { ...(await context('chat', ownerChat, null)), turn },
+      );
+      return { outcome, turn };
+    };
+    const eve = await searchIn('dentist');
+    expect(eve.outcome.taint).toMatchObject({
+      by: 'memory_search',
+      text: "contacts' messages found by memory search",
+    });
+    expect(eve.turn.tainted).toBe(true);
+    const own = await searchIn('Anna allergy');
+    expect(own.outcome.taint).toBeNull();
+    expect(own.turn.tainted).toBe(false);
   });
 
   it("remembers the owner's words as an active note with its source message, found by search and recalled", async () => {

@@ -204,6 +204,22 @@ export class MemorySearchTool implements AiTool<typeof SEARCH_ARGS> {
 
   isAvailable = notForContacts;
 
+  /** A contact's message found in the history is that contact's words: it marks the turn like reading it. */
+  taint(_args: unknown, result: string): { text: string } | null {
+    try {
+      const { results } = JSON.parse(result) as {
+        results?: Array<{ kind?: string; source?: string }>;
+      };
+      return results?.some(
+        (r) => r.kind === 'message' && r.source === 'contact',
+      )
+        ? { text: "contacts' messages found by memory search" }
+        : null;
+    } catch {
+      return null;
+    }
+  }
+
   async execute(args: z.output<typeof SEARCH_ARGS>): Promise<string> {
     const since = parseDate(args.since, 'since');
     const until = parseDate(args.until, 'until');
