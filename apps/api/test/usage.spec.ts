@@ -7,6 +7,7 @@ import { WhatsAppAutoReplySettings } from '../src/whatsapp/auto-reply/whatsapp-a
 import type { ReplaceableSocketFactory } from '../src/whatsapp/gateway/replaceable-socket.factory';
 import { WhatsAppSocketFactory } from '../src/whatsapp/gateway/whatsapp-socket';
 import { WhatsAppService } from '../src/whatsapp/gateway/whatsapp.service';
+import { UsageRecorder } from '../src/usage/usage-recorder';
 import { berlinWeek, settledRuns } from './support/automations-kit';
 import {
   FakeWhatsAppSocketFactory,
@@ -317,6 +318,27 @@ describe('Token usage (GET /api/usage)', () => {
   ])('refuses %s with 400', async (query, message) => {
     const res = await owner.get(`/api/usage${query}`).expect(400);
     expect(JSON.stringify(res.body.message)).toContain(message);
+  });
+
+  it('loses no count when many replies of the same day, source and model finish at once', async () => {
+    const recorder = t.app.get(UsageRecorder);
+    const day = '2026-02-01';
+    await Promise.all(
+      Array.from({ length: 40 }, () =>
+        recorder.record(
+          {
+            source: 'cron',
+            model: 'gpt-4.1-mini',
+            provider: 'openai',
+            usage: { inputTokens: 10, outputTokens: 1 },
+          },
+          { day },
+        ),
+      ),
+    );
+    const report = await usage(`?from=${day}&to=${day}`);
+    const row = report.byDay.find((d) => d.day === day);
+    expect(row).toMatchObject({ inputTokens: 400, outputTokens: 40 });
   });
 
   it('accepts a whole leap year (366 days)', async () => {

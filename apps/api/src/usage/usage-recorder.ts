@@ -53,6 +53,8 @@ export const SOURCE_OF: Record<TurnSource, UsageSource> = {
 /** Adds the tokens a provider reported for a model call to that day's rollup (owner's zone). */
 @Injectable()
 export class UsageRecorder {
+  /** The last queued write of each rollup id (see `inTurn`). */
+  private readonly writing = new Map<string, Promise<void>>();
   private readonly logger = new Logger(UsageRecorder.name);
 
   constructor(
@@ -99,6 +101,27 @@ export class UsageRecorder {
     return spendSince(this.model, fromDay);
   }
 
+  /**
+   * Runs the writes to one rollup one after another. The embedded database applies an
+   * `$inc` as read-then-write, so two at once lose one (40 concurrent records kept 4 of
+   * 40 counts); one process writes the rollups, so an in-process queue per rollup holds.
+   */
+  private async inTurn(
+    id: string,
+    write: () => Promise<unknown>,
+  ): Promise<void> {
+    const run = (this.writing.get(id) ?? Promise.resolve()).then(write);
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.writing.set(id, settled);
+    void settled.then(() => {
+      if (this.writing.get(id) === settled) this.writing.delete(id);
+    });
+    await run;
+  }
+
   /** Never throws: a usage count that cannot be written must not fail the reply. */
   async record(entry: UsageEntry, at?: { day: string }): Promise<void> {
     const input = count(entry.usage?.inputTokens);
@@ -140,10 +163,12 @@ export class UsageRecorder {
           { upsert: true },
         );
       // Two first replies of a day racing to insert: the loser's upsert becomes an update.
-      await write().catch((error: { code?: number }) => {
-        if (error?.code === 11000) return write();
-        throw error;
-      });
+      const writeOnce = () =>
+        write().catch((error: { code?: number }) => {
+          if (error?.code === 11000) return write();
+          throw error;
+        });
+      await this.inTurn(_id, writeOnce);
     } catch (error) {
       this.logger.warn(
         `Token usage not recorded: ${error instanceof Error ? error.message : String(error)}`,
