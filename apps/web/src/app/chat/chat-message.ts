@@ -214,19 +214,29 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
               </span>
             }
             @if (taint(); as taint) {
-              <a
-                class="taint"
-                data-testid="assistant-taint"
-                routerLink="/instruction"
-                [queryParams]="{ chat: message().chatId }"
-                [attr.aria-label]="
-                  'This turn ' + taint + '. Show the prompt it now sends.'
-                "
-                [attr.title]="
-                  'This turn ' + taint + '. Show the prompt it now sends.'
-                "
-                ><mt-icon name="public" />{{ taint }}</a
-              >
+              @if (chatId()) {
+                <a
+                  class="taint"
+                  data-testid="assistant-taint"
+                  routerLink="/instruction"
+                  [queryParams]="{ chat: chatId() }"
+                  [attr.aria-label]="
+                    'This turn ' + taint + '. Show the prompt it now sends.'
+                  "
+                  [attr.title]="
+                    'This turn ' + taint + '. Show the prompt it now sends.'
+                  "
+                  ><mt-icon name="public" />{{ taint }}</a
+                >
+              } @else {
+                <span
+                  class="taint"
+                  data-testid="assistant-taint"
+                  [attr.aria-label]="'This turn ' + taint"
+                  [attr.title]="'This turn ' + taint"
+                  ><mt-icon name="public" />{{ taint }}</span
+                >
+              }
             }
             @if (copyableText(); as text) {
               <mt-copy-button
@@ -420,6 +430,8 @@ export class ChatMessageView {
   >();
   /** The reply is still arriving: tool calls without a result are running, not cut off. */
   readonly streaming = input(false);
+  /** The chat the message is in: its footer's mark links to that chat's prompt preview. */
+  readonly chatId = input<string | null>(null);
   /** Since when the model is being waited for (the last event of the live reply); default: the message's last update. */
   readonly waitingSince = input<number | null>(null);
   /** The buttons under the message. */

@@ -303,10 +303,15 @@ export class ChatThread {
   /** The id a draft became while its first reply streams: opening it must not reload the thread. */
   private startedId: string | null = null;
 
-  /** The chat a voice call talks in: none for a draft (the server makes one). */
-  protected voiceChatId(): string | null {
+  /** The open chat once it is stored: none for a draft (the server makes one). */
+  protected storedChatId(): string | null {
     const chatId = this.openId();
     return chatId === DRAFT_CHAT_ID ? null : chatId;
+  }
+
+  /** The chat a voice call talks in: none for a draft (the server makes one). */
+  protected voiceChatId(): string | null {
+    return this.storedChatId();
   }
 
   /** A call started: a draft's new chat opens like one whose first reply started. */
