@@ -1,3 +1,4 @@
+import { ToolTurn } from '../src/actions/tool-turn';
 import type { ChatSummary, ToolsResponse } from '@metatronos/shared-types';
 import type TestAgent from 'supertest/lib/agent';
 import {
@@ -118,6 +119,9 @@ describe('email_actions against GreenMail', () => {
     fake?.restoreEnv();
   });
 
+  /** The turn of the latest `call`: what its result marked. */
+  let lastTurn: ToolTurn;
+
   async function call(
     args: unknown,
     options: {
@@ -126,11 +130,13 @@ describe('email_actions against GreenMail', () => {
       signal?: AbortSignal;
     } = {},
   ): Promise<Result> {
+    lastTurn = new ToolTurn({ source: options.source ?? 'chat', runId: null });
     const context: AiToolContext = {
       source: options.source ?? 'chat',
       settings: await t.app.get(SettingsService).get(),
       chatId: null,
       messageId: null,
+      turn: lastTurn,
       signal: options.signal ?? new AbortController().signal,
       conversation: options.accountId
         ? {
@@ -181,6 +187,13 @@ describe('email_actions against GreenMail', () => {
   describe('search', () => {
     it('lists header summaries newest first, with the third-party note', async () => {
       const result = await call({ action: 'search' });
+      // Senders and subjects are other people's words: the turn is marked.
+      expect(lastTurn.taint).toEqual([
+        expect.objectContaining({
+          by: 'email_actions',
+          text: 'email search results (senders and subjects)',
+        }),
+      ]);
       expect(result).toMatchObject({
         account: 'ann@example.test',
         folder: 'INBOX',

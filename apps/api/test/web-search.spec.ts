@@ -157,6 +157,26 @@ describe('web search', () => {
       expect(brave.requests).toHaveLength(0);
     });
 
+    it("marks the turn: results are other sites' words, and the next request says so", async () => {
+      ddg.enqueue({ results: fakeDuckDuckGoResults('tea', 3) });
+      const chat = await newChat();
+      fake.openai.enqueue(
+        {
+          toolCalls: [
+            { id: 'call_ws', name: 'web_search', arguments: { q: 'tea' } },
+          ],
+        },
+        { text: ['Found some.'] },
+      );
+      const events = await client.send(chat.id, 'search the web please');
+      const [result] = eventsNamed(events, 'tool_result') as {
+        taint?: { by: string; text: string } | null;
+      }[];
+      expect(result.taint).toMatchObject({ by: 'web_search' });
+      expect(systemPrompt(1)).toContain('## Third-party content in this turn');
+      expect(systemPrompt(0)).not.toContain('Third-party content in this turn');
+    });
+
     it('asks for 5 by default and gives at most 20', async () => {
       ddg.enqueue({ results: fakeDuckDuckGoResults('tea', 30) });
       expect((await searchTurn({ q: 'tea' }))['results']).toHaveLength(5);
