@@ -171,6 +171,10 @@ test.describe('Usage page and backups', () => {
       'A backup was restored: the console reloaded with its data.',
       { timeout: 15_000 },
     );
+    // The passphrase opened the backup's sealed keys: the notice says they are in use.
+    await expect(page.locator('mat-snack-bar-container')).toContainText(
+      "The backup's API keys and tokens are in use.",
+    );
     await shots(page, 'restore-result');
     // Still logged in, and the chats of the backup are there.
     await page.goto('/chat');

@@ -386,7 +386,10 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
       await this.finish(journal);
 
       const at = this.clock.now().toISOString();
-      await this.events.emitAndWait('backup.restored', { at });
+      await this.events.emitAndWait('backup.restored', {
+        at,
+        secrets: secrets.result,
+      });
       await this.events.emitAndWait('settings.updated', { updatedAt: at });
       return {
         restored: true,

@@ -122,7 +122,8 @@ export interface AppEventMap {
     at: string;
   };
   /** A backup was restored over this instance's data: caches are dropped and the console reloads. */
-  'backup.restored': { at: string };
+  /** `secrets` as in the restore's answer: whether the backup's keys are in use or this instance's were kept (absent after a recovered restore). */
+  'backup.restored': { at: string; secrets?: 'restored' | 'kept' };
   /** A memory note was written, edited, approved or forgotten (`by: "consolidation"` for the nightly run). */
   'memories.changed': {
     id: string;

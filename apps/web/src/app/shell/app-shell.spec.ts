@@ -17,7 +17,7 @@ import { emailDraft } from '../testing/account-data';
 import { pendingAction } from '../testing/action-data';
 import { AuthStore } from '../auth/auth-store';
 import { type AppEvent, EventStream } from '../core/event-stream';
-import { PageReload } from '../core/page-reload';
+import { PageReload, restoredNotice } from '../core/page-reload';
 import { ServerStatus } from '../core/server-status';
 import { AppShell } from './app-shell';
 import { NAV_ITEMS } from './nav-items';
@@ -231,13 +231,26 @@ describe('AppShell', () => {
       .mockImplementation(() => undefined);
     events.events.next({
       name: 'backup.restored',
-      data: { at: '2026-11-28T10:00:00.000Z' },
+      data: { at: '2026-11-28T10:00:00.000Z', secrets: 'kept' },
     } as AppEvent);
     await fixture.whenStable();
     expect(reload).toHaveBeenCalledTimes(1);
-    // The reloaded console reads the reason once.
-    expect(pageReload.takeRestoredAt()).toBe('2026-11-28T10:00:00.000Z');
-    expect(pageReload.takeRestoredAt()).toBeNull();
+    // The reloaded console reads the reason once, with what became of the keys.
+    const restored = pageReload.takeRestored();
+    expect(restored).toEqual({
+      at: '2026-11-28T10:00:00.000Z',
+      secrets: 'kept',
+    });
+    expect(pageReload.takeRestored()).toBeNull();
+    expect(restoredNotice(restored as { at: string })).toBe(
+      'A backup was restored: the console reloaded with its data. Your own API keys and tokens were kept (the backup held none, or its passphrase was not given).',
+    );
+    expect(restoredNotice({ at: 'x', secrets: 'restored' })).toContain(
+      "The backup's API keys and tokens are in use.",
+    );
+    expect(restoredNotice({ at: 'x' })).toBe(
+      'A backup was restored: the console reloaded with its data.',
+    );
   });
 
   it('logs out on the server and goes to the login', async () => {

@@ -35,7 +35,7 @@ import { EMPTY, catchError, exhaustMap, filter, map } from 'rxjs';
 import { PendingDrafts } from '../accounts/pending-drafts';
 import { AuthStore } from '../auth/auth-store';
 import { EventStream } from '../core/event-stream';
-import { PageReload } from '../core/page-reload';
+import { PageReload, restoredNotice } from '../core/page-reload';
 import { ServerStatus } from '../core/server-status';
 import { ServerWatch } from '../core/server-watch';
 import { Icon, Logo } from '../ui/icon';
@@ -164,13 +164,12 @@ export class AppShell {
     events
       .on('backup.restored')
       .pipe(takeUntilDestroyed())
-      .subscribe((event) => reload.afterRestore(event.at));
-    if (reload.takeRestoredAt())
-      inject(MatSnackBar).open(
-        'A backup was restored: the console reloaded with its data.',
-        'OK',
-        { duration: 8000 },
-      );
+      .subscribe((event) => reload.afterRestore(event));
+    const restored = reload.takeRestored();
+    if (restored)
+      inject(MatSnackBar).open(restoredNotice(restored), 'OK', {
+        duration: 8000,
+      });
 
     // Some session logged out (maybe this one, from another tab): ask the server whether ours is still valid.
     events
