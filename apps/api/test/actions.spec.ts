@@ -588,6 +588,28 @@ describe('pending actions: one policy for every tool call', () => {
     ]);
   });
 
+  it('approve with changed arguments is refused (Edit changes them), and nothing runs', async () => {
+    const answer = await call(
+      'whatsapp_send_message',
+      { phone: BOB, message: 'as proposed' },
+      { taint: [PAGE_MARK] },
+    );
+    const id = String(answer['actionId']);
+    const refused = await owner
+      .post(`/api/actions/${id}/approve`)
+      .send({ arguments: { phone: ALICE, message: 'swapped' } })
+      .expect(400);
+    expect(refused.body.message).toContain('edit the action first');
+    expect(socket.sent).toEqual([]);
+    expect(
+      (await owner.get(`/api/actions/${id}`).expect(200)).body,
+    ).toMatchObject({
+      status: 'pending',
+      arguments: { phone: BOB, message: 'as proposed' },
+    });
+    await owner.post(`/api/actions/${id}/discard`).expect(200);
+  });
+
   it('two approves at once run the call once', async () => {
     const answers = await Promise.all(
       Array.from({ length: 4 }, (_, i) =>

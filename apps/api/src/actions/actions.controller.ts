@@ -1,4 +1,5 @@
 import {
+  BadRequestException,
   Body,
   Controller,
   Get,
@@ -84,7 +85,19 @@ export class ActionsController {
     description:
       'Already approved (or being approved), discarded or expired: nothing runs',
   })
-  approve(@Param('id') id: string): Promise<ApproveActionResponse> {
+  @ApiBadRequestResponse({
+    description:
+      'A body with fields: arguments change only through PATCH (Edit), which shows the change; nothing runs',
+  })
+  approve(
+    @Param('id') id: string,
+    @Body() body: unknown,
+  ): Promise<ApproveActionResponse> {
+    // Approve runs what the owner saw: a changed call must go through Edit first.
+    if (body && typeof body === 'object' && Object.keys(body).length > 0)
+      throw new BadRequestException(
+        'Approve takes no body: to change the arguments, edit the action first (PATCH /api/actions/:id), then approve what it shows. Nothing ran.',
+      );
     return this.actions.approve(id);
   }
 
