@@ -160,7 +160,7 @@ describe('MCP server (/mcp) and its tokens', () => {
       arguments: {
         operation: 'insertOne',
         collection: 'ai_notes',
-        document: { text: 'planted' },
+        data: { text: 'planted' },
       },
     });
     expect(write.isError).toBe(true);
