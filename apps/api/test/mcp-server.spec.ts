@@ -6,7 +6,11 @@ import { join } from 'node:path';
 import type { Connection } from 'mongoose';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
-import type { McpTokenCreated, McpTokenList } from '@metatronos/shared-types';
+import {
+  MCP_REQUESTS_PER_MINUTE,
+  type McpTokenCreated,
+  type McpTokenList,
+} from '@metatronos/shared-types';
 import { FileDirs } from '../src/files/file-dirs';
 import { createTestApp, type TestApp } from './support/test-app';
 
@@ -242,6 +246,22 @@ describe('MCP server (/mcp) and its tokens', () => {
     const own = new URL(url).origin;
     const client = await connect(token, { Origin: own });
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+  });
+
+  it('limits each token to its requests per minute (429 with Retry-After), not the others', async () => {
+    const { token } = await createToken({ name: 'Chatty' });
+    const { token: quiet } = await createToken({ name: 'Quiet' });
+    const server = t.app.getHttpServer();
+    const hit = (bearer: string) =>
+      request(server).get('/mcp').set('Authorization', `Bearer ${bearer}`);
+    for (let i = 0; i < MCP_REQUESTS_PER_MINUTE; i++)
+      expect((await hit(token)).status).toBe(405);
+    const limited = await hit(token);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await hit(quiet)).status).toBe(405);
+    t.clock.advance(60_001);
+    expect((await hit(token)).status).toBe(405);
   });
 
   it('answers GET and DELETE /mcp itself with 405 (stateless: no stream, no session), never with the console page', async () => {
