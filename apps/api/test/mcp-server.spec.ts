@@ -12,6 +12,7 @@ import {
   type McpTokenList,
 } from '@metatronos/shared-types';
 import { FileDirs } from '../src/files/file-dirs';
+import { McpTokensService } from '../src/mcp-server/mcp-tokens.service';
 import { createTestApp, type TestApp } from './support/test-app';
 
 /**
@@ -215,6 +216,19 @@ describe('MCP server (/mcp) and its tokens', () => {
         .expect(401);
       expect(res.headers['www-authenticate']).toMatch(/error="invalid_token"/);
     }
+  });
+
+  it('a revoke cuts the token’s requests in flight', async () => {
+    const { id } = await createToken({ name: 'Busy' });
+    const service = t.app.get(McpTokensService);
+    const cut = jest.fn();
+    const other = jest.fn();
+    service.track(id, cut);
+    const { id: otherId } = await createToken({ name: 'Other' });
+    service.track(otherId, other);
+    await owner.delete(`/api/mcp/tokens/${id}`).expect(204);
+    expect(cut).toHaveBeenCalledTimes(1);
+    expect(other).not.toHaveBeenCalled();
   });
 
   it('refuses a foreign Origin and a cross-site browser request on every method, and an unknown Host', async () => {
