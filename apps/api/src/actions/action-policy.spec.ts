@@ -77,7 +77,12 @@ describe('decideToolCall', () => {
         effect === 'grant' ? 'refuse' : 'pending',
       ]);
     }
-  for (const source of [...ATTENDED, ...UNATTENDED])
+  // Another agent (MCP) only reads: every effect is refused, whatever else holds (owner's job consent included).
+  for (const effect of EFFECTS)
+    for (const tainted of [false, true])
+      for (const alwaysConfirm of [false, true])
+        table.push(['mcp', effect, tainted, alwaysConfirm, 'refuse']);
+  for (const source of [...ATTENDED, ...UNATTENDED, 'mcp' as const])
     for (const tainted of [false, true])
       table.push([source, null, tainted, true, 'run']);
 
@@ -95,6 +100,22 @@ describe('decideToolCall', () => {
       expect(decision.kind).toBe(expected);
     },
   );
+
+  it('refuses an outward effect from a connected agent even with the tool allowed for a job', () => {
+    expect(
+      decideToolCall(
+        input({
+          source: 'mcp',
+          effect: 'send',
+          actOnOwnTools: ['whatsapp_send_message'],
+        }),
+      ),
+    ).toEqual({
+      kind: 'refuse',
+      reason:
+        'this whatsapp_send_message call has an outward effect (send): a connected agent (MCP) may only read',
+    });
+  });
 
   it('names why a call waits', () => {
     expect(decideToolCall(input({ taint: [PAGE] }))).toEqual({

@@ -96,11 +96,18 @@ const SOURCE_WORDS: Record<ActionSource, string> = {
   cron: 'a scheduled job',
   pulse: 'a Pulse',
   'auto-reply': "an auto-reply to a contact's message",
+  mcp: 'a connected agent (MCP)',
 };
 
 export function decideToolCall(input: ActionPolicyInput): ActionDecision {
   const { effect, source, taint } = input;
   if (effect === null) return { kind: 'run' };
+  // Another agent is not the owner and leaves nothing for the owner to approve: it only reads.
+  if (source === 'mcp')
+    return {
+      kind: 'refuse',
+      reason: `this ${input.tool} call has an outward effect (${effect}): ${SOURCE_WORDS[source]} may only read`,
+    };
   const unattended = isUnattended(source);
   if (unattended && effect === 'grant')
     return {

@@ -19,6 +19,7 @@ import { API_PREFIX } from './api-prefix';
 import { hostAllowlist } from './host-allowlist.middleware';
 import { requestOriginGuard } from './request-origin.middleware';
 import { serveConsole } from './serve-console';
+import { mountMcpEndpoint } from '../mcp-server/mount-mcp-endpoint';
 
 /** Everything main.ts and the tests both need on the app before it listens. */
 export function configureApp(app: INestApplication, config: AppConfig): void {
@@ -48,6 +49,8 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
   // Nest's own JSON parser with a depth check added: Nest sees a parser named jsonParser and adds none.
   app.use(express.json({ verify: refuseDeepJson }));
   app.use(refuseDeepQuery);
+  // /mcp (for the owner's other agents) sits at the root, before the console's page fallback.
+  mountMcpEndpoint(app);
   serveConsole(app, config.webDistDir);
   app.setGlobalPrefix(API_PREFIX);
   app.useGlobalPipes(new AppValidationPipe());

@@ -139,7 +139,7 @@ export function mediaType(contentType: string | undefined): string | undefined {
  * `http://localhost:3000` is the own origin of a request to `127.0.0.1:3000`:
  * same scheme and port as the request, and a host name the app answers to.
  */
-function isOwnOrigin(
+export function isOwnOrigin(
   origin: string,
   req: RequestFacts,
   policy: RequestOriginPolicy,
@@ -156,7 +156,10 @@ function isOwnOrigin(
   );
 }
 
-function isTrustedOrigin(origin: string, policy: RequestOriginPolicy): boolean {
+export function isTrustedOrigin(
+  origin: string,
+  policy: RequestOriginPolicy,
+): boolean {
   const parsed = parseOrigin(origin);
   return !!parsed && policy.trustedOrigins.includes(parsed.origin);
 }

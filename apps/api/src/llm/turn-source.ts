@@ -1,5 +1,14 @@
-/** Who started an LLM turn: the owner's chat, a voice call, a cron job, a Pulse, or an auto-reply to a contact. */
-export type TurnSource = 'chat' | 'voice' | 'cron' | 'pulse' | 'auto-reply';
+/**
+ * Who started an LLM turn: the owner's chat, a voice call, a cron job, a Pulse, or an auto-reply
+ * to a contact; `mcp` is a tool call from another agent through `/mcp` (never the owner).
+ */
+export type TurnSource =
+  | 'chat'
+  | 'voice'
+  | 'cron'
+  | 'pulse'
+  | 'auto-reply'
+  | 'mcp';
 
 /** Turns the owner takes part in as they run (typed or spoken): tools act as in the owner's chat. */
 export function isAttended(source: TurnSource): boolean {

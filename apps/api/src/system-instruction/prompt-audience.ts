@@ -38,6 +38,7 @@ export function audienceOf(
       return 'owner';
     case 'cron':
     case 'pulse':
+    case 'mcp':
       return 'unattended';
     case 'auto-reply':
       return trustedContact ? 'trusted-contact' : 'untrusted-contact';

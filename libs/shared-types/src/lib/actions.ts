@@ -9,8 +9,14 @@
  * before it sends or deletes.
  */
 
-/** Where the turn that proposed the action came from. */
-export type ActionSource = 'chat' | 'cron' | 'pulse' | 'auto-reply' | 'voice';
+/** Where the turn that proposed the action came from (`mcp`: another agent of the owner's, through `/mcp`). */
+export type ActionSource =
+  | 'chat'
+  | 'cron'
+  | 'pulse'
+  | 'auto-reply'
+  | 'voice'
+  | 'mcp';
 
 export type ActionStatus =
   | 'pending'

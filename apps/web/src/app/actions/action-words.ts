@@ -58,6 +58,7 @@ const SOURCE_LABELS: Record<ActionSource, string> = {
   pulse: 'Pulse',
   'auto-reply': 'Auto-reply',
   voice: 'Voice call',
+  mcp: 'Connected agent',
 };
 
 /** Where the turn came from: "Chat", "Job “Morning briefing”", "Pulse", "Auto-reply". */

@@ -66,6 +66,8 @@ describe('SettingsPage', () => {
     // Each load asks the providers for their models (suggestions only).
     for (const req of http.match('/api/settings/models'))
       req.flush({ models: [], problems: [] });
+    // The Connected agents card loads its own list (connected-agents-card.spec.ts tests it).
+    http.match('/api/mcp/tokens');
     tearDownApiTest(http);
   });
 

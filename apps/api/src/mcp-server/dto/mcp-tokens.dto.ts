@@ -1,0 +1,87 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsString,
+  MaxLength,
+  MinLength,
+} from 'class-validator';
+import {
+  MCP_TOKEN_NAME_MAX_LENGTH,
+  type CreateMcpTokenRequest,
+  type McpTokenCreated,
+  type McpTokenList,
+  type McpTokenView,
+  type McpToolChoice,
+} from '@metatronos/shared-types';
+import { OptionalField } from '../../http/optional-field';
+
+export class CreateMcpTokenDto implements CreateMcpTokenRequest {
+  @ApiProperty({
+    description: 'What the owner calls the agent that will hold the token',
+    maxLength: MCP_TOKEN_NAME_MAX_LENGTH,
+    example: 'Desktop assistant',
+  })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(MCP_TOKEN_NAME_MAX_LENGTH)
+  name!: string;
+
+  @ApiPropertyOptional({
+    description:
+      'The tools the agent may call: one name or a list, from the exposable ones (see GET choices); omitted: the read-only defaults',
+    type: [String],
+    example: ['memory_search', 'read_file'],
+  })
+  @OptionalField()
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' ? [value] : value,
+  )
+  @IsArray()
+  @ArrayMaxSize(20)
+  @IsString({ each: true })
+  @MaxLength(64, { each: true })
+  tools?: string[];
+}
+
+export class McpTokenCreatedDto implements McpTokenCreated {
+  @ApiProperty() id!: string;
+  @ApiProperty({
+    description:
+      'The bearer token for /mcp: shown this once, only its hash is stored',
+  })
+  token!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty({ type: [String] }) tools!: string[];
+}
+
+export class McpToolChoiceDto implements McpToolChoice {
+  @ApiProperty() name!: string;
+  @ApiProperty() label!: string;
+  @ApiProperty() byDefault!: boolean;
+}
+
+export class McpTokenViewDto implements McpTokenView {
+  @ApiProperty() id!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty({ type: [String] }) tools!: string[];
+  @ApiProperty({ format: 'date-time' }) createdAt!: string;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String })
+  lastUsedAt!: string | null;
+  @ApiProperty({ description: 'Tool calls made with the token' })
+  calls!: number;
+  @ApiProperty({ description: 'Calls refused or answered with an error' })
+  errors!: number;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'number' },
+    description: 'Tool calls per tool',
+  })
+  callsByTool!: Record<string, number>;
+}
+
+export class McpTokenListDto implements McpTokenList {
+  @ApiProperty({ type: [McpTokenViewDto] }) tokens!: McpTokenViewDto[];
+  @ApiProperty({ type: [McpToolChoiceDto] }) choices!: McpToolChoiceDto[];
+}
