@@ -21,3 +21,4 @@ export * from './lib/actions';
 export * from './lib/memory';
 export * from './lib/budget';
 export * from './lib/voice';
+export * from './lib/mcp';

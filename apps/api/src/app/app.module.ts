@@ -49,6 +49,7 @@ import { CalendarModule } from '../accounts/calendar/calendar.module';
 import { EmailModule } from '../accounts/email/email.module';
 import { ActionsModule } from '../actions/actions.module';
 import { MemoryModule } from '../memory/memory.module';
+import { McpModule } from '../mcp/mcp.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -132,6 +133,7 @@ export class AppModule {
         EmailModule,
         ActionsModule,
         MemoryModule,
+        McpModule,
       ],
       providers: [
         // Order matters: a dead database answers 503 before the session lookup would hang on it.
