@@ -15,6 +15,7 @@ import { collectionAccess } from '../src/mongo-sandbox/collection-access';
 import { SettingsService } from '../src/settings/settings.service';
 import {
   startHttpMcpServer,
+  startSseMcpServer,
   type FakeHttpMcpServer,
 } from './support/fake-mcp/http-mcp-server';
 import {
@@ -595,6 +596,113 @@ describe('MCP servers: the owner adds them, the model uses approved tools', () =
       tools: Array<{ function: { name: string } }>;
     };
     expect(second.tools.map((x) => x.function.name)).toContain('notes_lookup');
+  });
+
+  it('a server with more tools than a mode holds offers find_tools, which loads the few that match', async () => {
+    const many = await startHttpMcpServer([
+      { name: 'weather', description: 'Weather forecast for a city' },
+      { name: 'rain', description: 'Rain radar for a city' },
+      { name: 'stocks', description: 'Stock prices' },
+      { name: 'news', description: 'Latest headlines' },
+      { name: 'trains', description: 'Train times' },
+      { name: 'flights', description: 'Flight status' },
+      { name: 'recipes', description: 'Find a recipe' },
+      { name: 'movies', description: 'Cinema listings' },
+    ]);
+    try {
+      await owner
+        .post('/api/mcp/servers')
+        .send({
+          name: 'big',
+          url: many.url,
+          allowHosts: [`127.0.0.1:${many.port}`],
+        })
+        .expect(201);
+      const offered = (
+        await registry.toolsFor(await context(), { mode: 'mcp_big' })
+      ).map((tool) => tool.name);
+      expect(offered.filter((n) => n.startsWith('big_'))).toEqual([
+        'big_find_tools',
+      ]);
+      expect(offered.length).toBeLessThanOrEqual(8);
+
+      const chatId = (await owner.post('/api/chats').send({}).expect(201)).body
+        .id as string;
+      fake.reset();
+      fake.openai.enqueue(
+        { toolCalls: [{ name: 'set_mode', arguments: { mode: 'mcp_big' } }] },
+        {
+          toolCalls: [
+            {
+              name: 'big_find_tools',
+              arguments: { query: 'weather in a city' },
+            },
+          ],
+        },
+        { toolCalls: [{ name: 'big_weather', arguments: { query: 'Oslo' } }] },
+        { text: ['Sunny.'] },
+      );
+      const events = await chat.send(chatId, 'Weather in Oslo?');
+      const results = eventsNamed(events, 'tool_result') as Array<{
+        name: string;
+        result: string;
+      }>;
+      expect(results.map((r) => r.name)).toEqual([
+        'set_mode',
+        'big_find_tools',
+        'big_weather',
+      ]);
+      const found = JSON.parse(results[1].result) as {
+        loaded: Array<{ name: string }>;
+      };
+      expect(found.loaded.map((x) => x.name)).toEqual(
+        expect.arrayContaining(['big_weather', 'big_rain']),
+      );
+      expect(found.loaded.map((x) => x.name)).not.toContain('big_stocks');
+      const names = (i: number) =>
+        (
+          fake.openai.requests[i].body as {
+            tools: Array<{ function: { name: string } }>;
+          }
+        ).tools.map((x) => x.function.name);
+      expect(names(1)).not.toContain('big_weather');
+      expect(names(2)).toContain('big_weather');
+      expect(names(2).length).toBeLessThanOrEqual(9);
+      expect(JSON.parse(results[2].result).content).toContain(
+        'weather found: Oslo',
+      );
+    } finally {
+      await owner.delete('/api/mcp/servers/big');
+      await many.close();
+    }
+  });
+
+  it('falls back to the old SSE transport for a server that does not speak Streamable HTTP', async () => {
+    const old = await startSseMcpServer();
+    try {
+      const view = (
+        await owner
+          .post('/api/mcp/servers')
+          .send({
+            name: 'old',
+            url: old.url,
+            allowHosts: [`127.0.0.1:${old.port}`],
+          })
+          .expect(201)
+      ).body as McpServerView;
+      expect(view.status).toMatchObject({
+        state: 'ready',
+        transport: 'sse',
+        toolCount: 1,
+      });
+      const pong = await registry.call('old_ping', {}, await context());
+      expect(JSON.parse(pong.result).content).toBe(
+        '<<<MCP RESULT\npong\nMCP RESULT>>>',
+      );
+    } finally {
+      await owner.delete('/api/mcp/servers/old');
+      await old.close();
+    }
   });
 
   it('deletes a server: its mode and tools are gone', async () => {

@@ -10,6 +10,7 @@ import {
   McpServer,
   type RegisteredTool,
 } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 
@@ -138,6 +139,57 @@ export async function startHttpMcpServer(
     },
     async close() {
       for (const { transport } of sessions.values())
+        await transport.close().catch(() => undefined);
+      http.closeAllConnections();
+      await new Promise<void>((done) => http.close(() => done()));
+    },
+  };
+}
+
+/**
+ * An MCP server of the old HTTP+SSE transport (GET /sse opens the stream, POST
+ * /messages carries requests): Streamable HTTP's POST to /sse gets 405, so the client
+ * falls back.
+ */
+export async function startSseMcpServer(): Promise<{
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}> {
+  const transports = new Map<string, SSEServerTransport>();
+  const http: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (req.method === 'GET' && url.pathname === '/sse') {
+      const server = new McpServer({ name: 'fake-sse', version: '1.0.0' });
+      server.registerTool(
+        'ping',
+        { description: 'Answer pong', inputSchema: {} },
+        async () => ({ content: [{ type: 'text', text: 'pong' }] }),
+      );
+      const transport = new SSEServerTransport('/messages', res);
+      transports.set(transport.sessionId, transport);
+      res.on('close', () => transports.delete(transport.sessionId));
+      void server.connect(transport);
+      return;
+    }
+    if (req.method === 'POST' && url.pathname === '/messages') {
+      const transport = transports.get(url.searchParams.get('sessionId') ?? '');
+      if (!transport) {
+        res.writeHead(404).end();
+        return;
+      }
+      void transport.handlePostMessage(req, res);
+      return;
+    }
+    res.writeHead(405).end();
+  });
+  await new Promise<void>((done) => http.listen(0, '127.0.0.1', done));
+  const port = (http.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/sse`,
+    port,
+    async close() {
+      for (const transport of transports.values())
         await transport.close().catch(() => undefined);
       http.closeAllConnections();
       await new Promise<void>((done) => http.close(() => done()));
