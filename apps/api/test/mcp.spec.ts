@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { getConnectionToken } from '@nestjs/mongoose';
+import type { Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
 import type {
   McpServerView,
@@ -665,6 +667,10 @@ describe('MCP servers: the owner adds them, the model uses approved tools', () =
             tools: Array<{ function: { name: string } }>;
           }
         ).tools.map((x) => x.function.name);
+      // The prompt names the big server's mode by its find tool, not by hundreds of names.
+      const firstPrompt = JSON.stringify(fake.openai.requests[0].body);
+      expect(firstPrompt).toContain('- mcp_big: big_find_tools');
+      expect(firstPrompt).not.toContain('big_stocks');
       expect(names(1)).not.toContain('big_weather');
       expect(names(2)).toContain('big_weather');
       expect(names(2).length).toBeLessThanOrEqual(9);
@@ -702,6 +708,48 @@ describe('MCP servers: the owner adds them, the model uses approved tools', () =
     } finally {
       await owner.delete('/api/mcp/servers/old');
       await old.close();
+    }
+  });
+
+  it('a restart keeps the servers, their approvals and switches, and connects them again', async () => {
+    const dbName = t.app.get<Connection>(getConnectionToken()).name;
+    const again = await createTestApp({
+      now: t.clock.now(),
+      database: {
+        kind: 'embedded',
+        uri: process.env['METATRON_TEST_MONGODB_URI'] as string,
+        dbName,
+      },
+    });
+    try {
+      const agent = await again.owner();
+      const notes = await waitFor(async () => {
+        const view = (await agent.get('/api/mcp/servers/notes').expect(200))
+          .body as McpServerView;
+        return view.status.state === 'ready' ? view : null;
+      }, 'notes after the restart');
+      expect(notes.headers).toEqual({ Authorization: '••••9876' });
+      const tools = Object.fromEntries(notes.tools.map((x) => [x.name, x]));
+      expect(tools['search']).toMatchObject({ approved: true, enabled: false });
+      expect(tools['wipe']).toMatchObject({
+        approved: false,
+        change: 'new',
+        offered: false,
+      });
+      expect(tools['lookup']).toMatchObject({ approved: true, offered: true });
+      const lookup = await again.app.get(AiToolRegistry).call(
+        'notes_lookup',
+        { query: 'again' },
+        {
+          ...(await context()),
+          settings: await again.app.get(SettingsService).get(),
+        },
+      );
+      expect(JSON.parse(lookup.result).content).toContain(
+        'lookup found: again',
+      );
+    } finally {
+      await again.close();
     }
   });
 
