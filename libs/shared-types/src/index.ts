@@ -22,3 +22,4 @@ export * from './lib/memory';
 export * from './lib/budget';
 export * from './lib/voice';
 export * from './lib/mcp-tokens';
+export * from './lib/mcp';

@@ -32,6 +32,7 @@ import {
   type AiTool,
   type AiToolAvailabilityContext,
   type AiToolContext,
+  type AiToolSource,
 } from './ai-tool';
 import { parseToolArguments, toolParameters } from './tool-argument-schema';
 
@@ -92,6 +93,9 @@ export class AiToolRegistry implements OnModuleInit {
   /** One per-run count of sends, whatever the tool. */
   private readonly sends = new RunSendCounter();
   private gate: PendingActionGate | null = null;
+  private readonly sources: AiToolSource[] = [];
+  /** Specs of source tools, made again when the tool object changes. */
+  private readonly sourceSpecs = new WeakMap<AiTool, LlmToolSpec>();
   private readonly clock: Clock;
 
   constructor(
@@ -104,6 +108,64 @@ export class AiToolRegistry implements OnModuleInit {
   /** Called once at start-up by the actions feature. */
   useGate(gate: PendingActionGate): void {
     this.gate = gate;
+  }
+
+  /** Called once at start-up by a feature whose tools come and go (MCP). */
+  useToolSource(source: AiToolSource): void {
+    this.sources.push(source);
+  }
+
+  /** Every tool: the registered ones, then the sources' (a source tool never shadows a registered name). */
+  private all(): AiTool[] {
+    const tools = [...this.tools.values()];
+    for (const source of this.sources)
+      for (const tool of source.tools())
+        if (!this.tools.has(tool.name) && TOOL_NAME.test(tool.name))
+          tools.push(tool);
+    return tools;
+  }
+
+  private lookup(name: string): AiTool | undefined {
+    const registered = this.tools.get(name);
+    if (registered) return registered;
+    for (const source of this.sources) {
+      const found = source.tools().find((t) => t.name === name);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  private specOf(tool: AiTool): LlmToolSpec {
+    if (this.tools.get(tool.name) === tool) {
+      const registered = this.toolSpecs.get(tool.name);
+      // set_mode's description lists the modes, which change with the MCP servers.
+      if (registered?.description === tool.description) return registered;
+      const fresh: LlmToolSpec = {
+        name: tool.name,
+        description: tool.description,
+        parameters: toolParameters(tool.name, tool.schema),
+      };
+      this.toolSpecs.set(tool.name, fresh);
+      return fresh;
+    }
+    let spec = this.sourceSpecs.get(tool);
+    if (!spec) {
+      spec = {
+        name: tool.name,
+        description: tool.description,
+        parameters: tool.parameters ?? toolParameters(tool.name, tool.schema),
+      };
+      this.sourceSpecs.set(tool, spec);
+    }
+    return spec;
+  }
+
+  /** Tools a mode may hold besides the meta tools (what a source's mode must stay within). */
+  roomPerMode(): number {
+    const meta = [...this.tools.values()].filter((t) =>
+      t.modes?.includes(META_MODE),
+    ).length;
+    return MAX_TOOLS_PER_MODE - meta;
   }
 
   onModuleInit(): void {
@@ -135,7 +197,10 @@ export class AiToolRegistry implements OnModuleInit {
 
   /** The registered modes, the default first, then by name. */
   modes(): AiMode[] {
-    return [...this.modeList.values()].sort(
+    const fromSources = this.sources
+      .flatMap((source) => source.modes())
+      .filter((m) => !this.modeList.has(m.name) && MODE_NAME.test(m.name));
+    return [...this.modeList.values(), ...fromSources].sort(
       (a, b) =>
         Number(b.name === DEFAULT_MODE) - Number(a.name === DEFAULT_MODE) ||
         a.name.localeCompare(b.name),
@@ -143,22 +208,20 @@ export class AiToolRegistry implements OnModuleInit {
   }
 
   hasMode(name: string): boolean {
-    return this.modeList.has(name);
+    return this.modes().some((m) => m.name === name);
   }
 
   /** Each mode with its own tools (registration order), meta tools left out. */
   modeTools(): ModeTools[] {
     return this.modes().map((mode) => ({
       mode,
-      tools: [...this.tools.values()].filter((t) =>
-        t.modes?.includes(mode.name),
-      ),
+      tools: this.all().filter((t) => t.modes?.includes(mode.name)),
     }));
   }
 
   /** The modes that hold the tool `name` (none for a meta tool or an unknown name). */
   modesOf(name: string): string[] {
-    const tool = this.tools.get(name);
+    const tool = this.lookup(name);
     if (!tool?.modes || tool.modes.includes(META_MODE)) return [];
     return this.modes()
       .map((m) => m.name)
@@ -169,9 +232,9 @@ export class AiToolRegistry implements OnModuleInit {
     return this.tools.get(name)?.modes?.includes(META_MODE) ?? false;
   }
 
-  /** The tool, when one is registered under `name`. */
+  /** The tool, when one is registered (or a source holds one) under `name`. */
   tool(name: string): AiTool | undefined {
-    return this.tools.get(name);
+    return this.lookup(name);
   }
 
   /** Whether the tool is offered in this context at all (availability and the owner's switch), whatever the mode. */
@@ -188,8 +251,10 @@ export class AiToolRegistry implements OnModuleInit {
     context: AiToolAvailabilityContext,
     selection: ToolSelection,
   ): Promise<AiTool[]> {
-    const inMode = [...this.tools.values()].filter(
-      (t) => t.modes?.includes(META_MODE) || t.modes?.includes(selection.mode),
+    const inMode = this.all().filter(
+      (t) =>
+        t.modes?.includes(META_MODE) ||
+        (t.modes?.includes(selection.mode) && !t.onDemand),
     );
     const ordered = [
       ...inMode.filter((t) => t.modes?.includes(META_MODE)),
@@ -209,22 +274,22 @@ export class AiToolRegistry implements OnModuleInit {
 
   /** The provider specs of `tools`. */
   specsOf(tools: readonly AiTool[]): LlmToolSpec[] {
-    return tools.map((t) => this.toolSpecs.get(t.name) as LlmToolSpec);
+    return tools.map((t) => this.specOf(t));
   }
 
   /** The time limit of one call of `name`: the tool's own, or `fallback`. */
   timeoutOf(name: string, fallback: number): number {
-    return this.tools.get(name)?.timeoutMs ?? fallback;
+    return this.lookup(name)?.timeoutMs ?? fallback;
   }
 
   names(): string[] {
-    return [...this.tools.keys()];
+    return this.all().map((t) => t.name);
   }
 
   /** The tools offered in this context, in registration order. */
   async available(context: AiToolAvailabilityContext): Promise<AiTool[]> {
     const checks = await Promise.all(
-      [...this.tools.values()].map(async (tool) =>
+      this.all().map(async (tool) =>
         offeredTo(tool, context) && (await this.isUsable(tool, context))
           ? tool
           : null,
@@ -234,9 +299,7 @@ export class AiToolRegistry implements OnModuleInit {
   }
 
   async specs(context: AiToolAvailabilityContext): Promise<LlmToolSpec[]> {
-    return (await this.available(context)).map(
-      (t) => this.toolSpecs.get(t.name) as LlmToolSpec,
-    );
+    return (await this.available(context)).map((t) => this.specOf(t));
   }
 
   /**
@@ -268,7 +331,7 @@ export class AiToolRegistry implements OnModuleInit {
       taint: null,
       pendingActionId: null,
     });
-    const tool = this.tools.get(name);
+    const tool = this.lookup(name);
     if (!tool || !(await this.isUsable(tool, context)))
       return answer(toolError(`Unknown or unavailable tool '${name}'`));
     const checked = parseToolArguments(tool.schema, args);

@@ -2,6 +2,7 @@ import { DiscoveryService } from '@nestjs/core';
 import type { z } from 'zod';
 import type { ActionEffect } from '@metatronos/shared-types';
 import type { ContactScope, ToolTurn } from '../actions/tool-turn';
+import type { JsonSchemaObject } from '../llm/llm-adapter';
 import type { TurnSource } from '../llm/turn-source';
 import type { AppSettings } from '../settings/settings.service';
 
@@ -21,6 +22,8 @@ export interface ConversationModeControl {
   readonly accountId: string | null;
   setMode(mode: string): Promise<void>;
   selectAccount(accountId: string): Promise<void>;
+  /** Offers these tools (of the current mode, loaded on demand) from the turn's next model request on. */
+  loadTools?(names: readonly string[]): Promise<void>;
 }
 
 /** What a tool knows about the turn that called it. */
@@ -78,6 +81,16 @@ export interface AiTool<Schema extends AiToolSchema = AiToolSchema> {
    * tools of the conversation's current mode.
    */
   readonly modes?: readonly string[];
+  /**
+   * The JSON Schema the provider sees, when it is not generated from `schema`: a tool
+   * that comes with its own (an MCP server's, made portable) sets it; `schema` still checks each call.
+   */
+  readonly parameters?: JsonSchemaObject;
+  /**
+   * Held by its mode but not offered by it until a turn loads it (an MCP server with
+   * more tools than a mode may hold: `<server>_find_tools` loads the few that match).
+   */
+  readonly onDemand?: boolean;
   /** Omitted: always available (when tools are on at all). */
   isAvailable?(context: AiToolAvailabilityContext): boolean | Promise<boolean>;
   /**
@@ -149,6 +162,16 @@ export interface AiMode {
 }
 
 export const AiModeProvider = DiscoveryService.createDecorator<void>();
+
+/**
+ * Tools and modes that come and go while the app runs (the owner's MCP servers): the
+ * registry asks on every lookup, so a source only keeps its lists current. Its tools
+ * run through the same `AiToolRegistry.call` as every other.
+ */
+export interface AiToolSource {
+  tools(): readonly AiTool[];
+  modes(): readonly AiMode[];
+}
 
 /** An account a mode works on (an email or calendar account), as `select_account` lists it. */
 export interface AiAccount {

@@ -49,7 +49,8 @@ export class AvailableToolsPromptSection implements PromptSection {
         .filter((m) => m.mode.name !== mode)
         .map((m) => ({
           name: m.mode.name,
-          tools: m.tools.filter((t) => usableNames.has(t.name)),
+          // A tool loaded on demand is named by its mode's find tool, not listed: a big MCP server stays one line.
+          tools: m.tools.filter((t) => usableNames.has(t.name) && !t.onDemand),
         }))
         .filter((m) => m.tools.length > 0);
       lines.push(`Mode: ${mode}.`);

@@ -50,6 +50,7 @@ import { EmailModule } from '../accounts/email/email.module';
 import { ActionsModule } from '../actions/actions.module';
 import { MemoryModule } from '../memory/memory.module';
 import { McpServerModule } from '../mcp-server/mcp-server.module';
+import { McpModule } from '../mcp/mcp.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -134,6 +135,7 @@ export class AppModule {
         ActionsModule,
         MemoryModule,
         McpServerModule,
+        McpModule,
       ],
       providers: [
         // Order matters: a dead database answers 503 before the session lookup would hang on it.

@@ -71,6 +71,8 @@ export class ToolSession {
   };
   /** A call to a tool that was not offered is refused, unless exactly one mode holds it. */
   private offered = new Set<string>();
+  /** Tools of the current mode loaded on demand (`<server>_find_tools`); a mode switch drops them. */
+  private loaded = new Set<string>();
   private changed = false;
   /** How many taint marks the current prompt names (its third-party section). */
   private promptTaint = 0;
@@ -113,6 +115,13 @@ export class ToolSession {
             await this.build();
             this.changed = true;
             await this.storeState('the selected account');
+          },
+          loadTools: async (names) => {
+            const before = this.loaded.size;
+            for (const name of names) this.loaded.add(name);
+            if (this.loaded.size === before) return;
+            await this.build();
+            this.changed = true;
           },
         };
   }
@@ -243,6 +252,7 @@ export class ToolSession {
   private async switchMode(mode: string): Promise<void> {
     if (mode === this.state.mode) return;
     this.state.mode = mode;
+    this.loaded.clear();
     await this.build();
     this.changed = true;
     this.options.onModeSwitch?.(mode);
@@ -257,6 +267,23 @@ export class ToolSession {
       );
   }
 
+  /** The mode's tools plus those loaded on demand that are still usable and of this mode. */
+  private async withLoaded(tools: AiTool[]): Promise<AiTool[]> {
+    const offered = new Set(tools.map((t) => t.name));
+    const extra: AiTool[] = [];
+    for (const name of this.loaded) {
+      const tool = this.tools.tool(name);
+      if (
+        tool &&
+        !offered.has(name) &&
+        tool.modes?.includes(this.state.mode) &&
+        (await this.tools.isUsable(tool, this.options.availability))
+      )
+        extra.push(tool);
+    }
+    return [...tools, ...extra];
+  }
+
   /** The tools and prompt of the next model request: the mode's tools (or the profile's), and the prompt that lists them. */
   private async build(): Promise<void> {
     const { availability, toolsAllowed, toolFilter: profile } = this.options;
@@ -266,7 +293,9 @@ export class ToolSession {
         ? (await this.tools.available(availability)).filter((t) =>
             profile(t.name),
           )
-        : await this.tools.toolsFor(availability, { mode: this.state.mode });
+        : await this.withLoaded(
+            await this.tools.toolsFor(availability, { mode: this.state.mode }),
+          );
     const systemPrompt = await this.prompt.buildCombinedPrompt({
       source: this.options.source,
       ...this.options.prompt,

@@ -20,6 +20,8 @@ export const SECRET_FIELD_PATTERN = /api.?key|secret|token|password/i;
 const HIDDEN_COLLECTIONS: ReadonlySet<string> = new Set([
   'pending_actions',
   'pending_action_claims',
+  // The owner's MCP servers: their headers and variables are secrets, their approvals the owner's.
+  'mcp_servers',
 ]);
 
 const PROTECTED = new Set(PROTECTED_COLLECTIONS);

@@ -51,6 +51,8 @@ export interface FetchRequest {
   allowHostPorts: readonly string[];
   /** Aborts everything: DNS, connect, redirects and reading the body (Stop, the timeout). */
   signal: AbortSignal;
+  /** False: a redirect is answered as it is (a caller whose headers must not follow it to another host: MCP). */
+  followRedirects?: boolean;
 }
 
 /** The final response after redirects; `body` is decoded (gzip, deflate, br). */
@@ -120,7 +122,11 @@ export class UrlFetcher {
         request.signal,
       );
       const location = response.headers.location;
-      if (!REDIRECTS.has(response.statusCode ?? 0) || !location)
+      if (
+        !REDIRECTS.has(response.statusCode ?? 0) ||
+        !location ||
+        request.followRedirects === false
+      )
         return {
           url: target.url.href,
           status: response.statusCode ?? 0,

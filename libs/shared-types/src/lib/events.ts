@@ -133,6 +133,14 @@ export interface AppEventMap {
   };
   /** The server is stopping: the last event of every event stream, which then ends. */
   shutdown: { at: string };
+  /** An MCP server was added, edited, deleted, changed status or tools (never carries a secret). */
+  'mcp.changed': {
+    id: string;
+    name: string;
+    change: 'created' | 'updated' | 'deleted' | 'status' | 'tools';
+    state: 'connecting' | 'ready' | 'error' | 'stopped';
+    at: string;
+  };
   /** A budget cap reached 80% or 100%, the caps changed, or unattended work was paused or resumed. */
   'budget.changed': BudgetChangedEvent;
 }
@@ -164,6 +172,7 @@ export const APP_EVENT_NAMES: readonly AppEventName[] = [
   'backup.restored',
   'memories.changed',
   'budget.changed',
+  'mcp.changed',
   'shutdown',
 ];
 

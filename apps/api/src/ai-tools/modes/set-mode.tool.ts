@@ -27,29 +27,42 @@ export class SetModeTool implements AiTool<SetModeSchema> {
   readonly modes = [META_MODE];
   readonly promptLine =
     'switch the tools of this conversation to another mode.';
-  private built: { schema: SetModeSchema; description: string } | null = null;
+  private built: {
+    key: string;
+    schema: SetModeSchema;
+    description: string;
+  } | null = null;
 
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly registry: AiToolRegistry,
   ) {}
 
-  /** Built on first read (the registry reads it at start-up, once every mode provider exists). */
+  /**
+   * Built on first read (the registry reads it at start-up, once every mode provider
+   * exists) and again when the modes change (an MCP server added or removed).
+   */
   private build(): { schema: SetModeSchema; description: string } {
-    if (this.built) return this.built;
-    const modes = this.discovery
+    const registered = this.discovery
       .getProviders({ metadataKey: AiModeProvider.KEY })
       .map((wrapper) => wrapper.instance as AiMode | undefined)
-      .filter((m): m is AiMode => typeof m?.name === 'string')
-      .sort(
-        (a, b) =>
-          Number(b.name === DEFAULT_MODE) - Number(a.name === DEFAULT_MODE) ||
-          a.name.localeCompare(b.name),
-      );
-    const names = modes.length ? modes.map((m) => m.name) : [DEFAULT_MODE];
+      .filter((m): m is AiMode => typeof m?.name === 'string');
+    const names = new Set(registered.map((m) => m.name));
+    const modes = [
+      ...registered,
+      ...this.registry.modes().filter((m) => !names.has(m.name)),
+    ].sort(
+      (a, b) =>
+        Number(b.name === DEFAULT_MODE) - Number(a.name === DEFAULT_MODE) ||
+        a.name.localeCompare(b.name),
+    );
+    const key = modes.map((m) => `${m.name}:${m.description}`).join('\n');
+    if (this.built?.key === key) return this.built;
+    const enumNames = modes.length ? modes.map((m) => m.name) : [DEFAULT_MODE];
     this.built = {
+      key,
       schema: z.object({
-        mode: z.enum(names as [string, ...string[]]),
+        mode: z.enum(enumNames as [string, ...string[]]),
       }),
       description: `Load another mode's tools for this conversation (they replace the current ones at once). Modes:\n${modes
         .map((m) => `${m.name}: ${m.description}`)

@@ -14,7 +14,7 @@ describe('ToolsPage', () => {
     tearDownApiTest(http);
   });
 
-  it('is a page of tool sections: web search, fetch, then the modes and their tools (the channels have their own page)', async () => {
+  it('is a page of tool sections: web search, fetch, then the modes and their tools, then MCP servers (the channels have their own page)', async () => {
     const fixture = TestBed.createComponent(ToolsPage);
     await fixture.whenStable();
     const settings = {
@@ -32,10 +32,11 @@ describe('ToolsPage', () => {
     // The web search and fetch cards each load the settings.
     for (const req of http.match('/api/settings')) req.flush(settings);
     http.expectOne('/api/tools').flush({ modes: [], meta: [] });
+    http.expectOne('/api/mcp/servers').flush([]);
     await fixture.whenStable();
     const root = fixture.nativeElement as HTMLElement;
     expect(root.querySelector('h1')?.textContent).toBe('Tools');
-    const [web, fetch, modes] = Array.from(
+    const [web, fetch, modes, mcp] = Array.from(
       root.querySelectorAll('[data-testid="tool-sections"] > section'),
     );
     expect(web?.getAttribute('aria-labelledby')).toBe('web-search-heading');
@@ -47,6 +48,9 @@ describe('ToolsPage', () => {
       fetch?.querySelector('#url-fetch-heading')?.textContent?.trim(),
     ).toBe('Fetch');
     expect(modes?.getAttribute('aria-labelledby')).toBe('tool-modes-heading');
+    expect(mcp?.querySelector('#mcp-heading')?.textContent?.trim()).toBe(
+      'MCP servers',
+    );
     expect(root.querySelector('mt-whatsapp-card')).toBeNull();
     fixture.destroy();
   });

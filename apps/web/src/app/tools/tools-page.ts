@@ -1,4 +1,5 @@
 import { ChangeDetectionStrategy, Component } from '@angular/core';
+import { McpServersCard } from './mcp-servers-card';
 import { ToolModesCard } from './tool-modes-card';
 import { UrlFetchCard } from './url-fetch-card';
 import { WebSearchCard } from './web-search-card';
@@ -7,7 +8,7 @@ import { WebSearchCard } from './web-search-card';
 @Component({
   selector: 'mt-tools-page',
   changeDetection: ChangeDetectionStrategy.OnPush,
-  imports: [WebSearchCard, UrlFetchCard, ToolModesCard],
+  imports: [WebSearchCard, UrlFetchCard, McpServersCard, ToolModesCard],
   templateUrl: './tools-page.html',
   styleUrl: './tools-page.scss',
 })
