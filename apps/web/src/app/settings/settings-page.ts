@@ -20,6 +20,7 @@ import { inlineErrorMessage } from '../core/server-problem';
 import { Icon } from '../ui/icon';
 import { ServerError } from '../ui/server-error';
 import { BackupCard } from './backup-card';
+import { BudgetSettings } from './budget-settings';
 import { SecretField } from './secret-field';
 import {
   type EndpointDraft,
@@ -80,6 +81,7 @@ export function supportedTimeZones(): string[] {
     SecretField,
     RouterLink,
     BackupCard,
+    BudgetSettings,
     MatSlideToggle,
   ],
   templateUrl: './settings-page.html',
