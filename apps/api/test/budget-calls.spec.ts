@@ -10,6 +10,10 @@ import {
   type FakeControl,
   type FakeRealtimeServer,
 } from '../../../tools/fake-realtime/fake-realtime-server';
+import {
+  startFakeTelegram,
+  type FakeTelegramServer,
+} from '../../../tools/fake-telegram/fake-telegram-server';
 import { VoiceCallsService } from '../src/voice/voice-calls.service';
 import {
   chatClient,
@@ -386,5 +390,91 @@ describe('Spend control: images and cached input', () => {
     // 200,000 × $1/MTok + 800,000 × $0.10/MTok.
     const after = await budgetOf(owner);
     expect(after.spent.todayUsd - before).toBeCloseTo(0.2 + 0.08, 9);
+  });
+});
+
+describe("Spend control: notices to the owner's own Telegram chat", () => {
+  type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
+  const TOKEN = '123456:TEST-token-abcdefghijklmnop';
+  const OWNER_CHAT = 4242;
+  let fake: Fake;
+  let telegram: FakeTelegramServer;
+  let t: TestApp;
+  let owner: TestAgent;
+  let client: ChatClient;
+
+  beforeAll(async () => {
+    fake = await startFakeProviders();
+    telegram = await startFakeTelegram({ tokens: [TOKEN] });
+    t = await createTestApp();
+    owner = await t.owner();
+    client = await chatClient(t);
+    await useModel(t, 'gpt-4.1-mini', { ...NO_CAPS, dailyUsd: 1 });
+    await owner
+      .patch('/api/settings')
+      .send({
+        // Input $1 per million tokens, output free.
+        modelPrices: [
+          { model: 'gpt-4.1-mini', inputPerMTok: 1, outputPerMTok: 0 },
+        ],
+        outputLimits: { chat: 100 },
+        telegramBotToken: TOKEN,
+        telegramApiRoot: telegram.url,
+      })
+      .expect(200);
+    await until(
+      async () => (await owner.get('/api/telegram/status')).body.status,
+      (status) => status === 'connected',
+      'the bot to connect',
+    );
+  });
+  afterAll(async () => {
+    await t.close();
+    await telegram.close();
+    await fake.close();
+    fake.restoreEnv();
+  });
+
+  const toOwner = () =>
+    telegram.sent.filter((m) => String(m['chat_id']) === String(OWNER_CHAT));
+
+  it('takes the owner chat as digits or a number, and refuses anything else with 400', async () => {
+    const bad = await owner
+      .patch('/api/settings')
+      .send({ telegramOwnerChatId: 'my chat' })
+      .expect(400);
+    expect(JSON.stringify(bad.body.message)).toContain(
+      'telegramOwnerChatId must be a Telegram chat id',
+    );
+    expect(
+      (await owner.get('/api/settings').expect(200)).body.telegramOwnerChatId,
+    ).toBeNull();
+    const set = await owner
+      .patch('/api/settings')
+      .send({ telegramOwnerChatId: OWNER_CHAT })
+      .expect(200);
+    expect(set.body.telegramOwnerChatId).toBe(String(OWNER_CHAT));
+  });
+
+  it('sends the 80% notice there once per cap and day', async () => {
+    const chat = (await owner.post('/api/chats').send({}).expect(201)).body;
+    // $0.85 of $1.00.
+    fake.openai.enqueue({
+      text: ['one'],
+      usage: { promptTokens: 850_000, completionTokens: 1 },
+    });
+    await client.send(chat.id, 'one');
+    await telegram.waitFor(() => toOwner().length > 0, 10_000);
+    expect(toOwner()[0]['text']).toBe(
+      "Metatron budget: Today's budget is at 85%: $0.85 of $1.00.",
+    );
+    // More spend under 100%: nothing more.
+    fake.openai.enqueue({
+      text: ['two'],
+      usage: { promptTokens: 10_000, completionTokens: 1 },
+    });
+    await client.send(chat.id, 'two');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(toOwner()).toHaveLength(1);
   });
 });

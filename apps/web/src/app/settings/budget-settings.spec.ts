@@ -165,6 +165,23 @@ describe('BudgetSettings', () => {
     expect(input('limit-voice').value).toBe('2048');
   });
 
+  it("saves the owner's Telegram chat for notices, and refuses one that is not digits", async () => {
+    await show();
+    await type(input('spend-telegram-chat'), '@me');
+    expect(text('spend-telegram-error')).toBe(
+      'A Telegram chat id is digits, e.g. 123456789 (leave it blank for none).',
+    );
+    expect(saveButton().disabled).toBe(true);
+    await type(input('spend-telegram-chat'), ' 4242 ');
+    const req = (await saved()) as {
+      request: { body: unknown };
+      flush(body: unknown): void;
+    };
+    expect(req.request.body).toEqual({ telegramOwnerChatId: '4242' });
+    req.flush(settingsView({ telegramOwnerChatId: '4242' }));
+    await stable();
+  });
+
   describe('checks', () => {
     it.each([
       ['5', 5],

@@ -75,6 +75,8 @@ export interface BudgetDraft {
   caps: Record<BudgetCapName, CapDraft>;
   prices: PriceDraft[];
   limits: Record<UsageSource, string>;
+  /** The owner's own Telegram chat id, where notices go; blank: none. */
+  telegramChat: string;
 }
 
 export function budgetDraftFrom(settings: AppSettingsView): BudgetDraft {
@@ -89,7 +91,12 @@ export function budgetDraftFrom(settings: AppSettingsView): BudgetDraft {
   const limits = {} as Record<UsageSource, string>;
   for (const { source } of LIMIT_FIELDS)
     limits[source] = String(settings.outputLimits[source] ?? '');
-  return { caps, prices: settings.modelPrices.map(priceDraft), limits };
+  return {
+    caps,
+    prices: settings.modelPrices.map(priceDraft),
+    limits,
+    telegramChat: settings.telegramOwnerChatId ?? '',
+  };
 }
 
 export function priceDraft(price: ModelPrice): PriceDraft {
@@ -159,6 +166,12 @@ export function limitError(text: string): string | null {
   return null;
 }
 
+export function telegramChatError(text: string): string | null {
+  return /^(|-?\d{1,20})$/.test(text.trim())
+    ? null
+    : 'A Telegram chat id is digits, e.g. 123456789 (leave it blank for none).';
+}
+
 /** The settings a valid draft saves: only what differs from what is saved. */
 export function budgetChanges(
   saved: AppSettingsView,
@@ -181,6 +194,9 @@ export function budgetChanges(
     if (value !== saved.outputLimits[source]) limits[source] = value;
   }
   if (Object.keys(limits).length) changes.outputLimits = limits;
+  const telegram = draft.telegramChat.trim() || null;
+  if (telegram !== (saved.telegramOwnerChatId ?? null))
+    changes.telegramOwnerChatId = telegram;
   return changes;
 }
 
@@ -273,8 +289,12 @@ export class BudgetSettings {
       errors[source] = draft ? limitError(draft.limits[source]) : null;
     return errors;
   });
+  protected readonly telegramError = computed(() =>
+    telegramChatError(this.draft()?.telegramChat ?? ''),
+  );
   protected readonly valid = computed(
     () =>
+      !this.telegramError() &&
       Object.values(this.capErrors()).every((e) => e === null) &&
       this.priceErrors().every((e) => e === null) &&
       Object.values(this.limitErrors()).every((e) => e === null),
@@ -359,6 +379,10 @@ export class BudgetSettings {
     this.edit((d) => (d.limits[source] = value));
   }
 
+  protected setTelegramChat(value: string): void {
+    this.edit((d) => (d.telegramChat = value));
+  }
+
   protected discard(): void {
     const saved = this.saved();
     if (saved) this.draft.set(budgetDraftFrom(saved));
@@ -393,6 +417,7 @@ export class BudgetSettings {
     const draft = this.draft();
     if (!draft) return;
     const next: BudgetDraft = {
+      ...draft,
       caps: { ...draft.caps },
       prices: [...draft.prices],
       limits: { ...draft.limits },
