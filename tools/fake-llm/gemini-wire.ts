@@ -62,6 +62,9 @@ export async function answerGemini(
   const finishReason = reply.finishReason ?? 'STOP';
   const usageMetadata = (final: boolean) => ({
     promptTokenCount: usage.promptTokens,
+    ...(usage.cachedTokens !== undefined
+      ? { cachedContentTokenCount: usage.cachedTokens }
+      : {}),
     ...(final ? { candidatesTokenCount: usage.completionTokens } : {}),
     totalTokenCount: usage.promptTokens + (final ? usage.completionTokens : 0),
   });

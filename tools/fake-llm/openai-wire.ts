@@ -70,6 +70,9 @@ export async function answerOpenAi(
     prompt_tokens: usage.promptTokens,
     completion_tokens: usage.completionTokens,
     total_tokens: usage.promptTokens + usage.completionTokens,
+    ...(usage.cachedTokens !== undefined
+      ? { prompt_tokens_details: { cached_tokens: usage.cachedTokens } }
+      : {}),
   };
   const calls = (reply.toolCalls ?? []).map((call) => ({
     id: call.id ?? randomId('call_'),

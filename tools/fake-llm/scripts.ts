@@ -15,6 +15,8 @@ export interface FakeToolCall {
 export interface FakeUsage {
   promptTokens: number;
   completionTokens: number;
+  /** Of `promptTokens`, served from the prompt cache (reported only when set). */
+  cachedTokens?: number;
 }
 
 /** A streamed (or JSON) model reply: text pieces, then tool calls. */

@@ -207,6 +207,14 @@ export class AutomationRunsService
         outcome = reply.budgetSkipped ? 'skipped' : 'error';
         reason = 'budget';
         error = reply.error;
+      } else if (reply.limitStopped) {
+        // Stopped at the job's own limit: an error whose reason names the limit.
+        outcome = 'error';
+        reason = reply.limitStopped === 'rounds' ? 'max-rounds' : 'max-tokens';
+        error =
+          reply.limitStopped === 'rounds' && options.maxToolRounds
+            ? `The run stopped after ${options.maxToolRounds} rounds of tool calls without finishing: the job's limit (maxRounds). Raise it in the job's settings if the job needs more.`
+            : reply.error;
       } else if (reply.status === 'error') {
         outcome = 'error';
         error = reply.error;

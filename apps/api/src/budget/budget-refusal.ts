@@ -6,6 +6,8 @@ export class BudgetRefusal extends LlmProviderError {
     message: string,
     /** Model calls of the turn that went out before this one was refused. */
     readonly callsBefore: number,
+    /** `tokens`: the run's own token limit (a job's `maxTokensPerRun`) stopped it, not a cap. */
+    readonly runLimit: 'tokens' | null = null,
   ) {
     super('budget', message);
     this.name = 'BudgetRefusal';

@@ -8,7 +8,7 @@ import {
   nextOutputLimits,
   storedSpendSettings,
 } from './budget-settings';
-import { costOf, priceFor } from './model-prices';
+import { costOf, priceFor, worstCaseCost } from './model-prices';
 
 describe('spend settings', () => {
   it.each([
@@ -139,5 +139,75 @@ describe('prices', () => {
         price,
       ),
     ).toBeCloseTo(1.2 + 0.2 + 0.8, 9);
+  });
+
+  const realtime = {
+    model: 'gpt-realtime',
+    inputPerMTok: 4,
+    cachedInputPerMTok: 0.4,
+    outputPerMTok: 16,
+    audioInputPerMTok: 32,
+    audioOutputPerMTok: 64,
+  };
+
+  it.each([
+    [
+      'text and audio in and out, uncached',
+      {
+        inputTokens: 300,
+        audioInputTokens: 200,
+        outputTokens: 100,
+        audioOutputTokens: 80,
+      },
+      100 * 4 + 200 * 32 + 20 * 16 + 80 * 64,
+    ],
+    [
+      'cached audio as reported',
+      {
+        inputTokens: 1000,
+        audioInputTokens: 600,
+        cachedInputTokens: 500,
+        cachedAudioInputTokens: 300,
+        outputTokens: 0,
+      },
+      200 * 4 + 300 * 32 + 500 * 0.4,
+    ],
+    [
+      'cached tokens not split: text first',
+      {
+        inputTokens: 1000,
+        audioInputTokens: 600,
+        cachedInputTokens: 500,
+        outputTokens: 0,
+      },
+      // 400 text all cached, 100 of 600 audio cached.
+      500 * 32 + 500 * 0.4,
+    ],
+  ])('prices a voice response: %s', (_what, usage, microUsd) => {
+    expect(costOf(usage, realtime)).toBeCloseTo(microUsd / 1_000_000, 12);
+  });
+
+  it('prices audio at the text prices when the model has no audio price', () => {
+    expect(
+      costOf(
+        {
+          inputTokens: 1_000_000,
+          audioInputTokens: 1_000_000,
+          outputTokens: 0,
+        },
+        { model: 'm', inputPerMTok: 2, outputPerMTok: 8 },
+      ),
+    ).toBeCloseTo(2, 9);
+  });
+
+  it("takes a voice response's worst case at the dearer of the text and audio prices", () => {
+    expect(worstCaseCost(1_000, 1_000, realtime, true)).toBeCloseTo(
+      (1_000 * 32 + 1_000 * 64) / 1_000_000,
+      12,
+    );
+    expect(worstCaseCost(1_000, 1_000, realtime)).toBeCloseTo(
+      (1_000 * 4 + 1_000 * 16) / 1_000_000,
+      12,
+    );
   });
 });

@@ -25,7 +25,7 @@ import {
   type LlmTurnRequest,
   type LlmTurnSink,
 } from '../llm/llm-adapter';
-import type { TurnSource } from '../llm/turn-source';
+import { isAttended, type TurnSource } from '../llm/turn-source';
 import { SettingsService } from '../settings/settings.service';
 import { UsageRecorder } from '../usage/usage-recorder';
 import { BudgetLedger, type CapRefusal } from './budget-ledger';
@@ -174,7 +174,11 @@ export class BudgetService implements OnApplicationBootstrap, OnModuleDestroy {
     const ledger = this.ledger;
     ledger.forgetBefore('9999');
     for (const row of rows)
-      ledger.add(row.day, row.costUsd, row.source !== 'chat');
+      ledger.add(
+        row.day,
+        row.costUsd,
+        row.source !== 'chat' && row.source !== 'voice',
+      );
     const stored = await this.stateModel
       .findById(BUDGET_STATE_ID)
       .lean()
@@ -300,12 +304,9 @@ export class BudgetService implements OnApplicationBootstrap, OnModuleDestroy {
           call.provider,
           settings.modelPrices,
         );
-        const unattended = call.source !== 'chat';
+        const unattended = !isAttended(call.source);
         if (!price && unattended)
-          throw new BudgetRefusal(
-            `The model '${call.modelId}' has no known price, so unattended work does not use it (its cost could not be counted). Set its price in Settings (model prices).`,
-            0,
-          );
+          throw new BudgetRefusal(unpricedMessage(call.modelId), 0);
         const turn = new GuardedTurn(this, call, request, price, unattended);
         try {
           const result = await adapter.streamTurn(request, turn.sink(sink));
@@ -320,6 +321,84 @@ export class BudgetService implements OnApplicationBootstrap, OnModuleDestroy {
         }
       },
     };
+  }
+
+  /**
+   * Holds one model call made outside the streaming adapters (an image, a voice
+   * response): its worst case reserved now, or a `BudgetRefusal` thrown; the hold
+   * is settled to what the provider reported, or released when nothing went out.
+   */
+  async hold(call: GuardedCall, worst: CallWorstCase): Promise<SpendHold> {
+    await this.ready();
+    const settings = await this.settings.get();
+    const price = priceFor(call.modelId, call.provider, settings.modelPrices);
+    const unattended = !isAttended(call.source);
+    if (!price && unattended)
+      throw new BudgetRefusal(unpricedMessage(call.modelId), 0);
+    const costUsd = price
+      ? worstCaseCost(
+          worst.inputTokens,
+          worst.outputTokens,
+          price.price,
+          worst.audio,
+        )
+      : 0;
+    const { id, day } = this.reserveCall(
+      call,
+      unattended,
+      costUsd,
+      0,
+      settings.budget,
+      settings.timezone,
+    );
+    const recordIds: string[] = [];
+    const writes: Promise<unknown>[] = [];
+    if (costUsd > 0) {
+      const recordId = new Types.ObjectId().toHexString();
+      recordIds.push(recordId);
+      writes.push(
+        this.persistReservation({
+          _id: recordId,
+          day,
+          source: call.source,
+          model: call.modelId,
+          provider: call.provider,
+          costUsd,
+        }),
+      );
+    }
+    let open = true;
+    const finish = (actualUsd: number): Promise<void> => {
+      if (!open) return Promise.resolve();
+      open = false;
+      this.settleCall(id, actualUsd, settings.budget, settings.timezone);
+      return this.forgetReservations(recordIds, writes);
+    };
+    return {
+      costUsd,
+      priced: price !== null,
+      settle: (usage) =>
+        finish(usage ? (price ? costOf(usage, price.price) : 0) : costUsd),
+      release: () => finish(0),
+    };
+  }
+
+  /**
+   * Whether a call of this worst case would fit under the caps now (nothing is
+   * held): a voice call asks after each response, to say goodbye while it can.
+   */
+  async wouldFit(
+    call: GuardedCall,
+    worst: CallWorstCase,
+  ): Promise<string | null> {
+    try {
+      const held = await this.hold(call, worst);
+      await held.release();
+      return null;
+    } catch (error) {
+      if (error instanceof BudgetRefusal) return error.message;
+      throw error;
+    }
   }
 
   /** The caps and zone a call is checked against (the settings' cached copy). */
@@ -495,6 +574,29 @@ export class BudgetService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 }
 
+/** What one call may use at most: its prompt, its output limit, and whether it speaks (audio prices). */
+export interface CallWorstCase {
+  inputTokens: number;
+  outputTokens: number;
+  audio?: boolean;
+}
+
+/** One call's reservation; settling or releasing it a second time does nothing. */
+export interface SpendHold {
+  /** The worst case held, in USD. */
+  readonly costUsd: number;
+  /** False for a model nobody priced (counted at 0). */
+  readonly priced: boolean;
+  /** Counts what the provider reported; `null` (nothing reported, but it answered): the worst case. */
+  settle(usage: TokenUsage | null): Promise<void>;
+  /** Nothing went out: the hold is dropped, nothing counted. */
+  release(): Promise<void>;
+}
+
+function unpricedMessage(modelId: string): string {
+  return `The model '${modelId}' has no known price, so unattended work does not use it (its cost could not be counted). Set its price in Settings (model prices).`;
+}
+
 /** The calls of one turn: what they may cost, and the holds under way. */
 class GuardedTurn {
   private promptBytes: number;
@@ -557,8 +659,9 @@ class GuardedTurn {
         const max = this.call.maxTokens;
         if (max !== undefined && this.tokens + promptTokens > max)
           throw new BudgetRefusal(
-            `This run stopped at ${this.tokens.toLocaleString('en-US')} tokens: the next model call would pass the job's limit of ${max.toLocaleString('en-US')} tokens per run.`,
+            `This run stopped at ${this.tokens.toLocaleString('en-US')} tokens: the next model call would pass the job's limit of ${max.toLocaleString('en-US')} tokens per run (maxTokensPerRun; raise it in the job's settings if the job needs more).`,
             this.calls,
+            'tokens',
           );
         const costUsd = this.price
           ? worstCaseCost(promptTokens, this.outputLimit, this.price.price)

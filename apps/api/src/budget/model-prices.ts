@@ -55,30 +55,56 @@ function bestMatch(
   return best;
 }
 
-/** USD for the tokens a call reported: cached input at its own price where reported. */
+/**
+ * USD for the tokens a call reported: cached input at its own price where reported,
+ * audio (a voice call) at the audio prices where the model has them. Cached tokens
+ * the provider did not split are taken as text first (text is the cheaper kind).
+ */
 export function costOf(usage: TokenUsage, price: ModelPrice): number {
   const input = nonNegative(usage.inputTokens);
   const cached = Math.min(input, nonNegative(usage.cachedInputTokens));
+  const audioIn = Math.min(input, nonNegative(usage.audioInputTokens));
+  const textIn = input - audioIn;
+  const cachedAudio = Math.min(
+    cached,
+    audioIn,
+    usage.cachedAudioInputTokens !== undefined
+      ? nonNegative(usage.cachedAudioInputTokens)
+      : Math.max(0, cached - textIn),
+  );
+  const cachedText = Math.min(textIn, cached - cachedAudio);
   const output = nonNegative(usage.outputTokens);
+  const audioOut = Math.min(output, nonNegative(usage.audioOutputTokens));
   const cachedPrice = price.cachedInputPerMTok ?? price.inputPerMTok;
   return (
-    ((input - cached) * price.inputPerMTok +
-      cached * cachedPrice +
-      output * price.outputPerMTok) /
+    ((textIn - cachedText) * price.inputPerMTok +
+      (audioIn - cachedAudio) *
+        (price.audioInputPerMTok ?? price.inputPerMTok) +
+      (cachedText + cachedAudio) * cachedPrice +
+      (output - audioOut) * price.outputPerMTok +
+      audioOut * (price.audioOutputPerMTok ?? price.outputPerMTok)) /
     1_000_000
   );
 }
 
-/** USD for a call's worst case: every prompt token uncached, the whole output limit used. */
+/**
+ * USD for a call's worst case: every prompt token uncached, the whole output limit
+ * used; for `audio` (a voice response) each token at the dearer of its text and
+ * audio prices, since the call may speak or write.
+ */
 export function worstCaseCost(
   promptTokens: number,
   outputLimit: number,
   price: ModelPrice,
+  audio = false,
 ): number {
-  return (
-    (promptTokens * price.inputPerMTok + outputLimit * price.outputPerMTok) /
-    1_000_000
-  );
+  const input = audio
+    ? Math.max(price.inputPerMTok, price.audioInputPerMTok ?? 0)
+    : price.inputPerMTok;
+  const output = audio
+    ? Math.max(price.outputPerMTok, price.audioOutputPerMTok ?? 0)
+    : price.outputPerMTok;
+  return (promptTokens * input + outputLimit * output) / 1_000_000;
 }
 
 function nonNegative(value: number | undefined): number {

@@ -34,6 +34,8 @@ export interface FinishedReply {
   /** A spend cap, the 402 pause or an unpriced model stopped the turn; `budgetSkipped`: before any model call went out. */
   budgetStopped?: boolean;
   budgetSkipped?: boolean;
+  /** The turn's own limit stopped it: `rounds` (tool rounds), `tokens` (tokens per run). */
+  limitStopped?: 'rounds' | 'tokens';
 }
 
 /** How often a growing reply is written to the database while text streams. */
@@ -196,6 +198,11 @@ export class TurnRecording {
         ...(budget
           ? { budgetStopped: true, budgetSkipped: !failure.providerCalled }
           : {}),
+        ...(failure.kind === 'tool-cap'
+          ? { limitStopped: 'rounds' as const }
+          : failure.kind === 'run-tokens'
+            ? { limitStopped: 'tokens' as const }
+            : {}),
       };
     } catch (error) {
       this.logger.error(

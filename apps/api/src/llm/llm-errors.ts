@@ -5,6 +5,8 @@ export type TurnErrorKind =
   | 'timeout'
   | 'stopped'
   | 'tool-cap'
+  /** A job's own token limit per run (`maxTokensPerRun`) stopped the turn before its next call. */
+  | 'run-tokens'
   /** A spend cap, the pause after a provider's 402, or an unpriced model stopped the turn before a call. */
   | 'budget'
   | 'internal';

@@ -262,7 +262,11 @@ export class LlmRunner {
       if (error instanceof TurnError) throw error;
       if (signal.aborted) throw abortReason(request.signal, turnTimeoutMs);
       if (error instanceof BudgetRefusal)
-        throw new TurnError('budget', error.message, error.callsBefore > 0);
+        throw new TurnError(
+          error.runLimit ? 'run-tokens' : 'budget',
+          error.message,
+          error.callsBefore > 0,
+        );
       if (error instanceof LlmProviderError)
         throw new TurnError('provider', error.message);
       this.logger.error(

@@ -1,4 +1,5 @@
 import { ApiError, GoogleGenAI, type Part } from '@google/genai';
+import type { TokenUsage } from '@metatronos/shared-types';
 import OpenAI, {
   APIConnectionError,
   APIConnectionTimeoutError,
@@ -33,8 +34,20 @@ export interface ImageModel {
   /** The configured id, e.g. `gpt-image-1`, `gemini-2.5-flash-image`, `local/sdxl`. */
   readonly id: string;
   /** The image bytes (whatever format the provider chose). Throws LlmProviderError with a readable message. */
-  run(request: ImageRequest): Promise<Buffer>;
+  run(request: ImageRequest): Promise<ImageResult>;
 }
+
+export interface ImageResult {
+  bytes: Buffer;
+  /** The tokens the provider reported (null: it reported none, so the budget charges the worst case). */
+  usage: TokenUsage | null;
+}
+
+/**
+ * The most output tokens one image costs: gpt-image-1 at high quality and 1536×1024
+ * is 6,240 (Gemini's images are 1,290). The budget holds this before a request.
+ */
+export const IMAGE_WORST_OUTPUT_TOKENS = 6_240;
 
 export interface ImageRoute {
   route: ModelRoute;
@@ -163,7 +176,7 @@ class OpenAiImageModel implements ImageModel {
         : this.model.startsWith('dall-e');
   }
 
-  async run(request: ImageRequest): Promise<Buffer> {
+  async run(request: ImageRequest): Promise<ImageResult> {
     const options = { signal: request.signal, timeout: request.timeoutMs };
     const format = this.askForBase64
       ? { response_format: 'b64_json' as const }
@@ -194,7 +207,17 @@ class OpenAiImageModel implements ImageModel {
           'bad-request',
           `${this.provider.name} answered without image data.`,
         );
-      return Buffer.from(b64, 'base64');
+      const usage = response.usage;
+      return {
+        bytes: Buffer.from(b64, 'base64'),
+        usage: usage
+          ? {
+              inputTokens: usage.input_tokens,
+              outputTokens: usage.output_tokens,
+              totalTokens: usage.total_tokens,
+            }
+          : null,
+      };
     } catch (error) {
       throw this.toError(error, request);
     }
@@ -259,7 +282,7 @@ class GeminiImageModel implements ImageModel {
     };
   }
 
-  async run(request: ImageRequest): Promise<Buffer> {
+  async run(request: ImageRequest): Promise<ImageResult> {
     const ai = new GoogleGenAI({
       apiKey: this.apiKey,
       vertexai: false,
@@ -298,8 +321,24 @@ class GeminiImageModel implements ImageModel {
           part.inlineData?.data &&
           part.inlineData.mimeType?.startsWith('image/'),
       );
-      if (image?.inlineData?.data)
-        return Buffer.from(image.inlineData.data, 'base64');
+      if (image?.inlineData?.data) {
+        const meta = response.usageMetadata;
+        return {
+          bytes: Buffer.from(image.inlineData.data, 'base64'),
+          usage: meta
+            ? {
+                inputTokens: meta.promptTokenCount ?? 0,
+                outputTokens:
+                  (meta.candidatesTokenCount ?? 0) +
+                  (meta.thoughtsTokenCount ?? 0),
+                totalTokens: meta.totalTokenCount ?? 0,
+                ...(meta.cachedContentTokenCount
+                  ? { cachedInputTokens: meta.cachedContentTokenCount }
+                  : {}),
+              }
+            : null,
+        };
+      }
       const said = (candidate?.content?.parts ?? [])
         .map((part) => (part.thought ? '' : (part.text ?? '')))
         .join(' ')

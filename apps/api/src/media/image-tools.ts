@@ -15,7 +15,16 @@ import {
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
 import { AttachmentsService } from '../attachments/attachments.service';
-import { createImageModel, resolveImageModel } from './image-models';
+import { BudgetRefusal } from '../budget/budget-refusal';
+import { BudgetService } from '../budget/budget.service';
+import { attachmentTokens, promptTokensOf } from '../budget/model-prices';
+import { UsageRecorder } from '../usage/usage-recorder';
+import {
+  createImageModel,
+  IMAGE_WORST_OUTPUT_TOKENS,
+  resolveImageModel,
+  type ImageResult,
+} from './image-models';
 import { MediaStore, mediaUrl } from './media.store';
 
 /** The image an edit starts from: one made earlier (`mediaId`) or one the owner attached (`attachmentId`). */
@@ -37,6 +46,8 @@ export class ImageService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly store: MediaStore,
+    private readonly budget: BudgetService,
+    private readonly usage: UsageRecorder,
   ) {}
 
   /** IMAGE_TIMEOUT_MS. */
@@ -63,15 +74,46 @@ export class ImageService {
       mime: args.source.mime,
     };
 
-    let bytes: Buffer;
+    // Held to the budget like every model call: the worst case before, what was reported after.
+    const call = {
+      source: context.source,
+      modelId: resolved.id,
+      provider: resolved.route.provider,
+    };
+    let made: ImageResult;
     try {
-      bytes = await createImageModel(resolved).run({
-        prompt: args.prompt,
-        source: sourceImage,
-        signal,
-        timeoutMs,
+      const held = await this.budget.hold(call, {
+        inputTokens:
+          promptTokensOf(Buffer.byteLength(args.prompt, 'utf8')) +
+          (sourceImage
+            ? attachmentTokens('image', sourceImage.bytes.length)
+            : 0),
+        outputTokens: IMAGE_WORST_OUTPUT_TOKENS,
       });
+      try {
+        made = await createImageModel(resolved).run({
+          prompt: args.prompt,
+          source: sourceImage,
+          signal,
+          timeoutMs,
+        });
+      } catch (error) {
+        await held.release();
+        throw error;
+      }
+      await this.usage.record({
+        source: call.source,
+        model: call.modelId,
+        provider: call.provider,
+        usage: made.usage ?? undefined,
+        ...(made.usage ? {} : { costUsd: held.costUsd }),
+      });
+      await held.settle(made.usage);
     } catch (error) {
+      if (error instanceof BudgetRefusal)
+        return toolError(
+          `No image was made: ${error.message} Tell the owner in these words.`,
+        );
       const message = error instanceof Error ? error.message : String(error);
       this.logger.warn(
         `Image ${sourceImage ? 'edit' : 'generation'} with ${resolved.id} failed: ${message}`,
@@ -81,7 +123,7 @@ export class ImageService {
       );
     }
 
-    const stored = await this.store.save(bytes, {
+    const stored = await this.store.save(made.bytes, {
       chatId: context.chatId,
       messageId: context.messageId,
       kind: args.source ? 'edited' : 'generated',

@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { AttachmentsModule } from '../attachments/attachments.module';
+import { BudgetModule } from '../budget/budget.module';
+import { UsageModule } from '../usage/usage.module';
 import { EditImageTool, GenerateImageTool, ImageService } from './image-tools';
 import { MediaController } from './media.controller';
 import { MediaMode } from './media-mode';
@@ -18,6 +20,8 @@ import { MediaRecord, MediaSchema } from './schemas/media.schema';
       { name: MediaRecord.name, schema: MediaSchema },
     ]),
     AttachmentsModule,
+    BudgetModule,
+    UsageModule,
   ],
   controllers: [MediaController],
   providers: [

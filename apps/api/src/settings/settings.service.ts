@@ -48,6 +48,8 @@ export interface AppSettings extends UrlFetchSettings, SpendSettings {
   imageModel: string | null;
   realtimeModel: string | null;
   realtimeVoice: string | null;
+  /** The owner's own Telegram chat with the bot: spend notices go there. */
+  telegramOwnerChatId: string | null;
   braveApiKey: string | null;
   /** The Telegram bot's token (BotFather): long polling runs while it is set. */
   telegramBotToken: string | null;
@@ -162,6 +164,9 @@ export class SettingsService extends SandboxSecrets {
       next.realtimeModel = request.realtimeModel?.trim() || null;
     if (request.realtimeVoice !== undefined)
       next.realtimeVoice = request.realtimeVoice?.trim() || null;
+    if (request.telegramOwnerChatId !== undefined)
+      next.telegramOwnerChatId =
+        String(request.telegramOwnerChatId ?? '').trim() || null;
     problems.push(...nextTelegram(request, current, next));
     if (request.timezone !== undefined) {
       if (isValidTimeZone(request.timezone.trim()))
@@ -306,6 +311,7 @@ export class SettingsService extends SandboxSecrets {
       imageModel: stored?.imageModel ?? null,
       realtimeModel: stored?.realtimeModel ?? null,
       realtimeVoice: stored?.realtimeVoice ?? null,
+      telegramOwnerChatId: stored?.telegramOwnerChatId ?? null,
       braveApiKey: stored?.braveApiKey ?? null,
       telegramBotToken: stored?.telegramBotToken ?? null,
       telegramApiRoot: stored?.telegramApiRoot ?? DEFAULT_TELEGRAM_API_ROOT,
@@ -450,6 +456,7 @@ function toView(settings: AppSettings): AppSettingsView {
     imageModel: settings.imageModel,
     realtimeModel: settings.realtimeModel,
     realtimeVoice: settings.realtimeVoice,
+    telegramOwnerChatId: settings.telegramOwnerChatId,
     braveApiKey: maskSecret(settings.braveApiKey),
     telegramBotToken: maskSecret(settings.telegramBotToken),
     telegramApiRoot: settings.telegramApiRoot,

@@ -1,6 +1,7 @@
 import { BudgetService } from '../budget/budget.service';
 import {
   Injectable,
+  Logger,
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
   type OnModuleDestroy,
@@ -20,6 +21,7 @@ import {
   type ChannelContact,
   type ContactChannelPort,
 } from '../channels/contact-auto-reply';
+import { SettingsService } from '../settings/settings.service';
 import { WhatsAppAutoReplySettings } from '../whatsapp/auto-reply/whatsapp-auto-reply.settings';
 import {
   TelegramBotService,
@@ -76,6 +78,8 @@ export class TelegramAutoReplyService
   >;
   private readonly unsubscribe: Array<() => void> = [];
 
+  private readonly logger = new Logger(TelegramAutoReplyService.name);
+
   constructor(
     @InjectConnection() connection: Connection,
     private readonly bot: TelegramBotService,
@@ -88,6 +92,7 @@ export class TelegramAutoReplyService
     private readonly attachments: AttachmentsService,
     private readonly dirs: FileDirs,
     budget: BudgetService,
+    private readonly appSettings: SettingsService,
   ) {
     const contact = (p: TelegramPermission | null): TelegramContact | null =>
       p ? { ...p, chatId: p.consoleChatId, telegramChatId: p.chatId } : null;
@@ -157,12 +162,31 @@ export class TelegramAutoReplyService
         if (status === 'connected') void this.pipeline.scan();
       }),
       // Caps raised, a pause resumed, a new day: messages the budget held back are taken again.
-      this.events.on('budget.changed', () => {
-        if (this.bot.status === 'connected') void this.pipeline.scan();
+      // A budget notice (80% / 100% of a cap, a pause: once per cap and period) also goes to the owner's own chat.
+      this.events.on('budget.changed', ({ message }) => {
+        if (this.bot.status !== 'connected') return;
+        void this.pipeline.scan();
+        if (message) void this.noticeToOwner(message);
       }),
     );
     await this.pipeline.recover();
     if (this.bot.status === 'connected') await this.pipeline.scan();
+  }
+
+  /** Sends a budget notice to the owner's own Telegram chat (Settings `telegramOwnerChatId`), when one is set. */
+  private async noticeToOwner(message: string): Promise<void> {
+    try {
+      const { telegramOwnerChatId } = await this.appSettings.get();
+      if (!telegramOwnerChatId) return;
+      await this.bot.sendText(
+        telegramOwnerChatId,
+        `Metatron budget: ${message}`,
+      );
+    } catch (error) {
+      this.logger.warn(
+        `Could not send the budget notice to your own Telegram chat: ${(error as Error).message}`,
+      );
+    }
   }
 
   async beforeApplicationShutdown(): Promise<void> {

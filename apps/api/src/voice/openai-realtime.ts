@@ -8,6 +8,7 @@ import {
   type RealtimeEvent,
   type RealtimeProvider,
   type RealtimeSessionConfig,
+  type RealtimeResponseOnly,
   type RealtimeSessionUpdate,
 } from './realtime-provider';
 
@@ -174,8 +175,25 @@ class OpenAiControl implements RealtimeControl {
     });
   }
 
-  createResponse(): void {
-    this.send({ type: 'response.create' });
+  createResponse(only?: RealtimeResponseOnly): void {
+    if (!only) {
+      this.send({ type: 'response.create' });
+      return;
+    }
+    // A one-off response: these instructions, no tools, a short output limit.
+    this.send({
+      type: 'response.create',
+      response: {
+        instructions: only.instructions,
+        tools: [],
+        tool_choice: 'none',
+        max_output_tokens: only.maxOutputTokens,
+      },
+    });
+  }
+
+  cancelResponse(): void {
+    this.send({ type: 'response.cancel' });
   }
 
   close(): void {
@@ -203,6 +221,9 @@ export function sessionBody(session: RealtimeSessionConfig): object {
     },
     tools: toolsOf(session),
     tool_choice: 'auto',
+    ...(session.maxOutputTokens
+      ? { max_output_tokens: session.maxOutputTokens }
+      : {}),
   };
 }
 
@@ -353,16 +374,35 @@ function functionCall(item: Record<string, unknown>): RealtimeEvent[] {
   ];
 }
 
-function usageOf(value: unknown): TokenUsage | null {
+/** `response.done`'s usage, with the audio and cached parts the budget prices apart. */
+export function usageOf(value: unknown): TokenUsage | null {
   if (!isRecord(value)) return null;
   const n = (v: unknown): number =>
     typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0;
   const inputTokens = n(value['input_tokens']);
   const outputTokens = n(value['output_tokens']);
+  const inDetails = isRecord(value['input_token_details'])
+    ? value['input_token_details']
+    : {};
+  const outDetails = isRecord(value['output_token_details'])
+    ? value['output_token_details']
+    : {};
+  const cachedDetails = isRecord(inDetails['cached_tokens_details'])
+    ? inDetails['cached_tokens_details']
+    : null;
+  const audioIn = n(inDetails['audio_tokens']);
+  const cached = n(inDetails['cached_tokens']);
+  const audioOut = n(outDetails['audio_tokens']);
   return {
     inputTokens,
     outputTokens,
     totalTokens: n(value['total_tokens']) || inputTokens + outputTokens,
+    ...(audioIn ? { audioInputTokens: audioIn } : {}),
+    ...(cached ? { cachedInputTokens: cached } : {}),
+    ...(cached && cachedDetails
+      ? { cachedAudioInputTokens: n(cachedDetails['audio_tokens']) }
+      : {}),
+    ...(audioOut ? { audioOutputTokens: audioOut } : {}),
   };
 }
 

@@ -7,6 +7,14 @@ export interface RealtimeSessionConfig {
   voice: string;
   instructions: string;
   tools: LlmToolSpec[];
+  /** Each response's output limit (the budget's worst case); omitted: the provider's own. */
+  maxOutputTokens?: number;
+}
+
+/** A response of fixed words (the goodbye when the budget ends a call): no tools, a short limit. */
+export interface RealtimeResponseOnly {
+  instructions: string;
+  maxOutputTokens: number;
 }
 
 /** What a mode switch changes in a live session. */
@@ -52,7 +60,9 @@ export interface RealtimeControlListener {
 export interface RealtimeControl {
   sendToolOutput(callId: string, output: string): void;
   updateSession(update: RealtimeSessionUpdate): void;
-  createResponse(): void;
+  createResponse(only?: RealtimeResponseOnly): void;
+  /** Stops the response under way (its words so far are billed, nothing more). */
+  cancelResponse(): void;
   close(): void;
 }
 

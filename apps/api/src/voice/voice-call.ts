@@ -1,6 +1,8 @@
 import type { Logger } from '@nestjs/common';
 import type { AssistantPart, TokenUsage } from '@metatronos/shared-types';
 import { toolError } from '../ai-tools/ai-tool';
+import { BudgetRefusal } from '../budget/budget-refusal';
+import type { SpendHold } from '../budget/budget.service';
 import type { CallMessage, CallTranscripts } from '../chats/call-transcripts';
 import type { ChatRecord } from '../chats/schemas/chat.schema';
 import type { Clock } from '../clock/clock';
@@ -12,8 +14,26 @@ import type {
   RealtimeProvider,
 } from './realtime-provider';
 
+/** The budget as a call uses it: one response's worst case held at a time. */
+export interface VoiceCallBudget {
+  /**
+   * Holds the next response: the session's prompt plus `contextTokens` of the
+   * conversation so far; `goodbye`: the short last words, allowed over the caps.
+   * Throws a BudgetRefusal when the caps do not allow it.
+   */
+  holdResponse(contextTokens: number, goodbye: boolean): Promise<SpendHold>;
+}
+
+/** The last words' output limit: a sentence or two. */
+export const GOODBYE_OUTPUT_TOKENS = 300;
+/** The goodbye is spoken within this, or the call is hung up anyway. */
+const GOODBYE_MAX_MS = 20_000;
+/** Audio output runs about 20 tokens a second: the goodbye is played out before the hang-up. */
+const AUDIO_MS_PER_OUTPUT_TOKEN = 50;
+
 export interface VoiceCallDeps {
   provider: RealtimeProvider;
+  budget: VoiceCallBudget;
   transcripts: CallTranscripts;
   usage: UsageRecorder;
   clock: Clock;
@@ -28,6 +48,8 @@ export interface VoiceCallInfo {
   tools: ToolSession;
   maxCallMs: number;
   silenceMs: number;
+  /** The first response's hold, taken before the call was created. */
+  hold: SpendHold;
 }
 
 /** How a tool call of the call is shown in the chat while it runs. */
@@ -60,6 +82,19 @@ export class VoiceCall {
   private limitTimer: NodeJS.Timeout | null = null;
   private silenceTimer: NodeJS.Timeout | null = null;
   private ended: Promise<void> | null = null;
+  /** The response under way's (or the next one's) hold on the budget. */
+  private hold: SpendHold | null;
+  /** Budget steps in the order of the events: a settle never passes the hold it settles. */
+  private budgetSteps: Promise<void> = Promise.resolve();
+  /** What the next response reads again: the conversation's tokens so far. */
+  private contextTokens = 0;
+  /** The budget ended the call: the goodbye asked for, and the response that says it. */
+  private closing: {
+    reason: string;
+    goodbyeStarted: boolean;
+    goodbyeId: string | null;
+    timer: NodeJS.Timeout;
+  } | null = null;
   /** Called once when the call ends, with why. */
   onEnded: ((reason: string) => void) | null = null;
 
@@ -70,6 +105,7 @@ export class VoiceCall {
     this.callId = info.callId;
     this.chat = info.chat;
     this.startedAt = deps.clock.now();
+    this.hold = info.hold;
   }
 
   get isEnded(): boolean {
@@ -118,6 +154,11 @@ export class VoiceCall {
         }
         case 'response-started':
           this.responseOpen = true;
+          if (this.closing && !this.closing.goodbyeStarted) {
+            this.closing.goodbyeStarted = true;
+            this.closing.goodbyeId = event.responseId;
+          }
+          this.budgetStep(() => this.ensureHold());
           return;
         case 'assistant-transcript': {
           this.heard();
@@ -131,15 +172,20 @@ export class VoiceCall {
           return;
         }
         case 'function-call':
-          if (this.seenCalls.has(event.callId)) return;
+          // A call being ended by the budget runs no more tools.
+          if (this.closing || this.seenCalls.has(event.callId)) return;
           this.seenCalls.add(event.callId);
           void this.runCall(event);
           return;
-        case 'response-done':
+        case 'response-done': {
           this.responseOpen = false;
-          this.countUsage(event.responseId, event.usage);
+          const counted = this.countUsage(event.responseId, event.usage);
+          if (counted !== false)
+            this.budgetStep(() => this.settleResponse(counted));
+          this.goodbyeSaid(event);
           this.respondIfReady();
           return;
+        }
         case 'provider-error':
           this.deps.logger.warn(
             `The realtime provider reported an error in call ${this.callId}: ${event.message}`,
@@ -161,12 +207,20 @@ export class VoiceCall {
     this.ended ??= (async () => {
       this.deps.logger.log(`Voice call ${this.callId} ended: ${reason}`);
       this.abort.abort();
+      if (this.closing) clearTimeout(this.closing.timer);
+      // A response cut off by the hang-up may be billed: its worst case stays counted.
+      const open = this.responseOpen;
+      this.budgetStep(async () => {
+        const hold = this.hold;
+        this.hold = null;
+        if (hold) await (open ? hold.settle(null) : hold.release());
+      });
       if (this.limitTimer) clearTimeout(this.limitTimer);
       if (this.silenceTimer) clearTimeout(this.silenceTimer);
       this.control?.close();
       this.onEnded?.(reason);
       await this.deps.provider.hangup(this.callId);
-      await Promise.all([this.writes, this.usageWrites]);
+      await Promise.all([this.writes, this.usageWrites, this.budgetSteps]);
     })();
     return this.ended;
   }
@@ -219,6 +273,7 @@ export class VoiceCall {
   private respondIfReady(): void {
     if (
       this.ended ||
+      this.closing ||
       !this.control ||
       this.running > 0 ||
       this.responseOpen ||
@@ -235,8 +290,13 @@ export class VoiceCall {
     this.control.createResponse();
   }
 
-  private countUsage(responseId: string | null, usage: TokenUsage | null) {
-    if (!usage || (responseId && this.countedResponses.has(responseId))) return;
+  /** The usage to settle the response's hold with (null: none reported), or false for a response counted already. */
+  private countUsage(
+    responseId: string | null,
+    usage: TokenUsage | null,
+  ): TokenUsage | null | false {
+    if (responseId && this.countedResponses.has(responseId)) return false;
+    if (!usage) return null;
     if (responseId) this.countedResponses.add(responseId);
     const answer = this.assistant;
     if (answer) {
@@ -259,6 +319,87 @@ export class VoiceCall {
         usage,
       }),
     );
+    return usage;
+  }
+
+  /** Runs a budget step after the ones before it; a failure is logged, never thrown. */
+  private budgetStep(step: () => Promise<void>): void {
+    this.budgetSteps = this.budgetSteps
+      .then(step)
+      .catch((error: Error) =>
+        this.deps.logger.warn(
+          `Budget step of call ${this.callId} failed: ${error.message}`,
+        ),
+      );
+  }
+
+  /** A response is under way: it has a hold, taken now if the last one was settled. */
+  private async ensureHold(): Promise<void> {
+    if (this.hold || this.ended) return;
+    try {
+      const hold = await this.deps.budget.holdResponse(
+        this.contextTokens,
+        this.closing !== null,
+      );
+      if (this.ended) await hold.release();
+      else this.hold = hold;
+    } catch (error) {
+      if (!(error instanceof BudgetRefusal)) throw error;
+      this.sayGoodbye(error.message);
+    }
+  }
+
+  /**
+   * Settles the response's hold to what it reported, then holds the next one now:
+   * when the caps would not allow it, the call says goodbye while it still can.
+   */
+  private async settleResponse(usage: TokenUsage | null): Promise<void> {
+    const hold = this.hold;
+    this.hold = null;
+    if (usage)
+      this.contextTokens = (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0);
+    if (hold) await hold.settle(usage);
+    if (!this.closing && !this.ended) await this.ensureHold();
+  }
+
+  /**
+   * Ends the call politely: the response under way is cancelled, the notice is
+   * kept in the chat, the model says it in a few words, and the call is hung up
+   * once that is spoken (or after GOODBYE_MAX_MS).
+   */
+  private sayGoodbye(notice: string): void {
+    if (this.closing || this.ended || !this.control) return;
+    const reason = 'the budget does not allow more';
+    this.closing = {
+      reason,
+      goodbyeStarted: false,
+      goodbyeId: null,
+      timer: setTimeout(() => void this.end(reason), GOODBYE_MAX_MS),
+    };
+    if (this.responseOpen) this.control.cancelResponse();
+    const answer = this.answer();
+    answer.parts.push({ type: 'text', text: `(${notice} The call ended.)` });
+    this.save(answer);
+    this.assistant = null;
+    this.control.createResponse({
+      instructions: `Say this to the owner in one or two short sentences, in the language of the conversation, then stop: the spending budget is used up (${notice}), so the call ends now. Say goodbye. Do not call any tool.`,
+      maxOutputTokens: GOODBYE_OUTPUT_TOKENS,
+    });
+  }
+
+  /** The goodbye was generated: hang up once it has been played. */
+  private goodbyeSaid(
+    event: Extract<RealtimeEvent, { type: 'response-done' }>,
+  ): void {
+    const closing = this.closing;
+    if (!closing?.goodbyeStarted) return;
+    if (closing.goodbyeId && event.responseId !== closing.goodbyeId) return;
+    clearTimeout(closing.timer);
+    const playMs = Math.min(
+      GOODBYE_MAX_MS,
+      500 + (event.usage?.audioOutputTokens ?? 0) * AUDIO_MS_PER_OUTPUT_TOKEN,
+    );
+    closing.timer = setTimeout(() => void this.end(closing.reason), playMs);
   }
 
   private answer(): CallMessage {

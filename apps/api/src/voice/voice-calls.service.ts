@@ -12,6 +12,9 @@ import {
 } from '@nestjs/common';
 import type { StartVoiceCallResponse } from '@metatronos/shared-types';
 import { DEFAULT_MODE } from '../ai-tools/ai-tool';
+import { BudgetRefusal } from '../budget/budget-refusal';
+import { BudgetService, type SpendHold } from '../budget/budget.service';
+import { promptTokensOf } from '../budget/model-prices';
 import { CallTranscripts } from '../chats/call-transcripts';
 import type { ChatRecord } from '../chats/schemas/chat.schema';
 import { Clock } from '../clock/clock';
@@ -25,10 +28,12 @@ import {
   RealtimeProviderError,
   type RealtimeProvider,
 } from './realtime-provider';
-import { VoiceCall } from './voice-call';
+import { GOODBYE_OUTPUT_TOKENS, VoiceCall } from './voice-call';
 
 export const DEFAULT_REALTIME_MODEL = 'gpt-realtime';
 export const DEFAULT_REALTIME_VOICE = 'marin';
+/** What the owner may say before the next response, beyond the conversation so far: about 2.5 minutes of speech. */
+const SPEECH_MARGIN_TOKENS = 1_500;
 /** An SDP offer of a microphone and a data channel is a few KiB; more is not an offer. */
 export const MAX_SDP_BYTES = 64 * 1024;
 
@@ -69,6 +74,7 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
     private readonly usage: UsageRecorder,
     private readonly clock: Clock,
     private readonly providers: RealtimeProviderFactory,
+    private readonly budget: BudgetService,
   ) {}
 
   async start(request: StartVoiceCall): Promise<StartVoiceCallResponse> {
@@ -101,6 +107,7 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
     const accountId = found?.accountId ?? null;
     let provider: RealtimeProvider | null = null;
     let callId: string | null = null;
+    let firstHold: SpendHold | null = null;
     try {
       const model = settings.realtimeModel || DEFAULT_REALTIME_MODEL;
       let call: VoiceCall | null = null;
@@ -127,6 +134,37 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
         settings,
         { onModeSwitch: (next) => call?.modeSwitched(next) },
       );
+      // Each response of the call is held to the budget: the session's prompt and tools, the conversation so far, the output limit.
+      const maxOutputTokens = settings.outputLimits.voice;
+      const budget = {
+        holdResponse: (contextTokens: number, goodbye: boolean) =>
+          this.budget.hold(
+            {
+              source: 'voice',
+              modelId: model,
+              provider: 'openai',
+              allowOverBudget: goodbye,
+            },
+            {
+              inputTokens:
+                promptTokensOf(
+                  Buffer.byteLength(tools.systemPrompt ?? '', 'utf8') +
+                    Buffer.byteLength(JSON.stringify(tools.specs), 'utf8'),
+                ) +
+                contextTokens +
+                SPEECH_MARGIN_TOKENS,
+              outputTokens: goodbye ? GOODBYE_OUTPUT_TOKENS : maxOutputTokens,
+              audio: true,
+            },
+          ),
+      };
+      firstHold = await budget.holdResponse(0, false).catch((error) => {
+        if (error instanceof BudgetRefusal)
+          throw new ConflictException(
+            `${error.message.replace(/ Raise it in Settings, or allow this one reply\.$/, ' Raise it in Settings to call.')}`,
+          );
+        throw error;
+      });
       provider = this.providers.create(settings.openaiApiKey);
       const created = await provider
         .createCall(sdp, {
@@ -134,6 +172,7 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
           voice: settings.realtimeVoice || DEFAULT_REALTIME_VOICE,
           instructions: tools.systemPrompt ?? '',
           tools: tools.specs,
+          maxOutputTokens,
         })
         .catch((error: unknown) => {
           throw providerFailure(error);
@@ -151,6 +190,7 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
       call = new VoiceCall(
         {
           provider,
+          budget,
           transcripts: this.transcripts,
           usage: this.usage,
           clock: this.clock,
@@ -163,6 +203,7 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
           tools,
           maxCallMs: this.config.voice.maxCallMs,
           silenceMs: this.config.voice.silenceMs,
+          hold: firstHold,
         },
       );
       const live = call;
@@ -189,8 +230,9 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
         chatId: chatObjectId.toHexString(),
       };
     } catch (error) {
-      // Nothing is left behind: no call at the provider, no empty chat.
+      // Nothing is left behind: no call at the provider, no empty chat, no hold.
       if (provider && callId) await provider.hangup(callId);
+      await firstHold?.release();
       if (newChat) {
         const made = await newChat;
         if ('chat' in made)

@@ -97,6 +97,10 @@ export interface CronJobView {
    * owner to approve; empty by default. Granting tools are never offered to a job.
    */
   actOnOwnTools?: string[];
+  /** Tool rounds one run may use (1–100, default 20); a run that needs more stops with reason `max-rounds`. */
+  maxRounds: number;
+  /** Tokens (input + output over all its model calls) one run may use (1,000–10,000,000, default 200,000); reason `max-tokens`. */
+  maxTokensPerRun: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -112,6 +116,10 @@ export interface CreateCronJobRequest {
   mode?: string;
   /** Replaces the list of tools the job may use on its own (see `CronJobView.actOnOwnTools`). */
   actOnOwnTools?: string[];
+  /** See `CronJobView.maxRounds`; a number or a numeric string. */
+  maxRounds?: number;
+  /** See `CronJobView.maxTokensPerRun`; a number or a numeric string. */
+  maxTokensPerRun?: number;
 }
 
 /** Any of the create fields; giving one trigger switches the job to it (the other is cleared). */
@@ -130,7 +138,10 @@ export interface CronRunView {
   startedAt: string;
   finishedAt: string | null;
   durationMs: number | null;
-  /** `busy` for a skipped run; the count of missed times for `missed`. */
+  /**
+   * `busy` for a skipped run; the count of missed times for `missed`; `budget` for a run the
+   * spend caps stopped; `max-rounds` / `max-tokens` for a run stopped at its job's limit.
+   */
   reason: string | null;
   error: string | null;
   /** Where the run's turn is: the chat and the assistant message. */

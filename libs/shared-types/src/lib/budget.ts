@@ -135,6 +135,18 @@ export const DEFAULT_MODEL_PRICES: readonly ModelPrice[] = [
   },
   { model: 'gemini-2.5-flash-image', inputPerMTok: 0.3, outputPerMTok: 30 },
   {
+    model: 'gpt-image-1',
+    inputPerMTok: 5,
+    cachedInputPerMTok: 1.25,
+    outputPerMTok: 40,
+  },
+  {
+    model: 'gpt-image-1-mini',
+    inputPerMTok: 2,
+    cachedInputPerMTok: 0.2,
+    outputPerMTok: 8,
+  },
+  {
     model: 'gemini-2.0-flash',
     inputPerMTok: 0.1,
     cachedInputPerMTok: 0.025,
@@ -177,6 +189,10 @@ export const OUTPUT_LIMIT_MAX = 200_000;
 /** Per job: the tool rounds and the tokens (input + output, all calls) one run may use. */
 export const DEFAULT_JOB_MAX_ROUNDS = 20;
 export const DEFAULT_JOB_MAX_TOKENS_PER_RUN = 200_000;
+export const JOB_MAX_ROUNDS_MIN = 1;
+export const JOB_MAX_ROUNDS_MAX = 100;
+export const JOB_MAX_TOKENS_PER_RUN_MIN = 1_000;
+export const JOB_MAX_TOKENS_PER_RUN_MAX = 10_000_000;
 
 /** `ok` under 80% of every cap; `warning` at 80%; `exceeded` at 100% of one; `paused` after a provider's 402. */
 export type BudgetState = 'ok' | 'warning' | 'exceeded' | 'paused';

@@ -131,6 +131,12 @@ export interface TokenUsage {
   totalTokens?: number;
   /** Of `inputTokens`, those the provider served from its prompt cache (where it reports them). */
   cachedInputTokens?: number;
+  /** Of `inputTokens`, audio (a voice call); priced at the model's audio input price. */
+  audioInputTokens?: number;
+  /** Of `cachedInputTokens`, audio (where reported). */
+  cachedAudioInputTokens?: number;
+  /** Of `outputTokens`, audio (a voice call); priced at the model's audio output price. */
+  audioOutputTokens?: number;
 }
 
 /** The messaging channels contacts write on (each has its auto-reply and its contact chats). */

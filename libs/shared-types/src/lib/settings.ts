@@ -25,6 +25,8 @@ export interface AppSettingsView {
   realtimeModel: string | null;
   /** The voice Metatron speaks with in calls (`marin`, `cedar`, `alloy`…); null: `marin`. */
   realtimeVoice: string | null;
+  /** The owner's own Telegram chat with the bot (its chat id): spend notices go there; null: none. */
+  telegramOwnerChatId: string | null;
   braveApiKey: string | null;
   /** The Telegram bot token (masked); long polling runs while it is set. */
   telegramBotToken: string | null;
@@ -94,6 +96,8 @@ export interface UpdateAppSettingsRequest {
   imageModel?: string | null;
   realtimeModel?: string | null;
   realtimeVoice?: string | null;
+  /** A Telegram chat id (`123456789`, or a number); `null` or `""`: none. */
+  telegramOwnerChatId?: string | number | null;
   braveApiKey?: string | null;
   telegramBotToken?: string | null;
   /** `null` or `''`: back to `https://api.telegram.org`. Changing it needs the token again. */

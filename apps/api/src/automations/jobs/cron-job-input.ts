@@ -3,6 +3,10 @@ import {
   CRON_EXPRESSION_MAX_LENGTH,
   CRONJOB_INSTRUCTION_MAX_LENGTH,
   CRONJOB_NAME_MAX_LENGTH,
+  JOB_MAX_ROUNDS_MAX,
+  JOB_MAX_ROUNDS_MIN,
+  JOB_MAX_TOKENS_PER_RUN_MAX,
+  JOB_MAX_TOKENS_PER_RUN_MIN,
   MAIL_TRIGGER_DEFAULT_FOLDER,
   MAIL_TRIGGER_FOLDER_MAX_LENGTH,
   type CreateCronJobRequest,
@@ -22,6 +26,8 @@ export interface CronJobFields {
   enabled?: boolean;
   mode?: string;
   actOnOwnTools?: string[];
+  maxRounds?: number;
+  maxTokensPerRun?: number;
 }
 
 /** Why a tool cannot be in a job's `actOnOwnTools` (unknown, or one that grants), or null. */
@@ -137,13 +143,29 @@ export function checkCronJobInput(
         ];
     }
   }
+  const limit = wholeNumberIn(
+    input.maxRounds,
+    'maxRounds',
+    JOB_MAX_ROUNDS_MIN,
+    JOB_MAX_ROUNDS_MAX,
+    problems,
+  );
+  if (limit !== undefined) fields.maxRounds = limit;
+  const tokens = wholeNumberIn(
+    input.maxTokensPerRun,
+    'maxTokensPerRun',
+    JOB_MAX_TOKENS_PER_RUN_MIN,
+    JOB_MAX_TOKENS_PER_RUN_MAX,
+    problems,
+  );
+  if (tokens !== undefined) fields.maxTokensPerRun = tokens;
   if (
     mode === 'update' &&
     !problems.length &&
     Object.keys(fields).length === 0
   ) {
     problems.push(
-      'Nothing to change: give at least one of name, instruction, cron expression, mail trigger, enabled, mode, actOnOwnTools',
+      'Nothing to change: give at least one of name, instruction, cron expression, mail trigger, enabled, mode, actOnOwnTools, maxRounds, maxTokensPerRun',
     );
   }
   if (problems.length) throw new BadRequestException(problems.join('; '));
@@ -178,4 +200,32 @@ function mailTriggerFields(
     folder:
       typeof folder === 'string' ? folder.trim() : MAIL_TRIGGER_DEFAULT_FOLDER,
   };
+}
+
+/**
+ * A whole number from `min` to `max`, given as a number or a numeric string
+ * ("20", "200,000", "200 000" as people write them); undefined when not given.
+ */
+function wholeNumberIn(
+  value: unknown,
+  name: string,
+  min: number,
+  max: number,
+  problems: string[],
+): number | undefined {
+  if (value === undefined) return undefined;
+  const parsed =
+    typeof value === 'number'
+      ? value
+      : typeof value === 'string' &&
+          /^\s*\d{1,3}(?:[,_ ]?\d{3})*\s*$/.test(value)
+        ? Number(value.replace(/[,_ ]/g, ''))
+        : NaN;
+  if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
+    problems.push(
+      `${name} must be a whole number from ${min.toLocaleString('en-US')} to ${max.toLocaleString('en-US')} (got ${JSON.stringify(value)?.slice(0, 32)})`,
+    );
+    return undefined;
+  }
+  return parsed;
 }

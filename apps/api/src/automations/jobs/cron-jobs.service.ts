@@ -10,6 +10,8 @@ import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
 import {
   CRONJOB_NEXT_RUNS,
+  DEFAULT_JOB_MAX_ROUNDS,
+  DEFAULT_JOB_MAX_TOKENS_PER_RUN,
   type CreateCronJobRequest,
   type CronJobView,
   type CronPreview,
@@ -41,6 +43,7 @@ import { CronScheduler, cronChatTitle } from './cron-scheduler';
 import { jobOwnChat } from './job-chat';
 import {
   actOnOwnToolsOf,
+  runLimitsOf,
   MAX_JOB_ID_LENGTH,
   isHashedJobId,
   isStoredMailTrigger,
@@ -300,6 +303,8 @@ export class CronJobsService implements OnApplicationBootstrap {
           ? 'email'
           : DEFAULT_MODE),
       actOnOwnTools: fields.actOnOwnTools ?? [],
+      maxRounds: fields.maxRounds ?? DEFAULT_JOB_MAX_ROUNDS,
+      maxTokensPerRun: fields.maxTokensPerRun ?? DEFAULT_JOB_MAX_TOKENS_PER_RUN,
       chatId: new Types.ObjectId(chat.id),
       lastDueAt: now,
       consecutiveFailures: 0,
@@ -526,6 +531,7 @@ export class CronJobsService implements OnApplicationBootstrap {
       enabled,
       mode: typeof raw.mode === 'string' ? raw.mode : DEFAULT_MODE,
       actOnOwnTools: actOnOwnToolsOf(raw),
+      ...runLimitsOf(raw),
       chatId:
         raw.chatId instanceof Types.ObjectId ? raw.chatId.toHexString() : null,
       description: mailTrigger

@@ -9,8 +9,6 @@ import { InjectModel } from '@nestjs/mongoose';
 import { OnEvent } from '@nestjs/event-emitter';
 import { Types, type Model } from 'mongoose';
 import {
-  DEFAULT_JOB_MAX_ROUNDS,
-  DEFAULT_JOB_MAX_TOKENS_PER_RUN,
   type AppEventMap,
   type CronRunView,
   type RunTrigger,
@@ -37,7 +35,12 @@ import { AppEventBus } from '../../events/app-event-bus';
 import { formatPromptDateTime } from '../../system-instruction/core-prompt-sections';
 import { SettingsService } from '../../settings/settings.service';
 import { jobOwnChat } from './job-chat';
-import { actOnOwnToolsOf, jobIdOf, jobShapeProblems } from './job-record-shape';
+import {
+  actOnOwnToolsOf,
+  jobIdOf,
+  jobShapeProblems,
+  runLimitsOf,
+} from './job-record-shape';
 import {
   mailRunContext,
   mailRunMessage,
@@ -63,6 +66,8 @@ type RunnableJob = Pick<
   | 'chatId'
   | 'mode'
   | 'actOnOwnTools'
+  | 'maxRounds'
+  | 'maxTokensPerRun'
 >;
 
 /** What the scheduler keeps of an enabled job with a valid schedule. */
@@ -276,6 +281,7 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
         chatId,
         mode: typeof job.mode === 'string' ? job.mode : undefined,
         actOnOwnTools: actOnOwnToolsOf(job),
+        ...runLimitsOf(job),
       },
       lastDueAt: job.lastDueAt,
       nextDue,
@@ -516,8 +522,8 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
               taint,
             },
             // A run's own limits: tool rounds, and tokens over all its model calls (the budget stops the next call).
-            maxToolRounds: DEFAULT_JOB_MAX_ROUNDS,
-            maxTokens: DEFAULT_JOB_MAX_TOKENS_PER_RUN,
+            maxToolRounds: runLimitsOf(job).maxRounds,
+            maxTokens: runLimitsOf(job).maxTokensPerRun,
           },
           async (view) => {
             await this.finished(job._id, view);

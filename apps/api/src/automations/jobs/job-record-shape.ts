@@ -1,5 +1,13 @@
 import { createHash } from 'node:crypto';
 import { Types, mongo } from 'mongoose';
+import {
+  DEFAULT_JOB_MAX_ROUNDS,
+  DEFAULT_JOB_MAX_TOKENS_PER_RUN,
+  JOB_MAX_ROUNDS_MAX,
+  JOB_MAX_ROUNDS_MIN,
+  JOB_MAX_TOKENS_PER_RUN_MAX,
+  JOB_MAX_TOKENS_PER_RUN_MIN,
+} from '@metatronos/shared-types';
 import type {
   CronJobRecord,
   MailCursor,
@@ -143,6 +151,42 @@ export function storedMailCursor(value: unknown): MailCursor | null {
     lastUid >= 0
     ? { uidValidity, lastUid }
     : null;
+}
+
+/** The job's per-run limits as stored (missing or malformed: the defaults). */
+export function runLimitsOf(raw: {
+  maxRounds?: unknown;
+  maxTokensPerRun?: unknown;
+}): {
+  maxRounds: number;
+  maxTokensPerRun: number;
+} {
+  const within = (
+    value: unknown,
+    min: number,
+    max: number,
+    fallback: number,
+  ) =>
+    typeof value === 'number' &&
+    Number.isInteger(value) &&
+    value >= min &&
+    value <= max
+      ? value
+      : fallback;
+  return {
+    maxRounds: within(
+      raw.maxRounds,
+      JOB_MAX_ROUNDS_MIN,
+      JOB_MAX_ROUNDS_MAX,
+      DEFAULT_JOB_MAX_ROUNDS,
+    ),
+    maxTokensPerRun: within(
+      raw.maxTokensPerRun,
+      JOB_MAX_TOKENS_PER_RUN_MIN,
+      JOB_MAX_TOKENS_PER_RUN_MAX,
+      DEFAULT_JOB_MAX_TOKENS_PER_RUN,
+    ),
+  };
 }
 
 /** The job's act-on-own tools as stored (a malformed value reads as none). */

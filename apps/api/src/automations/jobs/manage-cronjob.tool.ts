@@ -3,6 +3,10 @@ import {
   CRON_EXPRESSION_MAX_LENGTH,
   CRONJOB_INSTRUCTION_MAX_LENGTH,
   CRONJOB_NAME_MAX_LENGTH,
+  DEFAULT_JOB_MAX_ROUNDS,
+  DEFAULT_JOB_MAX_TOKENS_PER_RUN,
+  JOB_MAX_ROUNDS_MAX,
+  JOB_MAX_ROUNDS_MIN,
   MAIL_TRIGGER_DEFAULT_FOLDER,
   MAIL_TRIGGER_FOLDER_MAX_LENGTH,
   type CreateCronJobRequest,
@@ -69,6 +73,19 @@ const MANAGE_CRONJOB_ARGS = z.object({
     .describe(
       'Only when the owner asks: tools the job may use without the owner approving each send/delete/move',
     ),
+  // A number, or a numeric string as models also send ("30"); the range is the service's check.
+  max_rounds: z.coerce
+    .number()
+    .optional()
+    .describe(
+      `Tool rounds per run, ${JOB_MAX_ROUNDS_MIN}-${JOB_MAX_ROUNDS_MAX} (default ${DEFAULT_JOB_MAX_ROUNDS}); only when the owner asks`,
+    ),
+  max_tokens_per_run: z.coerce
+    .number()
+    .optional()
+    .describe(
+      `Tokens per run over all model calls (default ${DEFAULT_JOB_MAX_TOKENS_PER_RUN}); only when the owner asks`,
+    ),
 });
 type ManageCronjobArgs = z.output<typeof MANAGE_CRONJOB_ARGS>;
 
@@ -103,6 +120,10 @@ export class ManageCronjobTool implements AiTool<typeof MANAGE_CRONJOB_ARGS> {
       args.instruction && `instruction “${args.instruction}”`,
       args.act_on_own_tools &&
         `may act on its own with: ${args.act_on_own_tools.join(', ') || 'nothing'}`,
+      args.max_rounds !== undefined &&
+        `at most ${args.max_rounds} tool rounds per run`,
+      args.max_tokens_per_run !== undefined &&
+        `at most ${args.max_tokens_per_run} tokens per run`,
     ].filter(Boolean);
     return `${args.action[0].toUpperCase()}${args.action.slice(1)} a scheduled job: ${parts.join(', ') || 'no details'}`;
   }
@@ -139,7 +160,20 @@ export class ManageCronjobTool implements AiTool<typeof MANAGE_CRONJOB_ARGS> {
       enabled: args.enabled,
       mode: args.mode,
       actOnOwnTools: args.act_on_own_tools,
+      // Checked (whole numbers in range) by the service, as for REST.
+      maxRounds: args.max_rounds,
+      maxTokensPerRun: args.max_tokens_per_run,
     };
+    // What a run may spend is the owner's to raise: never a job's, a Pulse's or a contact's turn.
+    if (
+      (args.max_rounds !== undefined ||
+        args.max_tokens_per_run !== undefined) &&
+      context?.source !== 'chat' &&
+      context?.source !== 'voice'
+    )
+      return toolError(
+        'max_rounds and max_tokens_per_run are set by the owner only: ask the owner in a chat',
+      );
     // The owner's consent, given in the owner's own chat: never by a job, a Pulse or a contact's turn.
     if (args.act_on_own_tools !== undefined && context?.source !== 'chat')
       return toolError(
@@ -217,6 +251,8 @@ function toolJob(job: CronJobView) {
     enabled: job.enabled,
     mode: job.mode,
     act_on_own_tools: job.actOnOwnTools ?? [],
+    max_rounds: job.maxRounds,
+    max_tokens_per_run: job.maxTokensPerRun,
     chat_id: job.chatId,
     next_runs: job.nextRuns,
     schedule_error: job.scheduleError,

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsBoolean,
@@ -186,6 +186,26 @@ export class UpdateSettingsDto implements UpdateAppSettingsRequest {
   @ApiPropertyOptional({
     type: String,
     nullable: true,
+    example: '123456789',
+    description:
+      "The owner's own Telegram chat with the bot (its chat id; a number is taken too): the 80%/100% spend notices go there. null or empty: none.",
+  })
+  @OptionalOrNull()
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'number' && Number.isSafeInteger(value)
+      ? String(value)
+      : value,
+  )
+  @IsString()
+  @Matches(/^(|\s*-?\d{1,20}\s*)$/, {
+    message:
+      'telegramOwnerChatId must be a Telegram chat id: digits, e.g. 123456789',
+  })
+  telegramOwnerChatId?: string | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
     description: SECRET_HELP,
   })
   @OptionalOrNull()
@@ -367,6 +387,8 @@ export class SettingsViewDto implements AppSettingsView {
   realtimeModel!: string | null;
   @ApiProperty({ type: String, nullable: true, example: 'marin' })
   realtimeVoice!: string | null;
+  @ApiProperty({ type: String, nullable: true, example: '123456789' })
+  telegramOwnerChatId!: string | null;
   @ApiProperty({ type: String, nullable: true, example: '••••abcd' })
   braveApiKey!: string | null;
   @ApiProperty({ type: String, nullable: true, example: '••••abcd' })

@@ -47,6 +47,9 @@ export class AppSettingsRecord {
   realtimeModel!: string | null;
   @Prop({ type: String, default: null })
   realtimeVoice!: string | null;
+  /** The owner's own Telegram chat with the bot: spend notices go there. */
+  @Prop({ type: String, default: null })
+  telegramOwnerChatId!: string | null;
   @Prop({ type: String, default: null })
   braveApiKey!: string | null;
   @Prop({ type: String, default: null })

@@ -222,6 +222,27 @@ describe('SetupPage', () => {
       );
     });
 
+    it('saves the connection with no caps when "No spend caps" is ticked', async () => {
+      await toConnectStep();
+      await type('connect-provider', 'openai');
+      await type('connect-key', 'sk-good-key-1234');
+      await click('connect-test');
+      http.expectOne('/api/settings/test').flush({
+        ok: true,
+        models: [{ id: 'gpt-4.1-mini', provider: 'openai' }],
+      });
+      await fixture.whenStable();
+      await type('connect-model', 'gpt-4.1-mini');
+      await click('setup-no-caps');
+      await click('connect-save');
+      const save = http.expectOne('/api/settings');
+      expect(save.request.body).toMatchObject({
+        budget: { dailyUsd: null, monthlyUsd: null, unattendedDailyUsd: null },
+      });
+      save.flush({ timezone: 'Asia/Tokyo', primaryModel: 'gpt-4.1-mini' });
+      await fixture.whenStable();
+    });
+
     it('can be skipped', async () => {
       await toConnectStep();
       await click('connect-skip');

@@ -77,6 +77,8 @@ export class SetupPage {
   protected readonly step = signal<'password' | 'model'>('password');
   /** A fresh install's caps, shown so the owner knows them before the first reply. */
   protected readonly budget = DEFAULT_BUDGET;
+  /** "No cap" is an explicit choice: ticked, the connection is saved with every cap off. */
+  protected readonly noCaps = signal(false);
   protected readonly usd = (value: number | null): string =>
     value === null ? 'no cap' : `$${value.toFixed(2)}`;
   protected readonly providers = [
@@ -259,6 +261,12 @@ export class SetupPage {
       primaryModel: model,
       timezone: timezone.trim(),
     };
+    if (this.noCaps())
+      body.budget = {
+        dailyUsd: null,
+        monthlyUsd: null,
+        unattendedDailyUsd: null,
+      };
     if (provider === 'gemini') body.geminiApiKey = apiKey.trim();
     else if (provider === 'openai') body.openaiApiKey = apiKey.trim();
     else

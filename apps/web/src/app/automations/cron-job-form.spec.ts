@@ -383,4 +383,43 @@ describe('CronJobForm: may act on its own', () => {
     await open(null);
     expect(el('job-act-on-own')).toBeNull();
   });
+
+  function typeLimit(testId: string, value: string): void {
+    const field = el<HTMLInputElement>(testId) as HTMLInputElement;
+    field.value = value;
+    field.dispatchEvent(new Event('input'));
+  }
+
+  it('shows the job\'s limits per run and saves only a changed one ("200,000" as typed)', async () => {
+    const job = cronJob('j3', 'Limits', {
+      maxRounds: 20,
+      maxTokensPerRun: 200_000,
+    });
+    await open(job);
+    expect(
+      (el<HTMLInputElement>('job-max-rounds-input') as HTMLInputElement).value,
+    ).toBe('20');
+    typeLimit('job-max-tokens-input', '50,000');
+    await stable();
+    el<HTMLButtonElement>('save-job')?.click();
+    await stable();
+    const patch = http.expectOne('/api/cronjobs/j3');
+    expect(patch.request.body).toEqual({ maxTokensPerRun: 50_000 });
+    patch.flush({ ...job, maxTokensPerRun: 50_000 });
+    await stable();
+  });
+
+  it('says in words when a limit is out of range, and does not save', async () => {
+    const job = cronJob('j4', 'Limits');
+    await open(job);
+    typeLimit('job-max-rounds-input', '0');
+    await stable();
+    expect(text('job-max-rounds-error')).toBe('A whole number from 1 to 100.');
+    typeLimit('job-max-tokens-input', 'lots');
+    await stable();
+    expect(text('job-max-tokens-error')).toBe(
+      'A whole number from 1,000 to 10,000,000.',
+    );
+    expect(el<HTMLButtonElement>('save-job')?.disabled).toBe(true);
+  });
 });

@@ -34,6 +34,12 @@ import {
   CRON_EXPRESSION_MAX_LENGTH,
   CRONJOB_INSTRUCTION_MAX_LENGTH,
   CRONJOB_NAME_MAX_LENGTH,
+  DEFAULT_JOB_MAX_ROUNDS,
+  DEFAULT_JOB_MAX_TOKENS_PER_RUN,
+  JOB_MAX_ROUNDS_MAX,
+  JOB_MAX_ROUNDS_MIN,
+  JOB_MAX_TOKENS_PER_RUN_MAX,
+  JOB_MAX_TOKENS_PER_RUN_MIN,
   MAIL_TRIGGER_DEFAULT_FOLDER,
   MAIL_TRIGGER_FOLDER_MAX_LENGTH,
   MAX_SENDS_PER_UNATTENDED_RUN,
@@ -143,6 +149,27 @@ export class CronJobForm {
   );
   protected readonly actOnOwnLabel = actOnOwnLabel;
   protected readonly maxSends = MAX_SENDS_PER_UNATTENDED_RUN;
+  /** The run's limits as typed ("200,000" is fine). */
+  protected readonly maxRounds = signal(String(DEFAULT_JOB_MAX_ROUNDS));
+  protected readonly maxTokens = signal(String(DEFAULT_JOB_MAX_TOKENS_PER_RUN));
+  private readonly roundsValue = computed(() => wholeNumber(this.maxRounds()));
+  private readonly tokensValue = computed(() => wholeNumber(this.maxTokens()));
+  protected readonly maxRoundsError = computed(() => {
+    const value = this.roundsValue();
+    return value === null ||
+      value < JOB_MAX_ROUNDS_MIN ||
+      value > JOB_MAX_ROUNDS_MAX
+      ? `A whole number from ${JOB_MAX_ROUNDS_MIN} to ${JOB_MAX_ROUNDS_MAX}.`
+      : null;
+  });
+  protected readonly maxTokensError = computed(() => {
+    const value = this.tokensValue();
+    return value === null ||
+      value < JOB_MAX_TOKENS_PER_RUN_MIN ||
+      value > JOB_MAX_TOKENS_PER_RUN_MAX
+      ? `A whole number from ${JOB_MAX_TOKENS_PER_RUN_MIN.toLocaleString('en-US')} to ${JOB_MAX_TOKENS_PER_RUN_MAX.toLocaleString('en-US')}.`
+      : null;
+  });
   protected readonly touched = signal<ReadonlySet<string>>(new Set());
   protected readonly saving = signal(false);
   protected readonly saveError = signal<string | null>(null);
@@ -249,6 +276,11 @@ export class CronJobForm {
     const actOnOwn = request.actOnOwnTools ?? [];
     if (actOnOwn.join(',') !== [...(job.actOnOwnTools ?? [])].sort().join(','))
       changes.actOnOwnTools = actOnOwn;
+    const rounds = this.roundsValue();
+    if (rounds !== null && rounds !== job.maxRounds) changes.maxRounds = rounds;
+    const tokens = this.tokensValue();
+    if (tokens !== null && tokens !== job.maxTokensPerRun)
+      changes.maxTokensPerRun = tokens;
     return changes;
   });
   protected readonly dirty = computed(() => {
@@ -268,6 +300,8 @@ export class CronJobForm {
       !this.nameError() &&
       !this.instructionError() &&
       !this.triggerError() &&
+      !this.maxRoundsError() &&
+      !this.maxTokensError() &&
       (this.trigger() === 'mail' || this.expressionChecked()),
   );
 
@@ -319,6 +353,10 @@ export class CronJobForm {
         this.enabled.set(job?.enabled ?? true);
         this.mode.set(job?.mode ?? 'default');
         this.actOnOwn.set(new Set(job?.actOnOwnTools ?? []));
+        this.maxRounds.set(String(job?.maxRounds ?? DEFAULT_JOB_MAX_ROUNDS));
+        this.maxTokens.set(
+          String(job?.maxTokensPerRun ?? DEFAULT_JOB_MAX_TOKENS_PER_RUN),
+        );
         this.touched.set(new Set());
         this.saveError.set(null);
         this.setExpression(job?.cronExpression ?? '');
@@ -438,11 +476,20 @@ export class CronJobForm {
   /** The fields of a create; exactly one trigger (the one chosen). */
   private request(): Omit<CreateCronJobRequest, 'enabled'> {
     const actOnOwnTools = [...this.actOnOwn()].sort();
+    const rounds = this.roundsValue();
+    const tokens = this.tokensValue();
     const common = {
       name: this.name().trim(),
       instruction: this.instruction().trim(),
       // Sent only when some tool is allowed: a new job acts on its own with nothing by default.
       ...(actOnOwnTools.length || this.job() ? { actOnOwnTools } : {}),
+      // The limits are sent when they differ from the defaults the server applies.
+      ...(rounds !== null && rounds !== DEFAULT_JOB_MAX_ROUNDS
+        ? { maxRounds: rounds }
+        : {}),
+      ...(tokens !== null && tokens !== DEFAULT_JOB_MAX_TOKENS_PER_RUN
+        ? { maxTokensPerRun: tokens }
+        : {}),
     };
     return this.trigger() === 'mail'
       ? {
@@ -459,4 +506,12 @@ export class CronJobForm {
           mode: this.mode(),
         };
   }
+}
+
+/** "200,000", "200 000" or "200000" as a number; null for anything else. */
+export function wholeNumber(text: string): number | null {
+  const trimmed = text.trim();
+  if (!/^\d{1,3}(?:[,_ ]?\d{3})*$/.test(trimmed)) return null;
+  const value = Number(trimmed.replace(/[,_ ]/g, ''));
+  return Number.isSafeInteger(value) ? value : null;
 }

@@ -21,6 +21,7 @@ import { Icon } from '../ui/icon';
 import { ServerError } from '../ui/server-error';
 import { BackupCard } from './backup-card';
 import { ConnectedAgentsCard } from './connected-agents-card';
+import { BudgetSettings } from './budget-settings';
 import { SecretField } from './secret-field';
 import {
   type EndpointDraft,
@@ -82,6 +83,7 @@ export function supportedTimeZones(): string[] {
     RouterLink,
     BackupCard,
     ConnectedAgentsCard,
+    BudgetSettings,
     MatSlideToggle,
   ],
   templateUrl: './settings-page.html',

@@ -21,6 +21,8 @@ export function cronJob(
     mailWatch: null,
     enabled: true,
     mode: 'default',
+    maxRounds: 20,
+    maxTokensPerRun: 200_000,
     chatId: `chat-${id}`,
     description: 'At 08:00, Monday through Friday',
     nextRuns: [

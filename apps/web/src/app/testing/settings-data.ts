@@ -17,6 +17,7 @@ export function settingsView(
     imageModel: null,
     realtimeModel: null,
     realtimeVoice: null,
+    telegramOwnerChatId: null,
     braveApiKey: null,
     telegramBotToken: null,
     telegramApiRoot: 'https://api.telegram.org',

@@ -21,6 +21,12 @@ import {
   CRON_EXPRESSION_MAX_LENGTH,
   CRONJOB_INSTRUCTION_MAX_LENGTH,
   CRONJOB_NAME_MAX_LENGTH,
+  DEFAULT_JOB_MAX_ROUNDS,
+  DEFAULT_JOB_MAX_TOKENS_PER_RUN,
+  JOB_MAX_ROUNDS_MAX,
+  JOB_MAX_ROUNDS_MIN,
+  JOB_MAX_TOKENS_PER_RUN_MAX,
+  JOB_MAX_TOKENS_PER_RUN_MIN,
   MAIL_TRIGGER_DEFAULT_FOLDER,
   MAIL_TRIGGER_FOLDER_MAX_LENGTH,
   MAIL_WATCH_STATES,
@@ -43,6 +49,17 @@ import {
 } from '@metatronos/shared-types';
 import { TokenUsageDto } from '../../../chats/dto/chat.dto';
 import { OptionalField } from '../../../http/optional-field';
+
+const ROUNDS_MESSAGE = `maxRounds must be a whole number from ${JOB_MAX_ROUNDS_MIN} to ${JOB_MAX_ROUNDS_MAX}`;
+const TOKENS_MESSAGE = `maxTokensPerRun must be a whole number from ${JOB_MAX_TOKENS_PER_RUN_MIN.toLocaleString('en-US')} to ${JOB_MAX_TOKENS_PER_RUN_MAX.toLocaleString('en-US')}`;
+
+/** "200,000", "200 000" and "20" as people write them; anything else is left for the checks to refuse. */
+function numeric(value: unknown): unknown {
+  return typeof value === 'string' &&
+    /^\s*\d{1,3}(?:[,_ ]?\d{3})*\s*$/.test(value)
+    ? Number(value.replace(/[,_ ]/g, ''))
+    : value;
+}
 
 const EXPRESSION_HELP =
   "Five fields (minute hour day-of-month month day-of-week) read in the owner's timezone, e.g. `0 8 * * 1-5`; a sixth leading seconds field is allowed if it fires at most once a minute.";
@@ -140,6 +157,34 @@ export class CreateCronJobDto implements CreateCronJobRequest {
   @IsString({ each: true })
   @MaxLength(64, { each: true })
   actOnOwnTools?: string[];
+
+  @ApiPropertyOptional({
+    minimum: JOB_MAX_ROUNDS_MIN,
+    maximum: JOB_MAX_ROUNDS_MAX,
+    default: DEFAULT_JOB_MAX_ROUNDS,
+    description:
+      'Tool rounds one run may use; a run that needs more stops with reason `max-rounds`. A number or a numeric string.',
+  })
+  @OptionalField()
+  @Transform(({ value }: { value: unknown }) => numeric(value))
+  @IsInt({ message: ROUNDS_MESSAGE })
+  @Min(JOB_MAX_ROUNDS_MIN, { message: ROUNDS_MESSAGE })
+  @Max(JOB_MAX_ROUNDS_MAX, { message: ROUNDS_MESSAGE })
+  maxRounds?: number;
+
+  @ApiPropertyOptional({
+    minimum: JOB_MAX_TOKENS_PER_RUN_MIN,
+    maximum: JOB_MAX_TOKENS_PER_RUN_MAX,
+    default: DEFAULT_JOB_MAX_TOKENS_PER_RUN,
+    description:
+      'Tokens (input + output over all its model calls) one run may use; the call that would pass it is not sent and the run stops with reason `max-tokens`. A number or a numeric string ("200,000").',
+  })
+  @OptionalField()
+  @Transform(({ value }: { value: unknown }) => numeric(value))
+  @IsInt({ message: TOKENS_MESSAGE })
+  @Min(JOB_MAX_TOKENS_PER_RUN_MIN, { message: TOKENS_MESSAGE })
+  @Max(JOB_MAX_TOKENS_PER_RUN_MAX, { message: TOKENS_MESSAGE })
+  maxTokensPerRun?: number;
 }
 
 export class UpdateCronJobDto implements UpdateCronJobRequest {
@@ -208,6 +253,34 @@ export class UpdateCronJobDto implements UpdateCronJobRequest {
   @IsString({ each: true })
   @MaxLength(64, { each: true })
   actOnOwnTools?: string[];
+
+  @ApiPropertyOptional({
+    minimum: JOB_MAX_ROUNDS_MIN,
+    maximum: JOB_MAX_ROUNDS_MAX,
+    default: DEFAULT_JOB_MAX_ROUNDS,
+    description:
+      'Tool rounds one run may use; a run that needs more stops with reason `max-rounds`. A number or a numeric string.',
+  })
+  @OptionalField()
+  @Transform(({ value }: { value: unknown }) => numeric(value))
+  @IsInt({ message: ROUNDS_MESSAGE })
+  @Min(JOB_MAX_ROUNDS_MIN, { message: ROUNDS_MESSAGE })
+  @Max(JOB_MAX_ROUNDS_MAX, { message: ROUNDS_MESSAGE })
+  maxRounds?: number;
+
+  @ApiPropertyOptional({
+    minimum: JOB_MAX_TOKENS_PER_RUN_MIN,
+    maximum: JOB_MAX_TOKENS_PER_RUN_MAX,
+    default: DEFAULT_JOB_MAX_TOKENS_PER_RUN,
+    description:
+      'Tokens (input + output over all its model calls) one run may use; the call that would pass it is not sent and the run stops with reason `max-tokens`. A number or a numeric string ("200,000").',
+  })
+  @OptionalField()
+  @Transform(({ value }: { value: unknown }) => numeric(value))
+  @IsInt({ message: TOKENS_MESSAGE })
+  @Min(JOB_MAX_TOKENS_PER_RUN_MIN, { message: TOKENS_MESSAGE })
+  @Max(JOB_MAX_TOKENS_PER_RUN_MAX, { message: TOKENS_MESSAGE })
+  maxTokensPerRun?: number;
 }
 
 export class CronPreviewQueryDto implements CronPreviewQuery {
@@ -350,6 +423,16 @@ export class CronJobDto implements CronJobView {
       'Tools this job may use on its own (send, delete, move) without a pending action',
   })
   actOnOwnTools!: string[];
+  @ApiProperty({
+    example: DEFAULT_JOB_MAX_ROUNDS,
+    description: 'Tool rounds one run may use',
+  })
+  maxRounds!: number;
+  @ApiProperty({
+    example: DEFAULT_JOB_MAX_TOKENS_PER_RUN,
+    description: 'Tokens (all model calls) one run may use',
+  })
+  maxTokensPerRun!: number;
   @ApiProperty({
     type: String,
     nullable: true,

@@ -45,6 +45,12 @@ export class CronJobRecord {
   /** Tools the owner lets this job use on its own (no pending action); owner-set only (REST, the owner's chat). */
   @Prop({ type: [String], default: undefined })
   actOnOwnTools?: string[];
+  /** Tool rounds per run; missing: DEFAULT_JOB_MAX_ROUNDS. */
+  @Prop({ type: Number, default: undefined })
+  maxRounds?: number;
+  /** Tokens per run (all its model calls); missing: DEFAULT_JOB_MAX_TOKENS_PER_RUN. */
+  @Prop({ type: Number, default: undefined })
+  maxTokensPerRun?: number;
   /** The job's own chat; created with the job, or again at the next run if the owner deleted it. */
   @Prop({ type: MongooseSchema.Types.ObjectId, default: null })
   chatId!: Types.ObjectId | null;
