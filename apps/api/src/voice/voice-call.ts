@@ -1,5 +1,9 @@
 import type { Logger } from '@nestjs/common';
-import type { AssistantPart, TokenUsage } from '@metatronos/shared-types';
+import type {
+  AssistantPart,
+  ModelProvider,
+  TokenUsage,
+} from '@metatronos/shared-types';
 import { toolError } from '../ai-tools/ai-tool';
 import type { CallMessage, CallTranscripts } from '../chats/call-transcripts';
 import type { ChatRecord } from '../chats/schemas/chat.schema';
@@ -13,7 +17,8 @@ import type {
 } from './realtime-provider';
 
 export interface VoiceCallDeps {
-  provider: RealtimeProvider;
+  /** Only the hang-up is the call's to make (a relayed provider closes its session there). */
+  provider: Pick<RealtimeProvider, 'hangup'>;
   transcripts: CallTranscripts;
   usage: UsageRecorder;
   clock: Clock;
@@ -28,6 +33,8 @@ export interface VoiceCallInfo {
   tools: ToolSession;
   maxCallMs: number;
   silenceMs: number;
+  /** Whose tokens the usage records name; absent: OpenAI. */
+  usageProvider?: ModelProvider;
 }
 
 /** How a tool call of the call is shown in the chat while it runs. */
@@ -255,7 +262,7 @@ export class VoiceCall {
       this.deps.usage.record({
         source: 'voice',
         model: this.info.model,
-        provider: 'openai',
+        provider: this.info.usageProvider ?? 'openai',
         usage,
       }),
     );
