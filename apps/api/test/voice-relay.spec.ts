@@ -509,6 +509,38 @@ describe('voice calls through the Gemini Live relay (fake Gemini, real SDK, rela
     expect(t.app.get(VoiceCallsService).current()).toBeNull();
   });
 
+  it('ends a relay call when the API stops: the console is told, the Gemini session closed, the words kept', async () => {
+    await setKey(GEMINI_TEST_KEY);
+    const chatId = await liveChat();
+    const call = (
+      await owner.post('/api/voice/relay-calls').send({ chatId }).expect(201)
+    ).body;
+    const session = await fake.nextSession();
+    const browser = await openConsole(call.socketPath);
+    await browser.waitFor((m) => m.type === 'ready');
+    session.send({
+      serverContent: { inputTranscription: { text: 'Before the stop.' } },
+    });
+    const tool = {
+      toolCall: {
+        functionCalls: [
+          { id: 'fc-stop', name: 'set_mode', args: { mode: 'data' } },
+        ],
+      },
+    };
+    session.send(tool);
+    await session.waitFor((m) => !!m['toolResponse']);
+    await t.app.get(VoiceCallsService).beforeApplicationShutdown();
+    await browser.waitFor(
+      (m) => m.type === 'ended' && /server is stopping/.test(m.reason),
+    );
+    await until(() => session.closed);
+    expect(t.app.get(VoiceCallsService).current()).toBeNull();
+    const stored = await messages(chatId);
+    expect(stored.map((m) => m.content)).toEqual(['Before the stop.', '']);
+    expect(stored[1].parts?.some((p) => p.type === 'tool_call')).toBe(true);
+  });
+
   async function voiceUsage(): Promise<{
     inputTokens: number;
     outputTokens: number;
