@@ -20,6 +20,7 @@ const BENCHES = [
   'prompt-budget.bench.ts',
   'usage.bench.ts',
   'voice.bench.ts',
+  'voice-relay.bench.ts',
   'whatsapp-qr.bench.mjs',
   'whatsapp.bench.ts',
 ];

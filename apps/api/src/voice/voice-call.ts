@@ -1,5 +1,9 @@
 import type { Logger } from '@nestjs/common';
-import type { AssistantPart, TokenUsage } from '@metatronos/shared-types';
+import type {
+  AssistantPart,
+  ModelProvider,
+  TokenUsage,
+} from '@metatronos/shared-types';
 import { toolError } from '../ai-tools/ai-tool';
 import { BudgetRefusal } from '../budget/budget-refusal';
 import type { SpendHold } from '../budget/budget.service';
@@ -32,7 +36,8 @@ const GOODBYE_MAX_MS = 20_000;
 const AUDIO_MS_PER_OUTPUT_TOKEN = 50;
 
 export interface VoiceCallDeps {
-  provider: RealtimeProvider;
+  /** Only the hang-up is the call's to make (a relayed provider closes its session there). */
+  provider: Pick<RealtimeProvider, 'hangup'>;
   budget: VoiceCallBudget;
   transcripts: CallTranscripts;
   usage: UsageRecorder;
@@ -50,6 +55,8 @@ export interface VoiceCallInfo {
   silenceMs: number;
   /** The first response's hold, taken before the call was created. */
   hold: SpendHold;
+  /** Whose tokens the usage records name; absent: OpenAI. */
+  usageProvider?: ModelProvider;
 }
 
 /** How a tool call of the call is shown in the chat while it runs. */
@@ -315,7 +322,7 @@ export class VoiceCall {
       this.deps.usage.record({
         source: 'voice',
         model: this.info.model,
-        provider: 'openai',
+        provider: this.info.usageProvider ?? 'openai',
         usage,
       }),
     );

@@ -10,7 +10,10 @@ import {
   NotFoundException,
   type BeforeApplicationShutdown,
 } from '@nestjs/common';
-import type { StartVoiceCallResponse } from '@metatronos/shared-types';
+import {
+  isGeminiLiveModel,
+  type StartVoiceCallResponse,
+} from '@metatronos/shared-types';
 import { DEFAULT_MODE } from '../ai-tools/ai-tool';
 import { BudgetRefusal } from '../budget/budget-refusal';
 import { BudgetService, type SpendHold } from '../budget/budget.service';
@@ -87,6 +90,10 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
       );
     const found =
       chatId !== undefined ? await this.transcripts.ownerChat(chatId) : null;
+    if (found && isGeminiLiveModel(found.model))
+      throw new ConflictException(
+        `This chat's model ${found.model} speaks through Gemini Live: start its call with POST /api/voice/relay-calls.`,
+      );
     const settings = await this.settings.get();
     if (!settings.openaiApiKey)
       throw new ConflictException(
@@ -272,6 +279,25 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
   /** Stopping the API leaves no call running at the provider; what was said is stored first. */
   async beforeApplicationShutdown(): Promise<void> {
     await this.live?.end('the server is stopping');
+  }
+
+  /** Holds the one place for a call another path starts (the Gemini relay); `release` frees it. */
+  hold(): string {
+    this.claim();
+    return (this.starting = `starting-${randomUUID()}`);
+  }
+
+  release(slot: string): void {
+    if (this.starting === slot) this.starting = null;
+  }
+
+  /** Makes a call started elsewhere the live one: hang-up, `current` and shutdown see it. */
+  adopt(call: VoiceCall, onEnded?: (reason: string) => void): void {
+    call.onEnded = (reason) => {
+      if (this.live === call) this.live = null;
+      onEnded?.(reason);
+    };
+    this.live = call;
   }
 
   private claim(): void {

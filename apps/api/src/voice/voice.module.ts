@@ -4,7 +4,9 @@ import { ChatsModule } from '../chats/chats.module';
 import { LlmModule } from '../llm/llm.module';
 import { SettingsModule } from '../settings/settings.module';
 import { UsageModule } from '../usage/usage.module';
+import { GeminiRelayService } from './gemini-relay.service';
 import { VoiceController } from './voice.controller';
+import { VoiceRelayController } from './voice-relay.controller';
 import {
   OpenAiRealtimeFactory,
   RealtimeProviderFactory,
@@ -14,9 +16,10 @@ import {
 /** Realtime voice calls: the provider port, its OpenAI GA adapter, and the live call. */
 @Module({
   imports: [BudgetModule, ChatsModule, LlmModule, SettingsModule, UsageModule],
-  controllers: [VoiceController],
+  controllers: [VoiceController, VoiceRelayController],
   providers: [
     VoiceCallsService,
+    GeminiRelayService,
     { provide: RealtimeProviderFactory, useClass: OpenAiRealtimeFactory },
   ],
   exports: [VoiceCallsService],

@@ -10,13 +10,18 @@ import {
   signal,
 } from '@angular/core';
 import { firstValueFrom } from 'rxjs';
-import type { StartVoiceCallResponse } from '@metatronos/shared-types';
+import type {
+  StartRelayCallResponse,
+  StartVoiceCallResponse,
+  VoiceProviderView,
+} from '@metatronos/shared-types';
 import { API_BASE } from '../core/api-client';
 import {
   nextStatus,
   voiceProblem,
   type VoiceCallStatus,
 } from './voice-call-state';
+import { VoiceRelayLink } from './voice-relay-link';
 
 const IDLE: VoiceCallStatus = { phase: 'idle', tool: null, mode: null };
 
@@ -199,6 +204,7 @@ export class VoiceCallBar {
   private audio: HTMLAudioElement | null = null;
   private callId: string | null = null;
   private meter: number | null = null;
+  private relay: VoiceRelayLink | null = null;
 
   constructor() {
     inject(DestroyRef).onDestroy(() => void this.hangUp());
@@ -220,6 +226,7 @@ export class VoiceCallBar {
           name: 'NotFoundError',
         });
       this.mic = await navigator.mediaDevices.getUserMedia({ audio: true });
+      if (await this.startRelay(this.mic)) return;
       if (typeof RTCPeerConnection === 'undefined')
         throw new Error(
           'This browser cannot make calls (no WebRTC): use a current Chrome, Edge, Firefox or Safari.',
@@ -281,6 +288,7 @@ export class VoiceCallBar {
     for (const track of this.mic?.getAudioTracks() ?? [])
       track.enabled = !muted;
     this.muted.set(muted);
+    if (this.relay) this.relay.muted = muted;
   }
 
   async hangUp(phase: 'ended' | 'failed' = 'ended'): Promise<void> {
@@ -293,6 +301,8 @@ export class VoiceCallBar {
     this.mic = null;
     this.peer?.close();
     this.peer = null;
+    this.relay?.close();
+    this.relay = null;
     if (this.audio) this.audio.srcObject = null;
     this.audio = null;
     this.muted.set(false);
@@ -303,6 +313,33 @@ export class VoiceCallBar {
           `${API_BASE}/voice/calls/${encodeURIComponent(callId)}`,
         ),
       ).catch(() => undefined);
+  }
+
+  /** A chat whose model is a Gemini Live model talks through the server's relay, not WebRTC. */
+  private async startRelay(mic: MediaStream): Promise<boolean> {
+    const chatId = this.chatId();
+    const query = chatId ? `?chatId=${encodeURIComponent(chatId)}` : '';
+    const route = await firstValueFrom(
+      this.http.get<VoiceProviderView>(`${API_BASE}/voice/provider${query}`),
+    );
+    if (route.provider !== 'gemini') return false;
+    const start = await firstValueFrom(
+      this.http.post<StartRelayCallResponse>(
+        `${API_BASE}/voice/relay-calls`,
+        chatId ? { chatId } : {},
+      ),
+    );
+    this.callId = start.callId;
+    this.relay = await VoiceRelayLink.open(start, mic, {
+      status: (update) => this.status.update(update),
+      ended: (reason, lost) => {
+        if (lost) this.problem.set(reason);
+        void this.hangUp(lost ? 'failed' : 'ended');
+      },
+    });
+    this.startMeter(mic);
+    this.started.emit(start.chatId);
+    return true;
   }
 
   /** The microphone's level, for the meter (what the owner sees of being heard). */

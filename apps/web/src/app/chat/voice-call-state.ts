@@ -75,6 +75,8 @@ export function voiceProblem(error: unknown): string {
       ? Number((error as { status: unknown }).status)
       : NaN;
   const message = serverMessage(error);
+  if (status === 409 && /key/i.test(message) && /gemini/i.test(message))
+    return 'This chat speaks through Gemini Live, which needs a Gemini API key: add it in Settings.';
   if (status === 409 && /key/i.test(message))
     return 'Voice calls need an OpenAI API key (the model that speaks is OpenAI Realtime): add it in Settings.';
   if (status === 409)
@@ -86,7 +88,10 @@ export function voiceProblem(error: unknown): string {
   if (status === 0)
     return 'The network is lost: the call could not reach the server. Check the connection and try again.';
   if (message) return message;
-  if (error instanceof Error && /cannot make calls/.test(error.message))
+  if (
+    error instanceof Error &&
+    /cannot make calls|audio connection/.test(error.message)
+  )
     return error.message;
   return 'The call could not start. Try again; if it keeps failing, see the server log.';
 }
