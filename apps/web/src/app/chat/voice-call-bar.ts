@@ -40,6 +40,7 @@ const IDLE: VoiceCallStatus = { phase: 'idle', tool: null, mode: null };
         role="status"
         data-testid="call-bar"
         aria-live="polite"
+        [attr.data-audio]="hearing() ? 'playing' : null"
       >
         <span class="call-state" data-testid="call-state">{{ label() }}</span>
         @if (status().mode; as mode) {
@@ -175,6 +176,8 @@ export class VoiceCallBar {
   protected readonly problem = signal<string | null>(null);
   protected readonly muted = signal(false);
   protected readonly level = signal(0);
+  /** Metatron's audio is reaching the speaker (the remote track plays). */
+  protected readonly hearing = signal(false);
   protected readonly active = computed(
     () => !['idle', 'ended', 'failed'].includes(this.status().phase),
   );
@@ -229,6 +232,7 @@ export class VoiceCallBar {
         peer.addTrack(track, this.mic);
       this.audio = new Audio();
       this.audio.autoplay = true;
+      this.audio.onplaying = () => this.hearing.set(true);
       peer.ontrack = (event) => {
         if (this.audio) this.audio.srcObject = event.streams[0] ?? null;
       };
@@ -293,8 +297,12 @@ export class VoiceCallBar {
     this.mic = null;
     this.peer?.close();
     this.peer = null;
-    if (this.audio) this.audio.srcObject = null;
+    if (this.audio) {
+      this.audio.onplaying = null;
+      this.audio.srcObject = null;
+    }
     this.audio = null;
+    this.hearing.set(false);
     this.muted.set(false);
     this.status.set({ ...IDLE, phase });
     if (callId)
