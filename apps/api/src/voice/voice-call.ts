@@ -4,13 +4,19 @@ import { toolError } from '../ai-tools/ai-tool';
 import type { CallMessage, CallTranscripts } from '../chats/call-transcripts';
 import type { ChatRecord } from '../chats/schemas/chat.schema';
 import type { Clock } from '../clock/clock';
-import type { ToolSession } from '../llm/tool-session';
+import type { ToolRun, ToolSession } from '../llm/tool-session';
 import type { UsageRecorder } from '../usage/usage-recorder';
 import type {
   RealtimeControl,
   RealtimeEvent,
   RealtimeProvider,
 } from './realtime-provider';
+import {
+  CONFIRM_ACTION_TOOL,
+  SpokenConfirmations,
+  withConfirmAction,
+  type SpokenApprovals,
+} from './spoken-confirmation';
 
 export interface VoiceCallDeps {
   provider: RealtimeProvider;
@@ -18,6 +24,8 @@ export interface VoiceCallDeps {
   usage: UsageRecorder;
   clock: Clock;
   logger: Logger;
+  /** The pending actions a spoken yes approves (confirm_action). */
+  actions: SpokenApprovals;
 }
 
 export interface VoiceCallInfo {
@@ -60,6 +68,8 @@ export class VoiceCall {
   private limitTimer: NodeJS.Timeout | null = null;
   private silenceTimer: NodeJS.Timeout | null = null;
   private ended: Promise<void> | null = null;
+  /** The owner's utterances and the actions they may approve by voice. */
+  private readonly confirmations: SpokenConfirmations;
   /** Called once when the call ends, with why. */
   onEnded: ((reason: string) => void) | null = null;
 
@@ -70,6 +80,10 @@ export class VoiceCall {
     this.callId = info.callId;
     this.chat = info.chat;
     this.startedAt = deps.clock.now();
+    this.confirmations = new SpokenConfirmations(deps.actions, {
+      chatId: info.chat._id.toHexString(),
+      tainted: () => info.tools.turn.tainted,
+    });
   }
 
   get isEnded(): boolean {
@@ -101,6 +115,7 @@ export class VoiceCall {
           this.heard();
           // The owner speaks again: what Metatron says next is a new message, after these words.
           this.assistant = null;
+          this.confirmations.speechStarted(event.itemId);
           if (event.itemId && !this.ownerMessages.has(event.itemId))
             this.ownerMessages.set(event.itemId, this.message('user'));
           return;
@@ -112,6 +127,7 @@ export class VoiceCall {
             (event.itemId && this.ownerMessages.get(event.itemId)) ||
             this.message('user');
           if (event.itemId) this.ownerMessages.delete(event.itemId);
+          this.confirmations.ownerWords(event.itemId, text);
           message.text = text;
           this.save(message);
           return;
@@ -188,22 +204,29 @@ export class VoiceCall {
     };
     answer.parts.push(part);
     try {
-      const run = args
-        ? await this.info.tools.run(
-            { id: event.callId, name: event.name, arguments: args },
-            this.abort.signal,
-            answer.id.toHexString(),
-          )
-        : {
-            result: toolError(
-              'The arguments were not a JSON object; call the tool again with valid arguments.',
-            ),
-            error: 'The arguments were not a JSON object.',
-            durationMs: 0,
-          };
-      Object.assign(part, run);
+      const run = !args
+        ? null
+        : event.name === CONFIRM_ACTION_TOOL
+          ? await this.confirmByVoice(args)
+          : await this.info.tools.run(
+              { id: event.callId, name: event.name, arguments: args },
+              this.abort.signal,
+              answer.id.toHexString(),
+            );
+      const outcome = run ?? {
+        result: toolError(
+          'The arguments were not a JSON object; call the tool again with valid arguments.',
+        ),
+        error: 'The arguments were not a JSON object.',
+        durationMs: 0,
+      };
+      if (outcome.pendingActionId) {
+        this.confirmations.actionHeld(outcome.pendingActionId);
+        outcome.result = this.confirmations.pendingNote(outcome.result);
+      }
+      Object.assign(part, outcome);
       if (this.ended) return;
-      this.control?.sendToolOutput(event.callId, run.result);
+      this.control?.sendToolOutput(event.callId, outcome.result);
       this.outputsWaiting++;
     } finally {
       this.running--;
@@ -230,9 +253,22 @@ export class VoiceCall {
     if (tools.takeChange())
       this.control.updateSession({
         instructions: tools.systemPrompt ?? '',
-        tools: tools.specs,
+        tools: withConfirmAction(tools.specs),
       });
     this.control.createResponse();
+  }
+
+  /** confirm_action: approves a pending action of this call on the owner's spoken yes. */
+  private async confirmByVoice(
+    args: Record<string, unknown>,
+  ): Promise<ToolRun> {
+    const started = performance.now();
+    const result = await this.confirmations.confirm(args, this.abort.signal);
+    return {
+      result,
+      error: toolErrorText(result),
+      durationMs: Math.round(performance.now() - started),
+    };
   }
 
   private countUsage(responseId: string | null, usage: TokenUsage | null) {
@@ -299,6 +335,15 @@ export class VoiceCall {
       () => void this.end('nobody spoke for too long'),
       this.info.silenceMs,
     );
+  }
+}
+
+function toolErrorText(result: string): string | null {
+  try {
+    const parsed = JSON.parse(result) as { error?: unknown };
+    return typeof parsed.error === 'string' ? parsed.error : null;
+  } catch {
+    return null;
   }
 }
 

@@ -11,6 +11,7 @@ import {
   type BeforeApplicationShutdown,
 } from '@nestjs/common';
 import type { StartVoiceCallResponse } from '@metatronos/shared-types';
+import { PendingActionsService } from '../actions/pending-actions.service';
 import { DEFAULT_MODE } from '../ai-tools/ai-tool';
 import { CallTranscripts } from '../chats/call-transcripts';
 import type { ChatRecord } from '../chats/schemas/chat.schema';
@@ -25,6 +26,7 @@ import {
   RealtimeProviderError,
   type RealtimeProvider,
 } from './realtime-provider';
+import { withConfirmAction } from './spoken-confirmation';
 import { VoiceCall } from './voice-call';
 
 export const DEFAULT_REALTIME_MODEL = 'gpt-realtime';
@@ -69,6 +71,7 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
     private readonly usage: UsageRecorder,
     private readonly clock: Clock,
     private readonly providers: RealtimeProviderFactory,
+    private readonly actions: PendingActionsService,
   ) {}
 
   async start(request: StartVoiceCall): Promise<StartVoiceCallResponse> {
@@ -133,7 +136,7 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
           model,
           voice: settings.realtimeVoice || DEFAULT_REALTIME_VOICE,
           instructions: tools.systemPrompt ?? '',
-          tools: tools.specs,
+          tools: withConfirmAction(tools.specs),
         })
         .catch((error: unknown) => {
           throw providerFailure(error);
@@ -155,6 +158,7 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
           usage: this.usage,
           clock: this.clock,
           logger: this.logger,
+          actions: this.actions,
         },
         {
           callId,

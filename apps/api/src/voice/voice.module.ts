@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ActionsModule } from '../actions/actions.module';
 import { ChatsModule } from '../chats/chats.module';
 import { LlmModule } from '../llm/llm.module';
 import { SettingsModule } from '../settings/settings.module';
@@ -12,7 +13,7 @@ import {
 
 /** Realtime voice calls: the provider port, its OpenAI GA adapter, and the live call. */
 @Module({
-  imports: [ChatsModule, LlmModule, SettingsModule, UsageModule],
+  imports: [ActionsModule, ChatsModule, LlmModule, SettingsModule, UsageModule],
   controllers: [VoiceController],
   providers: [
     VoiceCallsService,

@@ -10,7 +10,12 @@ import {
   signal,
 } from '@angular/core';
 import { firstValueFrom } from 'rxjs';
-import type { StartVoiceCallResponse } from '@metatronos/shared-types';
+import type {
+  PendingActionView,
+  StartVoiceCallResponse,
+} from '@metatronos/shared-types';
+import { ActionsApi } from '../actions/actions-api';
+import { PendingActions } from '../actions/pending-actions';
 import { API_BASE } from '../core/api-client';
 import {
   nextStatus,
@@ -66,6 +71,40 @@ const IDLE: VoiceCallStatus = { phase: 'idle', tool: null, mode: null };
         >
           Hang up
         </button>
+        @if (waiting(); as action) {
+          <div class="call-action" data-testid="call-action">
+            <span class="call-action-why">{{
+              action.tainted
+                ? 'Waits for you (this call read ' +
+                  (action.taint[0]?.text ?? 'third-party content') +
+                  ', so a spoken yes cannot approve it):'
+                : 'Waits for your yes:'
+            }}</span>
+            <span
+              class="call-action-summary"
+              data-testid="call-action-summary"
+              >{{ action.summary }}</span
+            >
+            <button
+              type="button"
+              class="call-button"
+              data-testid="call-action-confirm"
+              [disabled]="deciding()"
+              (click)="decide(action, 'approve')"
+            >
+              Confirm
+            </button>
+            <button
+              type="button"
+              class="call-button"
+              data-testid="call-action-cancel"
+              [disabled]="deciding()"
+              (click)="decide(action, 'discard')"
+            >
+              Cancel
+            </button>
+          </div>
+        }
       </div>
     } @else {
       <button
@@ -157,6 +196,20 @@ const IDLE: VoiceCallStatus = { phase: 'idle', tool: null, mode: null };
     .hang-up {
       color: #c62828;
     }
+    .call-action {
+      display: flex;
+      flex-wrap: wrap;
+      align-items: center;
+      gap: 6px 8px;
+      flex-basis: 100%;
+      min-width: 0;
+    }
+    .call-action-summary {
+      flex: 1 1 180px;
+      min-width: 0;
+      overflow-wrap: anywhere;
+      font-weight: 600;
+    }
     .call-problem {
       flex-basis: 100%;
       margin: 4px 0;
@@ -166,6 +219,8 @@ const IDLE: VoiceCallStatus = { phase: 'idle', tool: null, mode: null };
 })
 export class VoiceCallBar {
   private readonly http = inject(HttpClient);
+  private readonly pendingActions = inject(PendingActions);
+  private readonly actionsApi = inject(ActionsApi);
   /** The chat the call talks in (absent for a draft: the server makes a new chat). */
   readonly chatId = input<string | null>(null);
   readonly disabled = input(false);
@@ -178,6 +233,24 @@ export class VoiceCallBar {
   protected readonly level = signal(0);
   /** Metatron's audio is reaching the speaker (the remote track plays). */
   protected readonly hearing = signal(false);
+  /** The chat of the live call (a draft's new chat once the server made it). */
+  private readonly callChat = signal<string | null>(null);
+  protected readonly deciding = signal(false);
+  /** The newest send or deletion of this call's chat that waits for the owner (spoken yes, or Confirm here). */
+  protected readonly waiting = computed(() => {
+    const chatId = this.callChat();
+    if (!chatId) return null;
+    return (
+      this.pendingActions
+        .list()
+        .find(
+          (action) =>
+            action.source === 'voice' &&
+            action.chatId === chatId &&
+            action.status === 'pending',
+        ) ?? null
+    );
+  });
   protected readonly active = computed(
     () => !['idle', 'ended', 'failed'].includes(this.status().phase),
   );
@@ -205,6 +278,40 @@ export class VoiceCallBar {
 
   constructor() {
     inject(DestroyRef).onDestroy(() => void this.hangUp());
+  }
+
+  /** Confirm or Cancel of the waiting action: the same routes as the console's Approve and Discard. */
+  protected async decide(
+    action: PendingActionView,
+    choice: 'approve' | 'discard',
+  ): Promise<void> {
+    this.deciding.set(true);
+    try {
+      if (choice === 'approve') {
+        const done = await firstValueFrom(this.actionsApi.approve(action.id));
+        this.pendingActions.settle({
+          action,
+          outcome: {
+            status: done.status,
+            result: done.result,
+            error: done.error ?? null,
+          },
+        });
+      } else {
+        await firstValueFrom(this.actionsApi.discard(action.id));
+        this.pendingActions.settle({
+          action,
+          outcome: { status: 'discarded', result: null, error: null },
+        });
+      }
+    } catch (error) {
+      this.problem.set(
+        voiceProblem(error) ||
+          'The action could not be decided here: see Pending actions.',
+      );
+    } finally {
+      this.deciding.set(false);
+    }
   }
 
   protected toggle(event: Event): void {
@@ -271,6 +378,9 @@ export class VoiceCallBar {
         }),
       );
       this.callId = answer.callId;
+      this.callChat.set(answer.chatId);
+      // The nav's badge usually follows the list already; a call needs it too.
+      this.pendingActions.follow();
       await peer.setRemoteDescription({ type: 'answer', sdp: answer.sdp });
       this.startMeter(this.mic);
       this.started.emit(answer.chatId);
@@ -303,6 +413,7 @@ export class VoiceCallBar {
     }
     this.audio = null;
     this.hearing.set(false);
+    this.callChat.set(null);
     this.muted.set(false);
     this.status.set({ ...IDLE, phase });
     if (callId)
