@@ -3,6 +3,10 @@ import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from '@playwright/test';
 import {
+  startFakeTelegram,
+  type FakeTelegramServer,
+} from '../../../tools/fake-telegram/fake-telegram-server';
+import {
   startFakeRealtimeServer,
   type FakeControl,
   type FakeRealtimeServer,
@@ -21,10 +25,16 @@ import { test as base, expect, ownerSession } from './support/fixtures';
 
 const OPENAI_KEY = 'sk-e2e-voice-key-1234';
 const SPOKEN = 'turn on the todo mode';
+const TELEGRAM_TOKEN = '123456:E2E-voice-token-abcdefghij';
 
 const test = base.extend<
   object,
-  { realtime: FakeRealtimeServer; app: RunningApp; ownerWav: string }
+  {
+    realtime: FakeRealtimeServer;
+    telegram: FakeTelegramServer;
+    app: RunningApp;
+    ownerWav: string;
+  }
 >({
   ownerWav: [
     // eslint-disable-next-line no-empty-pattern
@@ -62,6 +72,15 @@ const test = base.extend<
       const fake = await startFakeRealtimeServer();
       await use(fake);
       await fake.close();
+    },
+    { scope: 'worker' },
+  ],
+  telegram: [
+    // eslint-disable-next-line no-empty-pattern
+    async ({}, use) => {
+      const telegram = await startFakeTelegram({ tokens: [TELEGRAM_TOKEN] });
+      await use(telegram);
+      await telegram.close();
     },
     { scope: 'worker' },
   ],
@@ -260,4 +279,87 @@ test('at 390 px wide the call bar fits and its buttons work', async ({
   await page.getByTestId('call-hang-up').click();
   await expect(page.getByTestId('mic-button')).toBeVisible();
   await expect.poll(() => realtime.calls[0].hungUp).toBe(true);
+});
+
+test('a send in a call waits in the call bar: Cancel drops it, Confirm runs it once', async ({
+  page,
+  realtime,
+  telegram,
+}) => {
+  await openChat(page);
+  // A connected channel makes contacts_send available (a send the call must not do unasked).
+  expect(
+    (
+      await page.request.patch('/api/settings', {
+        data: {
+          telegramBotToken: TELEGRAM_TOKEN,
+          telegramApiRoot: telegram.url,
+        },
+      })
+    ).status(),
+  ).toBe(200);
+  await expect
+    .poll(
+      async () =>
+        (
+          (await (await page.request.get('/api/telegram/status')).json()) as {
+            status: string;
+          }
+        ).status,
+    )
+    .toBe('connected');
+  const control = await call(page, realtime);
+  const bar = page.getByTestId('call-bar');
+
+  const send = async (callId: string, text: string) => {
+    control.announceFunctionCall({
+      callId,
+      name: 'contacts_send',
+      arguments: { contact_id: 'tg:4242', message_text: text },
+    });
+    const output = await control.waitFor(
+      (e) =>
+        e['type'] === 'conversation.item.create' &&
+        (e['item'] as { call_id?: string }).call_id === callId,
+    );
+    return JSON.parse((output['item'] as { output: string }).output) as {
+      pending?: boolean;
+      actionId: string;
+    };
+  };
+  const status = async (id: string) =>
+    (
+      (await (await page.request.get(`/api/actions/${id}`)).json()) as {
+        status: string;
+      }
+    ).status;
+
+  const first = await send('call_send_1', 'Dinner at 8');
+  expect(first.pending).toBe(true);
+  await expect(bar.getByTestId('call-action-summary')).toContainText(
+    'Dinner at 8',
+  );
+  await expect(bar.getByTestId('call-action')).toContainText(
+    'Waits for your yes',
+  );
+  await bar.getByTestId('call-action-cancel').click();
+  await expect(bar.getByTestId('call-action')).toHaveCount(0);
+  expect(await status(first.actionId)).toBe('discarded');
+
+  const second = await send('call_send_2', 'Dinner at 9');
+  await expect(bar.getByTestId('call-action-summary')).toContainText(
+    'Dinner at 9',
+  );
+  await bar.getByTestId('call-action-confirm').click();
+  await expect(bar.getByTestId('call-action')).toHaveCount(0);
+  // Ran once (the fake chat never allowed replies, so the send itself is refused: failed, not pending).
+  await expect.poll(() => status(second.actionId)).not.toBe('pending');
+  expect(await status(second.actionId)).toMatch(/^(done|failed)$/);
+  expect(
+    (
+      await page.request.post(`/api/actions/${second.actionId}/approve`)
+    ).status(),
+  ).toBe(409);
+  expect(telegram.sent.filter((m) => m['text'] === 'Dinner at 8')).toEqual([]);
+  await page.getByTestId('call-hang-up').click();
 });
