@@ -20,6 +20,7 @@ import { inlineErrorMessage } from '../core/server-problem';
 import { Icon } from '../ui/icon';
 import { ServerError } from '../ui/server-error';
 import { BackupCard } from './backup-card';
+import { VoiceSettingsCard } from './voice-settings-card';
 import { SecretField } from './secret-field';
 import {
   type EndpointDraft,
@@ -80,6 +81,7 @@ export function supportedTimeZones(): string[] {
     SecretField,
     RouterLink,
     BackupCard,
+    VoiceSettingsCard,
     MatSlideToggle,
   ],
   templateUrl: './settings-page.html',
