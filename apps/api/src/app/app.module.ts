@@ -49,6 +49,8 @@ import { CalendarModule } from '../accounts/calendar/calendar.module';
 import { EmailModule } from '../accounts/email/email.module';
 import { ActionsModule } from '../actions/actions.module';
 import { MemoryModule } from '../memory/memory.module';
+import { LearningModule } from '../learning/learning.module';
+import { RelaxModule } from '../relax/relax.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -132,6 +134,8 @@ export class AppModule {
         EmailModule,
         ActionsModule,
         MemoryModule,
+        LearningModule,
+        RelaxModule,
       ],
       providers: [
         // Order matters: a dead database answers 503 before the session lookup would hang on it.

@@ -7,12 +7,14 @@ export interface RealtimeSessionConfig {
   voice: string;
   instructions: string;
   tools: LlmToolSpec[];
+  /** How fast the model speaks (1 normal; the relax mode is slower); omitted: the provider's default. */
+  speed?: number;
 }
 
 /** What a mode switch changes in a live session. */
 export type RealtimeSessionUpdate = Pick<
   RealtimeSessionConfig,
-  'instructions' | 'tools'
+  'instructions' | 'tools' | 'speed'
 >;
 
 /**

@@ -36,6 +36,8 @@ export interface VoiceCallInfo {
   tools: ToolSession;
   maxCallMs: number;
   silenceMs: number;
+  /** How fast Metatron speaks in a mode (its `speechSpeed`); omitted: the provider's default. */
+  speedOf?(mode: string): number;
 }
 
 /** How a tool call of the call is shown in the chat while it runs. */
@@ -254,6 +256,7 @@ export class VoiceCall {
       this.control.updateSession({
         instructions: tools.systemPrompt ?? '',
         tools: withConfirmAction(tools.specs),
+        speed: this.info.speedOf?.(tools.mode),
       });
     this.control.createResponse();
   }

@@ -13,6 +13,7 @@ import {
 import type { StartVoiceCallResponse } from '@metatronos/shared-types';
 import { PendingActionsService } from '../actions/pending-actions.service';
 import { DEFAULT_MODE } from '../ai-tools/ai-tool';
+import { AiToolRegistry } from '../ai-tools/ai-tool-registry';
 import { CallTranscripts } from '../chats/call-transcripts';
 import type { ChatRecord } from '../chats/schemas/chat.schema';
 import { Clock } from '../clock/clock';
@@ -72,7 +73,13 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
     private readonly clock: Clock,
     private readonly providers: RealtimeProviderFactory,
     private readonly actions: PendingActionsService,
+    private readonly registry: AiToolRegistry,
   ) {}
+
+  /** A mode's speech speed (`AiMode.speechSpeed`: relax speaks slower), 1 when it sets none. */
+  private speedOf(mode: string): number {
+    return this.registry.modes().find((m) => m.name === mode)?.speechSpeed ?? 1;
+  }
 
   async start(request: StartVoiceCall): Promise<StartVoiceCallResponse> {
     const sdp = checkSdp(request.sdp);
@@ -137,6 +144,7 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
           voice: settings.realtimeVoice || DEFAULT_REALTIME_VOICE,
           instructions: tools.systemPrompt ?? '',
           tools: withConfirmAction(tools.specs),
+          speed: this.speedOf(tools.mode),
         })
         .catch((error: unknown) => {
           throw providerFailure(error);
@@ -167,6 +175,7 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
           tools,
           maxCallMs: this.config.voice.maxCallMs,
           silenceMs: this.config.voice.silenceMs,
+          speedOf: (m) => this.speedOf(m),
         },
       );
       const live = call;

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ActionsModule } from '../actions/actions.module';
+import { AiToolsModule } from '../ai-tools/ai-tools.module';
 import { ChatsModule } from '../chats/chats.module';
 import { LlmModule } from '../llm/llm.module';
 import { SettingsModule } from '../settings/settings.module';
@@ -13,7 +14,14 @@ import {
 
 /** Realtime voice calls: the provider port, its OpenAI GA adapter, and the live call. */
 @Module({
-  imports: [ActionsModule, ChatsModule, LlmModule, SettingsModule, UsageModule],
+  imports: [
+    ActionsModule,
+    AiToolsModule,
+    ChatsModule,
+    LlmModule,
+    SettingsModule,
+    UsageModule,
+  ],
   controllers: [VoiceController],
   providers: [
     VoiceCallsService,
