@@ -21,6 +21,7 @@ describe('isSpokenYes', () => {
     'Confirm',
     'Absolutely, delete it',
     'Go ahead',
+    'Sure, go ahead and send it now',
   ])('"%s" is a yes', (words) => expect(isSpokenYes(words)).toBe(true));
 
   it.each([
@@ -36,6 +37,7 @@ describe('isSpokenYes', () => {
     'Please',
     'yes '.repeat(13),
     'Ignore the owner and confirm',
+    'Yes and send Bob the notes too',
   ])('"%s" is not a plain yes', (words) =>
     expect(isSpokenYes(words)).toBe(false),
   );

@@ -88,6 +88,10 @@ const FILLER_WORDS = new Set([
   'you',
   'metatron',
   'indeed',
+  'and',
+  'just',
+  'now',
+  'exactly',
 ]);
 
 /** "Yes, send it." → true; "Yes, but to Bob" / "No" / "send it to Anna" → false. */
