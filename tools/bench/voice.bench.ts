@@ -20,12 +20,12 @@ const WARM_UP = 10;
 const TOOL_P95_MS = 20;
 const START_P95_MS = 30;
 
-/** A tool of the default mode that does no I/O. */
+/** A tool that does no I/O, in the data mode (the default mode is at its cap of 6). */
 @AiToolProvider()
 @Injectable()
 class EchoTool implements AiTool {
   readonly name = 'bench_echo';
-  readonly modes = ['default'];
+  readonly modes = ['data'];
   readonly description = 'Echoes its text';
   readonly schema = z.object({ text: z.string() });
   readonly promptLine = 'echo a text.';
@@ -100,6 +100,7 @@ async function main(): Promise<void> {
       '/api/voice/calls',
       {
         sdp: OFFER,
+        mode: 'data',
       },
     );
     const control = await realtime.control(callId);

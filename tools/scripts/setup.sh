@@ -43,6 +43,21 @@ ensure_chromium() {
   exit 4
 }
 
+# espeak-ng speaks the fake microphone's WAV in the voice browser test (apps/web-e2e/src/voice.spec.ts).
+ensure_espeak() {
+  if command -v espeak-ng >/dev/null 2>&1; then
+    return
+  fi
+  if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    say "Installing espeak-ng from Debian's packages (the voice browser test's microphone)"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng >/dev/null
+    return
+  fi
+  echo "The voice browser test needs espeak-ng: install it (sudo apt-get install espeak-ng)." >&2
+  exit 4
+}
+
 # bubblewrap for the AI's bash tool (installed with apt-get when running as root on Debian).
 # Without it the app still starts; bash is just not offered and the Tools page says why.
 ensure_bubblewrap() {

@@ -13,6 +13,7 @@ step() { "$@" 2>&1 | tee -a "$log"; }
 ensure_node_modules
 ensure_ferretdb
 ensure_chromium
+ensure_espeak
 ensure_bubblewrap
 ensure_mail_servers
 

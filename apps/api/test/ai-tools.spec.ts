@@ -68,6 +68,9 @@ const ALL_TOOLS = [
   'remember',
   'forget',
   'memory_search',
+  'flashcard_add',
+  'flashcard_review',
+  'flashcard_grade',
 ];
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
@@ -152,6 +155,7 @@ describe('AI tool arguments (declared once, in zod)', () => {
         'files',
         'todo',
         'contacts',
+        'learning',
       ];
       const chat = await newChat();
       const openai: Record<string, any> = {}; // eslint-disable-line @typescript-eslint/no-explicit-any

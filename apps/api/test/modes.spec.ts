@@ -237,7 +237,7 @@ describe.each([
       .send({ mode: 'fax' })
       .expect(400);
     expect(bad.body.message).toBe(
-      'mode must be one of: default, automations, calendar, contacts, data, email, files, media, telegram, todo, web, whatsapp (got "fax")',
+      'mode must be one of: default, automations, calendar, contacts, data, email, files, learning, media, relax, telegram, todo, web, whatsapp (got "fax")',
     );
     await owner.patch(`/api/chats/${chat.id}`).send({ mode: 7 }).expect(400);
     await owner.patch(`/api/chats/${chat.id}`).send({}).expect(400);

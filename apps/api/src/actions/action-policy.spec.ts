@@ -49,7 +49,9 @@ describe('decideToolCall', () => {
   > = [];
   for (const source of ATTENDED)
     for (const effect of EFFECTS) {
-      table.push([source, effect, false, false, 'run']);
+      const spoken =
+        source === 'voice' && (effect === 'send' || effect === 'delete');
+      table.push([source, effect, false, false, spoken ? 'pending' : 'run']);
       table.push([
         source,
         effect,
@@ -133,6 +135,14 @@ describe('decideToolCall', () => {
       kind: 'pending',
       reason: { kind: 'always-confirm' },
     });
+    // In a call a send waits for a spoken yes, but a marked call's is the console's to approve.
+    expect(decideToolCall(input({ source: 'voice' }))).toMatchObject({
+      kind: 'pending',
+      reason: { kind: 'spoken' },
+    });
+    expect(
+      decideToolCall(input({ source: 'voice', taint: [PAGE] })),
+    ).toMatchObject({ kind: 'pending', reason: { kind: 'tainted' } });
   });
 
   it.each(UNATTENDED)(

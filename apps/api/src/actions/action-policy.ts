@@ -68,6 +68,12 @@ const TAINTED_WAITS: ReadonlySet<ActionEffect> = new Set([
   'fetch',
 ]);
 
+/**
+ * Effects that always wait in a voice call: transcription mishears, so the owner hears
+ * exactly what would happen and says yes (confirm_action) or approves in the console.
+ */
+const SPOKEN_WAITS: ReadonlySet<ActionEffect> = new Set(['send', 'delete']);
+
 /** Effects that wait in an attended, unmarked turn when "always confirm" is on. */
 const ALWAYS_CONFIRM_WAITS: ReadonlySet<ActionEffect> = new Set([
   'send',
@@ -136,6 +142,14 @@ export function decideToolCall(input: ActionPolicyInput): ActionDecision {
       reason: {
         kind: 'unattended',
         text: `${SOURCE_WORDS[source]} does not ${effect} on its own: the owner approves it`,
+      },
+    };
+  if (source === 'voice' && SPOKEN_WAITS.has(effect))
+    return {
+      kind: 'pending',
+      reason: {
+        kind: 'spoken',
+        text: `In a voice call every ${effect === 'send' ? 'message sent' : 'deletion'} waits for the owner's yes (transcription mishears)`,
       },
     };
   if (!unattended && input.alwaysConfirm && ALWAYS_CONFIRM_WAITS.has(effect))

@@ -159,6 +159,8 @@ export interface AiMode {
   readonly description: string;
   /** An account kind this mode works on (`email`, `calendar`): `select_account` picks one. */
   readonly accountKind?: string;
+  /** How fast Metatron speaks in a voice call in this mode (the provider's speed, 1 normal); omitted: 1. */
+  readonly speechSpeed?: number;
 }
 
 export const AiModeProvider = DiscoveryService.createDecorator<void>();

@@ -51,6 +51,8 @@ import { ActionsModule } from '../actions/actions.module';
 import { MemoryModule } from '../memory/memory.module';
 import { McpServerModule } from '../mcp-server/mcp-server.module';
 import { McpModule } from '../mcp/mcp.module';
+import { LearningModule } from '../learning/learning.module';
+import { RelaxModule } from '../relax/relax.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -136,6 +138,8 @@ export class AppModule {
         MemoryModule,
         McpServerModule,
         McpModule,
+        LearningModule,
+        RelaxModule,
       ],
       providers: [
         // Order matters: a dead database answers 503 before the session lookup would hang on it.

@@ -171,6 +171,9 @@ class OpenAiControl implements RealtimeControl {
         instructions: update.instructions,
         tools: toolsOf(update),
         tool_choice: 'auto',
+        ...(update.speed !== undefined
+          ? { audio: { output: { speed: update.speed } } }
+          : {}),
       },
     });
   }
@@ -217,7 +220,10 @@ export function sessionBody(session: RealtimeSessionConfig): object {
         transcription: { model: TRANSCRIPTION_MODEL },
         turn_detection: { type: 'server_vad', create_response: true },
       },
-      output: { voice: session.voice },
+      output: {
+        voice: session.voice,
+        ...(session.speed !== undefined ? { speed: session.speed } : {}),
+      },
     },
     tools: toolsOf(session),
     tool_choice: 'auto',

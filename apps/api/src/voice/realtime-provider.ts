@@ -9,6 +9,8 @@ export interface RealtimeSessionConfig {
   tools: LlmToolSpec[];
   /** Each response's output limit (the budget's worst case); omitted: the provider's own. */
   maxOutputTokens?: number;
+  /** How fast the model speaks (1 normal; the relax mode is slower); omitted: the provider's default. */
+  speed?: number;
 }
 
 /** A response of fixed words (the goodbye when the budget ends a call): no tools, a short limit. */
@@ -20,7 +22,7 @@ export interface RealtimeResponseOnly {
 /** What a mode switch changes in a live session. */
 export type RealtimeSessionUpdate = Pick<
   RealtimeSessionConfig,
-  'instructions' | 'tools'
+  'instructions' | 'tools' | 'speed'
 >;
 
 /**

@@ -10,13 +10,19 @@ import type { SpendHold } from '../budget/budget.service';
 import type { CallMessage, CallTranscripts } from '../chats/call-transcripts';
 import type { ChatRecord } from '../chats/schemas/chat.schema';
 import type { Clock } from '../clock/clock';
-import type { ToolSession } from '../llm/tool-session';
+import type { ToolRun, ToolSession } from '../llm/tool-session';
 import type { UsageRecorder } from '../usage/usage-recorder';
 import type {
   RealtimeControl,
   RealtimeEvent,
   RealtimeProvider,
 } from './realtime-provider';
+import {
+  CONFIRM_ACTION_TOOL,
+  SpokenConfirmations,
+  withConfirmAction,
+  type SpokenApprovals,
+} from './spoken-confirmation';
 
 /** The budget as a call uses it: one response's worst case held at a time. */
 export interface VoiceCallBudget {
@@ -43,6 +49,8 @@ export interface VoiceCallDeps {
   usage: UsageRecorder;
   clock: Clock;
   logger: Logger;
+  /** The pending actions a spoken yes approves (confirm_action). */
+  actions: SpokenApprovals;
 }
 
 export interface VoiceCallInfo {
@@ -57,6 +65,8 @@ export interface VoiceCallInfo {
   hold: SpendHold;
   /** Whose tokens the usage records name; absent: OpenAI. */
   usageProvider?: ModelProvider;
+  /** How fast Metatron speaks in a mode (its `speechSpeed`); omitted: the provider's default. */
+  speedOf?(mode: string): number;
 }
 
 /** How a tool call of the call is shown in the chat while it runs. */
@@ -102,6 +112,8 @@ export class VoiceCall {
     goodbyeId: string | null;
     timer: NodeJS.Timeout;
   } | null = null;
+  /** The owner's utterances and the actions they may approve by voice. */
+  private readonly confirmations: SpokenConfirmations;
   /** Called once when the call ends, with why. */
   onEnded: ((reason: string) => void) | null = null;
 
@@ -113,6 +125,10 @@ export class VoiceCall {
     this.chat = info.chat;
     this.startedAt = deps.clock.now();
     this.hold = info.hold;
+    this.confirmations = new SpokenConfirmations(deps.actions, {
+      chatId: info.chat._id.toHexString(),
+      tainted: () => info.tools.turn.tainted,
+    });
   }
 
   get isEnded(): boolean {
@@ -144,6 +160,7 @@ export class VoiceCall {
           this.heard();
           // The owner speaks again: what Metatron says next is a new message, after these words.
           this.assistant = null;
+          this.confirmations.speechStarted(event.itemId);
           if (event.itemId && !this.ownerMessages.has(event.itemId))
             this.ownerMessages.set(event.itemId, this.message('user'));
           return;
@@ -155,6 +172,7 @@ export class VoiceCall {
             (event.itemId && this.ownerMessages.get(event.itemId)) ||
             this.message('user');
           if (event.itemId) this.ownerMessages.delete(event.itemId);
+          this.confirmations.ownerWords(event.itemId, text);
           message.text = text;
           this.save(message);
           return;
@@ -249,22 +267,29 @@ export class VoiceCall {
     };
     answer.parts.push(part);
     try {
-      const run = args
-        ? await this.info.tools.run(
-            { id: event.callId, name: event.name, arguments: args },
-            this.abort.signal,
-            answer.id.toHexString(),
-          )
-        : {
-            result: toolError(
-              'The arguments were not a JSON object; call the tool again with valid arguments.',
-            ),
-            error: 'The arguments were not a JSON object.',
-            durationMs: 0,
-          };
-      Object.assign(part, run);
+      const run = !args
+        ? null
+        : event.name === CONFIRM_ACTION_TOOL
+          ? await this.confirmByVoice(args)
+          : await this.info.tools.run(
+              { id: event.callId, name: event.name, arguments: args },
+              this.abort.signal,
+              answer.id.toHexString(),
+            );
+      const outcome = run ?? {
+        result: toolError(
+          'The arguments were not a JSON object; call the tool again with valid arguments.',
+        ),
+        error: 'The arguments were not a JSON object.',
+        durationMs: 0,
+      };
+      if (outcome.pendingActionId) {
+        this.confirmations.actionHeld(outcome.pendingActionId);
+        outcome.result = this.confirmations.pendingNote(outcome.result);
+      }
+      Object.assign(part, outcome);
       if (this.ended) return;
-      this.control?.sendToolOutput(event.callId, run.result);
+      this.control?.sendToolOutput(event.callId, outcome.result);
       this.outputsWaiting++;
     } finally {
       this.running--;
@@ -292,9 +317,23 @@ export class VoiceCall {
     if (tools.takeChange())
       this.control.updateSession({
         instructions: tools.systemPrompt ?? '',
-        tools: tools.specs,
+        tools: withConfirmAction(tools.specs),
+        speed: this.info.speedOf?.(tools.mode),
       });
     this.control.createResponse();
+  }
+
+  /** confirm_action: approves a pending action of this call on the owner's spoken yes. */
+  private async confirmByVoice(
+    args: Record<string, unknown>,
+  ): Promise<ToolRun> {
+    const started = performance.now();
+    const result = await this.confirmations.confirm(args, this.abort.signal);
+    return {
+      result,
+      error: toolErrorText(result),
+      durationMs: Math.round(performance.now() - started),
+    };
   }
 
   /** The usage to settle the response's hold with (null: none reported), or false for a response counted already. */
@@ -447,6 +486,15 @@ export class VoiceCall {
       () => void this.end('nobody spoke for too long'),
       this.info.silenceMs,
     );
+  }
+}
+
+function toolErrorText(result: string): string | null {
+  try {
+    const parsed = JSON.parse(result) as { error?: unknown };
+    return typeof parsed.error === 'string' ? parsed.error : null;
+  } catch {
+    return null;
   }
 }
 

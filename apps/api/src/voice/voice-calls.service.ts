@@ -14,7 +14,9 @@ import {
   isGeminiLiveModel,
   type StartVoiceCallResponse,
 } from '@metatronos/shared-types';
+import { PendingActionsService } from '../actions/pending-actions.service';
 import { DEFAULT_MODE } from '../ai-tools/ai-tool';
+import { AiToolRegistry } from '../ai-tools/ai-tool-registry';
 import { BudgetRefusal } from '../budget/budget-refusal';
 import { BudgetService, type SpendHold } from '../budget/budget.service';
 import { promptTokensOf } from '../budget/model-prices';
@@ -31,6 +33,7 @@ import {
   RealtimeProviderError,
   type RealtimeProvider,
 } from './realtime-provider';
+import { withConfirmAction } from './spoken-confirmation';
 import { GOODBYE_OUTPUT_TOKENS, VoiceCall } from './voice-call';
 
 export const DEFAULT_REALTIME_MODEL = 'gpt-realtime';
@@ -78,7 +81,14 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
     private readonly clock: Clock,
     private readonly providers: RealtimeProviderFactory,
     private readonly budget: BudgetService,
+    private readonly actions: PendingActionsService,
+    private readonly registry: AiToolRegistry,
   ) {}
+
+  /** A mode's speech speed (`AiMode.speechSpeed`: relax speaks slower), 1 when it sets none. */
+  private speedOf(mode: string): number {
+    return this.registry.modes().find((m) => m.name === mode)?.speechSpeed ?? 1;
+  }
 
   async start(request: StartVoiceCall): Promise<StartVoiceCallResponse> {
     const sdp = checkSdp(request.sdp);
@@ -180,6 +190,8 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
           instructions: tools.systemPrompt ?? '',
           tools: tools.specs,
           maxOutputTokens,
+          tools: withConfirmAction(tools.specs),
+          speed: this.speedOf(tools.mode),
         })
         .catch((error: unknown) => {
           throw providerFailure(error);
@@ -202,6 +214,7 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
           usage: this.usage,
           clock: this.clock,
           logger: this.logger,
+          actions: this.actions,
         },
         {
           callId,
@@ -211,6 +224,7 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
           maxCallMs: this.config.voice.maxCallMs,
           silenceMs: this.config.voice.silenceMs,
           hold: firstHold,
+          speedOf: (m) => this.speedOf(m),
         },
       );
       const live = call;

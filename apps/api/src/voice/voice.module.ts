@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { ActionsModule } from '../actions/actions.module';
+import { AiToolsModule } from '../ai-tools/ai-tools.module';
 import { BudgetModule } from '../budget/budget.module';
 import { ChatsModule } from '../chats/chats.module';
 import { LlmModule } from '../llm/llm.module';
@@ -15,7 +17,15 @@ import {
 
 /** Realtime voice calls: the provider port, its OpenAI GA adapter, and the live call. */
 @Module({
-  imports: [BudgetModule, ChatsModule, LlmModule, SettingsModule, UsageModule],
+  imports: [
+    ActionsModule,
+    AiToolsModule,
+    BudgetModule,
+    ChatsModule,
+    LlmModule,
+    SettingsModule,
+    UsageModule,
+  ],
   controllers: [VoiceController, VoiceRelayController],
   providers: [
     VoiceCallsService,

@@ -38,7 +38,8 @@ export type ActionEffect =
 
 /** Why a call waits, in words the console shows ("this turn read a web page from example.org"). */
 export interface ActionReason {
-  kind: 'unattended' | 'tainted' | 'always-confirm';
+  /** `spoken`: a send or deletion in a voice call, which a spoken yes (confirm_action) may approve. */
+  kind: 'unattended' | 'tainted' | 'always-confirm' | 'spoken';
   /** Plain words for the owner. */
   text: string;
 }

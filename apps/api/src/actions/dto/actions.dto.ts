@@ -50,7 +50,7 @@ export class TaintMarkDto implements TaintMark {
 }
 
 export class ActionReasonDto implements ActionReason {
-  @ApiProperty({ enum: ['unattended', 'tainted', 'always-confirm'] })
+  @ApiProperty({ enum: ['unattended', 'tainted', 'always-confirm', 'spoken'] })
   kind!: ActionReason['kind'];
   @ApiProperty({ example: 'this turn read a web page from example.org' })
   text!: string;

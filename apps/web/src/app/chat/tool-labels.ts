@@ -8,6 +8,7 @@ const TOOL_LABELS: Record<string, readonly [string, string]> = {
     'Updating the database notes',
   ],
   save_memory: ['Saved to memory', 'Saving to memory'],
+  confirm_action: ['Did what you said yes to', 'Doing what you said yes to'],
   generate_image: ['Generated an image', 'Generating an image'],
   edit_image: ['Edited an image', 'Editing an image'],
   whatsapp_read_messages: [

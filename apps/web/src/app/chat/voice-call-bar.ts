@@ -11,10 +11,13 @@ import {
 } from '@angular/core';
 import { firstValueFrom } from 'rxjs';
 import type {
+  PendingActionView,
   StartRelayCallResponse,
   StartVoiceCallResponse,
   VoiceProviderView,
 } from '@metatronos/shared-types';
+import { ActionsApi } from '../actions/actions-api';
+import { PendingActions } from '../actions/pending-actions';
 import { API_BASE } from '../core/api-client';
 import {
   nextStatus,
@@ -45,6 +48,7 @@ const IDLE: VoiceCallStatus = { phase: 'idle', tool: null, mode: null };
         role="status"
         data-testid="call-bar"
         aria-live="polite"
+        [attr.data-audio]="hearing() ? 'playing' : null"
       >
         <span class="call-state" data-testid="call-state">{{ label() }}</span>
         @if (status().mode; as mode) {
@@ -70,6 +74,40 @@ const IDLE: VoiceCallStatus = { phase: 'idle', tool: null, mode: null };
         >
           Hang up
         </button>
+        @if (waiting(); as action) {
+          <div class="call-action" data-testid="call-action">
+            <span class="call-action-why">{{
+              action.tainted
+                ? 'Waits for you (this call read ' +
+                  (action.taint[0]?.text ?? 'third-party content') +
+                  ', so a spoken yes cannot approve it):'
+                : 'Waits for your yes:'
+            }}</span>
+            <span
+              class="call-action-summary"
+              data-testid="call-action-summary"
+              >{{ action.summary }}</span
+            >
+            <button
+              type="button"
+              class="call-button"
+              data-testid="call-action-confirm"
+              [disabled]="deciding()"
+              (click)="decide(action, 'approve')"
+            >
+              Confirm
+            </button>
+            <button
+              type="button"
+              class="call-button"
+              data-testid="call-action-cancel"
+              [disabled]="deciding()"
+              (click)="decide(action, 'discard')"
+            >
+              Cancel
+            </button>
+          </div>
+        }
       </div>
     } @else {
       <button
@@ -161,6 +199,20 @@ const IDLE: VoiceCallStatus = { phase: 'idle', tool: null, mode: null };
     .hang-up {
       color: #c62828;
     }
+    .call-action {
+      display: flex;
+      flex-wrap: wrap;
+      align-items: center;
+      gap: 6px 8px;
+      flex-basis: 100%;
+      min-width: 0;
+    }
+    .call-action-summary {
+      flex: 1 1 180px;
+      min-width: 0;
+      overflow-wrap: anywhere;
+      font-weight: 600;
+    }
     .call-problem {
       flex-basis: 100%;
       margin: 4px 0;
@@ -170,6 +222,8 @@ const IDLE: VoiceCallStatus = { phase: 'idle', tool: null, mode: null };
 })
 export class VoiceCallBar {
   private readonly http = inject(HttpClient);
+  private readonly pendingActions = inject(PendingActions);
+  private readonly actionsApi = inject(ActionsApi);
   /** The chat the call talks in (absent for a draft: the server makes a new chat). */
   readonly chatId = input<string | null>(null);
   readonly disabled = input(false);
@@ -180,6 +234,26 @@ export class VoiceCallBar {
   protected readonly problem = signal<string | null>(null);
   protected readonly muted = signal(false);
   protected readonly level = signal(0);
+  /** Metatron's audio is reaching the speaker (the remote track plays). */
+  protected readonly hearing = signal(false);
+  /** The chat of the live call (a draft's new chat once the server made it). */
+  private readonly callChat = signal<string | null>(null);
+  protected readonly deciding = signal(false);
+  /** The newest send or deletion of this call's chat that waits for the owner (spoken yes, or Confirm here). */
+  protected readonly waiting = computed(() => {
+    const chatId = this.callChat();
+    if (!chatId) return null;
+    return (
+      this.pendingActions
+        .list()
+        .find(
+          (action) =>
+            action.source === 'voice' &&
+            action.chatId === chatId &&
+            action.status === 'pending',
+        ) ?? null
+    );
+  });
   protected readonly active = computed(
     () => !['idle', 'ended', 'failed'].includes(this.status().phase),
   );
@@ -210,6 +284,40 @@ export class VoiceCallBar {
     inject(DestroyRef).onDestroy(() => void this.hangUp());
   }
 
+  /** Confirm or Cancel of the waiting action: the same routes as the console's Approve and Discard. */
+  protected async decide(
+    action: PendingActionView,
+    choice: 'approve' | 'discard',
+  ): Promise<void> {
+    this.deciding.set(true);
+    try {
+      if (choice === 'approve') {
+        const done = await firstValueFrom(this.actionsApi.approve(action.id));
+        this.pendingActions.settle({
+          action,
+          outcome: {
+            status: done.status,
+            result: done.result,
+            error: done.error ?? null,
+          },
+        });
+      } else {
+        await firstValueFrom(this.actionsApi.discard(action.id));
+        this.pendingActions.settle({
+          action,
+          outcome: { status: 'discarded', result: null, error: null },
+        });
+      }
+    } catch (error) {
+      this.problem.set(
+        voiceProblem(error) ||
+          'The action could not be decided here: see Pending actions.',
+      );
+    } finally {
+      this.deciding.set(false);
+    }
+  }
+
   protected toggle(event: Event): void {
     event.preventDefault();
     if (this.active()) void this.hangUp();
@@ -236,6 +344,7 @@ export class VoiceCallBar {
         peer.addTrack(track, this.mic);
       this.audio = new Audio();
       this.audio.autoplay = true;
+      this.audio.onplaying = () => this.hearing.set(true);
       peer.ontrack = (event) => {
         if (this.audio) this.audio.srcObject = event.streams[0] ?? null;
       };
@@ -274,6 +383,9 @@ export class VoiceCallBar {
         }),
       );
       this.callId = answer.callId;
+      this.callChat.set(answer.chatId);
+      // The nav's badge usually follows the list already; a call needs it too.
+      this.pendingActions.follow();
       await peer.setRemoteDescription({ type: 'answer', sdp: answer.sdp });
       this.startMeter(this.mic);
       this.started.emit(answer.chatId);
@@ -303,8 +415,13 @@ export class VoiceCallBar {
     this.peer = null;
     this.relay?.close();
     this.relay = null;
-    if (this.audio) this.audio.srcObject = null;
+    if (this.audio) {
+      this.audio.onplaying = null;
+      this.audio.srcObject = null;
+    }
     this.audio = null;
+    this.hearing.set(false);
+    this.callChat.set(null);
     this.muted.set(false);
     this.status.set({ ...IDLE, phase });
     if (callId)

@@ -22,6 +22,7 @@ import { ServerError } from '../ui/server-error';
 import { BackupCard } from './backup-card';
 import { ConnectedAgentsCard } from './connected-agents-card';
 import { BudgetSettings } from './budget-settings';
+import { VoiceSettingsCard } from './voice-settings-card';
 import { SecretField } from './secret-field';
 import {
   type EndpointDraft,
@@ -84,6 +85,7 @@ export function supportedTimeZones(): string[] {
     BackupCard,
     ConnectedAgentsCard,
     BudgetSettings,
+    VoiceSettingsCard,
     MatSlideToggle,
   ],
   templateUrl: './settings-page.html',
