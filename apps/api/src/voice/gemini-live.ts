@@ -14,6 +14,7 @@ import {
   type RealtimeControl,
   type RealtimeControlListener,
   type RealtimeEvent,
+  type RealtimeResponseOnly,
   type RealtimeSessionConfig,
   type RealtimeSessionUpdate,
 } from './realtime-provider';
@@ -144,8 +145,26 @@ export class GeminiLiveCall implements RealtimeControl {
     this.armSwitchTimer(SWITCH_WAIT_MS);
   }
 
-  /** Sends the answered function calls; Gemini goes on speaking by itself. */
-  createResponse(): void {
+  /**
+   * Gemini cannot cancel what it is saying from the server: a new turn (the goodbye
+   * below) interrupts it, so there is nothing to do here.
+   */
+  cancelResponse(): void {
+    return;
+  }
+
+  /**
+   * Sends the answered function calls; Gemini goes on speaking by itself. With `only`
+   * (the budget's goodbye), Gemini is asked in a text turn to say just that.
+   */
+  createResponse(only?: RealtimeResponseOnly): void {
+    if (only) {
+      this.session?.sendClientContent({
+        turns: [{ role: 'user', parts: [{ text: only.instructions }] }],
+        turnComplete: true,
+      });
+      return;
+    }
     if (!this.responses.length || !this.session) return;
     const functionResponses = this.responses;
     this.responses = [];

@@ -35,6 +35,8 @@ import { GeminiLiveCall, type GeminiReconnect } from './gemini-live';
 import { RealtimeProviderError } from './realtime-provider';
 import { decideRelayUpgrade, relaySocketPath } from './relay-socket-gate';
 import { VoiceCall } from './voice-call';
+import type { SpendHold } from '../budget/budget.service';
+import { withConfirmAction } from './spoken-confirmation';
 import { VoiceCallsService } from './voice-calls.service';
 
 /** The console opens the call's audio socket right after the POST; a call nobody joins ends. */
@@ -178,6 +180,7 @@ export class GeminiRelayService
     const accountId = found?.accountId ?? null;
     let chat: ChatRecord | null = found;
     let live: GeminiLiveCall | null = null;
+    let firstHold: SpendHold | null = null;
     const callId = `gemini_${randomUUID().replace(/-/g, '')}`;
     try {
       if (!chat) chat = await this.transcripts.createChat(chatObjectId);
@@ -200,6 +203,13 @@ export class GeminiRelayService
           },
         },
       );
+      const budget = this.calls.responseBudget(
+        tools,
+        liveModel,
+        'gemini',
+        settings.outputLimits.voice,
+      );
+      firstHold = await this.calls.firstHold(budget);
       const voice = settings.realtimeVoice?.trim() ?? '';
       live = await GeminiLiveCall.open(
         {
@@ -211,7 +221,7 @@ export class GeminiRelayService
           model: liveModel,
           voice,
           instructions: tools.systemPrompt ?? '',
-          tools: tools.specs,
+          tools: withConfirmAction(tools.specs),
         },
         {
           event: (event) => {
@@ -243,6 +253,8 @@ export class GeminiRelayService
       call = new VoiceCall(
         {
           provider: { hangup: async () => session.close() },
+          budget,
+          actions: this.calls.pendingActions,
           transcripts: this.transcripts,
           usage: this.usage,
           clock: this.clock,
@@ -256,6 +268,7 @@ export class GeminiRelayService
           maxCallMs: this.config.voice.maxCallMs,
           silenceMs: this.config.voice.silenceMs,
           usageProvider: 'gemini',
+          hold: firstHold,
         },
       );
       const started = call;
@@ -288,6 +301,7 @@ export class GeminiRelayService
       };
     } catch (error) {
       live?.close();
+      await firstHold?.release();
       if (chat && !found)
         await this.transcripts
           .discard(chat)

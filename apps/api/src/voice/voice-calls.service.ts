@@ -12,6 +12,7 @@ import {
 } from '@nestjs/common';
 import {
   isGeminiLiveModel,
+  type ModelProvider,
   type StartVoiceCallResponse,
 } from '@metatronos/shared-types';
 import { PendingActionsService } from '../actions/pending-actions.service';
@@ -26,6 +27,7 @@ import { Clock } from '../clock/clock';
 import { APP_CONFIG } from '../config/app-config.provider';
 import type { AppConfig } from '../config/app-config';
 import { LlmRunner } from '../llm/llm-runner';
+import type { ToolSession } from '../llm/tool-session';
 import { SettingsService } from '../settings/settings.service';
 import { UsageRecorder } from '../usage/usage-recorder';
 import { OpenAiRealtime } from './openai-realtime';
@@ -34,7 +36,11 @@ import {
   type RealtimeProvider,
 } from './realtime-provider';
 import { withConfirmAction } from './spoken-confirmation';
-import { GOODBYE_OUTPUT_TOKENS, VoiceCall } from './voice-call';
+import {
+  GOODBYE_OUTPUT_TOKENS,
+  VoiceCall,
+  type VoiceCallBudget,
+} from './voice-call';
 
 export const DEFAULT_REALTIME_MODEL = 'gpt-realtime';
 export const DEFAULT_REALTIME_VOICE = 'marin';
@@ -151,44 +157,20 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
         settings,
         { onModeSwitch: (next) => call?.modeSwitched(next) },
       );
-      // Each response of the call is held to the budget: the session's prompt and tools, the conversation so far, the output limit.
       const maxOutputTokens = settings.outputLimits.voice;
-      const budget = {
-        holdResponse: (contextTokens: number, goodbye: boolean) =>
-          this.budget.hold(
-            {
-              source: 'voice',
-              modelId: model,
-              provider: 'openai',
-              allowOverBudget: goodbye,
-            },
-            {
-              inputTokens:
-                promptTokensOf(
-                  Buffer.byteLength(tools.systemPrompt ?? '', 'utf8') +
-                    Buffer.byteLength(JSON.stringify(tools.specs), 'utf8'),
-                ) +
-                contextTokens +
-                SPEECH_MARGIN_TOKENS,
-              outputTokens: goodbye ? GOODBYE_OUTPUT_TOKENS : maxOutputTokens,
-              audio: true,
-            },
-          ),
-      };
-      firstHold = await budget.holdResponse(0, false).catch((error) => {
-        if (error instanceof BudgetRefusal)
-          throw new ConflictException(
-            `${error.message.replace(/ Raise it in Settings, or allow this one reply\.$/, ' Raise it in Settings to call.')}`,
-          );
-        throw error;
-      });
+      const budget = this.responseBudget(
+        tools,
+        model,
+        'openai',
+        maxOutputTokens,
+      );
+      firstHold = await this.firstHold(budget);
       provider = this.providers.create(settings.openaiApiKey);
       const created = await provider
         .createCall(sdp, {
           model,
           voice: settings.realtimeVoice || DEFAULT_REALTIME_VOICE,
           instructions: tools.systemPrompt ?? '',
-          tools: tools.specs,
           maxOutputTokens,
           tools: withConfirmAction(tools.specs),
           speed: this.speedOf(tools.mode),
@@ -293,6 +275,56 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
   /** Stopping the API leaves no call running at the provider; what was said is stored first. */
   async beforeApplicationShutdown(): Promise<void> {
     await this.live?.end('the server is stopping');
+  }
+
+  /**
+   * Each response of a call held to the budget: the session's prompt and tools, the
+   * conversation so far and the output limit (both providers' calls use it).
+   */
+  responseBudget(
+    tools: Pick<ToolSession, 'systemPrompt' | 'specs'>,
+    model: string,
+    provider: ModelProvider,
+    maxOutputTokens: number,
+  ): VoiceCallBudget {
+    return {
+      holdResponse: (contextTokens: number, goodbye: boolean) =>
+        this.budget.hold(
+          {
+            source: 'voice',
+            modelId: model,
+            provider,
+            allowOverBudget: goodbye,
+          },
+          {
+            inputTokens:
+              promptTokensOf(
+                Buffer.byteLength(tools.systemPrompt ?? '', 'utf8') +
+                  Buffer.byteLength(JSON.stringify(tools.specs), 'utf8'),
+              ) +
+              contextTokens +
+              SPEECH_MARGIN_TOKENS,
+            outputTokens: goodbye ? GOODBYE_OUTPUT_TOKENS : maxOutputTokens,
+            audio: true,
+          },
+        ),
+    };
+  }
+
+  /** The first response's hold, before anything is asked of the provider: a call over the caps is a 409. */
+  async firstHold(budget: VoiceCallBudget): Promise<SpendHold> {
+    return budget.holdResponse(0, false).catch((error: unknown) => {
+      if (error instanceof BudgetRefusal)
+        throw new ConflictException(
+          `${error.message.replace(/ Raise it in Settings, or allow this one reply\.$/, ' Raise it in Settings to call.')}`,
+        );
+      throw error;
+    });
+  }
+
+  /** The pending actions a call's spoken yes approves through. */
+  get pendingActions(): PendingActionsService {
+    return this.actions;
   }
 
   /** Holds the one place for a call another path starts (the Gemini relay); `release` frees it. */
