@@ -12,6 +12,7 @@ const BENCHES = [
   'attachments.bench.ts',
   'automations.bench.ts',
   'budget.bench.ts',
+  'chat-cpu.bench.ts',
   'chat-search.bench.ts',
   'conversations.bench.ts',
   'data-growth.bench.ts',

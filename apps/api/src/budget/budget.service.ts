@@ -6,7 +6,7 @@ import {
 } from '@nestjs/common';
 import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
-import { Types, type Model } from 'mongoose';
+import { Types, type Model, type mongo } from 'mongoose';
 import { DateTime } from 'luxon';
 import type {
   BudgetCapName,
@@ -369,8 +369,12 @@ export class BudgetService implements OnApplicationBootstrap, OnModuleDestroy {
   persistReservation(
     record: Omit<BudgetReservationRecord, 'createdAt'>,
   ): Promise<unknown> {
-    return this.reservations
-      .create({ ...record, createdAt: this.clock.now() })
+    // The driver's insert, not a hydrated document: one of these goes out before every priced model call.
+    return (
+      this.reservations
+        .collection as unknown as mongo.Collection<BudgetReservationRecord>
+    )
+      .insertOne({ ...record, createdAt: this.clock.now() })
       .catch((error: Error) =>
         this.logger.warn(`Could not store a reservation: ${error.message}`),
       );
