@@ -13,7 +13,14 @@ import { AppEventBus } from '../events/app-event-bus';
 import { DATABASE_RUNTIME, type DatabaseRuntime } from './database-runtime';
 
 const CHECK_INTERVAL_MS = 5000;
-const PING_TIMEOUT_MS = 1500;
+/** A check answers with what it knows after this long; a ping still under way goes on. */
+const CHECK_ANSWER_MS = 1500;
+/**
+ * A ping unanswered this long means the database is down. Under load (many turns, jobs and
+ * auto-replies writing to the one SQLite file) a ping can wait seconds behind the writes: a
+ * slow ping is not a dead database. A ping that fails (connection refused or closed) is down at once.
+ */
+export const PING_DEADLINE_MS = 15_000;
 
 /**
  * Knows whether the database answers. The embedded server's exit flips it to
@@ -27,6 +34,8 @@ export class DatabaseHealthService
   private readonly logger = new Logger('Database');
   private current: DatabaseStatus = 'up';
   private timer: NodeJS.Timeout | undefined;
+  /** The ping under way: checks meanwhile wait for it rather than stacking pings on a busy database. */
+  private pinging: Promise<void> | null = null;
 
   constructor(
     @Inject(DATABASE_RUNTIME) private readonly runtime: DatabaseRuntime,
@@ -58,21 +67,34 @@ export class DatabaseHealthService
     return this.current;
   }
 
-  /** Pings now and returns the fresh status. */
+  /**
+   * Pings (or joins the ping under way) and returns the status: fresh when the ping
+   * answers within CHECK_ANSWER_MS, otherwise the one known so far.
+   */
   async check(): Promise<DatabaseStatus> {
     if (this.runtime.embedded && !this.runtime.embedded.running) {
       this.setStatus('down', 'the embedded database process is not running');
       return this.current;
     }
+    this.pinging ??= this.ping().finally(() => (this.pinging = null));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.pinging,
+      new Promise<void>((done) => (timer = setTimeout(done, CHECK_ANSWER_MS))),
+    ]);
+    clearTimeout(timer);
+    return this.current;
+  }
+
+  private async ping(): Promise<void> {
     try {
       const db = this.connection.db;
       if (!db) throw new Error('not connected');
-      await withTimeout(db.admin().ping(), PING_TIMEOUT_MS);
+      await withTimeout(db.admin().ping(), PING_DEADLINE_MS);
       this.setStatus('up');
     } catch (error) {
       this.setStatus('down', `ping failed: ${(error as Error).message}`);
     }
-    return this.current;
   }
 
   private setStatus(status: DatabaseStatus, reason?: string): void {
