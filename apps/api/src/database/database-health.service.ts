@@ -3,6 +3,7 @@ import {
   Injectable,
   Logger,
   OnApplicationShutdown,
+  OnModuleDestroy,
   OnModuleInit,
 } from '@nestjs/common';
 import { InjectConnection } from '@nestjs/mongoose';
@@ -29,13 +30,14 @@ export const PING_DEADLINE_MS = 15_000;
  */
 @Injectable()
 export class DatabaseHealthService
-  implements OnModuleInit, OnApplicationShutdown
+  implements OnModuleInit, OnModuleDestroy, OnApplicationShutdown
 {
   private readonly logger = new Logger('Database');
   private current: DatabaseStatus = 'up';
   private timer: NodeJS.Timeout | undefined;
   /** The ping under way: checks meanwhile wait for it rather than stacking pings on a busy database. */
   private pinging: Promise<void> | null = null;
+  private stopping = false;
 
   constructor(
     @Inject(DATABASE_RUNTIME) private readonly runtime: DatabaseRuntime,
@@ -57,6 +59,12 @@ export class DatabaseHealthService
     });
     this.timer = setInterval(() => void this.check(), CHECK_INTERVAL_MS);
     this.timer.unref();
+  }
+
+  /** Stopping: no more pings, and the answer of one under way (the connection closing under it) is not news. */
+  onModuleDestroy(): void {
+    this.stopping = true;
+    clearInterval(this.timer);
   }
 
   onApplicationShutdown(): void {
@@ -93,6 +101,7 @@ export class DatabaseHealthService
       await withTimeout(db.admin().ping(), PING_DEADLINE_MS);
       this.setStatus('up');
     } catch (error) {
+      if (this.stopping) return;
       this.setStatus('down', `ping failed: ${(error as Error).message}`);
     }
   }
