@@ -391,9 +391,8 @@ export class BudgetService implements OnApplicationBootstrap, OnModuleDestroy {
   ): Promise<void> {
     if (!ids.length) return;
     await Promise.allSettled(writes);
-    await this.reservations
-      .deleteMany({ _id: { $in: ids } })
-      .exec()
+    await this.reservations.collection
+      .deleteMany({ _id: { $in: ids } } as object)
       .catch((error: Error) =>
         this.logger.warn(`Could not remove reservations: ${error.message}`),
       );
