@@ -2,6 +2,8 @@
 //  1. scheduling drift: 100 jobs `* * * * *` made through REST fire at the next minute boundary on the
 //     production SystemClock; drift = startedAt − dueAt per run (p50/p95/max), how many ran, time until all finished;
 //  2. Pulse prompt size: GET /api/pulse/prompt with every section filled, counted with gpt-tokenizer, per `## ` section.
+// Goals (a miss exits 1): every run starts, drift p95 ≤ 1000 ms (issue 30: 100 jobs due at once start within 1 s p95);
+// the Pulse prompt ≤ 4000 tokens. BENCH_SMOKE=1 (npm test): part 2 only, no goal (part 1 waits for a minute boundary).
 // Run by `npm run bench` (ts-node, paths from apps/api/tsconfig.app.json); alone: `node tools/bench/run-all.mjs automations`
 // (builds first), or without the build: TS_NODE_PROJECT=apps/api/tsconfig.app.json TS_NODE_TRANSPILE_ONLY=true
 //   node -r ts-node/register -r ./tools/bench/register-paths.cjs tools/bench/automations.bench.ts
@@ -19,6 +21,10 @@ import {
 } from '../fake-llm/fake-llm-server';
 import { startBenchApp, type BenchApp } from './in-process-app';
 
+const SMOKE = process.env['BENCH_SMOKE'] === '1';
+const DRIFT_GOAL_P95_MS = 1000;
+const PULSE_PROMPT_GOAL_TOKENS = 4000;
+const misses: string[] = [];
 const JOBS = 100;
 const MINUTE = 60_000;
 /** Creating 100 jobs takes ~20 s here (every create reloads and re-checks every job): start it early in a minute. */
@@ -127,6 +133,11 @@ async function schedulingDrift(
         ? `Scheduling drift (startedAt − dueAt): p50 ${percentile(drift, 50)} ms, p95 ${percentile(drift, 95)} ms, max ${Math.max(...drift)} ms (first ${Math.min(...drift)} ms); ${started.length}/${JOBS} ran (goal p95 ≤ 1000 ms, all ${JOBS}; ${loadBefore})`
         : `Scheduling drift: no run started within ${START_BUDGET_MS / 1000} s of the boundary; 0/${JOBS} ran (goal p95 ≤ 1000 ms, all ${JOBS})`,
     );
+    const driftP95 = drift.length ? percentile(drift, 95) : Infinity;
+    if (started.length < JOBS || driftP95 > DRIFT_GOAL_P95_MS)
+      misses.push(
+        `${started.length}/${JOBS} jobs started, drift p95 ${driftP95} ms (goal all, p95 ≤ ${DRIFT_GOAL_P95_MS} ms)`,
+      );
     // Stricter: when each turn's user message was stored (the chat turn has begun and the model call follows).
     const chatIds = started.map(
       (r) => (r as RunRow & { chatId: Types.ObjectId }).chatId,
@@ -232,6 +243,10 @@ async function pulsePromptSize(api: BenchApp): Promise<void> {
     `Pulse prompt (core ${instruction.coreInstruction.length} chars, memory ${MEMORY.length}, database doc ${instruction.dbSchema.length}, notes ${pulse.notes.length}): ` +
       `${prompt.length} chars, ${o200k} tokens o200k_base, ${cl100k} tokens cl100k_base (goal ≤ 4000 before history)`,
   );
+  if (o200k > PULSE_PROMPT_GOAL_TOKENS)
+    misses.push(
+      `Pulse prompt ${o200k} tokens (goal ≤ ${PULSE_PROMPT_GOAL_TOKENS})`,
+    );
   // Per `## ` section; what comes before the first one is the core instruction (and the `---` after it).
   const parts: { title: string; text: string }[] = [];
   let current = { title: '(core instruction)', text: '' };
@@ -266,7 +281,11 @@ async function main() {
   try {
     const api = await startBenchApp(fake);
     try {
-      await schedulingDrift(api, fake);
+      if (SMOKE)
+        console.log(
+          'smoke run: scheduling drift not measured (it waits for a minute boundary)',
+        );
+      else await schedulingDrift(api, fake);
       await pulsePromptSize(api);
     } finally {
       await api.close();
@@ -278,6 +297,11 @@ async function main() {
 
 main().then(
   () => {
+    if (SMOKE) console.log('smoke run: goals not checked');
+    else if (misses.length) {
+      console.log(`goals missed:\n- ${misses.join('\n- ')}`);
+      process.exitCode = 1;
+    }
     // Exits by itself; if something still holds the loop, say what and stop.
     setTimeout(() => {
       console.error(

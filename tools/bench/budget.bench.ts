@@ -13,7 +13,9 @@ import type {
 import { startFakeLlmServer } from '../fake-llm/fake-llm-server';
 import { startBenchApp } from './in-process-app';
 
-const CALLS = 2_000;
+/** BENCH_SMOKE=1 (npm test): a few calls, no goal. */
+const SMOKE = process.env['BENCH_SMOKE'] === '1';
+const CALLS = SMOKE ? 100 : 2_000;
 const CONCURRENT = 20;
 const GOAL_P95_MS = 1;
 
@@ -140,7 +142,7 @@ async function main(): Promise<void> {
       console.error(
         `MISS: the budget check adds ${added.toFixed(3)} ms at p95 (goal ≤ ${GOAL_P95_MS} ms)`,
       );
-      process.exitCode = 1;
+      if (!SMOKE) process.exitCode = 1;
     } else
       console.log(
         `ok: the budget check adds ${added.toFixed(3)} ms at p95 (goal ≤ ${GOAL_P95_MS} ms)`,

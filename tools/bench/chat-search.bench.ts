@@ -114,7 +114,8 @@ async function main(): Promise<void> {
         `  ${row.name.padEnd(28)} ${String(count).padStart(4)} chats  p50 ${p50.toFixed(0).padStart(5)} ms  p95 ${p95.toFixed(0).padStart(5)} ms  ${ok ? 'ok' : 'OVER TARGET'}`,
       );
     }
-    if (failed) process.exitCode = 1;
+    // A smoke run (npm test) checks that the bench runs, not its goals.
+    if (failed && !(process.env['BENCH_SMOKE'] === '1')) process.exitCode = 1;
   } finally {
     await api.close();
     await fake.close();

@@ -481,7 +481,7 @@ async function main(): Promise<void> {
     await api.close();
     await fake.close();
   }
-  if (misses.length) {
+  if (misses.length && !(process.env['BENCH_SMOKE'] === '1')) {
     console.log(`Missed: ${misses.join(', ')}`);
     process.exit(1);
   }

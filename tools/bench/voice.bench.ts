@@ -14,13 +14,18 @@ import { startFakeLlmServer } from '../fake-llm/fake-llm-server';
 import { startFakeRealtimeServer } from '../fake-realtime/fake-realtime-server';
 import { startBenchApp } from './in-process-app';
 
-const CALLS = 300;
-const STARTS = 60;
-const WARM_UP = 10;
+/** BENCH_SMOKE=1 (npm test): a few calls, no goal. */
+const SMOKE = process.env['BENCH_SMOKE'] === '1';
+const CALLS = SMOKE ? 10 : 300;
+const STARTS = SMOKE ? 5 : 60;
+const WARM_UP = SMOKE ? 2 : 10;
 const TOOL_P95_MS = 20;
 const START_P95_MS = 30;
 
-/** A tool that does no I/O, in the data mode (the default mode is at its cap of 6). */
+/**
+ * A tool that does no I/O, in the data mode: the default mode is full (6 tools at most). The call's first
+ * use switches it there (a call to a tool exactly one mode holds), every later call runs in it.
+ */
 @AiToolProvider()
 @Injectable()
 class EchoTool implements AiTool {
@@ -154,7 +159,7 @@ async function main(): Promise<void> {
     await realtime.close();
     await llm.close();
   }
-  if (missed) process.exit(1);
+  if (missed && !SMOKE) process.exit(1);
 }
 
 main().catch((error) => {

@@ -1,7 +1,8 @@
 // WhatsApp linking figure (issue 5): the built app (API + console on one port, embedded database) with the
 // fake Baileys socket (apps/web-e2e/src/support/fake-whatsapp-socket.cjs, loaded via WHATSAPP_SOCKET_MODULE),
 // which emits a QR code as soon as the socket exists. In Debian's Chromium: from the click on "Link device"
-// until the QR image is decoded and on screen, 5 runs (disconnect in between). Goal ≤ 1 s.
+// until the QR image is decoded and on screen, 5 runs (disconnect in between). Goal ≤ 1 s; a miss exits 1.
+// BENCH_SMOKE=1: one run, no goal (part of `npm test`).
 import { spawn } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,8 @@ import { chromium } from 'playwright-core';
 import { freePort } from './free-port.mjs';
 
 const root = process.cwd();
-const RUNS = 5;
+const SMOKE = process.env.BENCH_SMOKE === '1';
+const RUNS = SMOKE ? 1 : 5;
 const PASSWORD = 'bench owner password';
 
 const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -50,8 +52,11 @@ const server = spawn(process.execPath, ['dist/apps/api/main.js'], {
   },
   stdio: 'ignore',
 });
+let exited = false;
+server.once('exit', () => (exited = true));
 try {
   for (let ready = false; !ready; ) {
+    if (exited) throw new Error('the API exited while starting');
     ready = await fetch(`${base}/api/health`).then(
       (r) => r.ok,
       () => false,
@@ -67,7 +72,8 @@ try {
   const page = await context.newPage();
   const times = [];
   for (let run = 0; run < RUNS; run++) {
-    await page.goto('/tools');
+    // The WhatsApp card lives on the Channels page.
+    await page.goto('/channels');
     const link = page.getByTestId('whatsapp-link');
     await link.waitFor({ state: 'visible' });
     await page.waitForFunction(
@@ -107,8 +113,9 @@ try {
   const sorted = [...times].sort((a, b) => a - b);
   console.log(
     `WhatsApp QR on screen after clicking Link device (Chromium, fake socket), ${RUNS} runs: ${times.join(', ')} ms; ` +
-      `median ${sorted[Math.floor(RUNS / 2)]} ms, max ${sorted.at(-1)} ms (goal ≤ 1000 ms: ${sorted.at(-1) <= 1000 ? 'met' : 'NOT met'})`,
+      `median ${sorted[Math.floor(RUNS / 2)]} ms, max ${sorted.at(-1)} ms (goal ≤ 1000 ms: ${SMOKE ? 'not checked in a smoke run' : sorted.at(-1) <= 1000 ? 'met' : 'NOT met'})`,
   );
+  if (!SMOKE && sorted.at(-1) > 1000) process.exitCode = 1;
 } finally {
   await browser.close();
   server.kill('SIGTERM');

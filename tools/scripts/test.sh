@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `npm test`: install what is missing, then the format check, the OpenAPI document check, lint, type-check, unit and integration tests,
-# process tests of the built server, and the browser suite in Chromium.
+# a smoke run of every benchmark, process tests of the built server, and the browser suite in Chromium.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 source tools/scripts/setup.sh
@@ -27,6 +27,8 @@ say "Unit and integration tests (Jest, real embedded database)"
 step npx nx run-many -t test --outputStyle=static
 say "Build"
 step npx nx run-many -t build -p api web --outputStyle=static
+say "Benchmarks, smoke run (small sizes, no goals: every bench still runs)"
+step node tools/bench/run-all.mjs --smoke
 say "Process tests of the built server (node --test)"
 step npx nx run api:test-process --outputStyle=static
 say "Browser tests (Playwright in Chromium)"

@@ -101,6 +101,37 @@ describe('when the embedded database dies', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
+  it('keeps reporting the database up while a ping is only slow (the server stalls, then answers)', async () => {
+    const { url, cookie } = await t.serve();
+    const stream = await openSse(`${url}/api/events`, { Cookie: cookie });
+    const statuses: string[] = [];
+    try {
+      await stream.next((e) => e.event === 'database.status');
+      const watching = stream
+        .next((e) => e.event === 'database.status')
+        .then((e) => statuses.push((e.data as { status: string }).status))
+        .catch(() => undefined);
+      // Stalled well past the check's answer time (1.5 s) but alive: a slow database, not a dead one.
+      process.kill(database.pid as number, 'SIGSTOP');
+      try {
+        const started = Date.now();
+        await t
+          .http()
+          .get('/api/health')
+          .expect(200, { status: 'ok', db: 'up' });
+        expect(Date.now() - started).toBeLessThan(3000);
+        await new Promise((done) => setTimeout(done, 1500));
+      } finally {
+        process.kill(database.pid as number, 'SIGCONT');
+      }
+      await t.http().get('/api/health').expect(200, { status: 'ok', db: 'up' });
+      void watching;
+      expect(statuses).toEqual([]);
+    } finally {
+      stream.close();
+    }
+  });
+
   it('turns health to 503, answers 503 at once instead of hanging, then restarts it and comes back', async () => {
     const { url, cookie } = await t.serve();
     const owner = await t.owner();

@@ -6,7 +6,7 @@ import {
 } from '@nestjs/common';
 import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
-import { Types, type Model } from 'mongoose';
+import { Types, type Model, type mongo } from 'mongoose';
 import { DateTime } from 'luxon';
 import type {
   BudgetCapName,
@@ -448,8 +448,12 @@ export class BudgetService implements OnApplicationBootstrap, OnModuleDestroy {
   persistReservation(
     record: Omit<BudgetReservationRecord, 'createdAt'>,
   ): Promise<unknown> {
-    return this.reservations
-      .create({ ...record, createdAt: this.clock.now() })
+    // The driver's insert, not a hydrated document: one of these goes out before every priced model call.
+    return (
+      this.reservations
+        .collection as unknown as mongo.Collection<BudgetReservationRecord>
+    )
+      .insertOne({ ...record, createdAt: this.clock.now() })
       .catch((error: Error) =>
         this.logger.warn(`Could not store a reservation: ${error.message}`),
       );
@@ -466,9 +470,8 @@ export class BudgetService implements OnApplicationBootstrap, OnModuleDestroy {
   ): Promise<void> {
     if (!ids.length) return;
     await Promise.allSettled(writes);
-    await this.reservations
-      .deleteMany({ _id: { $in: ids } })
-      .exec()
+    await this.reservations.collection
+      .deleteMany({ _id: { $in: ids } } as object)
       .catch((error: Error) =>
         this.logger.warn(`Could not remove reservations: ${error.message}`),
       );

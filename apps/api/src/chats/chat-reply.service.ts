@@ -317,9 +317,9 @@ export class ChatReplyService
       const chatUpdated = stored.then(async (ok) => {
         if (!ok) return;
         this.cache.updateChat(chatId, chatFields);
-        await this.chats
+        // Through the driver: strings, a boolean and a date, nothing for mongoose to cast on every turn.
+        await this.chats.collection
           .updateOne({ _id: chat._id }, { $set: chatFields })
-          .exec()
           .catch((error: Error) =>
             this.logger.warn(`Could not update the chat: ${error.message}`),
           );

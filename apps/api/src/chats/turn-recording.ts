@@ -253,19 +253,26 @@ export class TurnRecording {
     this.writing = this.writing
       .then(async () => {
         if (!(await this.stored)) return;
-        await this.messages
-          .updateOne({ _id: this.assistant._id }, { $set: state })
-          .exec();
+        await this.write(state);
       })
       .catch((error: Error) => {
         this.logger.warn(`Could not store the growing reply: ${error.message}`);
       });
   }
 
+  /**
+   * Sets fields of the assistant message through the driver: every field written here is
+   * `Mixed` or a plain string or date, which mongoose would not cast, only cost a turn CPU for.
+   */
+  private async write(fields: Partial<MessageRecord>): Promise<void> {
+    await this.messages.collection.updateOne(
+      { _id: this.assistant._id },
+      { $set: fields },
+    );
+  }
+
   private async store(fields: Partial<MessageRecord>): Promise<void> {
-    await this.messages
-      .updateOne({ _id: this.assistant._id }, { $set: fields })
-      .exec();
+    await this.write(fields);
     this.cache.append(this.assistant.chatId, {
       ...this.assistant,
       ...fields,

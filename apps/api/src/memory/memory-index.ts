@@ -92,6 +92,11 @@ export class MemoryIndex
   private ready: Promise<void> | null = null;
   /** Chat refreshes run one after another; a search waits for those already asked. */
   private refreshing: Promise<void> = Promise.resolve();
+  /**
+   * The messages of replies that started, by chat: read with the reply when it ends (one read
+   * of each, not one at the start and again at the end), or by a message search before then.
+   */
+  private readonly unread = new Map<string, string[]>();
   private builtMs = 0;
   /** Note writes made while a build reads the database, applied again to the new index. */
   private duringBuild: Array<() => void> | null = null;
@@ -234,6 +239,16 @@ export class MemoryIndex
     if (change === 'renamed' || change === 'mode' || change === 'updated')
       return;
     if (change === 'delivery') return;
+    if (change === 'reply-started' && messageIds?.length) {
+      this.unread.set(chatId, [
+        ...(this.unread.get(chatId) ?? []),
+        ...messageIds,
+      ]);
+      return;
+    }
+    const unread = this.unread.get(chatId) ?? [];
+    this.unread.delete(chatId);
+    const ids = [...new Set([...unread, ...(messageIds ?? [])])];
     this.refreshing = this.refreshing
       .then(async () => {
         // Before the first build there is nothing to refresh: the build reads this chat.
@@ -241,8 +256,7 @@ export class MemoryIndex
         await this.ready;
         if (change === 'deleted') this.dropChat(chatId);
         else if (change === 'created') await this.readMessages(chatId, []);
-        else if (messageIds?.length)
-          await this.readMessages(chatId, messageIds);
+        else if (messageIds?.length) await this.readMessages(chatId, ids);
         else await this.refreshChat(chatId);
       })
       .catch((error: Error) =>
@@ -252,6 +266,8 @@ export class MemoryIndex
 
   /** The latest user message of a chat before `before` (ids are time-ordered), when the index has it. */
   userMessageBefore(chatId: string, before: string | null): string | null {
+    // A reply running in the chat: its user message is not read yet, an older one would be found.
+    if (this.unread.has(chatId)) return null;
     let best: string | null = null;
     for (const key of this.chatDocs.get(chatId) ?? []) {
       const doc = this.meta.get(key);
@@ -284,6 +300,7 @@ export class MemoryIndex
 
   async search(query: IndexQuery): Promise<IndexHit[]> {
     await this.whenReady();
+    if (!query.notesOnly) this.readUnread();
     await this.refreshing;
     const filter = (result: SearchResult): boolean => {
       const doc = this.meta.get(result.id as string);
@@ -384,6 +401,22 @@ export class MemoryIndex
       set.add(key);
       this.mini.add({ id: key, text: redactSecrets(message.content, known) });
     }
+  }
+
+  /** Reads the messages of running replies now (a search of messages must find them). */
+  private readUnread(): void {
+    if (!this.unread.size) return;
+    const chats = [...this.unread];
+    this.unread.clear();
+    this.refreshing = this.refreshing
+      .then(async () => {
+        if (!this.ready) return;
+        await this.ready;
+        for (const [chatId, ids] of chats) await this.readMessages(chatId, ids);
+      })
+      .catch((error: Error) =>
+        this.logger.warn(`Memory index refresh failed: ${error.message}`),
+      );
   }
 
   private dropChat(chatId: string): void {

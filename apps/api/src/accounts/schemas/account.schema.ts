@@ -38,3 +38,30 @@ export class AccountDoc {
 }
 
 export const AccountSchema = SchemaFactory.createForClass(AccountDoc);
+
+/**
+ * Counts writes through this model (the accounts service's, and any other code's), so that a
+ * copy of the accounts read before a write is known to be stale (AccountsStore).
+ */
+export const accountWrites = { generation: 0 };
+const counted = () => {
+  accountWrites.generation += 1;
+};
+// Before and after: a read that runs while the write does is not kept either.
+const WRITES = [
+  'save',
+  'updateOne',
+  'updateMany',
+  'replaceOne',
+  'deleteOne',
+  'deleteMany',
+  'findOneAndUpdate',
+  'findOneAndReplace',
+  'findOneAndDelete',
+] as const;
+AccountSchema.pre([...WRITES], counted);
+AccountSchema.post([...WRITES], counted);
+AccountSchema.pre('insertMany', counted);
+AccountSchema.post('insertMany', counted);
+AccountSchema.pre('bulkWrite', counted);
+AccountSchema.post('bulkWrite', counted);

@@ -1,0 +1,216 @@
+// CPU the API process spends on one chat turn (issue 30), read from /proc/<pid>/stat around N sequential turns of the
+// built server against the fake provider on loopback: a plain turn (a short streamed answer, no tools) and a turn with
+// one tool round (db_query, then the answer). CPU time, not wall time, because this machine is shared: a wall figure
+// is printed beside the load average only as context.
+// Goals: ≤ 5 ms per plain turn, ≤ 2 ms more per tool round. Exits 1 on a miss.
+// BENCH_SMOKE=1: a few turns, no goals (part of `npm test`). BENCH_API_MAIN=<main.js>: another build, for a before/after.
+// BENCH_CPU_PROF=<dir>: the API runs with --cpu-prof into that directory (the profile is written when it stops).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  startFakeLlmServer,
+  type FakeLlmServer,
+} from '../fake-llm/fake-llm-server';
+
+const API_MAIN = process.env.BENCH_API_MAIN ?? 'dist/apps/api/main.js';
+const SMOKE = process.env.BENCH_SMOKE === '1';
+const PROFILE_DIR = process.env.BENCH_CPU_PROF;
+const TURNS = SMOKE ? 5 : Number(process.env.BENCH_TURNS ?? 100);
+const PLAIN_GOAL_MS = 5;
+const TOOL_ROUND_GOAL_MS = 2;
+const PASSWORD = 'bench password 1';
+/** Clock ticks per second for /proc/<pid>/stat (USER_HZ; 100 on Linux). */
+const TICKS_PER_S = 100;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as { port: number };
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+/** User + system CPU of a process so far, in ms (fields 14 and 15 of /proc/<pid>/stat). */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_S;
+}
+
+interface Api {
+  url: string;
+  cookie: string;
+  child: ChildProcess;
+  dataDir: string;
+}
+
+async function startApi(fake: FakeLlmServer): Promise<Api> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'metatron-bench-'));
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [
+      ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []),
+      API_MAIN,
+    ],
+    {
+      env: {
+        ...process.env,
+        PORT: String(port),
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'warn',
+        OPENAI_BASE_URL: fake.openaiBaseUrl,
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  for (;;) {
+    if (exited) throw new Error(`the API (${API_MAIN}) exited while starting`);
+    try {
+      if ((await fetch(`${url}/api/health`)).ok) break;
+    } catch {
+      /* starting */
+    }
+    await new Promise((done) => setTimeout(done, 20));
+  }
+  const setup = await fetch(`${url}/api/auth/setup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ password: PASSWORD }),
+  });
+  const cookie = String(setup.headers.get('set-cookie')).split(';')[0];
+  const patch = await fetch(`${url}/api/settings`, {
+    method: 'PATCH',
+    headers: { 'content-type': 'application/json', cookie },
+    body: JSON.stringify({
+      openaiApiKey: 'sk-bench-000000000000',
+      primaryModel: 'gpt-4.1-mini',
+      budget: { dailyUsd: null, monthlyUsd: null, unattendedDailyUsd: null },
+    }),
+  });
+  if (!patch.ok) throw new Error(`settings: ${patch.status}`);
+  return { url, cookie, child, dataDir };
+}
+
+async function newChat(api: Api): Promise<string> {
+  const res = await fetch(`${api.url}/api/chats`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie: api.cookie },
+    body: '{}',
+  });
+  return ((await res.json()) as { id: string }).id;
+}
+
+/** One turn over SSE, read to the end; throws unless the stream ended with `done`. */
+async function turn(api: Api, chatId: string, content: string) {
+  const res = await fetch(`${api.url}/api/chats/${chatId}/messages`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      cookie: api.cookie,
+    },
+    body: JSON.stringify({ content }),
+  });
+  const body = await res.text();
+  if (res.status !== 200 || !body.includes('event: done'))
+    throw new Error(`turn: ${res.status} ${body.slice(0, 400)}`);
+}
+
+/** A short streamed answer: 20 pieces, as a model's reply of a sentence or two arrives. */
+const ANSWER = Array.from({ length: 20 }, (_, i) => (i ? ` word${i}` : 'Hi'));
+
+async function measure(
+  api: Api,
+  label: string,
+  run: (chatId: string) => Promise<void>,
+): Promise<number> {
+  // A few chats, so history stays short as in a real conversation and the per-chat cost is counted.
+  const chats = await Promise.all(
+    Array.from({ length: 10 }, () => newChat(api)),
+  );
+  for (let i = 0; i < 5; i++) await run(chats[i % chats.length]); // warm-up (JIT, pools)
+  const pid = api.child.pid as number;
+  const cpuBefore = cpuMs(pid);
+  const wallBefore = performance.now();
+  for (let i = 0; i < TURNS; i++) await run(chats[i % chats.length]);
+  const perTurn = (cpuMs(pid) - cpuBefore) / TURNS;
+  const wall = (performance.now() - wallBefore) / TURNS;
+  console.log(
+    `${label}: API CPU ${perTurn.toFixed(2)} ms per turn over ${TURNS} turns (wall ${wall.toFixed(1)} ms per turn, load average ${loadavg()[0].toFixed(2)})`,
+  );
+  return perTurn;
+}
+
+async function main() {
+  const fake = await startFakeLlmServer();
+  const api = await startApi(fake);
+  const misses: string[] = [];
+  try {
+    fake.openai.fallback = { text: ANSWER };
+    const plain = await measure(api, 'plain turn', (chatId) =>
+      turn(api, chatId, 'Say hello'),
+    );
+    // One tool round: the model asks for db_query, then answers.
+    fake.openai.fallback = (request) => {
+      const messages = request.body.messages as Array<{ role: string }>;
+      return messages[messages.length - 1]?.role === 'tool'
+        ? { text: ANSWER }
+        : {
+            toolCalls: [
+              {
+                name: 'db_query',
+                arguments: {
+                  operation: 'find',
+                  collection: 'contacts',
+                  filter: {},
+                  options: { limit: 5 },
+                },
+              },
+            ],
+          };
+    };
+    const withTool = await measure(api, 'turn with one tool round', (chatId) =>
+      turn(api, chatId, 'Look up my contacts'),
+    );
+    const round = withTool - plain;
+    console.log(`one tool round adds ${round.toFixed(2)} ms of API CPU`);
+    if (plain > PLAIN_GOAL_MS)
+      misses.push(
+        `plain turn ${plain.toFixed(2)} ms > ${PLAIN_GOAL_MS} ms of CPU`,
+      );
+    if (round > TOOL_ROUND_GOAL_MS)
+      misses.push(
+        `a tool round ${round.toFixed(2)} ms > ${TOOL_ROUND_GOAL_MS} ms of CPU`,
+      );
+  } finally {
+    api.child.kill('SIGTERM');
+    await new Promise((done) => api.child.once('exit', done));
+    rmSync(api.dataDir, { recursive: true, force: true });
+    await fake.close();
+  }
+  if (SMOKE) {
+    console.log('smoke run: goals not checked');
+    return 0;
+  }
+  if (misses.length) {
+    console.log(`goals missed: ${misses.join('; ')}`);
+    return 1;
+  }
+  console.log('all goals met');
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
