@@ -14,7 +14,7 @@ import { Types, type Model } from 'mongoose';
 import type { AppEventMap, ChatKind } from '@metatronos/shared-types';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
-import { SandboxSecrets } from '../mongo-sandbox/sandbox-secrets';
+import { KnownSecrets } from '../secrets/known-secrets';
 import { ChatRecord } from '../chats/schemas/chat.schema';
 import { MessageRecord } from '../chats/schemas/message.schema';
 import { DocTable } from './doc-table';
@@ -26,7 +26,6 @@ import {
 } from './index-snapshot';
 import { MemoryNoteRecord } from './memory-note.schema';
 import { RankedSearch } from './ranked-search';
-import { redactSecrets } from './secret-redaction';
 import { indexTerm, words } from './word-forms';
 
 export interface IndexHit {
@@ -79,8 +78,11 @@ const BUILD_BATCH = 2000;
 const CATCH_UP_PAGE = 500;
 /** Journal entries after which the snapshot is written again. */
 const SAVE_AFTER_CHANGES = 500;
-/** Changes found at start after which the snapshot is written again at once. */
-const SAVE_AFTER_CATCH_UP = 200;
+/**
+ * Changes read at start after which the snapshot is written again at once (reading 5,000 newer
+ * messages takes about a second; writing the snapshot blocks for one or two and needs memory).
+ */
+const SAVE_AFTER_CATCH_UP = 5000;
 /** Where the database side of the snapshot's token is kept (one document). */
 const STATE_COLLECTION = 'memory_index';
 const STATE_ID = 'snapshot';
@@ -94,6 +96,16 @@ type IndexedMessage = Pick<
   '_id' | 'role' | 'content' | 'createdAt'
 >;
 const MESSAGE_FIELDS = { role: 1, content: 1, createdAt: 1 } as const;
+/** What the index reads of a note (not its history, which can be long). */
+const NOTE_FIELDS = {
+  text: 1,
+  status: 1,
+  chatId: 1,
+  observedAt: 1,
+  supersededBy: 1,
+  expiresAt: 1,
+} as const;
+type IndexedNote = Pick<MemoryNoteRecord, '_id' | keyof typeof NOTE_FIELDS>;
 
 /**
  * The full-text index of memory search: every note and every message's text, in
@@ -148,7 +160,7 @@ export class MemoryIndex
     @InjectModel(MessageRecord.name)
     private readonly messages: Model<MessageRecord>,
     @InjectModel(ChatRecord.name) private readonly chats: Model<ChatRecord>,
-    private readonly secrets: SandboxSecrets,
+    private readonly secrets: KnownSecrets,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.files = new IndexSnapshotFiles(config.dataDir);
@@ -277,7 +289,8 @@ export class MemoryIndex
     const mini = MemoryIndex.create();
     const table = new DocTable();
     const chatKinds = await this.readChatKinds();
-    const known = await this.secrets.currentSecrets();
+    const known = await this.secrets.values();
+    const scrub = await this.secrets.scrubber();
     // What an older snapshot and journal held is replaced by this build.
     await this.files.clear();
     const batch: Array<{ id: number; text: string }> = [];
@@ -286,9 +299,7 @@ export class MemoryIndex
       .lean<IndexedMessage & Pick<MessageRecord, 'chatId'>>()
       .cursor({ batchSize: BUILD_BATCH });
     for await (const message of cursor) {
-      const text = message.content?.trim()
-        ? redactSecrets(message.content, known)
-        : '';
+      const text = message.content?.trim() ? scrub(message.content) : '';
       const slot = table.setMessage(
         String(message._id),
         String(message.chatId),
@@ -318,8 +329,8 @@ export class MemoryIndex
   private async loadSnapshot(): Promise<number | null> {
     const snapshot = await this.files.read();
     if (!snapshot) return null;
-    const known = await this.secrets.currentSecrets();
-    const secretsHash = hashSecrets(known);
+    const scrub = await this.secrets.scrubber();
+    const secretsHash = hashSecrets(await this.secrets.values());
     if (snapshot.secrets !== secretsHash) {
       this.logger.log(
         'Memory index snapshot made with other secrets: reading every message',
@@ -343,7 +354,7 @@ export class MemoryIndex
     const chatKinds = await this.readChatKinds();
     const count = await this.messages.estimatedDocumentCount().exec();
     this.install(mini, table, chatKinds);
-    let changes = await this.readNewerThan(snapshot.newest, known);
+    let changes = await this.readNewerThan(snapshot.newest, scrub);
     const journal = (await this.files.readJournal()).filter(
       (entry) => entry.seq > snapshot.seq,
     );
@@ -389,8 +400,8 @@ export class MemoryIndex
 
   private async readNotes(): Promise<void> {
     for (const note of await this.notes
-      .find({ status: { $ne: 'proposed' } })
-      .lean<MemoryNoteRecord[]>()
+      .find({ status: { $ne: 'proposed' } }, NOTE_FIELDS)
+      .lean<IndexedNote[]>()
       .exec())
       this.indexNote(note);
   }
@@ -398,7 +409,7 @@ export class MemoryIndex
   /** Messages with an id above `newest`, newest first, a page at a time (FerretDB reads those from its `_id` index). */
   private async readNewerThan(
     newest: string | null,
-    known: readonly string[],
+    scrub: (text: string) => string,
   ): Promise<number> {
     let read = 0;
     for (let skip = 0; ; skip += CATCH_UP_PAGE) {
@@ -411,7 +422,7 @@ export class MemoryIndex
         .exec();
       for (const message of page) {
         if (newest && String(message._id) <= newest) return read;
-        this.putMessage(String(message.chatId), message, known);
+        this.putMessage(String(message.chatId), message, scrub);
         read++;
       }
       if (page.length < CATCH_UP_PAGE) return read;
@@ -552,7 +563,7 @@ export class MemoryIndex
     if (slot !== undefined) this.dropSlot(slot);
   }
 
-  private indexNote(note: MemoryNoteRecord): void {
+  private indexNote(note: IndexedNote): void {
     const id = note._id.toHexString();
     const old = this.table.slotOf('note', id);
     if (old !== undefined) this.dropSlot(old);
@@ -651,7 +662,7 @@ export class MemoryIndex
       if (!chat) return;
       this.chatKinds.set(chatId, chat.kind ?? 'chat');
     }
-    const known = await this.secrets.currentSecrets();
+    const scrub = await this.secrets.scrubber();
     const valid = ids.filter((id) => Types.ObjectId.isValid(id));
     const found = await Promise.all(
       valid.map((id) =>
@@ -662,7 +673,7 @@ export class MemoryIndex
       ),
     );
     for (const [i, message] of found.entries()) {
-      if (message) this.putMessage(chatId, message, known);
+      if (message) this.putMessage(chatId, message, scrub);
       else {
         const slot = this.table.slotOf('message', String(valid[i]));
         if (slot !== undefined) this.dropSlot(slot);
@@ -673,14 +684,12 @@ export class MemoryIndex
   private putMessage(
     chatId: string,
     message: IndexedMessage,
-    known: readonly string[],
+    scrub: (text: string) => string,
   ): void {
     const id = String(message._id);
     const old = this.table.slotOf('message', id);
     if (old !== undefined && this.table.isIndexed(old)) this.mini.discard(old);
-    const text = message.content?.trim()
-      ? redactSecrets(message.content, known)
-      : '';
+    const text = message.content?.trim() ? scrub(message.content) : '';
     const slot = this.table.setMessage(
       id,
       chatId,
@@ -709,12 +718,12 @@ export class MemoryIndex
       return;
     }
     this.chatKinds.set(chatId, chat.kind ?? 'chat');
-    const known = await this.secrets.currentSecrets();
+    const scrub = await this.secrets.scrubber();
     const messages = await this.messages
       .find({ chatId: oid }, MESSAGE_FIELDS)
       .lean<IndexedMessage[]>()
       .exec();
-    for (const message of messages) this.putMessage(chatId, message, known);
+    for (const message of messages) this.putMessage(chatId, message, scrub);
   }
 
   private dropSlot(slot: number): void {
