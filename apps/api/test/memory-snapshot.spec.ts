@@ -1,6 +1,6 @@
 import type { MemorySearchResult } from '@metatronos/shared-types';
 import { getConnectionToken } from '@nestjs/mongoose';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Types, type Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
@@ -177,7 +177,7 @@ describe('memory index snapshot (start-up from DATA_DIR)', () => {
     expect(index.stats().source).toBe('snapshot');
   });
 
-  it('does not use a snapshot made with other secrets (a key saved later may be in its text)', async () => {
+  it('a secret saved later: the index is read again at once without it, and the snapshot rewritten', async () => {
     await addMessage(familyChat, 'my brave key is BSAlater-saved-key-778899');
     await index.rebuild();
     expect(readFileSync(snapshotPath, 'utf8')).toContain('bsalat');
@@ -185,10 +185,28 @@ describe('memory index snapshot (start-up from DATA_DIR)', () => {
       .patch('/api/settings')
       .send({ braveApiKey: 'BSAlater-saved-key-778899' })
       .expect(200);
-    await index.restart();
-    expect(index.stats().source).toBe('database');
+    // At once: everything is read again without the secret.
     expect(await search('BSAlater')).toHaveLength(0);
+    expect(await search('brave')).toHaveLength(1);
+    expect(index.stats().source).toBe('database');
     await index.save();
     expect(readFileSync(snapshotPath, 'utf8')).not.toContain('bsalat');
+    // A start with the new secrets uses the snapshot written without it.
+    await index.restart();
+    expect(index.stats().source).toBe('snapshot');
+    expect(await search('BSAlater')).toHaveLength(0);
+  });
+
+  it('does not use a snapshot written with other secrets (one saved while the app was down)', async () => {
+    await index.rebuild();
+    const saved = JSON.parse(readFileSync(snapshotPath, 'utf8')) as {
+      secrets: string;
+    };
+    writeFileSync(
+      snapshotPath,
+      JSON.stringify({ ...saved, secrets: 'a digest of other secrets' }),
+    );
+    await index.restart();
+    expect(index.stats().source).toBe('database');
   });
 });

@@ -540,6 +540,30 @@ export class MemoryIndex
     return this.table.userMessageBefore(chatId, before);
   }
 
+  /**
+   * A secret saved now may sit in text indexed before it was known: everything is read again
+   * without it (as at a first start; searches wait for it), and a new snapshot written.
+   */
+  @OnEvent('settings.updated')
+  onSettingsUpdated(): void {
+    this.refreshing = this.refreshing
+      .then(async () => {
+        if (!this.ready) return;
+        await this.ready;
+        if (hashSecrets(await this.secrets.values()) === this.secretsHash)
+          return;
+        await this.saving;
+        await this.files.clear();
+        this.ready = null;
+        void this.whenReady();
+      })
+      .catch((error: Error) =>
+        this.logger.warn(
+          `Memory index not read again after a secret changed: ${error.message}`,
+        ),
+      );
+  }
+
   @OnEvent('backup.restored')
   onRestored(): void {
     this.refreshing = this.refreshing
@@ -584,6 +608,8 @@ export class MemoryIndex
   async search(query: IndexQuery): Promise<IndexHit[]> {
     await this.whenReady();
     await this.refreshing;
+    // A refresh may have started a new build (a secret changed): its result, not the old index.
+    await this.whenReady();
     const table = this.table;
     const accept = (id: unknown): boolean => {
       const slot = id as number;
