@@ -76,6 +76,8 @@ const RECENCY_WEIGHT = 0.15;
 const BUILD_BATCH = 2000;
 /** Newer messages read per page when catching up from a snapshot. */
 const CATCH_UP_PAGE = 500;
+/** Newer messages read after a snapshot at most; a snapshot further behind is not used. */
+const MAX_CATCH_UP = 20_000;
 /** Journal entries after which the snapshot is written again. */
 const SAVE_AFTER_CHANGES = 500;
 /**
@@ -354,7 +356,14 @@ export class MemoryIndex
     const chatKinds = await this.readChatKinds();
     const count = await this.messages.estimatedDocumentCount().exec();
     this.install(mini, table, chatKinds);
-    let changes = await this.readNewerThan(snapshot.newest, scrub);
+    const newer = await this.readNewerThan(snapshot.newest, scrub);
+    if (newer === null) {
+      this.logger.log(
+        `Memory index snapshot is more than ${MAX_CATCH_UP} messages behind: reading every message`,
+      );
+      return null;
+    }
+    let changes = newer;
     const journal = (await this.files.readJournal()).filter(
       (entry) => entry.seq > snapshot.seq,
     );
@@ -406,11 +415,11 @@ export class MemoryIndex
       this.indexNote(note);
   }
 
-  /** Messages with an id above `newest`, newest first, a page at a time (FerretDB reads those from its `_id` index). */
+  /** Messages with an id above `newest`, newest first, a page at a time (FerretDB reads those from its `_id` index); null past MAX_CATCH_UP. */
   private async readNewerThan(
     newest: string | null,
     scrub: (text: string) => string,
-  ): Promise<number> {
+  ): Promise<number | null> {
     let read = 0;
     for (let skip = 0; ; skip += CATCH_UP_PAGE) {
       const page = await this.messages
@@ -426,6 +435,8 @@ export class MemoryIndex
         read++;
       }
       if (page.length < CATCH_UP_PAGE) return read;
+      // Each page reads the index from the top: past this, one pass over every message is cheaper.
+      if (read >= MAX_CATCH_UP) return null;
     }
   }
 
