@@ -374,6 +374,32 @@ describe('memory (notes, search, recall, /api/memories)', () => {
     expect(stored?.['text']).not.toContain('hunter22');
   });
 
+  it('finds a held secret in the forms the shared detector knows (base64, reversed) before it becomes a note or enters the index', async () => {
+    const key = 'BSAplain-brave-key-000111';
+    const encoded = Buffer.from(key).toString('base64');
+    const reversed = [...key].reverse().join('');
+    const out = await call('remember', {
+      text: `Encoded ${encoded} and backwards ${reversed}`,
+    });
+    const stored = await db
+      .collection('memories')
+      .findOne({ _id: new Types.ObjectId(out['id'] as string) });
+    expect(stored?.['text']).not.toContain(encoded);
+    expect(stored?.['text']).not.toContain(reversed);
+    await addMessage(
+      ownerChat,
+      'encoded',
+      { role: 'user', content: `the key again: ${encoded} zebrafinch` },
+      new Date(start.getTime() + 9 * DAY),
+    );
+    await t.app.get(MemoryIndex).rebuild();
+    expect((await search('zebrafinch')).map((r) => r.id)).toContain(
+      ids['encoded'],
+    );
+    // Its words are searchable, the encoded key is not.
+    expect(await search(encoded)).toHaveLength(0);
+  });
+
   it('edits a note through PATCH, keeping the prior version', async () => {
     const res = await owner
       .patch(`/api/memories/${ids['note']}`)

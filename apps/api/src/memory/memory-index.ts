@@ -1,4 +1,5 @@
 import {
+  Inject,
   Injectable,
   Logger,
   type OnApplicationBootstrap,
@@ -7,31 +8,25 @@ import {
 } from '@nestjs/common';
 import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
-import MiniSearch, { type SearchResult } from 'minisearch';
+import { createHash, randomBytes } from 'node:crypto';
+import MiniSearch, { type AsPlainObject } from 'minisearch';
 import { Types, type Model } from 'mongoose';
 import type { AppEventMap, ChatKind } from '@metatronos/shared-types';
-import { SandboxSecrets } from '../mongo-sandbox/sandbox-secrets';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/app-config.provider';
+import { KnownSecrets } from '../secrets/known-secrets';
 import { ChatRecord } from '../chats/schemas/chat.schema';
 import { MessageRecord } from '../chats/schemas/message.schema';
+import { DocTable } from './doc-table';
+import {
+  IndexSnapshotFiles,
+  SNAPSHOT_VERSION,
+  type IndexSnapshot,
+  type JournalEntry,
+} from './index-snapshot';
 import { MemoryNoteRecord } from './memory-note.schema';
-import { redactSecrets } from './secret-redaction';
+import { RankedSearch } from './ranked-search';
 import { indexTerm, words } from './word-forms';
-
-/** What the index keeps of a document besides its terms (the text itself stays in the database). */
-interface DocMeta {
-  kind: 'note' | 'message';
-  /** The record's id (hex). */
-  id: string;
-  chatId: string | null;
-  /** ms since epoch: a note's observedAt, a message's createdAt. */
-  date: number;
-  /** Messages: whether it is a user message (the owner's, a contact's or a trigger's). */
-  user?: boolean;
-  /** Notes only. */
-  status?: string;
-  supersededBy?: string | null;
-  expiresAt?: number | null;
-}
 
 export interface IndexHit {
   kind: 'note' | 'message';
@@ -55,6 +50,16 @@ export interface IndexQuery {
   now: number;
 }
 
+/** How the index was last made ready. */
+export interface IndexStats {
+  buildMs: number;
+  documents: number;
+  /** `snapshot`: loaded from DATA_DIR and caught up; `database`: every message read. */
+  source: 'snapshot' | 'database' | 'none';
+  /** Messages and journal entries read after loading a snapshot. */
+  caughtUp: number;
+}
+
 /** A note's score when a newer note replaced it: still found, always below its successor. */
 const SUPERSEDED_FACTOR = 0.5;
 /**
@@ -67,18 +72,58 @@ const TIE_WINDOW = 60;
 /** Half-life of the small recency boost (a year-old hit keeps most of its score). */
 const RECENCY_HALF_LIFE_MS = 120 * 86_400_000;
 const RECENCY_WEIGHT = 0.15;
+/** Messages read per batch at a full build; the event loop runs between batches. */
+const BUILD_BATCH = 2000;
+/** Newer messages read per page when catching up from a snapshot. */
+const CATCH_UP_PAGE = 500;
+/** Newer messages read after a snapshot at most; a snapshot further behind is not used. */
+const MAX_CATCH_UP = 20_000;
+/** Journal entries after which the snapshot is written again. */
+const SAVE_AFTER_CHANGES = 500;
+/**
+ * Changes read at start after which the snapshot is written again at once (reading 5,000 newer
+ * messages takes about a second; writing the snapshot blocks for one or two and needs memory).
+ */
+const SAVE_AFTER_CATCH_UP = 5000;
+/** Where the database side of the snapshot's token is kept (one document). */
+const STATE_COLLECTION = 'memory_index';
+const STATE_ID = 'snapshot';
+const WEIGHTS = { prefix: 0.5, fuzzy: 0.4 };
+const prefixOf = (term: string): boolean => term.length >= 4;
+const fuzzyOf = (term: string): number | false =>
+  term.length >= 5 ? 0.2 : false;
 
-const docId = (kind: 'note' | 'message', id: string): string =>
-  `${kind === 'note' ? 'n' : 'm'}:${id}`;
+type IndexedMessage = Pick<
+  MessageRecord,
+  '_id' | 'role' | 'content' | 'createdAt'
+>;
+const MESSAGE_FIELDS = { role: 1, content: 1, createdAt: 1 } as const;
+/** What the index reads of a note (not its history, which can be long). */
+const NOTE_FIELDS = {
+  text: 1,
+  status: 1,
+  chatId: 1,
+  observedAt: 1,
+  supersededBy: 1,
+  expiresAt: 1,
+} as const;
+type IndexedNote = Pick<MemoryNoteRecord, '_id' | keyof typeof NOTE_FIELDS>;
 
 /**
  * The full-text index of memory search: every note and every message's text, in
  * memory (MiniSearch: BM25 ranking, prefix and typo tolerance, word forms through
- * `indexTerm`). Built from the database once the app listens (in the background:
- * a search before it is ready waits for it); then it follows the writes: a chat
- * whose reply ended, a delivery, a created or deleted chat is read again by its
- * indexed `chatId`; a note is put or removed by the memory service as it writes.
- * Secrets are taken out of the text before it is indexed.
+ * `indexTerm`; `RankedSearch` reads its top hits without a result object per match).
+ * Documents are numbered slots of a `DocTable`.
+ *
+ * At start (in the background once the app listens: a search before it is ready waits)
+ * the message part is loaded from its snapshot in `DATA_DIR/memory-index/` and caught up:
+ * messages newer than the snapshot (by `_id`, the one order FerretDB reads from its index),
+ * then the journal of chats changed since it was written. A snapshot of another database,
+ * other secrets or a message count that does not match is not trusted: every message is
+ * read again, and a new snapshot written. Notes are always read from the database.
+ * Then the index follows the writes: a chat whose reply ended, a created or deleted chat
+ * is read again by its indexed `chatId` (and journaled); a note is put or removed by the
+ * memory service as it writes. Secrets are taken out of the text before it is indexed.
  */
 @Injectable()
 export class MemoryIndex
@@ -86,22 +131,30 @@ export class MemoryIndex
 {
   private readonly logger = new Logger(MemoryIndex.name);
   private mini = MemoryIndex.create();
-  private readonly meta = new Map<string, DocMeta>();
-  private readonly chatDocs = new Map<string, Set<string>>();
+  private table = new DocTable();
   private readonly chatKinds = new Map<string, ChatKind>();
+  private readonly ranking = new RankedSearch();
+  private readonly files: IndexSnapshotFiles;
   private ready: Promise<void> | null = null;
   /** Chat refreshes run one after another; a search waits for those already asked. */
   private refreshing: Promise<void> = Promise.resolve();
-  /**
-   * The messages of replies that started, by chat: read with the reply when it ends (one read
-   * of each, not one at the start and again at the end), or by a message search before then.
-   */
-  private readonly unread = new Map<string, string[]>();
-  private builtMs = 0;
+  private lastStats: IndexStats = {
+    buildMs: 0,
+    documents: 0,
+    source: 'none',
+    caughtUp: 0,
+  };
   /** Note writes made while a build reads the database, applied again to the new index. */
   private duringBuild: Array<() => void> | null = null;
   /** The app is stopping (or failed to start): a build cut short by the closed database is no error. */
   private stopped = false;
+  /** The last journal entry written, and the last one whose change the index holds. */
+  private seq = 0;
+  private appliedSeq = 0;
+  private changesSinceSave = 0;
+  private saving: Promise<void> | null = null;
+  /** A digest of the secrets the indexed text was cleaned of. */
+  private secretsHash = '';
 
   constructor(
     @InjectModel(MemoryNoteRecord.name)
@@ -109,16 +162,21 @@ export class MemoryIndex
     @InjectModel(MessageRecord.name)
     private readonly messages: Model<MessageRecord>,
     @InjectModel(ChatRecord.name) private readonly chats: Model<ChatRecord>,
-    private readonly secrets: SandboxSecrets,
-  ) {}
+    private readonly secrets: KnownSecrets,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.files = new IndexSnapshotFiles(config.dataDir);
+  }
 
-  private static create(): MiniSearch<{ id: string; text: string }> {
-    return new MiniSearch<{ id: string; text: string }>({
-      fields: ['text'],
-      storeFields: [],
-      tokenize: (text) => words(text),
-      processTerm: (term) => indexTerm(term),
-    });
+  private static readonly OPTIONS = {
+    fields: ['text'],
+    storeFields: [],
+    tokenize: (text: string) => words(text),
+    processTerm: (term: string) => indexTerm(term),
+  };
+
+  private static create(): MiniSearch<{ id: number; text: string }> {
+    return new MiniSearch<{ id: number; text: string }>(MemoryIndex.OPTIONS);
   }
 
   onApplicationBootstrap(): void {
@@ -132,13 +190,15 @@ export class MemoryIndex
     this.stopped = true;
   }
 
-  onApplicationShutdown(): void {
+  async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
+    // A snapshot being written is finished (it is replaced atomically either way).
+    await this.saving;
   }
 
-  /** The index, built once (a search before the start-up build ends waits for it). */
+  /** The index, made ready once (a search before that waits for it). */
   whenReady(): Promise<void> {
-    this.ready ??= this.rebuild().catch((error: Error) => {
+    this.ready ??= this.start().catch((error: Error) => {
       // A build cut short because the app stops (the database client closed) is no failure.
       if (!this.stopped && this.notes.db.readyState === 1)
         this.logger.error(`Memory index build failed: ${error.message}`);
@@ -147,89 +207,237 @@ export class MemoryIndex
     return this.ready;
   }
 
-  /** How long the last full build took (ms), and how many documents it holds. */
-  stats(): { buildMs: number; documents: number } {
-    return { buildMs: this.builtMs, documents: this.meta.size };
+  /** How the index was last made ready, and how many documents it holds. */
+  stats(): IndexStats {
+    return { ...this.lastStats, documents: this.table.indexed };
   }
 
   kindOf(chatId: string): ChatKind | undefined {
     return this.chatKinds.get(chatId);
   }
 
-  /** Reads every note, chat and message again (start-up, a restored backup). */
+  /** Reads every note, chat and message again, and writes a new snapshot (a restored backup). */
   async rebuild(): Promise<void> {
+    await this.refreshing;
+    // A snapshot being written (the start-up's) would land after this build cleared the folder.
+    await this.saving;
     const started = performance.now();
     this.duringBuild = [];
     try {
-      await this.build(started);
+      await this.build();
+      this.finish(started, 'database', 0);
     } finally {
       this.duringBuild = null;
     }
+    await this.save();
   }
 
-  private async build(started: number): Promise<void> {
+  /** Forgets the index in memory and makes it ready again as at start (the bench's restart). */
+  async restart(): Promise<void> {
+    await this.refreshing;
+    await this.saving;
+    this.mini = MemoryIndex.create();
+    this.table = new DocTable();
+    this.chatKinds.clear();
+    this.ready = null;
+    await this.whenReady();
+  }
+
+  private async start(): Promise<void> {
+    const started = performance.now();
+    this.duringBuild = [];
+    try {
+      const caughtUp = await this.loadSnapshot().catch((error: Error) => {
+        this.logger.warn(
+          `Memory index snapshot not used: ${error.message}; reading every message`,
+        );
+        return null;
+      });
+      if (caughtUp === null) {
+        await this.build();
+        this.finish(started, 'database', 0);
+      } else this.finish(started, 'snapshot', caughtUp);
+    } finally {
+      this.duringBuild = null;
+    }
+    if (
+      this.lastStats.source === 'database' ||
+      this.lastStats.caughtUp >= SAVE_AFTER_CATCH_UP
+    )
+      void this.save();
+  }
+
+  private finish(
+    started: number,
+    source: IndexStats['source'],
+    caughtUp: number,
+  ): void {
+    const replay = this.duringBuild ?? [];
+    this.duringBuild = null;
+    for (const apply of replay) apply();
+    this.lastStats = {
+      buildMs: performance.now() - started,
+      documents: 0,
+      source,
+      caughtUp,
+    };
+    this.logger.log(
+      `Memory index: ${this.table.indexed} documents in ${Math.round(this.lastStats.buildMs)} ms (${source === 'snapshot' ? `snapshot, ${caughtUp} changes read after it` : 'every message read'})`,
+    );
+  }
+
+  /** Every chat, message and note from the database. */
+  private async build(): Promise<void> {
     const mini = MemoryIndex.create();
-    const meta = new Map<string, DocMeta>();
-    const chatDocs = new Map<string, Set<string>>();
-    const chatKinds = new Map<string, ChatKind>();
-    const known = await this.secrets.currentSecrets();
+    const table = new DocTable();
+    const chatKinds = await this.readChatKinds();
+    const known = await this.secrets.values();
+    const scrub = await this.secrets.scrubber();
+    // What an older snapshot and journal held is replaced by this build.
+    await this.files.clear();
+    const batch: Array<{ id: number; text: string }> = [];
+    const cursor = this.messages
+      .find({}, { chatId: 1, ...MESSAGE_FIELDS })
+      .lean<IndexedMessage & Pick<MessageRecord, 'chatId'>>()
+      .cursor({ batchSize: BUILD_BATCH });
+    for await (const message of cursor) {
+      const text = message.content?.trim() ? scrub(message.content) : '';
+      const slot = table.setMessage(
+        String(message._id),
+        String(message.chatId),
+        new Date(message.createdAt).getTime(),
+        message.role === 'user',
+        !!text,
+      );
+      if (text) batch.push({ id: slot, text });
+      if (batch.length >= BUILD_BATCH) {
+        mini.addAll(batch.splice(0));
+        // Let requests in between batches: a start-up build must not freeze the API.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    mini.addAll(batch.splice(0));
+    this.install(mini, table, chatKinds);
+    await this.readNotes();
+    // Journal entries written so far are all in this build.
+    this.appliedSeq = this.seq;
+    this.secretsHash = hashSecrets(known);
+  }
+
+  /**
+   * Loads the snapshot and reads what changed after it; the number of changes read, or
+   * null when there is no snapshot to trust (the caller then reads everything).
+   */
+  private async loadSnapshot(): Promise<number | null> {
+    const snapshot = await this.files.read();
+    if (!snapshot) return null;
+    const scrub = await this.secrets.scrubber();
+    const secretsHash = hashSecrets(await this.secrets.values());
+    if (snapshot.secrets !== secretsHash) {
+      this.logger.log(
+        'Memory index snapshot made with other secrets: reading every message',
+      );
+      return null;
+    }
+    const state = await this.notes.db
+      .collection<{ _id: string; token: string }>(STATE_COLLECTION)
+      .findOne({ _id: STATE_ID });
+    if (state?.token !== snapshot.token) {
+      this.logger.log(
+        'Memory index snapshot is not of this database: reading every message',
+      );
+      return null;
+    }
+    const mini = MiniSearch.loadJS<{ id: number; text: string }>(
+      snapshot.mini,
+      MemoryIndex.OPTIONS,
+    );
+    const table = DocTable.load(snapshot.messages);
+    const chatKinds = await this.readChatKinds();
+    const count = await this.messages.estimatedDocumentCount().exec();
+    this.install(mini, table, chatKinds);
+    const newer = await this.readNewerThan(snapshot.newest, scrub);
+    if (newer === null) {
+      this.logger.log(
+        `Memory index snapshot is more than ${MAX_CATCH_UP} messages behind: reading every message`,
+      );
+      return null;
+    }
+    let changes = newer;
+    const journal = (await this.files.readJournal()).filter(
+      (entry) => entry.seq > snapshot.seq,
+    );
+    for (const entry of journal) {
+      await this.apply(entry);
+      changes++;
+    }
+    this.seq = this.appliedSeq = Math.max(
+      snapshot.seq,
+      ...journal.map((e) => e.seq),
+    );
+    if (this.table.messages !== count) {
+      this.logger.log(
+        `Memory index snapshot holds ${this.table.messages} messages, the database ${count}: reading every message`,
+      );
+      return null;
+    }
+    await this.readNotes();
+    this.secretsHash = secretsHash;
+    return changes;
+  }
+
+  private install(
+    mini: MiniSearch<{ id: number; text: string }>,
+    table: DocTable,
+    chatKinds: Map<string, ChatKind>,
+  ): void {
+    this.mini = mini;
+    this.table = table;
+    this.chatKinds.clear();
+    for (const [k, v] of chatKinds) this.chatKinds.set(k, v);
+  }
+
+  private async readChatKinds(): Promise<Map<string, ChatKind>> {
+    const kinds = new Map<string, ChatKind>();
     for (const chat of await this.chats
       .find({}, { kind: 1 })
       .lean<Pick<ChatRecord, '_id' | 'kind'>[]>()
       .exec())
-      chatKinds.set(String(chat._id), chat.kind ?? 'chat');
-    const batch: Array<{ id: string; text: string }> = [];
-    const chatIds = new Map<string, string>();
-    const cursor = this.messages
-      .find({}, { chatId: 1, role: 1, content: 1, createdAt: 1 })
-      .lean<
-        Pick<MessageRecord, '_id' | 'chatId' | 'role' | 'content' | 'createdAt'>
-      >()
-      .cursor({ batchSize: 2000 });
-    for await (const message of cursor) {
-      if (!message.content?.trim()) continue;
-      const id = String(message._id);
-      // One string per chat, shared by its messages' entries (100,000 copies otherwise).
-      const hex = String(message.chatId);
-      let chatId = chatIds.get(hex);
-      if (!chatId) chatIds.set(hex, (chatId = hex));
-      const key = docId('message', id);
-      meta.set(key, {
-        kind: 'message',
-        id,
-        chatId,
-        date: new Date(message.createdAt).getTime(),
-        user: message.role === 'user',
-      });
-      let set = chatDocs.get(chatId);
-      if (!set) chatDocs.set(chatId, (set = new Set()));
-      set.add(key);
-      batch.push({ id: key, text: redactSecrets(message.content, known) });
-      if (batch.length >= 2000) mini.addAll(batch.splice(0));
-    }
-    mini.addAll(batch.splice(0));
+      kinds.set(String(chat._id), chat.kind ?? 'chat');
+    return kinds;
+  }
+
+  private async readNotes(): Promise<void> {
     for (const note of await this.notes
-      .find({ status: { $ne: 'proposed' } })
-      .lean<MemoryNoteRecord[]>()
-      .exec()) {
-      const key = docId('note', note._id.toHexString());
-      meta.set(key, noteMeta(note));
-      mini.add({ id: key, text: note.text });
+      .find({ status: { $ne: 'proposed' } }, NOTE_FIELDS)
+      .lean<IndexedNote[]>()
+      .exec())
+      this.indexNote(note);
+  }
+
+  /** Messages with an id above `newest`, newest first, a page at a time (FerretDB reads those from its `_id` index); null past MAX_CATCH_UP. */
+  private async readNewerThan(
+    newest: string | null,
+    scrub: (text: string) => string,
+  ): Promise<number | null> {
+    let read = 0;
+    for (let skip = 0; ; skip += CATCH_UP_PAGE) {
+      const page = await this.messages
+        .find({}, { chatId: 1, ...MESSAGE_FIELDS })
+        .sort({ _id: -1 })
+        .skip(skip)
+        .limit(CATCH_UP_PAGE)
+        .lean<Array<IndexedMessage & Pick<MessageRecord, 'chatId'>>>()
+        .exec();
+      for (const message of page) {
+        if (newest && String(message._id) <= newest) return read;
+        this.putMessage(String(message.chatId), message, scrub);
+        read++;
+      }
+      if (page.length < CATCH_UP_PAGE) return read;
+      // Each page reads the index from the top: past this, one pass over every message is cheaper.
+      if (read >= MAX_CATCH_UP) return null;
     }
-    this.mini = mini;
-    this.meta.clear();
-    for (const [k, v] of meta) this.meta.set(k, v);
-    this.chatDocs.clear();
-    for (const [k, v] of chatDocs) this.chatDocs.set(k, v);
-    this.chatKinds.clear();
-    for (const [k, v] of chatKinds) this.chatKinds.set(k, v);
-    const replay = this.duringBuild ?? [];
-    this.duringBuild = null;
-    for (const apply of replay) apply();
-    this.builtMs = performance.now() - started;
-    this.logger.log(
-      `Memory index: ${this.meta.size} documents in ${Math.round(this.builtMs)} ms`,
-    );
   }
 
   @OnEvent('chats.changed')
@@ -239,121 +447,241 @@ export class MemoryIndex
     if (change === 'renamed' || change === 'mode' || change === 'updated')
       return;
     if (change === 'delivery') return;
-    if (change === 'reply-started' && messageIds?.length) {
-      this.unread.set(chatId, [
-        ...(this.unread.get(chatId) ?? []),
-        ...messageIds,
-      ]);
-      return;
-    }
-    const unread = this.unread.get(chatId) ?? [];
-    this.unread.delete(chatId);
-    const ids = [...new Set([...unread, ...(messageIds ?? [])])];
     this.refreshing = this.refreshing
       .then(async () => {
         // Before the first build there is nothing to refresh: the build reads this chat.
         if (!this.ready) return;
         await this.ready;
-        if (change === 'deleted') this.dropChat(chatId);
-        else if (change === 'created') await this.readMessages(chatId, []);
-        else if (messageIds?.length) await this.readMessages(chatId, ids);
-        else await this.refreshChat(chatId);
+        if (change === 'created') {
+          await this.readMessages(chatId, []);
+          return;
+        }
+        const entry: JournalEntry = {
+          seq: ++this.seq,
+          chatId,
+          change:
+            change === 'deleted'
+              ? 'deleted'
+              : messageIds?.length
+                ? 'messages'
+                : 'chat',
+          ...(change !== 'deleted' && messageIds?.length ? { messageIds } : {}),
+        };
+        await this.journal(entry);
+        await this.apply(entry);
+        this.appliedSeq = entry.seq;
+        if (++this.changesSinceSave >= SAVE_AFTER_CHANGES) void this.save();
       })
       .catch((error: Error) =>
         this.logger.warn(`Memory index refresh failed: ${error.message}`),
       );
   }
 
+  private async apply(entry: JournalEntry): Promise<void> {
+    if (entry.change === 'deleted') this.dropChat(entry.chatId);
+    else if (entry.change === 'messages')
+      await this.readMessages(entry.chatId, entry.messageIds ?? []);
+    else await this.refreshChat(entry.chatId);
+  }
+
+  /** Notes the change for the next start; when that fails, the snapshot is no longer trusted. */
+  private async journal(entry: JournalEntry): Promise<void> {
+    try {
+      await this.files.append(entry);
+    } catch (error) {
+      this.logger.warn(
+        `Memory index journal not written (${(error as Error).message}): the next start reads every message`,
+      );
+      await this.files.clear().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Writes the message part of the index to its snapshot (notes are left out), then keeps only
+   * the journal entries it does not hold. Runs beside searches; only the serialisation blocks.
+   */
+  async save(): Promise<void> {
+    this.saving ??= (async () => {
+      try {
+        // Discarded documents' postings are dropped first: what was removed is not written again.
+        await this.mini.vacuum();
+        if (this.stopped) return;
+        const seq = this.appliedSeq;
+        // The same token in the file and the database: a snapshot of another database is never used.
+        const token = randomBytes(12).toString('hex');
+        const text = this.serialize(seq, token);
+        await this.files.write(text);
+        await this.notes.db
+          .collection<{ _id: string; token: string }>(STATE_COLLECTION)
+          .updateOne({ _id: STATE_ID }, { $set: { token } }, { upsert: true });
+        this.changesSinceSave = Math.max(0, this.seq - seq);
+        // Through the refresh queue, so no journal append falls between its read and its rewrite.
+        const trimmed = this.refreshing.then(() => this.files.trimJournal(seq));
+        this.refreshing = trimmed.catch(() => undefined);
+        await trimmed;
+      } catch (error) {
+        if (!this.stopped)
+          this.logger.warn(
+            `Memory index snapshot not written: ${(error as Error).message}`,
+          );
+      } finally {
+        this.saving = null;
+      }
+    })();
+    return this.saving;
+  }
+
+  private serialize(seq: number, token: string): string {
+    const plain = this.mini.toJSON();
+    withoutDocuments(plain, new Set(this.table.noteSlotList()));
+    const snapshot: IndexSnapshot = {
+      version: SNAPSHOT_VERSION,
+      seq,
+      token,
+      secrets: this.secretsHash,
+      newest: this.table.newestMessage(),
+      messages: this.table.saveMessages(),
+      mini: plain,
+    };
+    return JSON.stringify(snapshot);
+  }
+
   /** The latest user message of a chat before `before` (ids are time-ordered), when the index has it. */
   userMessageBefore(chatId: string, before: string | null): string | null {
-    // A reply running in the chat: its user message is not read yet, an older one would be found.
-    if (this.unread.has(chatId)) return null;
-    let best: string | null = null;
-    for (const key of this.chatDocs.get(chatId) ?? []) {
-      const doc = this.meta.get(key);
-      if (!doc?.user || (before && doc.id >= before)) continue;
-      if (!best || doc.id > best) best = doc.id;
-    }
-    return best;
+    return this.table.userMessageBefore(chatId, before);
+  }
+
+  /**
+   * A secret saved now may sit in text indexed before it was known: everything is read again
+   * without it (as at a first start; searches wait for it), and a new snapshot written.
+   */
+  @OnEvent('settings.updated')
+  onSettingsUpdated(): void {
+    this.refreshing = this.refreshing
+      .then(async () => {
+        if (!this.ready) return;
+        await this.ready;
+        if (hashSecrets(await this.secrets.values()) === this.secretsHash)
+          return;
+        await this.saving;
+        await this.files.clear();
+        this.ready = null;
+        void this.whenReady();
+      })
+      .catch((error: Error) =>
+        this.logger.warn(
+          `Memory index not read again after a secret changed: ${error.message}`,
+        ),
+      );
   }
 
   @OnEvent('backup.restored')
   onRestored(): void {
+    this.refreshing = this.refreshing
+      .then(() => this.files.clear())
+      .catch((error: Error) =>
+        this.logger.warn(`Memory index snapshot not removed: ${error.message}`),
+      );
     this.ready = null;
-    void this.whenReady();
+    void this.refreshing.then(() => this.whenReady());
   }
 
   /** Puts a note (new or edited) in the index; a proposal is not searchable. */
   putNote(note: MemoryNoteRecord): void {
     this.duringBuild?.push(() => this.putNote(note));
-    const key = docId('note', note._id.toHexString());
-    this.drop(key);
-    if (note.status === 'proposed') return;
-    this.meta.set(key, noteMeta(note));
-    this.mini.add({ id: key, text: note.text });
+    this.indexNote(note);
   }
 
   removeNote(id: string): void {
     this.duringBuild?.push(() => this.removeNote(id));
-    this.drop(docId('note', id));
+    const slot = this.table.slotOf('note', id);
+    if (slot !== undefined) this.dropSlot(slot);
+  }
+
+  private indexNote(note: IndexedNote): void {
+    const id = note._id.toHexString();
+    const old = this.table.slotOf('note', id);
+    if (old !== undefined) this.dropSlot(old);
+    if (note.status === 'proposed') return;
+    const slot = this.table.setNote(
+      id,
+      note.chatId ?? null,
+      new Date(note.observedAt).getTime(),
+      {
+        status: note.status,
+        supersededBy: note.supersededBy ?? null,
+        expiresAt: note.expiresAt ? new Date(note.expiresAt).getTime() : null,
+      },
+    );
+    this.mini.add({ id: slot, text: note.text });
   }
 
   async search(query: IndexQuery): Promise<IndexHit[]> {
     await this.whenReady();
-    if (!query.notesOnly) this.readUnread();
     await this.refreshing;
-    const filter = (result: SearchResult): boolean => {
-      const doc = this.meta.get(result.id as string);
-      if (!doc) return false;
-      if (query.since !== undefined && doc.date < query.since) return false;
-      if (query.until !== undefined && doc.date > query.until) return false;
-      if (doc.kind === 'note')
+    // A refresh may have started a new build (a secret changed): its result, not the old index.
+    await this.whenReady();
+    const table = this.table;
+    const accept = (id: unknown): boolean => {
+      const slot = id as number;
+      const date = table.date(slot);
+      if (query.since !== undefined && date < query.since) return false;
+      if (query.until !== undefined && date > query.until) return false;
+      const note = table.isNote(slot) ? table.note(slot) : undefined;
+      if (note)
         return (
-          doc.status !== 'proposed' &&
-          (doc.expiresAt == null || doc.expiresAt > query.now)
+          note.status !== 'proposed' &&
+          (note.expiresAt == null || note.expiresAt > query.now)
         );
       if (query.notesOnly) return false;
-      return doc.chatId !== null && query.chatVisible(doc.chatId);
+      const chatId = table.chatOf(slot);
+      return chatId !== null && query.chatVisible(chatId);
+    };
+    const terms = words(query.text)
+      .map((word) => indexTerm(word))
+      .filter((term): term is string => !!term);
+    // Only the head can reach the answer: the recency boost moves a hit by at most RECENCY_WEIGHT.
+    const top = Math.max(query.limit * 4, TIE_WINDOW * 2);
+    const options = {
+      terms,
+      top,
+      prefix: prefixOf,
+      weights: WEIGHTS,
+      accept,
     };
     // Exact words and prefixes first; typo tolerance only when they find too little (it costs the most).
-    const exact = this.mini.search(query.text, {
-      prefix: (term) => term.length >= 4,
-      weights: { prefix: 0.5, fuzzy: 0.4 },
-      filter,
+    let found = this.ranking.rank(this.mini, {
+      ...options,
+      fuzzy: () => false,
     });
-    const found =
-      exact.length >= query.limit
-        ? exact
-        : this.mini.search(query.text, {
-            prefix: (term) => term.length >= 4,
-            fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
-            weights: { prefix: 0.5, fuzzy: 0.4 },
-            filter,
-          });
-    // Only the head can reach the answer: the recency boost moves a hit by at most RECENCY_WEIGHT.
-    const head = found.slice(0, Math.max(query.limit * 4, TIE_WINDOW * 2));
+    if (found.length < query.limit)
+      found = this.ranking.rank(this.mini, { ...options, fuzzy: fuzzyOf });
     const hits: IndexHit[] = [];
-    for (const result of head) {
-      const doc = this.meta.get(result.id as string) as DocMeta;
+    for (const result of found) {
+      const doc = table.view(result.id as number);
+      if (!doc) continue;
       const age = Math.max(0, query.now - doc.date);
       let score =
         result.score *
         (1 + RECENCY_WEIGHT * Math.pow(0.5, age / RECENCY_HALF_LIFE_MS));
-      if (doc.kind === 'note' && doc.supersededBy) score *= SUPERSEDED_FACTOR;
+      if (doc.kind === 'note' && table.note(result.id as number)?.supersededBy)
+        score *= SUPERSEDED_FACTOR;
       hits.push({
         kind: doc.kind,
         id: doc.id,
         chatId: doc.chatId,
         date: doc.date,
         score,
-        terms: result.queryTerms,
+        terms: result.terms,
       });
     }
     hits.sort((a, b) => b.score - a.score || b.date - a.date);
-    return keepSuccessorsFirst(newerFirstOnTies(hits), this.meta).slice(
-      0,
-      query.limit,
-    );
+    return keepSuccessorsFirst(newerFirstOnTies(hits), (id) => {
+      const slot = table.slotOf('note', id);
+      return slot === undefined
+        ? null
+        : (table.note(slot)?.supersededBy ?? null);
+    }).slice(0, query.limit);
   }
 
   /**
@@ -371,63 +699,51 @@ export class MemoryIndex
       if (!chat) return;
       this.chatKinds.set(chatId, chat.kind ?? 'chat');
     }
-    const known = await this.secrets.currentSecrets();
+    const scrub = await this.secrets.scrubber();
+    const valid = ids.filter((id) => Types.ObjectId.isValid(id));
     const found = await Promise.all(
-      ids
-        .filter((id) => Types.ObjectId.isValid(id))
-        .map((id) =>
-          this.messages
-            .findById(id, { role: 1, content: 1, createdAt: 1 })
-            .lean<
-              Pick<MessageRecord, '_id' | 'role' | 'content' | 'createdAt'>
-            >()
-            .exec(),
-        ),
+      valid.map((id) =>
+        this.messages
+          .findById(id, MESSAGE_FIELDS)
+          .lean<IndexedMessage>()
+          .exec(),
+      ),
     );
-    let set = this.chatDocs.get(chatId);
-    if (!set) this.chatDocs.set(chatId, (set = new Set()));
     for (const [i, message] of found.entries()) {
-      const key = docId('message', ids[i]);
-      this.drop(key);
-      set.delete(key);
-      if (!message?.content?.trim()) continue;
-      this.meta.set(key, {
-        kind: 'message',
-        id: ids[i],
-        chatId,
-        date: new Date(message.createdAt).getTime(),
-        user: message.role === 'user',
-      });
-      set.add(key);
-      this.mini.add({ id: key, text: redactSecrets(message.content, known) });
+      if (message) this.putMessage(chatId, message, scrub);
+      else {
+        const slot = this.table.slotOf('message', String(valid[i]));
+        if (slot !== undefined) this.dropSlot(slot);
+      }
     }
   }
 
-  /** Reads the messages of running replies now (a search of messages must find them). */
-  private readUnread(): void {
-    if (!this.unread.size) return;
-    const chats = [...this.unread];
-    this.unread.clear();
-    this.refreshing = this.refreshing
-      .then(async () => {
-        if (!this.ready) return;
-        await this.ready;
-        for (const [chatId, ids] of chats) await this.readMessages(chatId, ids);
-      })
-      .catch((error: Error) =>
-        this.logger.warn(`Memory index refresh failed: ${error.message}`),
-      );
+  private putMessage(
+    chatId: string,
+    message: IndexedMessage,
+    scrub: (text: string) => string,
+  ): void {
+    const id = String(message._id);
+    const old = this.table.slotOf('message', id);
+    if (old !== undefined && this.table.isIndexed(old)) this.mini.discard(old);
+    const text = message.content?.trim() ? scrub(message.content) : '';
+    const slot = this.table.setMessage(
+      id,
+      chatId,
+      new Date(message.createdAt).getTime(),
+      message.role === 'user',
+      !!text,
+    );
+    if (text) this.mini.add({ id: slot, text });
   }
 
   private dropChat(chatId: string): void {
-    for (const key of this.chatDocs.get(chatId) ?? []) this.drop(key);
-    this.chatDocs.delete(chatId);
+    for (const slot of this.table.messagesOf(chatId)) this.dropSlot(slot);
     this.chatKinds.delete(chatId);
   }
 
   private async refreshChat(chatId: string): Promise<void> {
-    for (const key of this.chatDocs.get(chatId) ?? []) this.drop(key);
-    this.chatDocs.delete(chatId);
+    for (const slot of this.table.messagesOf(chatId)) this.dropSlot(slot);
     if (!Types.ObjectId.isValid(chatId)) return;
     const oid = new Types.ObjectId(chatId);
     const chat = await this.chats
@@ -439,46 +755,59 @@ export class MemoryIndex
       return;
     }
     this.chatKinds.set(chatId, chat.kind ?? 'chat');
-    const known = await this.secrets.currentSecrets();
+    const scrub = await this.secrets.scrubber();
     const messages = await this.messages
-      .find({ chatId: oid }, { role: 1, content: 1, createdAt: 1 })
-      .lean<Pick<MessageRecord, '_id' | 'role' | 'content' | 'createdAt'>[]>()
+      .find({ chatId: oid }, MESSAGE_FIELDS)
+      .lean<IndexedMessage[]>()
       .exec();
-    const set = new Set<string>();
-    for (const message of messages) {
-      if (!message.content?.trim()) continue;
-      const id = String(message._id);
-      const key = docId('message', id);
-      this.meta.set(key, {
-        kind: 'message',
-        id,
-        chatId,
-        date: new Date(message.createdAt).getTime(),
-        user: message.role === 'user',
-      });
-      set.add(key);
-      this.mini.add({ id: key, text: redactSecrets(message.content, known) });
-    }
-    if (set.size) this.chatDocs.set(chatId, set);
+    for (const message of messages) this.putMessage(chatId, message, scrub);
   }
 
-  private drop(key: string): void {
-    if (!this.meta.has(key)) return;
-    this.meta.delete(key);
-    this.mini.discard(key);
+  private dropSlot(slot: number): void {
+    if (this.table.isIndexed(slot)) this.mini.discard(slot);
+    this.table.remove(slot);
   }
 }
 
-function noteMeta(note: MemoryNoteRecord): DocMeta {
-  return {
-    kind: 'note',
-    id: note._id.toHexString(),
-    chatId: note.chatId ?? null,
-    date: new Date(note.observedAt).getTime(),
-    status: note.status,
-    supersededBy: note.supersededBy ?? null,
-    expiresAt: note.expiresAt ? new Date(note.expiresAt).getTime() : null,
-  };
+/** Which secrets a snapshot's text was cleaned of (a digest: the values never reach the disk). */
+function hashSecrets(known: readonly string[]): string {
+  const hash = createHash('sha256');
+  for (const secret of [...new Set(known)].sort())
+    hash.update(secret).update('\0');
+  return hash.digest('hex');
+}
+
+/** Takes documents (by their slot) out of a serialised MiniSearch, as if they had never been added. */
+function withoutDocuments(
+  plain: AsPlainObject,
+  slots: ReadonlySet<number>,
+): void {
+  const shortIds = new Set<string>();
+  for (const [shortId, slot] of Object.entries(plain.documentIds))
+    if (slots.has(slot as number)) shortIds.add(shortId);
+  if (!shortIds.size) return;
+  const lengths = plain.averageFieldLength.map(() => 0);
+  for (const shortId of shortIds) {
+    for (const [field, length] of (plain.fieldLength[shortId] ?? []).entries())
+      lengths[field] += length;
+    delete plain.documentIds[shortId];
+    delete plain.fieldLength[shortId];
+    delete plain.storedFields[shortId];
+  }
+  const before = plain.documentCount;
+  const after = before - shortIds.size;
+  plain.averageFieldLength = plain.averageFieldLength.map((avg, field) =>
+    after > 0 ? (avg * before - lengths[field]) / after : 0,
+  );
+  plain.documentCount = after;
+  plain.index = plain.index.filter(([, fields]) => {
+    for (const [fieldId, postings] of Object.entries(fields)) {
+      for (const shortId of Object.keys(postings))
+        if (shortIds.has(shortId)) delete postings[shortId];
+      if (!Object.keys(postings).length) delete fields[fieldId];
+    }
+    return Object.keys(fields).length > 0;
+  });
 }
 
 /**
@@ -509,7 +838,7 @@ export function newerFirstOnTies(hits: IndexHit[]): IndexHit[] {
 /** A superseded note found above the note that replaced it moves just below it. */
 function keepSuccessorsFirst(
   hits: IndexHit[],
-  meta: ReadonlyMap<string, DocMeta>,
+  successorOf: (noteId: string) => string | null,
 ): IndexHit[] {
   const position = new Map(
     hits.filter((h) => h.kind === 'note').map((h, i) => [h.id, i]),
@@ -518,7 +847,7 @@ function keepSuccessorsFirst(
   const out = [...hits];
   for (const hit of hits) {
     if (hit.kind !== 'note') continue;
-    const successor = meta.get(docId('note', hit.id))?.supersededBy;
+    const successor = successorOf(hit.id);
     if (!successor || !position.has(successor)) continue;
     const from = out.indexOf(hit);
     const to = out.findIndex((h) => h.kind === 'note' && h.id === successor);

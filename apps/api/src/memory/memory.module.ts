@@ -3,6 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import { MongooseModule } from '@nestjs/mongoose';
 import { ChatRecord, ChatSchema } from '../chats/schemas/chat.schema';
 import { MessageRecord, MessageSchema } from '../chats/schemas/message.schema';
+import { SecretsModule } from '../secrets/secrets.module';
 import { SettingsModule } from '../settings/settings.module';
 import { MemoriesController } from './memories.controller';
 import { MemoryConsolidation } from './memory-consolidation';
@@ -23,6 +24,7 @@ import { VisibleChats } from './visible-chats';
   imports: [
     DiscoveryModule,
     SettingsModule,
+    SecretsModule,
     MongooseModule.forFeature([
       { name: MemoryNoteRecord.name, schema: MemoryNoteSchema },
       { name: MemoryRunRecord.name, schema: MemoryRunSchema },

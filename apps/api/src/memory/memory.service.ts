@@ -18,13 +18,12 @@ import {
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
 import type { TurnSource } from '../llm/turn-source';
-import { SandboxSecrets } from '../mongo-sandbox/sandbox-secrets';
+import { KnownSecrets } from '../secrets/known-secrets';
 import { asContactText } from '../chats/contact-chat';
 import { MessageRecord } from '../chats/schemas/message.schema';
 import { decodeParts } from '../chats/stored-parts';
 import { MemoryIndex, type IndexHit } from './memory-index';
 import { MemoryNoteRecord } from './memory-note.schema';
-import { redactSecrets } from './secret-redaction';
 import {
   sourceOfMessage,
   turnThirdPartySource,
@@ -89,7 +88,7 @@ export class MemoryService {
     private readonly messages: Model<MessageRecord>,
     private readonly index: MemoryIndex,
     private readonly visible: VisibleChats,
-    private readonly secrets: SandboxSecrets,
+    private readonly secrets: KnownSecrets,
     private readonly clock: Clock,
     private readonly events: AppEventBus,
   ) {}
@@ -292,10 +291,10 @@ export class MemoryService {
     const messageIds = hits
       .filter((h) => h.kind === 'message')
       .map((h) => h.id);
-    const [notes, messages, known] = await Promise.all([
+    const [notes, messages, scrub] = await Promise.all([
       byIds<MemoryNoteRecord>(this.noteModel(), noteIds),
       byIds<FoundMessage>(this.messageModel(), messageIds, MESSAGE_FIELDS),
-      this.secrets.currentSecrets(),
+      this.secrets.scrubber(),
     ]);
     const noteById = new Map(notes.map((n) => [n._id.toHexString(), n]));
     const messageById = new Map(messages.map((m) => [m._id.toHexString(), m]));
@@ -308,7 +307,7 @@ export class MemoryService {
         results.push({
           kind: 'note',
           id: hit.id,
-          text: redactSecrets(note.text, known),
+          text: scrub(note.text),
           date: new Date(note.observedAt).toISOString(),
           chatId: note.chatId ?? null,
           ...(note.messageIds?.[0] ? { messageId: note.messageIds[0] } : {}),
@@ -319,7 +318,7 @@ export class MemoryService {
       }
       const message = messageById.get(hit.id);
       if (!message) continue;
-      const text = cut(redactSecrets(message.content ?? '', known));
+      const text = cut(scrub(message.content ?? ''));
       results.push({
         kind: 'message',
         id: hit.id,
@@ -441,10 +440,8 @@ export class MemoryService {
   }
 
   private async cleanText(raw: string): Promise<string> {
-    const text = redactSecrets(
-      raw.replace(/\s+/g, ' ').trim(),
-      await this.secrets.currentSecrets(),
-    );
+    const scrub = await this.secrets.scrubber();
+    const text = scrub(raw.replace(/\s+/g, ' ').trim());
     if (!text) throw new BadRequestException('A note needs some text.');
     if (text.length > MEMORY_NOTE_MAX_LENGTH)
       throw new BadRequestException(

@@ -32,6 +32,8 @@ export const SCOPED_READ_COLLECTIONS: ReadonlySet<string> = new Set([
   // Notes are read and written through the memory tools only: a db_query write would skip provenance and trust.
   'memories',
   'memory_runs',
+  // The memory index's snapshot token: a write would only force a full re-read at the next start.
+  'memory_index',
 ]);
 
 /** Provided by the feature owning a collection of DELEGATED_WRITE_COLLECTIONS. */

@@ -1,7 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { AccountCredentials } from '../accounts/account-records';
 import { SettingsService } from '../settings/settings.service';
-import { SecretRedactor, type ScanEncoding } from './secret-redaction';
+import {
+  SecretRedactor,
+  redactCredentialShapes,
+  type ScanEncoding,
+} from './secret-redaction';
 
 /**
  * The one place that knows every secret the app holds now: the settings' API keys
@@ -35,5 +39,14 @@ export class KnownSecrets {
     extra: readonly string[] = [],
   ): Promise<SecretRedactor> {
     return new SecretRedactor([...(await this.values()), ...extra], encoding);
+  }
+
+  /**
+   * For text that is kept (memory notes and their index): every secret held now in any
+   * form the redactor finds, then anything shaped like a credential.
+   */
+  async scrubber(): Promise<(text: string) => string> {
+    const redactor = await this.redactor();
+    return (text) => redactCredentialShapes(redactor.redact(text));
   }
 }

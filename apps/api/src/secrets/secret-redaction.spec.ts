@@ -2,6 +2,7 @@ import {
   REDACTED_SECRET,
   SecretRedactor,
   StreamingSecretRedactor,
+  redactCredentialShapes,
 } from './secret-redaction';
 
 const SECRET = 'tok-Zq81xW3vRr90pLm';
@@ -99,5 +100,26 @@ describe('StreamingSecretRedactor', () => {
       expect(out.toString('latin1')).toContain(' end');
       expect(stream.count).toBeGreaterThanOrEqual(3);
     }
+  });
+});
+
+describe('redactCredentialShapes', () => {
+  it.each([
+    ['my key is sk-abcdefghijklmnopqrstuv', 'sk-abcdefghijklmnopqrstuv'],
+    ['gemini AIzaSyA1234567890abcdefghijklmnopqrstu', 'AIzaSyA1234567890'],
+    ['the wifi password: hunter22', 'hunter22'],
+    ['My PIN is 4711', '4711'],
+    ['bot 123456789:AAAbbbCCCdddEEEfffGGGhhhIIIjjjKKKl', 'AAAbbbCCC'],
+    ['Authorization: Bearer abcdefghijklmnopqrstuvwx', 'abcdefghijklmnop'],
+  ])('removes a credential-shaped value: %s', (text, secret) => {
+    expect(redactCredentialShapes(text)).not.toContain(secret);
+  });
+
+  it('keeps the label of a "password: …" phrase, and leaves ordinary facts alone', () => {
+    expect(redactCredentialShapes('the wifi password: hunter22')).toBe(
+      'the wifi password: [redacted]',
+    );
+    const text = 'Anna is allergic to peanuts; dentist on 12 March at 10:30';
+    expect(redactCredentialShapes(text)).toBe(text);
   });
 });

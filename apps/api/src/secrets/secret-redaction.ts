@@ -249,3 +249,36 @@ export class StreamingSecretRedactor {
     return out;
   }
 }
+
+/**
+ * Shapes of credentials that are secrets wherever they appear, held by the app or not:
+ * provider keys, bot tokens, bearer tokens and "password: …" phrases. For text that is
+ * kept (memory notes and their search index), where a key pasted in a chat but never
+ * saved in the settings must not stay either.
+ */
+const CREDENTIAL_SHAPES: readonly RegExp[] = [
+  /\bsk-[A-Za-z0-9_-]{16,}/g,
+  /\bAIza[0-9A-Za-z_-]{30,}/g,
+  /\bgh[pousr]_[A-Za-z0-9]{20,}/g,
+  /\bxox[abprs]-[A-Za-z0-9-]{10,}/g,
+  /\b\d{6,12}:[A-Za-z0-9_-]{30,}/g,
+  /\bBearer\s+[A-Za-z0-9._~+/=-]{16,}/gi,
+  /\b(password|passwort|passcode|pin|api[ _-]?key|secret|token)(\s*(?:is|:|=)\s*)\S+/gi,
+];
+
+/** Every CREDENTIAL_SHAPES pattern starts with one of these: one cheap test first, most texts hold none. */
+const MAYBE_CREDENTIAL =
+  /sk-|AIza|gh[pousr]_|xox[abprs]-|\d{6}:|bearer|pass|pin|api|secret|token/i;
+
+/** `text` with every credential-shaped value replaced (a "password: …" phrase keeps its label). */
+export function redactCredentialShapes(text: string): string {
+  if (!MAYBE_CREDENTIAL.test(text)) return text;
+  let out = text;
+  for (const shape of CREDENTIAL_SHAPES)
+    out = out.replace(shape, (match, label?: string, sep?: string) =>
+      typeof label === 'string' && typeof sep === 'string'
+        ? `${label}${sep}[redacted]`
+        : '[redacted]',
+    );
+  return out;
+}

@@ -1,0 +1,166 @@
+import type { AsPlainObject } from 'minisearch';
+import {
+  FileAccessError,
+  openDirBeneath,
+  openFileBeneath,
+  replaceFileBeneath,
+} from '../files/contained-file';
+import type { SavedMessages } from './doc-table';
+
+/** Bumped whenever the saved form or the term pipeline (word forms, stop words) changes. */
+export const SNAPSHOT_VERSION = 1;
+
+/**
+ * The message part of the memory index, saved so a start need not read every message
+ * again (100,000 messages took about 20 s to read from the embedded database; the
+ * snapshot loads in about 2). Notes are never in it: they are few and read at each
+ * start, so a forgotten note cannot come back from an older snapshot.
+ */
+export interface IndexSnapshot {
+  version: number;
+  /** The last journal entry the snapshot includes. */
+  seq: number;
+  /** Also stored in the database when written: a snapshot whose token the database lacks is another database's. */
+  token: string;
+  /** A digest of the secrets its text was cleaned of: other secrets now, and it is not used. */
+  secrets: string;
+  /** The greatest message id it holds: newer messages are read at start. */
+  newest: string | null;
+  messages: SavedMessages;
+  mini: AsPlainObject;
+}
+
+/** A change to the messages the index followed after its snapshot (replayed at start). */
+export interface JournalEntry {
+  seq: number;
+  chatId: string;
+  /** `deleted`: the chat is gone; `messages`: these messages were written; `chat`: read the whole chat again. */
+  change: 'deleted' | 'messages' | 'chat';
+  messageIds?: string[];
+}
+
+const FOLDER = 'memory-index';
+const SNAPSHOT = 'snapshot.json';
+const JOURNAL = 'journal.ndjson';
+const DISPLAY = 'DATA_DIR';
+
+/**
+ * Where the memory index keeps its snapshot and journal: `DATA_DIR/memory-index/` (0700,
+ * files 0600), through the contained file calls. Not in backups: a restore rebuilds the index.
+ */
+export class IndexSnapshotFiles {
+  constructor(private readonly dataDir: string) {}
+
+  async read(): Promise<IndexSnapshot | null> {
+    const text = await this.readText(SNAPSHOT);
+    if (!text) return null;
+    const parsed = JSON.parse(text) as Partial<IndexSnapshot>;
+    if (
+      parsed.version !== SNAPSHOT_VERSION ||
+      !parsed.messages ||
+      !parsed.mini ||
+      typeof parsed.seq !== 'number' ||
+      typeof parsed.secrets !== 'string' ||
+      typeof parsed.token !== 'string'
+    )
+      return null;
+    return parsed as IndexSnapshot;
+  }
+
+  async write(snapshot: string): Promise<void> {
+    await replaceFileBeneath(
+      this.dataDir,
+      DISPLAY,
+      `${FOLDER}/${SNAPSHOT}`,
+      (handle) => handle.writeFile(snapshot, 'utf8'),
+      { createParents: true },
+    );
+  }
+
+  async readJournal(): Promise<JournalEntry[]> {
+    const text = await this.readText(JOURNAL);
+    const out: JournalEntry[] = [];
+    for (const line of (text ?? '').split('\n')) {
+      if (!line.trim()) continue;
+      try {
+        out.push(JSON.parse(line) as JournalEntry);
+      } catch {
+        // A line cut by a crash: the count check at start catches what it held.
+      }
+    }
+    return out;
+  }
+
+  async append(entry: JournalEntry): Promise<void> {
+    const handle = await openFileBeneath(
+      this.dataDir,
+      DISPLAY,
+      `${FOLDER}/${JOURNAL}`,
+      'append',
+      { createParents: true },
+    );
+    try {
+      await handle.appendFile(`${JSON.stringify(entry)}\n`, 'utf8');
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** Keeps only the entries after `seq` (those the new snapshot does not hold). */
+  async trimJournal(seq: number): Promise<void> {
+    const kept = (await this.readJournal()).filter((e) => e.seq > seq);
+    await replaceFileBeneath(
+      this.dataDir,
+      DISPLAY,
+      `${FOLDER}/${JOURNAL}`,
+      (handle) =>
+        handle.writeFile(
+          kept.map((e) => `${JSON.stringify(e)}\n`).join(''),
+          'utf8',
+        ),
+      { createParents: true },
+    );
+  }
+
+  /** Removes the snapshot and the journal (a restored backup: the next start reads everything). */
+  async clear(): Promise<void> {
+    let dir;
+    try {
+      dir = await openDirBeneath(this.dataDir, DISPLAY, FOLDER);
+    } catch (error) {
+      if (error instanceof FileAccessError && error.reason === 'missing')
+        return;
+      throw error;
+    }
+    try {
+      for (const name of [SNAPSHOT, JOURNAL])
+        await dir.remove(name).catch((error: unknown) => {
+          if (!(error instanceof FileAccessError && error.reason === 'missing'))
+            throw error;
+        });
+    } finally {
+      await dir.close();
+    }
+  }
+
+  private async readText(name: string): Promise<string | null> {
+    let handle;
+    try {
+      handle = await openFileBeneath(
+        this.dataDir,
+        DISPLAY,
+        `${FOLDER}/${name}`,
+        'read',
+      );
+    } catch (error) {
+      if (error instanceof FileAccessError && error.reason === 'missing')
+        return null;
+      throw error;
+    }
+    try {
+      return await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
+  }
+}
