@@ -145,6 +145,7 @@ export class TelegramAutoReplyService
       clock,
       limits: settings,
       budget,
+      events,
     });
   }
 
