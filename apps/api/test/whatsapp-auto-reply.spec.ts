@@ -686,7 +686,9 @@ describe('WhatsApp auto-reply', () => {
         .post(`/api/chats/${chatId}/messages`)
         .send({ content: 'hi', fullTools: 'yes' })
         .expect(400);
-      expect(JSON.stringify(refused.body)).toContain('fullTools');
+      expect(JSON.stringify(refused.body)).toContain(
+        'Full tools must be a boolean',
+      );
       expect(
         await b.db
           .collection('messages')
