@@ -119,7 +119,7 @@ describe('settings', () => {
 
   it.each([
     [{ timezone: 'Mars/Olympus' }, 'timezone must be an IANA time zone'],
-    [{ primaryModel: 'llama3' }, 'primaryModel must be'],
+    [{ primaryModel: 'llama3' }, 'Primary model must be'],
     [
       { primaryModel: 'lmstudio/qwen' },
       "names the endpoint 'lmstudio', which is not in openaiCompatible",
@@ -143,7 +143,7 @@ describe('settings', () => {
       "two endpoints named 'a'",
     ],
     [{ geminiApiKey: 42 }, 'Gemini API key must be a string'],
-    [{ imageModel: 'image model!' }, 'imageModel must be a model id'],
+    [{ imageModel: 'image model!' }, 'Image model must be a model id'],
     [{ unknownField: true }, 'property unknownField should not exist'],
   ])('refuses %j and writes nothing', async (body, message) => {
     const before = await stored();
