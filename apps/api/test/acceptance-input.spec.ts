@@ -180,7 +180,7 @@ describe('acceptance: input rules (issue 19 H)', () => {
         'patch',
         '/api/pulse',
         { quietHours: [{ start: null, end: '07:00' }] },
-        /quietHours\.0\.start must not be null/,
+        /Quiet hours #1 start must not be null/,
       ],
       [
         'an endpoint baseUrl',
@@ -189,7 +189,7 @@ describe('acceptance: input rules (issue 19 H)', () => {
         {
           openaiCompatible: [{ name: 'local', baseUrl: null, models: ['m'] }],
         },
-        /openaiCompatible\.0\.baseUrl must not be null/,
+        /OpenAI-compatible endpoint #1 base URL must not be null/,
       ],
       [
         'an endpoint model',
@@ -207,7 +207,7 @@ describe('acceptance: input rules (issue 19 H)', () => {
         'patch',
         '/api/settings',
         { openaiCompatible: [null] },
-        /openaiCompatible/,
+        /OpenAI-compatible endpoint #1 must not be null/,
       ],
       [
         'an attachment id',

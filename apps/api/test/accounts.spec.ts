@@ -211,24 +211,24 @@ describe('/api/accounts (real GreenMail and Radicale)', () => {
   it('validates the body and writes nothing on a bad one', async () => {
     const cases: Array<[object, string | RegExp]> = [
       [{ ...emailBody(), kind: 'fax' }, 'kind must be one of: email, calendar'],
-      [{ ...emailBody(), imap: undefined }, /imap must be an object/],
+      [{ ...emailBody(), imap: undefined }, /IMAP must be an object/],
       [
         { ...emailBody(), address: 'not-an-address' },
         'address must be an email address',
       ],
       [
         emailBody({ imap: server(ANN, 0) }),
-        'imap.port must be a whole number from 1 to 65535',
+        'IMAP port must be a whole number from 1 to 65535',
       ],
       [
         emailBody({
           imap: server(ANN, 993, { host: 'imaps://mail.example.com' }),
         }),
-        /imap\.host must be a server name or IP address/,
+        /IMAP host must be a server name or IP address/,
       ],
       [
         emailBody({ imap: server(ANN, 993, { password: '' }) }),
-        'imap.password must not be empty',
+        'IMAP password must not be empty',
       ],
       [
         { ...emailBody(), url: dav.url },
@@ -430,7 +430,7 @@ describe('/api/accounts (real GreenMail and Radicale)', () => {
       [{ url: dav.url }, 'url is not a field of an email account'],
       [
         { imap: { port: 70000 } },
-        'imap.port must be a whole number from 1 to 65535',
+        'IMAP port must be a whole number from 1 to 65535',
       ],
       [{ name: null }, 'name must not be null'],
       [{ kind: 'calendar' }, 'property kind should not exist'],

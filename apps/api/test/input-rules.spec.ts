@@ -3,6 +3,7 @@ import type { Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
 import { JSON_TOO_DEEP_MESSAGE } from '../src/http/json-depth';
 import { createTestApp, type TestApp } from './support/test-app';
+import { fieldLabel } from '../src/http/field-labels';
 
 /** The validation messages of a 400, as one list. */
 const messages = (body: { message: string | string[] }) =>
@@ -33,7 +34,9 @@ describe('input rules', () => {
     field: string,
   ): Promise<string[]> {
     const res = await owner[method](path).send(body).expect(400);
-    expect(messages(res.body)).toContain(`${field} must not be null`);
+    expect(messages(res.body)).toContain(
+      `${fieldLabel(field)} must not be null`,
+    );
     return messages(res.body);
   }
 
@@ -58,7 +61,7 @@ describe('input rules', () => {
           field,
         );
         // One line for the null, not every check it failed.
-        expect(all).toEqual([`${field} must not be null`]);
+        expect(all).toEqual([`${fieldLabel(field)} must not be null`]);
       }
       // A null next to a good value: nothing of the request is written.
       await refusesNull(
@@ -293,7 +296,7 @@ describe('input rules', () => {
         });
         if (
           res.status !== 400 ||
-          !messages(res.body).includes(`${field} must not be null`)
+          !messages(res.body).includes(`${fieldLabel(field)} must not be null`)
         )
           failures.push(`${method} ${path} ${field}: ${res.status}`);
       }

@@ -80,19 +80,19 @@ describe('Pulse', () => {
 
     it('refuses bad settings with a clear message and changes nothing', async () => {
       const cases: [Record<string, unknown>, string][] = [
-        [{ pulsesPerDay: 5 }, 'pulsesPerDay must be one of 48, 24, 12, 6, 2'],
+        [{ pulsesPerDay: 5 }, 'Pulses per day must be one of 48, 24, 12, 6, 2'],
         [
           { activeDays: [1, 7] },
-          'activeDays must be weekday numbers from 0 (Sunday) to 6 (Saturday)',
+          'Active days must be weekday numbers from 0 (Sunday) to 6 (Saturday)',
         ],
-        [{ activeDays: 'weekdays' }, 'activeDays'],
+        [{ activeDays: 'weekdays' }, 'Active days'],
         [
           { quietHours: [{ start: '22:00', end: '22:00' }] },
           'quietHours[0] starts and ends at 22:00',
         ],
         [
           { quietHours: [{ start: '25:00', end: '07:00' }] },
-          'quietHours.0.start must be a time like "22:00"',
+          'Quiet hours #1 start must be a time like "22:00"',
         ],
         [
           {
@@ -101,12 +101,12 @@ describe('Pulse', () => {
               end: '02:00',
             })),
           },
-          'quietHours',
+          'Quiet hours must contain no more than 10 elements',
         ],
         [{ enabled: 'yes' }, 'enabled'],
         [{ notes: 5 }, 'notes'],
         [{ remaining: 3 }, 'property remaining should not exist'],
-        [{ enabled: true, pulsesPerDay: 7 }, 'pulsesPerDay'],
+        [{ enabled: true, pulsesPerDay: 7 }, 'Pulses per day'],
       ];
       for (const [body, text] of cases) {
         const res = await owner.patch('/api/pulse').send(body).expect(400);

@@ -239,9 +239,9 @@ describe('settings: models and connection test', () => {
         ],
         [
           { endpoint: { name: 'a', baseUrl: 'ftp://127.0.0.1/v1' } },
-          'baseUrl must be an http(s) URL',
+          'Endpoint base URL must be an http(s) URL',
         ],
-        [{ provider: 'openai', apiKey: 5 }, 'apiKey must be a string'],
+        [{ provider: 'openai', apiKey: 5 }, 'API key must be a string'],
       ];
       for (const [body, message] of cases) {
         const res = await owner

@@ -119,7 +119,7 @@ describe('settings', () => {
 
   it.each([
     [{ timezone: 'Mars/Olympus' }, 'timezone must be an IANA time zone'],
-    [{ primaryModel: 'llama3' }, 'primaryModel must be'],
+    [{ primaryModel: 'llama3' }, 'Primary model must be'],
     [
       { primaryModel: 'lmstudio/qwen' },
       "names the endpoint 'lmstudio', which is not in openaiCompatible",
@@ -127,11 +127,11 @@ describe('settings', () => {
     [{ openaiCompatible: [] }, "names the endpoint 'ollama'"],
     [
       { openaiCompatible: [{ name: 'bad name', baseUrl: 'http://x' }] },
-      '"openaiCompatible.0.name must be 1-40 letters, digits, - or _"',
+      '"OpenAI-compatible endpoint #1 name must be 1-40 letters, digits, - or _"',
     ],
     [
       { openaiCompatible: [{ name: 'a', baseUrl: 'ftp://x' }] },
-      '"openaiCompatible.0.baseUrl must be an http(s) URL"',
+      '"OpenAI-compatible endpoint #1 base URL must be an http(s) URL"',
     ],
     [
       {
@@ -142,8 +142,8 @@ describe('settings', () => {
       },
       "two endpoints named 'a'",
     ],
-    [{ geminiApiKey: 42 }, 'geminiApiKey must be a string'],
-    [{ imageModel: 'image model!' }, 'imageModel must be a model id'],
+    [{ geminiApiKey: 42 }, 'Gemini API key must be a string'],
+    [{ imageModel: 'image model!' }, 'Image model must be a model id'],
     [{ unknownField: true }, 'property unknownField should not exist'],
   ])('refuses %j and writes nothing', async (body, message) => {
     const before = await stored();

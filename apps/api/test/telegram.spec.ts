@@ -18,6 +18,7 @@ import { FileDirs } from '../src/files/file-dirs';
 import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
 import { SettingsService } from '../src/settings/settings.service';
 import { MongoSandboxService } from '../src/mongo-sandbox/mongo-sandbox.service';
+import { AppEventBus } from '../src/events/app-event-bus';
 import { TelegramAutoReplyService } from '../src/telegram/telegram-auto-reply.service';
 import { WhatsAppAutoReplySettings } from '../src/whatsapp/auto-reply/whatsapp-auto-reply.settings';
 import { keptDatabase } from './support/automations-kit';
@@ -227,6 +228,12 @@ describe('Telegram', () => {
     await connect(t);
     const owner = await t.owner();
     const requestsBefore = fake.openai.requests.length;
+    const seen: Array<{ channel: string; processing: string }> = [];
+    t.app
+      .get(AppEventBus)
+      .on('channels.inbound', ({ channel, processing }) =>
+        seen.push({ channel, processing }),
+      );
     telegram.receive({ chat: STRANGER, text: 'hello bot', date: now(t) });
     await waitFor(
       async () =>
@@ -283,6 +290,21 @@ describe('Telegram', () => {
     expect(messages[1].delivery).toMatchObject({
       channel: 'telegram',
       status: 'sent',
+    });
+    // The console's list follows the auto-reply live: its state and its answer, without a reload.
+    expect(seen).toEqual([
+      { channel: 'telegram', processing: 'working' },
+      { channel: 'telegram', processing: 'skipped' },
+      { channel: 'telegram', processing: 'working' },
+      { channel: 'telegram', processing: 'done' },
+    ]);
+    const listedNow = (await owner.get('/api/telegram/messages').expect(200))
+      .body as Array<{ text: string }>;
+    expect(listedNow.find((m) => m.text === 'now?')).toMatchObject({
+      text: 'now?',
+      processing: 'done',
+      permitted: true,
+      reply: expect.stringContaining('now?'),
     });
   });
 

@@ -144,9 +144,17 @@ describe('voice calls (OpenAI Realtime GA, through the fake provider)', () => {
       /Chat '66f0c0ffee0000000000abcd' not found/,
     ],
     ['a malformed chat id', { sdp: OFFER, chatId: '../x' }, /not found/],
-    ['a chat id of the wrong type', { sdp: OFFER, chatId: 7 }, /chatId/],
+    [
+      'a chat id of the wrong type',
+      { sdp: OFFER, chatId: 7 },
+      /Chat id must be a string/,
+    ],
     ['an unknown mode', { sdp: OFFER, mode: 'karaoke' }, /mode must be one of/],
-    ['a null chat id', { sdp: OFFER, chatId: null }, /chatId must not be null/],
+    [
+      'a null chat id',
+      { sdp: OFFER, chatId: null },
+      /Chat id must not be null/,
+    ],
     ['an unknown field', { sdp: OFFER, key: 'sk-x' }, /key should not exist/],
     ['a mode of the wrong type', { sdp: OFFER, mode: 3 }, /mode must be/],
   ])(

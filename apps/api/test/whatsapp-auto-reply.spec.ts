@@ -2,6 +2,7 @@ import { getConnectionToken } from '@nestjs/mongoose';
 import { mongo, Types, type Connection } from 'mongoose';
 import type { DatabaseRuntime } from '../src/database/database-runtime';
 import type { FakeRecordedRequest } from '../../../tools/fake-llm/fake-llm-server';
+import { AppEventBus } from '../src/events/app-event-bus';
 import { WhatsAppAutoReplyService } from '../src/whatsapp/auto-reply/whatsapp-auto-reply.service';
 import { WhatsAppAutoReplySettings } from '../src/whatsapp/auto-reply/whatsapp-auto-reply.settings';
 import type { ReplaceableSocketFactory } from '../src/whatsapp/gateway/replaceable-socket.factory';
@@ -199,6 +200,13 @@ describe('WhatsApp auto-reply', () => {
     it('skips unknown senders, contacts without canRead, own and group messages: no model call, nothing sent', async () => {
       await grant(b.t, BOB, 'Bob', { canRead: false, canReply: true });
       fake.openai.fallback = echo();
+      const seen: Array<{ channel: string; id: string; processing: string }> =
+        [];
+      const off = b.t.app
+        .get(AppEventBus)
+        .on('channels.inbound', ({ channel, id, processing }) =>
+          seen.push({ channel, id, processing }),
+        );
       const now = b.t.clock.now().getTime();
       b.socket.upsert([
         incoming({
@@ -233,6 +241,33 @@ describe('WhatsApp auto-reply', () => {
       expect(
         await b.db.collection('chats').countDocuments({ kind: 'whatsapp' }),
       ).toBe(0);
+      // The console lists what people sent (not own or group messages), strangers with their state, live.
+      off();
+      expect(seen).toEqual(
+        expect.arrayContaining([
+          { channel: 'whatsapp', id: 'U1', processing: 'skipped' },
+          { channel: 'whatsapp', id: 'U2', processing: 'skipped' },
+        ]),
+      );
+      const owner = await b.t.owner();
+      const listed = (await owner.get('/api/whatsapp/inbound').expect(200))
+        .body as Array<Record<string, unknown>>;
+      const byId = new Map(listed.map((m) => [m['id'], m]));
+      expect(byId.has('U3')).toBe(false);
+      expect(byId.has('U4')).toBe(false);
+      expect(byId.get('U1')).toEqual({
+        id: 'U1',
+        phone: STRANGER,
+        fromName: expect.anything(),
+        text: 'who is this?',
+        at: expect.any(String),
+        processing: 'skipped',
+        reason: 'no read permission',
+        permitted: false,
+        reply: null,
+      });
+      expect(byId.get('U2')).toMatchObject({ phone: BOB, permitted: false });
+      await owner.get('/api/whatsapp/inbound?limit=0').expect(400);
     });
 
     it("answers in the contact's own chat through the fake upstream and sends only with canReply", async () => {
@@ -291,6 +326,14 @@ describe('WhatsApp auto-reply', () => {
       expect(b.socket.sent).toEqual([
         { jid: jid(ALICE), content: { text: 're: second question' } },
       ]);
+      const inbound = (await owner.get('/api/whatsapp/inbound').expect(200))
+        .body as Array<Record<string, unknown>>;
+      expect(inbound.find((m) => m['id'] === 'A2')).toMatchObject({
+        phone: ALICE,
+        processing: 'done',
+        permitted: true,
+        reply: 're: second question',
+      });
       // Same chat, history included; a trusted contact's turn sees the memory.
       expect((await permissionOf(b.t, ALICE))?.chatId).toBe(chatId);
       const second = fake.openai.requests[1];
@@ -643,7 +686,9 @@ describe('WhatsApp auto-reply', () => {
         .post(`/api/chats/${chatId}/messages`)
         .send({ content: 'hi', fullTools: 'yes' })
         .expect(400);
-      expect(JSON.stringify(refused.body)).toContain('fullTools');
+      expect(JSON.stringify(refused.body)).toContain(
+        'Full tools must be a boolean',
+      );
       expect(
         await b.db
           .collection('messages')

@@ -245,17 +245,17 @@ describe('WhatsApp permissions', () => {
         [
           { phoneNumber: '14155550000', displayName: 'X', canRead: 'yes' },
           400,
-          /canRead must be a boolean/,
+          /Read permission must be a boolean/,
         ],
         [
           { phoneNumber: ['14155550000'], displayName: 'X' },
           400,
-          /phoneNumber must be a string/,
+          /Phone number must be a string/,
         ],
         [
           { phoneNumber: '14155550000', displayName: 'x'.repeat(101) },
           400,
-          /displayName must be shorter than or equal to 100 characters/,
+          /Display name must be shorter than or equal to 100 characters/,
         ],
       ];
       for (const [body, status, message] of cases) {

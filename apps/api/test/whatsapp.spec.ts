@@ -576,7 +576,7 @@ describe('WhatsApp', () => {
         .expect(400);
       expect(res.body).toEqual({
         statusCode: 400,
-        message: ['clearSession must be a boolean value'],
+        message: ['Clear session must be a boolean value'],
         error: 'Bad Request',
       });
       expect(service.status).toBe('connected');

@@ -117,6 +117,98 @@ test.describe('Live state', () => {
   });
 });
 
+test.describe('A reply cut by a crash', () => {
+  test('after the server is back, the open chat shows the stored reply once, with Retry and Edit, without a reload', async ({
+    page,
+    fake,
+  }) => {
+    test.setTimeout(90_000);
+    const dataDir = mkdtempSync(join(tmpdir(), 'metatron-e2e-crash-'));
+    const port = await freePort();
+    const env = {
+      OPENAI_BASE_URL: fake.openaiBaseUrl,
+      GOOGLE_GEMINI_BASE_URL: fake.geminiBaseUrl,
+    };
+    let app = await startApp({ dataDir, port, env });
+    const url = (path: string) => `${app.baseURL}${path}`;
+    try {
+      expect(
+        (
+          await page.request.post(url('/api/auth/setup'), {
+            data: { password: OWNER_PASSWORD },
+          })
+        ).status(),
+      ).toBe(201);
+      expect(
+        (
+          await page.request.patch(url('/api/settings'), {
+            data: {
+              openaiApiKey: 'sk-e2e-crash-key-1234',
+              primaryModel: 'gpt-4.1-mini',
+            },
+          })
+        ).status(),
+      ).toBe(200);
+      const created = await page.request.post(url('/api/chats'), {
+        data: { title: 'Cut short' },
+      });
+      const { id } = (await created.json()) as { id: string };
+      await page.goto(url(`/chat/${id}`));
+      await expect(page.getByTestId('empty-thread')).toBeVisible();
+
+      // The model sends one piece, then nothing: the reply is mid-stream when the server dies.
+      fake.openai.enqueue({
+        text: ['Half of the answer', ' never sent'],
+        stallAfter: 1,
+      });
+      await page.getByTestId('composer-input').fill('Tell me everything');
+      await page.getByTestId('composer-input').press('Enter');
+      const replies = page.getByTestId('assistant-message');
+      await expect(replies).toContainText('Half of the answer');
+      await app.kill();
+      await expect(page.getByTestId('assistant-error')).toContainText(
+        'connection to the server was lost',
+      );
+
+      app = await startApp({ dataDir, port, env });
+      // No reload: the console finds the server again and shows what is stored.
+      await expect(page.getByTestId('api-error')).toHaveCount(0, {
+        timeout: 15_000,
+      });
+      // Exactly what is stored: the reply as the restarted server closed it (the text written before the crash).
+      const stored = (await (
+        await page.request.get(url(`/api/chats/${id}/messages`))
+      ).json()) as Array<{ id: string; role: string; status: string }>;
+      expect(stored.map((m) => [m.role, m.status])).toEqual([
+        ['user', 'complete'],
+        ['assistant', 'error'],
+      ]);
+      await expect(replies).toHaveCount(1);
+      await expect(replies).toHaveAttribute('data-message-id', stored[1].id);
+      await expect(page.getByTestId('assistant-error')).toHaveCount(1);
+      await expect(page.getByTestId('assistant-error')).toContainText(
+        'interrupted because the server stopped',
+      );
+      await expect(
+        page.getByText('connection to the server was lost'),
+      ).toHaveCount(0);
+      await expect(page.getByTestId('user-message')).toHaveCount(1);
+      await expect(page.getByTestId('message-edit')).toBeVisible();
+      await expect(page.getByTestId('message-retry')).toBeVisible();
+
+      // Retry answers in the same place.
+      fake.openai.enqueue({ text: ['The whole answer.'] });
+      await page.getByTestId('message-retry').click();
+      await expect(replies).toHaveCount(1);
+      await expect(replies).toContainText('The whole answer.');
+      await expect(page.getByTestId('message-regenerate')).toBeVisible();
+    } finally {
+      await app.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
 test.describe('WhatsApp link, live', () => {
   test('a dropped link says "Reconnecting to WhatsApp…" then connects again; a logout says to link again', async ({
     page,

@@ -20,9 +20,37 @@ test.describe('Conversations', () => {
       primaryModel: 'gpt-4.1-mini',
     });
     await page.reload();
-    await expect(page.getByTestId('primary-model-input')).toHaveValue(
+    // With a key saved, the primary model is a list of the provider's models, as in the first-run step.
+    const list = page.getByTestId('primary-model-select');
+    await expect(list).toHaveValue('gpt-4.1-mini');
+    await expect(list.locator('option')).toContainText([
+      'gpt-4.1',
       'gpt-4.1-mini',
-    );
+      'o4-mini',
+      'Other',
+    ]);
+    await expect(page.getByTestId('primary-model-input')).toHaveCount(0);
+    // "Other…" takes any id (an endpoint's model, one the provider does not list).
+    await list.selectOption({
+      label: "Other (an endpoint's model, an id not listed)…",
+    });
+    await page.getByTestId('primary-model-input').fill('gpt-4.1-nano');
+    await page.getByTestId('save-settings').click();
+    await expect
+      .poll(
+        async () =>
+          (await (await page.request.get('/api/settings')).json()).primaryModel,
+      )
+      .toBe('gpt-4.1-nano');
+    await list.selectOption('gpt-4.1-mini');
+    await expect(page.getByTestId('primary-model-input')).toHaveCount(0);
+    await page.getByTestId('save-settings').click();
+    await expect
+      .poll(
+        async () =>
+          (await (await page.request.get('/api/settings')).json()).primaryModel,
+      )
+      .toBe('gpt-4.1-mini');
   });
 
   test('chat: the reply streams in as Markdown with a tool chip, and the memory lands in the prompt', async ({

@@ -28,7 +28,7 @@ test.describe('Modes', () => {
     await chip.click();
     const data = page.getByTestId('mode-option-data');
     await expect(data).toContainText('Data mode');
-    await expect(data).toContainText('your database');
+    await expect(data).toContainText('Looks up and changes your own data');
     await data.click();
     await expect(chip).toContainText('Data mode');
     await expect(page.getByTestId('mode-event')).toHaveText(
@@ -70,6 +70,14 @@ test.describe('Modes', () => {
     // Web search works without a key (DuckDuckGo): the web mode lists both its tools.
     await expect(card.getByTestId('mode-web')).toContainText('web_search');
     await expect(card.getByTestId('mode-web')).toContainText('url_fetch');
+    // Tools and modes are named in words for the owner; ids stay beside, smaller.
+    await expect(
+      card.getByTestId('tool-web_search').getByTestId('tool-title'),
+    ).toHaveText('Search the web');
+    await expect(card.getByTestId('mode-whatsapp')).toContainText(
+      'WhatsApp mode',
+    );
+    await expect(card).not.toContainText('Whatsapp mode');
     await card
       .getByTestId('tool-switch-save_memory')
       .getByRole('switch')

@@ -126,8 +126,15 @@ test.describe('WhatsApp', () => {
     const read = item.getByRole('switch', { name: 'Read, Mom' });
     const reply = item.getByRole('switch', { name: 'Reply, Mom' });
     const trusted = item.getByRole('switch', { name: 'Trusted, Mom' });
-    for (const toggle of [read, reply, trusted])
+    // A new contact starts as Telegram's Allow does: Read and Reply on, not trusted.
+    await expect(read).toBeChecked();
+    await expect(reply).toBeChecked();
+    await expect(trusted).not.toBeChecked();
+    for (const toggle of [read, reply]) {
+      await toggle.click();
       await expect(toggle).not.toBeChecked();
+      await expect(toggle).toBeEnabled();
+    }
     for (const toggle of [read, reply, trusted]) {
       await toggle.click();
       await expect(toggle).toBeChecked();

@@ -8,6 +8,7 @@ import type {
 import type { ChatReplyService } from '../chats/chat-reply.service';
 import type { ChatsService } from '../chats/chats.service';
 import type { Clock } from '../clock/clock';
+import type { AppEventBus } from '../events/app-event-bus';
 import type { WhatsAppAutoReplyLimits } from '../config/app-config';
 import { audienceOf } from '../system-instruction/prompt-audience';
 import { contactToolFilter } from '../chats/contact-chat';
@@ -115,6 +116,8 @@ export interface ContactAutoReplyDeps {
   limits: WhatsAppAutoReplyLimits & { busyChatWaitMs: number };
   /** Holds messages back (stored, `pending`) while the budget refuses unattended work. */
   budget?: ContactBudgetGate;
+  /** Announces a message's new state (`channels.inbound`): the console's lists follow it live. */
+  events?: Pick<AppEventBus, 'emit'>;
 }
 
 interface TurnResult {
@@ -300,6 +303,7 @@ export class ContactAutoReply<
       { returnDocument: 'after' },
     )) as Message | null;
     if (!doc) return;
+    this.announce(doc._id, 'working');
     const key = String(doc[this.port.contactField]);
     const skip = this.port.skipReason(doc);
     if (skip) return this.finish(doc, 'skipped', skip);
@@ -429,6 +433,16 @@ export class ContactAutoReply<
       { _id: doc._id },
       { $set: { processing: 'pending' }, $inc: { attempts: -1 } },
     );
+    this.announce(doc._id, 'pending');
+  }
+
+  private announce(id: string, processing: InboundProcessing): void {
+    this.deps.events?.emit('channels.inbound', {
+      channel: this.port.channel,
+      id,
+      processing,
+      at: this.deps.clock.now().toISOString(),
+    });
   }
 
   /**
@@ -447,6 +461,7 @@ export class ContactAutoReply<
         $inc: { attempts: -1 },
       },
     );
+    this.announce(doc._id, 'pending');
   }
 
   private async finish(
@@ -470,6 +485,7 @@ export class ContactAutoReply<
         },
       },
     );
+    this.announce(doc._id, state);
   }
 
   /** The contact's chat ("WhatsApp: <name>"): the stored one while it exists, else a new one recorded on the permission. */

@@ -4,6 +4,7 @@ import {
   type ArgumentMetadata,
   type ValidationError,
 } from '@nestjs/common';
+import { inPlainWords } from './field-labels';
 
 /**
  * Keys class-transformer skips when it builds a DTO (against prototype
@@ -35,10 +36,20 @@ export class AppValidationPipe extends ValidationPipe {
     return super.transform(value, metadata);
   }
 
+  /** As Nest's, with each message's field path in words (see field-labels.ts). */
   protected override flattenValidationErrors(
     errors: ValidationError[],
   ): string[] {
-    return super.flattenValidationErrors(errors.map(nullValueError));
+    return errors
+      .map(nullValueError)
+      .flatMap((error) => this.mapChildrenToValidationErrors(error))
+      .flatMap((error) => {
+        const messages = Object.values(error.constraints ?? {});
+        return messages.map((message) => {
+          const path = leadingPathOf(message, error.property);
+          return path ? inPlainWords(message, path) : message;
+        });
+      });
   }
 }
 
@@ -72,4 +83,13 @@ function nullValueError(error: ValidationError): ValidationError {
     };
   }
   return { ...error, children };
+}
+
+/**
+ * The field path a message starts with, when it ends in the error's own property: the pipe prefixes
+ * a nested field's messages with its parents ("quietHours.0.start must …").
+ */
+function leadingPathOf(message: string, property: string): string | null {
+  const head = message.split(' ', 1)[0];
+  return head === property || head.endsWith(`.${property}`) ? head : null;
 }

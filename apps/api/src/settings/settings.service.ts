@@ -34,6 +34,7 @@ import {
   storedAuthProfiles,
   type UrlFetchSettings,
 } from './url-fetch-settings';
+import { fieldLabel } from '../http/field-labels';
 
 /** The owner's settings with secrets in clear: for the server's own use, never for a response. */
 export interface AppSettings extends UrlFetchSettings, SpendSettings {
@@ -185,7 +186,7 @@ export class SettingsService extends SandboxSecrets {
       const route = routeModel(next.primaryModel);
       if (!route)
         problems.push(
-          `primaryModel must be ${MODEL_ID_HELP} (got "${next.primaryModel}")`,
+          `${fieldLabel('primaryModel')} must be ${MODEL_ID_HELP} (got "${next.primaryModel}")`,
         );
       else if (
         route.endpoint &&
@@ -202,7 +203,7 @@ export class SettingsService extends SandboxSecrets {
       !/^[A-Za-z0-9][A-Za-z0-9._:@+/-]{0,199}$/.test(next.imageModel)
     ) {
       problems.push(
-        `imageModel must be a model id such as gemini-2.5-flash-image or gpt-image-1 (got "${next.imageModel}")`,
+        `${fieldLabel('imageModel')} must be a model id such as gemini-2.5-flash-image or gpt-image-1 (got "${next.imageModel}")`,
       );
     }
     if (
@@ -211,7 +212,7 @@ export class SettingsService extends SandboxSecrets {
       !/^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,199}$/.test(next.realtimeModel)
     )
       problems.push(
-        `realtimeModel must be a model id such as gpt-realtime (got "${next.realtimeModel}")`,
+        `${fieldLabel('realtimeModel')} must be a model id such as gpt-realtime (got "${next.realtimeModel}")`,
       );
     if (
       next.realtimeVoice &&
@@ -219,7 +220,7 @@ export class SettingsService extends SandboxSecrets {
       !/^[A-Za-z][A-Za-z0-9_-]{0,39}$/.test(next.realtimeVoice)
     )
       problems.push(
-        `realtimeVoice must be a voice name such as marin (got "${next.realtimeVoice}")`,
+        `${fieldLabel('realtimeVoice')} must be a voice name such as marin (got "${next.realtimeVoice}")`,
       );
     Object.assign(next, nextUrlFetchSettings(request, current, problems));
     if (request.disabledTools !== undefined) {
@@ -229,7 +230,7 @@ export class SettingsService extends SandboxSecrets {
       );
       if (unknown.length)
         problems.push(
-          `disabledTools must name tools that can be switched off; not: ${unknown.map((n) => `'${n.slice(0, 64)}'`).join(', ')}`,
+          `${fieldLabel('disabledTools')} must name tools that can be switched off; not: ${unknown.map((n) => `'${n.slice(0, 64)}'`).join(', ')}`,
         );
       next.disabledTools = [...new Set(request.disabledTools)];
     }

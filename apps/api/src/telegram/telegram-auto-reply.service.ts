@@ -150,6 +150,7 @@ export class TelegramAutoReplyService
       clock,
       limits: settings,
       budget,
+      events,
     });
   }
 

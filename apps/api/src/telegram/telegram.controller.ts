@@ -87,6 +87,7 @@ export class TelegramController {
       processing: doc.processing,
       reason: doc.reason ?? null,
       permitted: readable.has(doc.telegramChatId),
+      reply: doc.replyText ?? null,
     }));
   }
 

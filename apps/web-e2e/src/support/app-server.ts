@@ -13,6 +13,8 @@ export interface RunningApp {
   /** Everything the server printed so far (for failure messages). */
   output(): string;
   stop(): Promise<void>;
+  /** A crash: SIGKILL, no shutdown hooks (what was streaming stays "streaming" in the database). */
+  kill(): Promise<void>;
 }
 
 export interface StartAppOptions {
@@ -102,6 +104,12 @@ export async function startApp(
         clearTimeout(timer);
       }
       if (ownDataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await exited;
+      }
     },
   };
 }

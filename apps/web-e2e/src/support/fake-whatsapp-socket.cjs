@@ -9,10 +9,16 @@
 // - A socket made while `creds.json` exists (a saved session) opens without a QR.
 // - Dropping it: while open, the test writes a Baileys close code (e.g. 408, 401)
 //   to the file named by FAKE_WHATSAPP_CLOSE_FILE; the fake closes with it.
+// - Receiving: while open, the test writes a JSON list of `{ id, from, name, text }`
+//   (`from`: the sender's digits) to the file named by FAKE_WHATSAPP_INBOX_FILE; the
+//   fake delivers them as one `messages.upsert` (`notify`), sent now.
+// - Sending: each sendMessage appends `{ jid, text }` as a JSON line to the file
+//   named by FAKE_WHATSAPP_SENT_FILE.
 'use strict';
 
 const { EventEmitter } = require('node:events');
 const {
+  appendFileSync,
   existsSync,
   mkdirSync,
   readFileSync,
@@ -78,6 +84,27 @@ class FakeWhatsAppSocket extends EventEmitter {
   open(phone) {
     this.user = { id: `${phone}:12@s.whatsapp.net`, lid: null };
     this.emit('connection.update', { connection: 'open' });
+    const inboxFile = process.env.FAKE_WHATSAPP_INBOX_FILE;
+    if (inboxFile) {
+      this.inboxTimer = setInterval(() => {
+        if (this.ended || !existsSync(inboxFile)) return;
+        const list = JSON.parse(readFileSync(inboxFile, 'utf8'));
+        rmSync(inboxFile, { force: true });
+        this.emit('messages.upsert', {
+          type: 'notify',
+          messages: list.map((m) => ({
+            key: {
+              remoteJid: `${m.from}@s.whatsapp.net`,
+              fromMe: false,
+              id: m.id,
+            },
+            messageTimestamp: Math.floor(Date.now() / 1000),
+            pushName: m.name,
+            message: { conversation: m.text },
+          })),
+        });
+      }, SCAN_POLL_MS);
+    }
     const closeFile = process.env.FAKE_WHATSAPP_CLOSE_FILE;
     if (!closeFile) return;
     this.timer = setInterval(() => {
@@ -92,7 +119,13 @@ class FakeWhatsAppSocket extends EventEmitter {
     }, SCAN_POLL_MS);
   }
 
-  async sendMessage() {
+  async sendMessage(jid, content) {
+    const sentFile = process.env.FAKE_WHATSAPP_SENT_FILE;
+    if (sentFile)
+      appendFileSync(
+        sentFile,
+        `${JSON.stringify({ jid, text: content && content.text })}\n`,
+      );
     return {
       key: {
         id: `3EB0${require('node:crypto').randomBytes(8).toString('hex').toUpperCase()}`,
@@ -111,7 +144,9 @@ class FakeWhatsAppSocket extends EventEmitter {
   end() {
     this.ended = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.inboxTimer) clearInterval(this.inboxTimer);
     this.timer = null;
+    this.inboxTimer = null;
   }
 }
 

@@ -95,6 +95,18 @@ export interface AppEventMap {
   };
   /** A Telegram message was received and stored (once per message). */
   'telegram.message': { id: string; chatId: string; at: string };
+  /**
+   * The auto-reply's state of a stored inbound message changed on a channel (answered, skipped, failed, held
+   * back): lists of recent messages reload without waiting for the next message.
+   */
+  'channels.inbound': {
+    channel: 'whatsapp' | 'telegram';
+    /** The stored message's id. */
+    id: string;
+    /** `pending`, `working`, `done`, `skipped`, `stale` or `failed`. */
+    processing: string;
+    at: string;
+  };
   /** A Telegram permission was created, edited or deleted. */
   'telegram.permissions.changed': {
     id: string;
@@ -166,6 +178,7 @@ export const APP_EVENT_NAMES: readonly AppEventName[] = [
   'telegram.status',
   'telegram.message',
   'telegram.permissions.changed',
+  'channels.inbound',
   'accounts.changed',
   'drafts.changed',
   'actions.changed',

@@ -61,4 +61,6 @@ export interface TelegramInboundMessage {
   reason: string | null;
   /** The chat has a permission with canRead. */
   permitted: boolean;
+  /** The auto-reply's answer (sent, or kept in the chat when replies are off); null until there is one. */
+  reply: string | null;
 }

@@ -91,6 +91,27 @@ export interface WhatsAppMessagesResponse {
   messages: BufferedMessage[];
 }
 
+/**
+ * A message someone sent to the linked number, as the console lists it (`GET /api/whatsapp/inbound`), strangers
+ * included: the same view as Telegram's latest messages.
+ */
+export interface WhatsAppInboundMessage {
+  id: string;
+  /** The sender's digits (what a permission is keyed by). */
+  phone: string;
+  fromName: string | null;
+  text: string;
+  at: string;
+  /** `pending`, `working`, `done`, `skipped`, `stale` or `failed` (the auto-reply's progress). */
+  processing: string;
+  /** Why it got no reply (no permission, too old…). */
+  reason: string | null;
+  /** The sender has a permission with canRead. */
+  permitted: boolean;
+  /** The auto-reply's answer; null until there is one. */
+  reply: string | null;
+}
+
 /** The seed's WhatsAppPermission (`id` instead of `_id`), plus `trusted`. */
 export interface WhatsAppPermission {
   id: string;

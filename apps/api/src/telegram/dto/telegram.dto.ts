@@ -154,6 +154,12 @@ export class TelegramInboundMessageDto implements TelegramInboundMessage {
   reason!: string | null;
   @ApiProperty()
   permitted!: boolean;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The auto-reply's answer, once there is one",
+  })
+  reply!: string | null;
 }
 
 export class TelegramSuccessDto {

@@ -17,6 +17,7 @@ import { BudgetService } from '../../budget/budget.service';
 import { ChatReplyService } from '../../chats/chat-reply.service';
 import { ChatsService } from '../../chats/chats.service';
 import { Clock } from '../../clock/clock';
+import { AppEventBus } from '../../events/app-event-bus';
 import {
   ContactAutoReply,
   type ContactChannelPort,
@@ -66,6 +67,7 @@ export class WhatsAppAutoReplyService
     private readonly emitter: EventEmitter2,
     settings: WhatsAppAutoReplySettings,
     budget: BudgetService,
+    appEvents: AppEventBus,
   ) {
     const port: ContactChannelPort<StoredWhatsAppMessage, WhatsAppPermission> =
       {
@@ -100,6 +102,7 @@ export class WhatsAppAutoReplyService
       clock,
       limits: settings,
       budget,
+      events: appEvents,
     });
   }
 

@@ -9,6 +9,7 @@ import { SandboxReadScope } from '../../mongo-sandbox/sandbox-collection-owners'
 import { WhatsAppLink } from './whatsapp-link';
 import { WhatsAppMode } from './whatsapp-mode';
 import { WhatsAppMessagesReadScope } from './whatsapp-messages-read-scope';
+import { WhatsAppInboundController } from './whatsapp-inbound.controller';
 import { WhatsAppPermissionsController } from './whatsapp-permissions.controller';
 import { WhatsAppPermissionsPromptSection } from './whatsapp-permissions-prompt-section';
 import { WhatsAppPermissionsService } from './whatsapp-permissions.service';
@@ -31,7 +32,7 @@ import {
       { name: WhatsAppPermissionRecord.name, schema: WhatsAppPermissionSchema },
     ]),
   ],
-  controllers: [WhatsAppPermissionsController],
+  controllers: [WhatsAppPermissionsController, WhatsAppInboundController],
   providers: [
     WhatsAppPermissionsService,
     WhatsAppLink,

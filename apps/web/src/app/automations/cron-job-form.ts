@@ -58,6 +58,7 @@ import { InvalidInput } from '../ui/invalid-input';
 import { LengthCounter } from '../ui/length-counter';
 import { formatInZone } from './automation-format';
 import { actOnOwnChoices, actOnOwnLabel } from './act-on-own';
+import { modeDescription, modeLabel } from '../chat/mode-words';
 
 /** Wait this long after the last keystroke before asking the server what an expression means. */
 export const PREVIEW_DEBOUNCE_MS = 300;
@@ -107,6 +108,8 @@ export interface CronJobSaved {
   styleUrl: './cron-job-form.scss',
 })
 export class CronJobForm {
+  protected readonly modeLabel = modeLabel;
+  protected readonly modeDescription = modeDescription;
   private readonly api = inject(ApiClient);
   private readonly injector = inject(Injector);
   private readonly expression$ = new Subject<string>();

@@ -63,6 +63,7 @@ import {
   quietHoursRow,
 } from './pulse-draft';
 import { RunList } from './run-list';
+import { modeDescription, modeLabel } from '../chat/mode-words';
 
 /** How many recent pulses the card lists. */
 export const RECENT_PULSES = 5;
@@ -93,6 +94,8 @@ export const RECENT_PULSES = 5;
   styleUrl: './pulse-card.scss',
 })
 export class PulseCard {
+  protected readonly modeLabel = modeLabel;
+  protected readonly modeDescription = modeDescription;
   private readonly api = inject(ApiClient);
   private readonly snackBar = inject(MatSnackBar);
   private readonly reloadRuns$ = new Subject<void>();

@@ -39,6 +39,7 @@ const STRANGER: TelegramInboundMessage = {
   processing: 'skipped',
   reason: 'no read permission',
   permitted: false,
+  reply: null,
 };
 
 const ANN: TelegramPermission = {
@@ -119,6 +120,34 @@ describe('TelegramCard', () => {
     await stable();
     expect(el('telegram-allow')).toBeNull();
     expect(text('telegram-permissions')).toContain('Eve');
+  });
+
+  it('ends "Answering…" and shows the answer when the auto-reply is done, without a reload', async () => {
+    const asked = {
+      ...STRANGER,
+      id: '4242:7',
+      chatId: '4242',
+      fromName: 'Ann',
+      text: 'what time is it?',
+      permitted: true,
+      processing: 'working',
+      reason: null,
+    };
+    await load([ANN], [asked]);
+    expect(text('telegram-message-state')).toBe('Answering…');
+    events.emit('channels.inbound', {
+      channel: 'telegram',
+      id: '4242:7',
+      processing: 'done',
+      at: '2026-01-01T10:00:05.000Z',
+    });
+    http.expectOne('/api/telegram/permissions').flush([ANN]);
+    http
+      .expectOne((r) => r.url === '/api/telegram/messages')
+      .flush([{ ...asked, processing: 'done', reply: 'It is ten.' }]);
+    await stable();
+    expect(text('telegram-message-state')).toBe('Answered');
+    expect(text('telegram-message-reply')).toContain('It is ten.');
   });
 
   it('saves a new token and asks for it again when the server changes', async () => {

@@ -13,8 +13,7 @@ import { MatFormField, MatHint, MatLabel } from '@angular/material/form-field';
 import { MatInput } from '@angular/material/input';
 import { MatProgressBar } from '@angular/material/progress-bar';
 import { MatSnackBar } from '@angular/material/snack-bar';
-import { DatePipe } from '@angular/common';
-import { forkJoin } from 'rxjs';
+import { filter, forkJoin } from 'rxjs';
 import type {
   AppSettingsView,
   TelegramInboundMessage,
@@ -34,6 +33,8 @@ import {
   secretChange,
 } from '../settings/settings-draft';
 import { Icon } from '../ui/icon';
+import { type InboundItem, InboundMessages } from './inbound-messages';
+import { NEW_CONTACT_PERMISSIONS } from './new-contact-permissions';
 import { ServerError } from '../ui/server-error';
 
 export const DEFAULT_TELEGRAM_API_ROOT = 'https://api.telegram.org';
@@ -63,7 +64,6 @@ interface TelegramState {
   selector: 'mt-telegram-card',
   changeDetection: ChangeDetectionStrategy.OnPush,
   imports: [
-    DatePipe,
     MatButton,
     MatCard,
     MatCardContent,
@@ -74,6 +74,7 @@ interface TelegramState {
     MatLabel,
     MatProgressBar,
     Icon,
+    InboundMessages,
     SecretField,
     ServerError,
   ],
@@ -120,6 +121,22 @@ export class TelegramCard {
       return `Connected as @${status.username}`;
     return STATUS_LABELS[status.status];
   });
+  protected readonly inboundItems = computed(() =>
+    this.messages().map(
+      (message): InboundItem => ({
+        id: message.id,
+        key: message.chatId,
+        sender: message.fromName,
+        where: message.chatTitle,
+        text: message.text,
+        at: message.at,
+        processing: message.processing,
+        reason: message.reason,
+        permitted: message.permitted,
+        reply: message.reply ?? null,
+      }),
+    ),
+  );
   protected readonly rootHint = computed(() =>
     this.rootChange() !== undefined && this.savedToken()
       ? 'A new server needs the token again: paste it above.'
@@ -164,6 +181,14 @@ export class TelegramCard {
     events
       .on('telegram.message')
       .pipe(takeUntilDestroyed())
+      .subscribe(() => this.refreshLists());
+    // The auto-reply answered (or skipped) a message: its state and answer show without a reload.
+    events
+      .on('channels.inbound')
+      .pipe(
+        filter((event) => event.channel === 'telegram'),
+        takeUntilDestroyed(),
+      )
       .subscribe(() => this.refreshLists());
     events
       .on('telegram.permissions.changed')
@@ -221,8 +246,10 @@ export class TelegramCard {
     });
   }
 
-  /** One click: the stranger may write and get answers (not trusted). */
-  protected allow(message: TelegramInboundMessage): void {
+  /** One click: the stranger may write and get answers (Read and Reply on, not trusted, as on WhatsApp). */
+  protected allow(item: InboundItem): void {
+    const message = this.messages().find((m) => m.id === item.id);
+    if (!message) return;
     const displayName =
       message.chatType === 'private'
         ? message.fromName
@@ -232,8 +259,7 @@ export class TelegramCard {
       .createTelegramPermission({
         chatId: message.chatId,
         displayName,
-        canRead: true,
-        canReply: true,
+        ...NEW_CONTACT_PERMISSIONS,
       })
       .subscribe({
         next: () => {
@@ -299,23 +325,6 @@ export class TelegramCard {
         );
       },
     });
-  }
-
-  protected processingLabel(message: TelegramInboundMessage): string {
-    if (!message.permitted) return 'Not allowed: no reply';
-    switch (message.processing) {
-      case 'done':
-        return 'Answered';
-      case 'pending':
-      case 'working':
-        return 'Answering…';
-      case 'skipped':
-        return message.reason ? `Skipped: ${message.reason}` : 'Skipped';
-      case 'stale':
-        return 'Too old to answer';
-      default:
-        return message.reason ? `Failed: ${message.reason}` : 'Failed';
-    }
   }
 
   private refreshLists(): void {

@@ -9,6 +9,7 @@ import { BreakpointObserver } from '@angular/cdk/layout';
 import { Subject, of } from 'rxjs';
 import { type ChatMessage, MESSAGE_MAX_LENGTH } from '@metatronos/shared-types';
 import { EventStream } from '../core/event-stream';
+import { ServerStatus } from '../core/server-status';
 import {
   assistantMessage,
   conversation,
@@ -406,6 +407,43 @@ describe('ChatThread', () => {
     expect(el('assistant-error')?.textContent).toContain(
       'connection to the server was lost',
     );
+  });
+
+  it('after the server is back, shows the stored (interrupted) reply once, with Retry and Edit', async () => {
+    await open([]);
+    await sendMessage('Hi');
+    reply({ type: 'message', data: userMessage('u1', 'Hi') });
+    reply({ type: 'delta', data: { text: 'Some' } });
+    replies.error(new ChatStreamBrokenError(new Error('network')));
+    await stable();
+    // The server is down: the reload after the break fails.
+    http
+      .expectOne(LATEST)
+      .flush(null, { status: 0, statusText: 'Unknown Error' });
+    await stable();
+    expect(el('assistant-error')?.textContent).toContain(
+      'connection to the server was lost',
+    );
+
+    TestBed.inject(ServerStatus).recover();
+    await stable();
+    http.expectOne(LATEST).flush([
+      userMessage('u1', 'Hi'),
+      assistantMessage('a1', 'Some', {
+        status: 'error',
+        error: 'This reply was interrupted because the server stopped.',
+      }),
+    ]);
+    await stable();
+    const shown = all('assistant-message');
+    expect(shown).toHaveLength(1);
+    expect(shown[0].getAttribute('data-message-id')).toBe('a1');
+    expect(shown[0].textContent).toContain('interrupted');
+    expect(root().textContent).not.toContain(
+      'connection to the server was lost',
+    );
+    expect(all('message-retry')).toHaveLength(1);
+    expect(all('message-edit')).toHaveLength(1);
   });
 
   it('shows a refused message with a link to the settings, and gives the text back', async () => {

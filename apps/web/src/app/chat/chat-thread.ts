@@ -361,11 +361,13 @@ export class ChatThread {
         this.loadLatest(false);
       });
 
-    // The server is back after an outage banner's Retry.
+    // The server is back after an outage (it may have restarted): the chat shows exactly what is stored, so a
+    // reply cut by the outage appears once, as the server closed it, with its Retry and Edit.
     toObservable(inject(ServerStatus).recovered)
       .pipe(skip(1), takeUntilDestroyed())
       .subscribe(() => {
-        if (!this.sending()) this.loadLatest(this.messages().length === 0);
+        if (!this.sending())
+          this.loadLatest(this.messages().length === 0, this.openId(), true);
       });
 
     // Follow the text as it streams, unless the owner scrolled up to read. Pending attachments and notices
@@ -776,8 +778,15 @@ export class ChatThread {
     this.loadLatest(true, chatId);
   }
 
-  /** Fetches the latest page; `initial` shows the loading state and decides "Load earlier" from scratch. */
-  private loadLatest(initial: boolean, chatId = this.openId()): void {
+  /**
+   * Fetches the latest page; `initial` shows the loading state and decides "Load earlier" from scratch.
+   * `resync` (the server is back after an outage): nothing local outlives the answer, not even a failed reply.
+   */
+  private loadLatest(
+    initial: boolean,
+    chatId = this.openId(),
+    resync = false,
+  ): void {
     this.latestSub?.unsubscribe();
     if (initial) {
       this.loading.set(true);
@@ -801,7 +810,8 @@ export class ChatThread {
           }
           this.loading.set(false);
           this.loadProblem.set(null);
-          this.settleLiveReply(page);
+          if (resync && !this.sending()) this.live.set(null);
+          else this.settleLiveReply(page);
         },
         error: (error: unknown) => {
           this.loading.set(false);

@@ -21,6 +21,10 @@ describe('ModeChip', () => {
 
   it('words modes and switches as the chat shows them', () => {
     expect(modeLabel('data')).toBe('Data mode');
+    // Brands as they are spelt, not as ids.
+    expect(modeLabel('whatsapp')).toBe('WhatsApp mode');
+    expect(modeLabel('media')).toBe('Images mode');
+    expect(modeLabel('some_new_mode')).toBe('Some new mode mode');
     expect(modeSwitchText('data', 'model')).toBe('Switched to Data mode');
     expect(modeSwitchText('web', 'owner')).toBe('You switched to Web mode');
   });
@@ -67,7 +71,7 @@ describe('ModeChip', () => {
       '[data-testid="mode-option-data"]',
     ) as HTMLButtonElement;
     expect(option.textContent).toContain('Data mode');
-    expect(option.textContent).toContain('your database');
+    expect(option.textContent).toContain('Looks up and changes your own data');
     option.click();
     const patch = http.expectOne('/api/chats/c1');
     expect(patch.request.method).toBe('PATCH');

@@ -20,12 +20,9 @@ import type {
 import { AccountDirectory } from '../accounts/account-directory';
 import { ApiClient } from '../core/api-client';
 import { inlineErrorMessage } from '../core/server-problem';
+import { modeDescription, modeLabel } from './mode-words';
 
-/** "data" → "Data mode". */
-export function modeLabel(mode: string): string {
-  const words = mode.replace(/_/g, ' ');
-  return `${words.charAt(0).toUpperCase()}${words.slice(1)} mode`;
-}
+export { modeLabel } from './mode-words';
 
 /** The chat's event line for a mode switch. */
 export function modeSwitchText(mode: string, by: ModeSwitchBy): string {
@@ -75,7 +72,9 @@ export function modeSwitchText(mode: string, by: ModeSwitchBy): string {
         >
           <span class="option">
             <strong>{{ modeLabel(option.name) }}</strong>
-            <span class="description">{{ option.description }}</span>
+            <span class="description">{{
+              modeDescription(option.name, option.description)
+            }}</span>
           </span>
         </button>
       } @empty {
@@ -164,6 +163,7 @@ export class ModeChip {
   protected readonly switching = signal(false);
   protected readonly label = computed(() => modeLabel(this.mode()));
   protected readonly modeLabel = modeLabel;
+  protected readonly modeDescription = modeDescription;
 
   constructor() {
     // The accounts' names are loaded once a chat has one selected or is in an account mode.

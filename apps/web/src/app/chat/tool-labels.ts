@@ -48,6 +48,45 @@ const TOOL_LABELS: Record<string, readonly [string, string]> = {
   select_account: ['Chose an account', 'Choosing an account'],
 };
 
+/** A tool as the Tools page names it: what it does, in a few words (its id shows beside, smaller). */
+const TOOL_TITLES: Record<string, string> = {
+  web_search: 'Search the web',
+  url_fetch: 'Read a web page',
+  db_query: 'Look up and change your data',
+  update_db_schema: 'Keep notes on your data',
+  save_memory: 'Save to memory',
+  generate_image: 'Create an image',
+  edit_image: 'Edit an image',
+  whatsapp_read_messages: 'Read WhatsApp messages',
+  whatsapp_send_message: 'Send a WhatsApp message',
+  whatsapp_manage_permission: 'Change who may write on WhatsApp',
+  whatsapp_list_permissions: 'List WhatsApp contacts',
+  manage_cronjob: 'Manage scheduled jobs',
+  manage_pulse: 'Change the Pulse settings',
+  read_file: 'Read a file',
+  write_file: 'Write a file',
+  bash: 'Run a command (sandbox)',
+  todo_update: 'Keep a to-do list',
+  plan_create: 'Make a plan',
+  contacts_send: 'Message a contact',
+  telegram_send_file: 'Send a file on Telegram',
+  telegram_send_voice: 'Send a voice message on Telegram',
+  telegram_react: 'React on Telegram',
+  telegram_send_message: 'Send a Telegram message',
+  email_actions: 'Read and send email',
+  calendar_actions: 'Read and change calendars',
+  set_mode: 'Switch mode',
+  select_account: 'Choose an account',
+};
+
+/** "save_memory" → "Save to memory"; an unknown tool: its id in words, capitalised. */
+export function toolTitle(name: string): string {
+  const known = TOOL_TITLES[name];
+  if (known) return known;
+  const spaced = words(name);
+  return `${spaced.charAt(0).toUpperCase()}${spaced.slice(1)}`;
+}
+
 /** db_query operations that only read. */
 const READ_OPERATIONS = new Set([
   'find',

@@ -47,6 +47,7 @@ import type {
   UploadedAttachment,
   WebSearchTestRequest,
   WebSearchTestResponse,
+  WhatsAppInboundMessage,
   WhatsAppPermission,
   WhatsAppStatusView,
   ToolsResponse,
@@ -455,6 +456,14 @@ export class ApiClient {
   }
 
   /** Sorted by display name. */
+  /** What people sent to the linked number, newest first, strangers included. */
+  whatsAppInbound(limit = 30): Observable<WhatsAppInboundMessage[]> {
+    return this.http.get<WhatsAppInboundMessage[]>(
+      `${API_BASE}/whatsapp/inbound`,
+      { params: { limit } },
+    );
+  }
+
   whatsAppPermissions(): Observable<WhatsAppPermission[]> {
     return this.http.get<WhatsAppPermission[]>(
       `${API_BASE}/whatsapp/permissions`,

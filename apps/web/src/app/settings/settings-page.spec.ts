@@ -113,6 +113,48 @@ describe('SettingsPage', () => {
     expect(text('primary-model-hint')).toContain('<endpoint>/<model>');
   });
 
+  it("chooses the primary model from the providers' list, or any id through Other…", async () => {
+    await load();
+    http.expectOne('/api/settings/models').flush({
+      models: [
+        { id: 'gemini-2.5-flash', provider: 'gemini' },
+        { id: 'gemini-2.5-pro', provider: 'gemini' },
+      ],
+      problems: [],
+    });
+    await stable();
+    const select = el<HTMLSelectElement>(
+      'primary-model-select',
+    ) as HTMLSelectElement;
+    const choose = async (value: string) => {
+      select.value = value;
+      select.dispatchEvent(new Event('change'));
+      await stable();
+    };
+    expect(
+      Array.from(select.options).map((o) => o.textContent?.trim()),
+    ).toEqual([
+      'gemini-2.5-flash',
+      'gemini-2.5-pro',
+      "Other (an endpoint's model, an id not listed)…",
+    ]);
+    expect(select.value).toBe('gemini-2.5-flash');
+    // A listed model needs no free text.
+    expect(el('primary-model-input')).toBeNull();
+
+    await choose('gemini-2.5-pro');
+    expect(el('primary-model-input')).toBeNull();
+    expect(saveButton().disabled).toBe(false);
+
+    const other = select.options[select.options.length - 1].value;
+    await choose(other);
+    expect(input('primary-model-input').value).toBe('gemini-2.5-pro');
+    type(input('primary-model-input'), 'ollama/llama3');
+    await stable();
+    expect(select.value).toBe(other);
+    expect(await save()).toEqual({ primaryModel: 'ollama/llama3' });
+  });
+
   it('sends only what changed and confirms the save', async () => {
     await load();
     type(input('openai-key-input'), 'sk-live-123');

@@ -39,6 +39,9 @@ import {
 } from './settings-draft';
 import { OwnerTimePipe } from '../core/owner-time';
 
+/** The list's "Other…" entry (no model id has this form). */
+const OTHER_MODEL = ' other';
+
 export const PRIMARY_MODEL_SUGGESTIONS = [
   'gemini-2.5-flash',
   'gemini-2.5-pro',
@@ -150,6 +153,35 @@ export class SettingsPage {
       ]),
     ];
   });
+  /** The owner picked "Other…" in the list: the free-text field shows even for an id the list holds. */
+  private readonly otherChosen = signal(false);
+  protected readonly otherModelValue = OTHER_MODEL;
+  /**
+   * The primary model is chosen from the providers' list, as in the first-run step; "Other…" (or no list
+   * yet: no key saved, a provider not answering) opens a free-text field for an endpoint's model or an id
+   * not listed.
+   */
+  protected readonly primaryIsOther = computed(() => {
+    const listed = this.providerModels();
+    if (!listed.length || this.otherChosen()) return true;
+    const model = this.draft()?.primaryModel.trim() ?? '';
+    return model !== '' && !listed.includes(model);
+  });
+  protected readonly primarySelection = computed(() =>
+    this.primaryIsOther()
+      ? OTHER_MODEL
+      : (this.draft()?.primaryModel.trim() ?? ''),
+  );
+
+  protected choosePrimary(value: string): void {
+    if (value === OTHER_MODEL) {
+      this.otherChosen.set(true);
+      return;
+    }
+    this.otherChosen.set(false);
+    this.patch({ primaryModel: value });
+  }
+
   protected readonly primaryModelWarning = computed(() => {
     const saved = this.saved();
     const draft = this.draft();
@@ -282,6 +314,7 @@ export class SettingsPage {
   }
 
   private apply(settings: AppSettingsView): void {
+    this.otherChosen.set(false);
     this.saved.set(settings);
     this.draft.set(draftFrom(settings));
     this.loadProviderModels();

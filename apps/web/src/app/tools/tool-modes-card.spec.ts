@@ -57,9 +57,26 @@ describe('ToolModesCard', () => {
     const root = fixture.nativeElement as HTMLElement;
     const web = root.querySelector('[data-testid="mode-web"]') as HTMLElement;
     expect(web.querySelector('h3')?.textContent).toContain('Web mode');
+    // Described for the owner, not in the words the model's prompt uses.
     expect(web.querySelector('h3')?.textContent).toContain(
+      'Searches the web and reads pages for you.',
+    );
+    expect(web.querySelector('h3')?.textContent).not.toContain(
       'search and read the web',
     );
+    // A tool is named in words first; its id stays beside it, smaller.
+    const search = root.querySelector(
+      '[data-testid="tool-web_search"]',
+    ) as HTMLElement;
+    expect(
+      search.querySelector('[data-testid="tool-title"]')?.textContent?.trim(),
+    ).toBe('Search the web');
+    expect(search.querySelector('code')?.textContent).toBe('web_search');
+    expect(
+      root
+        .querySelector('[data-testid="tool-switch-save_memory"] button')
+        ?.getAttribute('aria-label'),
+    ).toBe('Offer Save to memory');
     expect(
       web.querySelector('[data-testid="tool-reason"]')?.textContent?.trim(),
     ).toBe('No Brave Search API key is set (Settings).');

@@ -8,7 +8,8 @@ import {
 import { MatCard, MatCardContent } from '@angular/material/card';
 import { MatSlideToggle } from '@angular/material/slide-toggle';
 import type { ToolView, ToolsResponse } from '@metatronos/shared-types';
-import { modeLabel } from '../chat/mode-chip';
+import { modeDescription, modeLabel } from '../chat/mode-words';
+import { toolTitle } from '../chat/tool-labels';
 import { ApiClient } from '../core/api-client';
 import { liveResource } from '../core/live-resource';
 import { inlineErrorMessage } from '../core/server-problem';
@@ -53,11 +54,16 @@ import { ServerError } from '../ui/server-error';
           >
             <h3 class="mode-title">
               {{ label(mode.name) }}
-              <span class="mode-description">{{ mode.description }}</span>
+              <span class="mode-description">{{
+                description(mode.name, mode.description)
+              }}</span>
             </h3>
             @for (tool of mode.tools; track tool.name) {
               <div class="tool" [attr.data-testid]="'tool-' + tool.name">
                 <div class="tool-text">
+                  <span class="tool-title" data-testid="tool-title">{{
+                    title(tool.name)
+                  }}</span>
                   <code class="tool-name">{{ tool.name }}</code>
                   @if (tool.reason) {
                     <span class="reason" data-testid="tool-reason">{{
@@ -69,7 +75,7 @@ import { ServerError } from '../ui/server-error';
                   [checked]="tool.enabled"
                   [disabled]="saving()"
                   [attr.data-testid]="'tool-switch-' + tool.name"
-                  [aria-label]="'Offer ' + tool.name"
+                  [aria-label]="'Offer ' + title(tool.name)"
                   (change)="setEnabled(tool, $event.checked)"
                 />
               </div>
@@ -120,8 +126,13 @@ import { ServerError } from '../ui/server-error';
       align-items: baseline;
       min-width: 0;
     }
+    .tool-title {
+      font: var(--mat-sys-body-medium);
+    }
     .tool-name {
       font-family: var(--mt-mono-family);
+      font-size: 0.8em;
+      color: var(--mat-sys-on-surface-variant);
     }
     .reason,
     .none {
@@ -140,6 +151,8 @@ export class ToolModesCard {
   protected readonly saving = signal(false);
   protected readonly error = signal<string | null>(null);
   protected readonly label = modeLabel;
+  protected readonly description = modeDescription;
+  protected readonly title = toolTitle;
 
   private readonly live = liveResource({
     load: () => this.api.tools(),

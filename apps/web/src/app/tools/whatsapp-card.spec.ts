@@ -1,6 +1,9 @@
 import type { HttpTestingController } from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
-import type { WhatsAppStatusView } from '@metatronos/shared-types';
+import type {
+  WhatsAppInboundMessage,
+  WhatsAppStatusView,
+} from '@metatronos/shared-types';
 import { EVENT_SOURCE_FACTORY } from '../core/event-stream';
 import {
   setUpApiTest,
@@ -15,6 +18,18 @@ import type { FakeEventStream } from '../testing/fake-event-stream';
 import { WhatsAppCard } from './whatsapp-card';
 
 const STATUS_URL = '/api/whatsapp/status';
+const INBOUND_URL = '/api/whatsapp/inbound?limit=30';
+const STRANGER: WhatsAppInboundMessage = {
+  id: 'W1',
+  phone: '15550001111',
+  fromName: 'Eve',
+  text: 'who is this?',
+  at: '2026-11-21T22:00:00.000Z',
+  processing: 'skipped',
+  reason: 'no read permission',
+  permitted: false,
+  reply: null,
+};
 const DISCONNECTED: WhatsAppStatusView = {
   status: 'disconnected',
   phoneNumber: null,
@@ -37,10 +52,14 @@ describe('WhatsAppCard', () => {
     el<HTMLButtonElement>(testId) as HTMLButtonElement;
   const stable = () => fixture.whenStable();
 
-  async function load(view: WhatsAppStatusView = DISCONNECTED): Promise<void> {
+  async function load(
+    view: WhatsAppStatusView = DISCONNECTED,
+    inbound: WhatsAppInboundMessage[] = [],
+  ): Promise<void> {
     fixture = TestBed.createComponent(WhatsAppCard);
     await stable();
     http.expectOne(STATUS_URL).flush(view);
+    http.expectOne(INBOUND_URL).flush(inbound);
     await stable();
   }
 
@@ -93,6 +112,73 @@ describe('WhatsAppCard', () => {
     fixture?.destroy();
     jest.useRealTimers();
     tearDownApiTest(http);
+  });
+
+  it('lists what people sent, a stranger with Allow (Read and Reply on), and follows the auto-reply live', async () => {
+    await load(CONNECTED, [STRANGER]);
+    const items = () =>
+      Array.from(
+        root().querySelectorAll<HTMLElement>(
+          '[data-testid="whatsapp-messages"] li',
+        ),
+      );
+    expect(items()).toHaveLength(1);
+    expect(items()[0].textContent).toContain('Eve');
+    expect(items()[0].textContent).toContain('who is this?');
+    expect(text('whatsapp-message-state')).toBe('Not allowed: no reply');
+
+    button('whatsapp-allow').click();
+    await stable();
+    const req = http.expectOne('/api/whatsapp/permissions');
+    expect(req.request.method).toBe('POST');
+    expect(req.request.body).toEqual({
+      phoneNumber: '15550001111',
+      displayName: 'Eve',
+      canRead: true,
+      canReply: true,
+    });
+    req.flush({ id: 'p1', phoneNumber: '15550001111', displayName: 'Eve' });
+    http.expectOne(INBOUND_URL).flush([{ ...STRANGER, permitted: true }]);
+    await stable();
+    expect(el('whatsapp-allow')).toBeNull();
+
+    // Eve writes again: "Answering…", then the answer shows on the server's event, without a reload.
+    const next = {
+      ...STRANGER,
+      id: 'W2',
+      text: 'hello?',
+      permitted: true,
+      processing: 'working',
+      reason: null,
+    };
+    events.emit('channels.inbound', {
+      channel: 'whatsapp',
+      id: 'W2',
+      processing: 'working',
+      at: '2026-11-21T22:01:00.000Z',
+    });
+    http.expectOne(INBOUND_URL).flush([next]);
+    await stable();
+    expect(text('whatsapp-message-state')).toBe('Answering…');
+    events.emit('channels.inbound', {
+      channel: 'telegram',
+      id: 'T1',
+      processing: 'done',
+      at: '2026-11-21T22:01:00.000Z',
+    });
+    http.expectNone(INBOUND_URL);
+    events.emit('channels.inbound', {
+      channel: 'whatsapp',
+      id: 'W2',
+      processing: 'done',
+      at: '2026-11-21T22:01:05.000Z',
+    });
+    http
+      .expectOne(INBOUND_URL)
+      .flush([{ ...next, processing: 'done', reply: 'Hi Eve!' }]);
+    await stable();
+    expect(text('whatsapp-message-state')).toBe('Answered');
+    expect(text('whatsapp-message-reply')).toContain('Hi Eve!');
   });
 
   it('shows a disconnected link with Link device', async () => {
@@ -294,6 +380,7 @@ describe('WhatsAppCard', () => {
     fixture = TestBed.createComponent(WhatsAppCard);
     fixture.detectChanges();
     http.expectOne(STATUS_URL).flush(DISCONNECTED);
+    http.expectOne(INBOUND_URL).flush([]);
     fixture.detectChanges();
 
     jest.advanceTimersByTime(9_999);

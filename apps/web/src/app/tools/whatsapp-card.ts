@@ -10,15 +10,16 @@ import {
   inject,
   signal,
 } from '@angular/core';
-import { takeUntilDestroyed } from '@angular/core/rxjs-interop';
+import { takeUntilDestroyed, toObservable } from '@angular/core/rxjs-interop';
 import { MatButton } from '@angular/material/button';
 import { MatCard, MatCardContent } from '@angular/material/card';
 import { MatCheckbox } from '@angular/material/checkbox';
 import { MatDialog } from '@angular/material/dialog';
 import { MatProgressBar } from '@angular/material/progress-bar';
 import { MatSnackBar } from '@angular/material/snack-bar';
-import { interval } from 'rxjs';
+import { filter, interval, merge } from 'rxjs';
 import type {
+  WhatsAppInboundMessage,
   WhatsAppStatus,
   WhatsAppStatusView,
 } from '@metatronos/shared-types';
@@ -31,6 +32,12 @@ import {
   type WhatsAppQrStreamHandle,
 } from '../core/whatsapp-qr-stream';
 import { Icon } from '../ui/icon';
+import {
+  type InboundItem,
+  InboundMessages,
+} from '../channels/inbound-messages';
+import { NEW_CONTACT_PERMISSIONS } from '../channels/new-contact-permissions';
+import { ServerStatus } from '../core/server-status';
 import { ServerError } from '../ui/server-error';
 import { formatPhone } from './whatsapp-format';
 import { whatsAppLinkWords } from './whatsapp-link-words';
@@ -60,6 +67,7 @@ export const WHATSAPP_STATUS_POLL_MS = new InjectionToken<number>(
     MatCheckbox,
     MatProgressBar,
     Icon,
+    InboundMessages,
     ServerError,
   ],
   templateUrl: './whatsapp-card.html',
@@ -84,6 +92,26 @@ export class WhatsAppCard {
   /** The linking stream is open. */
   protected readonly linking = signal(false);
   private stream: WhatsAppQrStreamHandle | null = null;
+  /** What people sent to the linked number, strangers included, newest first. */
+  private readonly inbound = signal<WhatsAppInboundMessage[]>([]);
+  protected readonly inboundItems = computed(() =>
+    this.inbound().map(
+      (message): InboundItem => ({
+        id: message.id,
+        key: message.phone,
+        sender: message.fromName?.trim() || formatPhone(message.phone),
+        where: null,
+        text: message.text,
+        at: message.at,
+        processing: message.processing,
+        reason: message.reason,
+        permitted: message.permitted,
+        reply: message.reply,
+      }),
+    ),
+  );
+  /** The sender whose Allow is under way. */
+  protected readonly allowing = signal<string | null>(null);
   /** The stream reported a linking state (so a later `disconnected` means linking stopped). */
   private streamStarted = false;
 
@@ -147,7 +175,56 @@ export class WhatsAppCard {
       .subscribe(() => {
         if (!this.linking()) this.reload();
       });
+    // What people sent, and what the auto-reply made of it, follow the server's events.
+    const events = inject(EventStream);
+    merge(
+      events.on('whatsapp.message'),
+      events
+        .on('channels.inbound')
+        .pipe(filter((event) => event.channel === 'whatsapp')),
+      events.on('whatsapp.permissions.changed'),
+      toObservable(inject(ServerStatus).recovered),
+    )
+      .pipe(takeUntilDestroyed())
+      .subscribe(() => this.loadInbound());
     inject(DestroyRef).onDestroy(() => this.closeStream());
+  }
+
+  private loadInbound(): void {
+    this.api.whatsAppInbound().subscribe({
+      next: (messages) => this.inbound.set(messages),
+      error: () => undefined,
+    });
+  }
+
+  /** One click, as on Telegram: the sender becomes a contact with Read and Reply on (not trusted). */
+  protected allow(item: InboundItem): void {
+    const displayName = item.sender;
+    this.allowing.set(item.key);
+    this.api
+      .createWhatsAppPermission({
+        phoneNumber: item.key,
+        displayName,
+        ...NEW_CONTACT_PERMISSIONS,
+      })
+      .subscribe({
+        next: () => {
+          this.allowing.set(null);
+          this.snackBar.open(
+            `${displayName} may now write to Metatron.`,
+            undefined,
+            { duration: 3000 },
+          );
+          this.loadInbound();
+        },
+        error: (error: unknown) => {
+          this.allowing.set(null);
+          this.snackBar.open(
+            inlineErrorMessage(error, 'That did not work. Try again.'),
+            'Close',
+          );
+        },
+      });
   }
 
   protected link(): void {

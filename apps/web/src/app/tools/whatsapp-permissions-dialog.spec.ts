@@ -301,9 +301,12 @@ describe('WhatsAppPermissionsDialog', () => {
     await submit();
     let req = http.expectOne(LIST_URL);
     expect(req.request.method).toBe('POST');
+    // A new contact starts as Allow does on every channel: Read and Reply on, not trusted.
     expect(req.request.body).toEqual({
       phoneNumber: '447700900123',
       displayName: 'Bob',
+      canRead: true,
+      canReply: true,
     });
     req.flush(
       {

@@ -21,6 +21,7 @@ import { MatInput } from '@angular/material/input';
 import { MatProgressBar } from '@angular/material/progress-bar';
 import { MatSlideToggle } from '@angular/material/slide-toggle';
 import type { WhatsAppPermission } from '@metatronos/shared-types';
+import { NEW_CONTACT_PERMISSIONS } from '../channels/new-contact-permissions';
 import { ApiClient } from '../core/api-client';
 import { liveResource } from '../core/live-resource';
 import {
@@ -321,6 +322,7 @@ export class WhatsAppPermissionsDialog {
       .createWhatsAppPermission({
         phoneNumber: phoneDigits(this.phone()),
         displayName: this.name().trim(),
+        ...NEW_CONTACT_PERMISSIONS,
       })
       .subscribe({
         next: (created) => {

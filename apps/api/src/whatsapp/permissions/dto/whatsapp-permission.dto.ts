@@ -1,8 +1,17 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsString, MaxLength } from 'class-validator';
+import { Type } from 'class-transformer';
+import {
+  IsBoolean,
+  IsInt,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
 import type {
   CreateWhatsAppPermissionRequest,
   UpdateWhatsAppPermissionRequest,
+  WhatsAppInboundMessage,
   WhatsAppPermission,
 } from '@metatronos/shared-types';
 import { IdFromNumber } from '../../../http/id-from-number';
@@ -124,4 +133,39 @@ export class WhatsAppPermissionDto implements WhatsAppPermission {
 export class SuccessDto {
   @ApiProperty({ example: true })
   success!: true;
+}
+
+export class WhatsAppInboundQueryDto {
+  @ApiPropertyOptional({ default: 50, minimum: 1, maximum: 200 })
+  @OptionalField()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(200)
+  limit?: number;
+}
+
+export class WhatsAppInboundMessageDto implements WhatsAppInboundMessage {
+  @ApiProperty()
+  id!: string;
+  @ApiProperty({ description: "The sender's digits" })
+  phone!: string;
+  @ApiProperty({ type: String, nullable: true })
+  fromName!: string | null;
+  @ApiProperty()
+  text!: string;
+  @ApiProperty()
+  at!: string;
+  @ApiProperty()
+  processing!: string;
+  @ApiProperty({ type: String, nullable: true })
+  reason!: string | null;
+  @ApiProperty({ description: 'The sender has a permission with canRead' })
+  permitted!: boolean;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The auto-reply's answer, once there is one",
+  })
+  reply!: string | null;
 }
