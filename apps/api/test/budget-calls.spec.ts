@@ -322,7 +322,7 @@ describe('Spend control: images and cached input', () => {
     return { text: [`Tool said: ${last.content}`] };
   };
 
-  async function askForImage(): Promise<string> {
+  async function askForImage(allowOverBudget = false): Promise<string> {
     const chat = (await owner.post('/api/chats').send({}).expect(201)).body;
     fake.openai.enqueue(
       {
@@ -340,7 +340,11 @@ describe('Spend control: images and cached input', () => {
         usage: { promptTokens: 0, completionTokens: 0 },
       }),
     );
-    const events = await client.send(chat.id, 'draw a fox');
+    const events = await client.send(
+      chat.id,
+      'draw a fox',
+      allowOverBudget ? { allowOverBudget } : {},
+    );
     return (eventsNamed(events, 'tool_result')[0] as { result: string }).result;
   }
 
@@ -371,6 +375,12 @@ describe('Spend control: images and cached input', () => {
       /^No image was made: Today's budget of \$0\.05 would be passed: .* this call could cost up to \$0\.06\b/,
     );
     expect(fake.openaiImages.requests).toHaveLength(1);
+    expect((await budgetOf(owner)).reservedUsd).toBe(0);
+
+    // A reply the owner allowed over the caps may make its image too.
+    const allowed = await askForImage(true);
+    expect(JSON.parse(allowed)).toMatchObject({ success: true });
+    expect(fake.openaiImages.requests).toHaveLength(2);
     expect((await budgetOf(owner)).reservedUsd).toBe(0);
   });
 
@@ -444,7 +454,7 @@ describe("Spend control: notices to the owner's own Telegram chat", () => {
       .send({ telegramOwnerChatId: 'my chat' })
       .expect(400);
     expect(JSON.stringify(bad.body.message)).toContain(
-      'telegramOwnerChatId must be a Telegram chat id',
+      'Your Telegram chat id must be a Telegram chat id',
     );
     expect(
       (await owner.get('/api/settings').expect(200)).body.telegramOwnerChatId,

@@ -45,6 +45,8 @@ export interface AiToolContext extends AiToolAvailabilityContext {
    * allowed the tool for the job: a tool with its own approval queue (email drafts) acts.
    */
   ownerApproved?: boolean;
+  /** The owner allowed this reply over the spend caps: a tool's own model call (an image) may pass them too. */
+  allowOverBudget?: boolean;
 }
 
 /** What a tool result brought into the turn, in the owner's words ("a web page from example.org"). */

@@ -146,7 +146,7 @@ export class LlmRunner {
       | 'accountId'
       | 'onModeChange'
     > &
-      Partial<Pick<TurnRequest, 'policy' | 'userMessage'>>,
+      Partial<Pick<TurnRequest, 'policy' | 'userMessage' | 'allowOverBudget'>>,
     settings?: AppSettings,
     options: {
       /** Names the run for the action policy's send counter (the assistant message, or the call). */

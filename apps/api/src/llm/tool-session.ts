@@ -34,6 +34,8 @@ export interface ToolSessionOptions
   policy?: TurnRequest['policy'];
   /** The owner's message of a typed turn (prompt sections such as recalled notes read it). */
   userMessage?: string;
+  /** The owner let this reply pass the spend caps: a tool's own model call (an image) may too. */
+  allowOverBudget?: boolean;
   availability: AiToolAvailabilityContext;
   /** Names the run for the action policy (its send counter): the assistant message, or the call. */
   runId: string | null;
@@ -180,6 +182,7 @@ export class ToolSession {
       conversation: this.conversation,
       turn: this.turn,
       signal: toolSignal,
+      ...(this.options.allowOverBudget ? { allowOverBudget: true } : {}),
     };
     // The registry answers every call and never throws, so a rejection here is the abort.
     const outcome = await untilAborted(

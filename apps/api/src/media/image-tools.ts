@@ -79,6 +79,7 @@ export class ImageService {
       source: context.source,
       modelId: resolved.id,
       provider: resolved.route.provider,
+      allowOverBudget: context.allowOverBudget === true,
     };
     let made: ImageResult;
     try {

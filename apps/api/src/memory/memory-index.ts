@@ -516,9 +516,15 @@ export class MemoryIndex
           .updateOne({ _id: STATE_ID }, { $set: { token } }, { upsert: true });
         this.changesSinceSave = Math.max(0, this.seq - seq);
         // Through the refresh queue, so no journal append falls between its read and its rewrite.
-        const trimmed = this.refreshing.then(() => this.files.trimJournal(seq));
-        this.refreshing = trimmed.catch(() => undefined);
-        await trimmed;
+        // Not awaited: a queued step may wait for this save (a secret changed), and the save
+        // waiting for the queue in turn would hold both forever (every search with them).
+        this.refreshing = this.refreshing
+          .then(() => this.files.trimJournal(seq))
+          .catch((error: Error) =>
+            this.logger.warn(
+              `Memory index journal not trimmed: ${error.message}`,
+            ),
+          );
       } catch (error) {
         if (!this.stopped)
           this.logger.warn(

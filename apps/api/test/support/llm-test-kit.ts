@@ -74,23 +74,35 @@ export async function useModel(
 }
 
 export interface ChatClient {
-  /** Sends a message and returns the whole reply stream once it ended. */
-  send(chatId: string, content: string): Promise<SseEvent[]>;
-  open(chatId: string, content: string): ReturnType<typeof openSse>;
+  /** Sends a message (with more body fields, e.g. `allowOverBudget`) and returns the whole reply stream once it ended. */
+  send(
+    chatId: string,
+    content: string,
+    extra?: Record<string, unknown>,
+  ): Promise<SseEvent[]>;
+  open(
+    chatId: string,
+    content: string,
+    extra?: Record<string, unknown>,
+  ): ReturnType<typeof openSse>;
 }
 
 export async function chatClient(t: TestApp): Promise<ChatClient> {
   const { url, cookie } = await t.serve();
-  const open = (chatId: string, content: string) =>
+  const open = (
+    chatId: string,
+    content: string,
+    extra: Record<string, unknown> = {},
+  ) =>
     openSse(
       `${url}/api/chats/${chatId}/messages`,
       { Cookie: cookie },
-      { method: 'POST', body: { content } },
+      { method: 'POST', body: { ...extra, content } },
     );
   return {
     open,
-    async send(chatId, content) {
-      const stream = await open(chatId, content);
+    async send(chatId, content, extra) {
+      const stream = await open(chatId, content, extra);
       if (stream.status !== 200)
         throw new Error(`send answered ${stream.status}`);
       return stream.rest();
