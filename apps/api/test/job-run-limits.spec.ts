@@ -96,43 +96,43 @@ describe("A job's own limits per run (maxRounds, maxTokensPerRun)", () => {
     [
       'zero rounds',
       { maxRounds: 0 },
-      /maxRounds must be a whole number from 1 to 100/,
+      /Max rounds must be a whole number from 1 to 100/,
     ],
     [
       '101 rounds',
       { maxRounds: 101 },
-      /maxRounds must be a whole number from 1 to 100/,
+      /Max rounds must be a whole number from 1 to 100/,
     ],
     [
       'fractional rounds',
       { maxRounds: 2.5 },
-      /maxRounds must be a whole number/,
+      /Max rounds must be a whole number/,
     ],
     [
       'rounds as words',
       { maxRounds: 'many' },
-      /maxRounds must be a whole number/,
+      /Max rounds must be a whole number/,
     ],
-    ['null rounds', { maxRounds: null }, /maxRounds/],
+    ['null rounds', { maxRounds: null }, /Max rounds must not be null/],
     [
       'negative tokens',
       { maxTokensPerRun: -5 },
-      /maxTokensPerRun must be a whole number from 1,000 to 10,000,000/,
+      /Max tokens per run must be a whole number from 1,000 to 10,000,000/,
     ],
     [
       'too few tokens',
       { maxTokensPerRun: 999 },
-      /maxTokensPerRun must be a whole number from 1,000/,
+      /Max tokens per run must be a whole number from 1,000/,
     ],
     [
       'absurd tokens',
       { maxTokensPerRun: 1e12 },
-      /maxTokensPerRun must be a whole number/,
+      /Max tokens per run must be a whole number/,
     ],
     [
       'tokens as a list',
       { maxTokensPerRun: [1000] },
-      /maxTokensPerRun must be a whole number/,
+      /Max tokens per run must be a whole number/,
     ],
   ])(
     'refuses %s with 400 in words and writes nothing',
