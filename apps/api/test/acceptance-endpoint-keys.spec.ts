@@ -58,7 +58,8 @@ describe('acceptance: endpoint keys follow their address (issue 19 G)', () => {
         const res = await patch({ openaiCompatible: [endpoint] });
         expect(res.status).toBe(400);
         expect(JSON.stringify(res.body.message)).toMatch(
-          /openaiCompatible(\[0\]\.apiKey|\.0\.\w*\s?baseUrl)/,
+          // The service names the key field; the validation pipe names a malformed URL in words.
+          /openaiCompatible\[0\]\.apiKey|OpenAI-compatible endpoint #1 base URL/,
         );
         expect(await stored()).toBe(before);
       }

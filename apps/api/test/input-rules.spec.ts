@@ -287,6 +287,7 @@ describe('input rules', () => {
         '/api/settings realtimeVoice',
         '/api/settings telegramApiRoot',
         '/api/settings telegramBotToken',
+        '/api/settings telegramOwnerChatId',
         '/api/settings/test apiKey',
       ]);
       const failures: string[] = [];

@@ -97,10 +97,12 @@ describe('system instruction', () => {
       'tools',
       'pulse-status',
       'pulse-notes',
+      'relax-mode',
       'whatsapp-permissions',
       'accounts',
       'pulse-counters',
       'memory-recall',
+      'untrusted-content',
       'datetime',
     ]);
   });
@@ -118,18 +120,30 @@ describe('system instruction', () => {
       'pulse-counters',
       'datetime',
     ];
-    // Recalled notes are the owner's only: an unattended run does not get them.
+    // Recalled notes and the relax mode's words are the owner's only: an unattended run does not get them.
     expect(builder.sectionIds('owner')).toEqual([
-      ...ownerAndRuns.slice(0, -1),
+      ...ownerAndRuns.slice(0, 5),
+      'relax-mode',
+      ...ownerAndRuns.slice(5, -1),
       'memory-recall',
+      'untrusted-content',
       'datetime',
     ]);
-    expect(builder.sectionIds('unattended')).toEqual(ownerAndRuns);
+    // What marked a turn is told to every audience (it is in no one's words).
+    expect(builder.sectionIds('unattended')).toEqual([
+      ...ownerAndRuns.slice(0, -1),
+      'untrusted-content',
+      'datetime',
+    ]);
     expect(builder.sectionIds('trusted-contact')).toEqual([
       'memory',
+      'untrusted-content',
       'datetime',
     ]);
-    expect(builder.sectionIds('untrusted-contact')).toEqual(['datetime']);
+    expect(builder.sectionIds('untrusted-contact')).toEqual([
+      'untrusted-content',
+      'datetime',
+    ]);
   });
 
   it('renders a contact prompt from the sections that contact may see, untrusted when nobody says', async () => {

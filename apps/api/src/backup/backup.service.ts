@@ -92,10 +92,18 @@ const INTERRUPTED_DIR = 'backup-interrupted';
 /** Problems listed in one refusal. */
 const MAX_PROBLEMS = 5;
 
-/** Collections a backup carries: everything but credentials and sessions (`auth_*`) and server internals. */
+/**
+ * This instance's own caches: the memory index's snapshot token names a file in this
+ * DATA_DIR, which backups leave out (the index is read again after a restore).
+ */
+const INSTANCE_CACHES = new Set(['memory_index']);
+
+/** Collections a backup carries: everything but credentials and sessions (`auth_*`), server internals and caches. */
 function isBackedUp(name: string): boolean {
   return (
-    !name.startsWith(HIDDEN_COLLECTION_PREFIX) && !name.startsWith('system.')
+    !name.startsWith(HIDDEN_COLLECTION_PREFIX) &&
+    !name.startsWith('system.') &&
+    !INSTANCE_CACHES.has(name)
   );
 }
 

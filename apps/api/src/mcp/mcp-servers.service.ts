@@ -1,3 +1,4 @@
+import { fieldLabel } from '../http/field-labels';
 import {
   BadRequestException,
   ConflictException,
@@ -302,8 +303,9 @@ export class McpServersService
   }
 
   async update(idOrName: string, body: unknown): Promise<McpServerView> {
-    const server = this.find(idOrName);
+    // The body is checked first: a bad one is a 400 whatever the id.
     const input = parse(UPDATE, body) as UpdateMcpServerRequest;
+    const server = this.find(idOrName);
     return this.locked(server, async () => {
       const record = server.record;
       const stdio = record.kind === 'stdio';
@@ -408,8 +410,8 @@ export class McpServersService
     idOrName: string,
     body: unknown,
   ): Promise<{ approved: string[]; server: McpServerView }> {
-    const server = this.find(idOrName);
     const input = parse(APPROVE, body ?? {});
+    const server = this.find(idOrName);
     return this.locked(server, async () => {
       const tools = server.tools.map((t) => ({ ...t }));
       const wanted =
@@ -653,16 +655,20 @@ function stoppedStatus(clock: Clock): McpServerStatus {
 }
 
 function parse<T>(schema: z.ZodType<T>, body: unknown, field?: string): T {
-  const result = schema.safeParse(body);
+  const result = schema.safeParse(body, { reportInput: true });
   if (result.success) return result.data;
-  const issue = result.error.issues[0];
+  // A null where a value belongs is named as such first (people send null to mean "none").
+  const issue =
+    result.error.issues.find((i) => i.input === null) ?? result.error.issues[0];
   const path = [field, ...issue.path.map(String)].filter(Boolean).join('.');
   const message =
     issue.code === 'unrecognized_keys'
       ? `Unknown field${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}`
       : issue.code === 'invalid_type' && issue.input === undefined
         ? `${path} is required`
-        : `${path ? `${path}: ` : ''}${issue.message}`;
+        : issue.input === null
+          ? `${fieldLabel(path)} must not be null`
+          : `${path ? `${path}: ` : ''}${issue.message}`;
   throw new BadRequestException(message);
 }
 
