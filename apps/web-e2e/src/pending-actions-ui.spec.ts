@@ -251,7 +251,7 @@ for (const viewport of VIEWPORTS) {
     );
     await expect(reply.getByTestId('assistant-taint')).toHaveAttribute(
       'aria-label',
-      'This turn read third-party content: a web page from example.org',
+      'This turn read third-party content: a web page from example.org. Show the prompt it now sends.',
     );
     const inline = reply.locator('[data-action-id="a1"]');
     await expect(inline.getByTestId('approve-action')).toBeVisible();

@@ -68,6 +68,7 @@ export function modeSwitchText(mode: string, by: ModeSwitchBy): string {
           type="button"
           [attr.data-testid]="'mode-option-' + option.name"
           [attr.aria-current]="option.name === mode() ? 'true' : null"
+          [attr.title]="modeDescription(option.name, option.description)"
           (click)="choose(option.name)"
         >
           <span class="option">
@@ -124,11 +125,16 @@ export function modeSwitchText(mode: string, by: ModeSwitchBy): string {
     .option {
       display: flex;
       flex-direction: column;
+      min-width: 0;
       line-height: 1.3;
     }
+    /* One line each (the whole text in the tooltip), so every mode fits the screen. */
     .description {
       color: var(--mat-sys-on-surface-variant);
       font: var(--mat-sys-body-small);
+      overflow: hidden;
+      text-overflow: ellipsis;
+      white-space: nowrap;
     }
     .menu-note {
       margin: 0.5rem 1rem;
