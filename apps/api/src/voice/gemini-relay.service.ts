@@ -5,8 +5,6 @@ import type { TLSSocket } from 'node:tls';
 import {
   BadRequestException,
   ConflictException,
-  HttpException,
-  HttpStatus,
   Inject,
   Injectable,
   Logger,
@@ -32,12 +30,15 @@ import { LlmRunner } from '../llm/llm-runner';
 import { SettingsService } from '../settings/settings.service';
 import { UsageRecorder } from '../usage/usage-recorder';
 import { GeminiLiveCall, type GeminiReconnect } from './gemini-live';
-import { RealtimeProviderError } from './realtime-provider';
 import { decideRelayUpgrade, relaySocketPath } from './relay-socket-gate';
 import { VoiceCall } from './voice-call';
 import type { SpendHold } from '../budget/budget.service';
 import { withConfirmAction } from './spoken-confirmation';
-import { VoiceCallsService } from './voice-calls.service';
+import {
+  optionalText,
+  providerFailure,
+  VoiceCallsService,
+} from './voice-calls.service';
 
 /** The console opens the call's audio socket right after the POST; a call nobody joins ends. */
 const ATTACH_TIMEOUT_MS = 15_000;
@@ -432,21 +433,4 @@ function toBuffer(data: RawData): Buffer {
   if (Buffer.isBuffer(data)) return data;
   if (Array.isArray(data)) return Buffer.concat(data);
   return Buffer.from(data);
-}
-
-function optionalText(value: unknown, name: string): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string' || !value.trim() || value.length > 200)
-    throw new BadRequestException(`${name} must be a non-empty string`);
-  return value.trim();
-}
-
-function providerFailure(error: unknown): HttpException {
-  if (error instanceof HttpException) return error;
-  if (error instanceof RealtimeProviderError)
-    return new HttpException(error.message, HttpStatus.BAD_GATEWAY);
-  return new HttpException(
-    'The voice call could not be started because of an internal error; see the server log.',
-    HttpStatus.INTERNAL_SERVER_ERROR,
-  );
 }

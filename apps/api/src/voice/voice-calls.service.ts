@@ -372,7 +372,7 @@ function checkSdp(value: unknown): string {
   return value;
 }
 
-function optionalText(value: unknown, name: string): string | undefined {
+export function optionalText(value: unknown, name: string): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string' || !value.trim() || value.length > 200)
     throw new BadRequestException(`${name} must be a non-empty string`);
@@ -380,7 +380,7 @@ function optionalText(value: unknown, name: string): string | undefined {
 }
 
 /** A provider failure as the owner reads it (502: the provider, not the request, failed). */
-function providerFailure(error: unknown): HttpException {
+export function providerFailure(error: unknown): HttpException {
   if (error instanceof HttpException) return error;
   if (error instanceof RealtimeProviderError)
     return new HttpException(error.message, HttpStatus.BAD_GATEWAY);
