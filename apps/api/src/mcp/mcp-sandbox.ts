@@ -3,6 +3,11 @@ import { spawnSync } from 'node:child_process';
 import { accessSync, constants, mkdirSync, realpathSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import type { AppConfig } from '../config/app-config';
+import {
+  FileAccessError,
+  openDirBeneath,
+  type ContainedDir,
+} from '../files/contained-file';
 import { APP_CONFIG } from '../config/app-config.provider';
 
 /** How the owner described a stdio server. */
@@ -63,6 +68,29 @@ export class McpSandbox {
 
   workDirOf(name: string): string {
     return join(this.dataDir, 'mcp', name);
+  }
+
+  /**
+   * Removes a deleted server's folder through the link-safe opener: the server wrote
+   * in it, so a link it left there is unlinked, never followed.
+   */
+  async removeWorkDir(name: string): Promise<void> {
+    let parent: ContainedDir;
+    try {
+      parent = await openDirBeneath(this.dataDir, 'DATA_DIR', 'mcp');
+    } catch (error) {
+      if (error instanceof FileAccessError && error.reason === 'missing')
+        return;
+      throw error;
+    }
+    try {
+      await parent.remove(name);
+    } catch (error) {
+      if (!(error instanceof FileAccessError && error.reason === 'missing'))
+        throw error;
+    } finally {
+      await parent.close();
+    }
   }
 
   /**

@@ -9,7 +9,6 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
-import { rm } from 'node:fs/promises';
 import { Model, Types } from 'mongoose';
 import { z } from 'zod';
 import {
@@ -399,10 +398,13 @@ export class McpServersService
       await this.servers.deleteOne({ _id: server.record._id }).exec();
       this.live.delete(server.record._id.toHexString());
       this.emit(server, 'deleted');
-      await rm(this.sandbox.workDirOf(server.record.name), {
-        recursive: true,
-        force: true,
-      }).catch(() => undefined);
+      await this.sandbox
+        .removeWorkDir(server.record.name)
+        .catch((error: Error) =>
+          this.logger.warn(
+            `Could not remove the folder of MCP server ${server.record.name}: ${error.message}`,
+          ),
+        );
     });
   }
 

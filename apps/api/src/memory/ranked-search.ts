@@ -68,7 +68,7 @@ export class RankedSearch {
     options: RankOptions,
   ): RankedHit[] {
     const index = mini as unknown as MiniSearchInternals;
-    this.fit(index._nextId);
+    this.ensureCapacity(index._nextId);
     const terms = options.terms.slice(0, MAX_TERMS);
     const distinct = [...new Set(terms)];
     let touchedCount = 0;
@@ -194,7 +194,7 @@ export class RankedSearch {
     return this.lengthCache;
   }
 
-  private fit(size: number): void {
+  private ensureCapacity(size: number): void {
     if (size <= this.scores.length) return;
     const length = Math.max(size, this.scores.length * 2);
     this.scores = new Float64Array(length);
