@@ -39,11 +39,12 @@ export interface ActionPolicyInput {
   queuesUnattendedSends?: boolean;
 }
 
-/** Sources with no owner watching: jobs (mail-triggered ones too), Pulse, auto-replies. */
+/** Sources with no owner watching: jobs (mail-triggered ones too), Pulse, auto-replies, memory upkeep. */
 export const UNATTENDED_SOURCES: ReadonlySet<ActionSource> = new Set([
   'cron',
   'pulse',
   'auto-reply',
+  'memory',
 ]);
 
 export function isUnattended(source: ActionSource): boolean {
@@ -103,6 +104,7 @@ const SOURCE_WORDS: Record<ActionSource, string> = {
   pulse: 'a Pulse',
   'auto-reply': "an auto-reply to a contact's message",
   mcp: 'a connected agent (MCP)',
+  memory: "the memory's nightly upkeep",
 };
 
 export function decideToolCall(input: ActionPolicyInput): ActionDecision {

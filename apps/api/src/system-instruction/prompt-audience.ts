@@ -39,6 +39,7 @@ export function audienceOf(
     case 'cron':
     case 'pulse':
     case 'mcp':
+    case 'memory':
       return 'unattended';
     case 'auto-reply':
       return trustedContact ? 'trusted-contact' : 'untrusted-contact';

@@ -50,6 +50,7 @@ export const SOURCE_OF: Record<TurnSource, UsageSource> = {
   'auto-reply': 'auto-reply',
   // No tool offered over MCP calls a model; were one to, it counts (and is capped) as unattended work.
   mcp: 'job',
+  memory: 'memory',
 };
 
 /** Adds the tokens a provider reported for a model call to that day's rollup (owner's zone). */

@@ -9,14 +9,15 @@
  * before it sends or deletes.
  */
 
-/** Where the turn that proposed the action came from (`mcp`: another agent of the owner's, through `/mcp`). */
+/** Where the turn that proposed the action came from (`mcp`: another agent of the owner's, through `/mcp`; `memory`: the memory's own upkeep). */
 export type ActionSource =
   | 'chat'
   | 'cron'
   | 'pulse'
   | 'auto-reply'
   | 'voice'
-  | 'mcp';
+  | 'mcp'
+  | 'memory';
 
 export type ActionStatus =
   | 'pending'

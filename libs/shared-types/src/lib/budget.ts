@@ -182,6 +182,7 @@ export const DEFAULT_OUTPUT_LIMITS: OutputLimits = {
   pulse: 4_096,
   'auto-reply': 2_048,
   voice: 4_096,
+  memory: 4_096,
 };
 export const OUTPUT_LIMIT_MIN = 16;
 export const OUTPUT_LIMIT_MAX = 200_000;

@@ -2,13 +2,14 @@ import type { ModelProvider } from './settings';
 
 /** Token usage (`GET /api/usage`) and backups (`/api/backup`). */
 
-/** What started a model call: the owner's chat, a voice call, a scheduled job, a Pulse, or an auto-reply to a contact. */
+/** What started a model call: the owner's chat, a voice call, a scheduled job, a Pulse, an auto-reply to a contact, or memory upkeep (embeddings, the nightly consolidation). */
 export const USAGE_SOURCES = [
   'chat',
   'voice',
   'job',
   'pulse',
   'auto-reply',
+  'memory',
 ] as const;
 export type UsageSource = (typeof USAGE_SOURCES)[number];
 

@@ -350,6 +350,8 @@ export class OutputLimitsDto implements OutputLimits {
   'auto-reply'!: number;
   @ApiProperty({ example: 4096 })
   voice!: number;
+  @ApiProperty({ example: 4096 })
+  memory!: number;
 }
 
 export class AuthProfileViewDto implements AuthProfile {

@@ -59,6 +59,7 @@ const SOURCE_LABELS: Record<ActionSource, string> = {
   'auto-reply': 'Auto-reply',
   voice: 'Voice call',
   mcp: 'Connected agent',
+  memory: 'Memory upkeep',
 };
 
 /** Where the turn came from: "Chat", "Job “Morning briefing”", "Pulse", "Auto-reply". */

@@ -45,6 +45,7 @@ export const LIMIT_FIELDS: readonly { source: UsageSource; label: string }[] = [
   { source: 'job', label: 'Jobs' },
   { source: 'pulse', label: 'Pulse' },
   { source: 'auto-reply', label: 'Auto-replies' },
+  { source: 'memory', label: 'Memory upkeep' },
 ];
 
 /** The price columns of a row: the required ones, then those that may be left blank. */

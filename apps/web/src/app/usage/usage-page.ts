@@ -36,6 +36,7 @@ export const SOURCE_LABELS: Record<UsageSource, string> = {
   job: 'Scheduled jobs',
   pulse: 'Pulse',
   'auto-reply': 'WhatsApp auto-replies',
+  memory: 'Memory upkeep',
 };
 
 const PROVIDER_LABELS: Record<string, string> = {
