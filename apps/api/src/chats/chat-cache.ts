@@ -5,7 +5,7 @@ import { Types, type Model } from 'mongoose';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
 import { ChatRecord } from './schemas/chat.schema';
-import { MessageRecord } from './schemas/message.schema';
+import { MessageRecord, ON_PATH } from './schemas/message.schema';
 
 /** Chats kept; the least recently used goes first. */
 const MAX_CHATS = 500;
@@ -73,9 +73,10 @@ export class ChatCache {
     if (limit === 0) return [];
     const key = chat._id.toHexString();
     const cached = this.touch(key) ?? this.store(key, { chat, history: null });
+    // Only the shown path: another version of a message is no part of the conversation the model sees.
     const filter = before
-      ? { chatId: chat._id, _id: { $lt: before } }
-      : { chatId: chat._id };
+      ? { chatId: chat._id, _id: { $lt: before }, ...ON_PATH }
+      : { chatId: chat._id, ...ON_PATH };
     cached.history ??= (
       await this.messages
         .find(filter)
@@ -103,16 +104,6 @@ export class ChatCache {
     history.push(...records);
     const limit = this.config.llm.historyLimit;
     if (history.length > limit) history.splice(0, history.length - limit);
-  }
-
-  /** Messages from `fromId` on are being replaced (a regenerated reply): dropped from the copy. */
-  dropFrom(chatId: string, fromId: Types.ObjectId): void {
-    const cached = this.chats.get(chatId);
-    if (!cached?.history) return;
-    const from = fromId.toHexString();
-    cached.history = cached.history.filter(
-      (message) => message._id.toHexString() < from,
-    );
   }
 
   /** Fields just written to the chat document. */

@@ -25,9 +25,10 @@ import { TurnError } from '../llm/llm-errors';
 import { LlmRunner } from '../llm/llm-runner';
 import { ChatCache } from './chat-cache';
 import { ChatSearchIndex } from './chat-search-index';
+import { ChatVersions } from './chat-versions';
 import { toChatMessage, toChatSummary } from './chat-views';
 import { ChatRecord, DEFAULT_CHAT_TITLE } from './schemas/chat.schema';
-import { MessageRecord } from './schemas/message.schema';
+import { MessageRecord, ON_PATH } from './schemas/message.schema';
 
 /** Where running replies are tracked; ChatReplyService implements it. */
 export abstract class RunningReplies {
@@ -83,6 +84,7 @@ export class ChatsService {
     private readonly modes: ChatModes,
     private readonly runner: LlmRunner,
     private readonly searchIndex: ChatSearchIndex,
+    private readonly versions: ChatVersions,
   ) {}
 
   /**
@@ -129,7 +131,7 @@ export class ChatsService {
     needle: string,
   ): Promise<string | null> {
     const messages = await this.messages
-      .find({ chatId: new Types.ObjectId(chatId) }, { content: 1 })
+      .find({ chatId: new Types.ObjectId(chatId), ...ON_PATH }, { content: 1 })
       .sort({ _id: 1 })
       .lean<Pick<MessageRecord, 'content'>[]>()
       .exec();
@@ -150,6 +152,7 @@ export class ChatsService {
     const ids: unknown[] = await this.messages
       .distinct('chatId', {
         content: { $regex: escapeRegExp(needle), $options: 'i' },
+        ...ON_PATH,
       })
       .exec();
     return new Set(ids.map((id) => String(id)));
@@ -322,14 +325,17 @@ export class ChatsService {
     });
   }
 
-  /** A page of messages, oldest first: the newest `limit` ones, or those just before `before`. */
+  /**
+   * A page of the shown path's messages, oldest first: the newest `limit` ones, or those just before `before`.
+   * A message with other versions carries `versions`.
+   */
   async messagesPage(
     chatId: string,
     limit = DEFAULT_MESSAGES_PAGE,
     before?: string,
   ): Promise<ChatMessage[]> {
     const chat = await this.get(chatId);
-    const filter: Record<string, unknown> = { chatId: chat._id };
+    const filter: Record<string, unknown> = { chatId: chat._id, ...ON_PATH };
     if (before) filter['_id'] = { $lt: new Types.ObjectId(before) };
     const page = await this.messages
       .find(filter)
@@ -337,10 +343,17 @@ export class ChatsService {
       .limit(limit)
       .lean<MessageRecord[]>()
       .exec();
-    return page
+    const views = page
       .reverse()
       .filter((message) => this.wellFormed(message, 'message'))
       .map(toChatMessage);
+    if (!chat.forked || !views.length) return views;
+    const tree = await this.versions.tree(chat);
+    for (const view of views) {
+      const versions = tree.versionInfo(view.id);
+      if (versions) view.versions = versions;
+    }
+    return views;
   }
 
   /** Whether a stored chat or message can be shown; a malformed one is reported once and left out. */
