@@ -469,13 +469,28 @@ export class ChatReplyService
       // The history is the shown path before the message being answered.
       const earlier = await this.cache.history(current, turnUser._id);
       this.cache.append(chat._id, turnUser);
-      const chatFields: Partial<ChatRecord> = { updatedAt: now };
+      // The first message edited: a title made from it follows the new text (the old words are off the path).
+      const retitle =
+        editing &&
+        tree.parent(user._id.toHexString()) === chatId &&
+        current.title === titleFrom(user.content);
+      const chatFields: Partial<ChatRecord> = {
+        updatedAt: now,
+        ...(retitle ? { title: titleFrom(turnUser.content) } : {}),
+      };
       this.cache.updateChat(chatId, chatFields);
       const chatUpdated = this.chats
         .updateOne({ _id: chat._id }, { $set: chatFields })
         .exec()
         .then(
-          () => undefined,
+          () => {
+            if (retitle)
+              this.events.emit('chats.changed', {
+                chatId,
+                change: 'renamed',
+                at: now.toISOString(),
+              });
+          },
           (error: Error) =>
             this.logger.warn(`Could not update the chat: ${error.message}`),
         );
@@ -544,10 +559,44 @@ export class ChatReplyService
         at: this.clock.now().toISOString(),
         messageIds: changed,
       });
+      if (tree.parent(target) === chatId)
+        await this.retitleFirst(chat, current, target).catch((error: Error) =>
+          this.logger.warn(`Could not retitle the chat: ${error.message}`),
+        );
     } finally {
       this.running.delete(chatId);
       finish();
     }
+  }
+
+  /** Another version of the first message shown: a title made from the old one follows it. */
+  private async retitleFirst(
+    chat: ChatRecord,
+    fromId: string,
+    toId: string,
+  ): Promise<void> {
+    const [from, to] = await Promise.all(
+      [fromId, toId].map((id) =>
+        this.messages
+          .findById(id, { role: 1, content: 1 })
+          .lean<Pick<MessageRecord, 'role' | 'content'>>()
+          .exec(),
+      ),
+    );
+    const current = (await this.cache.chat(chat._id.toHexString())) ?? chat;
+    if (from?.role !== 'user' || to?.role !== 'user') return;
+    if (current.title !== titleFrom(from.content)) return;
+    const title = titleFrom(to.content);
+    await this.chats.collection.updateOne(
+      { _id: chat._id },
+      { $set: { title } },
+    );
+    this.cache.updateChat(chat._id.toHexString(), { title });
+    this.events.emit('chats.changed', {
+      chatId: chat._id.toHexString(),
+      change: 'renamed',
+      at: this.clock.now().toISOString(),
+    });
   }
 
   /** A message of the chat, or 404. */
