@@ -646,15 +646,13 @@ describe('ChatThread', () => {
       reply({ type: 'done', data: { messageId: 'm6' } });
       replies.complete();
       await stable();
-      http
-        .expectOne(LATEST)
-        .flush([
-          {
-            ...userMessage('m5', 'Q1 edited'),
-            versions: { index: 2, count: 2 },
-          },
-          assistantMessage('m6', 'B1'),
-        ]);
+      http.expectOne(LATEST).flush([
+        {
+          ...userMessage('m5', 'Q1 edited'),
+          versions: { index: 2, count: 2 },
+        },
+        assistantMessage('m6', 'B1'),
+      ]);
       await stable();
       expect(all('user-message').map((m) => m.textContent)).toEqual([
         expect.stringContaining('Q1 edited'),
