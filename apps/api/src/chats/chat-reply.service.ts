@@ -139,6 +139,8 @@ export class ChatReplyService
 {
   private readonly logger = new Logger(ChatReplyService.name);
   private readonly running = new Map<string, RunningReply>();
+  /** Chats whose shown version is being changed; not a running reply (the chat list does not show it busy). */
+  private readonly switching = new Set<string>();
   /** Set once the app is closing: replies stopped from now on were stopped by the shutdown. */
   shuttingDown = false;
 
@@ -201,6 +203,11 @@ export class ChatReplyService
     return this.running.has(chatId);
   }
 
+  /** A reply runs, or another version is being shown: a new turn or a version change waits (409). */
+  private busy(chatId: string): boolean {
+    return this.running.has(chatId) || this.switching.has(chatId);
+  }
+
   stop(chatId: string): boolean {
     const reply = this.running.get(chatId);
     if (!reply) return false;
@@ -253,7 +260,7 @@ export class ChatReplyService
     // The model the owner picked for this chat, unless the caller names one.
     if (!options.model && chat.model)
       options = { ...options, model: chat.model };
-    if (this.running.has(chatId)) throw new ConflictException(BUSY);
+    if (this.busy(chatId)) throw new ConflictException(BUSY);
     const modelId = await this.modelFor(options);
     const { controller, finish } = this.claimChat(chatId);
     try {
@@ -380,7 +387,7 @@ export class ChatReplyService
   ): Promise<PreparedReply> {
     const chat = await this.cache.get(chatId);
     const target = await this.findMessage(chat, messageId);
-    if (this.running.has(chatId)) throw new ConflictException(BUSY);
+    if (this.busy(chatId)) throw new ConflictException(BUSY);
     if (target.hiddenWith) throw new ConflictException(NOT_SHOWN);
     const user =
       target.role === 'user'
@@ -422,7 +429,7 @@ export class ChatReplyService
     const sendOptions: ReplyOptions = { fullTools: options.fullTools };
     const modelId = await this.modelFor(sendOptions);
     // Checked again: the lookups above awaited, and another reply may have started meanwhile.
-    if (this.running.has(chatId)) throw new ConflictException(BUSY);
+    if (this.busy(chatId)) throw new ConflictException(BUSY);
     const { controller, finish } = this.claimChat(chatId);
     try {
       const tree = await this.versions.tree(chat);
@@ -530,8 +537,8 @@ export class ChatReplyService
     const chat = await this.cache.get(chatId);
     const message = await this.findMessage(chat, messageId);
     const id = message._id.toHexString();
-    if (this.running.has(chatId)) throw new ConflictException(BUSY);
-    const { finish } = this.claimChat(chatId);
+    if (this.busy(chatId)) throw new ConflictException(BUSY);
+    this.switching.add(chatId);
     try {
       const tree = await this.versions.tree(chat);
       const versions = tree.versionsOf(id);
@@ -564,8 +571,7 @@ export class ChatReplyService
           this.logger.warn(`Could not retitle the chat: ${error.message}`),
         );
     } finally {
-      this.running.delete(chatId);
-      finish();
+      this.switching.delete(chatId);
     }
   }
 
