@@ -7,6 +7,7 @@ import { getConnectionToken } from '@nestjs/mongoose';
 import { Types, type Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
 import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
+import { ChatCache } from '../src/chats/chat-cache';
 import { SettingsService } from '../src/settings/settings.service';
 import {
   chatClient,
@@ -378,6 +379,24 @@ describe('message versions (edit any message, regenerate any reply, switch ← n
     expect(await messages(chat.id, `?limit=2&before=${older[0].id}`)).toEqual(
       [],
     );
+
+    // The chat's mark lost (a concurrent write of its document): the hidden versions stay hidden.
+    await db
+      .collection('chats')
+      .updateOne(
+        { _id: new Types.ObjectId(chat.id) },
+        { $unset: { forked: '' } },
+      );
+    t.app.get(ChatCache).forget(chat.id);
+    expect(shown(await messages(chat.id))).toEqual(shown(all));
+    await say(chat.id, 'Q last', 'A last');
+    expect(lastRequest()).toEqual([
+      'user: Q1',
+      'assistant: A1 again',
+      'user: Q after',
+      'assistant: A after',
+      'user: Q last',
+    ]);
   });
 
   describe('refusals change nothing', () => {

@@ -73,18 +73,26 @@ export class ChatCache {
     if (limit === 0) return [];
     const key = chat._id.toHexString();
     const cached = this.touch(key) ?? this.store(key, { chat, history: null });
-    // Only the shown path: another version of a message is no part of the conversation the model sees.
-    const filter = before
-      ? { chatId: chat._id, _id: { $lt: before }, ...ON_PATH }
-      : { chatId: chat._id, ...ON_PATH };
-    cached.history ??= (
-      await this.messages
-        .find(filter)
+    // Only the shown path: another version of a message is no part of the conversation the model sees. A chat
+    // without versions keeps the plain query (FerretDB pushes its limit down only when it can push the whole filter).
+    const read = (shownOnly: boolean) =>
+      this.messages
+        .find({
+          chatId: chat._id,
+          ...(before ? { _id: { $lt: before } } : {}),
+          ...(shownOnly ? ON_PATH : {}),
+        })
         .sort({ _id: -1 })
         .limit(limit)
         .lean<MessageRecord[]>()
-        .exec()
-    ).reverse();
+        .exec();
+    if (!cached.history) {
+      let found = await read(chat.forked === true);
+      // The chat's mark was lost (a concurrent write of the chat document): hidden versions still stay out.
+      if (!chat.forked && found.some((message) => message.hiddenWith))
+        found = await read(true);
+      cached.history = found.reverse();
+    }
     return [...cached.history];
   }
 

@@ -639,6 +639,8 @@ export class ChatReplyService
     controller: AbortController;
     finish: () => void;
   } {
+    // A version switch that began while the caller awaited: the turn would write into a path being changed.
+    if (this.switching.has(chatId)) throw new ConflictException(BUSY);
     const controller = new AbortController();
     let finish!: () => void;
     const done = new Promise<void>((resolve) => (finish = resolve));

@@ -335,19 +335,29 @@ export class ChatsService {
     before?: string,
   ): Promise<ChatMessage[]> {
     const chat = await this.get(chatId);
-    const filter: Record<string, unknown> = { chatId: chat._id, ...ON_PATH };
-    if (before) filter['_id'] = { $lt: new Types.ObjectId(before) };
-    const page = await this.messages
-      .find(filter)
-      .sort({ _id: -1 })
-      .limit(limit)
-      .lean<MessageRecord[]>()
-      .exec();
+    const read = (shownOnly: boolean) => {
+      // A chat without versions keeps the plain query (FerretDB pushes the limit down only with the whole filter).
+      const filter: Record<string, unknown> = {
+        chatId: chat._id,
+        ...(shownOnly ? ON_PATH : {}),
+      };
+      if (before) filter['_id'] = { $lt: new Types.ObjectId(before) };
+      return this.messages
+        .find(filter)
+        .sort({ _id: -1 })
+        .limit(limit)
+        .lean<MessageRecord[]>()
+        .exec();
+    };
+    let page = await read(chat.forked === true);
+    // The chat's mark was lost (a concurrent write of the chat document): its hidden versions still stay hidden.
+    const forked = chat.forked || page.some((message) => message.hiddenWith);
+    if (!chat.forked && forked) page = await read(true);
     const views = page
       .reverse()
       .filter((message) => this.wellFormed(message, 'message'))
       .map(toChatMessage);
-    if (!chat.forked || !views.length) return views;
+    if (!forked || !views.length) return views;
     const tree = await this.versions.tree(chat);
     for (const view of views) {
       const versions = tree.versionInfo(view.id);
