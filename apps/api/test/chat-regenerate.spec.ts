@@ -140,7 +140,7 @@ describe('failed replies, regenerate and edit-and-resend', () => {
   });
 
   describe('POST /api/chats/:id/messages/:messageId/regenerate', () => {
-    it('streams a new reply to the same user message with the events of a send, replacing the old reply', async () => {
+    it('streams a new reply to the same user message with the events of a send; the old reply stays as version 1', async () => {
       const { chat, user, reply } = await chatWithReply();
       fake.openai.enqueue({ text: ['It ', 'is four.'] });
       const events = await regenerated(chat.id, reply.id);
@@ -164,6 +164,8 @@ describe('failed replies, regenerate and edit-and-resend', () => {
         [user.id, 'complete', 'What is 2+2?'],
         [done.messageId, 'complete', 'It is four.'],
       ]);
+      expect(stored[0].versions).toBeUndefined();
+      expect(stored[1].versions).toEqual({ index: 2, count: 2 });
       // The model got the question again, without the old answer in the history.
       const body = fake.openai.requests[0].body;
       expect(lastUserText(body)).toBe('What is 2+2?');
@@ -193,14 +195,14 @@ describe('failed replies, regenerate and edit-and-resend', () => {
       ]);
     });
 
-    it('edits the user message and resends it (edit and resend)', async () => {
+    it('edits the user message and resends it (edit and resend): a new version of the message', async () => {
       const { chat, user, reply } = await chatWithReply('What is 2+3?');
       fake.openai.enqueue({ text: ['Ten.'] });
       const events = await regenerated(chat.id, reply.id, {
         content: 'What is 5+5?',
       });
       expect(events[0].data).toMatchObject({
-        id: user.id,
+        role: 'user',
         content: 'What is 5+5?',
       });
       expect(lastUserText(fake.openai.requests[0].body)).toBe('What is 5+5?');
@@ -209,7 +211,9 @@ describe('failed replies, regenerate and edit-and-resend', () => {
         ['user', 'What is 5+5?'],
         ['assistant', 'Ten.'],
       ]);
-      expect(stored[0].id).toBe(user.id);
+      expect(stored[0].id).toBe((events[0].data as ChatMessage).id);
+      expect(stored[0].id).not.toBe(user.id);
+      expect(stored[0].versions).toEqual({ index: 2, count: 2 });
     });
 
     it("keeps the new reply's own failure, so it can be retried again", async () => {
@@ -255,7 +259,7 @@ describe('failed replies, regenerate and edit-and-resend', () => {
         expect(fake.openai.requests).toHaveLength(0);
       });
 
-      it('400 for a user message, and for blank or too long content', async () => {
+      it('400 for a user message without content, and for blank or too long content', async () => {
         const { chat, user, reply } = await chatWithReply();
         const before = await snapshot();
         const asUser = await owner
@@ -263,7 +267,7 @@ describe('failed replies, regenerate and edit-and-resend', () => {
           .send({})
           .expect(400);
         expect(asUser.body.message).toBe(
-          'Only an assistant reply can be regenerated; this message is one of yours.',
+          'content: send the new text of your message to edit it.',
         );
         for (const content of ['', '   ', 'x'.repeat(100_001), 42, null]) {
           await owner
@@ -279,17 +283,11 @@ describe('failed replies, regenerate and edit-and-resend', () => {
         expect(fake.openai.requests).toHaveLength(0);
       });
 
-      it('409 while a reply runs, and for a reply that is not the latest', async () => {
+      it('409 while a reply runs', async () => {
         const { chat, reply } = await chatWithReply();
         fake.openai.enqueue({ text: ['Second ', 'answer'] });
         await client.send(chat.id, 'And 3+3?');
         const before = await snapshot();
-
-        const stale = await owner
-          .post(`/api/chats/${chat.id}/messages/${reply.id}/regenerate`)
-          .send({})
-          .expect(409);
-        expect(stale.body.message).toMatch(/Only the latest reply/);
 
         const latest = (await messages(chat.id)).at(-1) as ChatMessage;
         fake.openai.enqueue({
@@ -303,6 +301,11 @@ describe('failed replies, regenerate and edit-and-resend', () => {
           .send({ content: 'changed' })
           .expect(409);
         expect(busy.body.message).toMatch(/already running/);
+        // An older reply, too (any shown reply can be regenerated, but not while one runs).
+        await owner
+          .post(`/api/chats/${chat.id}/messages/${reply.id}/regenerate`)
+          .send({})
+          .expect(409);
         await running.rest();
 
         const after = await snapshot();

@@ -5,7 +5,7 @@ import { Types, type Model } from 'mongoose';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
 import { ChatRecord } from './schemas/chat.schema';
-import { MessageRecord } from './schemas/message.schema';
+import { MessageRecord, ON_PATH } from './schemas/message.schema';
 
 /** Chats kept; the least recently used goes first. */
 const MAX_CHATS = 500;
@@ -73,17 +73,26 @@ export class ChatCache {
     if (limit === 0) return [];
     const key = chat._id.toHexString();
     const cached = this.touch(key) ?? this.store(key, { chat, history: null });
-    const filter = before
-      ? { chatId: chat._id, _id: { $lt: before } }
-      : { chatId: chat._id };
-    cached.history ??= (
-      await this.messages
-        .find(filter)
+    // Only the shown path: another version of a message is no part of the conversation the model sees. A chat
+    // without versions keeps the plain query (FerretDB pushes its limit down only when it can push the whole filter).
+    const read = (shownOnly: boolean) =>
+      this.messages
+        .find({
+          chatId: chat._id,
+          ...(before ? { _id: { $lt: before } } : {}),
+          ...(shownOnly ? ON_PATH : {}),
+        })
         .sort({ _id: -1 })
         .limit(limit)
         .lean<MessageRecord[]>()
-        .exec()
-    ).reverse();
+        .exec();
+    if (!cached.history) {
+      let found = await read(chat.forked === true);
+      // The chat's mark was lost (a concurrent write of the chat document): hidden versions still stay out.
+      if (!chat.forked && found.some((message) => message.hiddenWith))
+        found = await read(true);
+      cached.history = found.reverse();
+    }
     return [...cached.history];
   }
 
@@ -103,16 +112,6 @@ export class ChatCache {
     history.push(...records);
     const limit = this.config.llm.historyLimit;
     if (history.length > limit) history.splice(0, history.length - limit);
-  }
-
-  /** Messages from `fromId` on are being replaced (a regenerated reply): dropped from the copy. */
-  dropFrom(chatId: string, fromId: Types.ObjectId): void {
-    const cached = this.chats.get(chatId);
-    if (!cached?.history) return;
-    const from = fromId.toHexString();
-    cached.history = cached.history.filter(
-      (message) => message._id.toHexString() < from,
-    );
   }
 
   /** Fields just written to the chat document. */

@@ -5,7 +5,7 @@ import type { ChatPromptPreview } from '@metatronos/shared-types';
 import { CombinedPromptBuilder } from '../system-instruction/combined-prompt.builder';
 import { ChatCache } from './chat-cache';
 import { ChatModes } from './chat-modes';
-import { MessageRecord } from './schemas/message.schema';
+import { MessageRecord, ON_PATH } from './schemas/message.schema';
 
 /**
  * The system prompt an owner's chat sends next: its mode and account, and the
@@ -29,7 +29,10 @@ export class ChatPromptPreviewer {
         "The prompt preview is for your own chats: a job's, Pulse's or a contact's prompt is built when it runs.",
       );
     const last = await this.messages
-      .findOne({ chatId: chat._id, role: 'assistant' }, { taint: 1 })
+      .findOne(
+        { chatId: chat._id, role: 'assistant', ...ON_PATH },
+        { taint: 1 },
+      )
       .sort({ _id: -1 })
       .lean<Pick<MessageRecord, 'taint'>>()
       .exec();

@@ -29,6 +29,7 @@ import { ChatModes } from './chat-modes';
 import { RunningReplies } from './chats.service';
 import { toChatMessage } from './chat-views';
 import { ChatCache } from './chat-cache';
+import { ChatVersions } from './chat-versions';
 import {
   channelLabel,
   contactChatContext,
@@ -41,7 +42,7 @@ import {
   type ReplyEventSink,
 } from './turn-recording';
 import { ChatRecord } from './schemas/chat.schema';
-import { MessageRecord } from './schemas/message.schema';
+import { MessageRecord, ON_PATH } from './schemas/message.schema';
 
 export type { FinishedReply, ReplyEventSink } from './turn-recording';
 
@@ -116,6 +117,10 @@ export interface RegenerateOptions {
 const BUSY =
   'A reply is already running in this chat. Stop it or wait for it to finish.';
 
+/** What the owner reads when a message to edit, regenerate or switch is on a hidden branch. */
+const NOT_SHOWN =
+  'This message is not in the conversation as shown (it is on another version): show that version first.';
+
 /** What the owner reads when the message could not be stored; the model's answer is dropped with it. */
 export const MESSAGE_NOT_STORED =
   'Your message could not be saved (the database did not accept it), so it was not answered. Send it again.';
@@ -124,7 +129,7 @@ export const MESSAGE_NOT_STORED =
  * Sends a message to a chat and streams the reply: stores the user message
  * before the model is called, stores the reply as it grows, and applies the
  * failure as an assistant message with `status: "error"` (whatever text arrived
- * kept). Regenerating replaces the chat's latest reply with a new one.
+ * kept). An edit or a regenerate adds a version and keeps the old one (ChatVersions).
  * One reply at a time per chat.
  */
 @Injectable()
@@ -134,6 +139,8 @@ export class ChatReplyService
 {
   private readonly logger = new Logger(ChatReplyService.name);
   private readonly running = new Map<string, RunningReply>();
+  /** Chats whose shown version is being changed; not a running reply (the chat list does not show it busy). */
+  private readonly switching = new Set<string>();
   /** Set once the app is closing: replies stopped from now on were stopped by the shutdown. */
   shuttingDown = false;
 
@@ -147,6 +154,7 @@ export class ChatReplyService
     private readonly events: AppEventBus,
     private readonly attachments: AttachmentsService,
     private readonly modes: ChatModes,
+    private readonly versions: ChatVersions,
   ) {
     super();
   }
@@ -193,6 +201,11 @@ export class ChatReplyService
 
   isRunning(chatId: string): boolean {
     return this.running.has(chatId);
+  }
+
+  /** A reply runs, or another version is being shown: a new turn or a version change waits (409). */
+  private busy(chatId: string): boolean {
+    return this.running.has(chatId) || this.switching.has(chatId);
   }
 
   stop(chatId: string): boolean {
@@ -247,7 +260,7 @@ export class ChatReplyService
     // The model the owner picked for this chat, unless the caller names one.
     if (!options.model && chat.model)
       options = { ...options, model: chat.model };
-    if (this.running.has(chatId)) throw new ConflictException(BUSY);
+    if (this.busy(chatId)) throw new ConflictException(BUSY);
     const modelId = await this.modelFor(options);
     const { controller, finish } = this.claimChat(chatId);
     try {
@@ -361,86 +374,71 @@ export class ChatReplyService
   }
 
   /**
-   * Regenerates the chat's latest reply (`replyId`): a new reply to the user
-   * message it answers, optionally after editing that message's text. Checks
-   * everything first and writes nothing when it throws (404 unknown chat or
-   * message, 400 not an assistant reply / a contact's message / no model,
-   * 409 a reply running or `replyId` not the latest reply). Then stores the
-   * edit and the new empty reply and deletes the old reply: the new reply
-   * replaces it (its failure, if it fails, is kept like any other).
+   * A new version of a shown message, answered anew: with `content`, of the owner's message (`messageId`
+   * itself, or the one the reply `messageId` answers), else of the reply `messageId`. The old version stays,
+   * with everything shown after it, as a hidden branch (switchVersion brings it back). Checks everything
+   * first and writes nothing when it throws (404 unknown chat or message, 400 a user message without
+   * `content`, a contact's message, a mode switch, no model; 409 a reply running or the message not shown).
    */
   async prepareRegenerate(
     chatId: string,
-    replyId: string,
+    messageId: string,
     options: RegenerateOptions = {},
   ): Promise<PreparedReply> {
     const chat = await this.cache.get(chatId);
-    const notFound = () =>
-      new NotFoundException(`Message '${replyId}' not found in this chat`);
-    if (!/^[0-9a-f]{24}$/i.test(replyId)) throw notFound();
-    const replyObjectId = new Types.ObjectId(replyId);
-    const old = await this.messages
-      .findOne({ _id: replyObjectId, chatId: chat._id })
-      .lean<MessageRecord>()
-      .exec();
-    if (!old) throw notFound();
-    if (this.running.has(chatId)) throw new ConflictException(BUSY);
-    if (old.role !== 'assistant')
+    const target = await this.findMessage(chat, messageId);
+    if (this.busy(chatId)) throw new ConflictException(BUSY);
+    if (target.hiddenWith) throw new ConflictException(NOT_SHOWN);
+    const user =
+      target.role === 'user'
+        ? target
+        : await this.messages
+            .findOne({
+              chatId: chat._id,
+              _id: { $lt: target._id },
+              role: 'user',
+              ...ON_PATH,
+            })
+            .sort({ _id: -1 })
+            .lean<MessageRecord>()
+            .exec();
+    if (target.role === 'user' && options.content === undefined)
       throw new BadRequestException(
-        'Only an assistant reply can be regenerated; this message is one of yours.',
+        'content: send the new text of your message to edit it.',
       );
     // The owner's mode switch is kept as an assistant message holding one mode part: an event, not a reply.
     if (
-      !old.content &&
-      (old.parts?.length ?? 0) > 0 &&
-      old.parts?.every((part) => part.type === 'mode')
+      target.role === 'assistant' &&
+      !target.content &&
+      (target.parts?.length ?? 0) > 0 &&
+      target.parts?.every((part) => part.type === 'mode')
     )
       throw new BadRequestException(
         'This message records a mode switch, not a reply: there is nothing to regenerate.',
       );
-    const laterMessage = () =>
-      this.messages
-        .findOne({ chatId: chat._id, _id: { $gt: replyObjectId } })
-        .lean<MessageRecord>()
-        .exec();
-    const notLatest = () =>
-      new ConflictException(
-        'Only the latest reply of a chat can be regenerated: messages came after this one.',
-      );
-    const [user, later] = await Promise.all([
-      this.messages
-        .findOne({
-          chatId: chat._id,
-          _id: { $lt: replyObjectId },
-          role: 'user',
-        })
-        .sort({ _id: -1 })
-        .lean<MessageRecord>()
-        .exec(),
-      laterMessage(),
-    ]);
-    if (later) throw notLatest();
     if (!user)
       throw new BadRequestException(
         'This reply answers no message, so there is nothing to send again.',
       );
     if (user.author)
       throw new BadRequestException(
-        "This reply answers a contact's message: only replies to your own messages can be regenerated or edited.",
+        "This is a contact's message, or a reply to one: only your own messages and the replies to them can be edited or regenerated.",
       );
+    const editing = options.content !== undefined;
+    const replaced = editing ? user : target;
     const sendOptions: ReplyOptions = { fullTools: options.fullTools };
     const modelId = await this.modelFor(sendOptions);
     // Checked again: the lookups above awaited, and another reply may have started meanwhile.
-    if (this.running.has(chatId)) throw new ConflictException(BUSY);
+    if (this.busy(chatId)) throw new ConflictException(BUSY);
     const { controller, finish } = this.claimChat(chatId);
     try {
-      // A message sent (and answered) while the checks above awaited makes this reply an older one.
-      if (await laterMessage()) throw notLatest();
+      const tree = await this.versions.tree(chat);
+      // A switch or an edit while the checks above awaited may have hidden it.
+      if (!tree.isShown(replaced._id.toHexString()))
+        throw new ConflictException(NOT_SHOWN);
       const now = this.clock.now();
-      const edited =
-        options.content !== undefined && options.content !== user.content;
-      const userNow: MessageRecord = edited
-        ? { ...user, content: options.content as string, updatedAt: now }
+      const turnUser: MessageRecord = editing
+        ? editedVersion(user, options.content as string, now)
         : user;
       const assistant: MessageRecord = {
         _id: new Types.ObjectId(),
@@ -455,45 +453,174 @@ export class ChatReplyService
         createdAt: now,
         updatedAt: now,
       };
-      // The in-memory copy loses the exchange being redone; the history is what came before it.
-      this.cache.dropFrom(chatId, user._id);
-      const earlier = await this.cache.history(chat, user._id);
-      await this.replaceReply(
-        old,
-        assistant,
-        edited ? { user, userNow } : null,
-      );
-      this.cache.append(chat._id, userNow);
-      const chatFields: Partial<ChatRecord> = { updatedAt: now };
+      const changed = await this.versions
+        .fork(
+          chat,
+          tree,
+          replaced._id.toHexString(),
+          editing ? [turnUser, assistant] : [assistant],
+        )
+        .catch((error: Error) => {
+          this.logger.error(`Could not store a new version: ${error.message}`);
+          throw new ServiceUnavailableException(
+            'The new version could not be saved (the database did not accept it); nothing was changed. Try again.',
+          );
+        });
+      this.events.emit('chats.changed', {
+        chatId,
+        change: 'versions',
+        at: now.toISOString(),
+        messageIds: changed,
+      });
+      const current = (await this.cache.chat(chatId)) ?? chat;
+      // The history is the shown path before the message being answered.
+      const earlier = await this.cache.history(current, turnUser._id);
+      this.cache.append(chat._id, turnUser);
+      // The first message edited: a title made from it follows the new text (the old words are off the path).
+      const retitle =
+        editing &&
+        tree.parent(user._id.toHexString()) === chatId &&
+        current.title === titleFrom(user.content);
+      const chatFields: Partial<ChatRecord> = {
+        updatedAt: now,
+        ...(retitle ? { title: titleFrom(turnUser.content) } : {}),
+      };
       this.cache.updateChat(chatId, chatFields);
       const chatUpdated = this.chats
         .updateOne({ _id: chat._id }, { $set: chatFields })
         .exec()
         .then(
-          () => undefined,
+          () => {
+            if (retitle)
+              this.events.emit('chats.changed', {
+                chatId,
+                change: 'renamed',
+                at: now.toISOString(),
+              });
+          },
           (error: Error) =>
             this.logger.warn(`Could not update the chat: ${error.message}`),
         );
       return this.launch({
-        chat,
+        chat: current,
         options: sendOptions,
         controller,
         finish,
-        user: userNow,
+        user: turnUser,
         assistant,
         earlier,
         attached: user.attachments ?? [],
         stored: Promise.resolve(true),
         chatUpdated,
-        mode: this.modes.modeOf(chat),
+        mode: this.modes.modeOf(current),
       });
     } catch (error) {
-      // The copy lost the exchange above: read again from the database next time.
+      // The copy may have lost the exchange above: read again from the database next time.
       this.cache.forget(chatId);
       this.running.delete(chatId);
       finish();
       throw error;
     }
+  }
+
+  /**
+   * Shows version `n` (1-based) of the message `messageId` (any of its versions) and what followed it when it
+   * left the path, hiding the version shown until now with what follows it. 404 unknown chat, message or
+   * version; 409 a reply running, or none of the message's versions is on the shown path. Nothing is
+   * written when it throws.
+   */
+  async switchVersion(
+    chatId: string,
+    messageId: string,
+    n: number,
+  ): Promise<void> {
+    const chat = await this.cache.get(chatId);
+    const message = await this.findMessage(chat, messageId);
+    const id = message._id.toHexString();
+    if (this.busy(chatId)) throw new ConflictException(BUSY);
+    this.switching.add(chatId);
+    try {
+      const tree = await this.versions.tree(chat);
+      const versions = tree.versionsOf(id);
+      if (n > versions.length)
+        throw new NotFoundException(
+          versions.length > 1
+            ? `This message has versions 1 to ${versions.length}, not ${n}.`
+            : `This message has one version, not ${n}.`,
+        );
+      const current = tree.shownVersion(id);
+      if (!current) throw new ConflictException(NOT_SHOWN);
+      const target = versions[n - 1];
+      if (target === current) return;
+      const changed = await this.versions
+        .switchTo(chat, tree, current, target)
+        .catch((error: Error) => {
+          this.logger.error(`Could not switch versions: ${error.message}`);
+          throw new ServiceUnavailableException(
+            'The version could not be shown (the database did not accept the change). Try again.',
+          );
+        });
+      this.events.emit('chats.changed', {
+        chatId,
+        change: 'versions',
+        at: this.clock.now().toISOString(),
+        messageIds: changed,
+      });
+      if (tree.parent(target) === chatId)
+        await this.retitleFirst(chat, current, target).catch((error: Error) =>
+          this.logger.warn(`Could not retitle the chat: ${error.message}`),
+        );
+    } finally {
+      this.switching.delete(chatId);
+    }
+  }
+
+  /** Another version of the first message shown: a title made from the old one follows it. */
+  private async retitleFirst(
+    chat: ChatRecord,
+    fromId: string,
+    toId: string,
+  ): Promise<void> {
+    const [from, to] = await Promise.all(
+      [fromId, toId].map((id) =>
+        this.messages
+          .findById(id, { role: 1, content: 1 })
+          .lean<Pick<MessageRecord, 'role' | 'content'>>()
+          .exec(),
+      ),
+    );
+    const current = (await this.cache.chat(chat._id.toHexString())) ?? chat;
+    if (from?.role !== 'user' || to?.role !== 'user') return;
+    if (current.title !== titleFrom(from.content)) return;
+    const title = titleFrom(to.content);
+    await this.chats.collection.updateOne(
+      { _id: chat._id },
+      { $set: { title } },
+    );
+    this.cache.updateChat(chat._id.toHexString(), { title });
+    this.events.emit('chats.changed', {
+      chatId: chat._id.toHexString(),
+      change: 'renamed',
+      at: this.clock.now().toISOString(),
+    });
+  }
+
+  /** A message of the chat, or 404. */
+  private async findMessage(
+    chat: ChatRecord,
+    messageId: string,
+  ): Promise<MessageRecord> {
+    const found = /^[0-9a-f]{24}$/i.test(messageId)
+      ? await this.messages
+          .findOne({ _id: new Types.ObjectId(messageId), chatId: chat._id })
+          .lean<MessageRecord>()
+          .exec()
+      : null;
+    if (!found)
+      throw new NotFoundException(
+        `Message '${String(messageId).slice(0, 40)}' not found in this chat`,
+      );
+    return found;
   }
 
   /** The model a turn would use, or 400 with the reason none can be used (nothing written). */
@@ -512,55 +639,13 @@ export class ChatReplyService
     controller: AbortController;
     finish: () => void;
   } {
+    // A version switch that began while the caller awaited: the turn would write into a path being changed.
+    if (this.switching.has(chatId)) throw new ConflictException(BUSY);
     const controller = new AbortController();
     let finish!: () => void;
     const done = new Promise<void>((resolve) => (finish = resolve));
     this.running.set(chatId, { controller, done });
     return { controller, finish };
-  }
-
-  /**
-   * Stores the new empty reply, the edited user message (if any) and deletes the
-   * old reply. If a step fails, the steps done are undone as far as possible and
-   * the request fails with 503.
-   */
-  private async replaceReply(
-    old: MessageRecord,
-    assistant: MessageRecord,
-    edit: { user: MessageRecord; userNow: MessageRecord } | null,
-  ): Promise<void> {
-    const setText = (message: MessageRecord) =>
-      this.messages
-        .updateOne(
-          { _id: message._id },
-          { $set: { content: message.content, updatedAt: message.updatedAt } },
-        )
-        .exec();
-    let inserted = false;
-    let edited = false;
-    try {
-      await this.messages.collection.insertOne(assistant);
-      inserted = true;
-      if (edit) {
-        await setText(edit.userNow);
-        edited = true;
-      }
-      await this.messages.deleteOne({ _id: old._id }).exec();
-    } catch (error) {
-      this.logger.error(
-        `Could not store a regenerated reply: ${(error as Error).message}`,
-      );
-      if (inserted) await this.forgetMessages([assistant]);
-      if (edited && edit)
-        await setText(edit.user).catch((failure: Error) =>
-          this.logger.warn(
-            `Could not undo the edit of a message: ${failure.message}`,
-          ),
-        );
-      throw new ServiceUnavailableException(
-        'The new reply could not be saved (the database did not accept it); nothing was changed. Try again.',
-      );
-    }
   }
 
   /** Starts the chat's live turn; `run()` executes it and frees the chat at its end. */
@@ -799,6 +884,27 @@ function contactName(messages: MessageRecord[]): string | null {
     if (author) return author.name;
   }
   return null;
+}
+
+/** The owner's message with new text, as a new version of it (the scheduler's mark does not carry over). */
+function editedVersion(
+  user: MessageRecord,
+  content: string,
+  now: Date,
+): MessageRecord {
+  return {
+    _id: new Types.ObjectId(),
+    chatId: user.chatId,
+    role: 'user',
+    content,
+    status: 'complete',
+    error: null,
+    model: null,
+    usage: null,
+    ...(user.attachments?.length ? { attachments: user.attachments } : {}),
+    createdAt: now,
+    updatedAt: now,
+  };
 }
 
 function titleFrom(content: string): string {

@@ -4,7 +4,7 @@ import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
 import type { AppEventMap } from '@metatronos/shared-types';
 import { Clock } from '../clock/clock';
-import { MessageRecord } from './schemas/message.schema';
+import { MessageRecord, ON_PATH } from './schemas/message.schema';
 
 /** Message text kept for search at most (characters); beyond it every search asks the database. */
 const MAX_INDEX_CHARS = 16_000_000;
@@ -80,10 +80,12 @@ export class ChatSearchIndex {
     const parts = new Map<string, string[]>();
     let size = 0;
     const cursor = this.messages
-      .find({}, { chatId: 1, content: 1 })
-      .lean<Pick<MessageRecord, 'chatId' | 'content'>>()
+      .find({}, { chatId: 1, content: 1, hiddenWith: 1 })
+      .lean<Pick<MessageRecord, 'chatId' | 'content' | 'hiddenWith'>>()
       .cursor();
     for await (const message of cursor) {
+      // Another version of a message is not what the chat says now.
+      if (message.hiddenWith) continue;
       const text = (message.content ?? '').toLocaleLowerCase();
       size += text.length + 1;
       if (size > MAX_INDEX_CHARS) {
@@ -110,7 +112,7 @@ export class ChatSearchIndex {
   ): Promise<void> {
     if (!Types.ObjectId.isValid(chatId)) return;
     const messages = await this.messages
-      .find({ chatId: new Types.ObjectId(chatId) }, { content: 1 })
+      .find({ chatId: new Types.ObjectId(chatId), ...ON_PATH }, { content: 1 })
       .lean<Pick<MessageRecord, 'content'>[]>()
       .exec();
     this.drop(chatId);

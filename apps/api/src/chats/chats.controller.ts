@@ -1,4 +1,5 @@
 import {
+  BadRequestException,
   Body,
   Controller,
   Delete,
@@ -212,24 +213,26 @@ export class ChatsController {
   @Post(':id/messages/:messageId/regenerate')
   @ApiOperation({
     summary:
-      "Regenerate the chat's latest reply (Retry, Regenerate, or Edit and resend with `content`); the answer is the new reply as Server-Sent Events",
+      'A new version of a message, answered anew (Retry, Regenerate, or Edit with `content`); the answer is the new reply as Server-Sent Events',
     description:
-      '`messageId` is the latest assistant reply of the chat (a failed one included). The user message it answers is sent again ' +
-      '(with `content`: its text is replaced first, edit and resend). The new reply replaces the old one, which is deleted when the new one starts. ' +
-      'Same events as sending a message: `message` (the user message as stored), `delta`, `tool_call`, `tool_result`, then `done` or `error`.',
+      '`messageId` is any message on the shown path. An assistant reply (a failed one included): a new version of it, answering the same message of yours. ' +
+      'With `content`: a new version of your message (`messageId` itself, or the one the reply `messageId` answers) with that text, then a reply to it. ' +
+      'The old version stays, with everything that followed it, as a hidden branch: the messages then carry `versions` {index, count}, and ' +
+      '`POST /api/chats/{id}/messages/{messageId}/versions/{n}` shows another version. ' +
+      'Same events as sending a message: `message` (the message being answered), `delta`, `tool_call`, `tool_result`, then `done` or `error`.',
   })
   @ApiProduces('text/event-stream')
   @ApiOkResponse({ description: 'text/event-stream of the new reply' })
   @ApiBadRequestResponse({
     description:
-      "Not an assistant reply, a reply to a contact's message, blank or too long `content`, or no model / API key configured; nothing is changed",
+      "Your message without `content`, a contact's message or a reply to one, a mode switch, blank or too long `content`, or no model / API key configured; nothing is changed",
   })
   @ApiNotFoundResponse({
     description: 'No such chat, or no such message in it',
   })
   @ApiConflictResponse({
     description:
-      'A reply is running in this chat, or the message is not the latest reply; nothing is changed',
+      'A reply is running in this chat, or the message is on a version that is not shown; nothing is changed',
   })
   @ApiServiceUnavailableResponse({
     description: 'The database did not accept the change; nothing is changed',
@@ -245,6 +248,42 @@ export class ChatsController {
       fullTools: body.fullTools,
     });
     await streamReply(reply, res);
+  }
+
+  @Post(':id/messages/:messageId/versions/:n')
+  @HttpCode(200)
+  @ApiOperation({
+    summary:
+      "Show version `n` of a message (1 = the first written) and what followed it; the answer is the chat's newest page of messages as now shown",
+    description:
+      '`messageId` is any version of the message (its `versions` says how many there are). The version shown until now stays, with what ' +
+      'followed it, as a hidden branch. Only the shown path is in the messages, the search, the memory and what the model reads next. ' +
+      '`n` already shown: nothing changes. A `chats.changed` event (`change: "versions"`) tells the other consoles.',
+  })
+  @ApiOkResponse({ type: [ChatMessageDto] })
+  @ApiBadRequestResponse({ description: '`n` is not a whole number from 1' })
+  @ApiNotFoundResponse({
+    description: 'No such chat, message in it, or version of the message',
+  })
+  @ApiConflictResponse({
+    description:
+      'A reply is running in this chat, or none of the versions is on the shown path (it is inside another hidden branch); nothing is changed',
+  })
+  @ApiServiceUnavailableResponse({
+    description: 'The database did not accept the change',
+  })
+  async switchVersion(
+    @Param('id') id: string,
+    @Param('messageId') messageId: string,
+    @Param('n') n: string,
+  ): Promise<ChatMessage[]> {
+    const version = n.trim();
+    if (!/^\d{1,6}$/.test(version) || Number(version) < 1)
+      throw new BadRequestException(
+        `n must be a version number from 1 (got "${version.slice(0, 16)}")`,
+      );
+    await this.replies.switchVersion(id, messageId, Number(version));
+    return this.chats.messagesPage(id, DEFAULT_MESSAGES_PAGE);
   }
 
   @Post(':id/stop')

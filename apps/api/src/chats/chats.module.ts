@@ -10,6 +10,7 @@ import { ChatModes } from './chat-modes';
 import { ChatPromptPreviewer } from './chat-prompt-preview';
 import { ChatReplyService } from './chat-reply.service';
 import { ChatSearchIndex } from './chat-search-index';
+import { ChatVersions } from './chat-versions';
 import { ChatsController } from './chats.controller';
 import { ChatsService, RunningReplies } from './chats.service';
 import { ChatRecord, ChatSchema } from './schemas/chat.schema';
@@ -34,6 +35,7 @@ import { MessageRecord, MessageSchema } from './schemas/message.schema';
     ChatModes,
     ChatPromptPreviewer,
     ChatSearchIndex,
+    ChatVersions,
     CallTranscripts,
     { provide: RunningReplies, useExisting: ChatReplyService },
   ],

@@ -25,9 +25,10 @@ import { TurnError } from '../llm/llm-errors';
 import { LlmRunner } from '../llm/llm-runner';
 import { ChatCache } from './chat-cache';
 import { ChatSearchIndex } from './chat-search-index';
+import { ChatVersions } from './chat-versions';
 import { toChatMessage, toChatSummary } from './chat-views';
 import { ChatRecord, DEFAULT_CHAT_TITLE } from './schemas/chat.schema';
-import { MessageRecord } from './schemas/message.schema';
+import { MessageRecord, ON_PATH } from './schemas/message.schema';
 
 /** Where running replies are tracked; ChatReplyService implements it. */
 export abstract class RunningReplies {
@@ -83,6 +84,7 @@ export class ChatsService {
     private readonly modes: ChatModes,
     private readonly runner: LlmRunner,
     private readonly searchIndex: ChatSearchIndex,
+    private readonly versions: ChatVersions,
   ) {}
 
   /**
@@ -129,7 +131,7 @@ export class ChatsService {
     needle: string,
   ): Promise<string | null> {
     const messages = await this.messages
-      .find({ chatId: new Types.ObjectId(chatId) }, { content: 1 })
+      .find({ chatId: new Types.ObjectId(chatId), ...ON_PATH }, { content: 1 })
       .sort({ _id: 1 })
       .lean<Pick<MessageRecord, 'content'>[]>()
       .exec();
@@ -150,6 +152,7 @@ export class ChatsService {
     const ids: unknown[] = await this.messages
       .distinct('chatId', {
         content: { $regex: escapeRegExp(needle), $options: 'i' },
+        ...ON_PATH,
       })
       .exec();
     return new Set(ids.map((id) => String(id)));
@@ -322,25 +325,45 @@ export class ChatsService {
     });
   }
 
-  /** A page of messages, oldest first: the newest `limit` ones, or those just before `before`. */
+  /**
+   * A page of the shown path's messages, oldest first: the newest `limit` ones, or those just before `before`.
+   * A message with other versions carries `versions`.
+   */
   async messagesPage(
     chatId: string,
     limit = DEFAULT_MESSAGES_PAGE,
     before?: string,
   ): Promise<ChatMessage[]> {
     const chat = await this.get(chatId);
-    const filter: Record<string, unknown> = { chatId: chat._id };
-    if (before) filter['_id'] = { $lt: new Types.ObjectId(before) };
-    const page = await this.messages
-      .find(filter)
-      .sort({ _id: -1 })
-      .limit(limit)
-      .lean<MessageRecord[]>()
-      .exec();
-    return page
+    const read = (shownOnly: boolean) => {
+      // A chat without versions keeps the plain query (FerretDB pushes the limit down only with the whole filter).
+      const filter: Record<string, unknown> = {
+        chatId: chat._id,
+        ...(shownOnly ? ON_PATH : {}),
+      };
+      if (before) filter['_id'] = { $lt: new Types.ObjectId(before) };
+      return this.messages
+        .find(filter)
+        .sort({ _id: -1 })
+        .limit(limit)
+        .lean<MessageRecord[]>()
+        .exec();
+    };
+    let page = await read(chat.forked === true);
+    // The chat's mark was lost (a concurrent write of the chat document): its hidden versions still stay hidden.
+    const forked = chat.forked || page.some((message) => message.hiddenWith);
+    if (!chat.forked && forked) page = await read(true);
+    const views = page
       .reverse()
       .filter((message) => this.wellFormed(message, 'message'))
       .map(toChatMessage);
+    if (!forked || !views.length) return views;
+    const tree = await this.versions.tree(chat);
+    for (const view of views) {
+      const versions = tree.versionInfo(view.id);
+      if (versions) view.versions = versions;
+    }
+    return views;
   }
 
   /** Whether a stored chat or message can be shown; a malformed one is reported once and left out. */

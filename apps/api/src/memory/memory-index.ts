@@ -95,9 +95,14 @@ const fuzzyOf = (term: string): number | false =>
 
 type IndexedMessage = Pick<
   MessageRecord,
-  '_id' | 'role' | 'content' | 'createdAt'
+  '_id' | 'role' | 'content' | 'createdAt' | 'hiddenWith'
 >;
-const MESSAGE_FIELDS = { role: 1, content: 1, createdAt: 1 } as const;
+const MESSAGE_FIELDS = {
+  role: 1,
+  content: 1,
+  createdAt: 1,
+  hiddenWith: 1,
+} as const;
 /** What the index reads of a note (not its history, which can be long). */
 const NOTE_FIELDS = {
   text: 1,
@@ -301,7 +306,7 @@ export class MemoryIndex
       .lean<IndexedMessage & Pick<MessageRecord, 'chatId'>>()
       .cursor({ batchSize: BUILD_BATCH });
     for await (const message of cursor) {
-      const text = message.content?.trim() ? scrub(message.content) : '';
+      const text = searchableText(message, scrub);
       const slot = table.setMessage(
         String(message._id),
         String(message.chatId),
@@ -732,7 +737,7 @@ export class MemoryIndex
     const id = String(message._id);
     const old = this.table.slotOf('message', id);
     if (old !== undefined && this.table.isIndexed(old)) this.mini.discard(old);
-    const text = message.content?.trim() ? scrub(message.content) : '';
+    const text = searchableText(message, scrub);
     const slot = this.table.setMessage(
       id,
       chatId,
@@ -773,6 +778,15 @@ export class MemoryIndex
     if (this.table.isIndexed(slot)) this.mini.discard(slot);
     this.table.remove(slot);
   }
+}
+
+/** A message's text as the index holds it: none for another version of a message, off the chat's shown path. */
+function searchableText(
+  message: IndexedMessage,
+  scrub: (text: string) => string,
+): string {
+  if (message.hiddenWith) return '';
+  return message.content?.trim() ? scrub(message.content) : '';
 }
 
 /** Which secrets a snapshot's text was cleaned of (a digest: the values never reach the disk). */

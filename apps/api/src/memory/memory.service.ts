@@ -20,7 +20,7 @@ import { AppEventBus } from '../events/app-event-bus';
 import type { TurnSource } from '../llm/turn-source';
 import { KnownSecrets } from '../secrets/known-secrets';
 import { asContactText } from '../chats/contact-chat';
-import { MessageRecord } from '../chats/schemas/message.schema';
+import { MessageRecord, ON_PATH } from '../chats/schemas/message.schema';
 import { decodeParts } from '../chats/stored-parts';
 import { MemoryIndex, type IndexHit } from './memory-index';
 import { MemoryNoteRecord } from './memory-note.schema';
@@ -68,10 +68,18 @@ const MESSAGE_FIELDS = {
   trigger: 1,
   content: 1,
   createdAt: 1,
+  hiddenWith: 1,
 } as const;
 type FoundMessage = Pick<
   MessageRecord,
-  '_id' | 'chatId' | 'role' | 'author' | 'trigger' | 'content' | 'createdAt'
+  | '_id'
+  | 'chatId'
+  | 'role'
+  | 'author'
+  | 'trigger'
+  | 'content'
+  | 'createdAt'
+  | 'hiddenWith'
 >;
 
 /**
@@ -317,7 +325,8 @@ export class MemoryService {
         continue;
       }
       const message = messageById.get(hit.id);
-      if (!message) continue;
+      // Another version of a message (off the chat's shown path) is not found, even before the index drops it.
+      if (!message || message.hiddenWith) continue;
       const text = cut(scrub(message.content ?? ''));
       results.push({
         kind: 'message',
@@ -401,6 +410,7 @@ export class MemoryService {
     const filter: Record<string, unknown> = {
       chatId: new Types.ObjectId(turn.chatId),
       role: 'user',
+      ...ON_PATH,
     };
     if (turn.messageId && Types.ObjectId.isValid(turn.messageId))
       filter['_id'] = { $lt: new Types.ObjectId(turn.messageId) };

@@ -188,8 +188,16 @@ export interface ChatMessage {
   delivery?: MessageDelivery | null;
   /** Assistant replies: what brought third-party content into the turn (empty or absent: nothing did). */
   taint?: TaintMark[];
+  /** The message has other versions (an edit, a regenerate): which one this is (1-based) of how many. Absent: only one. */
+  versions?: MessageVersions;
   createdAt: string;
   updatedAt: string;
+}
+
+/** Where a message stands among its versions: `index` (1 = the first written) of `count`. */
+export interface MessageVersions {
+  index: number;
+  count: number;
 }
 
 /** Channels an assistant reply can be delivered on besides the chat. */
@@ -239,11 +247,12 @@ export interface SendMessageRequest {
 }
 
 /**
- * `POST /api/chats/:id/messages/:messageId/regenerate`: a new reply to the user message that the
- * chat's latest reply (`messageId`) answers. The new reply replaces the old one (which is deleted).
+ * `POST /api/chats/:id/messages/:messageId/regenerate`: a new version of a shown reply (`messageId` an assistant
+ * reply), or, with `content`, a new version of the owner's message (`messageId` that message, or the reply that
+ * answers it) and a reply to it. The old version stays, with everything after it, reachable by switching versions.
  */
 export interface RegenerateReplyRequest {
-  /** Edit and resend: the user message's new text, stored before the new reply starts. Absent: unchanged. */
+  /** Edit and resend: the owner's message's new text (required when `messageId` is the owner's message). */
   content?: string;
   /** As in SendMessageRequest (a contact's chat only). */
   fullTools?: boolean;

@@ -30,11 +30,15 @@ export interface AppEventMap {
       | 'reply-ended'
       | 'delivery'
       | 'mode'
-      | 'transcript';
+      | 'transcript'
+      | 'versions';
     at: string;
     /** `mode` changes: the new mode. */
     mode?: string;
-    /** `reply-started` / `reply-ended`: the turn's user and assistant message ids (the memory index reads them). */
+    /**
+     * `reply-started` / `reply-ended`: the turn's user and assistant message ids (the memory index reads them);
+     * `versions` (another version shown): the messages that left or joined the shown path.
+     */
     messageIds?: string[];
   };
   /** Core instruction, memory, schema doc or the toggle changed (`by: "ai"` when a tool did it). */

@@ -50,6 +50,7 @@ import {
   type MessageRole,
   type MessageStatus,
   type MessagesQuery,
+  type MessageVersions,
   type RegenerateReplyRequest,
   type UpdateChatRequest,
   type ModePart,
@@ -192,7 +193,7 @@ export class RegenerateReplyDto implements RegenerateReplyRequest {
   @ApiPropertyOptional({
     maxLength: MESSAGE_MAX_LENGTH,
     description:
-      'Edit and resend: the new text of the user message this reply answers (stored before the new reply starts). Absent: the message is sent again unchanged.',
+      'Edit and resend: the new text of your message (`messageId` itself, or the one the reply `messageId` answers), stored as a new version of it before the new reply starts. Required when `messageId` is your message. Absent with a reply: a new version of the reply to the same message.',
   })
   @OptionalField()
   @IsString()
@@ -376,6 +377,16 @@ export class MessageDeliveryDto implements MessageDelivery {
   at!: string;
 }
 
+export class MessageVersionsDto implements MessageVersions {
+  @ApiProperty({
+    description: 'Which version is shown, 1 = the first written',
+    minimum: 1,
+  })
+  index!: number;
+  @ApiProperty({ description: 'How many versions the message has', minimum: 2 })
+  count!: number;
+}
+
 export class ChatMessageDto implements ChatMessage {
   @ApiProperty()
   id!: string;
@@ -442,6 +453,12 @@ export class ChatMessageDto implements ChatMessage {
       'WhatsApp auto-replies: whether the reply went out to the contact. Absent for replies that go nowhere else',
   })
   delivery?: MessageDelivery | null;
+  @ApiPropertyOptional({
+    type: MessageVersionsDto,
+    description:
+      'The message has other versions (an edit or a regenerate); switch with POST /api/chats/{id}/messages/{messageId}/versions/{n}. Absent: only one',
+  })
+  versions?: MessageVersions;
   @ApiProperty()
   createdAt!: string;
   @ApiProperty()

@@ -30,6 +30,9 @@ export class ChatRecord {
   /** The model id this chat's replies use; missing or null: the primary model. */
   @Prop({ type: String, default: null })
   model?: string | null;
+  /** Set once a message of the chat got a second version: only then are the versions worked out. */
+  @Prop({ type: Boolean, default: undefined })
+  forked?: boolean;
   @Prop({ required: true })
   createdAt!: Date;
   @Prop({ required: true })

@@ -51,6 +51,18 @@ export class MessageRecord {
   /** Assistant replies: what brought third-party content into the turn (the action policy's marks). */
   @Prop({ type: [MongooseSchema.Types.Mixed], default: undefined })
   taint?: TaintMark[];
+  /**
+   * Versions (edit, regenerate): the message this one follows (the chat's own id for its first message).
+   * Written when a message gets a sibling version or leaves the shown path; absent: the shown message before it.
+   */
+  @Prop({ type: MongooseSchema.Types.ObjectId, default: undefined })
+  parentId?: Types.ObjectId;
+  /**
+   * Off the shown path: the version whose replacement hid this message (it comes back when that version is
+   * shown again). Absent or null: on the shown path.
+   */
+  @Prop({ type: MongooseSchema.Types.ObjectId, default: undefined })
+  hiddenWith?: Types.ObjectId | null;
   @Prop({ required: true })
   createdAt!: Date;
   @Prop({ required: true })
@@ -59,3 +71,9 @@ export class MessageRecord {
 
 export const MessageSchema = SchemaFactory.createForClass(MessageRecord);
 MessageSchema.index({ chatId: 1, _id: -1 });
+
+/**
+ * The filter for the messages on a chat's shown path, the conversation as it stands: other versions (an edit,
+ * a regenerate) are off it. Absent and null both match, so messages stored before versions existed are on it.
+ */
+export const ON_PATH = { hiddenWith: null } as const;

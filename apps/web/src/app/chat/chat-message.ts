@@ -14,6 +14,7 @@ import type {
   MessageAuthor,
   MessageDelivery,
   MessageTrigger,
+  MessageVersions,
 } from '@metatronos/shared-types';
 import { Icon } from '../ui/icon';
 import { CopyButton } from '../ui/copy-button';
@@ -24,6 +25,7 @@ import { modeSwitchText } from './mode-chip';
 import { MarkdownView } from './markdown-view';
 import { ThinkingIndicator } from './thinking-indicator';
 import { ToolChip } from './tool-chip';
+import { VersionSwitcher } from './version-switcher';
 import { ActionItem } from '../actions/action-item';
 import { taintText } from '../actions/action-words';
 import type { ActionOutcome, ActionSettled } from '../actions/pending-actions';
@@ -34,7 +36,7 @@ export interface InlineAction {
   outcome: ActionOutcome | null;
 }
 
-/** What the owner can do with a message: Retry a failed reply, Regenerate the last one, Edit the last own message. */
+/** What the owner can do with a message: Retry a failed reply, Regenerate a reply, Edit an own message (each a new version). */
 export type MessageAction = 'retry' | 'regenerate' | 'edit';
 
 const ACTION_LABELS: Record<MessageAction, string> = {
@@ -69,6 +71,7 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
     ToolChip,
     ActionItem,
     RouterLink,
+    VersionSwitcher,
   ],
   template: `
     @if (message().role === 'user') {
@@ -118,8 +121,15 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
           </button>
         }
       </div>
-      @if (actions().length) {
-        <div class="actions user-actions">
+      @if (actions().length || versions()) {
+        <div class="actions user-actions" [class.quiet]="quietActions()">
+          @if (versions(); as versions) {
+            <mt-version-switcher
+              [versions]="versions"
+              [disabled]="versionsDisabled()"
+              (go)="switchVersion.emit($event)"
+            />
+          }
           @for (action of actions(); track action) {
             <button
               type="button"
@@ -247,8 +257,15 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
             }
           </p>
         }
-        @if (actions().length) {
-          <div class="actions">
+        @if (actions().length || versions()) {
+          <div class="actions" [class.quiet]="quietActions()">
+            @if (versions(); as versions) {
+              <mt-version-switcher
+                [versions]="versions"
+                [disabled]="versionsDisabled()"
+                (go)="switchVersion.emit($event)"
+              />
+            }
             @for (action of actions(); track action) {
               <button
                 type="button"
@@ -332,8 +349,21 @@ export function awaitingModel(parts: readonly AssistantPart[]): boolean {
     }
     .actions {
       display: flex;
+      flex-wrap: wrap;
+      align-items: center;
       gap: 4px;
       margin: 4px 0 0;
+    }
+    /* With a mouse, Edit and Regenerate under older messages show on hover (always for touch and keyboard). */
+    @media (hover: hover) {
+      .actions.quiet .action {
+        opacity: 0;
+        transition: opacity 0.15s;
+      }
+      :host(:hover) .actions.quiet .action,
+      .actions.quiet .action:focus-visible {
+        opacity: 1;
+      }
     }
     .user-actions {
       justify-content: flex-end;
@@ -426,6 +456,7 @@ export class ChatMessageView {
       updatedAt?: string;
       /** Stored messages; the reply still arriving has none yet. */
       createdAt?: string;
+      versions?: MessageVersions;
     }
   >();
   /** The reply is still arriving: tool calls without a result are running, not cut off. */
@@ -437,6 +468,16 @@ export class ChatMessageView {
   /** The buttons under the message. */
   readonly actions = input<readonly MessageAction[]>([]);
   readonly act = output<MessageAction>();
+  /** The version (1-based) the owner asked to see, from "← n/m →". */
+  readonly switchVersion = output<number>();
+  /** The buttons show on hover only (with a mouse): every message but the latest exchange has them. */
+  readonly quietActions = input(false);
+  /** A reply runs or a switch is under way: the version arrows wait. */
+  readonly versionsDisabled = input(false);
+  protected readonly versions = computed(() => {
+    const versions = this.message().versions;
+    return versions && versions.count > 1 ? versions : null;
+  });
   /** The tool calls of this reply's turn that wait for the owner (or were just approved or discarded here). */
   readonly inlineActions = input<readonly InlineAction[]>([]);
   readonly actionSettled = output<ActionSettled>();

@@ -508,7 +508,7 @@ describe('ChatThread', () => {
     const button = (testId: string) =>
       el<HTMLButtonElement>(testId) as HTMLButtonElement;
 
-    it('offers Retry on a failed latest reply only, and streams the new reply in its place', async () => {
+    it('offers Retry on a failed reply, Regenerate on the others, Edit on every own message, and streams the new reply in its place', async () => {
       await open([
         userMessage('m1', 'Hi'),
         assistantMessage('m2', 'Hello'),
@@ -520,13 +520,18 @@ describe('ChatThread', () => {
         }),
       ]);
       expect(all('message-retry')).toHaveLength(1);
-      expect(all('message-regenerate')).toHaveLength(0);
+      expect(all('message-regenerate')).toHaveLength(1);
       expect(
         button('message-retry')
           .closest('[data-message-id]')
           ?.getAttribute('data-message-id'),
       ).toBe('m4');
-      expect(all('message-edit')).toHaveLength(1);
+      expect(
+        button('message-regenerate')
+          .closest('[data-message-id]')
+          ?.getAttribute('data-message-id'),
+      ).toBe('m2');
+      expect(all('message-edit')).toHaveLength(2);
 
       button('message-retry').click();
       await stable();
@@ -557,7 +562,7 @@ describe('ChatThread', () => {
         expect.stringContaining('Hello'),
         expect.stringContaining('Lisbon?'),
       ]);
-      expect(all('message-regenerate')).toHaveLength(1);
+      expect(all('message-regenerate')).toHaveLength(2);
     });
 
     it('offers Regenerate on the latest reply that ended well', async () => {
@@ -568,7 +573,7 @@ describe('ChatThread', () => {
       expect(regenerate).toHaveBeenCalledWith('c1', 'm2', {});
     });
 
-    it('edits the last own message and sends it again; Escape cancels', async () => {
+    it('edits the last own message and sends it as a new version; Escape cancels', async () => {
       await open([
         userMessage('m1', 'What is 2+3?'),
         assistantMessage('m2', 'Five.'),
@@ -598,11 +603,71 @@ describe('ChatThread', () => {
         new KeyboardEvent('keydown', { key: 'Enter', cancelable: true }),
       );
       await stable();
-      expect(regenerate).toHaveBeenCalledWith('c1', 'm2', {
+      expect(regenerate).toHaveBeenCalledWith('c1', 'm1', {
         content: 'What is 5+5?',
       });
       expect(all('user-message')[0].textContent).toContain('What is 5+5?');
       expect(root().querySelector('[data-message-id="m2"]')).toBeNull();
+      replies.complete();
+      await stable();
+      http.expectOne(LATEST).flush([]);
+    });
+
+    it('edits an older message: what followed it leaves the view, the new version streams, then shows 2/2', async () => {
+      await open([
+        userMessage('m1', 'Q1'),
+        assistantMessage('m2', 'A1'),
+        userMessage('m3', 'Q2'),
+        assistantMessage('m4', 'A2'),
+      ]);
+      all('message-edit')[0].click();
+      await stable();
+      const box = el<HTMLTextAreaElement>(
+        'edit-message-input',
+      ) as HTMLTextAreaElement;
+      box.value = 'Q1 edited';
+      box.dispatchEvent(new Event('input'));
+      await stable();
+      el('edit-send')?.click();
+      await stable();
+      expect(regenerate).toHaveBeenCalledWith('c1', 'm1', {
+        content: 'Q1 edited',
+      });
+      expect(all('user-message').map((m) => m.textContent)).toEqual([
+        expect.stringContaining('Q1 edited'),
+      ]);
+      // Only the new reply, thinking: A1 and A2 left with the old version.
+      expect(all('assistant-message').map((m) => m.textContent)).toEqual([
+        expect.stringContaining('Thinking'),
+      ]);
+
+      reply({ type: 'message', data: userMessage('m5', 'Q1 edited') });
+      reply({ type: 'delta', data: { text: 'B1' } });
+      reply({ type: 'done', data: { messageId: 'm6' } });
+      replies.complete();
+      await stable();
+      http.expectOne(LATEST).flush([
+        {
+          ...userMessage('m5', 'Q1 edited'),
+          versions: { index: 2, count: 2 },
+        },
+        assistantMessage('m6', 'B1'),
+      ]);
+      await stable();
+      expect(all('user-message').map((m) => m.textContent)).toEqual([
+        expect.stringContaining('Q1 edited'),
+      ]);
+      expect(el('version-label')?.textContent?.trim()).toBe('2/2');
+    });
+
+    it('sends nothing when the edit leaves the text as it was', async () => {
+      await open([userMessage('m1', 'Same'), assistantMessage('m2', 'A')]);
+      button('message-edit').click();
+      await stable();
+      el('edit-send')?.click();
+      await stable();
+      expect(regenerate).not.toHaveBeenCalled();
+      expect(el('edit-message')).toBeNull();
     });
 
     it('puts the view back and says why when the server refuses', async () => {
@@ -621,6 +686,100 @@ describe('ChatThread', () => {
       expect(input().disabled).toBe(false);
     });
 
+    describe('versions (← n/m →)', () => {
+      const versioned = (): ChatMessage[] => [
+        userMessage('m1', 'Q1'),
+        {
+          ...assistantMessage('m2', 'A1 second'),
+          versions: { index: 2, count: 2 },
+        },
+      ];
+
+      it('shows n/m with labelled arrows, and shows the version asked for with the focus kept on the arrows', async () => {
+        await open(versioned());
+        expect(all('message-versions')).toHaveLength(1);
+        expect(el('message-versions')?.getAttribute('aria-label')).toBe(
+          'Version 2 of 2',
+        );
+        expect(el('version-label')?.textContent?.trim()).toBe('2/2');
+        const previous = button('version-previous');
+        const next = button('version-next');
+        expect(previous.getAttribute('aria-label')).toBe('Previous version');
+        expect(next.getAttribute('aria-label')).toBe('Next version');
+        expect(previous.disabled).toBe(false);
+        expect(next.disabled).toBe(true);
+
+        previous.focus();
+        previous.click();
+        await stable();
+        const request = http.expectOne('/api/chats/c1/messages/m2/versions/1');
+        expect(request.request.method).toBe('POST');
+        request.flush([
+          userMessage('m1', 'Q1'),
+          {
+            ...assistantMessage('m0', 'A1 first'),
+            versions: { index: 1, count: 2 },
+          },
+          userMessage('m3', 'Q2'),
+          assistantMessage('m4', 'A2'),
+        ]);
+        await stable();
+        expect(all('assistant-message').map((m) => m.textContent)).toEqual([
+          expect.stringContaining('A1 first'),
+          expect.stringContaining('A2'),
+        ]);
+        expect(el('version-label')?.textContent?.trim()).toBe('1/2');
+        // Version 1 has no previous one: the focus is on the arrow still usable.
+        expect(button('version-previous').disabled).toBe(true);
+        expect(document.activeElement?.getAttribute('data-testid')).toBe(
+          'version-next',
+        );
+      });
+
+      it('keeps the arrows waiting while a reply runs', async () => {
+        await open(versioned(), { running: true });
+        expect(button('version-previous').disabled).toBe(true);
+        expect(button('version-next').disabled).toBe(true);
+      });
+
+      it('says why when the server refuses a switch, and shows what is stored', async () => {
+        await open(versioned());
+        button('version-previous').click();
+        await stable();
+        http
+          .expectOne('/api/chats/c1/messages/m2/versions/1')
+          .flush(
+            { message: 'A reply is already running in this chat.' },
+            { status: 409, statusText: 'Conflict' },
+          );
+        await stable();
+        expect(el('send-error')?.textContent).toContain('already running');
+        http.expectOne(LATEST).flush(versioned());
+        await stable();
+        expect(el('version-label')?.textContent?.trim()).toBe('2/2');
+      });
+
+      it('shows the page again when another console switched versions', async () => {
+        await open(versioned());
+        events.emit('chats.changed', {
+          chatId: 'c1',
+          change: 'versions',
+          at: '2026-01-01T00:00:00Z',
+          messageIds: ['m2', 'm0'],
+        });
+        await stable();
+        http.expectOne(LATEST).flush([
+          userMessage('m1', 'Q1'),
+          {
+            ...assistantMessage('m0', 'A1 first'),
+            versions: { index: 1, count: 2 },
+          },
+        ]);
+        await stable();
+        expect(el('version-label')?.textContent?.trim()).toBe('1/2');
+      });
+    });
+
     it("offers no Edit on a contact's or the scheduler's message, and labels the scheduler's prompts", async () => {
       await open([
         { ...userMessage('m1', 'Summarise the day'), trigger: 'cron' },
@@ -629,7 +788,7 @@ describe('ChatThread', () => {
         assistantMessage('m4', 'No.'),
       ]);
       expect(all('message-edit')).toHaveLength(0);
-      expect(all('message-regenerate')).toHaveLength(1);
+      expect(all('message-regenerate')).toHaveLength(2);
       expect(all('message-trigger').map((m) => m.textContent?.trim())).toEqual([
         'Scheduled prompt',
         'Pulse',

@@ -189,7 +189,7 @@ export class ChatThread {
   protected readonly editTooLong = computed(
     () => this.editDraft().length > MESSAGE_MAX_LENGTH,
   );
-  /** The chat's latest reply, once it has ended: Retry (failed) or Regenerate. */
+  /** The chat's latest reply, once it has ended: its buttons show without hovering. */
   private readonly lastReply = computed(() => {
     const last = this.messages().at(-1);
     return last &&
@@ -200,12 +200,14 @@ export class ChatThread {
       ? last
       : null;
   });
-  /** The owner's message that the latest reply answers: Edit and resend. */
+  /** The owner's message that the latest reply answers. */
   private readonly lastOwnMessage = computed(() => {
     if (!this.lastReply()) return null;
     const user = this.messages().at(-2);
     return user?.role === 'user' && !user.author && !user.trigger ? user : null;
   });
+  /** A version switch is under way: the arrows wait for it. */
+  protected readonly switching = signal(false);
   private readonly noActions: readonly MessageAction[] = [];
   private readonly retryActions: readonly MessageAction[] = ['retry'];
   private readonly regenerateActions: readonly MessageAction[] = ['regenerate'];
@@ -300,6 +302,11 @@ export class ChatThread {
   /** Set before older messages are prepended: keep the same content in view. */
   private keepDistanceFromBottom: number | null = null;
   private localIds = 0;
+  /**
+   * The next latest page replaces the view's messages (a new version changed what follows it): `keep` the
+   * older ones loaded above it (the view was already cut at the new version), or `drop` them (changed elsewhere).
+   */
+  private replaceNextPage: 'keep' | 'drop' | null = null;
   /** The id a draft became while its first reply streams: opening it must not reload the thread. */
   private startedId: string | null = null;
 
@@ -348,7 +355,8 @@ export class ChatThread {
             event.change === 'reply-started' ||
             event.change === 'delivery' ||
             event.change === 'mode' ||
-            event.change === 'transcript',
+            event.change === 'transcript' ||
+            event.change === 'versions',
         ),
         takeUntilDestroyed(),
       )
@@ -357,6 +365,11 @@ export class ChatThread {
         else if (event.change === 'reply-ended') {
           this.runningElsewhere.set(false);
           this.stopping.set(false);
+        }
+        // Another version shown (here or elsewhere): the page replaces what is loaded below the switch.
+        if (event.change === 'versions') {
+          if (this.switching()) return;
+          this.replaceNextPage ??= 'drop';
         }
         this.loadLatest(false);
       });
@@ -534,16 +547,107 @@ export class ChatThread {
     this.pendingActions.settle(settled);
   }
 
+  /** Edit on every message of the owner's, Retry / Regenerate on every reply to one (each makes a new version). */
   protected actionsFor(message: ChatMessage): readonly MessageAction[] {
-    if (this.busy() || this.live() || this.editingId()) return this.noActions;
-    const reply = this.lastReply();
-    if (message === reply)
-      return reply.status === 'error'
-        ? this.retryActions
-        : this.regenerateActions;
-    return message === this.lastOwnMessage()
-      ? this.editActions
-      : this.noActions;
+    if (this.busy() || this.live() || this.editingId() || this.switching())
+      return this.noActions;
+    if (isLocalMessage(message) || message.status === 'streaming')
+      return this.noActions;
+    if (message.role === 'user')
+      return message.author || message.trigger
+        ? this.noActions
+        : this.editActions;
+    if (isModeEvent(message) || this.answersContact(message))
+      return this.noActions;
+    return message.status === 'error'
+      ? this.retryActions
+      : this.regenerateActions;
+  }
+
+  /** Older messages keep their buttons for hovering; the latest exchange shows them. */
+  protected quietActions(message: ChatMessage): boolean {
+    return message !== this.lastReply() && message !== this.lastOwnMessage();
+  }
+
+  /** Version arrows wait while a reply runs, a switch is under way or a message is being edited. */
+  protected readonly versionsDisabled = computed(
+    () =>
+      this.busy() || !!this.live() || !!this.editingId() || this.switching(),
+  );
+
+  /** A reply to a contact's message (the message before it is theirs): the server regenerates only replies to the owner. */
+  private answersContact(reply: ChatMessage): boolean {
+    const list = this.messages();
+    for (let i = list.indexOf(reply) - 1; i >= 0; i--)
+      if (list[i].role === 'user') return !!list[i].author;
+    return false;
+  }
+
+  /**
+   * Shows version `n` of `message`: the chat's newest page comes back as now shown. The focus stays on the
+   * arrows of the message at the same place (its id changed with the version).
+   */
+  protected switchVersion(message: ChatMessage, n: number): void {
+    if (this.versionsDisabled()) return;
+    const chatId = this.openId();
+    const position = this.messages().indexOf(message);
+    const forward = n > (message.versions?.index ?? 0);
+    this.switching.set(true);
+    this.sendError.set(null);
+    this.api.switchVersion(chatId, message.id, n).subscribe({
+      next: (page) => {
+        this.switching.set(false);
+        if (chatId !== this.openId()) return;
+        this.latestSub?.unsubscribe();
+        const kept = this.messages().slice(0, Math.max(0, position));
+        this.showPage(page, kept);
+        afterNextRender(() => this.focusVersionArrow(position, forward), {
+          injector: this.injector,
+        });
+      },
+      error: (error: unknown) => {
+        this.switching.set(false);
+        this.sendError.set(
+          inlineErrorMessage(error, "Couldn't show that version."),
+        );
+        this.loadLatest(false);
+      },
+    });
+  }
+
+  /**
+   * The page as the server now shows it. Messages loaded above it stay only when they come before the
+   * point that changed (`kept`) and before the page: a new version changes everything after it.
+   */
+  private showPage(page: ChatMessage[], kept: ChatMessage[] = []): void {
+    const full = page.length >= MESSAGE_PAGE_SIZE;
+    if (!full) {
+      this.messages.set(page);
+      this.hasEarlier.set(false);
+      return;
+    }
+    const fresh = new Set(page.map((message) => message.id));
+    const firstAt = page[0].createdAt;
+    const older = kept.filter(
+      (message) =>
+        !isLocalMessage(message) &&
+        !fresh.has(message.id) &&
+        message.createdAt < firstAt,
+    );
+    this.messages.set([...older, ...page]);
+    this.hasEarlier.set(true);
+  }
+
+  private focusVersionArrow(position: number, forward: boolean): void {
+    const element = this.scroller()?.nativeElement;
+    const message = element?.querySelectorAll('mt-chat-message')[position];
+    const arrows = message?.querySelectorAll<HTMLButtonElement>(
+      '[data-testid="version-previous"], [data-testid="version-next"]',
+    );
+    if (!arrows?.length) return;
+    const [previous, next] = [arrows[0], arrows[arrows.length - 1]];
+    const wanted = forward ? next : previous;
+    (wanted.disabled ? (forward ? previous : next) : wanted).focus();
   }
 
   protected onAction(message: ChatMessage, action: MessageAction): void {
@@ -576,39 +680,50 @@ export class ChatThread {
   }
 
   protected saveEdit(): void {
-    const reply = this.lastReply();
-    const user = this.lastOwnMessage();
+    const message = this.messages().find((m) => m.id === this.editingId());
     const content = this.editDraft().trim();
-    if (!reply || !user || user.id !== this.editingId()) return;
+    if (!message || message.role !== 'user') return;
     if (!content || this.editTooLong()) return;
-    this.regenerate(reply.id, content === user.content ? undefined : content);
+    if (content === message.content.trim()) {
+      this.cancelEdit();
+      return;
+    }
+    this.regenerate(message.id, content);
   }
 
   /**
-   * Retry, Regenerate, or Edit and resend (`content`): the latest reply is replaced by a new one streamed
-   * like a sent message. Refused: the view goes back to what it was, with the reason above the composer.
+   * Retry, Regenerate (`messageId` a reply) or Edit (`messageId` the owner's message, with `content`): a new
+   * version, streamed like a sent message; the old one stays behind "← n/m →". The view drops what the new
+   * version replaces. Refused: the view goes back to what it was, with the reason above the composer.
    */
-  protected regenerate(replyId: string, content?: string): void {
+  protected regenerate(messageId: string, content?: string): void {
     if (this.busy()) return;
     const chatId = this.chatId();
     const before = this.messages();
-    const userId = this.lastOwnMessage()?.id;
-    this.messages.update((list) =>
-      list
-        .filter((message) => message.id !== replyId)
-        .map((message) =>
-          content !== undefined && message.id === userId
-            ? { ...message, content }
-            : message,
-        ),
-    );
+    const at = before.findIndex((message) => message.id === messageId);
+    if (at < 0) return;
+    const target = before[at];
+    const editing = content !== undefined && target.role === 'user';
+    const localId = editing
+      ? `${LOCAL_ID_PREFIX}${++this.localIds}`
+      : undefined;
+    this.messages.set([
+      ...before.slice(0, at),
+      ...(editing && localId
+        ? [{ ...target, id: localId, content, versions: undefined }]
+        : []),
+    ]);
+    // The page after the reply is the new branch: nothing loaded before stays below it.
+    this.replaceNextPage = 'keep';
     this.editingId.set(null);
     const body: RegenerateReplyRequest =
       content !== undefined ? { content } : {};
     if (this.contactChat() && this.fullTools()) body.fullTools = true;
-    this.follow(this.chatStream.regenerate(chatId, replyId, body), {
+    this.follow(this.chatStream.regenerate(chatId, messageId, body), {
       chatId,
+      localId,
       takeBack: (reason) => {
+        this.replaceNextPage = null;
         this.messages.set(before);
         return reason;
       },
@@ -800,6 +915,10 @@ export class ChatThread {
           if (initial) {
             this.messages.set(page);
             this.hasEarlier.set(full);
+          } else if (this.replaceNextPage) {
+            const kept = this.replaceNextPage === 'keep' ? this.messages() : [];
+            this.replaceNextPage = null;
+            this.showPage(page, kept);
           } else {
             const merged = mergeLatestPage(this.messages(), page);
             // Older messages kept above the fresh page: "Load earlier" stays as it was; none kept: a full page may have more.

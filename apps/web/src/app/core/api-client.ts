@@ -211,6 +211,18 @@ export class ApiClient {
     });
   }
 
+  /** Shows version `n` (1-based) of a message; the answer is the newest page of the chat as now shown. */
+  switchVersion(
+    chatId: string,
+    messageId: string,
+    n: number,
+  ): Observable<ChatMessage[]> {
+    return this.http.post<ChatMessage[]>(
+      `${chatUrl(chatId)}/messages/${encodeURIComponent(messageId)}/versions/${n}`,
+      null,
+    );
+  }
+
   /** Cancels the reply running in the chat; its stream then ends with `done { stopped: true }`. */
   stopReply(chatId: string): Observable<void> {
     return this.http
