@@ -14,7 +14,7 @@ import {
   startTrap,
   type FakeAuthServer,
   type FakeOAuthMcpServer,
-} from './support/fake-mcp/oauth-servers';
+} from '../../../tools/fake-oauth/fake-oauth-servers';
 import { createTestApp, type TestApp } from './support/test-app';
 
 async function waitFor<T>(
@@ -89,7 +89,12 @@ describe('MCP servers behind OAuth 2.1 (PKCE): sign in from the console', () => 
   it('a server that answers 401 needs sign-in; nothing is registered until the owner signs in', async () => {
     const added = await owner
       .post('/api/mcp/servers')
-      .send({ name: 'notes', url: mcp.url, allowHosts: allow() })
+      .send({
+        name: 'notes',
+        url: mcp.url,
+        headers: { 'X-Team': 'team-header-secret-4321' },
+        allowHosts: allow(),
+      })
       .expect(201);
     const view = added.body as McpServerView;
     expect(view.status).toMatchObject({
@@ -202,6 +207,10 @@ describe('MCP servers behind OAuth 2.1 (PKCE): sign in from the console', () => 
     expect(view.oauth?.accessToken).toBe(
       `••••${(as.issued.at(-1) as string).slice(-4)}`,
     );
+    // The owner's headers went to the MCP server only, never to the authorization server.
+    expect(mcp.headers.at(-1)?.['x-team']).toBe('team-header-secret-4321');
+    expect(as.seen.length).toBeGreaterThan(0);
+    expect(as.seen.filter((r) => r.headers['x-team'])).toEqual([]);
   });
 
   it('OAuth tokens are known secrets: write_file refuses them', async () => {

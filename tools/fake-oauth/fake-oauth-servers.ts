@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import {
   createServer,
+  type IncomingHttpHeaders,
   type IncomingMessage,
   type Server,
   type ServerResponse,
@@ -15,6 +16,7 @@ export interface SeenRequest {
   method: string;
   path: string;
   authorization: string | undefined;
+  headers: IncomingHttpHeaders;
   body: string;
 }
 
@@ -92,6 +94,7 @@ export async function startFakeAuthServer(
       method: req.method ?? '',
       path: url.pathname,
       authorization: req.headers.authorization,
+      headers: req.headers,
       body,
     });
     const json = (status: number, value: unknown) =>
@@ -227,6 +230,8 @@ export interface FakeOAuthMcpServer {
   port: number;
   /** Bearers presented to /mcp. */
   bearers: string[];
+  /** The headers of each request to /mcp. */
+  headers: IncomingHttpHeaders[];
   calls: string[];
   close(): Promise<void>;
 }
@@ -241,6 +246,7 @@ export async function startOAuthMcpServer(
   authorizationServers: string[],
 ): Promise<FakeOAuthMcpServer> {
   const bearers: string[] = [];
+  const headers: IncomingHttpHeaders[] = [];
   const calls: string[] = [];
   let base = '';
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -259,6 +265,7 @@ export async function startOAuthMcpServer(
       res.writeHead(404).end();
       return;
     }
+    headers.push(req.headers);
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (bearer) bearers.push(bearer);
     if (!bearer || !authServer.accepts(bearer)) {
@@ -310,6 +317,7 @@ export async function startOAuthMcpServer(
     url: `${base}/mcp`,
     port,
     bearers,
+    headers,
     calls,
     close: () => closeServer(http),
   };
@@ -329,6 +337,7 @@ export async function startTrap(host: string): Promise<{
         method: req.method ?? '',
         path: req.url ?? '',
         authorization: req.headers.authorization,
+        headers: req.headers,
         body,
       });
       res.writeHead(404).end();
