@@ -376,4 +376,37 @@ describe('MCP servers behind OAuth 2.1 (PKCE): sign in from the console', () => 
     );
     await owner.delete('/api/mcp/servers/keyed').expect(204);
   });
+
+  it('a restart keeps the sign-in: the server connects with the stored tokens, no sign-in asked', async () => {
+    await signIn('notes');
+    const dbName = t.app.get<Connection>(getConnectionToken()).name;
+    const again = await createTestApp({
+      now: t.clock.now(),
+      database: {
+        kind: 'embedded',
+        uri: process.env['METATRON_TEST_MONGODB_URI'] as string,
+        dbName,
+      },
+    });
+    try {
+      const agent = await again.owner();
+      const notes = await waitFor(async () => {
+        const view = (await agent.get('/api/mcp/servers/notes').expect(200))
+          .body as McpServerView;
+        return view.status.state === 'ready' ? view : null;
+      }, 'notes after the restart');
+      expect(notes.oauth).toMatchObject({ signedIn: true, refreshable: true });
+      const outcome = await again.app.get(AiToolRegistry).call(
+        'notes_search',
+        { query: 'again' },
+        {
+          ...(await context()),
+          settings: await again.app.get(SettingsService).get(),
+        },
+      );
+      expect(outcome.result).toContain('notes about again');
+    } finally {
+      await again.close();
+    }
+  });
 });
