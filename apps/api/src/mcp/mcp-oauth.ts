@@ -302,7 +302,15 @@ export class McpOAuth {
       clientInformation: () => {
         const client = this.client(id);
         if (mode.kind === 'connect') {
-          if (!client) throw new McpSignInNeeded();
+          // Bound to another authorization server (it moved): the SDK would register again, which is the owner's to do.
+          const discovered = this.discovery.get(id)?.authorizationServerUrl;
+          if (
+            !client ||
+            (client.issuer &&
+              discovered &&
+              !sameIssuer(client.issuer, discovered))
+          )
+            throw new McpSignInNeeded();
           return client;
         }
         // A registration made for another console address cannot receive this redirect.
@@ -411,6 +419,18 @@ function emptyRecord(serverId: string): Omit<McpOAuthRecord, '_id'> {
     pendingExpiresAt: null,
     updatedAt: new Date(0),
   };
+}
+
+/** The SDK's comparison: parsed URLs, one trailing `/` tolerated. */
+function sameIssuer(a: string, b: string): boolean {
+  const norm = (value: string) => {
+    try {
+      return new URL(value).href.replace(/\/$/, '');
+    } catch {
+      return value.replace(/\/$/, '');
+    }
+  };
+  return norm(a) === norm(b);
 }
 
 function redirectUrisOf(
