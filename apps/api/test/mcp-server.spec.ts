@@ -218,6 +218,50 @@ describe('MCP server (/mcp) and its tokens', () => {
     }
   });
 
+  it('a token may expire (expiresInDays as a number or a numeric string, or expiresAt): listed with its date, then refused like a revoked one', async () => {
+    const day = 24 * 60 * 60_000;
+    const soon = await createToken({ name: 'Month', expiresInDays: '30' });
+    expect(Date.parse(soon.expiresAt as string)).toBe(
+      t.clock.now().getTime() + 30 * day,
+    );
+    const quarter = await createToken({ name: 'Quarter', expiresInDays: 90 });
+    const at = new Date(t.clock.now().getTime() + 10 * day).toISOString();
+    const dated = await createToken({ name: 'Dated', expiresAt: at });
+    expect(dated.expiresAt).toBe(at);
+    const never = await createToken({ name: 'Never', expiresInDays: null });
+    expect(never.expiresAt).toBeNull();
+    const listed = (await tokens()).tokens;
+    expect(listed.find((x) => x.id === quarter.id)).toMatchObject({
+      expiresAt: quarter.expiresAt,
+      expired: false,
+    });
+    expect(listed.find((x) => x.id === never.id)?.expiresAt).toBeNull();
+
+    const client = await connect(soon.token);
+    await client.listTools();
+    // Its time comes (the app's clock is a manual one; set back after, for the owner's session).
+    const start = t.clock.now();
+    t.clock.advance(30 * day + 60_000);
+    const refused = await request(t.app.getHttpServer())
+      .get('/mcp')
+      .set('Authorization', `Bearer ${soon.token}`)
+      .expect(401);
+    expect(refused.headers['www-authenticate']).toMatch(
+      /error="invalid_token"/,
+    );
+    await expect(connect(soon.token)).rejects.toThrow();
+    const after = (await t.app.get(McpTokensService).list()).tokens;
+    expect(after.find((x) => x.id === soon.id)?.expired).toBe(true);
+    // A date 10 days away has passed too; one 90 days away and never have not.
+    expect(after.find((x) => x.id === dated.id)?.expired).toBe(true);
+    expect(after.find((x) => x.id === quarter.id)?.expired).toBe(false);
+    await (await connect(never.token)).listTools();
+    await (await connect(quarter.token)).listTools();
+    t.clock.set(start);
+    for (const { id } of [soon, quarter, dated, never])
+      await owner.delete(`/api/mcp/tokens/${id}`).expect(204);
+  });
+
   it('a revoke cuts the token’s requests in flight', async () => {
     const { id } = await createToken({ name: 'Busy' });
     const service = t.app.get(McpTokensService);
@@ -297,6 +341,7 @@ describe('MCP server (/mcp) and its tokens', () => {
       tools: 'memory_search',
     });
     expect(created).toEqual({
+      expiresAt: null,
       id: expect.stringMatching(/^[0-9a-f]{24}$/),
       token: expect.stringMatching(/^mtr_mcp_[0-9a-f]{24}_[A-Za-z0-9_-]{43}$/),
       name: 'Phone',
@@ -337,6 +382,14 @@ describe('MCP server (/mcp) and its tokens', () => {
     [{ name: 'ok', tools: 7 }, /tools/],
     [{ name: 'ok', tools: [7] }, /tools/],
     [{ name: 'ok', extra: true }, /extra/],
+    [{ name: 'ok', expiresInDays: 0 }, /expiresInDays must be a positive/],
+    [{ name: 'ok', expiresInDays: -5 }, /expiresInDays/],
+    [{ name: 'ok', expiresInDays: 'soon' }, /expiresInDays/],
+    [{ name: 'ok', expiresInDays: 5000 }, /at most 3650/],
+    [{ name: 'ok', expiresInDays: [30] }, /expiresInDays/],
+    [{ name: 'ok', expiresAt: 'tomorrow' }, /expiresAt must be an ISO date/],
+    [{ name: 'ok', expiresAt: '2001-01-01' }, /in the future/],
+    [{ name: 'ok', expiresInDays: 30, expiresAt: '2099-01-01' }, /not both/],
   ])('refuses %j with 400 and writes nothing', async (body, message) => {
     const before = (await tokens()).tokens.length;
     const res = await owner.post('/api/mcp/tokens').send(body).expect(400);

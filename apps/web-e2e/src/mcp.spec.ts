@@ -5,6 +5,10 @@ import {
   type RunningApp,
 } from './support/app-server';
 import { expect, ownerSession, test as base } from './support/fixtures';
+import {
+  startFakeAuthServer,
+  startOAuthMcpServer,
+} from '../../../tools/fake-oauth/fake-oauth-servers';
 
 /** The SDK-built stdio MCP server of the API's tests. */
 const STDIO_SERVER = join(
@@ -74,5 +78,60 @@ test.describe('MCP servers card', () => {
       'private address: add "10.0.0.7:8080" to allowHosts',
     );
     await expect(card.getByTestId('mcp-server-home')).toHaveCount(0);
+  });
+
+  test('a server behind OAuth needs sign-in; "Sign in" opens the authorization page in a new tab, and the server becomes ready', async ({
+    page,
+  }) => {
+    const auth = await startFakeAuthServer();
+    const mcp = await startOAuthMcpServer(auth, [auth.issuer]);
+    try {
+      await ownerSession(page);
+      await page.goto('/tools');
+      const card = page.getByTestId('mcp-card');
+      await card.getByTestId('mcp-kind-http').check();
+      await card.getByTestId('mcp-name').fill('signed');
+      await card.getByTestId('mcp-url').fill(mcp.url);
+      await card
+        .getByTestId('mcp-allow-hosts')
+        .fill(`127.0.0.1:${mcp.port}, 127.0.0.1:${auth.port}`);
+      await card.getByTestId('mcp-add').click();
+
+      const server = card.getByTestId('mcp-server-signed');
+      await expect(server.getByTestId('mcp-status')).toHaveText(
+        'needs sign-in: the server asks you to sign in (OAuth)',
+        { timeout: 20_000 },
+      );
+      const popup = page.waitForEvent('popup');
+      await server.getByTestId('mcp-sign-in').click();
+      const tab = await popup;
+      // The authorization server approves at once and sends the tab back to the console's callback.
+      await expect(tab.locator('h1')).toHaveText('Signed in to signed', {
+        timeout: 20_000,
+      });
+      expect(await tab.evaluate(() => window.opener)).toBeNull();
+      await tab.close();
+
+      await expect(server.getByTestId('mcp-status')).toHaveText(
+        'ready: ready with 1 tool',
+        { timeout: 20_000 },
+      );
+      await expect(server.getByTestId('mcp-tool-search')).toContainText(
+        'signed_search',
+      );
+      await expect(server.getByTestId('mcp-oauth')).toContainText('token ••••');
+      await expect(server.getByTestId('mcp-oauth')).not.toContainText(
+        auth.issued.at(-1) as string,
+      );
+
+      await server.getByTestId('mcp-sign-out').click();
+      await expect(server.getByTestId('mcp-status')).toHaveText(
+        'needs sign-in: the server asks you to sign in (OAuth)',
+        { timeout: 20_000 },
+      );
+    } finally {
+      await mcp.close();
+      await auth.close();
+    }
   });
 });

@@ -87,9 +87,14 @@ export class McpEndpoint {
     if (!caller) {
       res.setHeader(
         'WWW-Authenticate',
-        `Bearer realm="${REALM}", error="invalid_token", error_description="The token is unknown or was revoked"`,
+        `Bearer realm="${REALM}", error="invalid_token", error_description="The token is unknown, expired or was revoked"`,
       );
-      refuse(res, 401, 'Unauthorized', 'The token is unknown or was revoked.');
+      refuse(
+        res,
+        401,
+        'Unauthorized',
+        'The token is unknown, expired or was revoked.',
+      );
       return;
     }
     const waitMs = this.limiter.take(caller.id);

@@ -7,6 +7,7 @@ import { InjectModel } from '@nestjs/mongoose';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Model } from 'mongoose';
 import {
+  MCP_TOKEN_MAX_DAYS,
   MCP_TOKEN_NAME_MAX_LENGTH,
   MCP_TOKENS_MAX,
   MCP_TOOL_CHOICES,
@@ -25,6 +26,8 @@ import {
 import { McpTokenRecord } from './schemas/mcp-token.schema';
 
 export const MCP_TOKEN_NOT_FOUND = 'MCP token not found';
+
+const DAY_MS = 24 * 60 * 60_000;
 
 /** `mtr_mcp_<24 hex id>_<43 base64url secret>`: the prefix lets secret scanners spot a leaked one. */
 const TOKEN_PATTERN = /^mtr_mcp_([0-9a-f]{24})_([A-Za-z0-9_-]{43})$/;
@@ -65,8 +68,9 @@ export class McpTokensService {
   async list(): Promise<McpTokenList> {
     const records = await this.model.find().lean().exec();
     records.sort((a, b) => +b.createdAt - +a.createdAt);
+    const now = this.clock.now();
     return {
-      tokens: records.map(view),
+      tokens: records.map((record) => view(record, now)),
       choices: MCP_TOOL_CHOICES.map((c) => ({ ...c })),
     };
   }
@@ -77,6 +81,7 @@ export class McpTokensService {
     if (/[\p{Cc}\p{Cf}]/u.test(name))
       throw new BadRequestException('name must not contain control characters');
     const tools = this.checkTools(request.tools);
+    const expiresAt = this.expiryOf(request);
     if ((await this.model.countDocuments().exec()) >= MCP_TOKENS_MAX)
       throw new BadRequestException(
         `At most ${MCP_TOKENS_MAX} MCP tokens: revoke one you no longer use first`,
@@ -90,11 +95,18 @@ export class McpTokensService {
       tools,
       createdAt: this.clock.now(),
       lastUsedAt: null,
+      expiresAt,
       calls: 0,
       failedCalls: 0,
       callsByTool: {},
     });
-    return { id, token: `mtr_mcp_${id}_${secret}`, name, tools };
+    return {
+      id,
+      token: `mtr_mcp_${id}_${secret}`,
+      name,
+      tools,
+      expiresAt: expiresAt ? expiresAt.toISOString() : null,
+    };
   }
 
   async revoke(id: string): Promise<void> {
@@ -115,6 +127,11 @@ export class McpTokensService {
     const expected = Buffer.from(record.secretHash, 'hex');
     const given = Buffer.from(sha256(secret), 'hex');
     if (expected.length !== given.length || !timingSafeEqual(expected, given))
+      return null;
+    if (
+      record.expiresAt &&
+      new Date(record.expiresAt).getTime() <= this.clock.now().getTime()
+    )
       return null;
     return { id, name: record.name, tools: [...record.tools] };
   }
@@ -161,6 +178,51 @@ export class McpTokensService {
     return next;
   }
 
+  /** `expiresInDays` (number or numeric string) or `expiresAt` (ISO, future), not both; null: never. */
+  private expiryOf(request: CreateMcpTokenRequest): Date | null {
+    const days = request.expiresInDays;
+    const at = request.expiresAt;
+    const hasDays = days !== undefined && days !== null;
+    const hasAt = at !== undefined && at !== null;
+    if (hasDays && hasAt)
+      throw new BadRequestException(
+        'Give expiresInDays or expiresAt, not both',
+      );
+    const now = this.clock.now().getTime();
+    const latest = now + MCP_TOKEN_MAX_DAYS * DAY_MS;
+    if (hasDays) {
+      const n =
+        typeof days === 'number'
+          ? days
+          : typeof days === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(days)
+            ? Number(days)
+            : NaN;
+      if (!Number.isFinite(n) || n <= 0 || n > MCP_TOKEN_MAX_DAYS)
+        throw new BadRequestException(
+          `expiresInDays must be a positive number of days, at most ${MCP_TOKEN_MAX_DAYS} (like 30), or null for never`,
+        );
+      return new Date(now + n * DAY_MS);
+    }
+    if (hasAt) {
+      const when =
+        typeof at === 'string' && /^\d{4}-\d{2}-\d{2}/.test(at)
+          ? Date.parse(at)
+          : NaN;
+      if (!Number.isFinite(when))
+        throw new BadRequestException(
+          'expiresAt must be an ISO date, like 2027-01-31 or 2027-01-31T12:00:00Z',
+        );
+      if (when <= now)
+        throw new BadRequestException('expiresAt must be in the future');
+      if (when > latest)
+        throw new BadRequestException(
+          `expiresAt must be within ${MCP_TOKEN_MAX_DAYS} days`,
+        );
+      return new Date(when);
+    }
+    return null;
+  }
+
   /** The token's tools: one name or a list; omitted, the defaults; every name known and exposable. */
   private checkTools(tools: string | string[] | undefined): string[] {
     if (tools === undefined) return [...MCP_DEFAULT_TOOLS];
@@ -189,12 +251,15 @@ function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-function view(record: McpTokenRecord): McpTokenView {
+function view(record: McpTokenRecord, now: Date): McpTokenView {
+  const expiresAt = record.expiresAt ? new Date(record.expiresAt) : null;
   return {
     id: record._id,
     name: record.name,
     tools: [...record.tools],
     createdAt: record.createdAt.toISOString(),
+    expiresAt: expiresAt ? expiresAt.toISOString() : null,
+    expired: expiresAt !== null && expiresAt.getTime() <= now.getTime(),
     lastUsedAt: record.lastUsedAt ? record.lastUsedAt.toISOString() : null,
     calls: record.calls ?? 0,
     errors: record.failedCalls ?? 0,

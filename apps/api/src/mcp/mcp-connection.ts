@@ -6,10 +6,15 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  UnauthorizedError,
+  type OAuthClientProvider,
+} from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerStatus } from '@metatronos/shared-types';
 import type { Clock } from '../clock/clock';
+import { McpOAuthRefused, McpSignInNeeded } from './mcp-oauth';
 import type { StdioLaunchPlan } from './mcp-sandbox';
 import type { ListedTool } from './mcp-trust';
 
@@ -21,6 +26,8 @@ export type McpEndpoint =
       url: string;
       headers: Readonly<Record<string, string>>;
       fetch: FetchLike;
+      /** OAuth 2.1 (the SDK's flow) when the owner set no Authorization header. */
+      authProvider?: OAuthClientProvider;
     };
 
 export interface McpConnectionEvents {
@@ -149,8 +156,26 @@ export class McpConnection {
       const client = this.client;
       this.client = null;
       await client?.close().catch(() => undefined);
+      if (isSignInNeeded(error)) {
+        this.waitForSignIn(generation);
+        return;
+      }
       this.crashed(generation, `${plainReason(error)}${tail(stderr)}`);
     }
+  }
+
+  /** Only the owner can sign in: no retry until the sign-in reconnects this server. */
+  private waitForSignIn(generation: number): void {
+    if (this.stopped || generation !== this.generation) return;
+    this.readyAt = null;
+    this.setStatus({
+      ...this.statusOf(
+        'needs-sign-in',
+        'the server asks you to sign in (OAuth)',
+        0,
+      ),
+      transport: 'streamable-http',
+    });
   }
 
   private crashed(generation: number, reason: string): void {
@@ -216,12 +241,14 @@ export class McpConnection {
         new StreamableHTTPClientTransport(url, {
           fetch: endpoint.fetch,
           requestInit,
+          authProvider: endpoint.authProvider,
         }),
         { timeout: MCP_BACKOFF.connectTimeoutMs },
       );
       return { client: streamable, transport: { kind: 'streamable-http' } };
     } catch (error) {
       await streamable.close().catch(() => undefined);
+      if (isSignInNeeded(error)) throw error;
       // Old servers answer the Streamable HTTP POST with 404/405: they speak the SSE transport.
       if (
         !(error instanceof StreamableHTTPError) ||
@@ -295,6 +322,10 @@ export class McpConnection {
 
 class PlainError extends Error {}
 
+function isSignInNeeded(error: unknown): boolean {
+  return error instanceof McpSignInNeeded || error instanceof UnauthorizedError;
+}
+
 async function listAll(client: Client): Promise<ListedTool[]> {
   const tools: ListedTool[] = [];
   let cursor: string | undefined;
@@ -327,12 +358,13 @@ function tail(stderr: string): string {
 
 /** An error from a start or a connection, in words the console shows. */
 function plainReason(error: unknown): string {
-  if (error instanceof PlainError) return error.message;
+  if (error instanceof PlainError || error instanceof McpOAuthRefused)
+    return error.message;
   const message = error instanceof Error ? error.message : String(error);
   const code = (error as { code?: unknown }).code;
   if (error instanceof StreamableHTTPError && typeof code === 'number') {
     if (code === 401)
-      return 'the server asks for authorization (401): set an Authorization header';
+      return 'the server refused the authorization (401): check the Authorization header, or sign out and sign in again';
     return `the server answered HTTP ${code}`;
   }
   if (/ENOENT/.test(message)) return 'the command could not be started';

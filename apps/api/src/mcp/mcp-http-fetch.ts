@@ -17,19 +17,26 @@ const WIRE_HEADERS = new Set([
  * The `fetch` an MCP HTTP transport uses: every request goes through url_fetch's
  * guard (public addresses, or a private `host:port` the owner listed for this
  * server), pinned to the checked address. Redirects are answered as they are, never
- * followed: the owner's headers must not travel to a host the server names.
+ * followed: the owner's headers must not travel to a host the server names. For the
+ * same reason they are dropped from requests to any other origin (the SDK's OAuth flow
+ * sends its metadata and token requests with the transport's headers).
  */
 export function guardedMcpFetch(
   fetcher: UrlFetcher,
   allowHosts: readonly string[],
+  ownerHeaders: { origin: string; names: readonly string[] } | null = null,
 ): FetchLike {
+  const dropped = new Set(ownerHeaders?.names.map((n) => n.toLowerCase()));
   return async (input, init) => {
     const url = typeof input === 'string' ? input : input.href;
     const method = (init?.method ?? 'GET').toUpperCase() as McpMethod;
     if (!METHODS.has(method))
       throw new TypeError(`MCP requests are GET, POST or DELETE (${method})`);
     const headers: Record<string, string> = {};
+    const elsewhere =
+      ownerHeaders !== null && originOf(url) !== ownerHeaders.origin;
     new Headers(init?.headers).forEach((value, name) => {
+      if (elsewhere && dropped.has(name.toLowerCase())) return;
       headers[name] = value;
     });
     const signal = init?.signal ?? new AbortController().signal;
@@ -74,4 +81,12 @@ async function bodyBytes(
   if (ArrayBuffer.isView(body))
     return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   return Buffer.from(await new Response(body).arrayBuffer());
+}
+
+function originOf(url: string): string | null {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return null;
+  }
 }

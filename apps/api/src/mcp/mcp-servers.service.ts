@@ -16,6 +16,7 @@ import {
   type CreateMcpServerRequest,
   type McpServerStatus,
   type McpServerView,
+  type McpSignInStarted,
   type McpToolView,
   type UpdateMcpServerRequest,
 } from '@metatronos/shared-types';
@@ -23,6 +24,7 @@ import type { AiMode, AiTool, AiToolSource } from '../ai-tools/ai-tool';
 import { AiToolRegistry } from '../ai-tools/ai-tool-registry';
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
+import { KnownSecrets } from '../secrets/known-secrets';
 import { isMaskedSecret, maskSecret } from '../settings/secret-mask';
 import {
   decideAddress,
@@ -33,6 +35,12 @@ import {
 import { UrlFetcher } from '../url-fetch/url-fetcher';
 import { McpConnection } from './mcp-connection';
 import { guardedMcpFetch } from './mcp-http-fetch';
+import {
+  McpOAuth,
+  McpOAuthRefused,
+  MCP_OAUTH_CALLBACK_PATH,
+  type McpOAuthTarget,
+} from './mcp-oauth';
 import { McpSandbox } from './mcp-sandbox';
 import {
   buildServerTools,
@@ -52,6 +60,8 @@ import {
 import { McpServerRecord } from './schemas/mcp-server.schema';
 
 const MAX_SERVERS = 32;
+/** Header and env values shorter than this are settings, not secrets (for KnownSecrets). */
+const MIN_CONFIG_SECRET_LENGTH = 8;
 /** How long POST waits for the first connection, so the answer shows the tools. */
 const FIRST_CONNECT_WAIT_MS = 15_000;
 
@@ -198,10 +208,21 @@ export class McpServersService
     private readonly fetcher: UrlFetcher,
     private readonly events: AppEventBus,
     private readonly clock: Clock,
+    private readonly oauth: McpOAuth,
+    private readonly secrets: KnownSecrets,
   ) {}
 
   async onModuleInit(): Promise<void> {
     this.registry.useToolSource(this);
+    // Header and env values and OAuth tokens: redacted from tool output, refused by write_file.
+    this.secrets.contribute(() => this.secretValues());
+    try {
+      await this.oauth.load();
+    } catch (error) {
+      this.logger.warn(
+        `Could not read the MCP sign-ins: ${(error as Error).message}`,
+      );
+    }
     let records: McpServerRecord[] = [];
     try {
       records = await this.servers.find().sort({ name: 1 }).lean().exec();
@@ -376,6 +397,9 @@ export class McpServersService
           },
         )
         .exec();
+      // Tokens are bound to the server they were given for: another URL signs in again.
+      if (patch.url !== undefined && patch.url !== record.url)
+        await this.oauth.forget(record._id.toHexString());
       server.record = updated;
       server.tools = tools;
       this.rebuild(server);
@@ -396,6 +420,7 @@ export class McpServersService
       await server.connection?.stop();
       server.connection = null;
       await this.servers.deleteOne({ _id: server.record._id }).exec();
+      await this.oauth.forget(server.record._id.toHexString());
       this.live.delete(server.record._id.toHexString());
       this.emit(server, 'deleted');
       await this.sandbox
@@ -429,6 +454,124 @@ export class McpServersService
       this.emit(server, 'tools');
       return { approved, server: this.view(server) };
     });
+  }
+
+  /**
+   * The owner's "Sign in" for an HTTP server that asks for OAuth: the SDK's discovery,
+   * dynamic registration and PKCE, and the authorization server's page to open. The
+   * redirect comes back to `consoleOrigin` + MCP_OAUTH_CALLBACK_PATH.
+   */
+  async signIn(
+    idOrName: string,
+    consoleOrigin: string,
+  ): Promise<McpSignInStarted> {
+    const server = this.find(idOrName);
+    const record = server.record;
+    if (record.kind !== 'http')
+      throw new BadRequestException('Only an HTTP server signs in (OAuth)');
+    if (hasAuthorizationHeader(record))
+      throw new BadRequestException(
+        'This server uses the Authorization header you set: remove it to sign in with OAuth',
+      );
+    if (!record.enabled)
+      throw new BadRequestException('Turn the server on before signing in');
+    const authorizationUrl = await this.locked(server, async () => {
+      try {
+        return await this.oauth.startSignIn(
+          this.oauthTarget(server),
+          `${consoleOrigin}${MCP_OAUTH_CALLBACK_PATH}`,
+        );
+      } catch (error) {
+        throw new BadRequestException(`Sign-in failed: ${oauthFailure(error)}`);
+      } finally {
+        this.emit(server, 'updated');
+      }
+    });
+    if (authorizationUrl === null)
+      await this.reconnect(server, FIRST_CONNECT_WAIT_MS);
+    return { authorizationUrl, server: this.view(server) };
+  }
+
+  /**
+   * The authorization server's redirect: `state` names the waiting sign-in (used once),
+   * the code is exchanged with its PKCE verifier, and the server reconnects with the
+   * tokens. Throws BadRequestException in plain words.
+   */
+  async finishSignIn(
+    state: string,
+    code: string | null,
+    refusal: string | null,
+  ): Promise<McpServerView> {
+    const serverId = this.oauth.pendingServer(state);
+    const server = serverId ? this.live.get(serverId) : undefined;
+    if (!serverId || !server)
+      throw new BadRequestException(
+        'This sign-in link is not valid or has expired: start again from the console',
+      );
+    await this.locked(server, async () => {
+      if (refusal !== null || !code) {
+        await this.oauth.cancelSignIn(serverId);
+        this.emit(server, 'updated');
+        throw new BadRequestException(
+          refusal !== null
+            ? `The authorization server did not sign you in (${refusal})`
+            : 'The authorization server sent no code',
+        );
+      }
+      try {
+        await this.oauth.finishSignIn(this.oauthTarget(server), state, code);
+      } catch (error) {
+        throw new BadRequestException(`Sign-in failed: ${oauthFailure(error)}`);
+      } finally {
+        this.emit(server, 'updated');
+      }
+    });
+    await this.reconnect(server, FIRST_CONNECT_WAIT_MS);
+    return this.view(server);
+  }
+
+  /** Sign out: the server's tokens are forgotten and it reconnects (it will ask for a sign-in). */
+  async signOut(idOrName: string): Promise<McpServerView> {
+    const server = this.find(idOrName);
+    if (server.record.kind !== 'http')
+      throw new BadRequestException('Only an HTTP server signs in (OAuth)');
+    await this.locked(server, async () => {
+      await this.oauth.signOut(server.record._id.toHexString());
+      this.emit(server, 'updated');
+    });
+    await this.reconnect(server, FIRST_CONNECT_WAIT_MS);
+    return this.view(server);
+  }
+
+  /** Every secret the servers hold (header and env values, OAuth tokens): for KnownSecrets. */
+  secretValues(): string[] {
+    const values: string[] = [];
+    for (const { record } of this.live.values())
+      values.push(
+        ...[...Object.values(record.env), ...Object.values(record.headers)]
+          // A flag like DEBUG=true is not a secret, and redacting "true" everywhere would garble output.
+          .filter((v) => v.trim().length >= MIN_CONFIG_SECRET_LENGTH),
+      );
+    values.push(...this.oauth.secretValues());
+    return values;
+  }
+
+  private async reconnect(server: LiveServer, waitMs = 0): Promise<void> {
+    await server.connection?.stop();
+    server.connection = null;
+    if (!server.record.enabled) return;
+    // Called outside the server's lock: the first listing is stored under it.
+    await this.connect(server, waitMs);
+  }
+
+  private oauthTarget(server: LiveServer): McpOAuthTarget {
+    const record = server.record;
+    return {
+      serverId: record._id.toHexString(),
+      url: record.url as string,
+      allowHosts: record.allowHosts,
+      fetch: guardedMcpFetch(this.fetcher, record.allowHosts),
+    };
   }
 
   private find(idOrName: string): LiveServer {
@@ -494,7 +637,13 @@ export class McpServersService
             kind: 'http',
             url: record.url as string,
             headers: record.headers,
-            fetch: guardedMcpFetch(this.fetcher, record.allowHosts),
+            fetch: guardedMcpFetch(this.fetcher, record.allowHosts, {
+              origin: new URL(record.url as string).origin,
+              names: Object.keys(record.headers),
+            }),
+            authProvider: hasAuthorizationHeader(record)
+              ? undefined
+              : this.oauth.connectProvider(this.oauthTarget(server)),
           },
       this.clock,
       {
@@ -636,11 +785,32 @@ export class McpServersService
       allowHosts: [...record.allowHosts],
       enabled: record.enabled,
       status: server.status,
+      oauth:
+        record.kind === 'http'
+          ? this.oauth.view(record._id.toHexString())
+          : null,
       tools,
       createdAt: record.createdAt.toISOString(),
       updatedAt: record.updatedAt.toISOString(),
     };
   }
+}
+
+function hasAuthorizationHeader(record: McpServerRecord): boolean {
+  return Object.keys(record.headers).some(
+    (name) => name.toLowerCase() === 'authorization',
+  );
+}
+
+/** A failed OAuth step in words for the owner: the SDK's and the guard's messages carry no secret. */
+function oauthFailure(error: unknown): string {
+  if (error instanceof McpOAuthRefused) return error.message;
+  const message = error instanceof Error ? error.message : String(error);
+  if (/Refused:/.test(message))
+    return message.replace(/^.*?Refused:/, 'refused:').slice(0, 300);
+  return (
+    message.slice(0, 300) || 'the authorization server could not be reached'
+  );
 }
 
 function stoppedStatus(clock: Clock): McpServerStatus {

@@ -7,7 +7,9 @@ import {
   Param,
   Patch,
   Post,
+  Req,
 } from '@nestjs/common';
+import type { Request } from 'express';
 import {
   ApiBadRequestResponse,
   ApiBody,
@@ -20,12 +22,13 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import type { McpServerView } from '@metatronos/shared-types';
+import type { McpServerView, McpSignInStarted } from '@metatronos/shared-types';
 import {
   ApproveMcpToolsDto,
   ApproveMcpToolsResponseDto,
   CreateMcpServerDto,
   McpServerDto,
+  McpSignInStartedDto,
   McpToolSwitchesDto,
   UpdateMcpServerDto,
 } from './dto/mcp.dto';
@@ -109,4 +112,46 @@ export class McpController {
   ): Promise<{ approved: string[]; server: McpServerView }> {
     return this.servers.approve(id, body);
   }
+
+  @Post(':id/sign-in')
+  @HttpCode(200)
+  @ApiOperation({
+    summary:
+      "Start the OAuth 2.1 sign-in (PKCE) of an HTTP server that asks for it: answers the authorization server's page to open; its redirect comes back to GET /api/mcp/oauth/callback",
+  })
+  @ApiOkResponse({ type: McpSignInStartedDto })
+  @ApiBadRequestResponse({
+    description:
+      'A stdio server, a server with its own Authorization header, or a refused authorization server (in words)',
+  })
+  @ApiNotFoundResponse({ description: '"MCP server not found"' })
+  signIn(
+    @Param('id') id: string,
+    @Req() req: Request,
+  ): Promise<McpSignInStarted> {
+    return this.servers.signIn(id, consoleOrigin(req));
+  }
+
+  @Post(':id/sign-out')
+  @HttpCode(200)
+  @ApiOperation({
+    summary:
+      'Forget the OAuth tokens of an HTTP server (it reconnects and asks for a sign-in)',
+  })
+  @ApiOkResponse({ type: McpServerDto })
+  @ApiNotFoundResponse({ description: '"MCP server not found"' })
+  signOut(@Param('id') id: string): Promise<McpServerView> {
+    return this.servers.signOut(id);
+  }
+}
+
+/**
+ * Where the owner's browser reaches the console: the redirect must come back there, so
+ * that the session cookie goes with it. A browser's POST carries `Origin`, which the
+ * request-origin guard already checked is this console's (or a trusted proxy's).
+ */
+function consoleOrigin(req: Request): string {
+  const origin = req.headers.origin;
+  if (origin && /^https?:\/\/[^/?#@\s]+$/i.test(origin)) return origin;
+  return `${req.protocol}://${req.headers.host ?? '127.0.0.1'}`;
 }

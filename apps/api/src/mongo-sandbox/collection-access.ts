@@ -22,6 +22,8 @@ const HIDDEN_COLLECTIONS: ReadonlySet<string> = new Set([
   'pending_action_claims',
   // The owner's MCP servers: their headers and variables are secrets, their approvals the owner's.
   'mcp_servers',
+  // Their OAuth client registrations, tokens and PKCE verifiers.
+  'mcp_oauth',
 ]);
 
 const PROTECTED = new Set(PROTECTED_COLLECTIONS);

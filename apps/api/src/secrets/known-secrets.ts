@@ -10,15 +10,25 @@ import {
 /**
  * The one place that knows every secret the app holds now: the settings' API keys
  * (Gemini, OpenAI, OpenAI-compatible endpoints, Brave), the Telegram bot token, the
- * auth profiles' values, and the email and calendar accounts' passwords. Whatever
- * goes to the model or to a file the model can read is checked against this list.
+ * auth profiles' values, the email and calendar accounts' passwords, and what
+ * feature modules contribute (the MCP servers' header and env values and OAuth
+ * tokens). Whatever goes to the model or to a file the model can read is checked
+ * against this list.
  */
 @Injectable()
 export class KnownSecrets {
+  /** Secrets held by modules this one cannot import (they import it): asked on every read. */
+  private readonly sources: Array<() => readonly string[]> = [];
+
   constructor(
     private readonly settings: SettingsService,
     private readonly accounts: AccountCredentials,
   ) {}
+
+  /** A module that holds secrets of its own adds them here (read fresh each time: they change). */
+  contribute(source: () => readonly string[]): void {
+    this.sources.push(source);
+  }
 
   async values(): Promise<string[]> {
     const [fromSettings, accounts] = await Promise.all([
@@ -28,7 +38,8 @@ export class KnownSecrets {
     const passwords = accounts.flatMap((a) =>
       a.kind === 'email' ? [a.imap.password, a.smtp.password] : [a.password],
     );
-    return [...fromSettings, ...passwords].filter(
+    const contributed = this.sources.flatMap((source) => source());
+    return [...fromSettings, ...passwords, ...contributed].filter(
       (s): s is string => typeof s === 'string' && s.length > 0,
     );
   }

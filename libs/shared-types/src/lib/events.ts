@@ -154,7 +154,7 @@ export interface AppEventMap {
     id: string;
     name: string;
     change: 'created' | 'updated' | 'deleted' | 'status' | 'tools';
-    state: 'connecting' | 'ready' | 'error' | 'stopped';
+    state: 'connecting' | 'ready' | 'error' | 'stopped' | 'needs-sign-in';
     at: string;
   };
   /** A budget cap reached 80% or 100%, the caps changed, or unattended work was paused or resumed. */

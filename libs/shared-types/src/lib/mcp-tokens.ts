@@ -13,6 +13,17 @@ export const MCP_TOKEN_NAME_MAX_LENGTH = 60;
 /** Tokens the owner may hold at once. */
 export const MCP_TOKENS_MAX = 50;
 
+/** The longest a token may be given to live, in days (about ten years). */
+export const MCP_TOKEN_MAX_DAYS = 3650;
+
+/** The expiry choices the console offers (null: never). */
+export const MCP_TOKEN_EXPIRY_CHOICES: readonly (number | null)[] = [
+  30,
+  90,
+  365,
+  null,
+];
+
 /** Requests one token may make per minute on `/mcp` (429 beyond). */
 export const MCP_REQUESTS_PER_MINUTE = 120;
 
@@ -56,10 +67,17 @@ export const MCP_TOOL_CHOICES: readonly McpToolChoice[] = [
   },
 ];
 
-/** `POST /api/mcp/tokens`: `tools` may be one name or a list; omitted, the defaults. */
+/**
+ * `POST /api/mcp/tokens`: `tools` may be one name or a list; omitted, the defaults.
+ * Expiry: `expiresInDays` (a number or a numeric string, fractions allowed, up to
+ * MCP_TOKEN_MAX_DAYS) or `expiresAt` (an ISO date in the future), not both; neither
+ * (or null): the token never expires.
+ */
 export interface CreateMcpTokenRequest {
   name: string;
   tools?: string | string[];
+  expiresInDays?: number | string | null;
+  expiresAt?: string | null;
 }
 
 /** The answer to a create: the only time `token` is shown. */
@@ -68,6 +86,8 @@ export interface McpTokenCreated {
   token: string;
   name: string;
   tools: string[];
+  /** When it stops working (401 like a revoked one); null: never. */
+  expiresAt: string | null;
 }
 
 /** A token as `GET /api/mcp/tokens` lists it (never the token itself). */
@@ -76,6 +96,10 @@ export interface McpTokenView {
   name: string;
   tools: string[];
   createdAt: string;
+  /** When it stops working (401 like a revoked one); null: never. */
+  expiresAt: string | null;
+  /** It has expired (kept in the list until the owner revokes it). */
+  expired: boolean;
   /** The last request made with it; null: never used. */
   lastUsedAt: string | null;
   /** Tool calls made with it. */

@@ -14,8 +14,43 @@ export const MCP_CALL_TIMEOUT_MS = 30_000;
 
 export type McpServerKind = 'stdio' | 'http';
 
-/** connecting → ready (n tools) | error (in plain words; retried with backoff) | stopped (disabled by the owner). */
-export type McpServerState = 'connecting' | 'ready' | 'error' | 'stopped';
+/**
+ * connecting → ready (n tools) | error (in plain words; retried with backoff) | stopped
+ * (disabled by the owner) | needs-sign-in (an HTTP server asks for OAuth: the owner signs in
+ * from the console; not retried until then).
+ */
+export type McpServerState =
+  | 'connecting'
+  | 'ready'
+  | 'error'
+  | 'stopped'
+  | 'needs-sign-in';
+
+/** An HTTP server's OAuth sign-in as the console shows it: never a token, only its masked form. */
+export interface McpOAuthView {
+  /** Tokens are stored (the server may still ask again if they were revoked). */
+  signedIn: boolean;
+  /** The authorization server the tokens and the client registration are bound to. */
+  issuer: string | null;
+  /** `••••abcd`, or null when signed out. */
+  accessToken: string | null;
+  /** A refresh token is held: an expired access token is renewed without the owner. */
+  refreshable: boolean;
+  /** When the access token expires, if the authorization server said. */
+  expiresAt: string | null;
+  scope: string | null;
+  /** A sign-in was started and waits for the authorization server's redirect. */
+  pending: boolean;
+}
+
+/**
+ * `POST /api/mcp/servers/:id/sign-in`: the authorization server's page to open in a new
+ * tab (null when the stored tokens were renewed without one), and the server.
+ */
+export interface McpSignInStarted {
+  authorizationUrl: string | null;
+  server: McpServerView;
+}
 
 export interface McpServerStatus {
   state: McpServerState;
@@ -83,6 +118,8 @@ export interface McpServerView {
   allowHosts: string[];
   enabled: boolean;
   status: McpServerStatus;
+  /** OAuth 2.1 sign-in of an HTTP server (null for stdio servers). */
+  oauth: McpOAuthView | null;
   tools: McpToolView[];
   createdAt: string;
   updatedAt: string;

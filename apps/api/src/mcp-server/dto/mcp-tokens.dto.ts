@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import {
+  Allow,
   ArrayMaxSize,
   IsArray,
   IsString,
@@ -15,7 +16,7 @@ import {
   type McpTokenView,
   type McpToolChoice,
 } from '@metatronos/shared-types';
-import { OptionalField } from '../../http/optional-field';
+import { OptionalField, OptionalOrNull } from '../../http/optional-field';
 
 export class CreateMcpTokenDto implements CreateMcpTokenRequest {
   @ApiProperty({
@@ -43,6 +44,30 @@ export class CreateMcpTokenDto implements CreateMcpTokenRequest {
   @IsString({ each: true })
   @MaxLength(64, { each: true })
   tools?: string[];
+
+  @ApiPropertyOptional({
+    description:
+      'Days until the token stops working: a number or a numeric string (fractions allowed), 1 to 3650; null or omitted (and no expiresAt): never',
+    oneOf: [{ type: 'number' }, { type: 'string' }],
+    nullable: true,
+    example: 30,
+  })
+  // Checked by the service (a number or a numeric string, in range), with its own words.
+  @Allow()
+  expiresInDays?: number | string | null;
+
+  @ApiPropertyOptional({
+    description:
+      'When the token stops working (ISO date, in the future); instead of expiresInDays',
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2027-01-31T00:00:00Z',
+  })
+  @OptionalOrNull()
+  @IsString()
+  @MaxLength(40)
+  expiresAt?: string | null;
 }
 
 export class McpTokenCreatedDto implements McpTokenCreated {
@@ -54,6 +79,13 @@ export class McpTokenCreatedDto implements McpTokenCreated {
   token!: string;
   @ApiProperty() name!: string;
   @ApiProperty({ type: [String] }) tools!: string[];
+  @ApiProperty({
+    format: 'date-time',
+    nullable: true,
+    type: String,
+    description: 'When it stops working; null: never',
+  })
+  expiresAt!: string | null;
 }
 
 export class McpToolChoiceDto implements McpToolChoice {
@@ -67,6 +99,15 @@ export class McpTokenViewDto implements McpTokenView {
   @ApiProperty() name!: string;
   @ApiProperty({ type: [String] }) tools!: string[];
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
+  @ApiProperty({
+    format: 'date-time',
+    nullable: true,
+    type: String,
+    description: 'When it stops working (401 like a revoked one); null: never',
+  })
+  expiresAt!: string | null;
+  @ApiProperty({ description: 'It has expired' })
+  expired!: boolean;
   @ApiProperty({ format: 'date-time', nullable: true, type: String })
   lastUsedAt!: string | null;
   @ApiProperty({ description: 'Tool calls made with the token' })

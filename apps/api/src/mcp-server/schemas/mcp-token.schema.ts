@@ -28,6 +28,10 @@ export class McpTokenRecord {
   @Prop({ type: Date, default: null })
   lastUsedAt!: Date | null;
 
+  /** From then on the token is refused like a revoked one; null: never. */
+  @Prop({ type: Date, default: null })
+  expiresAt!: Date | null;
+
   @Prop({ type: Number, default: 0 })
   calls!: number;
 

@@ -2,8 +2,10 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type {
   ApproveMcpToolsRequest,
   CreateMcpServerRequest,
+  McpOAuthView,
   McpServerStatus,
   McpServerView,
+  McpSignInStarted,
   McpToolDefinition,
   McpToolView,
   UpdateMcpServerRequest,
@@ -96,7 +98,9 @@ export class ApproveMcpToolsDto implements ApproveMcpToolsRequest {
 }
 
 export class McpServerStatusDto implements McpServerStatus {
-  @ApiProperty({ enum: ['connecting', 'ready', 'error', 'stopped'] })
+  @ApiProperty({
+    enum: ['connecting', 'ready', 'error', 'stopped', 'needs-sign-in'],
+  })
   state!: McpServerStatus['state'];
   @ApiProperty({ example: 'ready with 3 tools' })
   message!: string;
@@ -144,6 +148,32 @@ export class McpToolViewDto implements McpToolView {
   offered!: boolean;
 }
 
+export class McpOAuthViewDto implements McpOAuthView {
+  @ApiProperty()
+  signedIn!: boolean;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'The authorization server the tokens are bound to',
+  })
+  issuer!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: '••••abcd',
+    description: 'Masked: the token itself is never shown',
+  })
+  accessToken!: string | null;
+  @ApiProperty()
+  refreshable!: boolean;
+  @ApiProperty({ nullable: true, type: String })
+  expiresAt!: string | null;
+  @ApiProperty({ nullable: true, type: String })
+  scope!: string | null;
+  @ApiProperty({ description: 'A sign-in waits for its redirect' })
+  pending!: boolean;
+}
+
 export class McpServerDto implements McpServerView {
   @ApiProperty()
   id!: string;
@@ -169,6 +199,12 @@ export class McpServerDto implements McpServerView {
   enabled!: boolean;
   @ApiProperty({ type: McpServerStatusDto })
   status!: McpServerStatus;
+  @ApiProperty({
+    type: McpOAuthViewDto,
+    nullable: true,
+    description: 'OAuth sign-in of an HTTP server (null for stdio)',
+  })
+  oauth!: McpOAuthView | null;
   @ApiProperty({ type: [McpToolViewDto] })
   tools!: McpToolView[];
   @ApiProperty()
@@ -180,6 +216,18 @@ export class McpServerDto implements McpServerView {
 export class ApproveMcpToolsResponseDto {
   @ApiProperty({ type: [String] })
   approved!: string[];
+  @ApiProperty({ type: McpServerDto })
+  server!: McpServerView;
+}
+
+export class McpSignInStartedDto implements McpSignInStarted {
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description:
+      "The authorization server's page to open in a new tab; null when the stored tokens were renewed without one",
+  })
+  authorizationUrl!: string | null;
   @ApiProperty({ type: McpServerDto })
   server!: McpServerView;
 }

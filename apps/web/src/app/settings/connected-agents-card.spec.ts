@@ -22,6 +22,8 @@ const LIST: McpTokenList = {
       name: 'Desktop',
       tools: ['memory_search', 'read_file'],
       createdAt: '2026-03-01T10:00:00.000Z',
+      expiresAt: null,
+      expired: false,
       lastUsedAt: null,
       calls: 3,
       errors: 1,
@@ -62,6 +64,7 @@ describe('ConnectedAgentsCard', () => {
   it('lists the tokens with last use and counts, never a token', () => {
     expect(texts('agents-item-name')).toEqual(['Desktop']);
     expect(text('agents-item-used')).toBe('never used');
+    expect(text('agents-item-expiry')).toBe('never expires');
     expect(text('agents-item-calls')).toBe(
       '3 calls, 1 refused or failed (read_file 2)',
     );
@@ -86,15 +89,18 @@ describe('ConnectedAgentsCard', () => {
     const post = http.expectOne(
       (r) => r.method === 'POST' && r.url === MCP_TOKENS_URL,
     );
+    // 90 days unless the owner picks another expiry.
     expect(post.request.body).toEqual({
       name: 'IDE',
       tools: ['memory_search', 'db_query'],
+      expiresInDays: 90,
     });
     const created: McpTokenCreated = {
       id: 'b'.repeat(24),
       token: `mtr_mcp_${'b'.repeat(24)}_${'s'.repeat(43)}`,
       name: 'IDE',
       tools: ['memory_search', 'db_query'],
+      expiresAt: '2026-06-01T10:00:00.000Z',
     };
     post.flush(created);
     await stable();
@@ -109,6 +115,7 @@ describe('ConnectedAgentsCard', () => {
           errors: 0,
           callsByTool: {},
           tools: created.tools,
+          expiresAt: created.expiresAt,
         },
         ...LIST.tokens,
       ],
@@ -120,10 +127,43 @@ describe('ConnectedAgentsCard', () => {
       el('agents-created')?.querySelector('[data-testid="copy-button"]'),
     ).not.toBeNull();
     expect(texts('agents-item-name')).toEqual(['IDE', 'Desktop']);
+    expect(texts('agents-item-expiry')[0]).toMatch(/^expires /);
     (el('agents-created-done') as HTMLButtonElement).click();
     await stable();
     expect(el('agents-token')).toBeNull();
     expect(root().textContent).not.toContain(created.token);
+  });
+
+  it('offers 30 / 90 days / 1 year / never, and sends null for never', async () => {
+    const select = el<HTMLSelectElement>('agents-expiry') as HTMLSelectElement;
+    expect(
+      Array.from(select.options).map((o) => o.textContent?.trim()),
+    ).toEqual(['30 days', '90 days', '1 year', 'Never']);
+    expect(select.value).toBe('90');
+    select.value = 'never';
+    select.dispatchEvent(new Event('change'));
+    await typeName('Forever');
+    (el('agents-create') as HTMLButtonElement).click();
+    await stable();
+    const post = http.expectOne((r) => r.method === 'POST');
+    expect(post.request.body).toMatchObject({ expiresInDays: null });
+    post.flush(
+      { statusCode: 400, message: 'no', error: 'Bad Request' },
+      { status: 400, statusText: 'Bad Request' },
+    );
+    await stable();
+  });
+
+  it('shows an expired token as expired', async () => {
+    fixture.componentInstance['tokens'].set([
+      {
+        ...LIST.tokens[0],
+        expiresAt: '2026-03-02T10:00:00.000Z',
+        expired: true,
+      },
+    ]);
+    await stable();
+    expect(text('agents-item-expiry')).toMatch(/^expired /);
   });
 
   it('shows the server’s reason when a create is refused', async () => {

@@ -12,6 +12,7 @@ import { MatFormField, MatLabel } from '@angular/material/form-field';
 import { MatInput } from '@angular/material/input';
 import {
   MCP_ENDPOINT_PATH,
+  MCP_TOKEN_EXPIRY_CHOICES,
   MCP_TOKEN_NAME_MAX_LENGTH,
   type CreateMcpTokenRequest,
   type McpTokenCreated,
@@ -59,6 +60,9 @@ export class ConnectedAgentsCard {
   protected readonly choices = signal<McpToolChoice[]>([]);
   protected readonly name = signal('');
   protected readonly picked = signal<ReadonlySet<string>>(new Set());
+  protected readonly expiryChoices = MCP_TOKEN_EXPIRY_CHOICES;
+  /** Days until a new token expires; null: never. A token that lives forever is a choice, not the default. */
+  protected readonly expiresInDays = signal<number | null>(90);
   protected readonly busy = signal(false);
   protected readonly error = signal<string | null>(null);
   /** The token just created: shown until dismissed, never again. */
@@ -105,6 +109,7 @@ export class ConnectedAgentsCard {
       tools: this.choices()
         .map((c) => c.name)
         .filter((n) => this.picked().has(n)),
+      expiresInDays: this.expiresInDays(),
     };
     this.busy.set(true);
     this.error.set(null);
@@ -149,6 +154,23 @@ export class ConnectedAgentsCard {
 
   protected labelOf(tool: string): string {
     return this.choices().find((c) => c.name === tool)?.label ?? tool;
+  }
+
+  protected expiryLabel(days: number | null): string {
+    if (days === null) return 'Never';
+    return days % 365 === 0
+      ? `${days / 365} year${days === 365 ? '' : 's'}`
+      : `${days} days`;
+  }
+
+  protected pickExpiry(value: string): void {
+    this.expiresInDays.set(value === 'never' ? null : Number(value));
+  }
+
+  protected expiryText(token: McpTokenView): string {
+    if (!token.expiresAt) return 'never expires';
+    const when = formatOwnerTime(token.expiresAt, this.zone);
+    return token.expired ? `expired ${when}` : `expires ${when}`;
   }
 
   protected lastUsed(token: McpTokenView): string {

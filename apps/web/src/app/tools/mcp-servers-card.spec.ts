@@ -29,6 +29,15 @@ function server(): McpServerView {
       retryAt: null,
       at: '2026-01-01T00:00:00.000Z',
     },
+    oauth: {
+      signedIn: false,
+      issuer: null,
+      accessToken: null,
+      refreshable: false,
+      expiresAt: null,
+      scope: null,
+      pending: false,
+    },
     tools: [
       {
         name: 'search',
@@ -157,6 +166,79 @@ describe('McpServersCard', () => {
     expect(
       root.querySelector('[data-testid="mcp-add-error"]')?.textContent,
     ).toContain('private address');
+    fixture.destroy();
+  });
+
+  it('a server that needs sign-in offers "Sign in": the authorization page opens in a new tab cut from this one', async () => {
+    const tab = {
+      opener: {} as unknown,
+      location: { href: '' },
+      close: jest.fn(),
+    };
+    const open = jest
+      .spyOn(window, 'open')
+      .mockReturnValue(tab as unknown as Window);
+    const waiting: McpServerView = {
+      ...server(),
+      headers: {},
+      tools: [],
+      status: {
+        ...server().status,
+        state: 'needs-sign-in',
+        message: 'the server asks you to sign in (OAuth)',
+        toolCount: 0,
+      },
+    };
+    const fixture = TestBed.createComponent(McpServersCard);
+    await fixture.whenStable();
+    http.expectOne('/api/mcp/servers').flush([waiting]);
+    await fixture.whenStable();
+    const root = fixture.nativeElement as HTMLElement;
+    expect(
+      root.querySelector('[data-testid="mcp-status"]')?.textContent,
+    ).toContain('needs sign-in: the server asks you to sign in (OAuth)');
+    expect(root.querySelector('[data-testid="mcp-sign-out"]')).toBeNull();
+    (
+      root.querySelector('[data-testid="mcp-sign-in"]') as HTMLButtonElement
+    ).click();
+    expect(open).toHaveBeenCalledWith('', '_blank');
+    expect(tab.opener).toBeNull();
+    const post = http.expectOne('/api/mcp/servers/a1/sign-in');
+    expect(post.request.method).toBe('POST');
+    post.flush({
+      authorizationUrl: 'https://auth.example.com/authorize?state=s',
+      server: waiting,
+    });
+    expect(tab.location.href).toBe(
+      'https://auth.example.com/authorize?state=s',
+    );
+    const signedIn: McpServerView = {
+      ...server(),
+      headers: {},
+      oauth: {
+        signedIn: true,
+        issuer: 'https://auth.example.com/',
+        accessToken: '••••abcd',
+        refreshable: true,
+        expiresAt: null,
+        scope: 'notes',
+        pending: false,
+      },
+    };
+    http.expectOne('/api/mcp/servers').flush([signedIn]);
+    await fixture.whenStable();
+    expect(root.querySelector('[data-testid="mcp-sign-in"]')).toBeNull();
+    expect(
+      root.querySelector('[data-testid="mcp-oauth"]')?.textContent,
+    ).toContain('token ••••abcd');
+    (
+      root.querySelector('[data-testid="mcp-sign-out"]') as HTMLButtonElement
+    ).click();
+    http
+      .expectOne('/api/mcp/servers/a1/sign-out')
+      .flush({ ...signedIn, oauth: { ...signedIn.oauth, signedIn: false } });
+    http.expectOne('/api/mcp/servers').flush([waiting]);
+    open.mockRestore();
     fixture.destroy();
   });
 

@@ -1,3 +1,4 @@
+import { DatePipe } from '@angular/common';
 import { HttpClient } from '@angular/common/http';
 import {
   ChangeDetectionStrategy,
@@ -12,6 +13,7 @@ import type { Observable } from 'rxjs';
 import type {
   CreateMcpServerRequest,
   McpServerView,
+  McpSignInStarted,
   McpToolView,
   UpdateMcpServerRequest,
 } from '@metatronos/shared-types';
@@ -47,6 +49,7 @@ export function parsePairs(
   selector: 'mt-mcp-servers-card',
   changeDetection: ChangeDetectionStrategy.OnPush,
   imports: [
+    DatePipe,
     MatButton,
     MatCard,
     MatCardContent,
@@ -140,6 +143,46 @@ export class McpServersCard {
   protected remove(server: McpServerView): void {
     if (!confirm(`Delete the MCP server ${server.name}?`)) return;
     this.run(this.http.delete(`${SERVERS_URL}/${server.id}`));
+  }
+
+  protected stateLabel(server: McpServerView): string {
+    return server.status.state === 'needs-sign-in'
+      ? 'needs sign-in'
+      : server.status.state;
+  }
+
+  /**
+   * Opens the authorization server's page in a new tab. The tab is opened at the click
+   * (a tab opened after the request would be taken for a pop-up) and cut from this page
+   * (no `opener`) before it leaves for the other site. The redirect comes back to the
+   * API, which reconnects the server: its status here changes live.
+   */
+  protected signIn(server: McpServerView): void {
+    this.actionError.set(null);
+    const tab = window.open('', '_blank');
+    if (tab) tab.opener = null;
+    this.http
+      .post<McpSignInStarted>(`${SERVERS_URL}/${server.id}/sign-in`, {})
+      .subscribe({
+        next: (started) => {
+          if (started.authorizationUrl && tab)
+            tab.location.href = started.authorizationUrl;
+          else if (started.authorizationUrl)
+            window.location.href = started.authorizationUrl;
+          else tab?.close();
+          this.reload();
+        },
+        error: (error: unknown) => {
+          tab?.close();
+          this.actionError.set(
+            inlineErrorMessage(error, 'The sign-in could not start'),
+          );
+        },
+      });
+  }
+
+  protected signOut(server: McpServerView): void {
+    this.run(this.http.post(`${SERVERS_URL}/${server.id}/sign-out`, {}));
   }
 
   protected waiting(server: McpServerView): number {
