@@ -625,7 +625,9 @@ export class MemoryIndex
 
   async search(query: IndexQuery): Promise<IndexHit[]> {
     await this.whenReady();
-    await this.refreshing;
+    // The queue holds chats' message refreshes, which change no note: the prompt's recall of
+    // notes (every owner turn) does not wait behind the other chats' turns for them.
+    if (!query.notesOnly) await this.refreshing;
     // A refresh may have started a new build (a secret changed): its result, not the old index.
     await this.whenReady();
     const table = this.table;
