@@ -53,7 +53,13 @@ async function startApi(fake: FakeLlmServer): Promise<Api> {
   const child = spawn(
     process.execPath,
     [
-      ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []),
+      ...(PROFILE_DIR
+        ? [
+            '--cpu-prof',
+            '--cpu-prof-interval=250',
+            `--cpu-prof-dir=${PROFILE_DIR}`,
+          ]
+        : []),
       API_MAIN,
     ],
     {

@@ -310,10 +310,22 @@ async function streamReply(
   res.setHeader('X-Accel-Buffering', 'no');
   res.flushHeaders();
   res.socket?.setNoDelay(true);
+  // Events that come in one turn of the event loop (the deltas of one network read of the
+  // model's stream) go out in one write: a socket write per delta was much of a turn's CPU.
+  let pending = '';
+  let flushing: NodeJS.Immediate | null = null;
+  const flush = () => {
+    flushing = null;
+    const text = pending;
+    pending = '';
+    if (text && !res.writableEnded && !res.destroyed) res.write(text);
+  };
   const finished = await reply.run((event, data) => {
-    if (!res.writableEnded && !res.destroyed)
-      res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    pending += `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+    flushing ??= setImmediate(flush);
   });
+  if (flushing) clearImmediate(flushing);
+  flush();
   if (!res.writableEnded) res.end();
   return finished;
 }

@@ -37,15 +37,27 @@ async function streamWatched(
   const stalled = new AbortController();
   let timer: NodeJS.Timeout | null = null;
   let toolsRunning = 0;
+  /** When the provider last showed a sign of life (monotonic ms). */
+  let lastSign = 0;
   const quiet = () => {
     if (timer) clearTimeout(timer);
     timer = null;
   };
+  // One timer per silence, not one per chunk (clearing and setting a timer for each of a reply's
+  // chunks was a measurable part of a turn): when it fires early, it waits for what is left.
+  const expire = () => {
+    const left = lastSign + stallMs - performance.now();
+    if (left > 0) timer = setTimeout(expire, left);
+    else {
+      timer = null;
+      stalled.abort();
+    }
+  };
   // Restarted by every sign of life; paused while a tool runs.
   const watch = () => {
-    quiet();
+    lastSign = performance.now();
     if (toolsRunning === 0 && !stalled.signal.aborted)
-      timer = setTimeout(() => stalled.abort(), stallMs);
+      timer ??= setTimeout(expire, stallMs);
   };
   const stallError = () =>
     new LlmProviderError(

@@ -1,3 +1,4 @@
+import type { FileHandle } from 'node:fs/promises';
 import type { AsPlainObject } from 'minisearch';
 import {
   FileAccessError,
@@ -49,6 +50,14 @@ const DISPLAY = 'DATA_DIR';
  * files 0600), through the contained file calls. Not in backups: a restore rebuilds the index.
  */
 export class IndexSnapshotFiles {
+  /**
+   * The journal, open for appending between its rewrites: every turn appends to it twice, and
+   * opening it beneath DATA_DIR (a walk of descriptors, a folder created if missing) cost more
+   * than the append itself. Dropped before the file is replaced or removed.
+   */
+  private journalHandle: Promise<FileHandle> | null = null;
+  private stopped = false;
+
   constructor(private readonly dataDir: string) {}
 
   async read(): Promise<IndexSnapshot | null> {
@@ -92,22 +101,56 @@ export class IndexSnapshotFiles {
   }
 
   async append(entry: JournalEntry): Promise<void> {
-    const handle = await openFileBeneath(
+    const line = `${JSON.stringify(entry)}\n`;
+    if (this.stopped) {
+      // The app is stopping: nothing keeps a descriptor open past its end.
+      const handle = await this.openJournal();
+      try {
+        await handle.appendFile(line, 'utf8');
+      } finally {
+        await handle.close();
+      }
+      return;
+    }
+    const opening = (this.journalHandle ??= this.openJournal());
+    try {
+      // O_APPEND: each write lands at the end of the file.
+      await (await opening).appendFile(line, 'utf8');
+    } catch (error) {
+      // Opened again next time: a failed open or write is not kept.
+      if (this.journalHandle === opening) await this.closeJournal();
+      throw error;
+    }
+  }
+
+  /** Closes the journal kept open; later appends open and close it each time. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.closeJournal();
+  }
+
+  private openJournal(): Promise<FileHandle> {
+    return openFileBeneath(
       this.dataDir,
       DISPLAY,
       `${FOLDER}/${JOURNAL}`,
       'append',
       { createParents: true },
     );
-    try {
-      await handle.appendFile(`${JSON.stringify(entry)}\n`, 'utf8');
-    } finally {
-      await handle.close();
-    }
+  }
+
+  /** Closes the journal kept open (before the file is replaced or removed). */
+  private async closeJournal(): Promise<void> {
+    const opening = this.journalHandle;
+    this.journalHandle = null;
+    if (opening)
+      await opening.then((handle) => handle.close()).catch(() => undefined);
   }
 
   /** Keeps only the entries after `seq` (those the new snapshot does not hold). */
   async trimJournal(seq: number): Promise<void> {
+    // The open handle would go on appending to the file replaced here.
+    await this.closeJournal();
     const kept = (await this.readJournal()).filter((e) => e.seq > seq);
     await replaceFileBeneath(
       this.dataDir,
@@ -124,6 +167,7 @@ export class IndexSnapshotFiles {
 
   /** Removes the snapshot and the journal (a restored backup: the next start reads everything). */
   async clear(): Promise<void> {
+    await this.closeJournal();
     let dir;
     try {
       dir = await openDirBeneath(this.dataDir, DISPLAY, FOLDER);

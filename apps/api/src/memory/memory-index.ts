@@ -199,6 +199,7 @@ export class MemoryIndex
     this.stopped = true;
     // A snapshot being written is finished (it is replaced atomically either way).
     await this.saving;
+    await this.files.stop();
   }
 
   /** The index, made ready once (a search before that waits for it). */
@@ -629,7 +630,9 @@ export class MemoryIndex
 
   async search(query: IndexQuery): Promise<IndexHit[]> {
     await this.whenReady();
-    await this.refreshing;
+    // The queue holds chats' message refreshes, which change no note: the prompt's recall of
+    // notes (every owner turn) does not wait behind the other chats' turns for them.
+    if (!query.notesOnly) await this.refreshing;
     // A refresh may have started a new build (a secret changed): its result, not the old index.
     await this.whenReady();
     const table = this.table;
@@ -712,12 +715,13 @@ export class MemoryIndex
     }
     const scrub = await this.secrets.scrubber();
     const valid = ids.filter((id) => Types.ObjectId.isValid(id));
+    // Through the driver: two reads per turn, and nothing for mongoose to cast or hydrate.
     const found = await Promise.all(
       valid.map((id) =>
-        this.messages
-          .findById(id, MESSAGE_FIELDS)
-          .lean<IndexedMessage>()
-          .exec(),
+        this.messages.collection.findOne<IndexedMessage>(
+          { _id: new Types.ObjectId(id) },
+          { projection: MESSAGE_FIELDS },
+        ),
       ),
     );
     for (const [i, message] of found.entries()) {

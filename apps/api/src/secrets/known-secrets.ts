@@ -44,12 +44,22 @@ export class KnownSecrets {
     );
   }
 
-  /** A redactor for the secrets held now (build one per call: secrets change). */
+  /**
+   * The redactor last built, by what it was built from: the memory index asks for one at every
+   * turn, and building one (each secret's encoded forms) cost more than the redaction.
+   */
+  private last: { key: string; redactor: SecretRedactor } | null = null;
+
+  /** A redactor for the secrets held now (secrets change: the same one only while they do not). */
   async redactor(
     encoding: ScanEncoding = 'text',
     extra: readonly string[] = [],
   ): Promise<SecretRedactor> {
-    return new SecretRedactor([...(await this.values()), ...extra], encoding);
+    const secrets = [...(await this.values()), ...extra];
+    const key = JSON.stringify([encoding, secrets]);
+    if (this.last?.key !== key)
+      this.last = { key, redactor: new SecretRedactor(secrets, encoding) };
+    return this.last.redactor;
   }
 
   /**

@@ -203,7 +203,7 @@ export class OpenAiAdapter implements LlmAdapter {
   /**
    * The tool loop, written here rather than with the SDK's `runTools()`: that runner fixes the
    * tools for the whole run, and a mode switch must change them for the very next request.
-   * Each model call is one streamed `chat.completions.stream()`; its tool calls run one at a
+   * Each model call is one streamed `chat.completions.create()`; its tool calls run one at a
    * time in the order the model listed them, their results go back as `tool` messages.
    */
   private async runWithTools(
@@ -222,7 +222,7 @@ export class OpenAiAdapter implements LlmAdapter {
 
     for (let round = 0; ; round++) {
       await sink.beforeCall?.();
-      const stream = client.chat.completions.stream(
+      const stream = await client.chat.completions.create(
         {
           model: request.model,
           messages: conversation,
@@ -233,15 +233,17 @@ export class OpenAiAdapter implements LlmAdapter {
         },
         { signal },
       );
-      stream.on('content', (delta) => onText(delta));
-      stream.on('chunk', (chunk) => {
+      const reply = new StreamedReply();
+      for await (const chunk of stream) {
         sink.onActivity?.();
         addChunkUsage(usage, chunk, sink.onUsage?.bind(sink));
-      });
-      const completion = await stream.finalChatCompletion();
+        const content = reply.add(chunk);
+        if (content) onText(content);
+      }
+      // The SDK ends the iteration quietly on abort.
       if (signal.aborted) throw new APIUserAbortError();
-      const message = completion.choices[0]?.message;
-      const calls = (message?.tool_calls ?? []).flatMap((call) =>
+      const message = reply.message();
+      const calls = message.toolCalls.flatMap((call) =>
         call.type === 'function'
           ? [{ ...call, id: call.id || `call_${++generatedIds}` }]
           : [],
@@ -253,7 +255,7 @@ export class OpenAiAdapter implements LlmAdapter {
 
       conversation.push({
         role: 'assistant',
-        content: message?.content ?? null,
+        content: message.content,
         tool_calls: calls.map((call) => ({
           id: call.id,
           type: 'function',
@@ -349,6 +351,91 @@ export class OpenAiAdapter implements LlmAdapter {
       return cutError(provider);
     }
     return unknownError(provider, error);
+  }
+}
+
+interface StreamedToolCall {
+  id: string;
+  type: string | undefined;
+  function: { name: string | undefined; arguments: string | undefined };
+}
+
+/**
+ * The first choice of a streamed completion, put together chunk by chunk as the SDK's
+ * `chat.completions.stream()` helper does, without its events, snapshots and final copy (a
+ * good part of a turn's CPU). Its checks are the helper's: a reply without `finish_reason`
+ * was cut, a tool call without a type, name or arguments is malformed.
+ */
+class StreamedReply {
+  private chunks = 0;
+  private role: string | undefined;
+  private content: string | null = null;
+  private finishReason: string | null = null;
+  private readonly toolCalls: StreamedToolCall[] = [];
+
+  /** Takes one chunk; returns the text it adds to the reply (what the helper's `content` event carried). */
+  add(chunk: ChatCompletionChunk): string | null {
+    this.chunks++;
+    const choice = chunk.choices.find((c) => c.index === 0);
+    if (!choice) return null;
+    if (choice.finish_reason) this.finishReason = choice.finish_reason;
+    const delta = choice.delta;
+    if (!delta) return null;
+    if (delta.role) this.role = delta.role;
+    for (const call of delta.tool_calls ?? []) {
+      const snapshot = (this.toolCalls[call.index] ??= {
+        id: '',
+        type: undefined,
+        function: { name: undefined, arguments: undefined },
+      });
+      if (call.id) snapshot.id = call.id;
+      if (call.type) snapshot.type = call.type;
+      if (call.function) {
+        snapshot.function.name ??= call.function.name ?? '';
+        snapshot.function.arguments ??= '';
+      }
+      if (call.function?.name) snapshot.function.name = call.function.name;
+      if (call.function?.arguments)
+        snapshot.function.arguments += call.function.arguments;
+    }
+    if (!delta.content) return null;
+    this.content = (this.content ?? '') + delta.content;
+    return this.role === 'assistant' ? delta.content : null;
+  }
+
+  /** The finished message; throws as the helper did when the stream is cut or malformed. */
+  message(): {
+    content: string | null;
+    toolCalls: Array<{
+      id: string;
+      type: string;
+      function: { name: string; arguments: string };
+    }>;
+  } {
+    if (!this.chunks)
+      throw new Error('request ended without sending any chunks');
+    if (!this.finishReason)
+      throw new Error('missing finish_reason for choice 0');
+    if (!this.role) throw new Error('missing role for choice 0');
+    return {
+      content: this.content,
+      toolCalls: this.toolCalls.filter(Boolean).map((call, i) => {
+        const { type, function: fn } = call;
+        if (type == null)
+          throw new Error(`missing choices[0].tool_calls[${i}].type`);
+        if (fn.name == null)
+          throw new Error(`missing choices[0].tool_calls[${i}].function.name`);
+        if (fn.arguments == null)
+          throw new Error(
+            `missing choices[0].tool_calls[${i}].function.arguments`,
+          );
+        return {
+          id: call.id,
+          type,
+          function: { name: fn.name, arguments: fn.arguments },
+        };
+      }),
+    };
   }
 }
 
