@@ -70,23 +70,20 @@ export class LlmAdapterFactory {
           : route.provider === 'openai'
             ? 'OpenAI'
             : (route.endpoint ?? 'OpenAI-compatible endpoint');
-      adapter = guardStalls(
-        route.provider === 'gemini'
-          ? loadedOnFirstTurn(
-              async () =>
-                new (await import('./adapters/gemini-adapter')).GeminiAdapter(
-                  connection,
-                ),
-            )
-          : loadedOnFirstTurn(
-              async () =>
-                new (await import('./adapters/openai-adapter')).OpenAiAdapter(
-                  connection,
-                  name,
-                ),
-            ),
-        this.config.llm.stallTimeoutMs,
-        name,
+      // The stall guard starts once the SDK is loaded: the first turn's load is not a silent provider.
+      adapter = loadedOnFirstTurn(async () =>
+        guardStalls(
+          route.provider === 'gemini'
+            ? new (await import('./adapters/gemini-adapter')).GeminiAdapter(
+                connection,
+              )
+            : new (await import('./adapters/openai-adapter')).OpenAiAdapter(
+                connection,
+                name,
+              ),
+          this.config.llm.stallTimeoutMs,
+          name,
+        ),
       );
       if (this.adapters.size >= MAX_CACHED) this.adapters.clear();
       this.adapters.set(key, adapter);

@@ -90,14 +90,8 @@ export function resolveImageModel(
 }
 
 /** The provider SDKs (about 0.15 s of start-up together) load with the first image, not at boot. */
-export function createImageModel(
+export async function createImageModel(
   resolved: ImageRoute & { id: string },
-): ImageModel {
-  return {
-    id: resolved.id,
-    run: async (request) =>
-      (await import('./image-providers'))
-        .providerImageModel(resolved)
-        .run(request),
-  };
+): Promise<ImageModel> {
+  return (await import('./image-providers')).providerImageModel(resolved);
 }
