@@ -118,7 +118,8 @@ if (rss)
 const web = join(root, 'dist/apps/web/browser');
 if (!existsSync(join(web, 'index.html'))) {
   console.log('console not built: initial JS not measured');
-  if (misses.length) {
+  if (SMOKE) console.log('smoke run: goals not checked');
+  else if (misses.length) {
     console.log(`goals missed: ${misses.join('; ')}`);
     process.exitCode = 1;
   }
