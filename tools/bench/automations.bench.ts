@@ -101,6 +101,20 @@ async function schedulingDrift(
     };
     await sleep(Math.max(0, boundaryMs - 1_000 - Date.now()));
     const loadBefore = load();
+    // The database's health through the minute: a slow ping under this load is not a dead database.
+    const health = { checks: 0, notUp: [] as string[] };
+    let watching = true;
+    const watchHealth = (async () => {
+      while (watching) {
+        health.checks++;
+        const status = await api
+          .call<{ db: string }>('GET', '/api/health')
+          .then((body) => body.db)
+          .catch((error: Error) => error.message);
+        if (status !== 'up') health.notUp.push(status);
+        await sleep(250);
+      }
+    })();
     await sleep(Math.max(0, boundaryMs - Date.now() + 1_000));
     let rows: RunRow[] = await runs.find(ofMinute).toArray();
     while (
@@ -118,6 +132,15 @@ async function schedulingDrift(
       rows = await runs.find(ofMinute).toArray();
     }
 
+    watching = false;
+    await watchHealth;
+    console.log(
+      `Database health during the minute: ${health.checks} checks, ${health.notUp.length} not up (goal 0)${health.notUp.length ? `: ${health.notUp[0].slice(0, 200)}` : ''}`,
+    );
+    if (health.notUp.length)
+      misses.push(
+        `database health not up in ${health.notUp.length} of ${health.checks} checks`,
+      );
     const started = rows.filter(
       (r) => r.outcome !== 'skipped' && r.outcome !== 'missed',
     );

@@ -22,6 +22,7 @@ import { configureApp } from '../../apps/api/src/http/configure-app';
 import { WhatsAppAutoReplySettings } from '../../apps/api/src/whatsapp/auto-reply/whatsapp-auto-reply.settings';
 import type { ReplaceableSocketFactory } from '../../apps/api/src/whatsapp/gateway/replaceable-socket.factory';
 import { WhatsAppSocketFactory } from '../../apps/api/src/whatsapp/gateway/whatsapp-socket';
+import { StartUpWork } from '../../apps/api/src/database/start-up-work';
 import {
   FakeWhatsAppSocketFactory,
   type FakeWhatsAppSocket,
@@ -93,6 +94,8 @@ export async function startBenchApp(
   await app.init();
   const server = app.getHttpServer() as Server;
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  // Index builds run beside the server: the figures are taken once they are done.
+  await app.get(StartUpWork).settled();
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const close = async () => {
     await app.close();

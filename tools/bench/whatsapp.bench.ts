@@ -13,6 +13,9 @@
 // Alone: TS_NODE_PROJECT=apps/api/tsconfig.app.json TS_NODE_TRANSPILE_ONLY=true
 //   node -r ts-node/register -r ./tools/bench/register-paths.cjs tools/bench/whatsapp.bench.ts
 import 'reflect-metadata';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { getConnectionToken } from '@nestjs/mongoose';
 import type { Connection } from 'mongoose';
 import { WhatsAppAutoReplyService } from '../../apps/api/src/whatsapp/auto-reply/whatsapp-auto-reply.service';
@@ -39,6 +42,28 @@ function lastUser(request: FakeRecordedRequest): string {
   }>;
   const user = messages.filter((m) => m.role === 'user').at(-1);
   return typeof user?.content === 'string' ? user.content : '';
+}
+
+/** User + system CPU of a process so far, in ms (clock ticks are 10 ms on Linux). */
+function cpuMs(pid: number | 'self'): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** The embedded database's process (a child of this one), or null on MONGODB_URI. */
+function databasePid(): number | null {
+  try {
+    return Number(
+      execFileSync('pgrep', ['-P', String(process.pid), '-f', 'ferretdb'])
+        .toString()
+        .trim()
+        .split('\n')[0],
+    );
+  } catch {
+    return null;
+  }
 }
 
 const phoneOf = (c: number) => `1415600${String(c).padStart(4, '0')}`;
@@ -112,7 +137,14 @@ async function main(): Promise<void> {
     api.socket.sent.length = 0;
 
     const total = CONTACTS * PER_CONTACT;
+    const dbPid = databasePid();
+    const cpuBefore = { app: cpuMs('self'), db: dbPid ? cpuMs(dbPid) : 0 };
     const run = await burst(api, 'load', CONTACTS, PER_CONTACT);
+    // CPU per message: this process (the API and the fake provider) and the database's.
+    const cpu = {
+      app: (cpuMs('self') - cpuBefore.app) / total,
+      db: dbPid ? (cpuMs(dbPid) - cpuBefore.db) / total : null,
+    };
     const counts = new Map<string, number>();
     for (const s of api.socket.sent)
       counts.set(s.content.text, (counts.get(s.content.text) ?? 0) + 1);
@@ -135,6 +167,11 @@ async function main(): Promise<void> {
       serialMeasuredMs: Math.round(measuredSerialMs),
       speedupVsComputed: +(computedSerialMs / run.ms).toFixed(1),
       speedupVsMeasured: +(measuredSerialMs / run.ms).toFixed(1),
+      cpuPerMessageMs: {
+        apiAndFakeProvider: +cpu.app.toFixed(1),
+        database: cpu.db === null ? null : +cpu.db.toFixed(1),
+      },
+      loadAverage: +loadavg()[0].toFixed(1),
       rateLimits: 'off (bench)',
     };
     console.log(JSON.stringify(result, null, 2));

@@ -32,6 +32,7 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
 import type { LlmAttachment } from '../llm/llm-adapter';
 import { Clock } from '../clock/clock';
+import { StartUpWork } from '../database/start-up-work';
 import { AttachmentRecord } from './attachment.schema';
 import {
   SNIFF_BYTES,
@@ -111,6 +112,7 @@ export class AttachmentsService
     private readonly records: Model<AttachmentRecord>,
     private readonly clock: Clock,
     emitter: EventEmitter2,
+    private readonly startUp: StartUpWork,
   ) {
     this.directory = join(config.dataDir, 'attachments');
     this.chatCleanup = new ChatDeletionCleanup(
@@ -122,14 +124,12 @@ export class AttachmentsService
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    // autoIndex is off (see DatabaseModule): the indexes are made here, once per boot.
-    await this.records
-      .createIndexes()
-      .catch((error: Error) =>
-        this.logger.warn(
-          `Could not create the attachment indexes: ${error.message}`,
-        ),
-      );
+    // autoIndex is off (see DatabaseModule): the indexes are made here, once per boot. Neither
+    // they nor the sweep of old abandoned uploads is needed to answer: the server listens meanwhile.
+    this.startUp.run('create the attachment indexes', () =>
+      this.records.createIndexes(),
+    );
+    this.startUp.run('delete abandoned uploads', () => this.deleteAbandoned());
     this.chatCleanup.start();
     await removeStrayTempFiles(this.directory).then(
       (names) =>
@@ -141,9 +141,6 @@ export class AttachmentsService
         this.logger.warn(
           `Could not remove unfinished uploads: ${error.message}`,
         ),
-    );
-    await this.deleteAbandoned().catch((error: Error) =>
-      this.logger.warn(`Could not delete abandoned uploads: ${error.message}`),
     );
   }
 

@@ -4,6 +4,7 @@ import { DatabaseAvailableGuard } from './database-available.guard';
 import { DatabaseHealthService } from './database-health.service';
 import { EmbeddedDatabaseSupervisor } from './embedded-database-supervisor';
 import { DATABASE_RUNTIME, type DatabaseRuntime } from './database-runtime';
+import { StartUpWork } from './start-up-work';
 
 /** The mongoose connection and the database's health. Global: every feature's models live on this one connection. */
 @Global()
@@ -29,11 +30,13 @@ export class DatabaseModule {
         DatabaseHealthService,
         DatabaseAvailableGuard,
         EmbeddedDatabaseSupervisor,
+        StartUpWork,
       ],
       exports: [
         DATABASE_RUNTIME,
         DatabaseHealthService,
         DatabaseAvailableGuard,
+        StartUpWork,
       ],
     };
   }

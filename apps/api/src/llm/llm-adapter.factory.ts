@@ -4,8 +4,6 @@ import { APP_CONFIG } from '../config/app-config.provider';
 import { BudgetService, type GuardedCall } from '../budget/budget.service';
 import type { ModelRoute } from '../settings/model-route';
 import { UsageRecorder } from '../usage/usage-recorder';
-import { GeminiAdapter } from './adapters/gemini-adapter';
-import { OpenAiAdapter } from './adapters/openai-adapter';
 import type { LlmAdapter, LlmConnection } from './llm-adapter';
 import { guardStalls } from './stall-guard';
 import type { TurnSource } from './turn-source';
@@ -72,18 +70,38 @@ export class LlmAdapterFactory {
           : route.provider === 'openai'
             ? 'OpenAI'
             : (route.endpoint ?? 'OpenAI-compatible endpoint');
-      adapter = guardStalls(
-        route.provider === 'gemini'
-          ? new GeminiAdapter(connection)
-          : new OpenAiAdapter(connection, name),
-        this.config.llm.stallTimeoutMs,
-        name,
+      // The stall guard starts once the SDK is loaded: the first turn's load is not a silent provider.
+      adapter = loadedOnFirstTurn(async () =>
+        guardStalls(
+          route.provider === 'gemini'
+            ? new (await import('./adapters/gemini-adapter')).GeminiAdapter(
+                connection,
+              )
+            : new (await import('./adapters/openai-adapter')).OpenAiAdapter(
+                connection,
+                name,
+              ),
+          this.config.llm.stallTimeoutMs,
+          name,
+        ),
       );
       if (this.adapters.size >= MAX_CACHED) this.adapters.clear();
       this.adapters.set(key, adapter);
     }
     return adapter;
   }
+}
+
+/**
+ * The provider SDKs (about 0.15 s of start-up together) load with the first turn
+ * that needs them, not at boot; the adapter is built once.
+ */
+function loadedOnFirstTurn(build: () => Promise<LlmAdapter>): LlmAdapter {
+  let adapter: Promise<LlmAdapter> | undefined;
+  return {
+    streamTurn: async (request, sink) =>
+      (await (adapter ??= build())).streamTurn(request, sink),
+  };
 }
 
 /** The SDKs' own base-URL variables are read when a client is built, so they are part of its identity. */

@@ -1,12 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import {
-  CallToolRequestSchema,
-  ListToolsRequestSchema,
-  type CallToolResult,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { NextFunction, Request, Response } from 'express';
 import { ToolTurn } from '../actions/tool-turn';
 import { toolError } from '../ai-tools/ai-tool';
@@ -25,6 +19,25 @@ import {
 import { decideMcpOrigin } from './mcp-origin';
 import { McpRateLimiter } from './mcp-rate-limiter';
 import { McpTokensService, type McpCaller } from './mcp-tokens.service';
+
+/** The server SDK (about 0.15 s of start-up to load): loaded at the first MCP request, not at boot. */
+let serverSdk:
+  | Promise<{
+      McpServer: typeof import('@modelcontextprotocol/sdk/server/mcp.js').McpServer;
+      StreamableHTTPServerTransport: typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js').StreamableHTTPServerTransport;
+      types: typeof import('@modelcontextprotocol/sdk/types.js');
+    }>
+  | undefined;
+const loadServerSdk = () =>
+  (serverSdk ??= Promise.all([
+    import('@modelcontextprotocol/sdk/server/mcp.js'),
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]).then(([mcp, streamableHttp, types]) => ({
+    McpServer: mcp.McpServer,
+    StreamableHTTPServerTransport: streamableHttp.StreamableHTTPServerTransport,
+    types,
+  })));
 
 const REALM = 'MetatronOS MCP';
 const REVOKED = 'the token was revoked';
@@ -127,9 +140,10 @@ export class McpEndpoint {
     req: Request,
     res: Response,
   ): Promise<void> {
+    const sdk = await loadServerSdk();
     const cancel = new AbortController();
-    const server = this.serverFor(caller, cancel.signal);
-    const transport = new StreamableHTTPServerTransport({
+    const server = this.serverFor(sdk, caller, cancel.signal);
+    const transport = new sdk.StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
     });
@@ -155,7 +169,11 @@ export class McpEndpoint {
   }
 
   /** A server for one request, offering the token's tools. */
-  private serverFor(caller: McpCaller, signal: AbortSignal): McpServer {
+  private serverFor(
+    { McpServer, types }: Awaited<ReturnType<typeof loadServerSdk>>,
+    caller: McpCaller,
+    signal: AbortSignal,
+  ): McpServer {
     const server = new McpServer(
       { name: 'metatronos', version: APP_VERSION },
       {
@@ -164,11 +182,18 @@ export class McpEndpoint {
           "MetatronOS, the owner's personal assistant: read-only tools over the owner's memory, files and calendar. Results are the owner's private data.",
       },
     );
-    server.server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    server.server.setRequestHandler(types.ListToolsRequestSchema, async () => ({
       tools: await this.toolsOf(caller),
     }));
-    server.server.setRequestHandler(CallToolRequestSchema, async (request) =>
-      this.call(caller, request.params.name, request.params.arguments, signal),
+    server.server.setRequestHandler(
+      types.CallToolRequestSchema,
+      async (request) =>
+        this.call(
+          caller,
+          request.params.name,
+          request.params.arguments,
+          signal,
+        ),
     );
     return server;
   }

@@ -1,11 +1,7 @@
 import { Logger } from '@nestjs/common';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import {
-  StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
   UnauthorizedError,
   type OAuthClientProvider,
@@ -17,6 +13,33 @@ import type { Clock } from '../clock/clock';
 import { McpOAuthRefused, McpSignInNeeded } from './mcp-oauth';
 import type { StdioLaunchPlan } from './mcp-sandbox';
 import type { ListedTool } from './mcp-trust';
+
+/** The client SDK's parts (about 0.15 s of start-up to load): loaded at the first connection, not at boot. */
+interface ClientSdk {
+  Client: typeof import('@modelcontextprotocol/sdk/client/index.js').Client;
+  SSEClientTransport: typeof SSEClientTransport;
+  StdioClientTransport: typeof StdioClientTransport;
+  StreamableHTTPClientTransport: typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js').StreamableHTTPClientTransport;
+  StreamableHTTPError: typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js').StreamableHTTPError;
+}
+let clientSdk: ClientSdk | undefined;
+
+async function loadClientSdk(): Promise<ClientSdk> {
+  const [index, sse, stdio, streamableHttp] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/sse.js'),
+    import('@modelcontextprotocol/sdk/client/stdio.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+  ]);
+  clientSdk = {
+    Client: index.Client,
+    SSEClientTransport: sse.SSEClientTransport,
+    StdioClientTransport: stdio.StdioClientTransport,
+    StreamableHTTPClientTransport: streamableHttp.StreamableHTTPClientTransport,
+    StreamableHTTPError: streamableHttp.StreamableHTTPError,
+  };
+  return clientSdk;
+}
 
 /** How to reach one server. */
 export type McpEndpoint =
@@ -210,6 +233,12 @@ export class McpConnection {
       | { kind: 'streamable-http' | 'sse' };
   }> {
     const endpoint = this.endpoint;
+    const {
+      SSEClientTransport,
+      StdioClientTransport,
+      StreamableHTTPClientTransport,
+      StreamableHTTPError,
+    } = clientSdk ?? (await loadClientSdk());
     if (endpoint.kind === 'stdio') {
       const plan = endpoint.plan();
       if ('error' in plan) throw new PlainError(plan.error);
@@ -272,8 +301,10 @@ export class McpConnection {
     return { client: sse, transport: { kind: 'sse' } };
   }
 
+  /** Only after `connect` loaded the SDK. */
   private newClient(): Client {
-    return new Client(
+    if (!clientSdk) throw new Error('the MCP client SDK is not loaded');
+    return new clientSdk.Client(
       { name: 'metatronos', version: '1.0.0' },
       {
         capabilities: {},
@@ -362,7 +393,12 @@ function plainReason(error: unknown): string {
     return error.message;
   const message = error instanceof Error ? error.message : String(error);
   const code = (error as { code?: unknown }).code;
-  if (error instanceof StreamableHTTPError && typeof code === 'number') {
+  // Not loaded yet: the error cannot be the SDK's.
+  if (
+    clientSdk &&
+    error instanceof clientSdk.StreamableHTTPError &&
+    typeof code === 'number'
+  ) {
     if (code === 401)
       return 'the server refused the authorization (401): check the Authorization header, or sign out and sign in again';
     return `the server answered HTTP ${code}`;

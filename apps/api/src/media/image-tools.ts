@@ -64,6 +64,8 @@ export class ImageService {
     context: AiToolContext,
   ): Promise<string> {
     const resolved = resolveImageModel(context.settings);
+    // Loaded (the first time) before the image's time limit starts.
+    const model = await createImageModel(resolved);
     const timeoutMs = this.config.media.imageTimeoutMs;
     const signal = AbortSignal.any([
       context.signal,
@@ -92,7 +94,7 @@ export class ImageService {
         outputTokens: IMAGE_WORST_OUTPUT_TOKENS,
       });
       try {
-        made = await createImageModel(resolved).run({
+        made = await model.run({
           prompt: args.prompt,
           source: sourceImage,
           signal,

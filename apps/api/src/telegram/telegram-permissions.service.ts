@@ -2,6 +2,7 @@ import {
   BadRequestException,
   ConflictException,
   Injectable,
+  Logger,
   NotFoundException,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
@@ -13,6 +14,7 @@ import type {
   UpdateTelegramPermissionRequest,
 } from '@metatronos/shared-types';
 import { Clock } from '../clock/clock';
+import { StartUpWork } from '../database/start-up-work';
 import { AppEventBus } from '../events/app-event-bus';
 import { TelegramPermissionRecord } from './schemas/telegram-permission.schema';
 
@@ -73,16 +75,36 @@ function checkName(value: unknown): string {
 export class TelegramPermissionsService implements OnApplicationBootstrap {
   private snapshot: Promise<Map<string, TelegramPermission>> | null = null;
   private generation = 0;
+  private indexes: Promise<void> | null = null;
+  private readonly logger = new Logger('TelegramPermissions');
 
   constructor(
     @InjectModel(TelegramPermissionRecord.name)
     private readonly permissions: Model<TelegramPermissionRecord>,
     private readonly clock: Clock,
     private readonly events: AppEventBus,
+    private readonly startUp: StartUpWork,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
-    await this.permissions.syncIndexes();
+  onApplicationBootstrap(): void {
+    // Not held for: the insert that needs the unique index awaits it; reads need no index to be right.
+    this.startUp.run('create the Telegram permission indexes', () =>
+      this.ensureIndexes(),
+    );
+  }
+
+  /** autoIndex is off (see DatabaseModule): the unique chat id index is made before the first insert. */
+  private ensureIndexes(): Promise<void> {
+    this.indexes ??= this.permissions
+      .syncIndexes()
+      .then(() => undefined)
+      .catch((error: Error) => {
+        this.indexes = null;
+        this.logger.warn(
+          `Could not create the Telegram permission indexes: ${error.message}`,
+        );
+      });
+    return this.indexes;
   }
 
   async list(): Promise<TelegramPermission[]> {
@@ -121,6 +143,7 @@ export class TelegramPermissionsService implements OnApplicationBootstrap {
   ): Promise<TelegramPermission> {
     const chatId = checkTelegramChatId(request.chatId);
     const displayName = checkName(request.displayName);
+    await this.ensureIndexes();
     if (await this.findByChatId(chatId))
       throw new ConflictException(TELEGRAM_PERMISSION_EXISTS);
     const now = this.clock.now();

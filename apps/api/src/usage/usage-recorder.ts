@@ -53,11 +53,26 @@ export const SOURCE_OF: Record<TurnSource, UsageSource> = {
   memory: 'memory',
 };
 
+/** The counts one rollup write adds. */
+interface RollupIncrement {
+  inputTokens: number;
+  outputTokens: number;
+  turns: number;
+  costUsd: number;
+}
+
+/** Counts waiting for a rollup's next write, and the records that wait on it. */
+interface PendingRollup {
+  inc: RollupIncrement;
+  setOnInsert: Record<string, unknown>;
+  waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }>;
+}
+
 /** Adds the tokens a provider reported for a model call to that day's rollup (owner's zone). */
 @Injectable()
 export class UsageRecorder {
-  /** The last queued write of each rollup id (see `inTurn`). */
-  private readonly writing = new Map<string, Promise<void>>();
+  /** Per rollup id: the counts queued behind the write in flight (see `addToRollup`). */
+  private readonly rollups = new Map<string, { next: PendingRollup | null }>();
   private readonly logger = new Logger(UsageRecorder.name);
 
   constructor(
@@ -105,24 +120,63 @@ export class UsageRecorder {
   }
 
   /**
-   * Runs the writes to one rollup one after another. The embedded database applies an
-   * `$inc` as read-then-write, so two at once lose one (40 concurrent records kept 4 of
-   * 40 counts); one process writes the rollups, so an in-process queue per rollup holds.
+   * Adds to one rollup; resolves once a write holding these counts is stored. The embedded
+   * database applies an `$inc` as read-then-write, so two at once lose one (40 concurrent
+   * records kept 4 of 40 counts): one write per rollup is in flight at a time, and the counts
+   * that arrive meanwhile go out together in the next one. One write per record, one after
+   * another, made every concurrent turn (50 auto-replies at once) wait in that line.
    */
-  private async inTurn(
+  private addToRollup(
     id: string,
-    write: () => Promise<unknown>,
+    inc: RollupIncrement,
+    setOnInsert: Record<string, unknown>,
   ): Promise<void> {
-    const run = (this.writing.get(id) ?? Promise.resolve()).then(write);
-    const settled = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.writing.set(id, settled);
-    void settled.then(() => {
-      if (this.writing.get(id) === settled) this.writing.delete(id);
+    let rollup = this.rollups.get(id);
+    const idle = !rollup;
+    if (!rollup) {
+      rollup = { next: null };
+      this.rollups.set(id, rollup);
+    }
+    const pending = (rollup.next ??= {
+      inc: { inputTokens: 0, outputTokens: 0, turns: 0, costUsd: 0 },
+      setOnInsert,
+      waiters: [],
     });
-    await run;
+    pending.inc.inputTokens += inc.inputTokens;
+    pending.inc.outputTokens += inc.outputTokens;
+    pending.inc.turns += inc.turns;
+    pending.inc.costUsd += inc.costUsd;
+    const stored = new Promise<void>((resolve, reject) =>
+      pending.waiters.push({ resolve, reject }),
+    );
+    if (idle) void this.drain(id, rollup);
+    return stored;
+  }
+
+  private async drain(
+    id: string,
+    rollup: { next: PendingRollup | null },
+  ): Promise<void> {
+    for (let batch = rollup.next; batch; batch = rollup.next) {
+      rollup.next = null;
+      const write = () =>
+        this.model.updateOne(
+          { _id: id },
+          { $inc: batch.inc, $setOnInsert: batch.setOnInsert },
+          { upsert: true },
+        );
+      try {
+        // Two first replies of a day racing to insert: the loser's upsert becomes an update.
+        await write().catch((error: { code?: number }) => {
+          if (error?.code === 11000) return write();
+          throw error;
+        });
+        for (const waiter of batch.waiters) waiter.resolve();
+      } catch (error) {
+        for (const waiter of batch.waiters) waiter.reject(error);
+      }
+    }
+    this.rollups.delete(id);
   }
 
   /** Never throws: a usage count that cannot be written must not fail the reply. */
@@ -145,33 +199,16 @@ export class UsageRecorder {
           ? costOf(entry.usage, price.price)
           : 0;
       const source = SOURCE_OF[entry.source];
-      const _id = usageRollupId(day, source, entry.model);
-      const write = () =>
-        this.model.updateOne(
-          { _id },
-          {
-            $inc: {
-              inputTokens: input,
-              outputTokens: output,
-              turns: charged ? 0 : 1,
-              costUsd,
-            },
-            $setOnInsert: {
-              day,
-              source,
-              model: entry.model,
-              provider: entry.provider,
-            },
-          },
-          { upsert: true },
-        );
-      // Two first replies of a day racing to insert: the loser's upsert becomes an update.
-      const writeOnce = () =>
-        write().catch((error: { code?: number }) => {
-          if (error?.code === 11000) return write();
-          throw error;
-        });
-      await this.inTurn(_id, writeOnce);
+      await this.addToRollup(
+        usageRollupId(day, source, entry.model),
+        {
+          inputTokens: input,
+          outputTokens: output,
+          turns: charged ? 0 : 1,
+          costUsd,
+        },
+        { day, source, model: entry.model, provider: entry.provider },
+      );
     } catch (error) {
       this.logger.warn(
         `Token usage not recorded: ${error instanceof Error ? error.message : String(error)}`,

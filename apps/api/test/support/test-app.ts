@@ -1,3 +1,4 @@
+import { StartUpWork } from '../../src/database/start-up-work';
 import { Module, type INestApplication, type Provider } from '@nestjs/common';
 import { getConnectionToken } from '@nestjs/mongoose';
 import { NestFactory } from '@nestjs/core';
@@ -103,6 +104,8 @@ export async function createTestApp(
   configureApp(app, config);
   await options.beforeInit?.(app);
   await app.init();
+  // Index builds run beside the server in production; specs start from a finished start-up.
+  await app.get(StartUpWork).settled();
 
   let ownerAgent: TestAgent | undefined;
   const http = () => request.agent(app.getHttpServer());

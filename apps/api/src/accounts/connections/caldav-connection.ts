@@ -1,4 +1,5 @@
-import { DAVClient } from 'tsdav';
+// Loaded with the first calendar call, not at boot.
+import type { DAVClient } from 'tsdav';
 import { AccountAddressRefused, checkServerHost } from './account-address';
 import { guardedCalDavFetch } from './caldav-fetch';
 import { maskSecrets } from './secret-text';
@@ -25,7 +26,8 @@ export async function openCalDav(login: CalDavLogin): Promise<DAVClient> {
       ),
     );
   }
-  const client = new DAVClient({
+  const tsdav = await import('tsdav');
+  const client = new tsdav.DAVClient({
     serverUrl: login.url,
     credentials: { username: login.user, password: login.password },
     authMethod: 'Basic',

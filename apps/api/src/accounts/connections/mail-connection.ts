@@ -1,5 +1,6 @@
-import { ImapFlow } from 'imapflow';
-import { createTransport, type Transporter } from 'nodemailer';
+// Loaded at the first connection (imapflow alone is about 0.1 s of start-up): `import type` here.
+import type { ImapFlow } from 'imapflow';
+import type { Transporter } from 'nodemailer';
 import type { MailServerInput } from '@metatronos/shared-types';
 import {
   AccountAddressRefused,
@@ -17,8 +18,12 @@ export const MAIL_SOCKET_TIMEOUT_MS = 60_000;
  * checked address (TLS still verifies the certificate against the host name).
  * Logging is off (the library's logs would carry mailbox contents).
  */
-function imapClient(server: MailServerInput, to: CheckedServerHost): ImapFlow {
-  return new ImapFlow({
+function imapClient(
+  sdk: typeof import('imapflow'),
+  server: MailServerInput,
+  to: CheckedServerHost,
+): ImapFlow {
+  return new sdk.ImapFlow({
     host: to.address,
     servername: to.servername,
     port: server.port,
@@ -35,7 +40,11 @@ function imapClient(server: MailServerInput, to: CheckedServerHost): ImapFlow {
 
 /** Connects and logs in; throws a MailConnectionError naming the problem. */
 export async function openImap(server: MailServerInput): Promise<ImapFlow> {
-  const client = imapClient(server, await checkedHost('IMAP', server));
+  const client = imapClient(
+    await import('imapflow'),
+    server,
+    await checkedHost('IMAP', server),
+  );
   // An error event after connect (socket drop) must not crash the process.
   client.on('error', () => undefined);
   try {
@@ -75,6 +84,7 @@ export async function smtpTransport(
   server: MailServerInput,
 ): Promise<Transporter> {
   const to = await checkedHost('SMTP', server);
+  const { createTransport } = await import('nodemailer');
   return createTransport({
     host: to.address,
     servername: to.servername,

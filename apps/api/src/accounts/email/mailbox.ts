@@ -5,7 +5,8 @@ import type {
   SearchObject,
 } from 'imapflow';
 import { convert } from 'html-to-text';
-import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
+// Loaded at the first message read (with libmime's charset tables, about 0.1 s of start-up).
+import type { AddressObject, ParsedMail } from 'mailparser';
 import { withoutPasswords, type EmailAccountRecord } from '../account-records';
 import {
   MailConnectionError,
@@ -282,6 +283,7 @@ export class Mailbox {
       );
     const cut = (message.size ?? 0) > MAX_SOURCE_BYTES;
     // skipHtmlToText: an HTML-only body is converted below, with our options.
+    const { simpleParser } = await import('mailparser');
     const parsed = await simpleParser(message.source, {
       skipHtmlToText: true,
       skipImageLinks: true,

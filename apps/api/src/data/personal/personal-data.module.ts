@@ -1,6 +1,7 @@
-import { Logger, Module, type OnModuleInit } from '@nestjs/common';
+import { Module, type OnModuleInit } from '@nestjs/common';
 import { InjectModel, MongooseModule } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
+import { StartUpWork } from '../../database/start-up-work';
 import { Contact, ContactSchema } from './schemas/contact.schema';
 import { OwnerProfile, OwnerProfileSchema } from './schemas/master.schema';
 import {
@@ -24,26 +25,18 @@ import {
   exports: [MongooseModule],
 })
 export class PersonalDataModule implements OnModuleInit {
-  private readonly logger = new Logger('PersonalData');
-
   constructor(
     @InjectModel(Contact.name) private readonly contacts: Model<Contact>,
     @InjectModel(ScheduleEntry.name)
     private readonly schedule: Model<ScheduleEntry>,
+    private readonly startUp: StartUpWork,
   ) {}
 
-  /** autoIndex is off (see DatabaseModule): the plain indexes are created here, once per boot. */
-  async onModuleInit(): Promise<void> {
-    for (const model of [this.contacts, this.schedule] as Array<
-      Model<unknown>
-    >) {
-      try {
-        await model.createIndexes();
-      } catch (error) {
-        this.logger.warn(
-          `Could not create the indexes of '${model.collection.name}': ${(error as Error).message}`,
-        );
-      }
-    }
+  /** autoIndex is off (see DatabaseModule): the plain indexes (none unique) are built here, once per boot, while the server answers. */
+  onModuleInit(): void {
+    for (const model of [this.contacts, this.schedule] as Array<Model<unknown>>)
+      this.startUp.run(`create the indexes of '${model.collection.name}'`, () =>
+        model.createIndexes(),
+      );
   }
 }

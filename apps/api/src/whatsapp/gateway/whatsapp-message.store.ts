@@ -1,11 +1,8 @@
-import {
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-} from '@nestjs/common';
+import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
 import type { BufferedMessage } from '@metatronos/shared-types';
+import { StartUpWork } from '../../database/start-up-work';
 import {
   WhatsAppMessageRecord,
   type WhatsAppMessageProcessing,
@@ -38,7 +35,6 @@ const DUPLICATE_KEY = 11000;
 /** `whatsapp_messages`: every message the socket delivered, once per message id. */
 @Injectable()
 export class WhatsAppMessageStore implements OnApplicationBootstrap {
-  private readonly logger = new Logger(WhatsAppMessageStore.name);
   /**
    * Every `from` and `to` ever stored (a few per contact), loaded once: a contact's digits are a
    * substring match, which no index answers, so the matching addresses are picked here and their
@@ -50,17 +46,14 @@ export class WhatsAppMessageStore implements OnApplicationBootstrap {
   constructor(
     @InjectModel(WhatsAppMessageRecord.name)
     private readonly model: Model<WhatsAppMessageRecord>,
+    private readonly startUp: StartUpWork,
   ) {}
 
-  /** autoIndex is off (see DatabaseModule): the indexes are made here, once per boot. */
-  async onApplicationBootstrap(): Promise<void> {
-    await this.model
-      .createIndexes()
-      .catch((error: Error) =>
-        this.logger.warn(
-          `Could not create the WhatsApp message indexes: ${error.message}`,
-        ),
-      );
+  /** autoIndex is off (see DatabaseModule): the indexes (none unique) are built here, once per boot, while the server answers. */
+  onApplicationBootstrap(): void {
+    this.startUp.run('create the WhatsApp message indexes', () =>
+      this.model.createIndexes(),
+    );
   }
 
   /**

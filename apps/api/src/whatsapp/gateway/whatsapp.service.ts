@@ -8,7 +8,6 @@ import {
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { toDataURL } from 'qrcode';
 import {
   WHATSAPP_MESSAGES_MAX_LIMIT,
   type BufferedMessage,
@@ -402,6 +401,8 @@ export class WhatsAppService
   }
 
   private async showQr(socket: WhatsAppSocket, qr: string): Promise<void> {
+    // Loaded with the first QR code (a linked device never needs it).
+    const { toDataURL } = await import('qrcode');
     const dataUrl = await toDataURL(qr, {
       type: 'image/png',
       width: QR_SIZE_PX,

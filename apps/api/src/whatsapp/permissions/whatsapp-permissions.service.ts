@@ -13,6 +13,7 @@ import type {
   WhatsAppPermission,
 } from '@metatronos/shared-types';
 import { Clock } from '../../clock/clock';
+import { StartUpWork } from '../../database/start-up-work';
 import { AppEventBus } from '../../events/app-event-bus';
 import { WhatsAppPermissionRecord } from './schemas/whatsapp-permission.schema';
 import {
@@ -48,10 +49,14 @@ export class WhatsAppPermissionsService implements OnApplicationBootstrap {
     private readonly permissions: Model<WhatsAppPermissionRecord>,
     private readonly clock: Clock,
     private readonly events: AppEventBus,
+    private readonly startUp: StartUpWork,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
-    await this.ensureIndexes();
+  onApplicationBootstrap(): void {
+    // Not held for: the insert that needs the unique index awaits it; reads need no index to be right.
+    this.startUp.run('create the WhatsApp permission indexes', () =>
+      this.ensureIndexes(),
+    );
   }
 
   /** Every record, sorted by displayName (case-insensitive), then phone number. */
