@@ -16,8 +16,8 @@ interface MiniSearchInternals {
 
 /** Work done between two yields at most: well under the 50 ms a request may wait. */
 const SLICE_MS = 8;
-/** Pieces joined into one write at most (characters). */
-const WRITE_CHARS = 1 << 20;
+/** Characters joined into one write: small, so little text survives a young-generation GC (each copies what lives). */
+const WRITE_CHARS = 1 << 16;
 
 /** The snapshot without its index part (`mini`), which the writer makes from MiniSearch itself. */
 export type SnapshotHead = Omit<IndexSnapshot, 'mini'>;
@@ -78,12 +78,18 @@ export async function* snapshotPieces(
   const dropped = new Set<number>();
   const fields = index._avgFieldLength.length;
   const droppedLength = new Array<number>(fields).fill(0);
-  for (const [shortId, externalId] of index._documentIds)
+  let seen = 0;
+  for (const [shortId, externalId] of index._documentIds) {
     if (!keep(externalId)) {
       dropped.add(shortId);
       const lengths = index._fieldLength.get(shortId) ?? [];
       for (let f = 0; f < fields; f++) droppedLength[f] += lengths[f] ?? 0;
     }
+    if (++seen % 4096 === 0 && due()) {
+      yield* flush(false);
+      await breathe();
+    }
+  }
   const before = index._documentCount;
   const after = before - dropped.size;
   const averages = dropped.size
@@ -102,21 +108,27 @@ export async function* snapshotPieces(
   yield* mapEntries(index._storedFields);
   push(`},"dirtCount":${index._dirtCount},"index":[`);
   let first = true;
-  let count = 0;
   for (const [term, fieldIndex] of index._index) {
     let data = '';
     for (const [fieldId, freqs] of fieldIndex) {
       let postings = '';
-      for (const [shortId, freq] of freqs)
+      let n = 0;
+      for (const [shortId, freq] of freqs) {
         if (!dropped.has(shortId))
           postings += `${postings ? ',' : ''}"${shortId}":${freq}`;
+        // A common word has a posting in most documents: a slice may end inside it.
+        if (++n % 2048 === 0 && due()) {
+          yield* flush(false);
+          await breathe();
+        }
+      }
       if (postings) data += `${data ? ',' : ''}"${fieldId}":{${postings}}`;
     }
     if (data) {
       push(`${first ? '' : ','}[${JSON.stringify(term)},{${data}}]`);
       first = false;
     }
-    if (++count % 256 === 0 && due()) {
+    if (due()) {
       yield* flush(false);
       await breathe();
     }
