@@ -76,12 +76,18 @@ export class IndexSnapshotFiles {
     return parsed as IndexSnapshot;
   }
 
-  async write(snapshot: string): Promise<void> {
+  /** Replaces the snapshot (atomically: a temporary file renamed), written piece by piece as they come. */
+  async write(snapshot: string | AsyncIterable<string>): Promise<void> {
     await replaceFileBeneath(
       this.dataDir,
       DISPLAY,
       `${FOLDER}/${SNAPSHOT}`,
-      (handle) => handle.writeFile(snapshot, 'utf8'),
+      async (handle) => {
+        if (typeof snapshot === 'string')
+          return handle.writeFile(snapshot, 'utf8');
+        for await (const piece of snapshot)
+          await handle.write(piece, null, 'utf8');
+      },
       { createParents: true },
     );
   }

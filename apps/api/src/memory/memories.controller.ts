@@ -1,16 +1,19 @@
 import {
   BadRequestException,
   Body,
+  ConflictException,
   Controller,
   Delete,
   Get,
   HttpCode,
   Param,
   Patch,
+  Post,
   Query,
 } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
+  ApiConflictResponse,
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
@@ -21,14 +24,19 @@ import {
   MEMORY_SEARCH_DEFAULT_LIMIT,
   type MemoryListResponse,
   type MemoryNoteView,
+  type MemoryRunView,
 } from '@metatronos/shared-types';
 import {
   MemoryListDto,
   MemoryListQueryDto,
   MemoryNoteDto,
+  MemoryRunDto,
   UpdateMemoryDto,
 } from './dto/memory.dto';
-import { MemoryConsolidation } from './memory-consolidation';
+import {
+  ConsolidationRunning,
+  MemoryConsolidation,
+} from './memory-consolidation';
 import { MemoryService } from './memory.service';
 
 @ApiTags('memories')
@@ -59,6 +67,50 @@ export class MemoriesController {
       limit: query.limit ?? MEMORY_SEARCH_DEFAULT_LIMIT,
     });
     return { notes, results, lastRun };
+  }
+
+  @Post('consolidate')
+  @HttpCode(200)
+  @ApiOperation({
+    summary:
+      'Run the nightly consolidation now (plain-text pass, then the model part within the budget); answers the run',
+  })
+  @ApiOkResponse({ type: MemoryRunDto })
+  @ApiConflictResponse({ description: 'A consolidation is already running' })
+  async consolidate(): Promise<MemoryRunView> {
+    try {
+      return await this.consolidation.runNow();
+    } catch (error) {
+      if (error instanceof ConsolidationRunning)
+        throw new ConflictException(error.message);
+      throw error;
+    }
+  }
+
+  @Post(':id/approve')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Approve a proposed note: it becomes memory (recalled, searched)',
+  })
+  @ApiOkResponse({ type: MemoryNoteDto })
+  @ApiNotFoundResponse({ description: 'No note with this id' })
+  @ApiConflictResponse({ description: 'The note is not a proposal' })
+  approve(@Param('id') id: string): Promise<MemoryNoteView> {
+    return this.memory.approve(id);
+  }
+
+  @Post(':id/discard')
+  @HttpCode(204)
+  @ApiOperation({
+    summary: 'Discard a proposed note: it is gone, never remembered',
+  })
+  @ApiNoContentResponse()
+  @ApiNotFoundResponse({ description: 'No note with this id' })
+  @ApiConflictResponse({
+    description: 'The note is not a proposal (forget it with DELETE)',
+  })
+  async discard(@Param('id') id: string): Promise<void> {
+    await this.memory.discard(id);
   }
 
   @Patch(':id')

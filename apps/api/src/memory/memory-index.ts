@@ -9,7 +9,7 @@ import {
 import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import { createHash, randomBytes } from 'node:crypto';
-import MiniSearch, { type AsPlainObject } from 'minisearch';
+import MiniSearch from 'minisearch';
 import { Types, type Model } from 'mongoose';
 import type { AppEventMap, ChatKind } from '@metatronos/shared-types';
 import type { AppConfig } from '../config/app-config';
@@ -21,9 +21,9 @@ import { DocTable } from './doc-table';
 import {
   IndexSnapshotFiles,
   SNAPSHOT_VERSION,
-  type IndexSnapshot,
   type JournalEntry,
 } from './index-snapshot';
+import { snapshotPieces } from './snapshot-writer';
 import { MemoryNoteRecord } from './memory-note.schema';
 import { RankedSearch } from './ranked-search';
 import { indexTerm, words } from './word-forms';
@@ -158,6 +158,16 @@ export class MemoryIndex
   private appliedSeq = 0;
   private changesSinceSave = 0;
   private saving: Promise<void> | null = null;
+  /**
+   * While the snapshot is written in slices the index must not change under it: note writes
+   * wait here (a forgotten note leaves search at once all the same), its postings' removal in
+   * `heldDiscards`; a chat refresh waits for `heldUntil`.
+   */
+  private held: Array<() => void> | null = null;
+  private heldDiscards: number[] = [];
+  private heldUntil: Promise<void> | null = null;
+  /** The chat refresh changing the index now (a hold starts only between two). */
+  private applying: Promise<void> | null = null;
   /** A digest of the secrets the indexed text was cleaned of. */
   private secretsHash = '';
 
@@ -459,7 +469,7 @@ export class MemoryIndex
         if (!this.ready) return;
         await this.ready;
         if (change === 'created') {
-          await this.readMessages(chatId, []);
+          await this.unheld(() => this.readMessages(chatId, []));
           return;
         }
         const entry: JournalEntry = {
@@ -474,13 +484,42 @@ export class MemoryIndex
           ...(change !== 'deleted' && messageIds?.length ? { messageIds } : {}),
         };
         await this.journal(entry);
-        await this.apply(entry);
+        await this.unheld(() => this.apply(entry));
         this.appliedSeq = entry.seq;
         if (++this.changesSinceSave >= SAVE_AFTER_CHANGES) void this.save();
       })
       .catch((error: Error) =>
         this.logger.warn(`Memory index refresh failed: ${error.message}`),
       );
+  }
+
+  /** Runs a change of the index once no snapshot is being written (see `held`). */
+  private async unheld(work: () => Promise<void>): Promise<void> {
+    while (this.heldUntil) await this.heldUntil;
+    const running = work();
+    this.applying = running;
+    try {
+      await running;
+    } finally {
+      if (this.applying === running) this.applying = null;
+    }
+  }
+
+  /** Holds the index still (see `held`); the function returned lets the held writes in. */
+  private async hold(): Promise<() => void> {
+    while (this.applying) await this.applying.catch(() => undefined);
+    const queue: Array<() => void> = [];
+    let done = (): void => undefined;
+    this.held = queue;
+    this.heldUntil = new Promise<void>((resolve) => (done = resolve));
+    return () => {
+      this.held = null;
+      this.heldUntil = null;
+      // Discards first: a slot freed while held may be given to a note put while held.
+      for (const slot of this.heldDiscards.splice(0)) this.mini.discard(slot);
+      for (const apply of queue) apply();
+      done();
+    };
   }
 
   private async apply(entry: JournalEntry): Promise<void> {
@@ -504,19 +543,23 @@ export class MemoryIndex
 
   /**
    * Writes the message part of the index to its snapshot (notes are left out), then keeps only
-   * the journal entries it does not hold. Runs beside searches; only the serialisation blocks.
+   * the journal entries it does not hold. Runs beside searches: the JSON is made in slices of a
+   * few milliseconds (`snapshotPieces`) while the index is held still, so no request waits long.
    */
   async save(): Promise<void> {
     this.saving ??= (async () => {
+      let release: (() => void) | null = null;
       try {
+        release = await this.hold();
         // Discarded documents' postings are dropped first: what was removed is not written again.
         await this.mini.vacuum();
         if (this.stopped) return;
         const seq = this.appliedSeq;
         // The same token in the file and the database: a snapshot of another database is never used.
         const token = randomBytes(12).toString('hex');
-        const text = this.serialize(seq, token);
-        await this.files.write(text);
+        await this.files.write(this.serialize(seq, token));
+        release();
+        release = null;
         await this.notes.db
           .collection<{ _id: string; token: string }>(STATE_COLLECTION)
           .updateOne({ _id: STATE_ID }, { $set: { token } }, { upsert: true });
@@ -537,25 +580,28 @@ export class MemoryIndex
             `Memory index snapshot not written: ${(error as Error).message}`,
           );
       } finally {
+        release?.();
         this.saving = null;
       }
     })();
     return this.saving;
   }
 
-  private serialize(seq: number, token: string): string {
-    const plain = this.mini.toJSON();
-    withoutDocuments(plain, new Set(this.table.noteSlotList()));
-    const snapshot: IndexSnapshot = {
-      version: SNAPSHOT_VERSION,
-      seq,
-      token,
-      secrets: this.secretsHash,
-      newest: this.table.newestMessage(),
-      messages: this.table.saveMessages(),
-      mini: plain,
-    };
-    return JSON.stringify(snapshot);
+  private serialize(seq: number, token: string): AsyncIterable<string> {
+    const messages = this.table.saveMessages();
+    const kept = new Set<unknown>(messages.slots);
+    return snapshotPieces(
+      {
+        version: SNAPSHOT_VERSION,
+        seq,
+        token,
+        secrets: this.secretsHash,
+        newest: this.table.newestMessage(),
+        messages,
+      },
+      this.mini,
+      (slot) => kept.has(slot),
+    );
   }
 
   /** The latest user message of a chat before `before` (ids are time-ordered), when the index has it. */
@@ -600,11 +646,25 @@ export class MemoryIndex
 
   /** Puts a note (new or edited) in the index; a proposal is not searchable. */
   putNote(note: MemoryNoteRecord): void {
+    if (this.held) {
+      this.held.push(() => this.putNote(note));
+      return;
+    }
     this.duringBuild?.push(() => this.putNote(note));
     this.indexNote(note);
   }
 
   removeNote(id: string): void {
+    if (this.held) {
+      // Out of search at once (the table no longer has it); its postings go when the hold ends.
+      const slot = this.table.slotOf('note', id);
+      if (slot !== undefined) {
+        if (this.table.isIndexed(slot)) this.heldDiscards.push(slot);
+        this.table.remove(slot);
+      }
+      this.held.push(() => this.removeNote(id));
+      return;
+    }
     this.duringBuild?.push(() => this.removeNote(id));
     const slot = this.table.slotOf('note', id);
     if (slot !== undefined) this.dropSlot(slot);
@@ -799,39 +859,6 @@ function hashSecrets(known: readonly string[]): string {
   for (const secret of [...new Set(known)].sort())
     hash.update(secret).update('\0');
   return hash.digest('hex');
-}
-
-/** Takes documents (by their slot) out of a serialised MiniSearch, as if they had never been added. */
-function withoutDocuments(
-  plain: AsPlainObject,
-  slots: ReadonlySet<number>,
-): void {
-  const shortIds = new Set<string>();
-  for (const [shortId, slot] of Object.entries(plain.documentIds))
-    if (slots.has(slot as number)) shortIds.add(shortId);
-  if (!shortIds.size) return;
-  const lengths = plain.averageFieldLength.map(() => 0);
-  for (const shortId of shortIds) {
-    for (const [field, length] of (plain.fieldLength[shortId] ?? []).entries())
-      lengths[field] += length;
-    delete plain.documentIds[shortId];
-    delete plain.fieldLength[shortId];
-    delete plain.storedFields[shortId];
-  }
-  const before = plain.documentCount;
-  const after = before - shortIds.size;
-  plain.averageFieldLength = plain.averageFieldLength.map((avg, field) =>
-    after > 0 ? (avg * before - lengths[field]) / after : 0,
-  );
-  plain.documentCount = after;
-  plain.index = plain.index.filter(([, fields]) => {
-    for (const [fieldId, postings] of Object.entries(fields)) {
-      for (const shortId of Object.keys(postings))
-        if (shortIds.has(shortId)) delete postings[shortId];
-      if (!Object.keys(postings).length) delete fields[fieldId];
-    }
-    return Object.keys(fields).length > 0;
-  });
 }
 
 /**

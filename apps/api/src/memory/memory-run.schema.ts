@@ -1,6 +1,10 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import { Schema as MongooseSchema, type Types } from 'mongoose';
-import type { MemoryRunChange } from '@metatronos/shared-types';
+import type {
+  MemoryRunChange,
+  MemoryRunModelOutcome,
+  MemoryRunView,
+} from '@metatronos/shared-types';
 
 /** One nightly consolidation run (`memory_runs`): what it changed with the prior text, or why it refused. */
 @Schema({ collection: 'memory_runs', versionKey: false })
@@ -16,6 +20,15 @@ export class MemoryRunRecord {
   notesBefore!: number;
   @Prop({ type: [MongooseSchema.Types.Mixed], default: [] })
   changes!: MemoryRunChange[];
+  /** Missing on runs stored before the model part existed. */
+  @Prop({ type: String })
+  modelOutcome?: MemoryRunModelOutcome;
+  @Prop({ type: String, default: null })
+  modelReason?: string | null;
+  @Prop({ type: String, default: null })
+  error?: string | null;
+  @Prop({ type: String })
+  trigger?: MemoryRunView['trigger'];
 }
 
 export const MemoryRunSchema = SchemaFactory.createForClass(MemoryRunRecord);

@@ -3,8 +3,12 @@ import { DiscoveryModule } from '@nestjs/core';
 import { MongooseModule } from '@nestjs/mongoose';
 import { ChatRecord, ChatSchema } from '../chats/schemas/chat.schema';
 import { MessageRecord, MessageSchema } from '../chats/schemas/message.schema';
+import { BudgetModule } from '../budget/budget.module';
+import { ModelJsonClient } from '../files/plan/model-json-client';
+import { LlmAdapterFactory } from '../llm/llm-adapter.factory';
 import { SecretsModule } from '../secrets/secrets.module';
 import { SettingsModule } from '../settings/settings.module';
+import { UsageModule } from '../usage/usage.module';
 import { MemoriesController } from './memories.controller';
 import { MemoryConsolidation } from './memory-consolidation';
 import { MemoryIndex } from './memory-index';
@@ -25,6 +29,9 @@ import { VisibleChats } from './visible-chats';
     DiscoveryModule,
     SettingsModule,
     SecretsModule,
+    // The consolidation's model call is metered (source `memory`) and held to the budget.
+    UsageModule,
+    BudgetModule,
     MongooseModule.forFeature([
       { name: MemoryNoteRecord.name, schema: MemoryNoteSchema },
       { name: MemoryRunRecord.name, schema: MemoryRunSchema },
@@ -42,6 +49,8 @@ import { VisibleChats } from './visible-chats';
     MemorySearchTool,
     MemoryRecallPromptSection,
     MemoryConsolidation,
+    LlmAdapterFactory,
+    ModelJsonClient,
   ],
   exports: [MemoryService, MemoryConsolidation],
 })

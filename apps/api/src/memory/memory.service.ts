@@ -1,5 +1,6 @@
 import {
   BadRequestException,
+  ConflictException,
   Injectable,
   NotFoundException,
 } from '@nestjs/common';
@@ -222,6 +223,26 @@ export class MemoryService {
     this.index.putNote(updated);
     this.announce(id, 'updated', by);
     return toNoteView(updated);
+  }
+
+  /** The owner's approval: a proposal becomes a note (recalled and searched). */
+  async approve(id: string): Promise<MemoryNoteView> {
+    const note = await this.find(id);
+    if (note.status !== 'proposed')
+      throw new ConflictException(
+        `Note ${id} is not a proposal waiting for approval (it is ${note.status}).`,
+      );
+    return this.update(id, { approve: true }, 'owner');
+  }
+
+  /** The owner's refusal of a proposal: it is gone, never remembered. */
+  async discard(id: string): Promise<void> {
+    const note = await this.find(id);
+    if (note.status !== 'proposed')
+      throw new ConflictException(
+        `Note ${id} is not a proposal (it is ${note.status}): forget it with DELETE instead.`,
+      );
+    await this.forget(id, 'owner');
   }
 
   /** Gone for good: the note, its prior versions, and its place in search and recall. */

@@ -73,14 +73,36 @@ export interface MemorySearchResult {
   score: number;
 }
 
-/** One change of a consolidation run, with the note's text before it. */
+/** A message a note or a change rests on (one click to it in its chat). */
+export interface MemoryChangeSource {
+  chatId: string | null;
+  messageId: string;
+}
+
+/**
+ * One change of a consolidation run, with the note's text before it. `merged`: a duplicate
+ * (the same words, or with the model a paraphrase) folded into `relatedNoteId`; `expired`:
+ * dropped at its expiry; `superseded`: a contradiction resolved by recency (the newer note,
+ * `relatedNoteId`, replaces it; the older stays as history with its sources); `proposed`: a
+ * new fact from the owner's own words in the day's chats, waiting for the owner's approval.
+ */
 export interface MemoryRunChange {
   noteId: string;
-  action: 'merged' | 'expired';
+  action: 'merged' | 'expired' | 'superseded' | 'proposed';
   reason: string;
-  /** The note's text before the change (a dropped note's only copy). */
+  /** The note's text before the change (a dropped note's only copy); '' for a proposal. */
   prior: string;
+  /** The text after it: the note merged into, the newer note, the proposal. */
+  after?: string;
+  relatedNoteId?: string | null;
+  /** The messages behind the change (both notes' for a merge or a contradiction). */
+  sources?: MemoryChangeSource[];
+  /** `rules`: the plain-text pass; `model`: proposed by the model and checked. */
+  by?: 'rules' | 'model';
 }
+
+/** The model part of a run: `done`; `skipped` (no model, or the budget refused: `modelReason`); `failed` (provider error or an answer outside the schema: `error`, nothing of it applied). */
+export type MemoryRunModelOutcome = 'done' | 'skipped' | 'failed';
 
 /** The nightly consolidation's latest run: what it changed, or why it changed nothing. */
 export interface MemoryRunView {
@@ -91,6 +113,13 @@ export interface MemoryRunView {
   reason: string | null;
   notesBefore: number;
   changes: MemoryRunChange[];
+  modelOutcome: MemoryRunModelOutcome;
+  /** Why the model part was skipped (no model chosen, the budget's refusal, nothing to look at). */
+  modelReason: string | null;
+  /** Why the model part failed; nothing it proposed was applied. */
+  error: string | null;
+  /** `schedule`: the nightly run at 03:00 in the owner's zone; `owner`: run now from the console. */
+  trigger: 'schedule' | 'owner';
 }
 
 /** `GET /api/memories`: the notes (newest first) or, with `q`, what the search found; and the latest consolidation run. */

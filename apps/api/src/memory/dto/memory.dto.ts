@@ -17,9 +17,11 @@ import {
   MEMORY_SEARCH_DEFAULT_LIMIT,
   MEMORY_SEARCH_MAX_LIMIT,
   MEMORY_SOURCES,
+  type MemoryChangeSource,
   type MemoryListResponse,
   type MemoryNoteView,
   type MemoryRunChange,
+  type MemoryRunModelOutcome,
   type MemoryRunView,
   type MemorySearchResult,
   type MemoryVersion,
@@ -154,15 +156,38 @@ export class MemorySearchResultDto implements MemorySearchResult {
   score!: number;
 }
 
+export class MemoryChangeSourceDto implements MemoryChangeSource {
+  @ApiProperty({ type: String, nullable: true })
+  chatId!: string | null;
+  @ApiProperty()
+  messageId!: string;
+}
+
 export class MemoryRunChangeDto implements MemoryRunChange {
   @ApiProperty()
   noteId!: string;
-  @ApiProperty({ type: String, enum: ['merged', 'expired'] })
-  action!: 'merged' | 'expired';
+  @ApiProperty({
+    type: String,
+    enum: ['merged', 'expired', 'superseded', 'proposed'],
+  })
+  action!: MemoryRunChange['action'];
   @ApiProperty()
   reason!: string;
-  @ApiProperty({ description: "The note's text before the change" })
+  @ApiProperty({
+    description: "The note's text before the change ('' for a proposal)",
+  })
   prior!: string;
+  @ApiPropertyOptional({
+    description:
+      'The text after it: the note merged into, the newer note, the proposal',
+  })
+  after?: string;
+  @ApiPropertyOptional({ type: String, nullable: true })
+  relatedNoteId?: string | null;
+  @ApiPropertyOptional({ type: [MemoryChangeSourceDto] })
+  sources?: MemoryChangeSourceDto[];
+  @ApiPropertyOptional({ type: String, enum: ['rules', 'model'] })
+  by?: 'rules' | 'model';
 }
 
 export class MemoryRunDto implements MemoryRunView {
@@ -178,6 +203,19 @@ export class MemoryRunDto implements MemoryRunView {
   notesBefore!: number;
   @ApiProperty({ type: [MemoryRunChangeDto] })
   changes!: MemoryRunChangeDto[];
+  @ApiProperty({
+    type: String,
+    enum: ['done', 'skipped', 'failed'],
+    description:
+      'The model part: skipped (no model, the budget refused: modelReason), failed (provider error or an answer outside the schema: error; nothing of it applied)',
+  })
+  modelOutcome!: MemoryRunModelOutcome;
+  @ApiProperty({ type: String, nullable: true })
+  modelReason!: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  error!: string | null;
+  @ApiProperty({ type: String, enum: ['schedule', 'owner'] })
+  trigger!: 'schedule' | 'owner';
 }
 
 export class MemoryListDto implements MemoryListResponse {

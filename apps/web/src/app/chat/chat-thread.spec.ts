@@ -4,7 +4,7 @@ import {
   provideHttpClientTesting,
 } from '@angular/common/http/testing';
 import { type ComponentFixture, TestBed } from '@angular/core/testing';
-import { provideRouter } from '@angular/router';
+import { Router, provideRouter } from '@angular/router';
 import { BreakpointObserver } from '@angular/cdk/layout';
 import { Subject, of } from 'rxjs';
 import { type ChatMessage, MESSAGE_MAX_LENGTH } from '@metatronos/shared-types';
@@ -205,6 +205,24 @@ describe('ChatThread', () => {
     expect(users).toHaveLength(MESSAGE_PAGE_SIZE / 2 + 1);
     expect(el('load-earlier')).toBeNull(); // that page was short: nothing older
   });
+
+  it('opens a #message-<id> link older than the first page: pages back until it is shown, then highlights it', async () => {
+    const target = 'a'.repeat(24);
+    await TestBed.inject(Router).navigateByUrl(`/#message-${target}`);
+    await open(conversation(MESSAGE_PAGE_SIZE, 'n'));
+    http
+      .expectOne(`/api/chats/c1/messages?limit=${MESSAGE_PAGE_SIZE}&before=n1`)
+      .flush(conversation(MESSAGE_PAGE_SIZE, 'p'));
+    await stable();
+    http
+      .expectOne(`/api/chats/c1/messages?limit=${MESSAGE_PAGE_SIZE}&before=p1`)
+      .flush([userMessage(target, 'Anna is allergic to peanuts')]);
+    await stable();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const shown = root().querySelector(`[data-message-id="${target}"]`);
+    expect(shown?.textContent).toContain('Anna is allergic to peanuts');
+    expect(shown?.getAttribute('data-highlighted')).toBe('true');
+  }, 20_000);
 
   it('shows an empty conversation hint and cannot send blank input', async () => {
     await open([]);

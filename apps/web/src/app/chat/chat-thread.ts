@@ -25,7 +25,7 @@ import {
 import { MatButton, MatIconButton } from '@angular/material/button';
 import { MatProgressBar } from '@angular/material/progress-bar';
 import { MatSlideToggle } from '@angular/material/slide-toggle';
-import { RouterLink } from '@angular/router';
+import { ActivatedRoute, RouterLink } from '@angular/router';
 import { type Observable, type Subscription, filter, map, skip } from 'rxjs';
 import {
   ATTACHMENT_ACCEPT,
@@ -83,6 +83,9 @@ import {
 
 /** The name a too-long text gets when it goes as a file. */
 export const PASTED_TEXT_FILE_NAME = 'pasted-text.txt';
+
+/** How long a message opened by its link stays highlighted. */
+const HIGHLIGHT_MS = 2500;
 
 /** Within this many pixels of the bottom, new text keeps the view scrolled to the end. */
 const STICKY_BOTTOM_PX = 48;
@@ -307,6 +310,11 @@ export class ChatThread {
    * older ones loaded above it (the view was already cut at the new version), or `drop` them (changed elsewhere).
    */
   private replaceNextPage: 'keep' | 'drop' | null = null;
+  /** The message a `#message-<id>` link asks for: earlier pages are loaded until it is shown. */
+  private seekId: string | null = null;
+  private readonly fragment = toSignal(inject(ActivatedRoute).fragment, {
+    initialValue: null,
+  });
   /** The id a draft became while its first reply streams: opening it must not reload the thread. */
   private startedId: string | null = null;
 
@@ -342,6 +350,22 @@ export class ChatThread {
         this.startedId = null;
         this.open(chatId);
       });
+    });
+
+    // A link to one message (`#message-<id>`, from the Memory page): shown, scrolled to, highlighted.
+    effect(() => {
+      const match = /^message-([0-9a-f]{24})$/i.exec(this.fragment() ?? '');
+      this.chatId();
+      untracked(() => {
+        this.seekId = match ? match[1].toLowerCase() : null;
+        this.seek();
+      });
+    });
+    effect(() => {
+      this.messages();
+      this.loading();
+      this.loadingEarlier();
+      untracked(() => this.seek());
     });
 
     // A reply that this page did not stream ended (or started) in this chat: show what was stored.
@@ -413,6 +437,49 @@ export class ChatThread {
       element.scrollHeight - element.scrollTop - element.clientHeight <
       STICKY_BOTTOM_PX;
     this.awayFromBottom.set(!this.stickToBottom);
+  }
+
+  /**
+   * Brings the sought message into view: pages back ("Load earlier") until it is loaded, then
+   * scrolls it to the middle and highlights it briefly. Gives up when the chat has no earlier
+   * page (the message is not in this chat).
+   */
+  private seek(): void {
+    const id = this.seekId;
+    if (!id || this.loading() || this.loadingEarlier()) return;
+    if (!this.messages().some((message) => message.id === id)) {
+      if (this.hasEarlier() && !this.earlierError()) this.loadEarlier();
+      else this.seekId = null;
+      return;
+    }
+    this.seekId = null;
+    this.stickToBottom = false;
+    this.awayFromBottom.set(true);
+    afterNextRender(
+      // After this render's own scroll keeping (a prepended page keeps its place first).
+      () =>
+        setTimeout(() => {
+          const element = this.scroller()?.nativeElement.querySelector(
+            `[data-message-id="${id}"]`,
+          );
+          if (!(element instanceof HTMLElement)) return;
+          this.stickToBottom = false;
+          element.scrollIntoView?.({ block: 'center' });
+          element.setAttribute('data-highlighted', 'true');
+          element.animate?.(
+            [
+              { backgroundColor: 'var(--mat-sys-tertiary-container)' },
+              { backgroundColor: 'transparent' },
+            ],
+            { duration: HIGHLIGHT_MS, easing: 'ease-in' },
+          );
+          setTimeout(
+            () => element.removeAttribute('data-highlighted'),
+            HIGHLIGHT_MS,
+          );
+        }),
+      { injector: this.injector },
+    );
   }
 
   protected scrollToLatest(): void {

@@ -53,6 +53,7 @@ import type {
   ToolsResponse,
   MemoryListResponse,
   MemoryNoteView,
+  MemoryRunView,
   UpdateMemoryRequest,
 } from '@metatronos/shared-types';
 
@@ -614,5 +615,31 @@ export class ApiClient {
     return this.http
       .delete<unknown>(`${API_BASE}/memories/${encodeURIComponent(id)}`)
       .pipe(map(() => undefined));
+  }
+
+  /** A proposal becomes a note. */
+  approveMemory(id: string): Observable<MemoryNoteView> {
+    return this.http.post<MemoryNoteView>(
+      `${API_BASE}/memories/${encodeURIComponent(id)}/approve`,
+      {},
+    );
+  }
+
+  /** A proposal is dropped, never remembered. */
+  discardMemory(id: string): Observable<void> {
+    return this.http
+      .post<unknown>(
+        `${API_BASE}/memories/${encodeURIComponent(id)}/discard`,
+        {},
+      )
+      .pipe(map(() => undefined));
+  }
+
+  /** Runs the nightly consolidation now (409 while one runs). */
+  consolidateMemories(): Observable<MemoryRunView> {
+    return this.http.post<MemoryRunView>(
+      `${API_BASE}/memories/consolidate`,
+      {},
+    );
   }
 }

@@ -80,17 +80,41 @@ describe('MemoryPage', () => {
     expect(text('memory-notes')).toContain('Said by you');
   });
 
-  it('approves a proposal with PATCH { approve: true } and reloads', async () => {
+  it('approves a proposal with POST /approve and reloads', async () => {
     await load({ notes: [PROPOSED, ACTIVE] });
     el<HTMLButtonElement>('memory-approve')?.click();
-    const req = http.expectOne('/api/memories/n2');
-    expect(req.request.method).toBe('PATCH');
-    expect(req.request.body).toEqual({ approve: true });
+    const req = http.expectOne('/api/memories/n2/approve');
+    expect(req.request.method).toBe('POST');
     req.flush({ ...PROPOSED, status: 'active' });
     await stable();
     http.expectOne('/api/memories').flush({ notes: [ACTIVE] });
     await stable();
     expect(el('memory-proposals')).toBeNull();
+  });
+
+  it('discards a proposal with POST /discard', async () => {
+    await load({ notes: [PROPOSED, ACTIVE] });
+    el<HTMLButtonElement>('memory-discard')?.click();
+    const req = http.expectOne('/api/memories/n2/discard');
+    expect(req.request.method).toBe('POST');
+    req.flush(null, { status: 204, statusText: 'No Content' });
+    await stable();
+    http.expectOne('/api/memories').flush({ notes: [ACTIVE] });
+    await stable();
+    expect(el('memory-proposals')).toBeNull();
+  });
+
+  it('runs the consolidation now and says when one is already running', async () => {
+    await load({ notes: [ACTIVE] });
+    el<HTMLButtonElement>('memory-consolidate')?.click();
+    http
+      .expectOne('/api/memories/consolidate')
+      .flush(
+        { message: 'A memory consolidation is already running.' },
+        { status: 409, statusText: 'Conflict' },
+      );
+    await stable();
+    expect(text('memory-action-error')).toContain('already running');
   });
 
   it('edits a note and forgets one', async () => {
@@ -182,13 +206,54 @@ describe('MemoryPage', () => {
             action: 'expired',
             reason: 'expired on 2026-10-01',
             prior: 'Parking permit in the glovebox',
+            by: 'rules',
+          },
+          {
+            noteId: 'n8',
+            action: 'superseded',
+            reason: 'contradicted by the newer note n3: moved',
+            prior: 'We live in Berlin',
+            after: 'We moved to Lisbon',
+            relatedNoteId: 'n3',
+            sources: [{ chatId: 'c1', messageId: 'm7' }],
+            by: 'model',
           },
         ],
+        modelOutcome: 'done',
+        modelReason: null,
+        error: null,
+        trigger: 'schedule',
       },
     });
-    expect(text('memory-last-run')).toContain('1 change(s) to 12 notes');
-    expect(text('memory-run-change')).toContain(
-      'Dropped “Parking permit in the glovebox”: expired on 2026-10-01',
+    expect(text('memory-last-run')).toContain('2 change(s) to 12 notes');
+    const changes = all('memory-run-change').map((c) => c.textContent ?? '');
+    expect(changes[0]).toContain('Dropped (expired)');
+    expect(changes[0]).toContain('Before: “Parking permit in the glovebox”');
+    expect(changes[1]).toContain('Superseded (model)');
+    expect(changes[1]).toContain('After: “We moved to Lisbon”');
+    expect(
+      el<HTMLAnchorElement>('memory-run-source')?.getAttribute('href'),
+    ).toBe('/chat/c1#message-m7');
+  });
+
+  it("says why the model's part was skipped or failed", async () => {
+    await load({
+      notes: [],
+      lastRun: {
+        id: 'r2',
+        startedAt: iso(3_600_000),
+        outcome: 'done',
+        reason: null,
+        notesBefore: 3,
+        changes: [],
+        modelOutcome: 'failed',
+        modelReason: null,
+        error: 'The model did not answer with JSON.',
+        trigger: 'owner',
+      },
+    });
+    expect(text('memory-run-model')).toContain(
+      'nothing of it was applied: The model did not answer with JSON.',
     );
   });
 

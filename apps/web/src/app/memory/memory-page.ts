@@ -17,6 +17,7 @@ import {
   MEMORY_NOTE_MAX_LENGTH,
   MEMORY_QUERY_MAX_LENGTH,
   type MemoryNoteView,
+  type MemoryRunChange,
   type MemoryRunView,
   type MemorySearchResult,
   type MemoryVersion,
@@ -78,6 +79,13 @@ const SOURCE_LABELS: Record<string, string> = {
   pulse: 'Pulse',
 };
 
+const ACTION_LABELS: Record<MemoryRunChange['action'], string> = {
+  merged: 'Merged',
+  expired: 'Dropped (expired)',
+  superseded: 'Superseded',
+  proposed: 'Proposed',
+};
+
 /** `/memory`: the notes Metatron keeps, where each came from, search over notes and chats, edit, approve and forget. */
 @Component({
   selector: 'mt-memory-page',
@@ -115,6 +123,7 @@ export class MemoryPage {
   protected readonly draft = signal('');
   protected readonly busy = signal<string | null>(null);
   protected readonly actionError = signal<string | null>(null);
+  protected readonly consolidating = signal(false);
 
   protected readonly proposals = computed(() =>
     (this.notes() ?? []).filter((n) => n.status === 'proposed'),
@@ -195,11 +204,46 @@ export class MemoryPage {
   }
 
   protected approve(note: MemoryNoteView): void {
-    this.run(
-      note.id,
-      this.api.updateMemory(note.id, { approve: true }),
-      'Approved',
-    );
+    this.run(note.id, this.api.approveMemory(note.id), 'Approved');
+  }
+
+  protected discard(note: MemoryNoteView): void {
+    this.run(note.id, this.api.discardMemory(note.id), 'Discarded');
+  }
+
+  /** Runs the consolidation now; the page shows the run when it ends. */
+  protected consolidate(): void {
+    this.consolidating.set(true);
+    this.actionError.set(null);
+    this.api.consolidateMemories().subscribe({
+      next: (run) => {
+        this.consolidating.set(false);
+        this.lastRun.set(run);
+        this.snackBar.open(
+          `Consolidation done: ${run.changes.length} change(s)`,
+          undefined,
+          { duration: 2500 },
+        );
+        this.reload();
+      },
+      error: (error: unknown) => {
+        this.consolidating.set(false);
+        this.actionError.set(
+          inlineErrorMessage(error, 'The consolidation did not run.'),
+        );
+      },
+    });
+  }
+
+  protected actionLabel(change: MemoryRunChange): string {
+    return ACTION_LABELS[change.action];
+  }
+
+  protected modelLine(run: MemoryRunView): string {
+    if (run.modelOutcome === 'done') return 'The model was asked.';
+    if (run.modelOutcome === 'failed')
+      return `The model's part failed, nothing of it was applied: ${run.error ?? 'no reason given'}`;
+    return run.modelReason ?? 'The model was not asked.';
   }
 
   protected forget(note: MemoryNoteView): void {
