@@ -20,6 +20,7 @@ import {
   UsageRollupRecord,
   usageRollupId,
 } from './schemas/usage-rollup.schema';
+import { UsageRollups } from './usage-rollups';
 
 export interface UsageEntry {
   source: TurnSource;
@@ -65,6 +66,7 @@ export class UsageRecorder {
     private readonly model: Model<UsageRollupRecord>,
     private readonly settings: SettingsService,
     private readonly clock: Clock,
+    private readonly rollups: UsageRollups,
   ) {}
 
   /**
@@ -146,16 +148,17 @@ export class UsageRecorder {
           : 0;
       const source = SOURCE_OF[entry.source];
       const _id = usageRollupId(day, source, entry.model);
+      const increment = {
+        inputTokens: input,
+        outputTokens: output,
+        turns: charged ? 0 : 1,
+        costUsd,
+      };
       const write = () =>
         this.model.updateOne(
           { _id },
           {
-            $inc: {
-              inputTokens: input,
-              outputTokens: output,
-              turns: charged ? 0 : 1,
-              costUsd,
-            },
+            $inc: increment,
             $setOnInsert: {
               day,
               source,
@@ -171,7 +174,13 @@ export class UsageRecorder {
           if (error?.code === 11000) return write();
           throw error;
         });
-      await this.inTurn(_id, writeOnce);
+      await this.inTurn(_id, () =>
+        this.rollups.write(
+          { _id, day, source, model: entry.model, provider: entry.provider },
+          increment,
+          writeOnce,
+        ),
+      );
     } catch (error) {
       this.logger.warn(
         `Token usage not recorded: ${error instanceof Error ? error.message : String(error)}`,
