@@ -1,21 +1,26 @@
 // Chat list search (issue 14): GET /api/chats?q= on the real app (in this process) and its embedded FerretDB,
 // with 1,000 chats and 20,000 messages (~300 characters each) inserted straight into the database. FerretDB
-// filters anything but `_id` outside SQLite, so the first search reads every message into the in-memory
-// index (ChatSearchIndex): this prints that first search, then the median and p95 latency of a search that
-// hits a few chats, one that hits many, one that hits none, and of the plain list.
+// filters anything but `_id` outside SQLite, so the app reads every message into the in-memory index
+// (ChatSearchIndex) after it listens; rows inserted behind its back are read as a restored backup's are.
+// This prints that read, then the median and p95 latency (and the API's CPU per request) of every search
+// shape: one word, a prefix, several words, nothing matching, a very common word, with the archive filter,
+// and of the plain list. Goal (issue 30): every search p95 ≤ 100 ms; the list ≤ 500 ms.
 // Sizes: BENCH_CHATS (default 1000), BENCH_MESSAGES (default 20000); rounds per row: BENCH_ROUNDS (default 15).
 // Alone: TS_NODE_PROJECT=apps/api/tsconfig.app.json TS_NODE_TRANSPILE_ONLY=true
 //   node -r ts-node/register -r ./tools/bench/register-paths.cjs tools/bench/chat-search.bench.ts
 import { getConnectionToken } from '@nestjs/mongoose';
 import { Types, type Connection } from 'mongoose';
+import { ChatSearchIndex } from '../../apps/api/src/chats/chat-search-index';
+import { AppEventBus } from '../../apps/api/src/events/app-event-bus';
 import { startFakeLlmServer } from '../fake-llm/fake-llm-server';
 import { startBenchApp } from './in-process-app';
 
 const CHATS = Number(process.env['BENCH_CHATS'] ?? 1000);
 const MESSAGES = Number(process.env['BENCH_MESSAGES'] ?? 20_000);
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 15);
-/** What the owner waits for at most when typing into the search box. */
-const TARGET_MS = 500;
+/** What the owner waits for at most when typing into the search box (issue 30), and for the list. */
+const SEARCH_TARGET_MS = 100;
+const LIST_TARGET_MS = 500;
 
 const WORDS =
   'plan week trip budget recipe garden meeting invoice report travel weather music book review code deploy server backup family call list'.split(
@@ -49,8 +54,8 @@ async function main(): Promise<void> {
       title: `Chat ${i} about ${text(i, 20)}`,
       autoTitle: false,
       kind: 'chat',
-      pinned: false,
-      archived: false,
+      pinned: i % 50 === 0,
+      archived: i % 10 === 9,
       model: null,
       createdAt: new Date(start + i * 1000),
       updatedAt: new Date(start + i * 1000),
@@ -82,36 +87,56 @@ async function main(): Promise<void> {
       await db.collection('messages').insertMany(batch);
     }
 
-    const rows: Array<{ name: string; path: string }> = [
-      { name: 'chat list (no search)', path: '/api/chats' },
-      { name: 'search, 5 chats match', path: '/api/chats?q=Zanzibar' },
-      { name: 'search, many chats match', path: '/api/chats?q=dentist' },
-      { name: 'search, nothing matches', path: '/api/chats?q=no-such-word' },
-    ];
+    const rows: Array<{ name: string; path: string; target: number }> = [
+      {
+        name: 'chat list (no search)',
+        path: '/api/chats',
+        target: LIST_TARGET_MS,
+      },
+      { name: 'one word, 5 chats match', path: '/api/chats?q=Zanzibar' },
+      { name: 'a prefix', path: '/api/chats?q=zanz' },
+      {
+        name: 'several words',
+        path: '/api/chats?q=garden%20meeting%20invoice',
+      },
+      { name: 'nothing matches', path: '/api/chats?q=no-such-word' },
+      { name: 'a common word', path: '/api/chats?q=dentist' },
+      { name: 'a word in every message', path: '/api/chats?q=plan' },
+      {
+        name: 'common word, archived',
+        path: '/api/chats?q=dentist&archived=true',
+      },
+    ].map((row) => ({ target: SEARCH_TARGET_MS, ...row }));
     console.log(
-      `Chat search: ${CHATS} chats, ${MESSAGES} messages, ${ROUNDS} rounds (target ${TARGET_MS} ms p95)`,
+      `Chat search: ${CHATS} chats, ${MESSAGES} messages, ${ROUNDS} rounds (target: search ${SEARCH_TARGET_MS} ms p95, list ${LIST_TARGET_MS} ms p95)`,
     );
+    // The messages came in behind the app's back: read them as after a restore (as at start, after listening).
     const t0 = performance.now();
-    await api.call('GET', '/api/chats?q=first-search');
+    await api.app
+      .get(AppEventBus)
+      .emitAndWait('backup.restored', { at: new Date().toISOString() });
+    await api.app.get(ChatSearchIndex).chatsMentioning('first-search');
     console.log(
-      `  first search (reads every message into the index): ${(performance.now() - t0).toFixed(0)} ms`,
+      `  reading every message into the index (in the background after listening): ${(performance.now() - t0).toFixed(0)} ms`,
     );
     let failed = false;
     for (const row of rows) {
       const times: number[] = [];
       let count = 0;
+      const cpu = process.cpuUsage();
       for (let r = 0; r < ROUNDS; r++) {
         const t0 = performance.now();
         const list = await api.call<unknown[]>('GET', row.path);
         times.push(performance.now() - t0);
         count = list.length;
       }
+      const spent = process.cpuUsage(cpu);
       const p50 = percentile(times, 0.5);
       const p95 = percentile(times, 0.95);
-      const ok = p95 <= TARGET_MS;
+      const ok = p95 <= row.target;
       failed ||= !ok;
       console.log(
-        `  ${row.name.padEnd(28)} ${String(count).padStart(4)} chats  p50 ${p50.toFixed(0).padStart(5)} ms  p95 ${p95.toFixed(0).padStart(5)} ms  ${ok ? 'ok' : 'OVER TARGET'}`,
+        `  ${row.name.padEnd(28)} ${String(count).padStart(4)} chats  p50 ${p50.toFixed(0).padStart(5)} ms  p95 ${p95.toFixed(0).padStart(5)} ms  API CPU ${((spent.user + spent.system) / 1000 / ROUNDS).toFixed(1).padStart(5)} ms  ${ok ? 'ok' : `MISS (goal ${row.target} ms)`}`,
       );
     }
     // A smoke run (npm test) checks that the bench runs, not its goals.

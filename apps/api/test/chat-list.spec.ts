@@ -1,6 +1,6 @@
 import type { ChatMessage, ChatSummary } from '@metatronos/shared-types';
 import { getConnectionToken } from '@nestjs/mongoose';
-import type { Connection } from 'mongoose';
+import { Types, type Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
 import {
   chatClient,
@@ -10,6 +10,7 @@ import {
   type ChatClient,
 } from './support/llm-test-kit';
 import { searchSnippet } from '../src/chats/chats.service';
+import { AppEventBus } from '../src/events/app-event-bus';
 import { openSse } from './support/sse';
 import { createTestApp, type TestApp } from './support/test-app';
 
@@ -98,6 +99,30 @@ describe('chat list', () => {
       expect(ids(await list('?q=quokka'))).toEqual([later.id]);
       await owner.delete(`/api/chats/${later.id}`).expect(204);
       expect(await list('?q=quokka')).toEqual([]);
+    });
+
+    it('reads a restored backup’s messages again (written behind its back), snippets included', async () => {
+      const at = new Date();
+      await connection.collection('messages').insertOne({
+        _id: new Types.ObjectId(),
+        chatId: new Types.ObjectId(trip.id),
+        role: 'user',
+        content: 'Book the Tram 28 ride to the CASTELO early.',
+        status: 'complete',
+        createdAt: at,
+        updatedAt: at,
+      });
+      // The index is the process's own copy: until a restore says so, it does not look.
+      expect(await list('?q=castelo')).toEqual([]);
+      await t.app
+        .get(AppEventBus)
+        .emitAndWait('backup.restored', { at: at.toISOString() });
+      const [found] = await list('?q=castelo');
+      expect(found).toMatchObject({
+        id: trip.id,
+        snippet: 'Book the Tram 28 ride to the CASTELO early.',
+      });
+      expect(ids(await list('?q=pastéis'))).toEqual([recipes.id]);
     });
 
     it('cuts a long message around the match at spaces, marking the cuts', () => {

@@ -8,7 +8,9 @@ import {
 import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
 import type { AiToolContext } from '../src/ai-tools/ai-tool';
 import { EMAIL_CONTENT_NOTE } from '../src/accounts/email/email-actions.tool';
+import { ImapPool } from '../src/accounts/email/imap-pool';
 import { MAX_SOURCE_BYTES } from '../src/accounts/email/mailbox';
+import { AppEventBus } from '../src/events/app-event-bus';
 import type { TurnSource } from '../src/llm/turn-source';
 import { SettingsService } from '../src/settings/settings.service';
 import { storeEmailAccount } from './support/accounts-kit';
@@ -684,6 +686,65 @@ describe('email_actions against GreenMail', () => {
     const everything = JSON.stringify(fake.openai.requests);
     for (const password of [ANN_PASSWORD, BOB_PASSWORD, CAT_PASSWORD])
       expect(everything).not.toContain(password);
+  });
+
+  describe('connections (ImapPool)', () => {
+    const pool = () => t.app.get(ImapPool);
+    const search = { action: 'search', folder: 'INBOX' };
+
+    it('keeps the account logged in between calls, two connections at most, each call on its own', async () => {
+      const alone = await call(search);
+      const archive = await call({ action: 'search', folder: 'Archive' });
+      expect(alone['messages']).toBeDefined();
+      expect(archive['messages']).toBeDefined();
+      expect(pool().openConnections(annId)).toBeGreaterThanOrEqual(1);
+      const uid = await uidOf('Lunch plans');
+      // Searches and reads of two folders at once: each answers what it would alone.
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          i % 4 === 3
+            ? call({ action: 'search', folder: 'Archive' })
+            : i % 2
+              ? call({ action: 'read', folder: 'INBOX', uid })
+              : call(search),
+        ),
+      );
+      expect(pool().openConnections(annId)).toBeLessThanOrEqual(2);
+      results.forEach((result, i) => {
+        if (i % 4 === 3) expect(result).toEqual(archive);
+        else if (i % 2)
+          expect(result).toMatchObject({ subject: 'Lunch plans' });
+        else expect(result).toEqual(alone);
+      });
+    });
+
+    it('replaces a connection whose socket died', async () => {
+      await call(search);
+      const lent = pool() as unknown as {
+        pools: Map<
+          string,
+          { idle: Array<{ client: { socket?: { destroy(): void } } }> }
+        >;
+      };
+      for (const { client } of lent.pools.get(annId)?.idle ?? [])
+        client.socket?.destroy();
+      const after = await call(search);
+      expect(after).not.toHaveProperty('error');
+      expect(subjects(after)).toContain('Lunch plans');
+      expect(pool().openConnections(annId)).toBeLessThanOrEqual(2);
+    });
+
+    it('closes the account’s connections when it is edited or deleted', async () => {
+      await call(search);
+      expect(pool().openConnections(annId)).toBeGreaterThan(0);
+      await t.app.get(AppEventBus).emitAndWait('accounts.changed', {
+        id: annId,
+        change: 'updated',
+        at: new Date().toISOString(),
+      });
+      expect(pool().openConnections(annId)).toBe(0);
+      expect(subjects(await call(search))).toContain('Lunch plans');
+    });
   });
 
   describe('with a second account', () => {

@@ -98,7 +98,9 @@ export class AppModule {
       imports: [
         ClockModule.forRoot(clock ?? new SystemClock()),
         AppConfigModule.forRoot(config),
-        EventEmitterModule.forRoot({ wildcard: false }),
+        // Many services drop what they hold on `backup.restored`: past 10 listeners EventEmitter2 warns, and its
+        // warning throws on this Node version.
+        EventEmitterModule.forRoot({ wildcard: false, maxListeners: 50 }),
         ScheduleModule.forRoot(),
         DatabaseModule.forRoot(database),
         EventsModule,

@@ -1,40 +1,77 @@
-import { Injectable } from '@nestjs/common';
+import {
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
 import type { AppEventMap } from '@metatronos/shared-types';
 import { Clock } from '../clock/clock';
+import { afterListening } from '../http/after-listening';
 import { MessageRecord, ON_PATH } from './schemas/message.schema';
 
 /** Message text kept for search at most (characters); beyond it every search asks the database. */
 const MAX_INDEX_CHARS = 16_000_000;
-/** The whole index is read again after this long, in case a write went by without an event. */
+/** The whole index is read again (in the background) after this long, in case a write went by without an event. */
 const FULL_REBUILD_MS = 10 * 60_000;
+/** How long after a change its chat is read again (changes in between are read together). */
+const REFRESH_DELAY_MS = 500;
+
+/** One chat's messages as the index keeps them. */
+interface IndexedChat {
+  /** Every message, lower-cased, joined by new lines: what a search looks through. */
+  text: string;
+  /** The messages as written, oldest first: where a snippet is cut from. */
+  messages: string[];
+}
 
 /**
- * The text of every chat's messages, lower-cased, in memory, so that a search
- * (`GET /api/chats?q=`) does not read every message: FerretDB filters anything
- * but `_id` outside SQLite, so a `$regex` over `messages` decodes them all
- * (seconds at 20,000 messages on the small machine). Read once on the first
- * search; then a chat whose messages changed (`chats.changed`: a reply started
- * or ended, a delivery, a deletion) is read again, by its indexed `chatId`, on
- * the next search. Past MAX_INDEX_CHARS it keeps nothing and the database is asked.
+ * The text of every chat's messages, in memory, so that a search (`GET /api/chats?q=`) does not read
+ * every message: FerretDB filters anything but `_id` outside SQLite, so a `$regex` over `messages`
+ * decodes them all (seconds at 20,000 messages on the small machine). Read once after the server
+ * listens (a search before then waits for it); then a chat whose messages changed (`chats.changed`: a
+ * reply started or ended, a delivery, a deletion) is read again, by its indexed `chatId`, at once in
+ * the background (a search waits for what is under way). Past MAX_INDEX_CHARS it keeps nothing and the
+ * database is asked.
  */
 @Injectable()
-export class ChatSearchIndex {
-  private texts: Map<string, string> | null = null;
+export class ChatSearchIndex
+  implements OnApplicationBootstrap, OnModuleDestroy
+{
+  private texts: Map<string, IndexedChat> | null = null;
   private size = 0;
   private builtAt = 0;
   /** Set when the messages did not fit: no index until then. */
   private tooLargeUntil = 0;
   private readonly stale = new Set<string>();
-  private building: Promise<Map<string, string> | null> | null = null;
+  /** Chats read again while a full read was under way: read again once it is in. */
+  private readonly changedDuringBuild = new Set<string>();
+  private building: Promise<Map<string, IndexedChat> | null> | null = null;
+  private refreshing: Promise<void> | null = null;
+  private refreshTimer: NodeJS.Timeout | null = null;
+  /** Bumped by a restore: a read begun before it keeps nothing. */
+  private generation = 0;
+  private readonly logger = new Logger(ChatSearchIndex.name);
 
   constructor(
     @InjectModel(MessageRecord.name)
     private readonly messages: Model<MessageRecord>,
     private readonly clock: Clock,
+    private readonly adapterHost: HttpAdapterHost,
   ) {}
+
+  onApplicationBootstrap(): void {
+    afterListening(this.adapterHost, () => {
+      this.current().catch((error: Error) =>
+        this.logger.warn(
+          `Could not read the messages for search (read on the next search): ${error.message}`,
+        ),
+      );
+    });
+  }
 
   @OnEvent('chats.changed')
   onChatChanged(event: AppEventMap['chats.changed']): void {
@@ -46,6 +83,41 @@ export class ChatSearchIndex {
       return;
     }
     this.stale.add(event.chatId);
+    // Read soon, once for a burst of changes, so a search rarely has one to wait for.
+    if (this.texts && !this.refreshTimer) {
+      this.refreshTimer = setTimeout(() => {
+        this.refreshTimer = null;
+        if (!this.refreshing && this.stale.size)
+          this.refreshing = this.refreshStale()
+            .catch((error: Error) =>
+              this.logger.warn(
+                `Could not read a chat for search: ${error.message}`,
+              ),
+            )
+            .finally(() => (this.refreshing = null));
+      }, REFRESH_DELAY_MS);
+      this.refreshTimer.unref();
+    }
+  }
+
+  onModuleDestroy(): void {
+    if (this.refreshTimer) clearTimeout(this.refreshTimer);
+    this.refreshTimer = null;
+  }
+
+  /** A restored backup replaced every message: read them again. */
+  @OnEvent('backup.restored')
+  forgetAfterRestore(): void {
+    this.generation++;
+    this.texts = null;
+    this.size = 0;
+    this.tooLargeUntil = 0;
+    this.stale.clear();
+    this.current().catch((error: Error) =>
+      this.logger.warn(
+        `Could not read the restored messages for search (read on the next search): ${error.message}`,
+      ),
+    );
   }
 
   /** Ids of the chats with a message holding `needle` (any letter case), or null when there is no index. */
@@ -54,51 +126,91 @@ export class ChatSearchIndex {
     if (!texts) return null;
     const lower = needle.toLocaleLowerCase();
     const found = new Set<string>();
-    for (const [chatId, text] of texts)
-      if (text.includes(lower)) found.add(chatId);
+    for (const [chatId, chat] of texts)
+      if (chat.text.includes(lower)) found.add(chatId);
     return found;
   }
 
-  private async current(): Promise<Map<string, string> | null> {
+  /**
+   * The chat's messages as written, oldest first, as of the last `chatsMentioning()`; null when there
+   * is no index (the caller reads them from the database).
+   */
+  messagesOf(chatId: string): readonly string[] | null {
+    return this.texts ? (this.texts.get(chatId)?.messages ?? []) : null;
+  }
+
+  private async current(): Promise<Map<string, IndexedChat> | null> {
     const now = this.clock.now().getTime();
     if (now < this.tooLargeUntil) return null;
-    if (!this.texts || now - this.builtAt > FULL_REBUILD_MS) {
+    if (!this.texts) {
       this.building ??= this.build(now).finally(() => (this.building = null));
       return this.building;
     }
-    const texts = this.texts;
-    for (const chatId of [...this.stale]) {
-      this.stale.delete(chatId);
-      await this.refresh(texts, chatId);
-    }
-    return this.size > MAX_INDEX_CHARS ? this.giveUp(now) : texts;
+    // An old index answers while it is read again in the background.
+    if (now - this.builtAt > FULL_REBUILD_MS && !this.building)
+      this.building = this.build(now)
+        .catch((error: Error) => {
+          this.logger.warn(
+            `Could not read the messages for search again: ${error.message}`,
+          );
+          return null;
+        })
+        .finally(() => (this.building = null));
+    while (this.refreshing) await this.refreshing;
+    if (this.stale.size)
+      await (this.refreshing = this.refreshStale().finally(
+        () => (this.refreshing = null),
+      ));
+    if (!this.texts) return null;
+    return this.size > MAX_INDEX_CHARS ? this.giveUp(now) : this.texts;
   }
 
-  private async build(now: number): Promise<Map<string, string> | null> {
+  /** Reads the chats marked stale again, one after another, until none is left. */
+  private async refreshStale(): Promise<void> {
+    for (const chatId of this.stale) {
+      this.stale.delete(chatId);
+      const texts = this.texts;
+      if (!texts) return;
+      if (this.building) this.changedDuringBuild.add(chatId);
+      await this.refresh(texts, chatId);
+    }
+  }
+
+  private async build(now: number): Promise<Map<string, IndexedChat> | null> {
+    const generation = this.generation;
     // Changes during the read mark their chats again.
     this.stale.clear();
-    const parts = new Map<string, string[]>();
+    this.changedDuringBuild.clear();
+    const parts = new Map<string, Array<{ id: string; content: string }>>();
     let size = 0;
     const cursor = this.messages
       .find({}, { chatId: 1, content: 1, hiddenWith: 1 })
-      .lean<Pick<MessageRecord, 'chatId' | 'content' | 'hiddenWith'>>()
+      .lean<Pick<MessageRecord, '_id' | 'chatId' | 'content' | 'hiddenWith'>>()
       .cursor();
     for await (const message of cursor) {
       // Another version of a message is not what the chat says now.
       if (message.hiddenWith) continue;
-      const text = (message.content ?? '').toLocaleLowerCase();
-      size += text.length + 1;
+      const content = message.content ?? '';
+      size += content.length + 1;
       if (size > MAX_INDEX_CHARS) {
         await cursor.close();
         return this.giveUp(now);
       }
       const chatId = message.chatId.toHexString();
+      const entry = { id: message._id.toHexString(), content };
       const list = parts.get(chatId);
-      if (list) list.push(text);
-      else parts.set(chatId, [text]);
+      if (list) list.push(entry);
+      else parts.set(chatId, [entry]);
     }
-    const texts = new Map<string, string>();
-    for (const [chatId, list] of parts) texts.set(chatId, list.join('\n'));
+    const texts = new Map<string, IndexedChat>();
+    for (const [chatId, list] of parts) {
+      // Oldest first, as a snippet is taken from the first message holding the words.
+      list.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      texts.set(chatId, indexed(list.map((m) => m.content)));
+    }
+    if (generation !== this.generation) return texts;
+    for (const chatId of this.changedDuringBuild) this.stale.add(chatId);
+    this.changedDuringBuild.clear();
     this.texts = texts;
     this.size = size;
     this.builtAt = now;
@@ -107,28 +219,28 @@ export class ChatSearchIndex {
 
   /** Reads one chat's messages again (the `chatId` index answers this). */
   private async refresh(
-    texts: Map<string, string>,
+    texts: Map<string, IndexedChat>,
     chatId: string,
   ): Promise<void> {
     if (!Types.ObjectId.isValid(chatId)) return;
     const messages = await this.messages
       .find({ chatId: new Types.ObjectId(chatId), ...ON_PATH }, { content: 1 })
+      .sort({ _id: 1 })
       .lean<Pick<MessageRecord, 'content'>[]>()
       .exec();
+    if (this.texts !== texts) return;
     this.drop(chatId);
     if (!messages.length) return;
-    const text = messages
-      .map((m) => (m.content ?? '').toLocaleLowerCase())
-      .join('\n');
-    texts.set(chatId, text);
-    this.size += text.length + 1;
+    const chat = indexed(messages.map((m) => m.content ?? ''));
+    texts.set(chatId, chat);
+    this.size += chat.text.length + 1;
   }
 
   private drop(chatId: string): void {
     const old = this.texts?.get(chatId);
     if (old === undefined) return;
     this.texts?.delete(chatId);
-    this.size -= old.length + 1;
+    this.size -= old.text.length + 1;
   }
 
   private giveUp(now: number): null {
@@ -137,4 +249,11 @@ export class ChatSearchIndex {
     this.tooLargeUntil = now + FULL_REBUILD_MS;
     return null;
   }
+}
+
+function indexed(messages: string[]): IndexedChat {
+  return {
+    text: messages.map((m) => m.toLocaleLowerCase()).join('\n'),
+    messages,
+  };
 }

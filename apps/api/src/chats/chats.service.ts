@@ -93,26 +93,26 @@ export class ChatsService {
    */
   async list(query: ChatListQuery = {}): Promise<ChatSummary[]> {
     const archived = query.archived === true;
-    // FerretDB filters anything but `_id` outside SQLite: the chats are few, so the view is chosen here.
-    const all = await this.chats.find().lean<ChatRecord[]>().exec();
-    // A chat stored with the wrong shape is left out (and reported), never a list that fails for good.
-    let chats = all.filter(
-      (chat) => this.wellFormed(chat) && (chat.archived === true) === archived,
-    );
     const needle = query.q?.trim();
-    let matching = new Set<string>();
-    if (needle) {
-      matching = await this.chatsMentioning(needle);
-      const lower = needle.toLocaleLowerCase();
-      chats = chats
-        .filter(
-          (chat) =>
-            chat.title.toLocaleLowerCase().includes(lower) ||
-            matching.has(chat._id.toHexString()),
-        )
-        .sort(listOrder)
-        .slice(0, CHAT_SEARCH_MAX_RESULTS);
-    } else chats.sort(listOrder);
+    // FerretDB filters anything but `_id` outside SQLite: the chats are few, so the view is chosen here.
+    const [all, matching] = await Promise.all([
+      this.chats.find().lean<ChatRecord[]>().exec(),
+      needle ? this.chatsMentioning(needle) : new Set<string>(),
+    ]);
+    const lower = needle?.toLocaleLowerCase();
+    // A chat stored with the wrong shape is left out (and reported), never a list that fails for good;
+    // a search checks the shape of the chats it found only.
+    let chats = all.filter(
+      (chat) =>
+        (lower === undefined ||
+          matching.has(String(chat._id)) ||
+          (typeof chat.title === 'string' &&
+            chat.title.toLocaleLowerCase().includes(lower))) &&
+        this.wellFormed(chat) &&
+        (chat.archived === true) === archived,
+    );
+    if (needle) chats = chats.sort(listOrder).slice(0, CHAT_SEARCH_MAX_RESULTS);
+    else chats.sort(listOrder);
     const summaries = chats.map((chat) =>
       toChatSummary(chat, this.running.isRunning(chat._id.toHexString())),
     );
@@ -125,18 +125,28 @@ export class ChatsService {
     return summaries;
   }
 
-  /** The first message of the chat holding `needle`, cut around it; one read by the indexed `chatId`. */
+  /**
+   * The first message of the chat holding `needle`, cut around it: from the search index, else one read by
+   * the indexed `chatId`.
+   */
   private async snippetIn(
     chatId: string,
     needle: string,
   ): Promise<string | null> {
-    const messages = await this.messages
-      .find({ chatId: new Types.ObjectId(chatId), ...ON_PATH }, { content: 1 })
-      .sort({ _id: 1 })
-      .lean<Pick<MessageRecord, 'content'>[]>()
-      .exec();
-    for (const message of messages) {
-      const snippet = searchSnippet(message.content ?? '', needle);
+    const contents =
+      this.searchIndex.messagesOf(chatId) ??
+      (
+        await this.messages
+          .find(
+            { chatId: new Types.ObjectId(chatId), ...ON_PATH },
+            { content: 1 },
+          )
+          .sort({ _id: 1 })
+          .lean<Pick<MessageRecord, 'content'>[]>()
+          .exec()
+      ).map((message) => message.content ?? '');
+    for (const content of contents) {
+      const snippet = searchSnippet(content, needle);
       if (snippet) return snippet;
     }
     return null;

@@ -20,6 +20,7 @@ import {
   UsageRollupRecord,
   usageRollupId,
 } from './schemas/usage-rollup.schema';
+import { UsageRollups, type UsageRollupRow } from './usage-rollups';
 
 export interface UsageEntry {
   source: TurnSource;
@@ -61,10 +62,13 @@ interface RollupIncrement {
   costUsd: number;
 }
 
+/** What a rollup's first write stores besides its counts. */
+type RollupKey = Omit<UsageRollupRow, keyof RollupIncrement | '_id'>;
+
 /** Counts waiting for a rollup's next write, and the records that wait on it. */
 interface PendingRollup {
   inc: RollupIncrement;
-  setOnInsert: Record<string, unknown>;
+  setOnInsert: RollupKey;
   waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }>;
 }
 
@@ -72,7 +76,7 @@ interface PendingRollup {
 @Injectable()
 export class UsageRecorder {
   /** Per rollup id: the counts queued behind the write in flight (see `addToRollup`). */
-  private readonly rollups = new Map<string, { next: PendingRollup | null }>();
+  private readonly queued = new Map<string, { next: PendingRollup | null }>();
   private readonly logger = new Logger(UsageRecorder.name);
 
   constructor(
@@ -80,6 +84,7 @@ export class UsageRecorder {
     private readonly model: Model<UsageRollupRecord>,
     private readonly settings: SettingsService,
     private readonly clock: Clock,
+    private readonly rollups: UsageRollups,
   ) {}
 
   /**
@@ -129,13 +134,13 @@ export class UsageRecorder {
   private addToRollup(
     id: string,
     inc: RollupIncrement,
-    setOnInsert: Record<string, unknown>,
+    setOnInsert: RollupKey,
   ): Promise<void> {
-    let rollup = this.rollups.get(id);
+    let rollup = this.queued.get(id);
     const idle = !rollup;
     if (!rollup) {
       rollup = { next: null };
-      this.rollups.set(id, rollup);
+      this.queued.set(id, rollup);
     }
     const pending = (rollup.next ??= {
       inc: { inputTokens: 0, outputTokens: 0, turns: 0, costUsd: 0 },
@@ -167,16 +172,23 @@ export class UsageRecorder {
         );
       try {
         // Two first replies of a day racing to insert: the loser's upsert becomes an update.
-        await write().catch((error: { code?: number }) => {
-          if (error?.code === 11000) return write();
-          throw error;
-        });
+        const writeOnce = () =>
+          write().catch((error: { code?: number }) => {
+            if (error?.code === 11000) return write();
+            throw error;
+          });
+        // The in-memory copy (`GET /api/usage`) adds the counts once the database has them.
+        await this.rollups.write(
+          { _id: id, ...batch.setOnInsert },
+          batch.inc,
+          writeOnce,
+        );
         for (const waiter of batch.waiters) waiter.resolve();
       } catch (error) {
         for (const waiter of batch.waiters) waiter.reject(error);
       }
     }
-    this.rollups.delete(id);
+    this.queued.delete(id);
   }
 
   /** Never throws: a usage count that cannot be written must not fail the reply. */

@@ -7,6 +7,7 @@ import {
 } from './schemas/usage-rollup.schema';
 import { UsageController } from './usage.controller';
 import { UsageRecorder } from './usage-recorder';
+import { UsageRollups } from './usage-rollups';
 import { UsageService } from './usage.service';
 
 /** Token usage: the daily rollups (`usage`), the recorder the runner meters adapters with, `GET /api/usage`. */
@@ -18,7 +19,7 @@ import { UsageService } from './usage.service';
     ]),
   ],
   controllers: [UsageController],
-  providers: [UsageRecorder, UsageService],
+  providers: [UsageRecorder, UsageRollups, UsageService],
   exports: [UsageRecorder],
 })
 export class UsageModule {}

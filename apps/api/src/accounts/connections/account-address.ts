@@ -21,7 +21,7 @@ export interface CheckedServerHost {
 
 /**
  * DNS for the accounts' connections. The connection code is reached from
- * static and free functions (Mailbox.use, sendEmail), so the app's instance is
+ * static and free functions (openImap, sendEmail), so the app's instance is
  * registered at start; tests replace its `lookup` as url_fetch's tests do.
  */
 @Injectable()

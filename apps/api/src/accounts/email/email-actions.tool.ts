@@ -20,7 +20,8 @@ import {
   type EmailAccountRecord,
 } from '../account-records';
 import { DraftsService } from './drafts/drafts.service';
-import { Mailbox, MailboxProblem, type ReplyBasis } from './mailbox';
+import { ImapPool } from './imap-pool';
+import { MailboxProblem, type ReplyBasis } from './mailbox';
 import { MailConnectionError } from '../connections/mail-connection';
 import { sendEmail, type OutgoingEmail } from './outgoing-mail';
 import { isAttended } from '../../llm/turn-source';
@@ -233,6 +234,7 @@ export class EmailActionsTool implements AiTool<typeof EMAIL_ACTIONS_ARGS> {
   constructor(
     private readonly credentials: AccountCredentials,
     private readonly drafts: DraftsService,
+    private readonly imap: ImapPool,
   ) {}
 
   async isAvailable(): Promise<boolean> {
@@ -274,7 +276,7 @@ export class EmailActionsTool implements AiTool<typeof EMAIL_ACTIONS_ARGS> {
     ];
     switch (args.action) {
       case 'search': {
-        const found = await Mailbox.use(account, context.signal, (m) =>
+        const found = await this.imap.use(account, context.signal, (m) =>
           m.search(folder, {
             text: args.query?.trim() || undefined,
             from: args.from?.trim() || undefined,
@@ -296,7 +298,7 @@ export class EmailActionsTool implements AiTool<typeof EMAIL_ACTIONS_ARGS> {
         };
       }
       case 'read': {
-        const message = await Mailbox.use(account, context.signal, (m) =>
+        const message = await this.imap.use(account, context.signal, (m) =>
           m.read(folder, args.uid as number),
         );
         return {
@@ -318,7 +320,7 @@ export class EmailActionsTool implements AiTool<typeof EMAIL_ACTIONS_ARGS> {
         return this.deliver('send', email, account, context);
       }
       case 'reply': {
-        const basis = await Mailbox.use(account, context.signal, (m) =>
+        const basis = await this.imap.use(account, context.signal, (m) =>
           m.replyBasis(folder, args.uid as number),
         );
         const email = composeReply(
@@ -335,7 +337,7 @@ export class EmailActionsTool implements AiTool<typeof EMAIL_ACTIONS_ARGS> {
       }
       case 'move': {
         const target = (args.target_folder ?? '').trim();
-        const newUids = await Mailbox.use(account, context.signal, (m) =>
+        const newUids = await this.imap.use(account, context.signal, (m) =>
           m.move(folder, uids, target),
         );
         return {
@@ -346,7 +348,7 @@ export class EmailActionsTool implements AiTool<typeof EMAIL_ACTIONS_ARGS> {
         };
       }
       case 'mark': {
-        const messages = await Mailbox.use(account, context.signal, (m) =>
+        const messages = await this.imap.use(account, context.signal, (m) =>
           m.mark(folder, uids, { seen: args.seen, flagged: args.flagged }),
         );
         return { marked: uids, folder, messages };

@@ -9,6 +9,7 @@ import {
 } from './drafts/email-draft.schema';
 import { EmailActionsTool } from './email-actions.tool';
 import { EmailMode } from './email-mode';
+import { ImapPool } from './imap-pool';
 
 /**
  * Email on the owner's own servers: the `email` mode with `email_actions`
@@ -23,7 +24,7 @@ import { EmailMode } from './email-mode';
     ]),
   ],
   controllers: [DraftsController],
-  providers: [EmailMode, EmailActionsTool, DraftsService],
+  providers: [EmailMode, EmailActionsTool, DraftsService, ImapPool],
   exports: [DraftsService],
 })
 export class EmailModule {}

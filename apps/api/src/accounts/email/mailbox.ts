@@ -8,11 +8,7 @@ import { convert } from 'html-to-text';
 // Loaded at the first message read (with libmime's charset tables, about 0.1 s of start-up).
 import type { AddressObject, ParsedMail } from 'mailparser';
 import { withoutPasswords, type EmailAccountRecord } from '../account-records';
-import {
-  MailConnectionError,
-  describeMailError,
-  openImap,
-} from '../connections/mail-connection';
+import { describeMailError } from '../connections/mail-connection';
 
 /** The most characters of a message body a tool result carries. */
 export const MAX_BODY_CHARS = 20_000;
@@ -82,7 +78,10 @@ interface ImapCommandErrorLike {
  * A failure after login: the server's own words for a refused command; a
  * dropped or silent connection as the connection helpers describe it.
  */
-function commandError(account: EmailAccountRecord, error: unknown): string {
+export function commandError(
+  account: EmailAccountRecord,
+  error: unknown,
+): string {
   const e = (error ?? {}) as ImapCommandErrorLike;
   const where = `${account.imap.host}:${account.imap.port}`;
   if (e.responseText)
@@ -169,36 +168,11 @@ function referencesOf(parsed: ParsedMail): string[] {
 }
 
 /**
- * One IMAP session on an account: opened, used for one tool call, always logged
- * out. Stopping the turn closes the socket, which fails the pending command.
+ * One logged-in IMAP connection of an account, lent to one tool call at a time by the ImapPool
+ * (which turns failures into the owner's words and closes the connection when the turn is stopped).
  */
 export class Mailbox {
-  private constructor(private readonly client: ImapFlow) {}
-
-  static async use<T>(
-    account: EmailAccountRecord,
-    signal: AbortSignal,
-    work: (mailbox: Mailbox) => Promise<T>,
-  ): Promise<T> {
-    if (signal.aborted) throw new MailboxProblem('The request was stopped.');
-    const client = await openImap(account.imap);
-    const abort = () => client.close();
-    signal.addEventListener('abort', abort, { once: true });
-    try {
-      return await work(new Mailbox(client));
-    } catch (error) {
-      if (signal.aborted) throw new MailboxProblem('The request was stopped.');
-      if (
-        error instanceof MailboxProblem ||
-        error instanceof MailConnectionError
-      )
-        throw error;
-      throw new MailConnectionError(commandError(account, error));
-    } finally {
-      signal.removeEventListener('abort', abort);
-      await client.logout().catch(() => client.close());
-    }
-  }
+  constructor(private readonly client: ImapFlow) {}
 
   /** The mailbox's folder paths. */
   async folders(): Promise<string[]> {
