@@ -3,7 +3,10 @@ import { DiscoveryModule } from '@nestjs/core';
 import { MongooseModule } from '@nestjs/mongoose';
 import { ChatRecord, ChatSchema } from '../chats/schemas/chat.schema';
 import { MessageRecord, MessageSchema } from '../chats/schemas/message.schema';
+import { BudgetModule } from '../budget/budget.module';
 import { SecretsModule } from '../secrets/secrets.module';
+import { UsageModule } from '../usage/usage.module';
+import { MemoryEmbeddings } from './embeddings/memory-embeddings';
 import { SettingsModule } from '../settings/settings.module';
 import { MemoriesController } from './memories.controller';
 import { MemoryConsolidation } from './memory-consolidation';
@@ -25,6 +28,8 @@ import { VisibleChats } from './visible-chats';
     DiscoveryModule,
     SettingsModule,
     SecretsModule,
+    BudgetModule,
+    UsageModule,
     MongooseModule.forFeature([
       { name: MemoryNoteRecord.name, schema: MemoryNoteSchema },
       { name: MemoryRunRecord.name, schema: MemoryRunSchema },
@@ -35,6 +40,7 @@ import { VisibleChats } from './visible-chats';
   controllers: [MemoriesController],
   providers: [
     MemoryIndex,
+    MemoryEmbeddings,
     VisibleChats,
     MemoryService,
     RememberTool,
@@ -43,6 +49,6 @@ import { VisibleChats } from './visible-chats';
     MemoryRecallPromptSection,
     MemoryConsolidation,
   ],
-  exports: [MemoryService, MemoryConsolidation],
+  exports: [MemoryService, MemoryConsolidation, MemoryEmbeddings],
 })
 export class MemoryModule {}
