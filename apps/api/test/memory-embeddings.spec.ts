@@ -145,7 +145,7 @@ describe('memory embeddings (background vectors, hybrid search, forget)', () => 
     process.env['GOOGLE_GEMINI_BASE_URL'] = fake.geminiBaseUrl;
     t = await createTestApp({
       now: new Date('2026-11-01T09:00:00Z'),
-      env: { MEMORY_EMBEDDING_TIMEOUT_MS: '500' },
+      env: { MEMORY_EMBEDDINGS: 'auto', MEMORY_EMBEDDING_TIMEOUT_MS: '500' },
     });
     owner = await t.owner();
     db = t.app.get<Connection>(getConnectionToken());
