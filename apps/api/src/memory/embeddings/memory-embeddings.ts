@@ -65,6 +65,7 @@ const RETRY_MAX_MS = 30 * 60_000;
 /** After the budget refused, embedding waits this long (or for a settings change). */
 const BUDGET_PAUSE_MS = 15 * 60_000;
 const QUERY_CACHE_TTL_MS = 10 * 60_000;
+const FULL_SCAN_EVERY_MS = 60 * 60_000;
 const QUERY_CACHE_MAX = 200;
 
 export interface EmbeddingStatus {
@@ -94,8 +95,15 @@ export class MemoryEmbeddings
   private model: EmbeddingModel | null = null;
   private table: VectorTable | null = null;
   private loading: Promise<void> | null = null;
-  /** Documents put again since their vector was made: their text is compared by hash. */
-  private readonly recheck = new Set<VectorKey>();
+  /** Documents the index put since the last pass (new, or their text compared by hash). */
+  private readonly pending = new Set<VectorKey>();
+  /**
+   * The next pass compares every indexed document with the table (at start, after a model
+   * change, a restore, a settings change, a pause, and hourly for chats that became visible);
+   * other passes take only `pending`, so a turn's messages cost no scan of 100,000 documents.
+   */
+  private fullScan = true;
+  private lastFullScan = 0;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private again = false;
@@ -219,6 +227,7 @@ export class MemoryEmbeddings
     this.pausedUntil = 0;
     this.pauseReason = null;
     this.retryMs = RETRY_MS;
+    this.fullScan = true;
     this.schedule(DEBOUNCE_MS);
   }
 
@@ -236,6 +245,7 @@ export class MemoryEmbeddings
     // The restored database has its own notes and messages: its vectors are read again.
     this.table = null;
     this.model = null;
+    this.fullScan = true;
     this.schedule(DEBOUNCE_MS);
   }
 
@@ -245,12 +255,12 @@ export class MemoryEmbeddings
       this.drop(key);
       return;
     }
-    if (this.table?.has(key)) this.recheck.add(key);
+    this.pending.add(key);
     this.schedule(DEBOUNCE_MS);
   }
 
   private drop(key: VectorKey): void {
-    this.recheck.delete(key);
+    this.pending.delete(key);
     this.table?.delete(key);
     this.enqueueWrite(() => this.collection().deleteOne({ _id: key }));
   }
@@ -333,6 +343,7 @@ export class MemoryEmbeddings
       }
       this.table = table;
       this.model = model;
+      this.fullScan = true;
       this.queries.clear();
       this.logger.log(
         `Memory embeddings: ${table.size} vectors of ${model.provider}/${model.model} loaded`,
@@ -353,21 +364,37 @@ export class MemoryEmbeddings
     await this.load(model);
     const table = this.table as VectorTable;
     const visible = await this.visible.predicate();
-    const live = new Set<VectorKey>();
+    const embeddable = (kind: 'note' | 'message', chatId: string | null) =>
+      kind === 'note' || (chatId !== null && visible(chatId));
     const todo: VectorKey[] = [];
-    for (const doc of this.index.documents()) {
-      const key = vectorKey(doc.kind, doc.id);
-      live.add(key);
-      if (doc.kind === 'message' && !(doc.chatId && visible(doc.chatId)))
-        continue;
-      if (!table.has(key) || this.recheck.has(key)) todo.push(key);
-    }
-    // Vectors of documents the index no longer holds (removed while the app was down).
-    for (const key of [...table.keyList()]) if (!live.has(key)) this.drop(key);
+    if (this.fullScan || Date.now() - this.lastFullScan > FULL_SCAN_EVERY_MS) {
+      this.fullScan = false;
+      this.lastFullScan = Date.now();
+      const live = new Set<VectorKey>();
+      for (const doc of this.index.documents()) {
+        const key = vectorKey(doc.kind, doc.id);
+        live.add(key);
+        if (!embeddable(doc.kind, doc.chatId)) continue;
+        if (!table.has(key) || this.pending.has(key)) todo.push(key);
+      }
+      // Vectors of documents the index no longer holds (removed while the app was down).
+      for (const key of [...table.keyList()])
+        if (!live.has(key)) this.drop(key);
+    } else
+      for (const key of this.pending) {
+        const { kind, id } = keyParts(key);
+        const doc = this.index.describe(kind, id);
+        if (doc && embeddable(kind, doc.chatId)) todo.push(key);
+      }
+    this.pending.clear();
     for (let i = 0; i < todo.length; i += BATCH) {
       if (this.stopped || this.table !== table) return;
       const ok = await this.embedBatch(model, table, todo.slice(i, i + BATCH));
-      if (!ok) return;
+      if (!ok) {
+        // Paused: what is left is taken up again (an edited text too, which a scan would not see).
+        for (const key of todo.slice(i)) this.pending.add(key);
+        return;
+      }
       // The event loop runs between batches: embedding a year of messages never holds a request.
       await new Promise((resolve) => setImmediate(resolve));
     }
@@ -384,7 +411,6 @@ export class MemoryEmbeddings
     const texts = await Promise.all(keys.map((key) => this.textOf(key)));
     const items: Array<{ key: VectorKey; text: string; hash: number }> = [];
     for (const [i, key] of keys.entries()) {
-      this.recheck.delete(key);
       const raw = texts[i];
       if (!raw?.trim()) continue;
       const text = scrub(raw).slice(0, EMBEDDING_TEXT_MAX);
@@ -451,6 +477,7 @@ export class MemoryEmbeddings
   private pause(reason: string, ms: number): void {
     this.pausedUntil = Date.now() + ms;
     this.pauseReason = reason;
+    this.fullScan = true;
     this.logger.warn(
       `Memory embedding paused for ${Math.round(ms / 60_000)} min: ${reason}`,
     );
