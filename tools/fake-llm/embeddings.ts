@@ -5,7 +5,7 @@
  * A text's vector is a hashed bag of concepts: words are lower-cased, crudely stemmed
  * ("allergic" and "allergy" both become `allerg`), mapped through a small synonym table
  * ("relocate", "move", "live" and "address" share one concept), and each concept is hashed
- * into two signed dimensions; the sum is normalised. Texts sharing concepts land near each
+ * into two signed dimensions, one of them among the first 64; the sum is normalised. Texts sharing concepts land near each
  * other, so a paraphrase a keyword index misses ("Which city is our home now?" for "We moved
  * to Lisbon") is found by similarity. Same text, same vector, on every run.
  */
@@ -150,10 +150,16 @@ export function fakeConcepts(text: string): string[] {
 /** A unit vector of `dimensions` for `text`. */
 export function fakeEmbedding(text: string, dimensions: number): number[] {
   const v = new Array<number>(dimensions).fill(0);
+  // Like the real models (trained so a vector's leading dimensions are a shorter embedding of
+  // their own), every concept lands once in the first 64 dimensions and once anywhere.
+  const lead = Math.min(64, dimensions);
   for (const concept of fakeConcepts(text))
-    for (const seed of [1, 2]) {
+    for (const [seed, span] of [
+      [1, lead],
+      [2, dimensions],
+    ]) {
       const h = fnv(concept, seed);
-      v[h % dimensions] += h & 0x80000000 ? -1 : 1;
+      v[h % span] += h & 0x80000000 ? -1 : 1;
     }
   let norm = Math.hypot(...v);
   if (norm === 0) {

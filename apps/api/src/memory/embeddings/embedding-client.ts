@@ -78,6 +78,8 @@ export function estimateTokens(texts: readonly string[]): number {
   return texts.reduce((sum, t) => sum + Math.ceil(t.length / 4) + 1, 0);
 }
 
+let openaiClient: { key: string; client: OpenAI } | null = null;
+
 /**
  * Embeds `texts` through the provider's own SDK (`embeddings.create`, `models.embedContent`);
  * `query` marks a search's text (Gemini embeds questions and documents differently).
@@ -91,19 +93,21 @@ export async function embedTexts(
   timeoutMs: number,
 ): Promise<EmbeddingResult> {
   if (model.provider === 'openai') {
-    const client = new OpenAI({
-      apiKey: model.apiKey,
-      baseURL: process.env['OPENAI_BASE_URL']?.trim() || undefined,
-      maxRetries: 0,
-      timeout: timeoutMs,
-    });
-    const response = await client.embeddings.create(
+    const baseURL = process.env['OPENAI_BASE_URL']?.trim() || undefined;
+    const key = `${model.apiKey}\n${baseURL ?? ''}`;
+    // One client per key and host: a search's query embedding should not build one each time.
+    if (openaiClient?.key !== key)
+      openaiClient = {
+        key,
+        client: new OpenAI({ apiKey: model.apiKey, baseURL, maxRetries: 0 }),
+      };
+    const response = await openaiClient.client.embeddings.create(
       {
         model: model.model,
         input: [...texts],
         dimensions: model.dimensions,
       },
-      { signal },
+      { signal, timeout: timeoutMs },
     );
     const vectors = [...response.data]
       .sort((a, b) => a.index - b.index)

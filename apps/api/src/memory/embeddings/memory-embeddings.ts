@@ -321,6 +321,7 @@ export class MemoryEmbeddings
     }
     this.loading ??= (async () => {
       const table = new VectorTable(model.dimensions);
+      table.reserve(await this.collection().estimatedDocumentCount());
       const cursor = this.collection()
         .find(
           { model: model.model, dims: model.dimensions },
