@@ -380,4 +380,18 @@ describe('memory embeddings (background vectors, hybrid search, forget)', () => 
       ]),
     );
   });
+
+  it('reads the stored vectors again at a start (a restore) without embedding them again', async () => {
+    const calls = fake.geminiEmbeddings.requests.length;
+    embeddings.onRestored();
+    expect(embeddings.status().vectors).toBe(0);
+    await embeddings.settle();
+    expect(embeddings.status()).toMatchObject({
+      model: 'gemini/gemini-embedding-001',
+      vectors: 5,
+    });
+    expect(fake.geminiEmbeddings.requests).toHaveLength(calls);
+    const results = await search('Where is our home these days?');
+    expect(results.slice(0, 2).map((r) => r.id)).toContain(ids['moved']);
+  });
 });

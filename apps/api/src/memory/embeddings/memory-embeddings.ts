@@ -329,15 +329,18 @@ export class MemoryEmbeddings
         )
         .batchSize(2000);
       let read = 0;
+      // One scratch vector: the documents' bytes are read in place (no copy of 100,000 buffers).
+      const floats = new Float32Array(model.dimensions);
       for await (const doc of cursor) {
         const bytes = doc.vector.buffer;
         if (bytes.byteLength !== model.dimensions * 4) continue;
-        const floats = new Float32Array(
-          bytes.buffer.slice(
-            bytes.byteOffset,
-            bytes.byteOffset + bytes.byteLength,
-          ),
+        const view = new DataView(
+          bytes.buffer,
+          bytes.byteOffset,
+          bytes.byteLength,
         );
+        for (let i = 0; i < floats.length; i++)
+          floats[i] = view.getFloat32(i * 4, true);
         table.set(doc._id, floats, doc.hash);
         if (++read % 2000 === 0)
           await new Promise((resolve) => setImmediate(resolve));
