@@ -62,6 +62,8 @@ export async function startBenchApp(
     beforeInit?: (app: INestApplication) => void;
     /** Extra providers beside the app (a tool only a bench contributes). */
     providers?: Provider[];
+    /** Environment of the app's config beside DATA_DIR (e.g. `MEMORY_EMBEDDINGS`). */
+    env?: Record<string, string>;
   } = {},
 ): Promise<BenchApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'metatron-bench-'));
@@ -73,6 +75,9 @@ export async function startBenchApp(
   const config = loadAppConfig({
     DATA_DIR: dataDir,
     WEB_DIST_DIR: join(dataDir, 'none'),
+    // The bench key would embed every message a bench writes in the background: only the memory bench measures that.
+    MEMORY_EMBEDDINGS: 'off',
+    ...options.env,
   });
   const root = AppModule.forRoot({
     config,

@@ -5,6 +5,7 @@
  * - OpenAI: `POST /v1/chat/completions` (SSE `data: {chunk}` … `data: [DONE]`, or JSON when not streaming)
  * - Gemini: `POST /v1beta/models/{model}:streamGenerateContent?alt=sse` and `:generateContent`
  * - Model lists: OpenAI `GET /v1/models` and Gemini `GET /v1beta/models` (`openaiModels`, `geminiModels`)
+ * - Embeddings: OpenAI `POST /v1/embeddings`, Gemini `:embedContent` / `:batchEmbedContents` (`embeddings.ts`)
  * - Images: OpenAI `POST /v1/images/generations` (JSON) and `POST /v1/images/edits` (multipart), and Gemini
  *   `:generateContent` asking for `responseModalities: ['IMAGE', …]`, each answered from its own queue
  *   (`openaiImages`, `geminiImages`) with a small real PNG by default
@@ -20,6 +21,13 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import {
+  answerGeminiEmbeddings,
+  answerOpenAiEmbeddings,
+  type FakeEmbeddingErrorReply,
+  type FakeEmbeddingProvider,
+  type FakeEmbeddingReply,
+} from './embeddings';
 import { answerGemini, wantsImage } from './gemini-wire';
 import { sendJson } from './http-replies';
 import { answerGeminiImage, answerOpenAiImage } from './images';
@@ -45,6 +53,13 @@ import {
 } from './scripts';
 
 export { FAKE_PNG, makePng } from './images';
+export {
+  fakeConcepts,
+  fakeEmbedding,
+  type FakeEmbeddingProvider,
+  type FakeEmbeddingReply,
+  type FakeEmbeddingReplyScript,
+} from './embeddings';
 export {
   DEFAULT_GEMINI_MODELS,
   DEFAULT_OPENAI_MODELS,
@@ -83,6 +98,10 @@ export interface FakeLlmServer {
   openaiModels: FakeModelList;
   /** Gemini `GET /v1beta/models`. */
   geminiModels: FakeModelList;
+  /** OpenAI `POST /v1/embeddings` (deterministic vectors; see `embeddings.ts`). */
+  openaiEmbeddings: FakeEmbeddingProvider;
+  /** Gemini `:embedContent` and `:batchEmbedContents`. */
+  geminiEmbeddings: FakeEmbeddingProvider;
   /** Resets every provider. */
   reset(): void;
   /** Stops the server, cutting open connections. */
@@ -105,6 +124,8 @@ const OPENAI_IMAGE_ROUTES = new Set([
 ]);
 const GEMINI_ROUTE =
   /^\/v1beta\/models\/([^/:]+):(streamGenerateContent|generateContent)$/;
+const GEMINI_EMBED_ROUTE =
+  /^\/v1beta\/models\/([^/:]+):(embedContent|batchEmbedContents)$/;
 
 export async function startFakeLlmServer(): Promise<FakeLlmServer> {
   const openai = new ScriptedProvider<FakeReply>();
@@ -114,6 +135,12 @@ export async function startFakeLlmServer(): Promise<FakeLlmServer> {
   >({});
   const geminiImages = new ScriptedProvider<
     FakeImageReply | FakeImageErrorReply
+  >({});
+  const openaiEmbeddings = new ScriptedProvider<
+    FakeEmbeddingReply | FakeEmbeddingErrorReply
+  >({});
+  const geminiEmbeddings = new ScriptedProvider<
+    FakeEmbeddingReply | FakeEmbeddingErrorReply
   >({});
   const openaiModels = modelList(DEFAULT_OPENAI_MODELS);
   const geminiModels = modelList(DEFAULT_GEMINI_MODELS);
@@ -156,6 +183,36 @@ export async function startFakeLlmServer(): Promise<FakeLlmServer> {
         stream: false,
       };
       return answerOpenAiImage(openaiImages.answer(request), res);
+    }
+
+    if (req.method === 'POST' && url.pathname === '/v1/embeddings') {
+      const request: FakeRecordedRequest = {
+        ...record,
+        apiKey: bearerKey(req),
+        model: String(typed?.model ?? ''),
+        stream: false,
+      };
+      return answerOpenAiEmbeddings(
+        request,
+        openaiEmbeddings.answer(request),
+        res,
+      );
+    }
+    const embed =
+      req.method === 'POST' ? GEMINI_EMBED_ROUTE.exec(url.pathname) : null;
+    if (embed) {
+      const request: FakeRecordedRequest = {
+        ...record,
+        apiKey: header(req, 'x-goog-api-key') ?? url.searchParams.get('key'),
+        model: decodeURIComponent(embed[1]),
+        stream: false,
+      };
+      return answerGeminiEmbeddings(
+        request,
+        embed[2] === 'batchEmbedContents',
+        geminiEmbeddings.answer(request),
+        res,
+      );
     }
 
     if (req.method === 'POST' && url.pathname === '/v1/chat/completions') {
@@ -219,7 +276,11 @@ export async function startFakeLlmServer(): Promise<FakeLlmServer> {
     geminiImages,
     openaiModels,
     geminiModels,
+    openaiEmbeddings,
+    geminiEmbeddings,
     reset() {
+      openaiEmbeddings.reset();
+      geminiEmbeddings.reset();
       openai.reset();
       gemini.reset();
       openaiImages.reset();

@@ -94,9 +94,10 @@ const MAX_PROBLEMS = 5;
 
 /**
  * This instance's own caches: the memory index's snapshot token names a file in this
- * DATA_DIR, which backups leave out (the index is read again after a restore).
+ * DATA_DIR, which backups leave out (the index is read again after a restore); the memory's
+ * embeddings are computed again from the restored notes and messages (a large, derived set).
  */
-const INSTANCE_CACHES = new Set(['memory_index']);
+const INSTANCE_CACHES = new Set(['memory_index', 'memory_embeddings']);
 
 /** Collections a backup carries: everything but credentials and sessions (`auth_*`), server internals and caches. */
 function isBackedUp(name: string): boolean {

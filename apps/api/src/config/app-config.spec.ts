@@ -118,6 +118,25 @@ describe('loadAppConfig', () => {
       );
   });
 
+  it('reads MEMORY_EMBEDDINGS (auto by default) and its query timeout, refusing bad values', () => {
+    expect(loadAppConfig({}).memoryEmbeddings).toEqual({
+      mode: 'auto',
+      queryTimeoutMs: 1500,
+    });
+    expect(
+      loadAppConfig({
+        MEMORY_EMBEDDINGS: 'off',
+        MEMORY_EMBEDDING_TIMEOUT_MS: '300',
+      }).memoryEmbeddings,
+    ).toEqual({ mode: 'off', queryTimeoutMs: 300 });
+    expect(() => loadAppConfig({ MEMORY_EMBEDDINGS: 'always' })).toThrow(
+      'MEMORY_EMBEDDINGS must be one of auto, openai, gemini, off (got "always")',
+    );
+    expect(() => loadAppConfig({ MEMORY_EMBEDDING_TIMEOUT_MS: '50' })).toThrow(
+      'MEMORY_EMBEDDING_TIMEOUT_MS must be a whole number from 100',
+    );
+  });
+
   it('names every bad variable in one error', () => {
     let error: unknown;
     try {

@@ -33,6 +33,7 @@ export interface AppConfig {
   automations: AutomationLimits;
   webSearch: WebSearchConfig;
   media: MediaConfig;
+  memoryEmbeddings: MemoryEmbeddingsConfig;
   whatsappAutoReply: WhatsAppAutoReplyLimits;
   voice: VoiceLimits;
   /**
@@ -42,6 +43,14 @@ export interface AppConfig {
   whatsappSocketModule: string | undefined;
   /** BWRAP_PATH: the bubblewrap binary the bash tool runs in; unset = `bwrap` on PATH. */
   bwrapPath: string | undefined;
+}
+
+/** Vector search of the memory (embeddings of notes and messages). */
+export interface MemoryEmbeddingsConfig {
+  /** MEMORY_EMBEDDINGS: `auto` (the OpenAI key, else the Gemini key), `openai`, `gemini`, or `off` (keyword search only). */
+  mode: 'auto' | 'openai' | 'gemini' | 'off';
+  /** MEMORY_EMBEDDING_TIMEOUT_MS: how long a search waits for its query's embedding before answering by keywords. */
+  queryTimeoutMs: number;
 }
 
 /** Limits of one voice call. */
@@ -302,6 +311,19 @@ export function loadAppConfig(
       attachmentMaxBytes:
         integer('ATTACHMENT_MAX_MB', 20, 1, 1024) * 1024 * 1024,
       imageTimeoutMs: integer('IMAGE_TIMEOUT_MS', 120_000, 1_000, 600_000),
+    },
+    memoryEmbeddings: {
+      mode: oneOf(
+        'MEMORY_EMBEDDINGS',
+        ['auto', 'openai', 'gemini', 'off'] as const,
+        'auto',
+      ),
+      queryTimeoutMs: integer(
+        'MEMORY_EMBEDDING_TIMEOUT_MS',
+        1_500,
+        100,
+        60_000,
+      ),
     },
     whatsappSocketModule,
     bwrapPath,

@@ -192,6 +192,12 @@ export class DocTable {
     return best;
   }
 
+  /** The slots whose text is in the full-text index. */
+  *indexedSlots(): Generator<number> {
+    for (let slot = 0; slot < this.next; slot++)
+      if (this.flags[slot] & INDEXED) yield slot;
+  }
+
   noteSlotList(): number[] {
     return [...this.noteSlots.values()];
   }

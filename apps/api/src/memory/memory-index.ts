@@ -50,6 +50,13 @@ export interface IndexQuery {
   now: number;
 }
 
+/** A document put in (or taken out of) the index, for those that follow it (the embeddings). */
+export interface IndexChange {
+  kind: 'note' | 'message';
+  id: string;
+  removed: boolean;
+}
+
 /** How the index was last made ready. */
 export interface IndexStats {
   buildMs: number;
@@ -170,6 +177,7 @@ export class MemoryIndex
   private applying: Promise<void> | null = null;
   /** A digest of the secrets the indexed text was cleaned of. */
   private secretsHash = '';
+  private readonly watchers: Array<(change: IndexChange) => void> = [];
 
   constructor(
     @InjectModel(MemoryNoteRecord.name)
@@ -226,6 +234,81 @@ export class MemoryIndex
   /** How the index was last made ready, and how many documents it holds. */
   stats(): IndexStats {
     return { ...this.lastStats, documents: this.table.indexed };
+  }
+
+  /** Calls `listener` for every document put in or taken out after this (not for builds at start). */
+  watch(listener: (change: IndexChange) => void): void {
+    this.watchers.push(listener);
+  }
+
+  private changed(change: IndexChange): void {
+    // A build reads everything again: the followers compare with what they hold instead.
+    if (this.duringBuild) return;
+    for (const watcher of this.watchers) watcher(change);
+  }
+
+  /** Every indexed document (notes that are not proposals, messages with text). */
+  *documents(): Generator<{
+    kind: 'note' | 'message';
+    id: string;
+    chatId: string | null;
+  }> {
+    const table = this.table;
+    for (const slot of table.indexedSlots()) {
+      const doc = table.view(slot);
+      if (doc) yield { kind: doc.kind, id: doc.id, chatId: doc.chatId };
+    }
+  }
+
+  /** A document's chat and date, when the index has it. */
+  describe(
+    kind: 'note' | 'message',
+    id: string,
+  ): { chatId: string | null; date: number } | null {
+    const slot = this.table.slotOf(kind, id);
+    const doc = slot === undefined ? null : this.table.view(slot);
+    return doc ? { chatId: doc.chatId, date: doc.date } : null;
+  }
+
+  /** The note that replaced this one, if any. */
+  successorOf(noteId: string): string | null {
+    const slot = this.table.slotOf('note', noteId);
+    return slot === undefined
+      ? null
+      : (this.table.note(slot)?.supersededBy ?? null);
+  }
+
+  /** Whether a document may be a hit of `query` (dates, visibility, expiry), as the keyword search decides. */
+  acceptor(
+    query: IndexQuery,
+  ): (kind: 'note' | 'message', id: string) => boolean {
+    const table = this.table;
+    const accept = this.slotAcceptor(query, table);
+    return (kind, id) => {
+      const slot = table.slotOf(kind, id);
+      return slot !== undefined && table.isIndexed(slot) && accept(slot);
+    };
+  }
+
+  private slotAcceptor(
+    query: IndexQuery,
+    table: DocTable,
+  ): (id: unknown) => boolean {
+    return (id: unknown): boolean => {
+      const slot = id as number;
+      const date = table.date(slot);
+      if (query.since !== undefined && date < query.since) return false;
+      if (query.until !== undefined && date > query.until) return false;
+      const note = table.isNote(slot) ? table.note(slot) : undefined;
+      if (note)
+        return (
+          note.status !== 'proposed' &&
+          (note.expiresAt == null || note.expiresAt > query.now)
+        );
+      if (query.notesOnly) return false;
+      const chatId = table.chatOf(slot);
+      return chatId !== null && query.chatVisible(chatId);
+    };
   }
 
   kindOf(chatId: string): ChatKind | undefined {
@@ -673,8 +756,15 @@ export class MemoryIndex
   private indexNote(note: IndexedNote): void {
     const id = note._id.toHexString();
     const old = this.table.slotOf('note', id);
-    if (old !== undefined) this.dropSlot(old);
-    if (note.status === 'proposed') return;
+    // Replaced in place (an edit, a status): its followers hear of the new version only.
+    if (old !== undefined) {
+      if (this.table.isIndexed(old)) this.mini.discard(old);
+      this.table.remove(old);
+    }
+    if (note.status === 'proposed') {
+      if (old !== undefined) this.changed({ kind: 'note', id, removed: true });
+      return;
+    }
     const slot = this.table.setNote(
       id,
       note.chatId ?? null,
@@ -686,6 +776,7 @@ export class MemoryIndex
       },
     );
     this.mini.add({ id: slot, text: note.text });
+    this.changed({ kind: 'note', id, removed: false });
   }
 
   async search(query: IndexQuery): Promise<IndexHit[]> {
@@ -696,21 +787,7 @@ export class MemoryIndex
     // A refresh may have started a new build (a secret changed): its result, not the old index.
     await this.whenReady();
     const table = this.table;
-    const accept = (id: unknown): boolean => {
-      const slot = id as number;
-      const date = table.date(slot);
-      if (query.since !== undefined && date < query.since) return false;
-      if (query.until !== undefined && date > query.until) return false;
-      const note = table.isNote(slot) ? table.note(slot) : undefined;
-      if (note)
-        return (
-          note.status !== 'proposed' &&
-          (note.expiresAt == null || note.expiresAt > query.now)
-        );
-      if (query.notesOnly) return false;
-      const chatId = table.chatOf(slot);
-      return chatId !== null && query.chatVisible(chatId);
-    };
+    const accept = this.slotAcceptor(query, table);
     const terms = words(query.text)
       .map((word) => indexTerm(word))
       .filter((term): term is string => !!term);
@@ -810,6 +887,7 @@ export class MemoryIndex
       !!text,
     );
     if (text) this.mini.add({ id: slot, text });
+    this.changed({ kind: 'message', id, removed: !text });
   }
 
   private dropChat(chatId: string): void {
@@ -839,8 +917,10 @@ export class MemoryIndex
   }
 
   private dropSlot(slot: number): void {
+    const doc = this.table.view(slot);
     if (this.table.isIndexed(slot)) this.mini.discard(slot);
     this.table.remove(slot);
+    if (doc) this.changed({ kind: doc.kind, id: doc.id, removed: true });
   }
 }
 
@@ -887,7 +967,7 @@ export function newerFirstOnTies(hits: IndexHit[]): IndexHit[] {
 }
 
 /** A superseded note found above the note that replaced it moves just below it. */
-function keepSuccessorsFirst(
+export function keepSuccessorsFirst(
   hits: IndexHit[],
   successorOf: (noteId: string) => string | null,
 ): IndexHit[] {

@@ -7,8 +7,9 @@ import { BudgetModule } from '../budget/budget.module';
 import { ModelJsonClient } from '../files/plan/model-json-client';
 import { LlmAdapterFactory } from '../llm/llm-adapter.factory';
 import { SecretsModule } from '../secrets/secrets.module';
-import { SettingsModule } from '../settings/settings.module';
 import { UsageModule } from '../usage/usage.module';
+import { MemoryEmbeddings } from './embeddings/memory-embeddings';
+import { SettingsModule } from '../settings/settings.module';
 import { MemoriesController } from './memories.controller';
 import { MemoryConsolidation } from './memory-consolidation';
 import { MemoryIndex } from './memory-index';
@@ -42,6 +43,7 @@ import { VisibleChats } from './visible-chats';
   controllers: [MemoriesController],
   providers: [
     MemoryIndex,
+    MemoryEmbeddings,
     VisibleChats,
     MemoryService,
     RememberTool,
@@ -52,6 +54,6 @@ import { VisibleChats } from './visible-chats';
     LlmAdapterFactory,
     ModelJsonClient,
   ],
-  exports: [MemoryService, MemoryConsolidation],
+  exports: [MemoryService, MemoryConsolidation, MemoryEmbeddings],
 })
 export class MemoryModule {}

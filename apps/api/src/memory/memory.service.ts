@@ -23,7 +23,9 @@ import { KnownSecrets } from '../secrets/known-secrets';
 import { asContactText } from '../chats/contact-chat';
 import { MessageRecord, ON_PATH } from '../chats/schemas/message.schema';
 import { decodeParts } from '../chats/stored-parts';
-import { MemoryIndex, type IndexHit } from './memory-index';
+import { fuseHits } from './embeddings/hybrid-rank';
+import { MemoryEmbeddings } from './embeddings/memory-embeddings';
+import { MemoryIndex, type IndexHit, type IndexQuery } from './memory-index';
 import { MemoryNoteRecord } from './memory-note.schema';
 import {
   sourceOfMessage,
@@ -61,6 +63,8 @@ const RESULT_TEXT_MAX = 600;
 /** Tokens of notes recalled into an owner's prompt at most (about four characters a token). */
 export const RECALL_MAX_TOKENS = 400;
 const RECALL_MAX_NOTES = 8;
+/** Hits taken from each list (keywords, vectors) into the fusion. */
+const FUSION_DEPTH = 50;
 
 const MESSAGE_FIELDS = {
   chatId: 1,
@@ -100,6 +104,7 @@ export class MemoryService {
     private readonly secrets: KnownSecrets,
     private readonly clock: Clock,
     private readonly events: AppEventBus,
+    private readonly embeddings: MemoryEmbeddings,
   ) {}
 
   async list(limit = 200): Promise<MemoryNoteView[]> {
@@ -250,6 +255,7 @@ export class MemoryService {
     const note = await this.find(id);
     await this.notes.deleteOne({ _id: note._id }).exec();
     this.index.removeNote(id);
+    await this.embeddings.forget('note', id);
     await this.notes
       .updateMany({ supersedes: id }, { $set: { supersedes: null } })
       .exec();
@@ -270,15 +276,33 @@ export class MemoryService {
     if (input.since && input.until && input.since > input.until)
       throw new BadRequestException('since must not be after until');
     const chatVisible = await this.visible.predicate();
-    const hits = await this.index.search({
+    const indexQuery: IndexQuery = {
       text: query,
       limit: input.limit,
       since: input.since?.getTime(),
       until: input.until?.getTime(),
       chatVisible,
       now: this.clock.now().getTime(),
-    });
-    return this.hydrate(hits);
+    };
+    // The query's embedding is asked while the keyword index answers; without it (no provider,
+    // a failure, MEMORY_EMBEDDING_TIMEOUT_MS passed) the keyword hits are the answer.
+    const [keyword, vector] = await Promise.all([
+      this.index.search({
+        ...indexQuery,
+        limit: Math.max(input.limit, FUSION_DEPTH),
+      }),
+      this.embeddings.queryVector(query),
+    ]);
+    if (!vector) return this.hydrate(keyword.slice(0, input.limit));
+    const accept = this.index.acceptor(indexQuery);
+    const neighbours = this.embeddings.nearest(vector, FUSION_DEPTH, accept);
+    return this.hydrate(
+      fuseHits(keyword, neighbours, {
+        describe: (kind, id) => this.index.describe(kind, id),
+        successorOf: (id) => this.index.successorOf(id),
+        limit: input.limit,
+      }),
+    );
   }
 
   /** The active notes most relevant to an owner's message, within RECALL_MAX_TOKENS. */

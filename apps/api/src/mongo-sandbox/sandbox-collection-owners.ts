@@ -34,6 +34,8 @@ export const SCOPED_READ_COLLECTIONS: ReadonlySet<string> = new Set([
   'memory_runs',
   // The memory index's snapshot token: a write would only force a full re-read at the next start.
   'memory_index',
+  // Vectors of notes and messages (some of contacts' chats): derived data, read by memory_search only.
+  'memory_embeddings',
 ]);
 
 /** Provided by the feature owning a collection of DELEGATED_WRITE_COLLECTIONS. */

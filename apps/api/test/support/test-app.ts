@@ -70,6 +70,8 @@ export async function createTestApp(
   const config = loadAppConfig({
     DATA_DIR: dataDir,
     WEB_DIST_DIR: webDistDir,
+    // Memory embeddings call a provider and spend in the background: the specs about them turn them on.
+    MEMORY_EMBEDDINGS: 'off',
     ...options.env,
   });
   const uri = process.env[TEST_MONGODB_URI_ENV];

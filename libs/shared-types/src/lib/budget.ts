@@ -154,6 +154,10 @@ export const DEFAULT_MODEL_PRICES: readonly ModelPrice[] = [
     audioInputPerMTok: 0.7,
   },
   { model: 'gemini-2.0-flash-lite', inputPerMTok: 0.075, outputPerMTok: 0.3 },
+  // Embeddings (memory search): input only.
+  { model: 'text-embedding-3-small', inputPerMTok: 0.02, outputPerMTok: 0 },
+  { model: 'text-embedding-3-large', inputPerMTok: 0.13, outputPerMTok: 0 },
+  { model: 'gemini-embedding-001', inputPerMTok: 0.15, outputPerMTok: 0 },
 ];
 
 /** Caps in USD; `null`: no cap (an explicit choice). */

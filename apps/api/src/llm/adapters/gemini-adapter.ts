@@ -48,7 +48,7 @@ const UNDICI_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
  * on the outer realm and the SDK fails every request ("Undici globalDispatcher is not available");
  * there, hand the SDK plain `fetch` instead (undici's default 300 s idle timeouts then apply).
  */
-function fetchFallback(): { fetch?: typeof fetch } {
+export function fetchFallback(): { fetch?: typeof fetch } {
   const scope = globalThis as unknown as Record<symbol, unknown>;
   if (scope[UNDICI_DISPATCHER]) return {};
   new Headers(); // makes Node initialise its dispatcher lazily, as the SDK does

@@ -1,0 +1,554 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { OnEvent } from '@nestjs/event-emitter';
+import { InjectModel } from '@nestjs/mongoose';
+import { Binary, type AnyBulkWriteOperation, type Collection } from 'mongodb';
+import type { Model } from 'mongoose';
+import { BudgetRefusal } from '../../budget/budget-refusal';
+import { BudgetService, type SpendHold } from '../../budget/budget.service';
+import { MessageRecord } from '../../chats/schemas/message.schema';
+import type { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/app-config.provider';
+import { KnownSecrets } from '../../secrets/known-secrets';
+import { SettingsService } from '../../settings/settings.service';
+import { UsageRecorder } from '../../usage/usage-recorder';
+import { MemoryIndex, type IndexChange } from '../memory-index';
+import { MemoryNoteRecord } from '../memory-note.schema';
+import { VisibleChats } from '../visible-chats';
+import {
+  EMBEDDING_TEXT_MAX,
+  embedTexts,
+  embeddingModelFor,
+  estimateTokens,
+  sameModel,
+  type EmbeddingModel,
+  type EmbeddingResult,
+} from './embedding-client';
+import {
+  keyParts,
+  vectorKey,
+  VectorTable,
+  type Neighbour,
+  type VectorKey,
+} from './vector-table';
+
+/** One stored embedding (`memory_embeddings`), keyed `n:<noteId>` / `m:<messageId>`. */
+export interface EmbeddingDoc {
+  _id: VectorKey;
+  kind: 'note' | 'message';
+  ref: string;
+  provider: 'openai' | 'gemini';
+  model: string;
+  dims: number;
+  /** FNV-1a of the text sent: an edited text is embedded again, an unchanged one is not. */
+  hash: number;
+  /** Float32, little-endian. */
+  vector: Binary;
+  at: Date;
+}
+
+export const EMBEDDINGS_COLLECTION = 'memory_embeddings';
+
+/** Texts per provider call: small enough that a call is quick and a refusal cheap. */
+const BATCH = 64;
+const DOCUMENT_TIMEOUT_MS = 30_000;
+/** A pass after writes waits this long, so a burst of messages is one batch. */
+const DEBOUNCE_MS = 2_000;
+/** After a failed call, the next attempt waits this long (doubling up to the maximum). */
+const RETRY_MS = 60_000;
+const RETRY_MAX_MS = 30 * 60_000;
+/** After the budget refused, embedding waits this long (or for a settings change). */
+const BUDGET_PAUSE_MS = 15 * 60_000;
+const QUERY_CACHE_TTL_MS = 10 * 60_000;
+const FULL_SCAN_EVERY_MS = 60 * 60_000;
+const QUERY_CACHE_MAX = 200;
+
+export interface EmbeddingStatus {
+  /** `openai/text-embedding-3-small`, or null (keyword search only). */
+  model: string | null;
+  vectors: number;
+  /** Why embedding is paused (the budget, a failing provider), or null. */
+  paused: string | null;
+  running: boolean;
+}
+
+/**
+ * The vector half of memory search. In the background, in batches, it embeds the notes
+ * and messages the memory index holds (messages only of chats search may show; secrets
+ * scrubbed, each text cut to EMBEDDING_TEXT_MAX) with the owner's OpenAI or Gemini key,
+ * each call held to the budget and counted as usage source `memory`; a refusal or a failing
+ * provider pauses it, never the app. Vectors are kept in `memory_embeddings` and, for the
+ * current model, in a `VectorTable` in memory; another model (a changed key or provider)
+ * starts a new table, filled again lazily. A document the index drops (a forgotten note, a
+ * deleted chat or message) loses its vector at once, in memory and in the database.
+ */
+@Injectable()
+export class MemoryEmbeddings
+  implements OnApplicationBootstrap, OnModuleDestroy
+{
+  private readonly logger = new Logger(MemoryEmbeddings.name);
+  private model: EmbeddingModel | null = null;
+  private table: VectorTable | null = null;
+  private loading: Promise<void> | null = null;
+  /** Documents the index put since the last pass (new, or their text compared by hash). */
+  private readonly pending = new Set<VectorKey>();
+  /**
+   * The next pass compares every indexed document with the table (at start, after a model
+   * change, a restore, a settings change, a pause, and hourly for chats that became visible);
+   * other passes take only `pending`, so a turn's messages cost no scan of 100,000 documents.
+   */
+  private fullScan = true;
+  private lastFullScan = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+  private pausedUntil = 0;
+  private pauseReason: string | null = null;
+  private retryMs = RETRY_MS;
+  /** Database writes and deletes in order (a delete never overtaken by a late write). */
+  private writes: Promise<unknown> = Promise.resolve();
+  private readonly queries = new Map<
+    string,
+    { vector: Float32Array; at: number }
+  >();
+  private abort = new AbortController();
+
+  constructor(
+    @InjectModel(MemoryNoteRecord.name)
+    private readonly notes: Model<MemoryNoteRecord>,
+    @InjectModel(MessageRecord.name)
+    private readonly messages: Model<MessageRecord>,
+    private readonly index: MemoryIndex,
+    private readonly visible: VisibleChats,
+    private readonly secrets: KnownSecrets,
+    private readonly settings: SettingsService,
+    private readonly budget: BudgetService,
+    private readonly usage: UsageRecorder,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.index.watch((change) => this.onIndexChange(change));
+    this.schedule(0);
+  }
+
+  onModuleDestroy(): void {
+    this.stopped = true;
+    this.abort.abort();
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  private collection(): Collection<EmbeddingDoc> {
+    return this.notes.db.collection<EmbeddingDoc>(EMBEDDINGS_COLLECTION);
+  }
+
+  status(): EmbeddingStatus {
+    return {
+      model: this.model ? `${this.model.provider}/${this.model.model}` : null,
+      vectors: this.table?.size ?? 0,
+      paused:
+        this.pauseReason && Date.now() < this.pausedUntil
+          ? this.pauseReason
+          : null,
+      running: this.running !== null,
+    };
+  }
+
+  /** Runs passes until nothing is left to embed (tests and the bench; resolves early when paused). */
+  async settle(): Promise<void> {
+    for (let i = 0; i < 10_000; i++) {
+      if (this.timer) {
+        clearTimeout(this.timer);
+        this.timer = null;
+      }
+      await this.run();
+      if (!this.again || this.status().paused) return;
+    }
+  }
+
+  /** Drops a document's vector now, in memory and in the database (forget). */
+  async forget(kind: 'note' | 'message', id: string): Promise<void> {
+    this.drop(vectorKey(kind, id));
+    await this.writes;
+  }
+
+  /** The query's vector, or null: no provider, no vectors yet, refused, failed or too slow (keyword search then). */
+  async queryVector(text: string): Promise<Float32Array | null> {
+    const model = await this.currentModel();
+    if (!model || !this.model || !sameModel(model, this.model)) return null;
+    if (!this.table?.size) return null;
+    const cacheKey = `${model.provider}/${model.model}\n${text}`;
+    const cached = this.queries.get(cacheKey);
+    if (cached && Date.now() - cached.at < QUERY_CACHE_TTL_MS)
+      return cached.vector;
+    const scrub = await this.secrets.scrubber();
+    const clean = scrub(text).slice(0, EMBEDDING_TEXT_MAX);
+    const timeoutMs = this.config.memoryEmbeddings.queryTimeoutMs;
+    const result = await this.call(model, [clean], 'query', timeoutMs).catch(
+      (error: Error) => {
+        this.logger.warn(
+          `Memory search by keywords only: the query embedding failed (${error.message})`,
+        );
+        return null;
+      },
+    );
+    if (!result) return null;
+    const vector = result.vectors[0];
+    if (this.queries.size >= QUERY_CACHE_MAX)
+      this.queries.delete(this.queries.keys().next().value as string);
+    this.queries.set(cacheKey, { vector, at: Date.now() });
+    return vector;
+  }
+
+  /** The documents nearest to `vector` that `accept` lets through, best first. */
+  nearest(
+    vector: Float32Array,
+    limit: number,
+    accept: (kind: 'note' | 'message', id: string) => boolean,
+  ): Array<Neighbour & { kind: 'note' | 'message'; id: string }> {
+    if (!this.table) return [];
+    return this.table
+      .nearest(vector, limit, (key) => {
+        const { kind, id } = keyParts(key);
+        return accept(kind, id);
+      })
+      .map((n) => ({ ...n, ...keyParts(n.key) }));
+  }
+
+  @OnEvent('settings.updated')
+  onSettingsUpdated(): void {
+    // A new key, provider or budget: try again now.
+    this.pausedUntil = 0;
+    this.pauseReason = null;
+    this.retryMs = RETRY_MS;
+    this.fullScan = true;
+    this.schedule(DEBOUNCE_MS);
+  }
+
+  @OnEvent('budget.changed')
+  onBudgetChanged(): void {
+    if (this.pauseReason?.startsWith('budget')) {
+      this.pausedUntil = 0;
+      this.pauseReason = null;
+      this.schedule(DEBOUNCE_MS);
+    }
+  }
+
+  @OnEvent('backup.restored')
+  onRestored(): void {
+    // The restored database has its own notes and messages: its vectors are read again.
+    this.table = null;
+    this.model = null;
+    this.fullScan = true;
+    this.schedule(DEBOUNCE_MS);
+  }
+
+  private onIndexChange(change: IndexChange): void {
+    const key = vectorKey(change.kind, change.id);
+    if (change.removed) {
+      this.drop(key);
+      return;
+    }
+    this.pending.add(key);
+    this.schedule(DEBOUNCE_MS);
+  }
+
+  private drop(key: VectorKey): void {
+    this.pending.delete(key);
+    this.table?.delete(key);
+    this.enqueueWrite(() => this.collection().deleteOne({ _id: key }));
+  }
+
+  private enqueueWrite(write: () => Promise<unknown>): Promise<unknown> {
+    this.writes = this.writes.then(write).catch((error: Error) => {
+      if (!this.stopped)
+        this.logger.warn(`Memory embeddings not written: ${error.message}`);
+    });
+    return this.writes;
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) return;
+    const wait = Math.max(delayMs, this.pausedUntil - Date.now());
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.run();
+    }, wait);
+    this.timer.unref();
+  }
+
+  private run(): Promise<void> {
+    this.running ??= (async () => {
+      this.again = false;
+      try {
+        await this.pass();
+      } catch (error) {
+        if (!this.stopped && this.notes.db.readyState === 1)
+          this.logger.warn(
+            `Memory embedding pass failed: ${(error as Error).message}`,
+          );
+      } finally {
+        this.running = null;
+      }
+      if (this.again) this.schedule(DEBOUNCE_MS);
+    })();
+    return this.running;
+  }
+
+  private async currentModel(): Promise<EmbeddingModel | null> {
+    return embeddingModelFor(
+      await this.settings.get(),
+      this.config.memoryEmbeddings,
+    );
+  }
+
+  /** The vectors of `model` from the database, once per model. */
+  private async load(model: EmbeddingModel): Promise<void> {
+    if (this.model && this.table && sameModel(model, this.model)) {
+      this.model = model; // the key may have changed; its vectors have not
+      return;
+    }
+    this.loading ??= (async () => {
+      const table = new VectorTable(model.dimensions);
+      table.reserve(await this.collection().estimatedDocumentCount());
+      const cursor = this.collection()
+        .find(
+          { model: model.model, dims: model.dimensions },
+          { projection: { vector: 1, hash: 1 } },
+        )
+        .batchSize(2000);
+      let read = 0;
+      // One scratch vector: the documents' bytes are read in place (no copy of 100,000 buffers).
+      const floats = new Float32Array(model.dimensions);
+      for await (const doc of cursor) {
+        const bytes = doc.vector.buffer;
+        if (bytes.byteLength !== model.dimensions * 4) continue;
+        const view = new DataView(
+          bytes.buffer,
+          bytes.byteOffset,
+          bytes.byteLength,
+        );
+        for (let i = 0; i < floats.length; i++)
+          floats[i] = view.getFloat32(i * 4, true);
+        table.set(doc._id, floats, doc.hash);
+        if (++read % 2000 === 0)
+          await new Promise((resolve) => setImmediate(resolve));
+      }
+      this.table = table;
+      this.model = model;
+      this.fullScan = true;
+      this.queries.clear();
+      this.logger.log(
+        `Memory embeddings: ${table.size} vectors of ${model.provider}/${model.model} loaded`,
+      );
+    })().finally(() => (this.loading = null));
+    await this.loading;
+  }
+
+  private async pass(): Promise<void> {
+    if (this.stopped || Date.now() < this.pausedUntil) return;
+    const model = await this.currentModel();
+    if (!model) {
+      this.model = null;
+      this.table = null;
+      return;
+    }
+    await this.index.whenReady();
+    await this.load(model);
+    const table = this.table as VectorTable;
+    const visible = await this.visible.predicate();
+    const embeddable = (kind: 'note' | 'message', chatId: string | null) =>
+      kind === 'note' || (chatId !== null && visible(chatId));
+    const todo: VectorKey[] = [];
+    if (this.fullScan || Date.now() - this.lastFullScan > FULL_SCAN_EVERY_MS) {
+      this.fullScan = false;
+      this.lastFullScan = Date.now();
+      const live = new Set<VectorKey>();
+      for (const doc of this.index.documents()) {
+        const key = vectorKey(doc.kind, doc.id);
+        live.add(key);
+        if (!embeddable(doc.kind, doc.chatId)) continue;
+        if (!table.has(key) || this.pending.has(key)) todo.push(key);
+      }
+      // Vectors of documents the index no longer holds (removed while the app was down).
+      for (const key of [...table.keyList()])
+        if (!live.has(key)) this.drop(key);
+    } else
+      for (const key of this.pending) {
+        const { kind, id } = keyParts(key);
+        const doc = this.index.describe(kind, id);
+        if (doc && embeddable(kind, doc.chatId)) todo.push(key);
+      }
+    this.pending.clear();
+    for (let i = 0; i < todo.length; i += BATCH) {
+      if (this.stopped || this.table !== table) return;
+      const ok = await this.embedBatch(model, table, todo.slice(i, i + BATCH));
+      if (!ok) {
+        // Paused: what is left is taken up again (an edited text too, which a scan would not see).
+        for (const key of todo.slice(i)) this.pending.add(key);
+        return;
+      }
+      // The event loop runs between batches: embedding a year of messages never holds a request.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    this.retryMs = RETRY_MS;
+  }
+
+  /** One provider call; false when embedding must pause (refused, failing). */
+  private async embedBatch(
+    model: EmbeddingModel,
+    table: VectorTable,
+    keys: VectorKey[],
+  ): Promise<boolean> {
+    const scrub = await this.secrets.scrubber();
+    const texts = await Promise.all(keys.map((key) => this.textOf(key)));
+    const items: Array<{ key: VectorKey; text: string; hash: number }> = [];
+    for (const [i, key] of keys.entries()) {
+      const raw = texts[i];
+      if (!raw?.trim()) continue;
+      const text = scrub(raw).slice(0, EMBEDDING_TEXT_MAX);
+      const hash = fnv1a(text);
+      if (table.has(key) && table.textHash(key) === hash) continue;
+      items.push({ key, text, hash });
+    }
+    if (!items.length) return true;
+    let result: EmbeddingResult;
+    try {
+      result = await this.call(
+        model,
+        items.map((item) => item.text),
+        'document',
+        DOCUMENT_TIMEOUT_MS,
+      );
+    } catch (error) {
+      if (error instanceof BudgetRefusal) {
+        this.pause(`budget: ${error.message}`, BUDGET_PAUSE_MS);
+        return false;
+      }
+      if (this.stopped) return false;
+      this.pause(
+        `the embedding provider failed: ${(error as Error).message}`,
+        this.retryMs,
+      );
+      this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+      return false;
+    }
+    const now = new Date();
+    const ops: AnyBulkWriteOperation<EmbeddingDoc>[] = [];
+    for (const [i, item] of items.entries()) {
+      const { kind, id } = keyParts(item.key);
+      // Forgotten while the call was out: it is not stored again.
+      if (!this.index.describe(kind, id) || this.table !== table) continue;
+      const vector = result.vectors[i];
+      table.set(item.key, vector, item.hash);
+      ops.push({
+        replaceOne: {
+          filter: { _id: item.key },
+          replacement: {
+            kind,
+            ref: id,
+            provider: model.provider,
+            model: model.model,
+            dims: model.dimensions,
+            hash: item.hash,
+            vector: new Binary(
+              Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength),
+            ),
+            at: now,
+          },
+          upsert: true,
+        },
+      });
+    }
+    if (ops.length)
+      await this.enqueueWrite(() =>
+        this.collection().bulkWrite(ops, { ordered: false }),
+      );
+    return true;
+  }
+
+  private pause(reason: string, ms: number): void {
+    this.pausedUntil = Date.now() + ms;
+    this.pauseReason = reason;
+    this.fullScan = true;
+    this.logger.warn(
+      `Memory embedding paused for ${Math.round(ms / 60_000)} min: ${reason}`,
+    );
+    this.schedule(ms);
+  }
+
+  /** One provider call held to the budget (usage source `memory`) and counted. */
+  private async call(
+    model: EmbeddingModel,
+    texts: string[],
+    purpose: 'document' | 'query',
+    timeoutMs: number,
+  ): Promise<EmbeddingResult> {
+    const guarded = {
+      source: 'memory' as const,
+      modelId: model.model,
+      provider: model.provider,
+    };
+    const held: SpendHold = await this.budget.hold(guarded, {
+      inputTokens: estimateTokens(texts),
+      outputTokens: 0,
+    });
+    let result: EmbeddingResult;
+    try {
+      result = await embedTexts(
+        model,
+        texts,
+        purpose,
+        AbortSignal.any([this.abort.signal, AbortSignal.timeout(timeoutMs)]),
+        timeoutMs,
+      );
+    } catch (error) {
+      await held.release();
+      throw error;
+    }
+    // Counted off the search's path: the vector is what the caller waits for.
+    void this.usage
+      .record({ ...guarded, model: model.model, usage: result.usage })
+      .then(() => held.settle(result.usage))
+      .catch((error: Error) =>
+        this.logger.warn(`Embedding usage not counted: ${error.message}`),
+      );
+    return result;
+  }
+
+  private async textOf(key: VectorKey): Promise<string | null> {
+    const { kind, id } = keyParts(key);
+    if (kind === 'note') {
+      const note = await this.notes
+        .findById(id, { text: 1, status: 1 })
+        .lean<Pick<MemoryNoteRecord, 'text' | 'status'>>()
+        .exec();
+      return note && note.status !== 'proposed' ? note.text : null;
+    }
+    const message = await this.messages
+      .findById(id, { content: 1 })
+      .lean<Pick<MessageRecord, 'content'>>()
+      .exec();
+    return message?.content ?? null;
+  }
+}
+
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0 || 1;
+}
