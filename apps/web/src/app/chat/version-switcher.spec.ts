@@ -58,7 +58,7 @@ describe('VersionSwitcher', () => {
 
   it('is reached with the keyboard: real buttons, in order', async () => {
     await show({ index: 2, count: 3 });
-    const buttons = [...root().querySelectorAll('button')];
+    const buttons = Array.from(root().querySelectorAll('button'));
     expect(buttons.map((b) => b.dataset['testid'])).toEqual([
       'version-previous',
       'version-next',
