@@ -165,6 +165,7 @@ describe('Backup and restore (/api/backup)', () => {
     OPENAI_TEST_KEY,
     'BSA-backup-key-9876',
     'sk-local-endpoint-5555',
+    'mcp-backup-header-7777',
   ];
   let chatId: string;
   let attachmentId: string;
@@ -189,6 +190,16 @@ describe('Backup and restore (/api/backup)', () => {
         ],
       })
       .expect(200);
+    // An MCP server's header value is a secret like a key (nothing listens on port 9: loopback only).
+    await owner
+      .post('/api/mcp/servers')
+      .send({
+        name: 'backupmcp',
+        url: 'http://127.0.0.1:9/mcp',
+        headers: { Authorization: 'Bearer mcp-backup-header-7777' },
+        allowHosts: ['127.0.0.1:9'],
+      })
+      .expect(201);
     chatId = (
       await owner.post('/api/chats').send({ title: 'Trip' }).expect(201)
     ).body.id;
@@ -308,6 +319,11 @@ describe('Backup and restore (/api/backup)', () => {
         files: 2,
         secrets: 'restored',
       });
+      // The sealed header value is back on its server.
+      expect(
+        (await owner2.get('/api/mcp/servers/backupmcp').expect(200)).body
+          .headers,
+      ).toEqual({ Authorization: '••••7777' });
       expect(res.body.collections).toEqual(
         expect.arrayContaining([
           { name: 'chats', count: 1 },
@@ -406,6 +422,11 @@ describe('Backup and restore (/api/backup)', () => {
         .attach('file', archive, 'backup.tar.gz')
         .expect(200);
       expect(replaced.body.secrets).toBe('kept');
+      // The archive held no header value: the same server here (name and address) keeps its own.
+      expect(
+        (await owner2.get('/api/mcp/servers/backupmcp').expect(200)).body
+          .headers,
+      ).toEqual({ Authorization: '••••7777' });
       expect(
         (await owner2.get('/api/settings').expect(200)).body,
       ).toMatchObject({

@@ -29,6 +29,17 @@ export interface SettingsSecrets {
     header: string;
     secret: string;
   }>;
+  /** MCP servers' header and environment values (`mcp_servers`), by server; absent in archives made before. */
+  mcpServers?: McpServerSecrets[];
+}
+
+/** One MCP server's secret values, and where they were entered for. */
+export interface McpServerSecrets {
+  name: string;
+  url: string | null;
+  command: string | null;
+  env: Record<string, string>;
+  headers: Record<string, string>;
 }
 
 const TOP_LEVEL = [
@@ -137,6 +148,55 @@ export function applySecrets(
 
 export { isSettingsDoc };
 
+/** The collection whose documents carry MCP servers' header and environment values. */
+export const MCP_SERVERS_COLLECTION_NAME = 'mcp_servers';
+
+const stringMap = (v: unknown): Record<string, string> => {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return {};
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(v as Record<string, unknown>))
+    if (typeof value === 'string') out[key] = value;
+  return out;
+};
+
+/** An MCP server's document without its header and environment values (left out of the archive), and those values. */
+export function extractMcpServerSecrets(doc: mongo.BSON.Document): {
+  doc: mongo.BSON.Document;
+  secrets: McpServerSecrets;
+} {
+  return {
+    doc: { ...doc, env: {}, headers: {} },
+    secrets: {
+      name: String(doc['name']),
+      url: text(doc['url']),
+      command: text(doc['command']),
+      env: stringMap(doc['env']),
+      headers: stringMap(doc['headers']),
+    },
+  };
+}
+
+/**
+ * A restored MCP server's document with its values put back: only for a server of the same name and
+ * the same address or command (a header never goes to an address it was not entered for); none otherwise.
+ */
+export function applyMcpServerSecrets(
+  doc: mongo.BSON.Document,
+  secrets: readonly McpServerSecrets[],
+): mongo.BSON.Document {
+  const match = secrets.find(
+    (s) =>
+      s.name === doc['name'] &&
+      s.url === text(doc['url']) &&
+      s.command === text(doc['command']),
+  );
+  return {
+    ...doc,
+    env: match ? { ...match.env } : {},
+    headers: match ? { ...match.headers } : {},
+  };
+}
+
 function deriveKey(
   passphrase: string,
   salt: Buffer,
@@ -223,5 +283,14 @@ export async function unsealSecrets(
     fields: parsed.fields ?? {},
     endpoints: Array.isArray(parsed.endpoints) ? parsed.endpoints : [],
     authProfiles: Array.isArray(parsed.authProfiles) ? parsed.authProfiles : [],
+    mcpServers: Array.isArray(parsed.mcpServers)
+      ? parsed.mcpServers.map((server) => ({
+          name: String(server?.name),
+          url: text(server?.url),
+          command: text(server?.command),
+          env: stringMap(server?.env),
+          headers: stringMap(server?.headers),
+        }))
+      : [],
   };
 }

@@ -54,8 +54,12 @@ import {
 import { copyTree, measureTree } from './backup-files';
 import { BackupLimits } from './backup-limits';
 import {
+  applyMcpServerSecrets,
   applySecrets,
+  extractMcpServerSecrets,
   extractSecrets,
+  MCP_SERVERS_COLLECTION_NAME,
+  type McpServerSecrets,
   isSettingsDoc,
   sealSecrets,
   type SettingsSecrets,
@@ -99,12 +103,19 @@ const MAX_PROBLEMS = 5;
  */
 const INSTANCE_CACHES = new Set(['memory_index', 'memory_embeddings']);
 
+/**
+ * Credentials outside `auth_*`: MCP servers' OAuth tokens (`mcp_oauth`). A backup never holds them,
+ * sealed or not; after a restore such a server asks the owner to sign in again.
+ */
+const CREDENTIALS = new Set(['mcp_oauth']);
+
 /** Collections a backup carries: everything but credentials and sessions (`auth_*`), server internals and caches. */
 function isBackedUp(name: string): boolean {
   return (
     !name.startsWith(HIDDEN_COLLECTION_PREFIX) &&
     !name.startsWith('system.') &&
-    !INSTANCE_CACHES.has(name)
+    !INSTANCE_CACHES.has(name) &&
+    !CREDENTIALS.has(name)
   );
 }
 
@@ -211,17 +222,30 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
     try {
       staging = await this.workFolder('backup-');
       let secrets: SettingsSecrets | null = null;
+      const mcpServers: McpServerSecrets[] = [];
       await mkdir(join(staging, 'db'), { mode: 0o700 });
       const collections: BackupCollectionEntry[] = [];
       for (const name of await this.backedUpCollections())
         collections.push(
           await this.dumpCollection(name, staging, (doc) => {
+            if (name === MCP_SERVERS_COLLECTION_NAME) {
+              const stripped = extractMcpServerSecrets(doc);
+              mcpServers.push(stripped.secrets);
+              return stripped.doc;
+            }
             if (name !== 'settings' || !isSettingsDoc(doc)) return doc;
             const stripped = extractSecrets(doc);
             secrets = stripped.secrets;
             return stripped.doc;
           }),
         );
+      const sealable: SettingsSecrets | null =
+        secrets || mcpServers.length
+          ? {
+              ...(secrets ?? { fields: {}, endpoints: [], authProfiles: [] }),
+              mcpServers,
+            }
+          : null;
       const dirs: BackupFileDirEntry[] = [];
       for (const dir of BACKUP_FILE_DIRS) {
         // Media and attachments are stored under their hash and never rewritten: a hard link is a safe copy.
@@ -241,8 +265,8 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
         collections,
         dirs,
         secrets:
-          passphrase && secrets
-            ? await sealSecrets(secrets, passphrase)
+          passphrase && sealable
+            ? await sealSecrets(sealable, passphrase)
             : { included: false },
       };
       await writeFile(
@@ -462,8 +486,16 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
     if (entry?.included !== true && entry?.included !== false)
       throw new BackupArchiveError('its manifest.json has unreadable secrets');
     const current = await this.settings.get();
+    const mcpServers = (
+      await this.db
+        .collection(MCP_SERVERS_COLLECTION_NAME)
+        .find({})
+        .toArray()
+        .catch(() => [])
+    ).map((doc) => extractMcpServerSecrets(doc).secrets);
     return {
       use: {
+        mcpServers,
         fields: {
           geminiApiKey: current.geminiApiKey,
           openaiApiKey: current.openaiApiKey,
@@ -550,6 +582,8 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
       }
       let sawSettings = false;
       const transform = (doc: mongo.BSON.Document) => {
+        if (name === MCP_SERVERS_COLLECTION_NAME && secrets)
+          return applyMcpServerSecrets(doc, secrets.mcpServers ?? []);
         if (name !== 'settings' || !secrets || !isSettingsDoc(doc)) return doc;
         sawSettings = true;
         return applySecrets(doc, secrets);

@@ -8,6 +8,7 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
+import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import { Model, Types } from 'mongoose';
 import { z } from 'zod';
@@ -223,6 +224,11 @@ export class McpServersService
         `Could not read the MCP sign-ins: ${(error as Error).message}`,
       );
     }
+    await this.startStored();
+  }
+
+  /** Reads the stored servers and starts the enabled ones. */
+  private async startStored(): Promise<void> {
     let records: McpServerRecord[] = [];
     try {
       records = await this.servers.find().sort({ name: 1 }).lean().exec();
@@ -235,6 +241,18 @@ export class McpServersService
       const server = this.remember(record);
       if (record.enabled) void this.connect(server);
     }
+  }
+
+  /** A restore replaced the stored servers (and their header/env values): the running ones stop, the restored ones start. */
+  @OnEvent('backup.restored')
+  async reloadAfterRestore(): Promise<void> {
+    const running = [...this.live.values()];
+    this.live.clear();
+    await Promise.all(running.map((s) => s.connection?.stop()));
+    for (const server of running) this.emit(server, 'deleted');
+    // Sign-ins (`mcp_oauth`) are never in a backup: a restored server with the same id keeps its own.
+    await this.startStored();
+    for (const server of this.live.values()) this.emit(server, 'created');
   }
 
   async onApplicationShutdown(): Promise<void> {
