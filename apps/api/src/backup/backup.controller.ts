@@ -122,7 +122,7 @@ export class BackupController {
   @ApiOperation({
     summary: 'Download a backup of everything',
     description:
-      "One .tar.gz: manifest.json, every collection (canonical Extended JSON, one document a line), media, attachments and DATA_DIR/files. The settings' secrets (API keys, the Telegram token, endpoint keys, auth profile values) are left out, or sealed with `passphrase` (prefer POST /api/backup with a JSON body, so the passphrase is not in a URL). Never in it: the owner password and sessions, account passwords (auth_*), the WhatsApp link.",
+      "One .tar.gz: manifest.json, every collection (canonical Extended JSON, one document a line), media, attachments and DATA_DIR/files. The settings' secrets (API keys, the Telegram token, endpoint keys, auth profile values) and MCP servers' header and environment values are left out, or sealed with `passphrase` (prefer POST /api/backup with a JSON body, so the passphrase is not in a URL). Never in it: the owner password and sessions, account passwords (auth_*), MCP sign-ins (mcp_oauth), the WhatsApp link.",
   })
   @ApiHeader({
     name: 'X-Backup-Passphrase',
