@@ -16,6 +16,10 @@ import {
   unknownError,
   type ProviderContext,
 } from '../llm/adapters/adapter-support';
+import {
+  fetchFallback,
+  parseGeminiError,
+} from '../llm/adapters/gemini-adapter';
 import { LlmProviderError } from '../llm/llm-adapter';
 import type {
   ImageModel,
@@ -166,17 +170,6 @@ class OpenAiImageModel implements ImageModel {
   }
 }
 
-const UNDICI_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
-
-/** As in the Gemini chat adapter: inside a VM context (Jest) the SDK needs plain `fetch`. */
-function fetchFallback(): { fetch?: typeof fetch } {
-  const scope = globalThis as unknown as Record<symbol, unknown>;
-  if (scope[UNDICI_DISPATCHER]) return {};
-  new Headers();
-  if (scope[UNDICI_DISPATCHER]) return {};
-  return { fetch: (input, init) => fetch(input, init) };
-}
-
 /** Gemini `generateContent` with image output, reading the first `inlineData` part. */
 class GeminiImageModel implements ImageModel {
   readonly id: string;
@@ -300,26 +293,6 @@ class GeminiImageModel implements ImageModel {
     if (isNetworkFailure(error)) return connectError(provider, error);
     return unknownError(provider, error);
   }
-}
-
-function parseGeminiError(text: string): { message: string; reason?: string } {
-  const start = text.indexOf('{');
-  if (start >= 0) {
-    try {
-      const body = JSON.parse(text.slice(start)) as {
-        error?: { message?: unknown; details?: { reason?: unknown }[] };
-      };
-      const message =
-        typeof body.error?.message === 'string' ? body.error.message : text;
-      const reason = body.error?.details?.find(
-        (d) => typeof d?.reason === 'string',
-      )?.reason as string | undefined;
-      return { message, reason };
-    } catch {
-      // not JSON
-    }
-  }
-  return { message: text };
 }
 
 function extensionOf(mime: string): string {

@@ -69,7 +69,10 @@ class PhasedError extends Error {
 }
 
 /** The Gemini error body inside an ApiError message: `{"error":{"code","message","status","details"}}`. */
-function parseGeminiError(text: string): { message: string; reason?: string } {
+export function parseGeminiError(text: string): {
+  message: string;
+  reason?: string;
+} {
   const start = text.indexOf('{');
   if (start >= 0) {
     try {
