@@ -531,6 +531,42 @@ describe('voice calls (OpenAI Realtime GA, through the fake provider)', () => {
     await startCall();
   });
 
+  it("keeps the chat's versions still while a call is live: regenerate and switch wait for the hang-up", async () => {
+    await setKey(OPENAI_TEST_KEY);
+    const { control, callId, chatId } = await startCall();
+    control.send({ type: 'response.created', response: { id: 'resp_v' } });
+    control.send({
+      type: 'response.output_audio_transcript.done',
+      response_id: 'resp_v',
+      item_id: 'item_v',
+      transcript: 'Hello there.',
+    });
+    control.send({
+      type: 'response.done',
+      response: {
+        id: 'resp_v',
+        output: [],
+        usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 },
+      },
+    });
+    const stored = await until(
+      () => messages(chatId),
+      (list) => list.some((m) => m.content === 'Hello there.'),
+    );
+    const reply = stored.find((m) => m.content === 'Hello there.');
+    for (const path of ['regenerate', 'versions/1']) {
+      const res = await owner
+        .post(`/api/chats/${chatId}/messages/${reply?.id}/${path}`)
+        .send({})
+        .expect(409);
+      expect(res.body.message).toMatch(/voice call is live/);
+    }
+    await owner.delete(`/api/voice/calls/${callId}`).expect(204);
+    await owner
+      .post(`/api/chats/${chatId}/messages/${reply?.id}/versions/1`)
+      .expect(200);
+  });
+
   it('ends the call when the control channel drops', async () => {
     await setKey(OPENAI_TEST_KEY);
     const { control } = await startCall();

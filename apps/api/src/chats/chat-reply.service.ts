@@ -30,6 +30,7 @@ import { RunningReplies } from './chats.service';
 import { toChatMessage } from './chat-views';
 import { ChatCache } from './chat-cache';
 import { ChatVersions } from './chat-versions';
+import { LiveVoiceCall } from './live-voice-call';
 import {
   channelLabel,
   contactChatContext,
@@ -118,6 +119,9 @@ const BUSY =
   'A reply is already running in this chat. Stop it or wait for it to finish.';
 
 /** What the owner reads when a message to edit, regenerate or switch is on a hidden branch. */
+const IN_CALL =
+  'A voice call is live in this chat: hang up before editing, regenerating or switching versions.';
+
 const NOT_SHOWN =
   'This message is not in the conversation as shown (it is on another version): show that version first.';
 
@@ -155,6 +159,7 @@ export class ChatReplyService
     private readonly attachments: AttachmentsService,
     private readonly modes: ChatModes,
     private readonly versions: ChatVersions,
+    private readonly liveCall: LiveVoiceCall,
   ) {
     super();
   }
@@ -388,6 +393,8 @@ export class ChatReplyService
     const chat = await this.cache.get(chatId);
     const target = await this.findMessage(chat, messageId);
     if (this.busy(chatId)) throw new ConflictException(BUSY);
+    // The call's words would land after the version it started on, in a branch that may be hidden.
+    if (this.liveCall.isIn(chatId)) throw new ConflictException(IN_CALL);
     if (target.hiddenWith) throw new ConflictException(NOT_SHOWN);
     const user =
       target.role === 'user'
@@ -538,6 +545,7 @@ export class ChatReplyService
     const message = await this.findMessage(chat, messageId);
     const id = message._id.toHexString();
     if (this.busy(chatId)) throw new ConflictException(BUSY);
+    if (this.liveCall.isIn(chatId)) throw new ConflictException(IN_CALL);
     this.switching.add(chatId);
     try {
       const tree = await this.versions.tree(chat);

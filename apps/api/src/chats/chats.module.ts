@@ -10,6 +10,7 @@ import { ChatModes } from './chat-modes';
 import { ChatPromptPreviewer } from './chat-prompt-preview';
 import { ChatReplyService } from './chat-reply.service';
 import { ChatSearchIndex } from './chat-search-index';
+import { LiveVoiceCall } from './live-voice-call';
 import { ChatVersions } from './chat-versions';
 import { ChatsController } from './chats.controller';
 import { ChatsService, RunningReplies } from './chats.service';
@@ -37,8 +38,9 @@ import { MessageRecord, MessageSchema } from './schemas/message.schema';
     ChatSearchIndex,
     ChatVersions,
     CallTranscripts,
+    LiveVoiceCall,
     { provide: RunningReplies, useExisting: ChatReplyService },
   ],
-  exports: [ChatsService, ChatReplyService, CallTranscripts],
+  exports: [ChatsService, ChatReplyService, CallTranscripts, LiveVoiceCall],
 })
 export class ChatsModule {}

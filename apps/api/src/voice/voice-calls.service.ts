@@ -22,6 +22,7 @@ import { BudgetRefusal } from '../budget/budget-refusal';
 import { BudgetService, type SpendHold } from '../budget/budget.service';
 import { promptTokensOf } from '../budget/model-prices';
 import { CallTranscripts } from '../chats/call-transcripts';
+import { LiveVoiceCall } from '../chats/live-voice-call';
 import type { ChatRecord } from '../chats/schemas/chat.schema';
 import { Clock } from '../clock/clock';
 import { APP_CONFIG } from '../config/app-config.provider';
@@ -89,7 +90,14 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
     private readonly budget: BudgetService,
     private readonly actions: PendingActionsService,
     private readonly registry: AiToolRegistry,
+    private readonly liveCall: LiveVoiceCall,
   ) {}
+
+  /** The live call, and its chat for the chat's versions (edits and switches wait for the hang-up). */
+  private setLive(call: VoiceCall | null): void {
+    this.live = call;
+    this.liveCall.set(call ? call.chat._id.toHexString() : null);
+  }
 
   /** A mode's speech speed (`AiMode.speechSpeed`: relax speaks slower), 1 when it sets none. */
   private speedOf(mode: string): number {
@@ -220,9 +228,9 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
         });
       live.attach(control);
       live.onEnded = () => {
-        if (this.live === live) this.live = null;
+        if (this.live === live) this.setLive(null);
       };
-      this.live = live;
+      this.setLive(live);
       if (!found) this.transcripts.announceCreated(callChat);
       this.logger.log(
         `Voice call ${callId} started in chat ${chatObjectId.toHexString()} (${model}, mode ${startMode})`,
@@ -340,10 +348,10 @@ export class VoiceCallsService implements BeforeApplicationShutdown {
   /** Makes a call started elsewhere the live one: hang-up, `current` and shutdown see it. */
   adopt(call: VoiceCall, onEnded?: (reason: string) => void): void {
     call.onEnded = (reason) => {
-      if (this.live === call) this.live = null;
+      if (this.live === call) this.setLive(null);
       onEnded?.(reason);
     };
-    this.live = call;
+    this.setLive(call);
   }
 
   private claim(): void {
