@@ -274,9 +274,11 @@ describe('input rules', () => {
       expect(cases.length).toBeGreaterThanOrEqual(30);
       // Each of these documents what null means: a chat's model back to the primary one, a key or
       // token removed, the Telegram server back to Telegram's own, the connection test with the stored key,
-      // a memory note's expiry removed.
+      // a memory note's expiry removed, an MCP token that never expires.
       expect(nullable.sort()).toEqual([
         '/api/chats/{id} model',
+        '/api/mcp/tokens expiresAt',
+        '/api/mcp/tokens expiresInDays',
         '/api/memories/{id} expiresAt',
         '/api/settings braveApiKey',
         '/api/settings geminiApiKey',

@@ -84,7 +84,10 @@ describe('backup secrets', () => {
     expect(a.kdf.salt).not.toBe(b.kdf.salt);
     expect(a.iv).not.toBe(b.iv);
     expect(JSON.stringify(a)).not.toContain('sk-openai-secret-1111');
-    expect(await unsealSecrets(a, 'correct horse battery')).toEqual(secrets);
+    expect(await unsealSecrets(a, 'correct horse battery')).toEqual({
+      ...secrets,
+      mcpServers: [],
+    });
     await expect(
       unsealSecrets(a, 'correct horse battery!'),
     ).rejects.toBeInstanceOf(WrongPassphraseError);

@@ -1,3 +1,4 @@
+import { Global, Module } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import {
   MongooseModule,
@@ -8,6 +9,7 @@ import type { Connection, Model, Schema } from 'mongoose';
 import { randomBytes } from 'node:crypto';
 import { TEST_MONGODB_URI_ENV } from '../../../test/support/test-database';
 import { DEFAULT_DB_SCHEMA_DOC } from './default-db-schema';
+import { StartUpWork } from '../../database/start-up-work';
 import { PersonalDataModule } from './personal-data.module';
 import { Contact, ContactSchema } from './schemas/contact.schema';
 import { OwnerProfileSchema } from './schemas/master.schema';
@@ -15,6 +17,11 @@ import {
   ScheduleEntry,
   ScheduleEntrySchema,
 } from './schemas/schedule-entry.schema';
+
+/** As the app's global DatabaseModule provides it: the module's index builds run there. */
+@Global()
+@Module({ providers: [StartUpWork], exports: [StartUpWork] })
+class StartUpWorkModule {}
 
 describe('PersonalDataModule (embedded database)', () => {
   let moduleRef: TestingModule;
@@ -35,10 +42,12 @@ describe('PersonalDataModule (embedded database)', () => {
           bufferCommands: false,
           autoIndex: false,
         }),
+        StartUpWorkModule,
         PersonalDataModule,
       ],
     }).compile();
     await moduleRef.init();
+    await moduleRef.get(StartUpWork).settled();
     connection = moduleRef.get(getConnectionToken());
     contacts = moduleRef.get(getModelToken(Contact.name));
     schedule = moduleRef.get(getModelToken(ScheduleEntry.name));

@@ -199,7 +199,7 @@ describe('fake LLM server', () => {
   });
 
   it('answers unknown routes with 404', async () => {
-    const res = await post('/v1/embeddings', {});
+    const res = await post('/v1/no-such-route', {});
     expect(res.status).toBe(404);
   });
 

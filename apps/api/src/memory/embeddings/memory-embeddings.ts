@@ -1,3 +1,4 @@
+import { Clock } from '../../clock/clock';
 import {
   Inject,
   Injectable,
@@ -130,6 +131,7 @@ export class MemoryEmbeddings
     private readonly settings: SettingsService,
     private readonly budget: BudgetService,
     private readonly usage: UsageRecorder,
+    private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -153,7 +155,7 @@ export class MemoryEmbeddings
       model: this.model ? `${this.model.provider}/${this.model.model}` : null,
       vectors: this.table?.size ?? 0,
       paused:
-        this.pauseReason && Date.now() < this.pausedUntil
+        this.pauseReason && this.clock.now().getTime() < this.pausedUntil
           ? this.pauseReason
           : null,
       running: this.running !== null,
@@ -185,7 +187,7 @@ export class MemoryEmbeddings
     if (!this.table?.size) return null;
     const cacheKey = `${model.provider}/${model.model}\n${text}`;
     const cached = this.queries.get(cacheKey);
-    if (cached && Date.now() - cached.at < QUERY_CACHE_TTL_MS)
+    if (cached && this.clock.now().getTime() - cached.at < QUERY_CACHE_TTL_MS)
       return cached.vector;
     const scrub = await this.secrets.scrubber();
     const clean = scrub(text).slice(0, EMBEDDING_TEXT_MAX);
@@ -202,7 +204,7 @@ export class MemoryEmbeddings
     const vector = result.vectors[0];
     if (this.queries.size >= QUERY_CACHE_MAX)
       this.queries.delete(this.queries.keys().next().value as string);
-    this.queries.set(cacheKey, { vector, at: Date.now() });
+    this.queries.set(cacheKey, { vector, at: this.clock.now().getTime() });
     return vector;
   }
 
@@ -280,7 +282,10 @@ export class MemoryEmbeddings
       return;
     }
     if (this.timer) return;
-    const wait = Math.max(delayMs, this.pausedUntil - Date.now());
+    const wait = Math.max(
+      delayMs,
+      this.pausedUntil - this.clock.now().getTime(),
+    );
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.run();
@@ -357,7 +362,7 @@ export class MemoryEmbeddings
   }
 
   private async pass(): Promise<void> {
-    if (this.stopped || Date.now() < this.pausedUntil) return;
+    if (this.stopped || this.clock.now().getTime() < this.pausedUntil) return;
     const model = await this.currentModel();
     if (!model) {
       this.model = null;
@@ -371,9 +376,12 @@ export class MemoryEmbeddings
     const embeddable = (kind: 'note' | 'message', chatId: string | null) =>
       kind === 'note' || (chatId !== null && visible(chatId));
     const todo: VectorKey[] = [];
-    if (this.fullScan || Date.now() - this.lastFullScan > FULL_SCAN_EVERY_MS) {
+    if (
+      this.fullScan ||
+      this.clock.now().getTime() - this.lastFullScan > FULL_SCAN_EVERY_MS
+    ) {
       this.fullScan = false;
-      this.lastFullScan = Date.now();
+      this.lastFullScan = this.clock.now().getTime();
       const live = new Set<VectorKey>();
       for (const doc of this.index.documents()) {
         const key = vectorKey(doc.kind, doc.id);
@@ -444,7 +452,7 @@ export class MemoryEmbeddings
       this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
       return false;
     }
-    const now = new Date();
+    const now = this.clock.now();
     const ops: AnyBulkWriteOperation<EmbeddingDoc>[] = [];
     for (const [i, item] of items.entries()) {
       const { kind, id } = keyParts(item.key);
@@ -479,7 +487,7 @@ export class MemoryEmbeddings
   }
 
   private pause(reason: string, ms: number): void {
-    this.pausedUntil = Date.now() + ms;
+    this.pausedUntil = this.clock.now().getTime() + ms;
     this.pauseReason = reason;
     this.fullScan = true;
     this.logger.warn(
