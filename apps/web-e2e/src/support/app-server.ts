@@ -59,6 +59,8 @@ export async function startApp(
         HOST: '127.0.0.1',
         DATA_DIR: dataDir,
         LOG_LEVEL: 'warn',
+        // As in the API specs: no background embedding calls (they spend and count as usage) unless a spec asks.
+        MEMORY_EMBEDDINGS: 'off',
         ...options.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

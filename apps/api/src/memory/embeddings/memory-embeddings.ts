@@ -56,6 +56,12 @@ export interface EmbeddingDoc {
 export const EMBEDDINGS_COLLECTION = 'memory_embeddings';
 
 /** Texts per provider call: small enough that a call is quick and a refusal cheap. */
+/**
+ * The cosine a vector-only hit needs: the nearest vectors always exist, related or not (unrelated
+ * texts sit around 0–0.2 with the providers' small models, paraphrases well above); below it a
+ * hit is noise, and the keyword side still finds what shares words.
+ */
+const MIN_SIMILARITY = 0.25;
 const BATCH = 64;
 const DOCUMENT_TIMEOUT_MS = 30_000;
 /** A pass after writes waits this long, so a burst of messages is one batch. */
@@ -220,6 +226,7 @@ export class MemoryEmbeddings
         const { kind, id } = keyParts(key);
         return accept(kind, id);
       })
+      .filter((n) => n.similarity >= MIN_SIMILARITY)
       .map((n) => ({ ...n, ...keyParts(n.key) }));
   }
 
