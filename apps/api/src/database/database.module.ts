@@ -19,7 +19,9 @@ export class DatabaseModule {
           // Fail fast instead of queueing operations while the server is away.
           bufferCommands: false,
           serverSelectionTimeoutMS: 3000,
-          retryAttempts: 1,
+          // Only the first connection retries: a database busy for a few seconds at start (the test
+          // suites share one, and whole suites failed after 1 retry) is not a dead one.
+          retryAttempts: 5,
           retryDelay: 500,
           // FerretDB 1.x lacks some index options; models create their own indexes explicitly.
           autoIndex: false,
