@@ -5,33 +5,18 @@
 // Goals: ≤ 5 ms per plain turn, ≤ 2 ms more per tool round. Exits 1 on a miss.
 // BENCH_SMOKE=1: a few turns, no goals (part of `npm test`). BENCH_API_MAIN=<main.js>: another build, for a before/after.
 // BENCH_CPU_PROF=<dir>: the API runs with --cpu-prof into that directory (the profile is written when it stops).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import {
-  startFakeLlmServer,
-  type FakeLlmServer,
-} from '../fake-llm/fake-llm-server';
+import { readFileSync, rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { startBuiltApi, type BuiltApi } from './built-api';
+import { startFakeLlmServer } from '../fake-llm/fake-llm-server';
 
-const API_MAIN = process.env.BENCH_API_MAIN ?? 'dist/apps/api/main.js';
 const SMOKE = process.env.BENCH_SMOKE === '1';
 const PROFILE_DIR = process.env.BENCH_CPU_PROF;
 const TURNS = SMOKE ? 5 : Number(process.env.BENCH_TURNS ?? 100);
 const PLAIN_GOAL_MS = 5;
 const TOOL_ROUND_GOAL_MS = 2;
-const PASSWORD = 'bench password 1';
 /** Clock ticks per second for /proc/<pid>/stat (USER_HZ; 100 on Linux). */
 const TICKS_PER_S = 100;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
-}
 
 /** User + system CPU of a process so far, in ms (fields 14 and 15 of /proc/<pid>/stat). */
 function cpuMs(pid: number): number {
@@ -40,71 +25,7 @@ function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_S;
 }
 
-interface Api {
-  url: string;
-  cookie: string;
-  child: ChildProcess;
-  dataDir: string;
-}
-
-async function startApi(fake: FakeLlmServer): Promise<Api> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'metatron-bench-'));
-  const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    [
-      ...(PROFILE_DIR
-        ? [
-            '--cpu-prof',
-            '--cpu-prof-interval=250',
-            `--cpu-prof-dir=${PROFILE_DIR}`,
-          ]
-        : []),
-      API_MAIN,
-    ],
-    {
-      env: {
-        ...process.env,
-        PORT: String(port),
-        DATA_DIR: dataDir,
-        LOG_LEVEL: 'warn',
-        OPENAI_BASE_URL: fake.openaiBaseUrl,
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    },
-  );
-  const url = `http://127.0.0.1:${port}`;
-  let exited = false;
-  child.once('exit', () => (exited = true));
-  for (;;) {
-    if (exited) throw new Error(`the API (${API_MAIN}) exited while starting`);
-    try {
-      if ((await fetch(`${url}/api/health`)).ok) break;
-    } catch {
-      /* starting */
-    }
-    await new Promise((done) => setTimeout(done, 20));
-  }
-  const setup = await fetch(`${url}/api/auth/setup`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ password: PASSWORD }),
-  });
-  const cookie = String(setup.headers.get('set-cookie')).split(';')[0];
-  const patch = await fetch(`${url}/api/settings`, {
-    method: 'PATCH',
-    headers: { 'content-type': 'application/json', cookie },
-    body: JSON.stringify({
-      openaiApiKey: 'sk-bench-000000000000',
-      primaryModel: 'gpt-4.1-mini',
-      budget: { dailyUsd: null, monthlyUsd: null, unattendedDailyUsd: null },
-    }),
-  });
-  if (!patch.ok) throw new Error(`settings: ${patch.status}`);
-  return { url, cookie, child, dataDir };
-}
-
-async function newChat(api: Api): Promise<string> {
+async function newChat(api: BuiltApi): Promise<string> {
   const res = await fetch(`${api.url}/api/chats`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', cookie: api.cookie },
@@ -114,7 +35,7 @@ async function newChat(api: Api): Promise<string> {
 }
 
 /** One turn over SSE, read to the end; throws unless the stream ended with `done`. */
-async function turn(api: Api, chatId: string, content: string) {
+async function turn(api: BuiltApi, chatId: string, content: string) {
   const res = await fetch(`${api.url}/api/chats/${chatId}/messages`, {
     method: 'POST',
     headers: {
@@ -133,7 +54,7 @@ async function turn(api: Api, chatId: string, content: string) {
 const ANSWER = Array.from({ length: 20 }, (_, i) => (i ? ` word${i}` : 'Hi'));
 
 async function measure(
-  api: Api,
+  api: BuiltApi,
   label: string,
   run: (chatId: string) => Promise<void>,
 ): Promise<number> {
@@ -156,7 +77,18 @@ async function measure(
 
 async function main() {
   const fake = await startFakeLlmServer();
-  const api = await startApi(fake);
+  const api = await startBuiltApi(fake, {
+    nodeArgs: PROFILE_DIR
+      ? [
+          '--cpu-prof',
+          '--cpu-prof-interval=250',
+          `--cpu-prof-dir=${PROFILE_DIR}`,
+        ]
+      : [],
+    settings: {
+      budget: { dailyUsd: null, monthlyUsd: null, unattendedDailyUsd: null },
+    },
+  });
   const misses: string[] = [];
   try {
     fake.openai.fallback = { text: ANSWER };

@@ -11,9 +11,7 @@
 // alone; BENCH_API_MAIN=<path to main.js> starts another build (a copy of dist/ from before a change) for a before/after comparison;
 // BENCH_SMOKE=1 runs every part with small sizes and checks no goal (part of `npm test`).
 import 'reflect-metadata';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
@@ -27,17 +25,15 @@ import { EmbeddedDatabase } from '../../apps/api/src/database/embedded-database'
 import { MongoSandboxService } from '../../apps/api/src/mongo-sandbox/mongo-sandbox.service';
 import { CombinedPromptBuilder } from '../../apps/api/src/system-instruction/combined-prompt.builder';
 import { SystemInstructionService } from '../../apps/api/src/system-instruction/system-instruction.service';
+import { startBuiltApi } from './built-api';
 import {
   startFakeLlmServer,
   type FakeLlmServer,
 } from '../fake-llm/fake-llm-server';
 
 const root = process.cwd();
-/** The built API to start; BENCH_API_MAIN points at another build (a copy of dist/ from before a change) to compare. */
-const API_MAIN = process.env.BENCH_API_MAIN ?? 'dist/apps/api/main.js';
 /** BENCH_ONLY=ttft runs the time-to-first-token part alone. */
 const ONLY = process.env.BENCH_ONLY;
-const PASSWORD = 'bench password 1';
 const SMOKE = process.env.BENCH_SMOKE === '1';
 /** Goals missed so far, printed at the end (the bench then exits 1). */
 const misses: string[] = [];
@@ -59,14 +55,6 @@ const TTFT_GOALS: ReadonlyArray<[streams: number, rounds: number, ms: number]> =
         [20, 5, 60],
         [50, 4, 150],
       ];
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
-}
 
 const percentile = (xs: number[], p: number) => {
   const sorted = [...xs].sort((a, b) => a - b);
@@ -94,62 +82,13 @@ async function firstDelta(res: Response, started: number): Promise<number> {
   return at;
 }
 
-async function startApi(fake: FakeLlmServer): Promise<{
-  url: string;
-  cookie: string;
-  child: ChildProcess;
-  dataDir: string;
-}> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'metatron-bench-'));
-  const port = await freePort();
-  const child = spawn(process.execPath, [API_MAIN], {
-    cwd: root,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      OPENAI_BASE_URL: fake.openaiBaseUrl,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  let exited = false;
-  child.once('exit', () => (exited = true));
-  for (;;) {
-    if (exited) throw new Error(`the API (${API_MAIN}) exited while starting`);
-    try {
-      if ((await fetch(`${url}/api/health`)).ok) break;
-    } catch {
-      /* starting */
-    }
-    await new Promise((done) => setTimeout(done, 20));
-  }
-  const setup = await fetch(`${url}/api/auth/setup`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ password: PASSWORD }),
-  });
-  const cookie = String(setup.headers.get('set-cookie')).split(';')[0];
-  const patch = await fetch(`${url}/api/settings`, {
-    method: 'PATCH',
-    headers: { 'content-type': 'application/json', cookie },
-    body: JSON.stringify({
-      openaiApiKey: 'sk-bench-000000000000',
-      primaryModel: 'gpt-4.1-mini',
-    }),
-  });
-  if (!patch.ok) throw new Error(`settings: ${patch.status}`);
-  return { url, cookie, child, dataDir };
-}
-
 async function ttft(
   fake: FakeLlmServer,
   concurrency: number,
   rounds: number,
   goalMs: number,
 ) {
-  const api = await startApi(fake);
+  const api = await startBuiltApi(fake);
   const sdk = new OpenAI({
     apiKey: 'sk-bench-000000000000',
     baseURL: fake.openaiBaseUrl,

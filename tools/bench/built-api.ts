@@ -1,0 +1,81 @@
+// The built API (dist/apps/api/main.js) as its own process, for benches that measure it from outside
+// (its CPU from /proc, its time to first token): started on a free loopback port with a fresh DATA_DIR,
+// the owner set up and the OpenAI key pointed at the fake provider.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FakeLlmServer } from '../fake-llm/fake-llm-server';
+
+/** The built API to start; BENCH_API_MAIN points at another build (a copy of dist/ from before a change) to compare. */
+export const API_MAIN = process.env.BENCH_API_MAIN ?? 'dist/apps/api/main.js';
+const PASSWORD = 'bench password 1';
+
+export interface BuiltApi {
+  url: string;
+  cookie: string;
+  child: ChildProcess;
+  dataDir: string;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as { port: number };
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+/** Starts the built API; `nodeArgs` go before main.js (a profiler), `settings` join the first PATCH. */
+export async function startBuiltApi(
+  fake: FakeLlmServer,
+  options: { nodeArgs?: string[]; settings?: Record<string, unknown> } = {},
+): Promise<BuiltApi> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'metatron-bench-'));
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), API_MAIN],
+    {
+      cwd: process.cwd(),
+      env: {
+        ...process.env,
+        PORT: String(port),
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'warn',
+        OPENAI_BASE_URL: fake.openaiBaseUrl,
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  for (;;) {
+    if (exited) throw new Error(`the API (${API_MAIN}) exited while starting`);
+    try {
+      if ((await fetch(`${url}/api/health`)).ok) break;
+    } catch {
+      /* starting */
+    }
+    await new Promise((done) => setTimeout(done, 20));
+  }
+  const setup = await fetch(`${url}/api/auth/setup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ password: PASSWORD }),
+  });
+  const cookie = String(setup.headers.get('set-cookie')).split(';')[0];
+  const patch = await fetch(`${url}/api/settings`, {
+    method: 'PATCH',
+    headers: { 'content-type': 'application/json', cookie },
+    body: JSON.stringify({
+      openaiApiKey: 'sk-bench-000000000000',
+      primaryModel: 'gpt-4.1-mini',
+      ...options.settings,
+    }),
+  });
+  if (!patch.ok) throw new Error(`settings: ${patch.status}`);
+  return { url, cookie, child, dataDir };
+}
