@@ -8,6 +8,7 @@ import { Types, type Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
 import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
 import { ChatCache } from '../src/chats/chat-cache';
+import { ChatReplyService } from '../src/chats/chat-reply.service';
 import { SettingsService } from '../src/settings/settings.service';
 import {
   chatClient,
@@ -428,6 +429,31 @@ describe('message versions (edit any message, regenerate any reply, switch ← n
         .expect(409);
       expect(await tree()).toEqual(before);
       await running.rest();
+    });
+
+    it('409 on a version switch while the mode switch is written, and on a mode switch while a version is shown', async () => {
+      const { chat, path } = await threeExchanges();
+      await regenerate(chat.id, path[3].id, 'A2 again');
+      const replies = t.app.get(ChatReplyService);
+      // The owner's mode switch holds the path while it writes: a version switch then waits.
+      const release = replies.holdPath(chat.id);
+      const before = await snapshot();
+      const refused = await owner
+        .post(`/api/chats/${chat.id}/messages/${path[3].id}/versions/1`)
+        .expect(409);
+      expect(refused.body.message).toMatch(/already running/);
+      const modeRefused = await owner
+        .patch(`/api/chats/${chat.id}`)
+        .send({ mode: 'todo' })
+        .expect(409);
+      expect(modeRefused.body.message).toMatch(/being changed/);
+      expect(await snapshot()).toEqual(before);
+      release();
+      await switchTo(chat.id, path[3].id, 1);
+      await owner
+        .patch(`/api/chats/${chat.id}`)
+        .send({ mode: 'todo' })
+        .expect(200);
     });
 
     it('400 for a version that is not a number from 1, 404 for unknown chats, messages and versions', async () => {

@@ -143,7 +143,7 @@ export class ChatReplyService
 {
   private readonly logger = new Logger(ChatReplyService.name);
   private readonly running = new Map<string, RunningReply>();
-  /** Chats whose shown version is being changed; not a running reply (the chat list does not show it busy). */
+  /** Chats whose shown path is being changed (a version or an owner's mode switch); not a running reply (the chat list does not show it busy). */
   private readonly switching = new Set<string>();
   /** Set once the app is closing: replies stopped from now on were stopped by the shutdown. */
   shuttingDown = false;
@@ -206,6 +206,19 @@ export class ChatReplyService
 
   isRunning(chatId: string): boolean {
     return this.running.has(chatId);
+  }
+
+  holdPath(chatId: string): () => void {
+    if (this.running.has(chatId))
+      throw new ConflictException(
+        'A reply is running in this chat: switch the mode once it has finished.',
+      );
+    if (this.switching.has(chatId))
+      throw new ConflictException(
+        'This chat is being changed (another version or mode is being shown): try again in a moment.',
+      );
+    this.switching.add(chatId);
+    return () => this.switching.delete(chatId);
   }
 
   /** A reply runs, or another version is being shown: a new turn or a version change waits (409). */

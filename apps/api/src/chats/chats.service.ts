@@ -1,6 +1,5 @@
 import {
   BadRequestException,
-  ConflictException,
   Injectable,
   Logger,
   NotFoundException,
@@ -35,6 +34,11 @@ export abstract class RunningReplies {
   abstract isRunning(chatId: string): boolean;
   /** Cancels the chat's running reply and resolves once it has ended. */
   abstract stopAndWait(chatId: string): Promise<boolean>;
+  /**
+   * Holds the chat's shown path while the owner's mode switch is written, so no turn or version switch starts
+   * meanwhile (they answer 409); throws a 409 when one of them is under way. Call the returned function to free it.
+   */
+  abstract holdPath(chatId: string): () => void;
 }
 
 export const DEFAULT_MESSAGES_PAGE = 50;
@@ -223,12 +227,10 @@ export class ChatsService {
   }
 
   /**
-   * Renames, pins, archives or picks the chat's model. Pinning and archiving do not count as activity
-   * (the chat keeps its place by time); a rename does, as before.
-   */
-  /**
    * `PATCH /api/chats/:id`: title, pin, archive, the chat's model and/or the owner's
-   * mode switch. Everything is checked before anything is written.
+   * mode switch. Everything is checked before anything is written. Pinning and archiving do not count as
+   * activity (the chat keeps its place by time); a rename does. A mode switch holds the chat's path while it is
+   * written (409 while a reply runs or another version is being shown).
    */
   async update(
     chatId: string,
@@ -256,10 +258,22 @@ export class ChatsService {
       throw new BadRequestException(
         'Nothing to change: send title, mode, pinned, archived or model',
       );
-    if (request.mode !== undefined && this.running.isRunning(chatId))
-      throw new ConflictException(
-        'A reply is running in this chat: switch the mode once it has finished.',
-      );
+    const release =
+      request.mode !== undefined ? this.running.holdPath(chatId) : undefined;
+    try {
+      return await this.write(chatId, current, request, fields);
+    } finally {
+      release?.();
+    }
+  }
+
+  /** Writes a checked change: the fields first, then the mode switch as its own message. */
+  private async write(
+    chatId: string,
+    current: ChatRecord,
+    request: UpdateChatRequest,
+    fields: Partial<ChatRecord>,
+  ): Promise<ChatSummary> {
     let chat: ChatRecord = current;
     if (Object.keys(fields).length > 0) {
       const updated = await this.chats
