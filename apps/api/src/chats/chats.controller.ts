@@ -120,7 +120,10 @@ export class ChatsController {
     description:
       'Send at least one of title, mode, pinned, archived, model; the others stay as they are.',
   })
-  @ApiConflictResponse({ description: 'A reply is running (mode switch)' })
+  @ApiConflictResponse({
+    description:
+      'A reply is running or another version is being shown (mode switch)',
+  })
   @ApiOkResponse({ type: ChatSummaryDto })
   @ApiBadRequestResponse({
     description:
