@@ -93,14 +93,16 @@ describe('email_actions cache against GreenMail', () => {
     if (!found) throw new Error(`no '${subject}' listed`);
     return found.uid;
   };
-  /** Counts the IMAP FETCH and LIST commands the app sends during `work`. */
+  /** Counts the IMAP FETCH, LIST and SEARCH commands the app sends during `work`. */
   async function commandsDuring(work: () => Promise<unknown>) {
     const fetches = jest.spyOn(ImapFlow.prototype, 'fetch');
     const lists = jest.spyOn(ImapFlow.prototype, 'list');
+    const searches = jest.spyOn(ImapFlow.prototype, 'search');
     await work();
     const counts = {
       fetch: fetches.mock.calls.length,
       list: lists.mock.calls.length,
+      search: searches.mock.calls.length,
     };
     jest.restoreAllMocks();
     return counts;
@@ -116,7 +118,8 @@ describe('email_actions cache against GreenMail', () => {
     const sent = await commandsDuring(async () => {
       again = [await search(), await call({ action: 'read', uid })];
     });
-    expect(sent).toEqual({ fetch: 0, list: 0 });
+    // The search is answered after a NOOP; the read asks only whether its UID is still there.
+    expect(sent).toEqual({ fetch: 0, list: 0, search: 1 });
     expect(again).toEqual([first, read]);
     expect(pool().cacheUsage(annId)).toMatchObject({ envelopes: 4, bodies: 1 });
   });

@@ -5,7 +5,7 @@ import type { ImapFlow } from 'imapflow';
 import type { AppEventMap } from '@metatronos/shared-types';
 import type { EmailAccountRecord } from '../account-records';
 import { MailConnectionError, openImap } from '../connections/mail-connection';
-import { AccountMailCache, SessionFlags } from './mail-cache';
+import { AccountMailCache, SessionFlags, SessionSearches } from './mail-cache';
 import { Mailbox, MailboxProblem, commandError } from './mailbox';
 
 /** Connections kept open per account: a search and a read at once, more wait their turn. */
@@ -49,7 +49,10 @@ class DeadConnection extends Error {}
 @Injectable()
 export class ImapPool implements OnApplicationShutdown {
   private readonly pools = new Map<string, AccountPool>();
-  private readonly flags = new WeakMap<ImapFlow, SessionFlags>();
+  private readonly sessions = new WeakMap<
+    ImapFlow,
+    { flags: SessionFlags; searches: SessionSearches }
+  >();
 
   /** Runs `work` on a logged-in connection of the account; stopping the call closes that connection. */
   async use<T>(
@@ -174,9 +177,7 @@ export class ImapPool implements OnApplicationShutdown {
     const abort = () => lease.client.close();
     signal.addEventListener('abort', abort, { once: true });
     try {
-      return await work(
-        new Mailbox(lease.client, pool.cache, this.flagsOf(lease.client)),
-      );
+      return await work(this.mailboxOn(lease.client, pool.cache));
     } catch (error) {
       if (signal.aborted) throw new MailboxProblem('The request was stopped.');
       if (
@@ -221,13 +222,17 @@ export class ImapPool implements OnApplicationShutdown {
     if (pool.open === 0) pool.cache.clear();
   }
 
-  private flagsOf(client: ImapFlow): SessionFlags {
-    let flags = this.flags.get(client);
-    if (!flags) {
-      flags = new SessionFlags(client);
-      this.flags.set(client, flags);
+  /** The connection with what it knows of its selected folder (kept with it from its first call). */
+  private mailboxOn(client: ImapFlow, cache: AccountMailCache): Mailbox {
+    let session = this.sessions.get(client);
+    if (!session) {
+      session = {
+        flags: new SessionFlags(client),
+        searches: new SessionSearches(client),
+      };
+      this.sessions.set(client, session);
     }
-    return flags;
+    return new Mailbox(client, cache, session.flags, session.searches);
   }
 
   private wakeOne(pool: AccountPool): void {

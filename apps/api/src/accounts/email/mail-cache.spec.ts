@@ -6,7 +6,9 @@ import {
   BoundedLru,
   ENVELOPE_CACHE_ENTRIES,
   FOLDER_LIST_TTL_MS,
+  SESSION_SEARCHES_MAX,
   SessionFlags,
+  SessionSearches,
   type CachedBody,
   type CachedEnvelope,
 } from './mail-cache';
@@ -151,15 +153,16 @@ describe('AccountMailCache', () => {
   });
 });
 
+/** Stands in for an ImapFlow: its selected mailbox object and its events. */
+function fakeClient() {
+  const client = new EventEmitter() as EventEmitter & {
+    mailbox: { path: string } | false;
+  };
+  client.mailbox = false;
+  return client;
+}
+
 describe('SessionFlags', () => {
-  /** Stands in for an ImapFlow: its selected mailbox object and its `flags` events. */
-  function fakeClient() {
-    const client = new EventEmitter() as EventEmitter & {
-      mailbox: { path: string } | false;
-    };
-    client.mailbox = false;
-    return client;
-  }
   const flagsOf = (client: ReturnType<typeof fakeClient>) =>
     new SessionFlags(client as unknown as ImapFlow);
 
@@ -209,5 +212,41 @@ describe('SessionFlags', () => {
     given.push('\\Flagged');
     flags.get('INBOX', 1)?.push('\\Deleted');
     expect(flags.get('INBOX', 1)).toEqual(['\\Seen']);
+  });
+});
+
+describe('SessionSearches', () => {
+  const searchesOf = (client: ReturnType<typeof fakeClient>) =>
+    new SessionSearches(client as unknown as ImapFlow);
+
+  it('keeps results until a message comes or goes in the selected folder', () => {
+    const client = fakeClient();
+    client.mailbox = { path: 'INBOX' };
+    const searches = searchesOf(client);
+    searches.remember('INBOX', 'all', [3, 2, 1]);
+    expect(searches.get('INBOX', 'all')).toEqual([3, 2, 1]);
+    expect(searches.get('Archive', 'all')).toBeUndefined();
+    client.emit('exists', { path: 'Archive', count: 9, prevCount: 8 });
+    expect(searches.get('INBOX', 'all')).toEqual([3, 2, 1]);
+    client.emit('exists', { path: 'INBOX', count: 4, prevCount: 3 });
+    expect(searches.get('INBOX', 'all')).toBeUndefined();
+    searches.remember('INBOX', 'all', [4, 3, 2, 1]);
+    client.emit('expunge', { path: 'INBOX', seq: 2 });
+    expect(searches.get('INBOX', 'all')).toBeUndefined();
+    searches.remember('INBOX', 'all', [4, 3, 1]);
+    client.mailbox = { path: 'INBOX' };
+    expect(searches.get('INBOX', 'all')).toBeUndefined();
+  });
+
+  it('keeps the last few only', () => {
+    const client = fakeClient();
+    client.mailbox = { path: 'INBOX' };
+    const searches = searchesOf(client);
+    for (let i = 0; i <= SESSION_SEARCHES_MAX; i++)
+      searches.remember('INBOX', `q${i}`, [i]);
+    expect(searches.get('INBOX', 'q0')).toBeUndefined();
+    expect(searches.get('INBOX', `q${SESSION_SEARCHES_MAX}`)).toEqual([
+      SESSION_SEARCHES_MAX,
+    ]);
   });
 });

@@ -10,6 +10,8 @@ export const BODY_CACHE_ENTRIES = 50;
 export const BODY_CACHE_CHARS = 1_500_000;
 /** Flags one connection remembers for its selected folder; beyond this it starts again. */
 export const SESSION_FLAGS_MAX = 10_000;
+/** Search results one connection remembers for its selected folder (the last ones asked). */
+export const SESSION_SEARCHES_MAX = 20;
 
 /** A Map in least-recently-used order, bounded by a count and a total weight. */
 export class BoundedLru<V> {
@@ -221,6 +223,53 @@ export class SessionFlags {
     if (mailbox !== this.selection) {
       this.selection = mailbox;
       this.known.clear();
+    }
+    return !!mailbox && mailbox.path === path;
+  }
+}
+
+/**
+ * The UIDs that searches not about flags found in the folder one connection has selected. Messages
+ * never change, so such a result stays true until a message comes or goes; the server must tell the
+ * session of both (EXISTS, EXPUNGE: RFC 3501 §5.2, §7.3.1, §7.4.1) at the latest in the answer to a
+ * NOOP, which imapflow emits as `exists` and `expunge`; either forgets every result. So a repeated
+ * search costs a NOOP, not the server's search (GreenMail's TEXT search reads every message). A new
+ * selection or a closed connection starts again, as for SessionFlags.
+ */
+export class SessionSearches {
+  private selection: MailboxObject | null = null;
+  private readonly found = new Map<string, number[]>();
+
+  constructor(private readonly client: ImapFlow) {
+    const forget = (event: { path: string }) => {
+      if (this.current(event.path)) this.found.clear();
+    };
+    client.on('exists', forget);
+    client.on('expunge', forget);
+  }
+
+  get(path: string, criteria: string): number[] | undefined {
+    if (!this.current(path)) return undefined;
+    const uids = this.found.get(criteria);
+    if (!uids) return undefined;
+    this.found.delete(criteria);
+    this.found.set(criteria, uids);
+    return [...uids];
+  }
+
+  remember(path: string, criteria: string, uids: number[]): void {
+    if (!this.current(path)) return;
+    this.found.delete(criteria);
+    this.found.set(criteria, [...uids]);
+    while (this.found.size > SESSION_SEARCHES_MAX)
+      this.found.delete(this.found.keys().next().value as string);
+  }
+
+  private current(path: string): boolean {
+    const mailbox = this.client.mailbox || null;
+    if (mailbox !== this.selection) {
+      this.selection = mailbox;
+      this.found.clear();
     }
     return !!mailbox && mailbox.path === path;
   }

@@ -14,6 +14,7 @@ import type {
   CachedBody,
   CachedEnvelope,
   SessionFlags,
+  SessionSearches,
 } from './mail-cache';
 
 /** The most characters of a message body a tool result carries. */
@@ -198,6 +199,7 @@ export class Mailbox {
     private readonly client: ImapFlow,
     private readonly cache: AccountMailCache,
     private readonly flags: SessionFlags,
+    private readonly searches: SessionSearches,
   ) {}
 
   /** The mailbox's folder paths (`fresh`: asked of the server, not the cache). */
@@ -273,8 +275,7 @@ export class Mailbox {
       if (query.before) criteria.sentBefore = query.before;
       if (query.unseenOnly) criteria.seen = false;
       if (Object.keys(criteria).length === 0) criteria.all = true;
-      const found = await this.client.search(criteria, { uid: true });
-      const uids = Array.isArray(found) ? [...found].sort((a, b) => b - a) : [];
+      const uids = await this.matching(selected.path, criteria);
       const newest = uids.slice(0, query.limit);
       const listed = new Map<number, EmailSummary>();
       const missing: number[] = [];
@@ -303,6 +304,26 @@ export class Mailbox {
         messages: newest.flatMap((uid) => listed.get(uid) ?? []),
       };
     });
+  }
+
+  /**
+   * The UIDs matching, newest first. A search that does not depend on flags is answered from this
+   * connection's SessionSearches after a NOOP has brought any news of messages come or gone.
+   */
+  private async matching(
+    path: string,
+    criteria: SearchObject,
+  ): Promise<number[]> {
+    const key = criteria.seen === undefined ? JSON.stringify(criteria) : null;
+    if (key !== null && this.searches.get(path, key)) {
+      await this.client.noop();
+      const known = this.searches.get(path, key);
+      if (known) return known;
+    }
+    const found = await this.client.search(criteria, { uid: true });
+    const uids = Array.isArray(found) ? [...found].sort((a, b) => b - a) : [];
+    if (key !== null) this.searches.remember(path, key, uids);
+    return uids;
   }
 
   /** The message parsed, from the cache or fetched (its flags remembered on the way). */
