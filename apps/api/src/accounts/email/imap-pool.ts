@@ -5,6 +5,7 @@ import type { ImapFlow } from 'imapflow';
 import type { AppEventMap } from '@metatronos/shared-types';
 import type { EmailAccountRecord } from '../account-records';
 import { MailConnectionError, openImap } from '../connections/mail-connection';
+import { AccountMailCache, SessionFlags, SessionSearches } from './mail-cache';
 import { Mailbox, MailboxProblem, commandError } from './mailbox';
 
 /** Connections kept open per account: a search and a read at once, more wait their turn. */
@@ -28,6 +29,8 @@ interface AccountPool {
   open: number;
   waiting: Array<() => void>;
   retired: boolean;
+  /** What the account's mailbox says that does not change; dropped with the pool or its last connection. */
+  cache: AccountMailCache;
 }
 
 /** Used by a lent connection that died (not by a command the server refused). */
@@ -39,11 +42,17 @@ class DeadConnection extends Error {}
  * selection and locks are per connection); calls beyond IMAP_POOL_SIZE wait for one. Every connection
  * is opened by `openImap`, so the outbound address guard checks (and pins) each one. A connection found
  * dead is replaced once; an account edited or deleted (or its IMAP settings changed by a restore) and the
- * shutdown close its connections.
+ * shutdown close its connections. Each account's AccountMailCache lives here, with its connections: it is
+ * dropped with them (on those events, and when the last one is logged out idle or found dead), so it never
+ * outlives an account's settings. Each connection has its SessionFlags.
  */
 @Injectable()
 export class ImapPool implements OnApplicationShutdown {
   private readonly pools = new Map<string, AccountPool>();
+  private readonly sessions = new WeakMap<
+    ImapFlow,
+    { flags: SessionFlags; searches: SessionSearches }
+  >();
 
   /** Runs `work` on a logged-in connection of the account; stopping the call closes that connection. */
   async use<T>(
@@ -56,14 +65,14 @@ export class ImapPool implements OnApplicationShutdown {
     let lease = await this.acquire(pool, account, signal);
     try {
       try {
-        return await this.attempt(account, lease, signal, work);
+        return await this.attempt(account, pool, lease, signal, work);
       } catch (error) {
         if (!(error instanceof DeadConnection)) throw error;
         if (!lease.reused) throw new MailConnectionError(error.message);
         // Its socket died while it waited: one new connection.
         this.giveBack(pool, lease);
         lease = await this.acquire(pool, account, signal, true);
-        return await this.attempt(account, lease, signal, work).catch(
+        return await this.attempt(account, pool, lease, signal, work).catch(
           (again: unknown) => {
             throw again instanceof DeadConnection
               ? new MailConnectionError(again.message)
@@ -79,6 +88,11 @@ export class ImapPool implements OnApplicationShutdown {
   /** Connections open for the account (idle or in use). */
   openConnections(accountId: string): number {
     return this.pools.get(accountId)?.open ?? 0;
+  }
+
+  /** What the account's cache holds (null when it has no pool). */
+  cacheUsage(accountId: string): ReturnType<AccountMailCache['usage']> | null {
+    return this.pools.get(accountId)?.cache.usage() ?? null;
   }
 
   @OnEvent('accounts.changed')
@@ -110,6 +124,7 @@ export class ImapPool implements OnApplicationShutdown {
       open: 0,
       waiting: [],
       retired: false,
+      cache: new AccountMailCache(),
     };
     this.pools.set(account.id, pool);
     return pool;
@@ -127,7 +142,7 @@ export class ImapPool implements OnApplicationShutdown {
         const { client, timer } = pool.idle.pop() as AccountPool['idle'][0];
         clearTimeout(timer);
         if (alive(client)) return { client, reused: true, returned: false };
-        pool.open--;
+        this.closed(pool);
         client.close();
       }
       if (pool.open < IMAP_POOL_SIZE) {
@@ -136,7 +151,7 @@ export class ImapPool implements OnApplicationShutdown {
           const client = await openImap(account.imap);
           return { client, reused: false, returned: false };
         } catch (error) {
-          pool.open--;
+          this.closed(pool);
           this.wakeOne(pool);
           throw error;
         }
@@ -154,6 +169,7 @@ export class ImapPool implements OnApplicationShutdown {
 
   private async attempt<T>(
     account: EmailAccountRecord,
+    pool: AccountPool,
     lease: Lease,
     signal: AbortSignal,
     work: (mailbox: Mailbox) => Promise<T>,
@@ -161,7 +177,7 @@ export class ImapPool implements OnApplicationShutdown {
     const abort = () => lease.client.close();
     signal.addEventListener('abort', abort, { once: true });
     try {
-      return await work(new Mailbox(lease.client));
+      return await work(this.mailboxOn(lease.client, pool.cache));
     } catch (error) {
       if (signal.aborted) throw new MailboxProblem('The request was stopped.');
       if (
@@ -184,20 +200,39 @@ export class ImapPool implements OnApplicationShutdown {
     lease.returned = true;
     const { client } = lease;
     if (pool.retired || !alive(client)) {
-      pool.open--;
+      this.closed(pool);
       void logOut(client);
     } else {
       const timer = setTimeout(() => {
         const at = pool.idle.findIndex((entry) => entry.client === client);
         if (at < 0) return;
         pool.idle.splice(at, 1);
-        pool.open--;
+        this.closed(pool);
         void logOut(client);
       }, IMAP_IDLE_MS);
       timer.unref();
       pool.idle.push({ client, timer });
     }
     this.wakeOne(pool);
+  }
+
+  /** One connection fewer; with none left, the account's cache goes too (bounded in time, not only size). */
+  private closed(pool: AccountPool): void {
+    pool.open--;
+    if (pool.open === 0) pool.cache.clear();
+  }
+
+  /** The connection with what it knows of its selected folder (kept with it from its first call). */
+  private mailboxOn(client: ImapFlow, cache: AccountMailCache): Mailbox {
+    let session = this.sessions.get(client);
+    if (!session) {
+      session = {
+        flags: new SessionFlags(client),
+        searches: new SessionSearches(client),
+      };
+      this.sessions.set(client, session);
+    }
+    return new Mailbox(client, cache, session.flags, session.searches);
   }
 
   private wakeOne(pool: AccountPool): void {
@@ -207,11 +242,12 @@ export class ImapPool implements OnApplicationShutdown {
   /** Closes its idle connections now and the lent ones when they come back; calls waiting still get theirs. */
   private retire(pool: AccountPool): Promise<void>[] {
     pool.retired = true;
+    pool.cache.clear();
     if (this.pools.get(pool.accountId) === pool)
       this.pools.delete(pool.accountId);
     const closing = pool.idle.splice(0).map(({ client, timer }) => {
       clearTimeout(timer);
-      pool.open--;
+      this.closed(pool);
       return logOut(client);
     });
     for (const wake of pool.waiting.splice(0)) wake();

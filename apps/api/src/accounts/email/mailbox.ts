@@ -9,6 +9,13 @@ import { convert } from 'html-to-text';
 import type { AddressObject, ParsedMail } from 'mailparser';
 import { withoutPasswords, type EmailAccountRecord } from '../account-records';
 import { describeMailError } from '../connections/mail-connection';
+import type {
+  AccountMailCache,
+  CachedBody,
+  CachedEnvelope,
+  SessionFlags,
+  SessionSearches,
+} from './mail-cache';
 
 /** The most characters of a message body a tool result carries. */
 export const MAX_BODY_CHARS = 20_000;
@@ -167,40 +174,87 @@ function referencesOf(parsed: ParsedMail): string[] {
   return (Array.isArray(refs) ? refs : refs.split(/\s+/)).filter(Boolean);
 }
 
+/** The selected folder of a call: its path and UIDVALIDITY, which make a UID a message's key. */
+interface Selected {
+  path: string;
+  uidValidity: string;
+}
+
+/** A summary with its keys in the order results have always listed them. */
+function summary(envelope: CachedEnvelope, flags: string[]): EmailSummary {
+  const { uid, messageId, from, to, subject, date } = envelope;
+  return { uid, messageId, from, to, subject, date, flags };
+}
+
 /**
  * One logged-in IMAP connection of an account, lent to one tool call at a time by the ImapPool
  * (which turns failures into the owner's words and closes the connection when the turn is stopped).
+ * What does not change is taken from the account's cache: the folder list (briefly), envelopes and
+ * parsed bodies by (folder, UIDVALIDITY, UID). Every call still asks the server which messages
+ * exist (a SEARCH), so new, moved and deleted mail shows at once; flags come from this connection's
+ * SessionFlags, which the server keeps current while the folder stays selected, or are fetched.
  */
 export class Mailbox {
-  constructor(private readonly client: ImapFlow) {}
+  constructor(
+    private readonly client: ImapFlow,
+    private readonly cache: AccountMailCache,
+    private readonly flags: SessionFlags,
+    private readonly searches: SessionSearches,
+  ) {}
 
-  /** The mailbox's folder paths. */
-  async folders(): Promise<string[]> {
-    return (await this.client.list()).map((f) => f.path);
+  /** The mailbox's folder paths (`fresh`: asked of the server, not the cache). */
+  async folders(fresh = false): Promise<string[]> {
+    const cached = fresh ? null : this.cache.folders();
+    if (cached) return cached;
+    const paths = (await this.client.list()).map((f) => f.path);
+    this.cache.setFolders(paths);
+    return paths;
   }
 
   private async requireFolder(folder: string): Promise<string> {
-    const folders = await this.folders();
-    const match =
+    const find = (folders: string[]) =>
       folders.find((f) => f === folder) ??
       folders.find((f) => f.toLowerCase() === folder.toLowerCase());
-    if (!match)
+    const cached = this.cache.folders();
+    const match = cached && find(cached);
+    if (match) return match;
+    // Not in a kept list: it may have been made since.
+    const folders = await this.folders(true);
+    const found = find(folders);
+    if (!found)
       throw new MailboxProblem(
         `No folder '${folder}' in this mailbox. Folders: ${folders.join(', ')}`,
       );
-    return match;
+    return found;
   }
 
   /** Runs `work` with `folder` selected (read-only unless `write`). */
   private async inFolder<T>(
     folder: string,
     write: boolean,
-    work: () => Promise<T>,
+    work: (selected: Selected) => Promise<T>,
   ): Promise<T> {
     const path = await this.requireFolder(folder);
-    const lock = await this.client.getMailboxLock(path, { readOnly: !write });
+    const open = this.client.mailbox;
+    // A folder this connection has open read-write serves reads too: no new selection (which
+    // would cost a command and the connection's known flags) between a mark and a search.
+    const readOnly = !write && !(open && open.path === path && !open.readOnly);
+    let lock: Awaited<ReturnType<ImapFlow['getMailboxLock']>>;
     try {
-      return await work();
+      lock = await this.client.getMailboxLock(path, { readOnly });
+    } catch (error) {
+      // A kept folder list can name a folder deleted since: say so as a fresh list would.
+      if ((error as { mailboxMissing?: boolean }).mailboxMissing) {
+        this.cache.forgetFolders();
+        await this.requireFolder(folder);
+      }
+      throw error;
+    }
+    try {
+      const mailbox = this.client.mailbox;
+      const uidValidity = String((mailbox && mailbox.uidValidity) ?? '');
+      this.cache.selected(path, uidValidity);
+      return await work({ path, uidValidity });
     } finally {
       lock.release();
     }
@@ -211,7 +265,7 @@ export class Mailbox {
     folder: string,
     query: EmailSearch,
   ): Promise<{ total: number; messages: EmailSummary[] }> {
-    return this.inFolder(folder, false, async () => {
+    return this.inFolder(folder, false, async (selected) => {
       const criteria: SearchObject = {};
       if (query.text) criteria.text = query.text;
       // HEADER From: a substring match on every server; GreenMail's FROM only matches whole addresses.
@@ -221,26 +275,66 @@ export class Mailbox {
       if (query.before) criteria.sentBefore = query.before;
       if (query.unseenOnly) criteria.seen = false;
       if (Object.keys(criteria).length === 0) criteria.all = true;
-      const found = await this.client.search(criteria, { uid: true });
-      const uids = Array.isArray(found) ? [...found].sort((a, b) => b - a) : [];
+      const uids = await this.matching(selected.path, criteria);
       const newest = uids.slice(0, query.limit);
-      if (newest.length === 0) return { total: uids.length, messages: [] };
-      const messages = await this.client.fetchAll(
-        newest.join(','),
-        { uid: true, envelope: true, flags: true },
-        { uid: true },
-      );
+      const listed = new Map<number, EmailSummary>();
+      const missing: number[] = [];
+      for (const uid of newest) {
+        const envelope = this.cache.envelope({ ...selected, uid });
+        const flags = this.flags.get(selected.path, uid);
+        if (envelope && flags) listed.set(uid, summary(envelope, flags));
+        else missing.push(uid);
+      }
+      if (missing.length) {
+        // Only the page shown, and only what it shows: envelope and flags.
+        const fetched = await this.client.fetchAll(
+          missing.join(','),
+          { uid: true, envelope: true, flags: true },
+          { uid: true },
+        );
+        for (const message of fetched) {
+          const { flags, ...envelope } = summaryOf(message);
+          this.cache.setEnvelope({ ...selected, uid: message.uid }, envelope);
+          this.flags.remember(selected.path, message.uid, flags);
+          listed.set(message.uid, summary(envelope, flags));
+        }
+      }
       return {
         total: uids.length,
-        messages: messages.map(summaryOf).sort((a, b) => b.uid - a.uid),
+        messages: newest.flatMap((uid) => listed.get(uid) ?? []),
       };
     });
   }
 
+  /**
+   * The UIDs matching, newest first. A search that does not depend on flags is answered from this
+   * connection's SessionSearches after a NOOP has brought any news of messages come or gone.
+   */
+  private async matching(
+    path: string,
+    criteria: SearchObject,
+  ): Promise<number[]> {
+    const key = criteria.seen === undefined ? JSON.stringify(criteria) : null;
+    if (key !== null && this.searches.get(path, key)) {
+      await this.client.noop();
+      const known = this.searches.get(path, key);
+      if (known) return known;
+    }
+    const found = await this.client.search(criteria, { uid: true });
+    const uids = Array.isArray(found) ? [...found].sort((a, b) => b - a) : [];
+    if (key !== null) this.searches.remember(path, key, uids);
+    return uids;
+  }
+
+  /** The message parsed, from the cache or fetched (its flags remembered on the way). */
   private async parsedMessage(
     folder: string,
+    selected: Selected,
     uid: number,
-  ): Promise<{ parsed: ParsedMail; flags: string[]; cut: boolean }> {
+  ): Promise<{ body: CachedBody; flags: string[] | null }> {
+    const key = { ...selected, uid };
+    const cached = this.cache.body(key);
+    if (cached) return { body: cached, flags: null };
     const message = await this.client.fetchOne(
       String(uid),
       {
@@ -263,14 +357,9 @@ export class Mailbox {
       skipImageLinks: true,
       skipTextToHtml: true,
     });
-    return { parsed, flags: [...(message.flags ?? [])], cut };
-  }
-
-  async read(folder: string, uid: number): Promise<EmailMessage> {
-    return this.inFolder(folder, false, async () => {
-      const { parsed, flags, cut } = await this.parsedMessage(folder, uid);
-      const text = bodyText(parsed);
-      return {
+    const text = bodyText(parsed);
+    const body: CachedBody = {
+      message: {
         uid,
         messageId: parsed.messageId ?? null,
         from: parsedDisplay(parsed.from).join(', '),
@@ -279,7 +368,6 @@ export class Mailbox {
         replyTo: parsedDisplay(parsed.replyTo),
         subject: parsed.subject ?? '',
         date: isoDate(parsed.date),
-        flags,
         text: text.slice(0, MAX_BODY_CHARS),
         truncated: cut || text.length > MAX_BODY_CHARS,
         attachments: parsed.attachments.map((a) => ({
@@ -287,14 +375,8 @@ export class Mailbox {
           contentType: a.contentType,
           size: a.size,
         })),
-      };
-    });
-  }
-
-  async replyBasis(folder: string, uid: number): Promise<ReplyBasis> {
-    return this.inFolder(folder, false, async () => {
-      const { parsed } = await this.parsedMessage(folder, uid);
-      return {
+      },
+      basis: {
         messageId: parsed.messageId ?? null,
         references: referencesOf(parsed),
         subject: parsed.subject ?? '',
@@ -302,7 +384,73 @@ export class Mailbox {
         replyTo: parsedAddresses(parsed.replyTo),
         to: parsedAddresses(parsed.to),
         cc: parsedAddresses(parsed.cc),
+      },
+    };
+    this.cache.setBody(key, body);
+    const flags = [...(message.flags ?? [])];
+    this.flags.remember(selected.path, uid, flags);
+    return { body, flags };
+  }
+
+  /**
+   * The message's flags now; refuses a UID no longer in the folder. A SEARCH for the UID both
+   * checks that and brings the server's pending flag news; a FETCH of its flags where none are known.
+   */
+  private async currentFlags(
+    folder: string,
+    selected: Selected,
+    uid: number,
+  ): Promise<string[]> {
+    if (this.flags.get(selected.path, uid)) {
+      await this.requireUids(folder, [uid]);
+      const known = this.flags.get(selected.path, uid);
+      if (known) return known;
+    }
+    const message = await this.client.fetchOne(
+      String(uid),
+      { uid: true, flags: true },
+      { uid: true },
+    );
+    if (!message)
+      throw new MailboxProblem(
+        `No message with uid ${uid} in folder '${folder}'`,
+      );
+    const flags = [...(message.flags ?? [])];
+    this.flags.remember(selected.path, uid, flags);
+    return flags;
+  }
+
+  async read(folder: string, uid: number): Promise<EmailMessage> {
+    return this.inFolder(folder, false, async (selected) => {
+      const parsed = await this.parsedMessage(folder, selected, uid);
+      const flags =
+        parsed.flags ?? (await this.currentFlags(folder, selected, uid));
+      const { messageId, from, to, cc, replyTo, subject, date } =
+        parsed.body.message;
+      const { text, truncated, attachments } = parsed.body.message;
+      return {
+        uid,
+        messageId,
+        from,
+        to,
+        cc,
+        replyTo,
+        subject,
+        date,
+        flags,
+        text,
+        truncated,
+        attachments,
       };
+    });
+  }
+
+  async replyBasis(folder: string, uid: number): Promise<ReplyBasis> {
+    return this.inFolder(folder, false, async (selected) => {
+      const parsed = await this.parsedMessage(folder, selected, uid);
+      // From the cache: the message may have been deleted or moved since.
+      if (!parsed.flags) await this.requireUids(folder, [uid]);
+      return parsed.body.basis;
     });
   }
 
@@ -327,11 +475,16 @@ export class Mailbox {
     target: string,
   ): Promise<Record<string, number>> {
     const targetPath = await this.requireFolder(target);
-    return this.inFolder(folder, true, async () => {
+    return this.inFolder(folder, true, async (selected) => {
       await this.requireUids(folder, uids);
-      const moved = await this.client.messageMove(uids.join(','), targetPath, {
-        uid: true,
-      });
+      const moved = await this.client
+        .messageMove(uids.join(','), targetPath, { uid: true })
+        .catch((error: unknown) => {
+          // The kept folder list may name a target deleted since.
+          this.cache.forgetFolders();
+          throw error;
+        });
+      this.cache.forget(uids.map((uid) => ({ ...selected, uid })));
       if (!moved)
         throw new MailboxProblem(
           `The server did not move the messages to '${targetPath}'`,
@@ -351,7 +504,7 @@ export class Mailbox {
     uids: number[],
     change: { seen?: boolean; flagged?: boolean },
   ): Promise<Array<{ uid: number; flags: string[] }>> {
-    return this.inFolder(folder, true, async () => {
+    return this.inFolder(folder, true, async (selected) => {
       await this.requireUids(folder, uids);
       const range = uids.join(',');
       const add: string[] = [];
@@ -369,6 +522,8 @@ export class Mailbox {
         { uid: true, flags: true },
         { uid: true },
       );
+      for (const m of after)
+        this.flags.remember(selected.path, m.uid, [...(m.flags ?? [])]);
       return after
         .map((m) => ({ uid: m.uid, flags: [...(m.flags ?? [])] }))
         .sort((a, b) => a.uid - b.uid);
