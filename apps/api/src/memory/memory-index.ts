@@ -670,7 +670,7 @@ export class MemoryIndex
     return this.saving;
   }
 
-  private serialize(seq: number, token: string): AsyncIterable<string> {
+  private serialize(seq: number, token: string): AsyncIterable<Uint8Array> {
     const messages = this.table.saveMessages();
     const kept = new Set<unknown>(messages.slots);
     return snapshotPieces(
