@@ -35,6 +35,7 @@ import {
 import { MemoryIndex } from '../../apps/api/src/memory/memory-index';
 import { SettingsService } from '../../apps/api/src/settings/settings.service';
 import { fakeEmbedding, startFakeLlmServer } from '../fake-llm/fake-llm-server';
+import { measureApiMemory } from './api-memory';
 import { startBenchApp } from './in-process-app';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
@@ -586,7 +587,7 @@ async function main(): Promise<void> {
       `  index ready at start    ${Math.round(rebuildMs)} ms (CPU ${Math.round((cpu.user + cpu.system) / 1000)} ms; from the ${stats.source}, ${stats.caughtUp} changes read after it)   target ≤ ${TARGET.rebuildMs} ms`,
     );
     console.log(
-      `  RSS added               +${rssMb} MB settled (${mb(base.rss)} → ${mb(after.rss)} MB; heap used +${mb(after.heapUsed - base.heapUsed)} MB; +${mb(atOnce.rss - base.rss)} MB at once)   target ≤ +${TARGET.rssMb} MB`,
+      `  RSS in this process     +${rssMb} MB settled (${mb(base.rss)} → ${mb(after.rss)} MB; heap used +${mb(after.heapUsed - base.heapUsed)} MB; +${mb(atOnce.rss - base.rss)} MB at once): reported only, it counts the bench's own set-up (the API's figure is below)`,
     );
     if (process.env['BENCH_MEMORY_DETAIL'])
       for (const [name, m] of [
@@ -617,7 +618,6 @@ async function main(): Promise<void> {
     if (blockMs > TARGET.snapshotBlockMs) misses.push('snapshot write blocks');
     if (stats.source !== 'snapshot') misses.push('snapshot not used');
     if (rebuildMs > TARGET.rebuildMs) misses.push('rebuild');
-    if (rssMb > TARGET.rssMb) misses.push('RSS');
     const queries = [
       'Anna allergy',
       'dentist',
@@ -676,6 +676,34 @@ async function main(): Promise<void> {
     );
     if (hybridCalls < ROUNDS) misses.push('hybrid queries not embedded');
     if (h95 > TARGET.hybridP95Ms) misses.push('hybrid p95');
+
+    // 4. RSS as the issue means it: the built API in its own process on this data (from the snapshot
+    // just written, the vectors from the database) against the same API on an empty database, both
+    // settled (a collection, three idle seconds, another). The in-process app stays idle meanwhile.
+    const empty = await measureApiMemory({
+      mongodbUri: `${api.databaseUri}${api.dbName}_empty`,
+      openaiBaseUrl: fake.openaiBaseUrl,
+    });
+    const full = await measureApiMemory({
+      mongodbUri: `${api.databaseUri}${api.dbName}`,
+      dataDir: api.dataDir,
+      openaiBaseUrl: fake.openaiBaseUrl,
+    });
+    const apiRssMb = mb(full.rss - empty.rss);
+    console.log(
+      `  API RSS added           +${apiRssMb} MB (the built API in its own process: ${mb(empty.rss)} MB on an empty database → ${mb(full.rss)} MB with ${full.documents} documents and ${full.vectors} vectors, ready ${Math.round(full.readyMs)} ms after its start; settled)   target ≤ +${TARGET.rssMb} MB`,
+    );
+    const spaces = Object.keys(full.spaces)
+      .map((name) => ({
+        name,
+        delta: full.spaces[name] - (empty.spaces[name] ?? 0),
+      }))
+      .filter((x) => Math.abs(x.delta) >= 1024 * 1024)
+      .map((x) => `${x.name} ${x.delta > 0 ? '+' : ''}${mb(x.delta)}`);
+    console.log(
+      `    of which: heap used +${mb(full.heapUsed - empty.heapUsed)} MB (${spaces.join(', ') || 'no space grew by 1 MB'}), array buffers +${mb(full.arrayBuffers - empty.arrayBuffers)} MB, external +${mb(full.external - empty.external)} MB; the rest native (code, allocator)`,
+    );
+    if (apiRssMb > TARGET.rssMb) misses.push('RSS');
   } finally {
     await api.close();
     await fake.close();
