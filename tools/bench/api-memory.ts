@@ -17,6 +17,10 @@ export interface ApiMemory {
   arrayBuffers: number;
   /** V8 heap spaces' used bytes, by space name. */
   spaces: Record<string, number>;
+  /** The heap V8 holds from the system (used or not). */
+  heapCommitted: number;
+  /** RSS right after the first collection, before the idle wait. */
+  rssAtOnce: number;
   /** Documents in the memory index and vectors in memory, as the API logged them. */
   documents: number;
   vectors: number;
@@ -24,10 +28,11 @@ export interface ApiMemory {
   readyMs: number;
 }
 
-interface ProbeAnswer {
+interface ProbeSample {
   usage: NodeJS.MemoryUsage;
   spaces: Array<{ name: string; used: number; size: number }>;
 }
+type ProbeAnswer = ProbeSample & { atOnce: ProbeSample };
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -143,6 +148,8 @@ export async function measureApiMemory(options: {
       external: answer.usage.external,
       arrayBuffers: answer.usage.arrayBuffers,
       spaces: Object.fromEntries(answer.spaces.map((s) => [s.name, s.used])),
+      heapCommitted: answer.spaces.reduce((sum, s) => sum + s.size, 0),
+      rssAtOnce: answer.atOnce.usage.rss,
       documents,
       vectors,
       readyMs,
