@@ -46,7 +46,12 @@ class JsonBytes {
   /** Text known to be ASCII without anything to escape (punctuation, keys). */
   raw(text: string): void {
     this.room(text.length);
-    this.pos += this.buf.write(text, this.pos, 'latin1');
+    // Punctuation between postings: a loop costs less than a call into Buffer's native write.
+    if (text.length <= 16) {
+      const buf = this.buf;
+      for (let i = 0; i < text.length; i++)
+        buf[this.pos++] = text.charCodeAt(i);
+    } else this.pos += this.buf.write(text, this.pos, 'latin1');
   }
 
   byte(code: number): void {
@@ -56,10 +61,45 @@ class JsonBytes {
 
   /** A number as `JSON.stringify` writes it (integers digit by digit; others, rare here, through it). */
   number(n: number): void {
+    // Slot numbers and frequencies: small integers, in integer arithmetic (the common case by far).
+    if (n >= 0 && n <= 0x7fffffff && (n | 0) === n) {
+      this.room(10);
+      const buf = this.buf;
+      let at =
+        this.pos +
+        (n < 10
+          ? 1
+          : n < 100
+            ? 2
+            : n < 1000
+              ? 3
+              : n < 10_000
+                ? 4
+                : n < 100_000
+                  ? 5
+                  : n < 1_000_000
+                    ? 6
+                    : n < 10_000_000
+                      ? 7
+                      : n < 100_000_000
+                        ? 8
+                        : n < 1_000_000_000
+                          ? 9
+                          : 10);
+      this.pos = at;
+      while (n >= 10) {
+        const q = (n / 10) | 0;
+        buf[--at] = 0x30 + n - q * 10;
+        n = q;
+      }
+      buf[--at] = 0x30 + n;
+      return;
+    }
     if (!Number.isSafeInteger(n)) {
       this.raw(JSON.stringify(n));
       return;
     }
+    // Dates in milliseconds, negative numbers.
     this.room(17);
     if (n < 0) {
       this.buf[this.pos++] = 0x2d;
