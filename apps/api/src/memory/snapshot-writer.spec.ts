@@ -22,6 +22,8 @@ describe('snapshotPieces', () => {
     // A discarded and vacuumed document, as the index has after edits.
     mini.discard(5);
     await mini.vacuum();
+    // And one discarded since, its postings still in the index (the writer leaves them out).
+    mini.discard(8);
     const keep = (id: unknown) => (id as number) % 7 !== 0;
     const head = {
       version: 1,
@@ -51,9 +53,13 @@ describe('snapshotPieces', () => {
       ...head,
       mini: undefined,
     });
+    // Nothing of the discarded document is written: its own word is gone, and no dirt is left.
+    expect(text).not.toContain('"word8"');
+    expect(text).toContain('"word9"');
+    expect(parsed.mini.dirtCount).toBe(0);
     const loaded = MiniSearch.loadJS<Doc>(parsed.mini, OPTIONS);
     const expected = new MiniSearch<Doc>(OPTIONS);
-    expected.addAll(all.filter((d) => keep(d.id) && d.id !== 5));
+    expected.addAll(all.filter((d) => keep(d.id) && d.id !== 5 && d.id !== 8));
     expect(loaded.documentCount).toBe(expected.documentCount);
     for (const query of [
       'every',
