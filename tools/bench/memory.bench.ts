@@ -13,8 +13,13 @@
 //    written straight into `memory_embeddings` (embedding them through HTTP would only measure the fake);
 //    the app loads them as at a start, embeds the 1,000 late messages through the SDK, and every search
 //    embeds its query through the SDK (each query is new: no cache hit).
-// Targets (exit 1 on a miss): keyword p95 ≤ 50 ms, hybrid p95 ≤ 100 ms, rebuild ≤ 5 s, RSS ≤ +150 MB (index
-// and vectors), recall@5 ≥ 0.8 for both, newest-first ≥ 0.9 for hybrid (floors for this generator, to catch
+// 4. RSS: the built API (dist/apps/api/main.js) started in its own process on this data (the snapshot just
+//    written, the vectors in the database) and on an empty database, each left until its memory index and
+//    vectors are loaded and then settled (tools/bench/memory-probe.cjs: a collection, 12 s idle, another);
+//    the difference is what the data costs the API (tools/bench/api-memory.ts). This process's own growth
+//    is printed too, for reference only: it inserted the 100,000 messages and vectors itself.
+// Targets (exit 1 on a miss): keyword p95 ≤ 50 ms, hybrid p95 ≤ 100 ms, rebuild ≤ 5 s, API RSS ≤ +150 MB
+// (step 4), recall@5 ≥ 0.8 for both, newest-first ≥ 0.9 for hybrid (floors for this generator, to catch
 // regressions), the event loop held ≤ 50 ms while the snapshot is written (monitorEventLoopDelay). Keyword newest-first is reported only: when a fact's newer wording shares fewer of the
 // question's words than the older one, words alone cannot rank it first (the similarity of meaning can).
 // Sizes: BENCH_MEMORY_MESSAGES (100000), BENCH_MEMORY_CHATS (200), BENCH_MEMORY_NOTES (5000), BENCH_ROUNDS (200).
