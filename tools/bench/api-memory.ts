@@ -83,6 +83,8 @@ export async function measureApiMemory(options: {
         LOG_LEVEL: 'log',
         OPENAI_BASE_URL: options.openaiBaseUrl,
         MEMORY_EMBEDDINGS: 'auto',
+        BENCH_PROBE_IDLE_MS:
+          process.env['BENCH_SMOKE'] === '1' ? '1000' : '12000',
       },
       stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     },
