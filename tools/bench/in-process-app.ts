@@ -30,6 +30,7 @@ import {
 import type { FakeLlmServer } from '../fake-llm/fake-llm-server';
 
 const PASSWORD = 'bench password 1';
+const DB_NAME = 'bench';
 
 /** Errors and warnings from the app, without the one about the web console not being served. */
 class BenchLogger extends ConsoleLogger {
@@ -51,6 +52,10 @@ export interface BenchApp {
   url: string;
   cookie: string;
   app: INestApplication;
+  /** The embedded database server (`mongodb://…/`, no database name) and the app's database on it. */
+  databaseUri: string;
+  dbName: string;
+  dataDir: string;
   /** One owner request; throws with the status and body unless it succeeded. */
   call<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
   close(): Promise<void>;
@@ -81,7 +86,7 @@ export async function startBenchApp(
   });
   const root = AppModule.forRoot({
     config,
-    database: { kind: 'embedded', uri: database.uri, dbName: 'bench' },
+    database: { kind: 'embedded', uri: database.uri, dbName: DB_NAME },
     passwordHasher: new PasswordHasher({ N: 1024, r: 8, p: 1 }),
   });
   const app = await NestFactory.create(
@@ -136,7 +141,16 @@ export async function startBenchApp(
       // Benches measure load, not spend: no caps (the budget bench sets its own).
       budget: { dailyUsd: null, monthlyUsd: null, unattendedDailyUsd: null },
     });
-    return { url, cookie, app, call, close };
+    return {
+      url,
+      cookie,
+      app,
+      databaseUri: database.uri,
+      dbName: DB_NAME,
+      dataDir,
+      call,
+      close,
+    };
   } catch (error) {
     await close();
     throw error;

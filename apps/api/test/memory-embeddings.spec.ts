@@ -13,6 +13,7 @@ import {
 import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
 import type { AiToolContext } from '../src/ai-tools/ai-tool';
 import { ChatsService } from '../src/chats/chats.service';
+import { CombinedPromptBuilder } from '../src/system-instruction/combined-prompt.builder';
 import { AppEventBus } from '../src/events/app-event-bus';
 import { MemoryEmbeddings } from '../src/memory/embeddings/memory-embeddings';
 import { MemoryIndex } from '../src/memory/memory-index';
@@ -291,6 +292,52 @@ describe('memory embeddings (background vectors, hybrid search, forget)', () => 
     expect((await stored()).map((d) => d._id)).not.toContain(`n:${noteId}`);
     expect(embeddings.status().vectors).toBe(vectors - 1);
     expect((await search(asked)).map((r) => r.id)).not.toContain(noteId);
+  });
+
+  it("recalls into an owner's prompt, by meaning, a note keyword recall misses; a failing or slow provider leaves keyword recall and does not hold the turn", async () => {
+    const out = await call('remember', {
+      text: 'The cello lessons are on Sundays',
+      source_message_ids: [ids['moved']],
+    });
+    const noteId = out['id'] as string;
+    await embeddings.settle();
+    const prompt = async (userMessage: string) =>
+      (await t.app.get(CombinedPromptBuilder).buildCombinedPrompt({
+        source: 'chat',
+        mode: 'default',
+        userMessage,
+      })) ?? '';
+    const paraphrase = 'When is the instrument class?';
+    try {
+      // Keywords alone miss it (no word in common), and still recall what shares words.
+      fake.openaiEmbeddings.fallback = { status: 500, message: 'down' };
+      expect(await prompt(paraphrase)).not.toContain('cello lessons');
+      expect(await prompt('Are the cello lessons still on?')).toContain(
+        'The cello lessons are on Sundays',
+      );
+      // A provider slower than the turn's wait: keyword recall, without waiting for it.
+      fake.openaiEmbeddings.fallback = { delayMs: 5_000 };
+      const started = Date.now();
+      const slow = await prompt('Remind me about the cello lessons');
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(slow).toContain('The cello lessons are on Sundays');
+    } finally {
+      fake.openaiEmbeddings.fallback = {};
+    }
+    const before = fake.openaiEmbeddings.requests.length;
+    const recalled = await prompt(paraphrase);
+    expect(recalled).toContain('## Recalled Notes');
+    expect(recalled).toContain('The cello lessons are on Sundays');
+    expect(fake.openaiEmbeddings.requests.slice(before)).toHaveLength(1);
+    expect(fake.openaiEmbeddings.requests[before].body.input).toEqual([
+      paraphrase,
+    ]);
+    // Notes only: a message near in meaning (Eve's move, readable in search) is never recalled.
+    const moved = await prompt('Which city do people relocate to?');
+    expect(moved).not.toContain('Porto');
+    expect(moved).not.toContain('Lisbon');
+    await call('forget', { id: noteId });
+    expect(await prompt(paraphrase)).not.toContain('cello lessons');
   });
 
   it("drops a deleted chat's vectors", async () => {

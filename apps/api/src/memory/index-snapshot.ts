@@ -77,7 +77,9 @@ export class IndexSnapshotFiles {
   }
 
   /** Replaces the snapshot (atomically: a temporary file renamed), written piece by piece as they come. */
-  async write(snapshot: string | AsyncIterable<string>): Promise<void> {
+  async write(
+    snapshot: string | AsyncIterable<string | Uint8Array>,
+  ): Promise<void> {
     await replaceFileBeneath(
       this.dataDir,
       DISPLAY,
@@ -86,7 +88,10 @@ export class IndexSnapshotFiles {
         if (typeof snapshot === 'string')
           return handle.writeFile(snapshot, 'utf8');
         for await (const piece of snapshot)
-          await handle.write(piece, null, 'utf8');
+          if (typeof piece === 'string')
+            await handle.write(piece, null, 'utf8');
+          // Written before the next piece is asked for: a writer may reuse its buffer.
+          else await handle.write(piece);
       },
       { createParents: true },
     );

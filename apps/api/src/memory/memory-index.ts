@@ -634,8 +634,7 @@ export class MemoryIndex
       let release: (() => void) | null = null;
       try {
         release = await this.hold();
-        // Discarded documents' postings are dropped first: what was removed is not written again.
-        await this.mini.vacuum();
+        // No vacuum first (it blocked for hundreds of milliseconds): the writer leaves discarded postings out.
         if (this.stopped) return;
         const seq = this.appliedSeq;
         // The same token in the file and the database: a snapshot of another database is never used.
@@ -670,7 +669,7 @@ export class MemoryIndex
     return this.saving;
   }
 
-  private serialize(seq: number, token: string): AsyncIterable<string> {
+  private serialize(seq: number, token: string): AsyncIterable<Uint8Array> {
     const messages = this.table.saveMessages();
     const kept = new Set<unknown>(messages.slots);
     return snapshotPieces(

@@ -63,6 +63,11 @@ const RESULT_TEXT_MAX = 600;
 /** Tokens of notes recalled into an owner's prompt at most (about four characters a token). */
 export const RECALL_MAX_TOKENS = 400;
 const RECALL_MAX_NOTES = 8;
+/**
+ * How long an owner's turn waits for its message's embedding before recalling notes by keywords
+ * alone (well under MEMORY_EMBEDDING_TIMEOUT_MS: every turn would pay a slow provider's wait).
+ */
+export const RECALL_EMBEDDING_WAIT_MS = 300;
 /** Hits taken from each list (keywords, vectors) into the fusion. */
 const FUSION_DEPTH = 50;
 
@@ -305,17 +310,43 @@ export class MemoryService {
     );
   }
 
-  /** The active notes most relevant to an owner's message, within RECALL_MAX_TOKENS. */
+  /**
+   * The active notes most relevant to an owner's message, within RECALL_MAX_TOKENS: keyword hits
+   * fused with the nearest notes by meaning when the message's embedding arrives within
+   * RECALL_EMBEDDING_WAIT_MS (asked at once, beside the keyword search); later, failed or without
+   * a provider, the keyword hits alone, so a slow provider never holds the turn longer than that.
+   * Messages are never recalled, by either half.
+   */
   async recall(message: string): Promise<MemoryNoteView[]> {
     const query = message.trim().slice(0, MEMORY_QUERY_MAX_LENGTH);
     if (!query) return [];
-    const hits = await this.index.search({
+    const indexQuery: IndexQuery = {
       text: query,
       limit: RECALL_MAX_NOTES * 2,
       notesOnly: true,
       chatVisible: () => false,
       now: this.clock.now().getTime(),
-    });
+    };
+    const [keyword, vector] = await Promise.all([
+      this.index.search(indexQuery),
+      // A late vector is still cached: memory_search on the same words then needs no call.
+      within(this.embeddings.queryVector(query), RECALL_EMBEDDING_WAIT_MS),
+    ]);
+    const hits = vector
+      ? fuseHits(
+          keyword,
+          this.embeddings.nearest(
+            vector,
+            RECALL_MAX_NOTES * 2,
+            this.index.acceptor(indexQuery),
+          ),
+          {
+            describe: (kind, id) => this.index.describe(kind, id),
+            successorOf: (id) => this.index.successorOf(id),
+            limit: RECALL_MAX_NOTES * 2,
+          },
+        ).filter((hit) => hit.kind === 'note')
+      : keyword;
     if (!hits.length) return [];
     const byId = new Map(
       (
@@ -594,4 +625,21 @@ export function toNoteView(note: MemoryNoteRecord): MemoryNoteView {
     createdAt: new Date(note.createdAt).toISOString(),
     updatedAt: new Date(note.updatedAt).toISOString(),
   };
+}
+
+/** The promise's value if it settles within `ms`, else null (it runs on; its result is dropped here). */
+async function within<T>(
+  promise: Promise<T | null>,
+  ms: number,
+): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([promise.catch(() => null), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -197,7 +197,9 @@ export class VectorTable {
 
   private grow(size: number): void {
     if (size <= this.scales.length) return;
-    const length = Math.max(size, this.scales.length * 2, 1024);
+    // By an eighth, not double: a table of 100,000 rows (26 MB) grown for one more row by doubling
+    // held 26 MB of empty rows for good (the load reserves the rows it counts, and a turn adds a few).
+    const length = Math.max(size, Math.ceil(this.scales.length * 1.125), 1024);
     const head = new Int8Array(length * this.headDims);
     head.set(this.head);
     const tail = new Int8Array(length * this.tailDims);
