@@ -55,6 +55,8 @@ export interface IndexChange {
   kind: 'note' | 'message';
   id: string;
   removed: boolean;
+  /** A message's text as indexed (secrets scrubbed), so a follower need not read it again. */
+  text?: string;
 }
 
 /** How the index was last made ready. */
@@ -150,6 +152,13 @@ export class MemoryIndex
   private ready: Promise<void> | null = null;
   /** Chat refreshes run one after another; a search waits for those already asked. */
   private refreshing: Promise<void> = Promise.resolve();
+  /**
+   * The messages of replies under way, by chat: read once when the reply ends (or by a message
+   * search before then), not also when it starts. A crash before the end loses nothing: the
+   * start-up catch-up reads messages newer than the snapshot, and a snapshot saved meanwhile
+   * without them fails its message count, so everything is read again.
+   */
+  private readonly unread = new Map<string, string[]>();
   private lastStats: IndexStats = {
     buildMs: 0,
     documents: 0,
@@ -546,6 +555,26 @@ export class MemoryIndex
     if (change === 'renamed' || change === 'mode' || change === 'updated')
       return;
     if (change === 'delivery') return;
+    if (change === 'reply-started' && messageIds?.length) {
+      this.unread.set(chatId, [
+        ...(this.unread.get(chatId) ?? []),
+        ...messageIds,
+      ]);
+      return;
+    }
+    const unread = this.unread.get(chatId);
+    this.unread.delete(chatId);
+    const ids = messageIds?.length
+      ? [...new Set([...(unread ?? []), ...messageIds])]
+      : undefined;
+    this.queueChange(chatId, change, ids);
+  }
+
+  private queueChange(
+    chatId: string,
+    change: AppEventMap['chats.changed']['change'],
+    messageIds: string[] | undefined,
+  ): void {
     this.refreshing = this.refreshing
       .then(async () => {
         // Before the first build there is nothing to refresh: the build reads this chat.
@@ -689,6 +718,8 @@ export class MemoryIndex
 
   /** The latest user message of a chat before `before` (ids are time-ordered), when the index has it. */
   userMessageBefore(chatId: string, before: string | null): string | null {
+    // A reply under way in the chat: its own user message is not read yet, an older one would be found.
+    if (this.unread.has(chatId)) return null;
     return this.table.userMessageBefore(chatId, before);
   }
 
@@ -783,7 +814,13 @@ export class MemoryIndex
     await this.whenReady();
     // The queue holds chats' message refreshes, which change no note: the prompt's recall of
     // notes (every owner turn) does not wait behind the other chats' turns for them.
-    if (!query.notesOnly) await this.refreshing;
+    if (!query.notesOnly) {
+      // A message search finds the messages of replies under way too.
+      for (const [chatId, ids] of this.unread)
+        this.queueChange(chatId, 'reply-started', ids);
+      this.unread.clear();
+      await this.refreshing;
+    }
     // A refresh may have started a new build (a secret changed): its result, not the old index.
     await this.whenReady();
     const table = this.table;
@@ -887,7 +924,7 @@ export class MemoryIndex
       !!text,
     );
     if (text) this.mini.add({ id: slot, text });
-    this.changed({ kind: 'message', id, removed: !text });
+    this.changed({ kind: 'message', id, removed: !text, text });
   }
 
   private dropChat(chatId: string): void {
