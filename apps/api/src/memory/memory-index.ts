@@ -17,6 +17,7 @@ import { APP_CONFIG } from '../config/app-config.provider';
 import { KnownSecrets } from '../secrets/known-secrets';
 import { ChatRecord } from '../chats/schemas/chat.schema';
 import { MessageRecord } from '../chats/schemas/message.schema';
+import { TURN_STORED, type StoredTurn } from '../chats/stored-turn';
 import { DocTable } from './doc-table';
 import {
   IndexSnapshotFiles,
@@ -159,6 +160,8 @@ export class MemoryIndex
    * without them fails its message count, so everything is read again.
    */
   private readonly unread = new Map<string, string[]>();
+  /** A finished turn's messages as stored (TURN_STORED), taken by the `reply-ended` that follows it. */
+  private readonly handed = new Map<string, IndexedMessage[]>();
   private lastStats: IndexStats = {
     buildMs: 0,
     documents: 0,
@@ -548,6 +551,11 @@ export class MemoryIndex
     }
   }
 
+  @OnEvent(TURN_STORED)
+  onTurnStored(turn: StoredTurn): void {
+    this.handed.set(turn.chatId, turn.messages);
+  }
+
   @OnEvent('chats.changed')
   onChatChanged(event: AppEventMap['chats.changed']): void {
     const { chatId, change, messageIds } = event;
@@ -564,16 +572,25 @@ export class MemoryIndex
     }
     const unread = this.unread.get(chatId);
     this.unread.delete(chatId);
+    const handed = this.handed.get(chatId);
+    this.handed.delete(chatId);
     const ids = messageIds?.length
       ? [...new Set([...(unread ?? []), ...messageIds])]
       : undefined;
-    this.queueChange(chatId, change, ids);
+    this.queueChange(
+      chatId,
+      change,
+      ids,
+      change === 'reply-ended' ? handed : undefined,
+    );
   }
 
   private queueChange(
     chatId: string,
     change: AppEventMap['chats.changed']['change'],
     messageIds: string[] | undefined,
+    /** Messages of `messageIds` as stored, put without a read. */
+    known?: IndexedMessage[],
   ): void {
     this.refreshing = this.refreshing
       .then(async () => {
@@ -596,7 +613,7 @@ export class MemoryIndex
           ...(change !== 'deleted' && messageIds?.length ? { messageIds } : {}),
         };
         await this.journal(entry);
-        await this.unheld(() => this.apply(entry));
+        await this.unheld(() => this.apply(entry, known));
         this.appliedSeq = entry.seq;
         if (++this.changesSinceSave >= SAVE_AFTER_CHANGES) void this.save();
       })
@@ -634,10 +651,13 @@ export class MemoryIndex
     };
   }
 
-  private async apply(entry: JournalEntry): Promise<void> {
+  private async apply(
+    entry: JournalEntry,
+    known?: IndexedMessage[],
+  ): Promise<void> {
     if (entry.change === 'deleted') this.dropChat(entry.chatId);
     else if (entry.change === 'messages')
-      await this.readMessages(entry.chatId, entry.messageIds ?? []);
+      await this.readMessages(entry.chatId, entry.messageIds ?? [], known);
     else await this.refreshChat(entry.chatId);
   }
 
@@ -876,7 +896,11 @@ export class MemoryIndex
    * Reads the given messages by `_id` (the one filter FerretDB answers from its index) and puts them
    * in the index: a turn's messages, named by its `chats.changed` events, without a scan of the chat.
    */
-  private async readMessages(chatId: string, ids: string[]): Promise<void> {
+  private async readMessages(
+    chatId: string,
+    ids: string[],
+    known: IndexedMessage[] = [],
+  ): Promise<void> {
     if (!this.chatKinds.has(chatId)) {
       const chat = Types.ObjectId.isValid(chatId)
         ? await this.chats
@@ -889,13 +913,16 @@ export class MemoryIndex
     }
     const scrub = await this.secrets.scrubber();
     const valid = ids.filter((id) => Types.ObjectId.isValid(id));
-    // Through the driver: two reads per turn, and nothing for mongoose to cast or hydrate.
+    const given = new Map(known.map((m) => [String(m._id), m]));
+    // Through the driver (nothing for mongoose to cast or hydrate), for those the turn did not hand over.
     const found = await Promise.all(
-      valid.map((id) =>
-        this.messages.collection.findOne<IndexedMessage>(
-          { _id: new Types.ObjectId(id) },
-          { projection: MESSAGE_FIELDS },
-        ),
+      valid.map(
+        (id) =>
+          given.get(id.toLowerCase()) ??
+          this.messages.collection.findOne<IndexedMessage>(
+            { _id: new Types.ObjectId(id) },
+            { projection: MESSAGE_FIELDS },
+          ),
       ),
     );
     for (const [i, message] of found.entries()) {
