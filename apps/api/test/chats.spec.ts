@@ -15,6 +15,7 @@ import {
   type ChatClient,
 } from './support/llm-test-kit';
 import { ChatReplyService } from '../src/chats/chat-reply.service';
+import { MemoryIndex } from '../src/memory/memory-index';
 import { createTestApp, type TestApp } from './support/test-app';
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
@@ -52,6 +53,46 @@ describe('chats', () => {
     (await owner.get(`/api/chats/${chatId}/messages`).expect(200)).body;
 
   describe('REST', () => {
+    it("puts a finished turn's message and reply in the memory index as stored, without reading them back", async () => {
+      const chat = await newChat();
+      const index = t.app.get(MemoryIndex);
+      await index.whenReady();
+      const collection = t.app
+        .get<Connection>(getConnectionToken())
+        .collection('messages');
+      const findOne = jest.spyOn(
+        Object.getPrototypeOf(collection) as typeof collection,
+        'findOne',
+      );
+      try {
+        fake.openai.enqueue({ text: ['The heron ', 'nests by the mill pond'] });
+        await client.send(chat.id, 'Where does the kingfisher live?');
+        await t.app.get(ChatReplyService).waitForIdle(chat.id);
+        const search = (text: string) =>
+          index.search({
+            text,
+            limit: 5,
+            chatVisible: () => true,
+            now: Date.parse('2030-01-01T00:00:00Z'),
+          });
+        const [asked, answered] = await messages(chat.id);
+        expect((await search('kingfisher')).map((h) => h.id)).toEqual([
+          asked.id,
+        ]);
+        expect((await search('heron mill pond')).map((h) => h.id)).toEqual([
+          answered.id,
+        ]);
+        // The chat handed both over at the reply's end: no read of a message by its id.
+        const readsOfMessages = findOne.mock.contexts.filter(
+          (on) =>
+            (on as { collectionName?: string }).collectionName === 'messages',
+        );
+        expect(readsOfMessages).toEqual([]);
+      } finally {
+        findOne.mockRestore();
+      }
+    });
+
     it('creates, lists newest first, renames and deletes chats with their messages', async () => {
       const first = await newChat();
       expect(first).toMatchObject({ title: 'New chat', running: false });

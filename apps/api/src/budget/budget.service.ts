@@ -17,6 +17,7 @@ import type {
   TokenUsage,
 } from '@metatronos/shared-types';
 import { Clock } from '../clock/clock';
+import { ZonedDay } from '../clock/zoned-day';
 import { AppEventBus } from '../events/app-event-bus';
 import {
   forwardingSink,
@@ -66,6 +67,12 @@ const SPENT_OF: Record<BudgetCapName, keyof BudgetView['spent']> = {
   monthlyUsd: 'monthUsd',
   unattendedDailyUsd: 'unattendedTodayUsd',
 };
+/**
+ * How long a held call runs before its reservation is written to `budget_reservations`: a
+ * quicker call (a fast model, a short tool round) settles without a database command.
+ */
+export const RESERVATION_RECORD_AFTER_MS = 1_000;
+
 const CAP_WORDS: Record<BudgetCapName, string> = {
   dailyUsd: "Today's budget",
   monthlyUsd: "This month's budget",
@@ -90,10 +97,21 @@ export class BudgetService implements OnApplicationBootstrap, OnModuleDestroy {
     notices: Set<string>;
     askedPrices: Set<string>;
   } = { paused: null, notices: new Set(), askedPrices: new Set() };
-  /** The owner's day and month, recomputed at most once a second (luxon is not free). */
-  private period: { at: number; zone: string; day: string } | null = null;
+  /** The owner's day, with its bounds kept (luxon is not free); the last one, to see a new day. */
+  private readonly zonedDay = new ZonedDay();
+  private period: string | null = null;
   private lastDay: string | null = null;
   private dayTimer: NodeJS.Timeout | null = null;
+  /** Reservation records not written yet: their call has run for less than RESERVATION_RECORD_AFTER_MS. */
+  private readonly unwritten = new Map<
+    string,
+    {
+      timer: NodeJS.Timeout;
+      record: Omit<BudgetReservationRecord, 'createdAt'>;
+    }
+  >();
+  /** Inserts of reservation records under way or done, by record id (removed with the record). */
+  private readonly written = new Map<string, Promise<unknown>>();
 
   constructor(
     @InjectModel(BudgetReservationRecord.name)
@@ -118,6 +136,9 @@ export class BudgetService implements OnApplicationBootstrap, OnModuleDestroy {
   onModuleDestroy(): void {
     if (this.dayTimer) clearInterval(this.dayTimer);
     this.dayTimer = null;
+    // The app stops: replies were stopped and settled first, and nothing held is left to record.
+    for (const { timer } of this.unwritten.values()) clearTimeout(timer);
+    this.unwritten.clear();
   }
 
   /** Announces a new owner's day once (`budget.changed`), so held-back messages are taken again. */
@@ -192,14 +213,10 @@ export class BudgetService implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** The owner's day now (`YYYY-MM-DD`). */
   private today(zone: string): string {
-    const now = this.clock.now().getTime();
-    const cached = this.period;
-    if (cached && cached.zone === zone && Math.abs(now - cached.at) < 1000)
-      return cached.day;
-    const day = DateTime.fromMillis(now, { zone }).toISODate() as string;
-    if (cached && cached.day !== day)
+    const day = this.zonedDay.of(this.clock.now().getTime(), zone);
+    if (this.period !== null && this.period !== day)
       this.ledger.forgetBefore(previousMonthStart(day));
-    this.period = { at: now, zone, day };
+    this.period = day;
     return day;
   }
 
@@ -352,27 +369,24 @@ export class BudgetService implements OnApplicationBootstrap, OnModuleDestroy {
       settings.timezone,
     );
     const recordIds: string[] = [];
-    const writes: Promise<unknown>[] = [];
     if (costUsd > 0) {
       const recordId = new Types.ObjectId().toHexString();
       recordIds.push(recordId);
-      writes.push(
-        this.persistReservation({
-          _id: recordId,
-          day,
-          source: call.source,
-          model: call.modelId,
-          provider: call.provider,
-          costUsd,
-        }),
-      );
+      this.recordReservation({
+        _id: recordId,
+        day,
+        source: call.source,
+        model: call.modelId,
+        provider: call.provider,
+        costUsd,
+      });
     }
     let open = true;
     const finish = (actualUsd: number): Promise<void> => {
       if (!open) return Promise.resolve();
       open = false;
       this.settleCall(id, actualUsd, settings.budget, settings.timezone);
-      return this.forgetReservations(recordIds, writes);
+      return this.forgetReservations(recordIds);
     };
     return {
       costUsd,
@@ -444,34 +458,63 @@ export class BudgetService implements OnApplicationBootstrap, OnModuleDestroy {
     if (costUsd > 0) this.checkThresholds(caps, day);
   }
 
-  /** The durable trace of a hold (not awaited by the call: it must not slow it down). */
-  persistReservation(
+  /**
+   * The durable trace of a hold, written once its call has run for RESERVATION_RECORD_AFTER_MS (never
+   * awaited by the call: it must not slow it down). Most calls of a quick model end before that and
+   * cost no write at all; a crash charges the records it finds at their worst case, so what a crash
+   * can leave uncharged is the calls started in the last second before it.
+   */
+  recordReservation(record: Omit<BudgetReservationRecord, 'createdAt'>): void {
+    const createdAt = this.clock.now();
+    const timer = setTimeout(() => {
+      this.unwritten.delete(record._id);
+      this.written.set(record._id, this.insertReservation(record, createdAt));
+    }, RESERVATION_RECORD_AFTER_MS);
+    timer.unref();
+    this.unwritten.set(record._id, { timer, record });
+  }
+
+  private insertReservation(
     record: Omit<BudgetReservationRecord, 'createdAt'>,
+    createdAt: Date,
   ): Promise<unknown> {
-    // The driver's insert, not a hydrated document: one of these goes out before every priced model call.
+    // The driver's insert, not a hydrated document: nothing to cast.
     return (
       this.reservations
         .collection as unknown as mongo.Collection<BudgetReservationRecord>
     )
-      .insertOne({ ...record, createdAt: this.clock.now() })
+      .insertOne({ ...record, createdAt })
       .catch((error: Error) =>
         this.logger.warn(`Could not store a reservation: ${error.message}`),
       );
   }
 
   /**
-   * Removes a turn's reservation records once their inserts landed. Awaited at the
-   * end of the turn (not on any call's path), so a stopping server has removed
-   * them before its database closes: only a crash leaves one behind.
+   * Ends the traces of a turn's holds: a record not written yet is dropped (no database command),
+   * one written is removed once its insert landed. Awaited at the end of the turn (not on any
+   * call's path), so a stopping server has removed them before its database closes: only a crash
+   * leaves one behind.
    */
-  async forgetReservations(
-    ids: string[],
-    writes: Promise<unknown>[],
-  ): Promise<void> {
-    if (!ids.length) return;
+  async forgetReservations(ids: string[]): Promise<void> {
+    const writes: Promise<unknown>[] = [];
+    const written: string[] = [];
+    for (const id of ids) {
+      const unwritten = this.unwritten.get(id);
+      if (unwritten) {
+        clearTimeout(unwritten.timer);
+        this.unwritten.delete(id);
+        continue;
+      }
+      const write = this.written.get(id);
+      if (!write) continue;
+      this.written.delete(id);
+      writes.push(write);
+      written.push(id);
+    }
+    if (!written.length) return;
     await Promise.allSettled(writes);
     await this.reservations.collection
-      .deleteMany({ _id: { $in: ids } } as object)
+      .deleteMany({ _id: { $in: written } } as object)
       .catch((error: Error) =>
         this.logger.warn(`Could not remove reservations: ${error.message}`),
       );
@@ -613,7 +656,6 @@ class GuardedTurn {
     activity: boolean;
   } | null = null;
   private readonly recordIds: string[] = [];
-  private readonly writes: Promise<unknown>[] = [];
   private ended = false;
   private caps: BudgetCaps | null = null;
   private timezone = 'UTC';
@@ -682,16 +724,14 @@ class GuardedTurn {
         if (costUsd > 0) {
           const recordId = new Types.ObjectId().toHexString();
           this.recordIds.push(recordId);
-          this.writes.push(
-            this.budget.persistReservation({
-              _id: recordId,
-              day,
-              source: this.call.source,
-              model: this.call.modelId,
-              provider: this.call.provider,
-              costUsd,
-            }),
-          );
+          this.budget.recordReservation({
+            _id: recordId,
+            day,
+            source: this.call.source,
+            model: this.call.modelId,
+            provider: this.call.provider,
+            costUsd,
+          });
         }
       },
       onUsage: (usage: TokenUsage) => {
@@ -768,7 +808,7 @@ class GuardedTurn {
   end(): Promise<void> {
     this.ended = true;
     this.settlePending();
-    return this.budget.forgetReservations(this.recordIds, this.writes);
+    return this.budget.forgetReservations(this.recordIds);
   }
 }
 

@@ -8,6 +8,7 @@ import {
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
 import {
@@ -44,6 +45,7 @@ import {
 } from './turn-recording';
 import { ChatRecord } from './schemas/chat.schema';
 import { MessageRecord, ON_PATH } from './schemas/message.schema';
+import { TURN_STORED, type StoredTurn } from './stored-turn';
 
 export type { FinishedReply, ReplyEventSink } from './turn-recording';
 
@@ -160,6 +162,7 @@ export class ChatReplyService
     private readonly modes: ChatModes,
     private readonly versions: ChatVersions,
     private readonly liveCall: LiveVoiceCall,
+    private readonly emitter: EventEmitter2,
   ) {
     super();
   }
@@ -687,6 +690,7 @@ export class ChatReplyService
     const { chat, options, user, assistant, earlier } = turn;
     const chatId = chat._id.toHexString();
     const messageIds = [user._id.toHexString(), assistant._id.toHexString()];
+    let stored: StoredTurn | null = null;
     this.events.emit('chats.changed', {
       chatId,
       change: 'reply-started',
@@ -732,11 +736,18 @@ export class ChatReplyService
         )
           .then(async (reply) => {
             await turn.chatUpdated;
+            // Both messages as the database now has them (the reply's end was stored).
+            if (reply.messageId)
+              stored = {
+                chatId,
+                messages: [user, { ...assistant, content: reply.text }],
+              };
             return reply;
           })
           .finally(() => {
             this.running.delete(chatId);
             turn.finish();
+            if (stored) this.emitter.emit(TURN_STORED, stored);
             this.events.emit('chats.changed', {
               chatId,
               change: 'reply-ended',

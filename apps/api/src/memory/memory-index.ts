@@ -17,6 +17,7 @@ import { APP_CONFIG } from '../config/app-config.provider';
 import { KnownSecrets } from '../secrets/known-secrets';
 import { ChatRecord } from '../chats/schemas/chat.schema';
 import { MessageRecord } from '../chats/schemas/message.schema';
+import { TURN_STORED, type StoredTurn } from '../chats/stored-turn';
 import { DocTable } from './doc-table';
 import {
   IndexSnapshotFiles,
@@ -55,6 +56,8 @@ export interface IndexChange {
   kind: 'note' | 'message';
   id: string;
   removed: boolean;
+  /** A message's text as indexed (secrets scrubbed), so a follower need not read it again. */
+  text?: string;
 }
 
 /** How the index was last made ready. */
@@ -150,6 +153,15 @@ export class MemoryIndex
   private ready: Promise<void> | null = null;
   /** Chat refreshes run one after another; a search waits for those already asked. */
   private refreshing: Promise<void> = Promise.resolve();
+  /**
+   * The messages of replies under way, by chat: read once when the reply ends (or by a message
+   * search before then), not also when it starts. A crash before the end loses nothing: the
+   * start-up catch-up reads messages newer than the snapshot, and a snapshot saved meanwhile
+   * without them fails its message count, so everything is read again.
+   */
+  private readonly unread = new Map<string, string[]>();
+  /** A finished turn's messages as stored (TURN_STORED), taken by the `reply-ended` that follows it. */
+  private readonly handed = new Map<string, IndexedMessage[]>();
   private lastStats: IndexStats = {
     buildMs: 0,
     documents: 0,
@@ -539,6 +551,11 @@ export class MemoryIndex
     }
   }
 
+  @OnEvent(TURN_STORED)
+  onTurnStored(turn: StoredTurn): void {
+    this.handed.set(turn.chatId, turn.messages);
+  }
+
   @OnEvent('chats.changed')
   onChatChanged(event: AppEventMap['chats.changed']): void {
     const { chatId, change, messageIds } = event;
@@ -546,6 +563,35 @@ export class MemoryIndex
     if (change === 'renamed' || change === 'mode' || change === 'updated')
       return;
     if (change === 'delivery') return;
+    if (change === 'reply-started' && messageIds?.length) {
+      this.unread.set(chatId, [
+        ...(this.unread.get(chatId) ?? []),
+        ...messageIds,
+      ]);
+      return;
+    }
+    const unread = this.unread.get(chatId);
+    this.unread.delete(chatId);
+    const handed = this.handed.get(chatId);
+    this.handed.delete(chatId);
+    const ids = messageIds?.length
+      ? [...new Set([...(unread ?? []), ...messageIds])]
+      : undefined;
+    this.queueChange(
+      chatId,
+      change,
+      ids,
+      change === 'reply-ended' ? handed : undefined,
+    );
+  }
+
+  private queueChange(
+    chatId: string,
+    change: AppEventMap['chats.changed']['change'],
+    messageIds: string[] | undefined,
+    /** Messages of `messageIds` as stored, put without a read. */
+    known?: IndexedMessage[],
+  ): void {
     this.refreshing = this.refreshing
       .then(async () => {
         // Before the first build there is nothing to refresh: the build reads this chat.
@@ -567,7 +613,7 @@ export class MemoryIndex
           ...(change !== 'deleted' && messageIds?.length ? { messageIds } : {}),
         };
         await this.journal(entry);
-        await this.unheld(() => this.apply(entry));
+        await this.unheld(() => this.apply(entry, known));
         this.appliedSeq = entry.seq;
         if (++this.changesSinceSave >= SAVE_AFTER_CHANGES) void this.save();
       })
@@ -605,10 +651,13 @@ export class MemoryIndex
     };
   }
 
-  private async apply(entry: JournalEntry): Promise<void> {
+  private async apply(
+    entry: JournalEntry,
+    known?: IndexedMessage[],
+  ): Promise<void> {
     if (entry.change === 'deleted') this.dropChat(entry.chatId);
     else if (entry.change === 'messages')
-      await this.readMessages(entry.chatId, entry.messageIds ?? []);
+      await this.readMessages(entry.chatId, entry.messageIds ?? [], known);
     else await this.refreshChat(entry.chatId);
   }
 
@@ -688,6 +737,8 @@ export class MemoryIndex
 
   /** The latest user message of a chat before `before` (ids are time-ordered), when the index has it. */
   userMessageBefore(chatId: string, before: string | null): string | null {
+    // A reply under way in the chat: its own user message is not read yet, an older one would be found.
+    if (this.unread.has(chatId)) return null;
     return this.table.userMessageBefore(chatId, before);
   }
 
@@ -782,7 +833,13 @@ export class MemoryIndex
     await this.whenReady();
     // The queue holds chats' message refreshes, which change no note: the prompt's recall of
     // notes (every owner turn) does not wait behind the other chats' turns for them.
-    if (!query.notesOnly) await this.refreshing;
+    if (!query.notesOnly) {
+      // A message search finds the messages of replies under way too.
+      for (const [chatId, ids] of this.unread)
+        this.queueChange(chatId, 'reply-started', ids);
+      this.unread.clear();
+      await this.refreshing;
+    }
     // A refresh may have started a new build (a secret changed): its result, not the old index.
     await this.whenReady();
     const table = this.table;
@@ -838,7 +895,11 @@ export class MemoryIndex
    * Reads the given messages by `_id` (the one filter FerretDB answers from its index) and puts them
    * in the index: a turn's messages, named by its `chats.changed` events, without a scan of the chat.
    */
-  private async readMessages(chatId: string, ids: string[]): Promise<void> {
+  private async readMessages(
+    chatId: string,
+    ids: string[],
+    known: IndexedMessage[] = [],
+  ): Promise<void> {
     if (!this.chatKinds.has(chatId)) {
       const chat = Types.ObjectId.isValid(chatId)
         ? await this.chats
@@ -851,13 +912,16 @@ export class MemoryIndex
     }
     const scrub = await this.secrets.scrubber();
     const valid = ids.filter((id) => Types.ObjectId.isValid(id));
-    // Through the driver: two reads per turn, and nothing for mongoose to cast or hydrate.
+    const given = new Map(known.map((m) => [String(m._id), m]));
+    // Through the driver (nothing for mongoose to cast or hydrate), for those the turn did not hand over.
     const found = await Promise.all(
-      valid.map((id) =>
-        this.messages.collection.findOne<IndexedMessage>(
-          { _id: new Types.ObjectId(id) },
-          { projection: MESSAGE_FIELDS },
-        ),
+      valid.map(
+        (id) =>
+          given.get(id.toLowerCase()) ??
+          this.messages.collection.findOne<IndexedMessage>(
+            { _id: new Types.ObjectId(id) },
+            { projection: MESSAGE_FIELDS },
+          ),
       ),
     );
     for (const [i, message] of found.entries()) {
@@ -886,7 +950,7 @@ export class MemoryIndex
       !!text,
     );
     if (text) this.mini.add({ id: slot, text });
-    this.changed({ kind: 'message', id, removed: !text });
+    this.changed({ kind: 'message', id, removed: !text, text });
   }
 
   private dropChat(chatId: string): void {

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
-import { DateTime } from 'luxon';
+import { ZonedDay } from '../clock/zoned-day';
 import type {
   ModelProvider,
   TokenUsage,
@@ -78,6 +78,9 @@ export class UsageRecorder {
   /** Per rollup id: the counts queued behind the write in flight (see `addToRollup`). */
   private readonly queued = new Map<string, { next: PendingRollup | null }>();
   private readonly logger = new Logger(UsageRecorder.name);
+
+  /** The owner's day of a count, luxon once a day (not once a turn). */
+  private readonly zonedDay = new ZonedDay();
 
   constructor(
     @InjectModel(UsageRollupRecord.name)
@@ -164,10 +167,11 @@ export class UsageRecorder {
   ): Promise<void> {
     for (let batch = rollup.next; batch; batch = rollup.next) {
       rollup.next = null;
+      // Through the driver: numbers and strings, nothing for mongoose to cast, once per turn.
       const write = () =>
-        this.model.updateOne(
-          { _id: id },
-          { $inc: batch.inc, $setOnInsert: batch.setOnInsert },
+        this.model.collection.updateOne(
+          { _id: id } as object,
+          { $inc: { ...batch.inc }, $setOnInsert: batch.setOnInsert },
           { upsert: true },
         );
       try {
@@ -200,10 +204,7 @@ export class UsageRecorder {
     try {
       const { timezone, modelPrices } = await this.settings.get();
       const day =
-        at?.day ??
-        (DateTime.fromJSDate(this.clock.now(), {
-          zone: timezone,
-        }).toISODate() as string);
+        at?.day ?? this.zonedDay.of(this.clock.now().getTime(), timezone);
       const price = priceFor(entry.model, entry.provider, modelPrices);
       const costUsd = charged
         ? (entry.costUsd as number)

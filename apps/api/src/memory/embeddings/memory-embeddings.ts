@@ -104,6 +104,8 @@ export class MemoryEmbeddings
   private loading: Promise<void> | null = null;
   /** Documents the index put since the last pass (new, or their text compared by hash). */
   private readonly pending = new Set<VectorKey>();
+  /** The text the index gave with a pending message (secrets already scrubbed): no read of it again. */
+  private pendingTexts = new Map<VectorKey, string>();
   /**
    * The next pass compares every indexed document with the table (at start, after a model
    * change, a restore, a settings change, a pause, and hourly for chats that became visible);
@@ -265,11 +267,14 @@ export class MemoryEmbeddings
       return;
     }
     this.pending.add(key);
+    if (change.text !== undefined) this.pendingTexts.set(key, change.text);
+    else this.pendingTexts.delete(key);
     this.schedule(DEBOUNCE_MS);
   }
 
   private drop(key: VectorKey): void {
     this.pending.delete(key);
+    this.pendingTexts.delete(key);
     this.table?.delete(key);
     this.enqueueWrite(() => this.collection().deleteOne({ _id: key }));
   }
@@ -406,9 +411,16 @@ export class MemoryEmbeddings
         if (doc && embeddable(kind, doc.chatId)) todo.push(key);
       }
     this.pending.clear();
+    const known = this.pendingTexts;
+    this.pendingTexts = new Map();
     for (let i = 0; i < todo.length; i += BATCH) {
       if (this.stopped || this.table !== table) return;
-      const ok = await this.embedBatch(model, table, todo.slice(i, i + BATCH));
+      const ok = await this.embedBatch(
+        model,
+        table,
+        todo.slice(i, i + BATCH),
+        known,
+      );
       if (!ok) {
         // Paused: what is left is taken up again (an edited text too, which a scan would not see).
         for (const key of todo.slice(i)) this.pending.add(key);
@@ -425,9 +437,12 @@ export class MemoryEmbeddings
     model: EmbeddingModel,
     table: VectorTable,
     keys: VectorKey[],
+    known: ReadonlyMap<VectorKey, string>,
   ): Promise<boolean> {
     const scrub = await this.secrets.scrubber();
-    const texts = await Promise.all(keys.map((key) => this.textOf(key)));
+    const texts = await Promise.all(
+      keys.map((key) => known.get(key) ?? this.textOf(key)),
+    );
     const items: Array<{ key: VectorKey; text: string; hash: number }> = [];
     for (const [i, key] of keys.entries()) {
       const raw = texts[i];
