@@ -396,8 +396,10 @@ export class ContactAutoReply<
     let saved = false;
     const save = async () => {
       saved = true;
-      await this.writes.update(doc._id, {
-        $set: { replyText: text, chatId, replyMessageId },
+      await this.writes.set(doc._id, {
+        replyText: text,
+        chatId,
+        replyMessageId,
       });
     };
     await this.waitForRateLimits(key, save);
@@ -406,13 +408,11 @@ export class ContactAutoReply<
       if (!saved) await save();
       return this.release(doc);
     }
-    await this.writes.update(doc._id, {
-      $set: {
-        replyText: text,
-        chatId,
-        replyMessageId,
-        sendingAt: clock.now(),
-      },
+    await this.writes.set(doc._id, {
+      replyText: text,
+      chatId,
+      replyMessageId,
+      sendingAt: clock.now(),
     });
     try {
       await this.port.send(doc, text);
@@ -451,9 +451,10 @@ export class ContactAutoReply<
 
   /** Gives a claimed message back (nothing was sent): the next start handles it again, not counted as an attempt. */
   private async release(doc: Message): Promise<void> {
-    await this.writes.update(doc._id, {
-      $set: { processing: 'pending' },
-      $inc: { attempts: -1 },
+    // The claim counted an attempt; this one does not count (the claimed document holds the count).
+    await this.writes.set(doc._id, {
+      processing: 'pending',
+      attempts: Math.max(0, (doc.attempts ?? 1) - 1),
     });
     this.announce(doc._id, 'pending');
   }
@@ -472,13 +473,11 @@ export class ContactAutoReply<
    * taken again (once) when the budget changes (caps raised, pause resumed, a new day).
    */
   private async holdForBudget(doc: Message, reason: string): Promise<void> {
-    await this.writes.update(doc._id, {
-      $set: {
-        processing: 'pending',
-        reason,
-        budgetWaitSince: doc.budgetWaitSince ?? this.deps.clock.now(),
-      },
-      $inc: { attempts: -1 },
+    await this.writes.set(doc._id, {
+      processing: 'pending',
+      reason,
+      budgetWaitSince: doc.budgetWaitSince ?? this.deps.clock.now(),
+      attempts: Math.max(0, (doc.attempts ?? 1) - 1),
     });
     this.announce(doc._id, 'pending');
   }
@@ -493,13 +492,11 @@ export class ContactAutoReply<
       this.logger.warn(
         `Auto-reply to ${this.port.label} message ${doc._id} failed: ${reason}`,
       );
-    await this.writes.update(doc._id, {
-      $set: {
-        processing: state,
-        reason,
-        finishedAt: this.deps.clock.now(),
-        ...extra,
-      },
+    await this.writes.set(doc._id, {
+      processing: state,
+      reason,
+      finishedAt: this.deps.clock.now(),
+      ...extra,
     });
     this.announce(doc._id, state);
   }

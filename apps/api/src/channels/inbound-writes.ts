@@ -1,9 +1,12 @@
-import type { Collection, UpdateFilter } from 'mongodb';
+import type { Collection, MatchKeysAndValues } from 'mongodb';
 import type { InboundMessage } from './contact-auto-reply';
+
+/** The fields one write sets on a stored message. */
+export type InboundFields = MatchKeysAndValues<InboundMessage>;
 
 interface PendingWrite {
   id: string;
-  update: UpdateFilter<InboundMessage>;
+  fields: InboundFields;
   resolve: () => void;
   reject: (error: Error) => void;
 }
@@ -16,6 +19,11 @@ interface PendingWrite {
  * app writes at once, a busy one (many turns ending together) writes fewer, larger commands.
  * Per-command cost (driver, wire, the database's command handling) is what an auto-reply
  * spent most of its CPU on.
+ *
+ * Writes are `$set`s only, so a batch can be written again one by one: FerretDB stops a
+ * batch at its first refused write even when unordered and reports the wrong index, so
+ * after any failure nobody can tell which writes went in; each is then tried alone and its
+ * caller gets its own answer.
  */
 export class InboundWrites {
   private batch: PendingWrite[] = [];
@@ -25,13 +33,13 @@ export class InboundWrites {
   constructor(private readonly collection: () => Collection<InboundMessage>) {}
 
   /**
-   * `$set`/`$inc` on one stored message; resolves once stored, rejects with the database's
+   * Sets fields of one stored message; resolves once stored, rejects with the database's
    * reason. A message has one write at a time (its queue awaits each), so a batch never
    * holds two writes to the same message and their order cannot matter.
    */
-  update(id: string, update: UpdateFilter<InboundMessage>): Promise<void> {
+  set(id: string, fields: InboundFields): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.batch.push({ id, update, resolve, reject });
+      this.batch.push({ id, fields, resolve, reject });
       if (this.batch.length === 1 && !this.writing)
         setImmediate(() => this.next());
     });
@@ -48,44 +56,34 @@ export class InboundWrites {
   private async flush(): Promise<void> {
     const batch = this.batch;
     this.batch = [];
-    if (batch.length === 1) {
-      const [only] = batch;
+    if (batch.length > 1) {
       try {
-        await this.collection().updateOne({ _id: only.id }, only.update);
-        only.resolve();
-      } catch (error) {
-        only.reject(error as Error);
-      }
-      return;
-    }
-    let refused = new Map<number, string>();
-    try {
-      // Unordered: one message's refused write does not hold back the others.
-      await this.collection().bulkWrite(
-        batch.map(({ id, update }) => ({
-          updateOne: { filter: { _id: id }, update },
-        })),
-        { ordered: false },
-      );
-    } catch (error) {
-      const writeErrors = (
-        error as {
-          writeErrors?: Array<{ index: number; errmsg?: string }>;
-        }
-      ).writeErrors;
-      if (!Array.isArray(writeErrors)) {
-        // Not a per-write refusal (the database is away): none is known to be stored.
-        for (const write of batch) write.reject(error as Error);
+        await this.collection().bulkWrite(
+          batch.map(({ id, fields }) => ({
+            updateOne: { filter: { _id: id }, update: { $set: fields } },
+          })),
+          { ordered: false },
+        );
+        for (const write of batch) write.resolve();
         return;
+      } catch {
+        // Which writes went in is unknown: each is written again alone (a `$set` twice is the same).
       }
-      refused = new Map(
-        writeErrors.map((e) => [e.index, e.errmsg ?? 'write refused']),
-      );
     }
-    batch.forEach((write, index) => {
-      const why = refused.get(index);
-      if (why === undefined) write.resolve();
-      else write.reject(new Error(why));
-    });
+    await Promise.all(batch.map((write) => this.writeAlone(write)));
+  }
+
+  private async writeAlone({
+    id,
+    fields,
+    resolve,
+    reject,
+  }: PendingWrite): Promise<void> {
+    try {
+      await this.collection().updateOne({ _id: id }, { $set: fields });
+      resolve();
+    } catch (error) {
+      reject(error as Error);
+    }
   }
 }

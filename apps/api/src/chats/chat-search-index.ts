@@ -75,14 +75,8 @@ export class ChatSearchIndex
 
   @OnEvent('chats.changed')
   onChatChanged(event: AppEventMap['chats.changed']): void {
-    // A title is not message text (the list reads titles itself), nor is an answer's delivery mark
-    // (one per auto-reply: each re-read the contact's whole chat).
-    if (
-      event.change === 'renamed' ||
-      event.change === 'updated' ||
-      event.change === 'delivery'
-    )
-      return;
+    // A title is not message text; the list reads titles itself.
+    if (event.change === 'renamed' || event.change === 'updated') return;
     if (event.change === 'deleted') {
       this.drop(event.chatId);
       this.stale.delete(event.chatId);
