@@ -818,6 +818,54 @@ describe('WhatsApp auto-reply', () => {
     }
   });
 
+  it('runs at most AUTO_REPLY_CONCURRENCY contacts at once, each contact still in order', async () => {
+    const b = await boot({}, { concurrentTurns: 2 });
+    try {
+      const contacts = [
+        '14150000011',
+        '14150000012',
+        '14150000013',
+        '14150000014',
+      ];
+      for (const [i, phone] of contacts.entries())
+        await grant(b.t, phone, `Contact ${i + 1}`, {
+          canRead: true,
+          canReply: true,
+        });
+      // The turns running when each model request arrived.
+      const running: number[] = [];
+      fake.openai.fallback = (request) => {
+        running.push(b.service.turnsRunning);
+        return echo(150)(request);
+      };
+      const now = b.t.clock.now().getTime();
+      b.socket.upsert(
+        [0, 1].flatMap((i) =>
+          contacts.map((phone, c) =>
+            incoming({
+              id: `L${c}${i}`,
+              from: jid(phone),
+              text: `cap ${c}-${i}`,
+              at: now + i,
+            }),
+          ),
+        ),
+      );
+      await settle(b);
+      expect(running).toHaveLength(8);
+      expect(Math.max(...running)).toBe(2);
+      for (const [c, phone] of contacts.entries())
+        expect(
+          b.socket.sent
+            .filter((s) => s.jid === jid(phone))
+            .map((s) => s.content.text),
+        ).toEqual([`re: cap ${c}-0`, `re: cap ${c}-1`]);
+      expect(b.service.turnsRunning).toBe(0);
+    } finally {
+      await b.t.close();
+    }
+  });
+
   it('keeps an answer held back by the rate limit across a restart and sends it without a second turn', async () => {
     const database = keptDatabase();
     let b = await boot({ database }, { perContactIntervalMs: 60_000 });
@@ -877,7 +925,8 @@ describe('WhatsApp auto-reply', () => {
 
   it('loses and repeats nothing when the app restarts in the middle of a burst', async () => {
     const database = keptDatabase();
-    let b = await boot({ database });
+    // Two turns at once for three contacts: at the restart some messages still wait for a slot, unclaimed.
+    let b = await boot({ database }, { concurrentTurns: 2 });
     const first = b.socket;
     let second: FakeWhatsAppSocket | null = null;
     try {

@@ -13,6 +13,8 @@ import type { WhatsAppAutoReplyLimits } from '../config/app-config';
 import { audienceOf } from '../system-instruction/prompt-audience';
 import { contactToolFilter } from '../chats/contact-chat';
 import { ContactReplyLimits } from './contact-reply-limits';
+import { ContactTurnSlots } from './contact-turn-slots';
+import { InboundWrites } from './inbound-writes';
 
 /**
  * Where the auto-reply stands with a stored inbound message: `pending` until it takes it
@@ -158,7 +160,8 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  * permission check → a restricted turn in the contact's chat → send with a
  * delivery status on the answer.
  *
- * - One serial queue per contact; contacts run in parallel.
+ * - One serial queue per contact; contacts run in parallel, at most
+ *   `limits.concurrentTurns` turns at once (the others wait, unclaimed).
  * - A message is claimed (`pending` → `working`, one atomic update), so it is
  *   handled once across queues and restarts.
  * - At start (and each time the channel connects) `pending` messages are queued
@@ -177,6 +180,8 @@ export class ContactAutoReply<
   private readonly queues = new Map<string, Promise<void>>();
   private readonly queued = new Set<string>();
   private readonly limits: ContactReplyLimits;
+  private readonly slots: ContactTurnSlots;
+  private readonly writes: InboundWrites;
   private closing = false;
   private readonly stopping = new AbortController();
 
@@ -186,6 +191,13 @@ export class ContactAutoReply<
   ) {
     this.logger = new Logger(`${port.label}AutoReply`);
     this.limits = new ContactReplyLimits(deps.clock, deps.limits);
+    this.slots = new ContactTurnSlots(() => deps.limits.concurrentTurns);
+    this.writes = new InboundWrites(() => this.messages);
+  }
+
+  /** Turns running now, over all contacts (tests, the bench). */
+  get turnsRunning(): number {
+    return this.slots.inUse;
   }
 
   private get messages() {
@@ -293,6 +305,18 @@ export class ContactAutoReply<
   private async handle(messageId: string): Promise<void> {
     // Unclaimed messages stay `pending`: the next start (or connection) picks them up.
     if (this.closing || !this.port.isConnected()) return;
+    // The slot is taken before the claim: a message waiting for one is still `pending`.
+    const release = await this.slots.acquire(this.stopping.signal);
+    try {
+      if (this.closing || !this.port.isConnected()) return;
+      await this.answer(messageId, release);
+    } finally {
+      release();
+    }
+  }
+
+  /** Claims, answers and sends one message; `endTurn` gives the turn's slot back once the model is done. */
+  private async answer(messageId: string, endTurn: () => void): Promise<void> {
     const { clock, limits } = this.deps;
     const doc = (await this.messages.findOneAndUpdate(
       { _id: messageId, processing: 'pending' },
@@ -346,6 +370,8 @@ export class ContactAutoReply<
       text = turn.text.trim();
       replyMessageId = turn.messageId;
     }
+    // Waiting for the rate limits and sending are no turn: another contact may start one.
+    endTurn();
     const delivered = (
       status: MessageDelivery['status'],
       detail: string | null = null,
@@ -370,10 +396,11 @@ export class ContactAutoReply<
     let saved = false;
     const save = async () => {
       saved = true;
-      await this.messages.updateOne(
-        { _id: doc._id },
-        { $set: { replyText: text, chatId, replyMessageId } },
-      );
+      await this.writes.set(doc._id, {
+        replyText: text,
+        chatId,
+        replyMessageId,
+      });
     };
     await this.waitForRateLimits(key, save);
     // Shutting down while held back by the limits: the next start sends the stored answer.
@@ -381,17 +408,12 @@ export class ContactAutoReply<
       if (!saved) await save();
       return this.release(doc);
     }
-    await this.messages.updateOne(
-      { _id: doc._id },
-      {
-        $set: {
-          replyText: text,
-          chatId,
-          replyMessageId,
-          sendingAt: clock.now(),
-        },
-      },
-    );
+    await this.writes.set(doc._id, {
+      replyText: text,
+      chatId,
+      replyMessageId,
+      sendingAt: clock.now(),
+    });
     try {
       await this.port.send(doc, text);
     } catch (error) {
@@ -429,10 +451,11 @@ export class ContactAutoReply<
 
   /** Gives a claimed message back (nothing was sent): the next start handles it again, not counted as an attempt. */
   private async release(doc: Message): Promise<void> {
-    await this.messages.updateOne(
-      { _id: doc._id },
-      { $set: { processing: 'pending' }, $inc: { attempts: -1 } },
-    );
+    // The claim counted an attempt; this one does not count (the claimed document holds the count).
+    await this.writes.set(doc._id, {
+      processing: 'pending',
+      attempts: Math.max(0, (doc.attempts ?? 1) - 1),
+    });
     this.announce(doc._id, 'pending');
   }
 
@@ -450,17 +473,12 @@ export class ContactAutoReply<
    * taken again (once) when the budget changes (caps raised, pause resumed, a new day).
    */
   private async holdForBudget(doc: Message, reason: string): Promise<void> {
-    await this.messages.updateOne(
-      { _id: doc._id },
-      {
-        $set: {
-          processing: 'pending',
-          reason,
-          budgetWaitSince: doc.budgetWaitSince ?? this.deps.clock.now(),
-        },
-        $inc: { attempts: -1 },
-      },
-    );
+    await this.writes.set(doc._id, {
+      processing: 'pending',
+      reason,
+      budgetWaitSince: doc.budgetWaitSince ?? this.deps.clock.now(),
+      attempts: Math.max(0, (doc.attempts ?? 1) - 1),
+    });
     this.announce(doc._id, 'pending');
   }
 
@@ -474,17 +492,12 @@ export class ContactAutoReply<
       this.logger.warn(
         `Auto-reply to ${this.port.label} message ${doc._id} failed: ${reason}`,
       );
-    await this.messages.updateOne(
-      { _id: doc._id },
-      {
-        $set: {
-          processing: state,
-          reason,
-          finishedAt: this.deps.clock.now(),
-          ...extra,
-        },
-      },
-    );
+    await this.writes.set(doc._id, {
+      processing: state,
+      reason,
+      finishedAt: this.deps.clock.now(),
+      ...extra,
+    });
     this.announce(doc._id, state);
   }
 

@@ -95,13 +95,18 @@ describe('loadAppConfig', () => {
       loopReplies: 10,
       loopWindowMs: 180_000,
       loopPauseMs: 1_800_000,
+      concurrentTurns: 32,
     });
     expect(
       loadAppConfig({
         WHATSAPP_REPLIES_PER_MINUTE: '0',
         WHATSAPP_STALE_HOURS: '1',
+        AUTO_REPLY_CONCURRENCY: '4',
       }).whatsappAutoReply,
-    ).toMatchObject({ perMinute: 0, staleMs: 3_600_000 });
+    ).toMatchObject({ perMinute: 0, staleMs: 3_600_000, concurrentTurns: 4 });
+    expect(() => loadAppConfig({ AUTO_REPLY_CONCURRENCY: '0' })).toThrow(
+      'AUTO_REPLY_CONCURRENCY must be a whole number from 1 to 1000 (got "0")',
+    );
     expect(() => loadAppConfig({ WHATSAPP_REPLY_INTERVAL_MS: 'soon' })).toThrow(
       'WHATSAPP_REPLY_INTERVAL_MS must be a whole number from 0 to 3600000 (got "soon")',
     );

@@ -82,6 +82,8 @@ export interface WhatsAppAutoReplyLimits {
   loopWindowMs: number;
   /** How long a looping contact gets no auto-replies. */
   loopPauseMs: number;
+  /** Contacts whose turns run at once, per channel (each contact's own messages stay in order). */
+  concurrentTurns: number;
 }
 
 export interface MediaConfig {
@@ -306,6 +308,7 @@ export function loadAppConfig(
         86_400_000,
       ),
       loopPauseMs: integer('WHATSAPP_LOOP_PAUSE_MS', 1_800_000, 0, 604_800_000),
+      concurrentTurns: integer('AUTO_REPLY_CONCURRENCY', 32, 1, 1_000),
     },
     media: {
       attachmentMaxBytes:

@@ -155,4 +155,9 @@ export class WhatsAppAutoReplyService
   idle(): Promise<void> {
     return this.pipeline.idle();
   }
+
+  /** Contacts' turns running now (at most `AUTO_REPLY_CONCURRENCY`). */
+  get turnsRunning(): number {
+    return this.pipeline.turnsRunning;
+  }
 }

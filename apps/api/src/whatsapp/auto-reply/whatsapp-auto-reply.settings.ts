@@ -19,6 +19,7 @@ export class WhatsAppAutoReplySettings implements WhatsAppAutoReplyLimits {
   loopReplies!: number;
   loopWindowMs!: number;
   loopPauseMs!: number;
+  concurrentTurns!: number;
   /** How long a message waits for a reply the owner started in the contact's chat before it fails. */
   busyChatWaitMs = 5 * 60_000;
 

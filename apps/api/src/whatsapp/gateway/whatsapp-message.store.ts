@@ -42,6 +42,13 @@ export class WhatsAppMessageStore implements OnApplicationBootstrap {
    * address here, which is harmless (it then matches nothing).
    */
   private addresses?: Promise<Set<string>>;
+  /** Messages given to `addSoon` and not inserted yet: they go in together. */
+  private soon: Array<{
+    item: StoredWhatsAppMessage;
+    resolve: (result: AddedMessages) => void;
+    reject: (error: unknown) => void;
+  }> = [];
+  private adding: Promise<void> | null = null;
 
   constructor(
     @InjectModel(WhatsAppMessageRecord.name)
@@ -102,6 +109,40 @@ export class WhatsAppMessageStore implements OnApplicationBootstrap {
         });
     });
     return result;
+  }
+
+  /**
+   * Stores one message together with others given while an insert is under way (the replies
+   * many contacts' auto-replies send at once): one insert for all of them, none waits when
+   * the store is idle. Resolves with this message's part of the result once it is stored.
+   */
+  addSoon(item: StoredWhatsAppMessage): Promise<AddedMessages> {
+    const id = item.message.id;
+    return new Promise<AddedMessages>((resolve, reject) => {
+      this.soon.push({ item, resolve, reject });
+      if (this.soon.length === 1 && !this.adding)
+        setImmediate(() => this.addNext());
+    }).then(({ stored, duplicates, failed }) => ({
+      stored: stored.filter((s) => s === id),
+      duplicates: duplicates.filter((d) => d === id),
+      failed: failed.filter((f) => f.id === id),
+    }));
+  }
+
+  /** One insert of `addSoon` at a time: what is given meanwhile goes in with the next. */
+  private addNext(): void {
+    if (this.adding || this.soon.length === 0) return;
+    const batch = this.soon;
+    this.soon = [];
+    this.adding = this.addMany(batch.map((b) => b.item))
+      .then(
+        (result) => batch.forEach((b) => b.resolve(result)),
+        (error: unknown) => batch.forEach((b) => b.reject(error)),
+      )
+      .finally(() => {
+        this.adding = null;
+        this.addNext();
+      });
   }
 
   /** The last `limit` messages matching the query, oldest first. */

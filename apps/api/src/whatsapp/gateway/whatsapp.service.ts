@@ -273,14 +273,13 @@ export class WhatsAppService
       isGroup: isGroupJid(jid),
     };
     try {
-      await this.store.addMany([
-        {
-          message,
-          phone: phoneDigits(jid),
-          receivedAt: now,
-          processing: 'skipped',
-        },
-      ]);
+      // With many contacts answered at once, their replies share one insert.
+      await this.store.addSoon({
+        message,
+        phone: phoneDigits(jid),
+        receivedAt: now,
+        processing: 'skipped',
+      });
     } catch (error) {
       this.logger.warn(
         `Sent WhatsApp message ${id} could not be stored: ${(error as Error).message}`,
