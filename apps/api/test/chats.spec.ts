@@ -4,7 +4,7 @@ import type {
   SystemInstruction,
 } from '@metatronos/shared-types';
 import { getConnectionToken } from '@nestjs/mongoose';
-import type { Connection } from 'mongoose';
+import { Types, type Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
 import {
   chatClient,
@@ -113,9 +113,11 @@ describe('chats', () => {
       await owner.delete(`/api/chats/${first.id}`).expect(204);
       await owner.get(`/api/chats/${first.id}/messages`).expect(404);
       const connection = t.app.get<Connection>(getConnectionToken());
-      expect(await connection.collection('messages').countDocuments({})).toBe(
-        0,
-      );
+      expect(
+        await connection
+          .collection('messages')
+          .countDocuments({ chatId: new Types.ObjectId(first.id) }),
+      ).toBe(0);
     });
 
     it('refuses bad input with a clear 4xx and writes nothing', async () => {
