@@ -132,7 +132,12 @@ async function main(): Promise<void> {
     await abort(`Start-up failed: ${err.message}`);
   }
 
-  saveCompileCacheSoon();
+  const cached = saveCompileCacheSoon();
+  logger.debug(
+    cached
+      ? `Compile cache: ${cached.hits} modules from the cache, ${cached.compiled} compiled, ${cached.rejected} rejected`
+      : 'Compile cache: off',
+  );
   const where = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
   logger.log(
     `MetatronOS is ready at ${where} (database: ${database.kind}, data: ${config.dataDir})`,

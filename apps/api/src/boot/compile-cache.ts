@@ -336,11 +336,16 @@ export function installCompileCache(
 
 /**
  * Called once the server listens: writes the cache soon after (only when this start compiled
- * something new), so it holds what a start runs rather than what later requests need.
+ * something new), so it holds what a start runs rather than what later requests need. Returns
+ * what this start took from the cache (undefined: no cache).
  */
-export function saveCompileCacheSoon(delayMs = 1000): void {
+export function saveCompileCacheSoon(
+  delayMs = 1000,
+): CompileCache['stats'] | undefined {
   const cache = (globalThis as { [COMPILE_CACHE_GLOBAL]?: CompileCache })[
     COMPILE_CACHE_GLOBAL
   ];
-  if (cache) setTimeout(() => cache.save(), delayMs).unref();
+  if (!cache) return undefined;
+  setTimeout(() => cache.save(), delayMs).unref();
+  return { ...cache.stats };
 }
