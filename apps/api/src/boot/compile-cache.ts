@@ -32,13 +32,17 @@ import { crc32 } from 'node:zlib';
 
 interface NodeModuleInternals {
   _resolveFilename(
+    this: unknown,
     request: string,
     parent: NodeModule | undefined,
     isMain: boolean,
     options?: unknown,
   ): string;
   _resolveLookupPaths(request: string, parent: NodeModule): string[] | null;
-  _extensions: Record<string, (module: NodeModule, filename: string) => void>;
+  _extensions: Record<
+    string,
+    (this: unknown, module: NodeModule, filename: string) => void
+  >;
   _cache: Record<string, NodeModule>;
   wrap(source: string): string;
   builtinModules: readonly string[];
@@ -218,11 +222,16 @@ export function installCompileCache(
 
   const stats = { hits: 0, compiled: 0, rejected: 0 };
   const scripts = new Map<string, { key: string; script: Script }>();
-  const learned: Record<string, string> = {};
+  let learned: Record<string, string> = {};
   let dirty = false;
 
   const originalResolve = loader._resolveFilename;
-  loader._resolveFilename = function (request, parent, isMain, options) {
+  const resolveHook: NodeModuleInternals['_resolveFilename'] = function (
+    request,
+    parent,
+    isMain,
+    options,
+  ) {
     const from = parent?.filename;
     if (!from || isMain || options || request.startsWith('node:'))
       return originalResolve.call(this, request, parent, isMain, options);
@@ -246,7 +255,10 @@ export function installCompileCache(
   };
 
   const originalJs = loader._extensions['.js'];
-  loader._extensions['.js'] = function (module, filename) {
+  const jsHook: NodeModuleInternals['_extensions'][string] = function (
+    module,
+    filename,
+  ) {
     // A file compiled as CommonJS last time (same packages) skips the package-scope lookup.
     if (samePackages && index.code[filename]) {
       (
@@ -258,7 +270,11 @@ export function installCompileCache(
   };
 
   const originalCompile = loader.prototype._compile;
-  loader.prototype._compile = function (content, filename, format) {
+  const compileHook: NodeModuleInternals['prototype']['_compile'] = function (
+    content,
+    filename,
+    format,
+  ) {
     if ((format && format !== 'commonjs') || !/\.c?js$/.test(filename))
       return originalCompile.call(this, content, filename, format);
     const key = sourceKey(content);
@@ -289,12 +305,22 @@ export function installCompileCache(
     return runModule(loader, this, wrapper, filename);
   };
 
+  loader._resolveFilename = resolveHook;
+  loader._extensions['.js'] = jsHook;
+  loader.prototype._compile = compileHook;
+
   let saved = false;
   const save = (): void => {
     if (saved) return;
     saved = true;
     process.off('exit', save);
-    if (!dirty) return;
+    try {
+      if (dirty) write();
+    } finally {
+      finish();
+    }
+  };
+  const write = (): void => {
     try {
       const entries: CacheIndex['code'] = {};
       const parts: Buffer[] = [];
@@ -326,9 +352,21 @@ export function installCompileCache(
       renameSync(temporary, file);
     } catch {
       // A cache that cannot be written only means the next start compiles again.
-    } finally {
-      scripts.clear();
     }
+  };
+  // The cache is for the start only: later modules (SDKs loaded at first use) load as usual,
+  // and neither the hooks nor the file's ~10 MB stay in memory.
+  const finish = (): void => {
+    if (loader._resolveFilename === resolveHook)
+      loader._resolveFilename = originalResolve;
+    if (loader._extensions['.js'] === jsHook)
+      loader._extensions['.js'] = originalJs;
+    if (loader.prototype._compile === compileHook)
+      loader.prototype._compile = originalCompile;
+    scripts.clear();
+    learned = {};
+    index = { packages, resolved: {}, code: {} };
+    code = Buffer.alloc(0);
   };
   process.once('exit', save);
   return { save, stats };
