@@ -13,7 +13,12 @@ module.exports = {
     new NxAppWebpackPlugin({
       target: 'node',
       compiler: 'tsc',
-      main: './src/main.ts',
+      // main.js is a small launcher that installs the compile cache and then loads server.js
+      // (the server, from main.ts) through it: see src/boot/compile-cache.ts.
+      main: './src/launcher.ts',
+      additionalEntryPoints: [
+        { entryName: 'server', entryPath: './src/main.ts' },
+      ],
       tsConfig: './tsconfig.app.json',
       assets: [],
       optimization: false,

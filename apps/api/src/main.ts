@@ -20,6 +20,7 @@ import { configureApp } from './http/configure-app';
 import { DataDirLock } from './data-dir-lock';
 import { StartupError } from './startup-error';
 import { ProcessStop } from './process-stop';
+import { saveCompileCacheSoon } from './boot/compile-cache';
 
 /** Prints one line and exits: start-up failures never print a stack trace. */
 function fail(message: string, code = 1): never {
@@ -131,6 +132,12 @@ async function main(): Promise<void> {
     await abort(`Start-up failed: ${err.message}`);
   }
 
+  const cached = saveCompileCacheSoon();
+  logger.debug(
+    cached
+      ? `Compile cache: ${cached.hits} modules from the cache, ${cached.compiled} compiled, ${cached.rejected} rejected`
+      : 'Compile cache: off',
+  );
   const where = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
   logger.log(
     `MetatronOS is ready at ${where} (database: ${database.kind}, data: ${config.dataDir})`,

@@ -2,7 +2,9 @@
 // Run by `nx run api:test-process` (builds the API and the database launcher first).
 import { spawn, execFileSync } from 'node:child_process';
 import {
+  chmodSync,
   existsSync,
+  writeFileSync,
   readFileSync,
   readdirSync,
   readlinkSync,
@@ -351,6 +353,52 @@ describe('main.js', { timeout: 120000 }, () => {
       stderr,
       'The embedded database needs the Go toolchain (https://go.dev/dl) — or set MONGODB_URI to use an existing MongoDB.\n',
     );
+  });
+
+  it('keeps a private compile cache that the next start uses, and ignores one another user could write or a damaged one', async () => {
+    const cacheDir = join(tempDir(), 'compile-cache');
+    const run = async (dir) => {
+      const port = await freePort();
+      const proc = start({
+        PORT: String(port),
+        DATA_DIR: tempDir(),
+        LOG_LEVEL: 'debug',
+        COMPILE_CACHE_DIR: dir,
+      });
+      await waitHealthy(port, proc);
+      proc.child.kill('SIGTERM');
+      assert.equal((await proc.exit).code, 0);
+      if (proc.out.stdout.includes('Compile cache: off')) return { off: true };
+      const line =
+        /Compile cache: (\d+) modules from the cache, (\d+) compiled/.exec(
+          proc.out.stdout,
+        );
+      assert.ok(
+        line,
+        `no compile cache line in: ${proc.out.stdout.slice(-2000)}`,
+      );
+      return { hits: Number(line[1]), compiled: Number(line[2]) };
+    };
+    const first = await run(cacheDir);
+    assert.equal(first.hits, 0);
+    assert.ok(first.compiled > 500, `compiled ${first.compiled}`);
+    assert.equal(statSync(cacheDir).mode & 0o777, 0o700);
+    const [file] = readdirSync(cacheDir);
+    assert.equal(statSync(join(cacheDir, file)).mode & 0o777, 0o600);
+    const second = await run(cacheDir);
+    assert.ok(
+      second.hits >= first.compiled - 20 && second.compiled < 20,
+      `second start: ${JSON.stringify(second)} after ${JSON.stringify(first)}`,
+    );
+
+    // V8 trusts cached code: a cache another user could have written is not read.
+    chmodSync(cacheDir, 0o777);
+    assert.deepEqual(await run(cacheDir), { off: true });
+    chmodSync(cacheDir, 0o700);
+    writeFileSync(join(cacheDir, file), 'not a cache', { mode: 0o600 });
+    const damaged = await run(cacheDir);
+    assert.equal(damaged.hits, 0);
+    assert.ok(damaged.compiled > 500);
   });
 
   it('leaves no database process behind when the API is killed with SIGKILL', async () => {

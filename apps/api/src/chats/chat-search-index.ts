@@ -4,13 +4,12 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
 import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
 import type { AppEventMap } from '@metatronos/shared-types';
 import { Clock } from '../clock/clock';
-import { afterListening } from '../http/after-listening';
+import { StartUpWork } from '../database/start-up-work';
 import { MessageRecord, ON_PATH } from './schemas/message.schema';
 
 /** Message text kept for search at most (characters); beyond it every search asks the database. */
@@ -60,17 +59,14 @@ export class ChatSearchIndex
     @InjectModel(MessageRecord.name)
     private readonly messages: Model<MessageRecord>,
     private readonly clock: Clock,
-    private readonly adapterHost: HttpAdapterHost,
+    private readonly startUp: StartUpWork,
   ) {}
 
   onApplicationBootstrap(): void {
-    afterListening(this.adapterHost, () => {
-      this.current().catch((error: Error) =>
-        this.logger.warn(
-          `Could not read the messages for search (read on the next search): ${error.message}`,
-        ),
-      );
-    });
+    this.startUp.afterListening(
+      'read the messages for search (read on the next search)',
+      () => this.current(),
+    );
   }
 
   @OnEvent('chats.changed')

@@ -2,9 +2,9 @@ import { Logger } from '@nestjs/common';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import {
+import type {
+  OAuthClientProvider,
   UnauthorizedError,
-  type OAuthClientProvider,
 } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -21,15 +21,17 @@ interface ClientSdk {
   StdioClientTransport: typeof StdioClientTransport;
   StreamableHTTPClientTransport: typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js').StreamableHTTPClientTransport;
   StreamableHTTPError: typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js').StreamableHTTPError;
+  UnauthorizedError: typeof UnauthorizedError;
 }
 let clientSdk: ClientSdk | undefined;
 
 async function loadClientSdk(): Promise<ClientSdk> {
-  const [index, sse, stdio, streamableHttp] = await Promise.all([
+  const [index, sse, stdio, streamableHttp, auth] = await Promise.all([
     import('@modelcontextprotocol/sdk/client/index.js'),
     import('@modelcontextprotocol/sdk/client/sse.js'),
     import('@modelcontextprotocol/sdk/client/stdio.js'),
     import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/client/auth.js'),
   ]);
   clientSdk = {
     Client: index.Client,
@@ -37,6 +39,7 @@ async function loadClientSdk(): Promise<ClientSdk> {
     StdioClientTransport: stdio.StdioClientTransport,
     StreamableHTTPClientTransport: streamableHttp.StreamableHTTPClientTransport,
     StreamableHTTPError: streamableHttp.StreamableHTTPError,
+    UnauthorizedError: auth.UnauthorizedError,
   };
   return clientSdk;
 }
@@ -354,7 +357,12 @@ export class McpConnection {
 class PlainError extends Error {}
 
 function isSignInNeeded(error: unknown): boolean {
-  return error instanceof McpSignInNeeded || error instanceof UnauthorizedError;
+  // The SDK's error exists only once the SDK is loaded, and only the SDK throws it.
+  const sdkError = clientSdk?.UnauthorizedError;
+  return (
+    error instanceof McpSignInNeeded ||
+    (sdkError !== undefined && error instanceof sdkError)
+  );
 }
 
 async function listAll(client: Client): Promise<ListedTool[]> {

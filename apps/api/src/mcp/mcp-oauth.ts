@@ -2,10 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Model } from 'mongoose';
-import {
-  auth,
-  type OAuthClientProvider,
-  type OAuthDiscoveryState,
+import type {
+  OAuthClientProvider,
+  OAuthDiscoveryState,
 } from '@modelcontextprotocol/sdk/client/auth.js';
 import type {
   OAuthClientInformationMixed,
@@ -257,6 +256,8 @@ export class McpOAuth {
     authorizationCode?: string,
   ): Promise<'AUTHORIZED' | 'REDIRECT'> {
     const cached = this.discovery.get(target.serverId);
+    // The SDK loads with the first sign-in, not at start.
+    const { auth } = await import('@modelcontextprotocol/sdk/client/auth.js');
     return auth(provider, {
       serverUrl: target.url,
       authorizationCode,

@@ -3,12 +3,11 @@ import {
   Logger,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
 import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
 import type { ModelProvider, UsageSource } from '@metatronos/shared-types';
-import { afterListening } from '../http/after-listening';
+import { StartUpWork } from '../database/start-up-work';
 import { UsageRollupRecord } from './schemas/usage-rollup.schema';
 
 /** One rollup as the Usage report adds it up. */
@@ -53,11 +52,11 @@ export class UsageRollups implements OnApplicationBootstrap {
   constructor(
     @InjectModel(UsageRollupRecord.name)
     private readonly model: Model<UsageRollupRecord>,
-    private readonly adapterHost: HttpAdapterHost,
+    private readonly startUp: StartUpWork,
   ) {}
 
   onApplicationBootstrap(): void {
-    afterListening(this.adapterHost, () => void this.warm());
+    this.startUp.afterListening('read the usage rollups', () => this.warm());
   }
 
   /** A restored backup brought other rollups: read them again. */

@@ -1,5 +1,6 @@
-import { GoogleGenAI } from '@google/genai';
-import OpenAI from 'openai';
+// The SDKs load with the first embedding, not at start (docs/architecture.md, start-up).
+import type { GoogleGenAI } from '@google/genai';
+import type OpenAI from 'openai';
 import type { TokenUsage } from '@metatronos/shared-types';
 import type { MemoryEmbeddingsConfig } from '../../config/app-config';
 import { fetchFallback } from '../../llm/adapters/gemini-adapter';
@@ -96,11 +97,17 @@ export async function embedTexts(
     const baseURL = process.env['OPENAI_BASE_URL']?.trim() || undefined;
     const key = `${model.apiKey}\n${baseURL ?? ''}`;
     // One client per key and host: a search's query embedding should not build one each time.
-    if (openaiClient?.key !== key)
+    if (openaiClient?.key !== key) {
+      const { default: OpenAIClient } = await import('openai');
       openaiClient = {
         key,
-        client: new OpenAI({ apiKey: model.apiKey, baseURL, maxRetries: 0 }),
+        client: new OpenAIClient({
+          apiKey: model.apiKey,
+          baseURL,
+          maxRetries: 0,
+        }),
       };
+    }
     const response = await openaiClient.client.embeddings.create(
       {
         model: model.model,
@@ -120,7 +127,8 @@ export async function embedTexts(
       },
     };
   }
-  const ai = new GoogleGenAI({
+  const { GoogleGenAI: GoogleGenAIClient } = await import('@google/genai');
+  const ai: GoogleGenAI = new GoogleGenAIClient({
     apiKey: model.apiKey,
     vertexai: false,
     httpOptions: {
