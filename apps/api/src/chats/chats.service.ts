@@ -24,6 +24,7 @@ import { AppEventBus } from '../events/app-event-bus';
 import { TurnError } from '../llm/llm-errors';
 import { LlmRunner } from '../llm/llm-runner';
 import { ChatCache } from './chat-cache';
+import { ChatList } from './chat-list';
 import { ChatSearchIndex } from './chat-search-index';
 import { ChatVersions } from './chat-versions';
 import { toChatMessage, toChatSummary } from './chat-views';
@@ -72,6 +73,8 @@ export function searchSnippet(text: string, needle: string): string | null {
 export class ChatsService {
   private readonly logger = new Logger(ChatsService.name);
   private readonly reportedMalformed = new Set<string>();
+  /** Chats whose shape was checked: the list's records are replaced, never changed, by a write. */
+  private readonly checkedChats = new WeakMap<ChatRecord, boolean>();
 
   constructor(
     @InjectModel(ChatRecord.name) private readonly chats: Model<ChatRecord>,
@@ -85,6 +88,7 @@ export class ChatsService {
     private readonly runner: LlmRunner,
     private readonly searchIndex: ChatSearchIndex,
     private readonly versions: ChatVersions,
+    private readonly chatList: ChatList,
   ) {}
 
   /**
@@ -94,9 +98,9 @@ export class ChatsService {
   async list(query: ChatListQuery = {}): Promise<ChatSummary[]> {
     const archived = query.archived === true;
     const needle = query.q?.trim();
-    // FerretDB filters anything but `_id` outside SQLite: the chats are few, so the view is chosen here.
+    // The chats are few and kept in memory (ChatList): the view is chosen here.
     const [all, matching] = await Promise.all([
-      this.chats.find().lean<ChatRecord[]>().exec(),
+      this.chatList.all(),
       needle ? this.chatsMentioning(needle) : new Set<string>(),
     ]);
     const lower = needle?.toLocaleLowerCase();
@@ -108,7 +112,7 @@ export class ChatsService {
           matching.has(String(chat._id)) ||
           (typeof chat.title === 'string' &&
             chat.title.toLocaleLowerCase().includes(lower))) &&
-        this.wellFormed(chat) &&
+        this.wellFormedChat(chat) &&
         (chat.archived === true) === archived,
     );
     if (needle) chats = chats.sort(listOrder).slice(0, CHAT_SEARCH_MAX_RESULTS);
@@ -193,8 +197,8 @@ export class ChatsService {
 
   /** Removes a chat made by `createQuietly()` whose first message was refused (it has no messages). */
   async discard(chatId: string): Promise<void> {
-    this.cache.forget(chatId);
     await this.chats.deleteOne({ _id: new Types.ObjectId(chatId) }).exec();
+    this.cache.deleted(chatId);
   }
 
   private async insertChat(
@@ -327,7 +331,7 @@ export class ChatsService {
     await this.running.stopAndWait(chatId);
     await this.messages.deleteMany({ chatId: chat._id }).exec();
     await this.chats.deleteOne({ _id: chat._id }).exec();
-    this.cache.forget(chatId);
+    this.cache.deleted(chatId);
     this.events.emit('chats.changed', {
       chatId,
       change: 'deleted',
@@ -374,6 +378,15 @@ export class ChatsService {
       if (versions) view.versions = versions;
     }
     return views;
+  }
+
+  private wellFormedChat(chat: ChatRecord): boolean {
+    let ok = this.checkedChats.get(chat);
+    if (ok === undefined) {
+      ok = this.wellFormed(chat);
+      this.checkedChats.set(chat, ok);
+    }
+    return ok;
   }
 
   /** Whether a stored chat or message can be shown; a malformed one is reported once and left out. */
