@@ -157,7 +157,6 @@ async function main(): Promise<void> {
     console.log(
       `  the process idle after the restore's other work: ${(await settled()).toFixed(0)} ms`,
     );
-    console.log(`MARK ${process.hrtime.bigint() / 1000n}`);
     let failed = false;
     for (const row of rows) {
       const times: number[] = [];

@@ -91,6 +91,16 @@ describe('chat list', () => {
       expect(titled).not.toHaveProperty('snippet');
       for (const chat of await list())
         expect(chat).not.toHaveProperty('snippet');
+      // The first message holding every word in order, not the first holding one of them.
+      const tarts = await newChat('Dessert');
+      fake.openai.enqueue({ text: ['Custard tarts win.'] });
+      await client.send(tarts.id, 'Tarts or custard, then?');
+      const [both] = await list('?q=custard%20tarts');
+      expect(both).toMatchObject({
+        id: tarts.id,
+        snippet: 'Custard tarts win.',
+      });
+      await owner.delete(`/api/chats/${tarts.id}`).expect(204);
     });
 
     it('finds a message sent after the first search, and forgets a deleted chat', async () => {

@@ -25,7 +25,7 @@ import { TurnError } from '../llm/llm-errors';
 import { LlmRunner } from '../llm/llm-runner';
 import { ChatCache } from './chat-cache';
 import { ChatList } from './chat-list';
-import { ChatSearchIndex } from './chat-search-index';
+import { ChatSearchIndex, escapeRegExp } from './chat-search-index';
 import { ChatVersions } from './chat-versions';
 import { toChatMessage, toChatSummary } from './chat-views';
 import { ChatRecord, DEFAULT_CHAT_TITLE } from './schemas/chat.schema';
@@ -138,7 +138,7 @@ export class ChatsService {
     needle: string,
   ): Promise<string | null> {
     const contents =
-      this.searchIndex.messagesOf(chatId) ??
+      this.searchIndex.messagesFrom(chatId, needle) ??
       (
         await this.messages
           .find(
@@ -419,8 +419,4 @@ function listOrder(a: ChatRecord, b: ChatRecord): number {
   const time = b.updatedAt.getTime() - a.updatedAt.getTime();
   if (time) return time;
   return b._id.toHexString().localeCompare(a._id.toHexString());
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
