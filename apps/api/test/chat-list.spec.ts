@@ -11,7 +11,8 @@ import {
 } from './support/llm-test-kit';
 import { ChatList } from '../src/chats/chat-list';
 import { ChatRecord } from '../src/chats/schemas/chat.schema';
-import { searchSnippet } from '../src/chats/chats.service';
+import { ChatsService, searchSnippet } from '../src/chats/chats.service';
+import { MongoSandboxService } from '../src/mongo-sandbox/mongo-sandbox.service';
 import { AppEventBus } from '../src/events/app-event-bus';
 import { openSse } from './support/sse';
 import { createTestApp, type TestApp } from './support/test-app';
@@ -306,6 +307,40 @@ describe('chat list', () => {
       expect(await list('?q=gannet')).toEqual([]);
       expect(ids(await list('?q=puffin'))).toEqual([created.id]);
       await asStored();
+    });
+  });
+
+  describe("a contact's chat", () => {
+    it('keeps its messages from db_query while its contact may not be read, archived or not', async () => {
+      const contact = await t.app
+        .get(ChatsService)
+        .create('WhatsApp: Eve', 'whatsapp');
+      const at = t.clock.now();
+      await connection.collection('messages').insertOne({
+        _id: new Types.ObjectId(),
+        chatId: new Types.ObjectId(contact.id),
+        role: 'user',
+        content: 'Eve private words',
+        status: 'complete',
+        createdAt: at,
+        updatedAt: at,
+      });
+      const sandbox = t.app.get(MongoSandboxService);
+      const found = async () =>
+        JSON.stringify(
+          await sandbox.execute({
+            operation: 'find',
+            collection: 'messages',
+            filter: { content: 'Eve private words' },
+          }),
+        );
+      expect(await found()).not.toContain('Eve private');
+      await owner
+        .patch(`/api/chats/${contact.id}`)
+        .send({ archived: true })
+        .expect(200);
+      expect(await found()).not.toContain('Eve private');
+      await owner.delete(`/api/chats/${contact.id}`).expect(204);
     });
   });
 
