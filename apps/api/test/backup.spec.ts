@@ -14,6 +14,7 @@ import type { Response } from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { Header } from 'tar';
 import { BackupLimits } from '../src/backup/backup-limits';
+import { ChatList } from '../src/chats/chat-list';
 import { SettingsService } from '../src/settings/settings.service';
 import {
   OPENAI_TEST_KEY,
@@ -519,6 +520,8 @@ describe('Backup and restore (/api/backup)', () => {
         },
       ]);
       first.app.get(SettingsService).forgetAfterRestore();
+      // The chat list is kept in memory: read it again, as a restore does, so the malformed rows are seen.
+      await first.app.get(ChatList).reloadAfterRestore();
       const settings = await agent.get('/api/settings').expect(200);
       expect(settings.body.openaiCompatible).toEqual([]);
       const chats: ChatSummary[] = (await agent.get('/api/chats').expect(200))

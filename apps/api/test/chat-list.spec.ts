@@ -1,6 +1,6 @@
 import type { ChatMessage, ChatSummary } from '@metatronos/shared-types';
-import { getConnectionToken } from '@nestjs/mongoose';
-import { Types, type Connection } from 'mongoose';
+import { getConnectionToken, getModelToken } from '@nestjs/mongoose';
+import { Types, type Connection, type Model } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
 import {
   chatClient,
@@ -9,7 +9,10 @@ import {
   useModel,
   type ChatClient,
 } from './support/llm-test-kit';
-import { searchSnippet } from '../src/chats/chats.service';
+import { ChatList } from '../src/chats/chat-list';
+import { ChatRecord } from '../src/chats/schemas/chat.schema';
+import { ChatsService, searchSnippet } from '../src/chats/chats.service';
+import { MongoSandboxService } from '../src/mongo-sandbox/mongo-sandbox.service';
 import { AppEventBus } from '../src/events/app-event-bus';
 import { openSse } from './support/sse';
 import { createTestApp, type TestApp } from './support/test-app';
@@ -89,6 +92,16 @@ describe('chat list', () => {
       expect(titled).not.toHaveProperty('snippet');
       for (const chat of await list())
         expect(chat).not.toHaveProperty('snippet');
+      // The first message holding every word in order, not the first holding one of them.
+      const tarts = await newChat('Dessert');
+      fake.openai.enqueue({ text: ['Custard tarts win.'] });
+      await client.send(tarts.id, 'Tarts or custard, then?');
+      const [both] = await list('?q=custard%20tarts');
+      expect(both).toMatchObject({
+        id: tarts.id,
+        snippet: 'Custard tarts win.',
+      });
+      await owner.delete(`/api/chats/${tarts.id}`).expect(204);
     });
 
     it('finds a message sent after the first search, and forgets a deleted chat', async () => {
@@ -150,6 +163,184 @@ describe('chat list', () => {
         'q must be at most 100 characters',
       );
       await owner.get('/api/chats?q=a&q=b').expect(400);
+    });
+  });
+
+  // The list is kept in memory (ChatList): each write must show in it as soon as its request returns,
+  // and the copy must stay what the database holds.
+  describe('the list follows every write at once', () => {
+    /** The view `GET /api/chats` must answer, worked out from the database: id, title, pinned, activity. */
+    const fromDatabase = async (archived = false) =>
+      (await connection.collection('chats').find({}).toArray())
+        .filter((chat) => (chat['archived'] === true) === archived)
+        .sort(
+          (a, b) =>
+            Number(b['pinned'] === true) - Number(a['pinned'] === true) ||
+            (b['updatedAt'] as Date).getTime() -
+              (a['updatedAt'] as Date).getTime() ||
+            String(b._id).localeCompare(String(a._id)),
+        )
+        .map((chat) => ({
+          id: String(chat._id),
+          title: chat['title'] as string,
+          pinned: chat['pinned'] === true,
+          updatedAt: (chat['updatedAt'] as Date).toISOString(),
+        }));
+    const listed = async (archived = false) =>
+      (await list(archived ? '?archived=true' : '')).map((chat) => ({
+        id: chat.id,
+        title: chat.title,
+        pinned: chat.pinned,
+        updatedAt: chat.updatedAt,
+      }));
+    const asStored = async () => {
+      expect(await listed()).toEqual(await fromDatabase());
+      expect(await listed(true)).toEqual(await fromDatabase(true));
+    };
+
+    it('finds a renamed chat by its new name, moves a chat with a reply first, titles it, forgets a deleted one', async () => {
+      const older = await newChat('Kestrel notes');
+      const newer = await newChat('Heron notes');
+      expect(ids(await list('?q=kestrel'))).toEqual([older.id]);
+
+      await owner
+        .patch(`/api/chats/${older.id}`)
+        .send({ title: 'Osprey notes' })
+        .expect(200);
+      expect(ids(await list('?q=osprey'))).toEqual([older.id]);
+      expect(await list('?q=kestrel')).toEqual([]);
+      await asStored();
+
+      // A reply is activity: the older chat goes before the newer one.
+      t.clock.advance(1000);
+      fake.openai.enqueue({ text: ['Noted.'] });
+      await client.send(older.id, 'Add a line');
+      const order = ids(await list());
+      expect(order.indexOf(older.id)).toBeLessThan(order.indexOf(newer.id));
+      await asStored();
+
+      // An untitled chat is named after its first message.
+      const untitled = await newChat();
+      fake.openai.enqueue({ text: ['They fly south.'] });
+      await client.send(untitled.id, 'Pelican migration routes');
+      expect(
+        (await list()).find((chat) => chat.id === untitled.id)?.title,
+      ).toBe('Pelican migration routes');
+      await asStored();
+
+      await owner
+        .patch(`/api/chats/${newer.id}`)
+        .send({ archived: true, pinned: true })
+        .expect(200);
+      expect(ids(await list())).not.toContain(newer.id);
+      expect(ids(await list('?q=heron&archived=true'))).toEqual([newer.id]);
+      await asStored();
+
+      await owner.delete(`/api/chats/${older.id}`).expect(204);
+      await owner.delete(`/api/chats/${newer.id}`).expect(204);
+      expect(await list('?q=osprey')).toEqual([]);
+      expect(await list('?q=heron&archived=true')).toEqual([]);
+      await asStored();
+    });
+
+    it('reads the chats again after a restore, and keeps the writes made while they are read', async () => {
+      const at = t.clock.now();
+      const restoredId = new Types.ObjectId();
+      await connection.collection('chats').insertOne({
+        _id: restoredId,
+        title: 'Restored albatross',
+        autoTitle: false,
+        kind: 'chat',
+        pinned: false,
+        archived: false,
+        model: null,
+        createdAt: at,
+        updatedAt: at,
+      });
+      // The list is the process's own copy: until a restore says so, it does not look.
+      expect(await list('?q=albatross')).toEqual([]);
+      await t.app
+        .get(AppEventBus)
+        .emitAndWait('backup.restored', { at: at.toISOString() });
+      expect(ids(await list('?q=albatross'))).toEqual([
+        restoredId.toHexString(),
+      ]);
+
+      // Writes while the chats are read again: the read's answer (taken before them) arrives after them.
+      const renamed = await newChat('Cormorant');
+      const removed = await newChat('Gannet');
+      const model = t.app.get<Model<ChatRecord>>(
+        getModelToken(ChatRecord.name),
+      );
+      const find = model.find.bind(model);
+      let snapshot: Promise<unknown[]> | undefined;
+      let release = () => undefined as void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      jest.spyOn(model, 'find').mockImplementationOnce(() => {
+        snapshot = find().lean().exec();
+        const taken = snapshot;
+        return {
+          lean: () => ({
+            exec: async () => {
+              const rows = await taken;
+              await held;
+              return rows;
+            },
+          }),
+        } as never;
+      });
+      const reading = t.app.get(ChatList).reloadAfterRestore();
+      expect(snapshot).toBeDefined();
+      await snapshot;
+      const [, , created] = await Promise.all([
+        owner
+          .patch(`/api/chats/${renamed.id}`)
+          .send({ title: 'Shag' })
+          .expect(200),
+        owner.delete(`/api/chats/${removed.id}`).expect(204),
+        newChat('Puffin'),
+      ]);
+      release();
+      await reading;
+      expect(ids(await list('?q=shag'))).toEqual([renamed.id]);
+      expect(await list('?q=cormorant')).toEqual([]);
+      expect(await list('?q=gannet')).toEqual([]);
+      expect(ids(await list('?q=puffin'))).toEqual([created.id]);
+      await asStored();
+    });
+  });
+
+  describe("a contact's chat", () => {
+    it('keeps its messages from db_query while its contact may not be read, archived or not', async () => {
+      const contact = await t.app
+        .get(ChatsService)
+        .create('WhatsApp: Eve', 'whatsapp');
+      const at = t.clock.now();
+      await connection.collection('messages').insertOne({
+        _id: new Types.ObjectId(),
+        chatId: new Types.ObjectId(contact.id),
+        role: 'user',
+        content: 'Eve private words',
+        status: 'complete',
+        createdAt: at,
+        updatedAt: at,
+      });
+      const sandbox = t.app.get(MongoSandboxService);
+      const found = async () =>
+        JSON.stringify(
+          await sandbox.execute({
+            operation: 'find',
+            collection: 'messages',
+            filter: { content: 'Eve private words' },
+          }),
+        );
+      expect(await found()).not.toContain('Eve private');
+      await owner
+        .patch(`/api/chats/${contact.id}`)
+        .send({ archived: true })
+        .expect(200);
+      expect(await found()).not.toContain('Eve private');
+      await owner.delete(`/api/chats/${contact.id}`).expect(204);
     });
   });
 

@@ -41,10 +41,13 @@ export class ContactChatsReadScope extends SandboxReadScope {
       .getProviders({ metadataKey: ContactChatDirectoryProvider.KEY })
       .map((wrapper) => wrapper.instance as ContactChatDirectory | undefined)
       .filter((d): d is ContactChatDirectory => !!d?.readableChatIds);
-    const [chats, ...readable] = await Promise.all([
+    // Both views: an archived contact chat is still a contact's words (the lists are in memory, no read).
+    const [active, archived, ...readable] = await Promise.all([
       this.chats.list(),
+      this.chats.list({ archived: true }),
       ...directories.map((d) => d.readableChatIds()),
     ]);
+    const chats = [...active, ...archived];
     const byChannel = new Map(
       directories.map((d, i) => [d.channel as string, readable[i]]),
     );

@@ -121,6 +121,7 @@ export class CallTranscripts {
     await this.chats
       .updateOne({ _id: chat._id }, { $set: { updatedAt: now } })
       .exec();
+    this.cache.updateChat(chat._id.toHexString(), { updatedAt: now });
     // Words may land out of order (a transcript arrives after the answer to it): the next typed turn reads the history afresh.
     this.cache.forget(chat._id.toHexString());
     this.events.emit('chats.changed', {

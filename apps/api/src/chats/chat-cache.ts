@@ -4,6 +4,7 @@ import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
+import { ChatList } from './chat-list';
 import { ChatRecord } from './schemas/chat.schema';
 import { MessageRecord, ON_PATH } from './schemas/message.schema';
 
@@ -22,7 +23,8 @@ interface CachedChat {
  * `{ chatId }` query by scanning every message of every chat (only `_id`
  * equality reaches its SQLite index). The chats module is the only writer of
  * `chats` and `messages` (the AI may only read them), and it reports every
- * write here, so the copy cannot drift.
+ * write here, so the copy cannot drift; writes of a chat document go on to
+ * the whole list of chats (ChatList).
  */
 @Injectable()
 export class ChatCache {
@@ -33,6 +35,7 @@ export class ChatCache {
     @InjectModel(MessageRecord.name)
     private readonly messages: Model<MessageRecord>,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly list: ChatList,
   ) {}
 
   /** A restored backup replaced every chat and message: read it again. */
@@ -103,6 +106,7 @@ export class ChatCache {
    */
   created(chat: ChatRecord): void {
     this.store(chat._id.toHexString(), { chat, history: [] });
+    this.list.created(chat);
   }
 
   /** Messages just written to the chat. */
@@ -118,10 +122,18 @@ export class ChatCache {
   updateChat(chatId: string, fields: Partial<ChatRecord>): void {
     const cached = this.chats.get(chatId);
     if (cached) cached.chat = { ...cached.chat, ...fields };
+    this.list.updated(chatId, fields);
   }
 
+  /** Drops what is kept of the chat (read again when next needed). */
   forget(chatId: string): void {
     this.chats.delete(chatId);
+  }
+
+  /** The chat document was just deleted. */
+  deleted(chatId: string): void {
+    this.chats.delete(chatId);
+    this.list.deleted(chatId);
   }
 
   private touch(key: string): CachedChat | undefined {

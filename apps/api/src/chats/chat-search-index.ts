@@ -18,13 +18,23 @@ const MAX_INDEX_CHARS = 16_000_000;
 const FULL_REBUILD_MS = 10 * 60_000;
 /** How long after a change its chat is read again (changes in between are read together). */
 const REFRESH_DELAY_MS = 500;
+/** Bits of a chat's trigram filter (a power of two): 512 bytes a chat. */
+const TRIGRAM_BITS = 4096;
+const TRIGRAM_SHIFT = 32 - Math.log2(TRIGRAM_BITS);
 
 /** One chat's messages as the index keeps them. */
-interface IndexedChat {
+export interface IndexedChat {
   /** Every message, lower-cased, joined by new lines: what a search looks through. */
   text: string;
   /** The messages as written, oldest first: where a snippet is cut from. */
   messages: string[];
+  /** Where each message begins in `text`. */
+  starts: Uint32Array;
+  /**
+   * One bit per hashed trigram of `text`: a search text with a trigram whose bit is not set is not in
+   * the chat, which spares most chats the scan of their whole text.
+   */
+  trigrams: Uint32Array;
 }
 
 /**
@@ -121,18 +131,23 @@ export class ChatSearchIndex
     const texts = await this.current();
     if (!texts) return null;
     const lower = needle.toLocaleLowerCase();
+    const wanted = trigramBits(lower);
     const found = new Set<string>();
     for (const [chatId, chat] of texts)
-      if (chat.text.includes(lower)) found.add(chatId);
+      if (holds(chat, lower, wanted)) found.add(chatId);
     return found;
   }
 
   /**
-   * The chat's messages as written, oldest first, as of the last `chatsMentioning()`; null when there
-   * is no index (the caller reads them from the database).
+   * The chat's messages as written, oldest first, from the first one that holds `needle` as `searchSnippet`
+   * finds it (any letter case, any whitespace between its words), as of the last `chatsMentioning()`: a
+   * snippet is cut from the first of them. Empty when none holds it; null when there is no index (the caller
+   * reads the messages from the database).
    */
-  messagesOf(chatId: string): readonly string[] | null {
-    return this.texts ? (this.texts.get(chatId)?.messages ?? []) : null;
+  messagesFrom(chatId: string, needle: string): readonly string[] | null {
+    if (!this.texts) return null;
+    const chat = this.texts.get(chatId);
+    return chat ? fromFirstHolding(chat, needle) : [];
   }
 
   private async current(): Promise<Map<string, IndexedChat> | null> {
@@ -247,9 +262,83 @@ export class ChatSearchIndex
   }
 }
 
-function indexed(messages: string[]): IndexedChat {
-  return {
-    text: messages.map((m) => m.toLocaleLowerCase()).join('\n'),
-    messages,
-  };
+export function indexed(messages: string[]): IndexedChat {
+  const lowered = messages.map((m) => m.toLocaleLowerCase());
+  const starts = new Uint32Array(lowered.length);
+  let at = 0;
+  for (let i = 0; i < lowered.length; i++) {
+    starts[i] = at;
+    at += lowered[i].length + 1;
+  }
+  const text = lowered.join('\n');
+  const trigrams = new Uint32Array(TRIGRAM_BITS / 32);
+  for (let i = 0; i + 2 < text.length; i++) {
+    const bit = trigramBit(text, i);
+    trigrams[bit >>> 5] |= 1 << (bit & 31);
+  }
+  return { text, messages, starts, trigrams };
+}
+
+/** The filter bit of the trigram (three UTF-16 units) at `i` of `text`. */
+function trigramBit(text: string, i: number): number {
+  return (
+    (Math.imul(text.charCodeAt(i), 0x9e3779b1) ^
+      Math.imul(text.charCodeAt(i + 1), 0x85ebca77) ^
+      Math.imul(text.charCodeAt(i + 2), 0xc2b2ae3d)) >>>
+    TRIGRAM_SHIFT
+  );
+}
+
+/** The filter bits of every trigram of `text`, each once. */
+export function trigramBits(text: string): Set<number> {
+  const bits = new Set<number>();
+  for (let i = 0; i + 2 < text.length; i++) bits.add(trigramBit(text, i));
+  return bits;
+}
+
+/** Whether the chat's lower-cased text holds `lower` (whose `trigramBits` are `wanted`). */
+export function holds(
+  chat: IndexedChat,
+  lower: string,
+  wanted: ReadonlySet<number>,
+): boolean {
+  // A trigram whose bit is not set is not in the text; a text shorter than three has none to check.
+  for (const bit of wanted)
+    if ((chat.trigrams[bit >>> 5] & (1 << (bit & 31))) === 0) return false;
+  return chat.text.includes(lower);
+}
+
+/** The chat's messages from the first one holding `needle` (see `messagesFrom`). */
+export function fromFirstHolding(
+  chat: IndexedChat,
+  needle: string,
+): readonly string[] {
+  const words = needle.toLocaleLowerCase().split(/\s+/).filter(Boolean);
+  if (!words.length) return [];
+  // One scan of the chat's lower-cased text; a match across two messages (the joining new line) does not count.
+  const pattern = new RegExp(words.map(escapeRegExp).join('\\s+'), 'g');
+  const { text, starts, messages } = chat;
+  for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
+    const index = messageAt(starts, match.index);
+    const end = index + 1 < starts.length ? starts[index + 1] - 1 : text.length;
+    if (match.index + match[0].length <= end) return messages.slice(index);
+    pattern.lastIndex = match.index + 1;
+  }
+  return [];
+}
+
+export function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** The message whose text holds position `at` of its chat's `text`. */
+function messageAt(starts: Uint32Array, at: number): number {
+  let low = 0;
+  let high = starts.length - 1;
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if (starts[middle] <= at) low = middle;
+    else high = middle - 1;
+  }
+  return low;
 }

@@ -6,6 +6,7 @@ import { LlmModule } from '../llm/llm.module';
 import { SystemInstructionModule } from '../system-instruction/system-instruction.module';
 import { CallTranscripts } from './call-transcripts';
 import { ChatCache } from './chat-cache';
+import { ChatList } from './chat-list';
 import { ChatModes } from './chat-modes';
 import { ChatPromptPreviewer } from './chat-prompt-preview';
 import { ChatReplyService } from './chat-reply.service';
@@ -33,6 +34,7 @@ import { MessageRecord, MessageSchema } from './schemas/message.schema';
     ChatsService,
     ChatReplyService,
     ChatCache,
+    ChatList,
     ChatModes,
     ChatPromptPreviewer,
     ChatSearchIndex,

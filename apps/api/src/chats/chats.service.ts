@@ -23,7 +23,8 @@ import { AppEventBus } from '../events/app-event-bus';
 import { TurnError } from '../llm/llm-errors';
 import { LlmRunner } from '../llm/llm-runner';
 import { ChatCache } from './chat-cache';
-import { ChatSearchIndex } from './chat-search-index';
+import { ChatList } from './chat-list';
+import { ChatSearchIndex, escapeRegExp } from './chat-search-index';
 import { ChatVersions } from './chat-versions';
 import { toChatMessage, toChatSummary } from './chat-views';
 import { ChatRecord, DEFAULT_CHAT_TITLE } from './schemas/chat.schema';
@@ -76,6 +77,8 @@ export function searchSnippet(text: string, needle: string): string | null {
 export class ChatsService {
   private readonly logger = new Logger(ChatsService.name);
   private readonly reportedMalformed = new Set<string>();
+  /** Chats whose shape was checked: the list's records are replaced, never changed, by a write. */
+  private readonly checkedChats = new WeakMap<ChatRecord, boolean>();
 
   constructor(
     @InjectModel(ChatRecord.name) private readonly chats: Model<ChatRecord>,
@@ -89,6 +92,7 @@ export class ChatsService {
     private readonly runner: LlmRunner,
     private readonly searchIndex: ChatSearchIndex,
     private readonly versions: ChatVersions,
+    private readonly chatList: ChatList,
   ) {}
 
   /**
@@ -98,9 +102,9 @@ export class ChatsService {
   async list(query: ChatListQuery = {}): Promise<ChatSummary[]> {
     const archived = query.archived === true;
     const needle = query.q?.trim();
-    // FerretDB filters anything but `_id` outside SQLite: the chats are few, so the view is chosen here.
+    // The chats are few and kept in memory (ChatList): the view is chosen here.
     const [all, matching] = await Promise.all([
-      this.chats.find().lean<ChatRecord[]>().exec(),
+      this.chatList.all(),
       needle ? this.chatsMentioning(needle) : new Set<string>(),
     ]);
     const lower = needle?.toLocaleLowerCase();
@@ -112,7 +116,7 @@ export class ChatsService {
           matching.has(String(chat._id)) ||
           (typeof chat.title === 'string' &&
             chat.title.toLocaleLowerCase().includes(lower))) &&
-        this.wellFormed(chat) &&
+        this.wellFormedChat(chat) &&
         (chat.archived === true) === archived,
     );
     if (needle) chats = chats.sort(listOrder).slice(0, CHAT_SEARCH_MAX_RESULTS);
@@ -138,7 +142,7 @@ export class ChatsService {
     needle: string,
   ): Promise<string | null> {
     const contents =
-      this.searchIndex.messagesOf(chatId) ??
+      this.searchIndex.messagesFrom(chatId, needle) ??
       (
         await this.messages
           .find(
@@ -197,8 +201,8 @@ export class ChatsService {
 
   /** Removes a chat made by `createQuietly()` whose first message was refused (it has no messages). */
   async discard(chatId: string): Promise<void> {
-    this.cache.forget(chatId);
     await this.chats.deleteOne({ _id: new Types.ObjectId(chatId) }).exec();
+    this.cache.deleted(chatId);
   }
 
   private async insertChat(
@@ -341,7 +345,7 @@ export class ChatsService {
     await this.running.stopAndWait(chatId);
     await this.messages.deleteMany({ chatId: chat._id }).exec();
     await this.chats.deleteOne({ _id: chat._id }).exec();
-    this.cache.forget(chatId);
+    this.cache.deleted(chatId);
     this.events.emit('chats.changed', {
       chatId,
       change: 'deleted',
@@ -390,6 +394,15 @@ export class ChatsService {
     return views;
   }
 
+  private wellFormedChat(chat: ChatRecord): boolean {
+    let ok = this.checkedChats.get(chat);
+    if (ok === undefined) {
+      ok = this.wellFormed(chat);
+      this.checkedChats.set(chat, ok);
+    }
+    return ok;
+  }
+
   /** Whether a stored chat or message can be shown; a malformed one is reported once and left out. */
   private wellFormed(
     doc: ChatRecord | MessageRecord,
@@ -420,8 +433,4 @@ function listOrder(a: ChatRecord, b: ChatRecord): number {
   const time = b.updatedAt.getTime() - a.updatedAt.getTime();
   if (time) return time;
   return b._id.toHexString().localeCompare(a._id.toHexString());
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
