@@ -3,11 +3,10 @@ import {
   Logger,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
 import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
-import { afterListening } from '../http/after-listening';
+import { StartUpWork } from '../database/start-up-work';
 import { ChatRecord } from './schemas/chat.schema';
 
 /** Changes kept for a read under way (or one that began just after them): far more than a read can miss. */
@@ -43,11 +42,11 @@ export class ChatList implements OnApplicationBootstrap {
 
   constructor(
     @InjectModel(ChatRecord.name) private readonly model: Model<ChatRecord>,
-    private readonly adapterHost: HttpAdapterHost,
+    private readonly startUp: StartUpWork,
   ) {}
 
   onApplicationBootstrap(): void {
-    afterListening(this.adapterHost, () => void this.warm());
+    this.startUp.afterListening('read the chat list', () => this.warm());
   }
 
   /** A restored backup replaced every chat: read them again (the restore's caller waits for it). */
