@@ -678,6 +678,11 @@ export class MemoryIndex
    * the journal entries it does not hold. Runs beside searches: the JSON is made in slices of a
    * few milliseconds (`snapshotPieces`) while the index is held still, so no request waits long.
    */
+  /** Resolves once a snapshot being written is done, so the note writes held meanwhile are in the index. */
+  async saved(): Promise<void> {
+    await this.saving;
+  }
+
   async save(): Promise<void> {
     this.saving ??= (async () => {
       let release: (() => void) | null = null;

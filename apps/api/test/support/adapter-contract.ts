@@ -448,7 +448,8 @@ export function testAdapterContract(setup: AdapterContractSetup): void {
       adapter().streamTurn(turn({ signal: controller.signal }), sink),
     );
 
-    expect(performance.now() - abortedAt).toBeLessThan(100);
+    // Under the next chunk's 400 ms: the abort, not the stream, ended it (with room for a loaded machine).
+    expect(performance.now() - abortedAt).toBeLessThan(300);
     expect(error.kind).toBe('aborted');
     expect(sink.deltas).toEqual(['a']);
   });
@@ -477,7 +478,8 @@ export function testAdapterContract(setup: AdapterContractSetup): void {
       ),
     );
 
-    expect(performance.now() - abortedAt).toBeLessThan(100);
+    // Under the next chunk's 400 ms: the abort, not the stream, ended it (with room for a loaded machine).
+    expect(performance.now() - abortedAt).toBeLessThan(300);
     expect(error.kind).toBe('aborted');
     await delay(250);
     expect(sink.toolCalls.map((c) => c.id)).toEqual(['call_1']);

@@ -172,6 +172,8 @@ export class MemoryEmbeddings
 
   /** Runs passes until nothing is left to embed (tests and the bench; resolves early when paused). */
   async settle(): Promise<void> {
+    // A note written while the index saves a snapshot reaches it (and this) when the save is done.
+    await this.index.saved();
     for (let i = 0; i < 10_000; i++) {
       if (this.timer) {
         clearTimeout(this.timer);
