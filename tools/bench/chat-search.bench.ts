@@ -195,22 +195,25 @@ async function main(): Promise<void> {
     for (const row of rows) {
       const times: number[] = [];
       let count = 0;
-      const cpu = process.cpuUsage();
+      // Only while the requests run: a row's set-up (a reply's messages stored) is not the search's cost.
+      let spentUs = 0;
       for (let r = 0; r < ROUNDS; r++) {
         round++;
         await row.before?.();
+        const cpu = process.cpuUsage();
         const t0 = performance.now();
         const list = await api.call<unknown[]>('GET', row.path);
         times.push(performance.now() - t0);
+        const spent = process.cpuUsage(cpu);
+        spentUs += spent.user + spent.system;
         count = list.length;
       }
-      const spent = process.cpuUsage(cpu);
       const p50 = percentile(times, 0.5);
       const p95 = percentile(times, 0.95);
       const ok = p95 <= row.target;
       failed ||= !ok;
       console.log(
-        `  ${row.name.padEnd(28)} ${String(count).padStart(4)} chats  p50 ${p50.toFixed(0).padStart(5)} ms  p95 ${p95.toFixed(0).padStart(5)} ms  API CPU ${((spent.user + spent.system) / 1000 / ROUNDS).toFixed(1).padStart(5)} ms  ${ok ? 'ok' : `MISS (goal ${row.target} ms)`}`,
+        `  ${row.name.padEnd(28)} ${String(count).padStart(4)} chats  p50 ${p50.toFixed(0).padStart(5)} ms  p95 ${p95.toFixed(0).padStart(5)} ms  API CPU ${(spentUs / 1000 / ROUNDS).toFixed(1).padStart(5)} ms  ${ok ? 'ok' : `MISS (goal ${row.target} ms)`}`,
       );
     }
     // A reply's words are found at once (from the turn handed over, or a read of its chat).
