@@ -391,7 +391,7 @@ export function indexed(
 }
 
 /** `chat` with the messages past its own at the end of `messages`: only the new text is hashed. */
-function appended(
+export function appended(
   chat: IndexedChat,
   ids: string[],
   messages: string[],
