@@ -159,6 +159,26 @@ describe('chat list', () => {
       expect(await list('?q=wombat')).toEqual([]);
     });
 
+    it("finds the owner's words while the reply streams, and the whole reply once it ends", async () => {
+      expect(await list('?q=echidna')).toEqual([]);
+      const chat = await newChat('Monotremes');
+      fake.openai.enqueue({
+        text: ['The platypus ', 'lays ', 'eggs.'],
+        chunkDelayMs: 150,
+      });
+      const running = await client.open(chat.id, 'Does the echidna lay eggs?');
+      await running.next((e) => e.event === 'delta');
+      expect(ids(await list('?q=echidna'))).toEqual([chat.id]);
+      await running.rest();
+      await t.app.get(ChatReplyService).waitForIdle(chat.id);
+      const [found] = await list('?q=platypus%20lays%20eggs');
+      expect(found).toMatchObject({
+        id: chat.id,
+        snippet: 'The platypus lays eggs.',
+      });
+      await owner.delete(`/api/chats/${chat.id}`).expect(204);
+    });
+
     it('reads a restored backup’s messages again (written behind its back), snippets included', async () => {
       const at = new Date();
       await connection.collection('messages').insertOne({
