@@ -10,6 +10,7 @@ import {
   type ChatClient,
 } from './support/llm-test-kit';
 import { ChatList } from '../src/chats/chat-list';
+import { ChatReplyService } from '../src/chats/chat-reply.service';
 import { ChatRecord } from '../src/chats/schemas/chat.schema';
 import { ChatsService, searchSnippet } from '../src/chats/chats.service';
 import { MongoSandboxService } from '../src/mongo-sandbox/mongo-sandbox.service';
@@ -112,6 +113,70 @@ describe('chat list', () => {
       expect(ids(await list('?q=quokka'))).toEqual([later.id]);
       await owner.delete(`/api/chats/${later.id}`).expect(204);
       expect(await list('?q=quokka')).toEqual([]);
+    });
+
+    it("finds a finished reply's words at once from the turn as stored, without reading the chat again", async () => {
+      // The index is built and nothing is left to read.
+      expect(await list('?q=wombat')).toEqual([]);
+      const chat = await newChat('Marsupials');
+      fake.openai.enqueue({ text: ['A WOMBAT digs ', 'burrows at night.'] });
+      await client.send(chat.id, 'What digs the numbat burrow?');
+      await t.app.get(ChatReplyService).waitForIdle(chat.id);
+      const collection = connection.collection('messages');
+      const find = jest.spyOn(
+        Object.getPrototypeOf(collection) as typeof collection,
+        'find',
+      );
+      try {
+        const [found] = await list('?q=wombat%20digs');
+        expect(found).toMatchObject({
+          id: chat.id,
+          snippet: 'A WOMBAT digs burrows at night.',
+        });
+        expect(ids(await list('?q=NUMBAT'))).toEqual([chat.id]);
+        // The delivery-free turn handed both messages over: no read of the chat's messages.
+        const readsOfMessages = find.mock.contexts.filter(
+          (on) =>
+            (on as { collectionName?: string }).collectionName === 'messages',
+        );
+        expect(readsOfMessages).toEqual([]);
+        // A second turn appends after the first; the first stays found.
+        fake.openai.enqueue({ text: ['Bilbies too.'] });
+        await client.send(chat.id, 'And which others dig?');
+        await t.app.get(ChatReplyService).waitForIdle(chat.id);
+        expect(ids(await list('?q=bilbies'))).toEqual([chat.id]);
+        expect(ids(await list('?q=wombat'))).toEqual([chat.id]);
+        expect(
+          find.mock.contexts.filter(
+            (on) =>
+              (on as { collectionName?: string }).collectionName === 'messages',
+          ),
+        ).toEqual([]);
+      } finally {
+        find.mockRestore();
+      }
+      await owner.delete(`/api/chats/${chat.id}`).expect(204);
+      expect(await list('?q=wombat')).toEqual([]);
+    });
+
+    it("finds the owner's words while the reply streams, and the whole reply once it ends", async () => {
+      expect(await list('?q=echidna')).toEqual([]);
+      const chat = await newChat('Monotremes');
+      fake.openai.enqueue({
+        text: ['The platypus ', 'lays ', 'eggs.'],
+        chunkDelayMs: 150,
+      });
+      const running = await client.open(chat.id, 'Does the echidna lay eggs?');
+      await running.next((e) => e.event === 'delta');
+      expect(ids(await list('?q=echidna'))).toEqual([chat.id]);
+      await running.rest();
+      await t.app.get(ChatReplyService).waitForIdle(chat.id);
+      const [found] = await list('?q=platypus%20lays%20eggs');
+      expect(found).toMatchObject({
+        id: chat.id,
+        snippet: 'The platypus lays eggs.',
+      });
+      await owner.delete(`/api/chats/${chat.id}`).expect(204);
     });
 
     it('reads a restored backup’s messages again (written behind its back), snippets included', async () => {

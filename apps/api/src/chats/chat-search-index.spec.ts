@@ -1,4 +1,5 @@
 import {
+  appended,
   fromFirstHolding,
   holds,
   indexed,
@@ -16,6 +17,27 @@ describe('chat search trigram filter', () => {
   };
   const word = (length: number) =>
     Array.from({ length }, () => alphabet[random(alphabet.length)]).join('');
+
+  it("a finished turn appended to a chat's entry equals the entry made from all its messages", () => {
+    for (let round = 0; round < 200; round++) {
+      const messages = Array.from({ length: 1 + random(5) }, () =>
+        word(random(30)),
+      );
+      const ids = messages.map((_, i) => String(i).padStart(4, '0'));
+      const turn = Array.from({ length: 1 + random(2) }, () =>
+        word(random(30)),
+      );
+      const all = [...messages, ...turn];
+      const allIds = all.map((_, i) => String(i).padStart(4, '0'));
+      const grown = appended(indexed(messages, ids), allIds, all);
+      const whole = indexed(all, allIds);
+      expect(grown.text).toBe(whole.text);
+      expect([...grown.starts]).toEqual([...whole.starts]);
+      expect([...grown.trigrams]).toEqual([...whole.trigrams]);
+      expect(grown.messages).toEqual(all);
+      expect(grown.ids).toEqual(allIds);
+    }
+  });
 
   it('finds exactly what a plain scan of the lower-cased messages finds', () => {
     let found = 0;

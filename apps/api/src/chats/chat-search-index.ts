@@ -11,6 +11,7 @@ import type { AppEventMap } from '@metatronos/shared-types';
 import { Clock } from '../clock/clock';
 import { StartUpWork } from '../database/start-up-work';
 import { MessageRecord, ON_PATH } from './schemas/message.schema';
+import { TURN_STORED, type StoredTurn } from './stored-turn';
 
 /** Message text kept for search at most (characters); beyond it every search asks the database. */
 const MAX_INDEX_CHARS = 16_000_000;
@@ -28,6 +29,8 @@ export interface IndexedChat {
   text: string;
   /** The messages as written, oldest first: where a snippet is cut from. */
   messages: string[];
+  /** Each message's id (hex), in the order of `messages`: a finished turn replaces its own. */
+  ids: string[];
   /** Where each message begins in `text`. */
   starts: Uint32Array;
   /**
@@ -41,10 +44,12 @@ export interface IndexedChat {
  * The text of every chat's messages, in memory, so that a search (`GET /api/chats?q=`) does not read
  * every message: FerretDB filters anything but `_id` outside SQLite, so a `$regex` over `messages`
  * decodes them all (seconds at 20,000 messages on the small machine). Read once after the server
- * listens (a search before then waits for it); then a chat whose messages changed (`chats.changed`: a
- * reply started or ended, a delivery, a deletion) is read again, by its indexed `chatId`, at once in
- * the background (a search waits for what is under way). Past MAX_INDEX_CHARS it keeps nothing and the
- * database is asked.
+ * listens (a search before then waits for it). A finished reply's two messages come with the turn
+ * (`chats.turn-stored`, just before its `reply-ended`) and are put without a read; a chat whose
+ * messages changed otherwise (versions switched, a voice call's words, a reply that stored nothing, a
+ * change during a full read) is read again, by its indexed `chatId`, soon in the background (a search
+ * waits for what is under way). A reply under way is read only by a search made before it ends. Past
+ * MAX_INDEX_CHARS it keeps nothing and the database is asked.
  */
 @Injectable()
 export class ChatSearchIndex
@@ -56,6 +61,12 @@ export class ChatSearchIndex
   /** Set when the messages did not fit: no index until then. */
   private tooLargeUntil = 0;
   private readonly stale = new Set<string>();
+  /** Chats with a reply under way: read by a search made before it ends, else put from its turn. */
+  private readonly replying = new Set<string>();
+  /** A finished turn's messages (TURN_STORED), taken by the `reply-ended` that follows it. */
+  private readonly handed = new Map<string, StoredTurn['messages']>();
+  /** The chat being read again now: a turn handed meanwhile could be overwritten by the older read. */
+  private reading: string | null = null;
   /** Chats read again while a full read was under way: read again once it is in. */
   private readonly changedDuringBuild = new Set<string>();
   private building: Promise<Map<string, IndexedChat> | null> | null = null;
@@ -79,17 +90,47 @@ export class ChatSearchIndex
     );
   }
 
+  @OnEvent(TURN_STORED)
+  onTurnStored(turn: StoredTurn): void {
+    this.handed.set(turn.chatId, turn.messages);
+  }
+
   @OnEvent('chats.changed')
   onChatChanged(event: AppEventMap['chats.changed']): void {
-    // A title is not message text; the list reads titles itself.
-    if (event.change === 'renamed' || event.change === 'updated') return;
-    if (event.change === 'deleted') {
-      this.drop(event.chatId);
-      this.stale.delete(event.chatId);
+    const { chatId, change } = event;
+    // A title is not message text (the list reads titles itself); a delivery changes no text; a mode
+    // switch stores at most a message without text; a new chat's messages come with their own events.
+    if (
+      change === 'created' ||
+      change === 'renamed' ||
+      change === 'updated' ||
+      change === 'delivery' ||
+      change === 'mode'
+    )
+      return;
+    if (change === 'deleted') {
+      this.drop(chatId);
+      this.stale.delete(chatId);
+      this.replying.delete(chatId);
+      this.handed.delete(chatId);
       return;
     }
-    this.stale.add(event.chatId);
-    // Read soon, once for a burst of changes, so a search rarely has one to wait for.
+    if (change === 'reply-started') {
+      this.replying.add(chatId);
+      return;
+    }
+    if (change === 'reply-ended') {
+      this.replying.delete(chatId);
+      const handed = this.handed.get(chatId);
+      this.handed.delete(chatId);
+      if (handed && this.put(chatId, handed)) return;
+    }
+    this.markStale(chatId);
+  }
+
+  /** Reads the chat again soon, once for a burst of changes, so a search rarely has one to wait for. */
+  private markStale(chatId: string): void {
+    this.stale.add(chatId);
     if (this.texts && !this.refreshTimer) {
       this.refreshTimer = setTimeout(() => {
         this.refreshTimer = null;
@@ -106,6 +147,55 @@ export class ChatSearchIndex
     }
   }
 
+  /**
+   * Puts a finished turn's messages as stored (a new one after the chat's last, one already there in
+   * its place; a hidden version left out); false when the chat must be read instead: no index yet, a
+   * full read or a read of this chat under way (its answer could be older than the turn), or a change
+   * not yet read (the read brings the turn too).
+   */
+  private put(chatId: string, turn: StoredTurn['messages']): boolean {
+    const texts = this.texts;
+    if (!texts || this.building || this.reading === chatId) return false;
+    if (this.stale.has(chatId)) return true;
+    const old = texts.get(chatId);
+    const ids = old ? [...old.ids] : [];
+    const messages = old ? [...old.messages] : [];
+    let appendedOnly = true;
+    for (const message of turn) {
+      const id = String(message._id);
+      const at = ids.indexOf(id);
+      if (message.hiddenWith) {
+        if (at >= 0) {
+          ids.splice(at, 1);
+          messages.splice(at, 1);
+          appendedOnly = false;
+        }
+        continue;
+      }
+      const content = message.content ?? '';
+      if (at >= 0) {
+        messages[at] = content;
+        appendedOnly = false;
+        continue;
+      }
+      // Ids order a chat's messages; a turn's are normally the newest.
+      let to = ids.length;
+      while (to > 0 && ids[to - 1] > id) to--;
+      if (to < ids.length) appendedOnly = false;
+      ids.splice(to, 0, id);
+      messages.splice(to, 0, content);
+    }
+    this.drop(chatId);
+    if (!ids.length) return true;
+    const chat =
+      old && appendedOnly
+        ? appended(old, ids, messages)
+        : indexed(messages, ids);
+    texts.set(chatId, chat);
+    this.size += chat.text.length + 1;
+    return true;
+  }
+
   onModuleDestroy(): void {
     if (this.refreshTimer) clearTimeout(this.refreshTimer);
     this.refreshTimer = null;
@@ -119,6 +209,7 @@ export class ChatSearchIndex
     this.size = 0;
     this.tooLargeUntil = 0;
     this.stale.clear();
+    this.handed.clear();
     this.current().catch((error: Error) =>
       this.logger.warn(
         `Could not read the restored messages for search (read on the next search): ${error.message}`,
@@ -168,6 +259,8 @@ export class ChatSearchIndex
         })
         .finally(() => (this.building = null));
     while (this.refreshing) await this.refreshing;
+    // A reply under way: what it has stored so far (the owner's words at least) is found too.
+    for (const chatId of this.replying) this.stale.add(chatId);
     if (this.stale.size)
       await (this.refreshing = this.refreshStale().finally(
         () => (this.refreshing = null),
@@ -183,7 +276,12 @@ export class ChatSearchIndex
       const texts = this.texts;
       if (!texts) return;
       if (this.building) this.changedDuringBuild.add(chatId);
-      await this.refresh(texts, chatId);
+      this.reading = chatId;
+      try {
+        await this.refresh(texts, chatId);
+      } finally {
+        this.reading = null;
+      }
     }
   }
 
@@ -217,7 +315,13 @@ export class ChatSearchIndex
     for (const [chatId, list] of parts) {
       // Oldest first, as a snippet is taken from the first message holding the words.
       list.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      texts.set(chatId, indexed(list.map((m) => m.content)));
+      texts.set(
+        chatId,
+        indexed(
+          list.map((m) => m.content),
+          list.map((m) => m.id),
+        ),
+      );
     }
     if (generation !== this.generation) return texts;
     for (const chatId of this.changedDuringBuild) this.stale.add(chatId);
@@ -237,12 +341,15 @@ export class ChatSearchIndex
     const messages = await this.messages
       .find({ chatId: new Types.ObjectId(chatId), ...ON_PATH }, { content: 1 })
       .sort({ _id: 1 })
-      .lean<Pick<MessageRecord, 'content'>[]>()
+      .lean<Pick<MessageRecord, '_id' | 'content'>[]>()
       .exec();
     if (this.texts !== texts) return;
     this.drop(chatId);
     if (!messages.length) return;
-    const chat = indexed(messages.map((m) => m.content ?? ''));
+    const chat = indexed(
+      messages.map((m) => m.content ?? ''),
+      messages.map((m) => String(m._id)),
+    );
     texts.set(chatId, chat);
     this.size += chat.text.length + 1;
   }
@@ -262,7 +369,11 @@ export class ChatSearchIndex
   }
 }
 
-export function indexed(messages: string[]): IndexedChat {
+/** A chat's entry from its messages, oldest first, and their ids (which units of the search may leave out). */
+export function indexed(
+  messages: string[],
+  ids: string[] = messages.map(() => ''),
+): IndexedChat {
   const lowered = messages.map((m) => m.toLocaleLowerCase());
   const starts = new Uint32Array(lowered.length);
   let at = 0;
@@ -276,7 +387,31 @@ export function indexed(messages: string[]): IndexedChat {
     const bit = trigramBit(text, i);
     trigrams[bit >>> 5] |= 1 << (bit & 31);
   }
-  return { text, messages, starts, trigrams };
+  return { text, messages, ids, trigrams, starts };
+}
+
+/** `chat` with the messages past its own at the end of `messages`: only the new text is hashed. */
+export function appended(
+  chat: IndexedChat,
+  ids: string[],
+  messages: string[],
+): IndexedChat {
+  const from = chat.messages.length;
+  const starts = new Uint32Array(messages.length);
+  starts.set(chat.starts);
+  let text = chat.text;
+  for (let i = from; i < messages.length; i++) {
+    if (i > 0) text += '\n';
+    starts[i] = text.length;
+    text += messages[i].toLocaleLowerCase();
+  }
+  const trigrams = chat.trigrams.slice();
+  // The trigrams across the old text's end and the joining new line are new too.
+  for (let i = Math.max(0, chat.text.length - 2); i + 2 < text.length; i++) {
+    const bit = trigramBit(text, i);
+    trigrams[bit >>> 5] |= 1 << (bit & 31);
+  }
+  return { text, messages, ids, starts, trigrams };
 }
 
 /** The filter bit of the trigram (three UTF-16 units) at `i` of `text`. */
