@@ -20,6 +20,7 @@ import {
   ChatReplyService,
   type ReplyOptions,
 } from '../chats/chat-reply.service';
+import { StartUpWork } from '../database/start-up-work';
 import { BudgetService } from '../budget/budget.service';
 import { ChatsService } from '../chats/chats.service';
 import { Clock } from '../clock/clock';
@@ -73,15 +74,13 @@ export class AutomationRunsService
     private readonly events: AppEventBus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly budget: BudgetService,
+    private readonly startUp: StartUpWork,
   ) {}
 
   /** Runs left "running" by a crash or restart would stay so forever: close them. */
   async onApplicationBootstrap(): Promise<void> {
-    await this.runs
-      .createIndexes()
-      .catch((error: Error) =>
-        this.logger.warn(`Could not create the run indexes: ${error.message}`),
-      );
+    // Plain indexes no write needs: built beside the server.
+    this.startUp.run('create the run indexes', () => this.runs.createIndexes());
     await this.runs
       .updateMany(
         { outcome: 'running' },

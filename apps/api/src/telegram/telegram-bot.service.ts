@@ -5,7 +5,7 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { InjectConnection } from '@nestjs/mongoose';
-import { Api, GrammyError, HttpError, InputFile } from 'grammy';
+import type { Api, GrammyError } from 'grammy';
 import type { Message, Update } from 'grammy/types';
 import { Readable, Transform } from 'node:stream';
 import type { FileHandle } from 'node:fs/promises';
@@ -90,9 +90,23 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/**
+ * grammY, loaded when a bot token is first configured: it costs start-up time
+ * and most owners have no bot. Before it is loaded no error can be one of its.
+ */
+let grammy: typeof import('grammy') | null = null;
+
+async function loadGrammy(): Promise<typeof import('grammy')> {
+  return (grammy ??= await import('grammy'));
+}
+
+function isGrammyError(error: unknown): error is GrammyError {
+  return grammy !== null && error instanceof grammy.GrammyError;
+}
+
 /** Telegram's answer in plain words (never the token). */
 export function describeTelegramError(error: unknown): string {
-  if (error instanceof GrammyError) {
+  if (isGrammyError(error)) {
     if (error.error_code === 401 || error.error_code === 404)
       return 'Telegram refused the bot token (401 Unauthorized): copy it again from BotFather.';
     if (error.error_code === 409)
@@ -103,7 +117,7 @@ export function describeTelegramError(error: unknown): string {
       return `Telegram refused it: ${error.description.replace(/^Forbidden:\s*/i, '')}.`;
     return `Telegram answered ${error.error_code}: ${error.description}`;
   }
-  if (error instanceof HttpError)
+  if (grammy && error instanceof grammy.HttpError)
     return 'The Telegram server cannot be reached (network error): check the connection or the Bot API server address.';
   return (error as Error)?.message ?? String(error);
 }
@@ -189,6 +203,7 @@ export class TelegramBotService
   /** Starts, restarts or stops polling to match the saved token and API root. */
   async reconfigure(): Promise<void> {
     const { telegramBotToken, telegramApiRoot } = await this.settings.get();
+    const lib = telegramBotToken ? await loadGrammy() : null;
     const key = telegramBotToken
       ? `${telegramApiRoot}\n${telegramBotToken}`
       : null;
@@ -198,12 +213,12 @@ export class TelegramBotService
     this.fileRoot = telegramBotToken
       ? `${telegramApiRoot}/file/bot${telegramBotToken}`
       : null;
-    if (!telegramBotToken) {
+    if (!telegramBotToken || !lib) {
       this.api = null;
       this.setStatus({ status: 'disconnected', username: null, reason: null });
       return;
     }
-    this.api = new Api(telegramBotToken, {
+    this.api = new lib.Api(telegramBotToken, {
       apiRoot: telegramApiRoot,
       timeoutSeconds: POLL_TIMEOUT_S + 15,
     });
@@ -239,7 +254,7 @@ export class TelegramBotService
     let failures = 0;
     const backoff = async (error: unknown) => {
       const retryAfter =
-        error instanceof GrammyError && error.error_code === 429
+        isGrammyError(error) && error.error_code === 429
           ? (error.parameters.retry_after ?? 1) * 1000
           : 0;
       const wait = Math.max(
@@ -442,7 +457,11 @@ export class TelegramBotService
     options: { filename: string; caption?: string },
   ): Promise<void> {
     const api = this.connectedApi();
-    const upload = new InputFile(() => readChunks(file), options.filename);
+    // A connected bot means grammY is loaded.
+    const upload = new (await loadGrammy()).InputFile(
+      () => readChunks(file),
+      options.filename,
+    );
     if (kind === 'voice')
       await this.withRateLimit(() => api.sendVoice(chatId, upload));
     else
@@ -513,7 +532,7 @@ export class TelegramBotService
         return await call();
       } catch (error) {
         const retryAfter =
-          error instanceof GrammyError && error.error_code === 429
+          isGrammyError(error) && error.error_code === 429
             ? error.parameters.retry_after
             : undefined;
         if (retryAfter === undefined || attempt >= 3 || retryAfter > 60)

@@ -1,5 +1,3 @@
-import { convert } from 'html-to-text';
-
 /** Content types returned inline as text; anything else is binary and only saved with `download_path`. */
 export function isTextual(contentType: string | null, sample: Buffer): boolean {
   const type = mediaType(contentType);
@@ -42,10 +40,12 @@ export function decodeText(bytes: Buffer, contentType: string | null): string {
 }
 
 /** Readable text of an HTML page: headings, paragraphs, lists, tables and links `text [url]`; scripts, styles and images dropped. */
-export function htmlToReadableText(html: string): {
+export async function htmlToReadableText(html: string): Promise<{
   title: string | null;
   text: string;
-} {
+}> {
+  // Loaded with the first page fetched: html-to-text and its parser cost start-up time otherwise.
+  const { convert } = await import('html-to-text');
   const rawTitle = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1];
   const title = rawTitle
     ? convert(rawTitle, { wordwrap: false }).trim() || null

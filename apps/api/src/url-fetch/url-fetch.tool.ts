@@ -192,7 +192,7 @@ export class UrlFetchTool implements AiTool<typeof URL_FETCH_ARGS> {
       }
       const text = decodeText(bytes, response.contentType);
       if (isHtml(response.contentType)) {
-        const page = htmlToReadableText(text);
+        const page = await htmlToReadableText(text);
         if (page.title) result['title'] = hide(page.title);
         result['text'] = hide(page.text);
       } else result['body'] = hide(text);

@@ -12,7 +12,7 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
-import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { RawData, WebSocket, WebSocketServer } from 'ws';
 import {
   isGeminiLiveModel,
   type RelaySocketMessage,
@@ -105,10 +105,8 @@ export class GeminiRelayService
   implements OnApplicationBootstrap, OnApplicationShutdown
 {
   private readonly logger = new Logger(GeminiRelayService.name);
-  private readonly sockets = new WebSocketServer({
-    noServer: true,
-    maxPayload: MAX_FRAME_BYTES,
-  });
+  /** Made with the first relay socket: ws costs start-up time otherwise. */
+  private sockets: Promise<WebSocketServer> | null = null;
   private readonly relays = new Map<string, Relay>();
   private server: Server | null = null;
   /** The last bridge between two connections (tests and the log read it). */
@@ -139,7 +137,7 @@ export class GeminiRelayService
     this.server?.off('upgrade', this.onUpgrade);
     for (const relay of this.relays.values())
       void relay.call.end('the server is stopping');
-    this.sockets.close();
+    void this.sockets?.then((sockets) => sockets.close());
   }
 
   /** The chat's model decides: a Gemini Live model talks through this relay, anything else through OpenAI. */
@@ -354,13 +352,32 @@ export class GeminiRelayService
             409,
             'This call already has its audio socket open in another window.',
           );
-        this.sockets.handleUpgrade(req, socket, head, (ws) =>
-          this.attach(decision.callId, relay, ws),
+        return this.socketServer().then(
+          (sockets) => {
+            // Checked again: another window may have attached while ws loaded.
+            if (relay.socket)
+              return refuse(
+                socket,
+                409,
+                'This call already has its audio socket open in another window.',
+              );
+            sockets.handleUpgrade(req, socket, head, (ws) =>
+              this.attach(decision.callId, relay, ws),
+            );
+          },
+          () => refuse(socket, 500, 'The audio socket could not be opened'),
         );
       },
       () => refuse(socket, 500, 'The session could not be checked'),
     );
   };
+
+  private socketServer(): Promise<WebSocketServer> {
+    return (this.sockets ??= import('ws').then(
+      ({ WebSocketServer }) =>
+        new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES }),
+    ));
+  }
 
   private attach(callId: string, relay: Relay, ws: WebSocket): void {
     if (relay.call.isEnded) {

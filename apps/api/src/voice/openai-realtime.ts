@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import type { TokenUsage } from '@metatronos/shared-types';
 import {
   RealtimeProviderError,
@@ -74,10 +74,12 @@ export class OpenAiRealtime implements RealtimeProvider {
     return { answer: text, callId };
   }
 
-  openControl(
+  async openControl(
     callId: string,
     listener: RealtimeControlListener,
   ): Promise<RealtimeControl> {
+    // ws is loaded with the first call: it costs start-up time otherwise.
+    const { default: WebSocket } = await import('ws');
     const url = `${this.baseUrl.replace(/^http/, 'ws')}/realtime?call_id=${encodeURIComponent(callId)}`;
     const socket = new WebSocket(url, {
       headers: { Authorization: `Bearer ${this.apiKey}` },
@@ -204,7 +206,7 @@ class OpenAiControl implements RealtimeControl {
   }
 
   private send(event: object): void {
-    if (this.socket.readyState === WebSocket.OPEN)
+    if (this.socket.readyState === this.socket.OPEN)
       this.socket.send(JSON.stringify(event));
   }
 }

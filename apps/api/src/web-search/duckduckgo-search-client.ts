@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { WebSearchResult } from '@metatronos/shared-types';
-import { Parser } from 'htmlparser2';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
 import {
@@ -74,7 +73,7 @@ export class DuckDuckGoSearchClient {
         `Could not reach DuckDuckGo (${networkCause(error)}).`,
       );
     }
-    const results = parseDuckDuckGoHtml(html);
+    const results = await parseDuckDuckGoHtml(html);
     if (results.length === 0 && (status === 202 || isBotCheck(html)))
       throw new WebSearchError(
         'DuckDuckGo answered with a bot check instead of results (too many searches from this address). Try again later, or save a Brave Search key.',
@@ -93,7 +92,11 @@ function isBotCheck(html: string): boolean {
  * (`.result--ad`) and links that are not http(s) are dropped; DuckDuckGo's
  * redirect links (`//duckduckgo.com/l/?uddg=<url>`) are unwrapped.
  */
-export function parseDuckDuckGoHtml(html: string): WebSearchResult[] {
+export async function parseDuckDuckGoHtml(
+  html: string,
+): Promise<WebSearchResult[]> {
+  // Loaded with the first DuckDuckGo search: htmlparser2 costs start-up time otherwise.
+  const { Parser } = await import('htmlparser2');
   const results: Array<WebSearchResult & { ad: boolean }> = [];
   const adStack: boolean[] = [];
   let capture: { field: 'title' | 'snippet'; depth: number } | null = null;

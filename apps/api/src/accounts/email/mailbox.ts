@@ -4,7 +4,6 @@ import type {
   MessageAddressObject,
   SearchObject,
 } from 'imapflow';
-import { convert } from 'html-to-text';
 // Loaded at the first message read (with libmime's charset tables, about 0.1 s of start-up).
 import type { AddressObject, ParsedMail } from 'mailparser';
 import { withoutPasswords, type EmailAccountRecord } from '../account-records';
@@ -155,16 +154,19 @@ function summaryOf(message: FetchMessageObject): EmailSummary {
 }
 
 /** The body as plain text: the sender's own text part, else the HTML part converted. */
-function bodyText(parsed: ParsedMail): string {
+async function bodyText(parsed: ParsedMail): Promise<string> {
   if (parsed.text?.trim()) return parsed.text.trim();
   if (typeof parsed.html === 'string' && parsed.html.trim())
-    return convert(parsed.html, {
-      wordwrap: false,
-      selectors: [
-        { selector: 'img', format: 'skip' },
-        { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
-      ],
-    }).trim();
+    // Loaded with the first HTML-only mail: html-to-text costs start-up time otherwise.
+    return (await import('html-to-text'))
+      .convert(parsed.html, {
+        wordwrap: false,
+        selectors: [
+          { selector: 'img', format: 'skip' },
+          { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
+        ],
+      })
+      .trim();
   return '';
 }
 
@@ -357,7 +359,7 @@ export class Mailbox {
       skipImageLinks: true,
       skipTextToHtml: true,
     });
-    const text = bodyText(parsed);
+    const text = await bodyText(parsed);
     const body: CachedBody = {
       message: {
         uid,

@@ -3,7 +3,6 @@ import type { GoogleGenAI } from '@google/genai';
 import type OpenAI from 'openai';
 import type { TokenUsage } from '@metatronos/shared-types';
 import type { MemoryEmbeddingsConfig } from '../../config/app-config';
-import { fetchFallback } from '../../llm/adapters/gemini-adapter';
 import type { AppSettings } from '../../settings/settings.service';
 
 /**
@@ -128,6 +127,8 @@ export async function embedTexts(
     };
   }
   const { GoogleGenAI: GoogleGenAIClient } = await import('@google/genai');
+  // Imported here, not at the top: the adapter's module loads the Gemini SDK, which costs start-up time.
+  const { fetchFallback } = await import('../../llm/adapters/gemini-adapter');
   const ai: GoogleGenAI = new GoogleGenAIClient({
     apiKey: model.apiKey,
     vertexai: false,
