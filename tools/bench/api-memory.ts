@@ -5,10 +5,9 @@
 // bench's own set-up (inserting 100,000 messages and vectors) never counts.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { API_MAIN } from './built-api';
+import { API_MAIN, freePort, setUpOwner, waitForHealth } from './built-api';
 
 export interface ApiMemory {
   rss: number;
@@ -34,16 +33,7 @@ interface ProbeSample {
 }
 type ProbeAnswer = ProbeSample & { atOnce: ProbeSample };
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
-}
-
 const READY_TIMEOUT_MS = 600_000;
-const PASSWORD = 'bench password 1';
 
 /**
  * Starts the built API on `mongodbUri` (a database of the bench's FerretDB) with `dataDir` (the bench
@@ -103,32 +93,11 @@ export async function measureApiMemory(options: {
   });
   try {
     if (!options.dataDir) {
-      for (;;) {
-        if (exited) throw new Error(`the API exited while starting: ${output}`);
-        if (
-          await fetch(`${url}/api/health`).then(
-            (r) => r.ok,
-            () => false,
-          )
-        )
-          break;
-        await new Promise((done) => setTimeout(done, 50));
-      }
-      const setup = await fetch(`${url}/api/auth/setup`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ password: PASSWORD }),
+      await waitForHealth(url, () => exited);
+      await setUpOwner(url, {
+        openaiApiKey: 'sk-bench-000000000000',
+        primaryModel: 'gpt-4.1-mini',
       });
-      const cookie = String(setup.headers.get('set-cookie')).split(';')[0];
-      const patch = await fetch(`${url}/api/settings`, {
-        method: 'PATCH',
-        headers: { 'content-type': 'application/json', cookie },
-        body: JSON.stringify({
-          openaiApiKey: 'sk-bench-000000000000',
-          primaryModel: 'gpt-4.1-mini',
-        }),
-      });
-      if (!patch.ok) throw new Error(`settings: ${patch.status}`);
     }
     while (documents < 0 || vectors < 0) {
       if (exited) throw new Error(`the API exited: ${output}`);

@@ -5,24 +5,15 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort, setUpOwner, waitForHealth } from './built-api';
 
 const root = process.cwd();
-const PASSWORD = 'bench password 1';
 /** BENCH_SMOKE=1 (npm test): one small upload, no goal. */
 const SMOKE = process.env['BENCH_SMOKE'] === '1';
 const FILE_BYTES = (SMOKE ? 1 : 10) * 1024 * 1024;
 const RUNS = SMOKE ? 1 : 3;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
-}
 
 /** Resident set size of a process (Linux /proc), in bytes. */
 function rss(pid: number): number {
@@ -58,20 +49,10 @@ async function main(): Promise<void> {
   const pid = child.pid as number;
   const url = `http://127.0.0.1:${port}`;
   try {
-    for (;;) {
-      try {
-        if ((await fetch(`${url}/api/health`)).ok) break;
-      } catch {
-        /* starting */
-      }
-      await new Promise((done) => setTimeout(done, 20));
-    }
-    const setup = await fetch(`${url}/api/auth/setup`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ password: PASSWORD }),
-    });
-    const cookie = String(setup.headers.get('set-cookie')).split(';')[0];
+    let exited = false;
+    child.once('exit', () => (exited = true));
+    await waitForHealth(url, () => exited);
+    const cookie = await setUpOwner(url);
 
     const upload = async (content: Buffer, name: string) => {
       const form = new FormData();

@@ -19,7 +19,8 @@ export interface BuiltApi {
   dataDir: string;
 }
 
-async function freePort(): Promise<number> {
+/** A free loopback port for a server the bench starts. */
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   const { port } = server.address() as { port: number };
@@ -52,30 +53,49 @@ export async function startBuiltApi(
   const url = `http://127.0.0.1:${port}`;
   let exited = false;
   child.once('exit', () => (exited = true));
+  await waitForHealth(url, () => exited);
+  const cookie = await setUpOwner(url, {
+    openaiApiKey: 'sk-bench-000000000000',
+    primaryModel: 'gpt-4.1-mini',
+    ...options.settings,
+  });
+  return { url, cookie, child, dataDir };
+}
+
+/** Polls `/api/health` until the API answers; throws once `exited()` says the process ended. */
+export async function waitForHealth(
+  url: string,
+  exited: () => boolean,
+): Promise<void> {
   for (;;) {
-    if (exited) throw new Error(`the API (${API_MAIN}) exited while starting`);
-    try {
-      if ((await fetch(`${url}/api/health`)).ok) break;
-    } catch {
-      /* starting */
-    }
+    if (exited()) throw new Error(`the API (${url}) exited while starting`);
+    const up = await fetch(`${url}/api/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (up) return;
     await new Promise((done) => setTimeout(done, 20));
   }
+}
+
+/** Sets the owner's password on a fresh API and returns the session cookie; `settings` (if any) are saved next. */
+export async function setUpOwner(
+  url: string,
+  settings?: Record<string, unknown>,
+): Promise<string> {
   const setup = await fetch(`${url}/api/auth/setup`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ password: PASSWORD }),
   });
   const cookie = String(setup.headers.get('set-cookie')).split(';')[0];
-  const patch = await fetch(`${url}/api/settings`, {
-    method: 'PATCH',
-    headers: { 'content-type': 'application/json', cookie },
-    body: JSON.stringify({
-      openaiApiKey: 'sk-bench-000000000000',
-      primaryModel: 'gpt-4.1-mini',
-      ...options.settings,
-    }),
-  });
-  if (!patch.ok) throw new Error(`settings: ${patch.status}`);
-  return { url, cookie, child, dataDir };
+  if (settings) {
+    const patch = await fetch(`${url}/api/settings`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json', cookie },
+      body: JSON.stringify(settings),
+    });
+    if (!patch.ok) throw new Error(`settings: ${patch.status}`);
+  }
+  return cookie;
 }

@@ -410,6 +410,13 @@ describe('message versions (edit any message, regenerate any reply, switch ← n
       });
       const running = await client.open(chat.id, 'Slowly please');
       await running.next((e) => e.event === 'delta');
+      // The turn stores its two messages beside the model call: wait for them.
+      while (
+        !(await db
+          .collection('messages')
+          .countDocuments({ content: 'Slowly please' }))
+      )
+        await new Promise((done) => setTimeout(done, 10));
       // The running reply keeps saving what it streams: compare the tree, not its text.
       const tree = async () =>
         (await snapshot()).map(({ _id, parentId, hiddenWith, role }) => ({
@@ -435,6 +442,9 @@ describe('message versions (edit any message, regenerate any reply, switch ← n
       const { chat, path } = await threeExchanges();
       await regenerate(chat.id, path[3].id, 'A2 again');
       const replies = t.app.get(ChatReplyService);
+      // The regenerated reply frees the chat just after its last event.
+      while (replies.isRunning(chat.id))
+        await new Promise((done) => setTimeout(done, 10));
       // The owner's mode switch holds the path while it writes: a version switch then waits.
       const release = replies.holdPath(chat.id);
       const before = await snapshot();
