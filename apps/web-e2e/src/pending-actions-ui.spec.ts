@@ -69,8 +69,11 @@ function action(
 async function serveActions(
   page: Page,
   actions: PendingActionView[],
-): Promise<{ approved: string[] }> {
+): Promise<{ approved: string[]; stillListed: Set<string> }> {
   const approved: string[] = [];
+  // Actions the list keeps showing as waiting after they changed elsewhere (a page that has not re-read
+  // its list yet), whatever refreshes it meanwhile.
+  const stillListed = new Set<string>();
   await page.route('**/api/actions**', async (route: Route) => {
     const request = route.request();
     const url = new URL(request.url());
@@ -83,7 +86,9 @@ async function serveActions(
       const chatId = url.searchParams.get('chatId');
       return route.fulfill({
         json: actions.filter(
-          (a) => a.status === 'pending' && (!chatId || a.chatId === chatId),
+          (a) =>
+            (a.status === 'pending' || stillListed.has(a.id)) &&
+            (!chatId || a.chatId === chatId),
         ),
       });
     }
@@ -115,7 +120,7 @@ async function serveActions(
     found.summary = `Send “${String(body.arguments['text'])}” to Anna on WhatsApp`;
     return route.fulfill({ json: found });
   });
-  return { approved };
+  return { approved, stillListed };
 }
 
 for (const viewport of VIEWPORTS) {
@@ -278,6 +283,7 @@ for (const viewport of VIEWPORTS) {
     await page.goto('/actions');
     const second = page.locator('[data-action-id="a2"]');
     await expect(second.getByTestId('approve-action')).toBeVisible();
+    served.stillListed.add('a2');
     actions[1].status = 'discarded';
     await second.getByTestId('approve-action').click();
     await expect(second.getByTestId('action-error')).toHaveText(
