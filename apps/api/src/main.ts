@@ -1,9 +1,5 @@
-import { Logger } from '@nestjs/common';
-import { AppLogger } from './app-logger';
 import type { Server } from 'node:http';
-import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { AppModule } from './app/app.module';
 import {
   ConfigError,
   loadAppConfig,
@@ -16,7 +12,6 @@ import {
   startDatabase,
   type DatabaseRuntime,
 } from './database/database-runtime';
-import { configureApp } from './http/configure-app';
 import { DataDirLock } from './data-dir-lock';
 import { StartupError } from './startup-error';
 import { ProcessStop } from './process-stop';
@@ -36,8 +31,29 @@ async function main(): Promise<void> {
     fail(error instanceof ConfigError ? error.message : String(error), 2);
   }
 
+  // Only light modules are loaded so far: the embedded database is spawned first, then the app's
+  // modules load while it starts (boot/server-modules.ts).
+  let lock: DataDirLock | undefined;
+  let starting: Promise<DatabaseRuntime>;
+  try {
+    prepareDataDir(config.dataDir);
+    lock = DataDirLock.acquire(config.dataDir);
+    starting = startDatabase(config);
+  } catch (error) {
+    lock?.release();
+    fail(
+      error instanceof StartupError
+        ? error.message
+        : `Start-up failed: ${(error as Error).message}`,
+    );
+  }
   // Nest colours its output unless NO_COLOR is set; logs that go to a file or journal stay plain.
   if (!process.stdout.isTTY) process.env['NO_COLOR'] ??= '1';
+  // Awaited below, once the modules are loaded; a failure meanwhile is not an unhandled rejection.
+  starting.catch(() => undefined);
+  const { AppLogger, AppModule, Logger, NestFactory, configureApp } =
+    await import('./boot/server-modules');
+
   const logger = new AppLogger('MetatronOS', {
     json: config.logFormat === 'json',
     logLevels: logLevelsFrom(config.logLevel),
@@ -45,7 +61,6 @@ async function main(): Promise<void> {
   });
   Logger.overrideLogger(logger);
 
-  let lock: DataDirLock | undefined;
   let database: DatabaseRuntime | undefined;
   let app: NestExpressApplication | undefined;
   const stopper = new ProcessStop({
@@ -68,14 +83,12 @@ async function main(): Promise<void> {
   };
 
   try {
-    prepareDataDir(config.dataDir);
-    lock = DataDirLock.acquire(config.dataDir);
     logger.log(
       config.mongodbUri
         ? `Using MongoDB at ${redactMongoUri(config.mongodbUri)}`
         : `Starting the embedded database in ${config.dataDir}/db`,
     );
-    database = await startDatabase(config);
+    database = await starting;
     if (database.embedded?.socketPath)
       logger.log(
         `Embedded database ready at ${database.uri} (Unix socket ${database.embedded.socketPath}: only this OS user can connect)`,

@@ -9,6 +9,7 @@ import {
   readdirSync,
   readlinkSync,
   statSync,
+  utimesSync,
 } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -396,9 +397,21 @@ describe('main.js', { timeout: 120000 }, () => {
     assert.deepEqual(await run(cacheDir), { off: true });
     chmodSync(cacheDir, 0o700);
     writeFileSync(join(cacheDir, file), 'not a cache', { mode: 0o600 });
+    // Files of other builds (1 to 5 days unused): a write keeps the three most recently used.
+    const others = [1, 2, 3, 4, 5].map((days) => {
+      const name = `${String(days).repeat(24)}.cache`;
+      writeFileSync(join(cacheDir, name), 'another build', { mode: 0o600 });
+      const at = new Date(Date.now() - days * 86_400_000);
+      utimesSync(join(cacheDir, name), at, at);
+      return name;
+    });
     const damaged = await run(cacheDir);
     assert.equal(damaged.hits, 0);
     assert.ok(damaged.compiled > 500);
+    assert.deepEqual(
+      readdirSync(cacheDir).sort(),
+      [...others.slice(0, 3), file].sort(),
+    );
   });
 
   it('leaves no database process behind when the API is killed with SIGKILL', async () => {

@@ -2,11 +2,15 @@ import { createHash } from 'node:crypto';
 import {
   closeSync,
   fstatSync,
+  futimesSync,
   lstatSync,
   mkdirSync,
   openSync,
   readFileSync,
+  readSync,
+  readdirSync,
   renameSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
@@ -65,6 +69,11 @@ interface CacheIndex {
 }
 
 const FILE_MAGIC = 'metatronos-compile-cache-1';
+const CACHE_FILE_NAME = /^[0-9a-f]{24}\.cache$/;
+/** Cache files kept in the directory (this one included). */
+const KEEP_FILES = 4;
+/** A file used again after this long has its time updated, so that pruning keeps it. */
+const TOUCH_AFTER_MS = 24 * 3600_000;
 
 /** Where the launcher leaves the installed cache for the server it loads. */
 export const COMPILE_CACHE_GLOBAL = Symbol.for('metatronos.compileCache');
@@ -100,23 +109,91 @@ function privateDir(dir: string): string | undefined {
   }
 }
 
-function readOwnFile(path: string): Buffer | undefined {
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, 'r');
-    const stat = fstatSync(fd);
-    const uid = process.getuid?.();
-    if (
-      !stat.isFile() ||
-      (uid !== undefined && stat.uid !== uid) ||
-      stat.mode & 0o022
-    )
+/**
+ * The cache file, opened if it is this user's and no one else can write it. Only its index is
+ * read here; each module's code is read from the descriptor when that module loads, so that no
+ * ~8 MB buffer stays in memory until a major GC collects it.
+ */
+class CacheFile {
+  private constructor(
+    private fd: number | undefined,
+    readonly index: CacheIndex,
+    private readonly codeStart: number,
+  ) {}
+
+  static open(path: string): CacheFile | undefined {
+    let fd: number | undefined;
+    try {
+      fd = openSync(path, 'r');
+      const stat = fstatSync(fd);
+      const uid = process.getuid?.();
+      if (
+        !stat.isFile() ||
+        (uid !== undefined && stat.uid !== uid) ||
+        stat.mode & 0o022
+      )
+        throw new Error('not a private file');
+      const head = Buffer.alloc(FILE_MAGIC.length + 4);
+      if (readSync(fd, head, 0, head.length, 0) !== head.length)
+        throw new Error('short');
+      if (head.subarray(0, FILE_MAGIC.length).toString() !== FILE_MAGIC)
+        throw new Error('not a cache');
+      const headerLength = head.readUInt32LE(FILE_MAGIC.length);
+      const header = Buffer.alloc(headerLength);
+      if (readSync(fd, header, 0, headerLength, head.length) !== headerLength)
+        throw new Error('short');
+      const index = JSON.parse(header.toString()) as CacheIndex;
+      // Pruning (see `prune`) keeps the files last used, so a file in use is marked as such.
+      if (Date.now() - stat.mtimeMs > TOUCH_AFTER_MS)
+        futimesSync(fd, new Date(), new Date());
+      return new CacheFile(fd, index, head.length + headerLength);
+    } catch {
+      if (fd !== undefined) closeSync(fd);
       return undefined;
-    return readFileSync(fd);
+    }
+  }
+
+  /** The bytes of [start, end) of the code section, or undefined if they cannot be read. */
+  code(start: number, end: number): Buffer | undefined {
+    if (this.fd === undefined || end <= start) return undefined;
+    try {
+      const data = Buffer.allocUnsafeSlow(end - start);
+      const read = readSync(
+        this.fd,
+        data,
+        0,
+        data.length,
+        this.codeStart + start,
+      );
+      return read === data.length ? data : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
+
+/**
+ * Every build (and Node version, flag set) writes its own file: only the most recently used
+ * `KEEP_FILES` stay, so that rebuilds and upgrades do not fill the disk.
+ */
+function prune(dir: string, keep: string): void {
+  try {
+    const files = readdirSync(dir)
+      .filter((name) => CACHE_FILE_NAME.test(name) && name !== keep)
+      .map((name) => ({
+        path: join(dir, name),
+        mtimeMs: statSync(join(dir, name)).mtimeMs,
+      }))
+      .sort((a, b) => b.mtimeMs - a.mtimeMs);
+    for (const { path } of files.slice(KEEP_FILES - 1))
+      rmSync(path, { force: true });
   } catch {
-    return undefined;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
+    // Left for the next write.
   }
 }
 
@@ -195,29 +272,15 @@ export function installCompileCache(
   const packages = packagesKey(dirname(entry));
 
   let index: CacheIndex = { packages, resolved: {}, code: {} };
-  let code: Buffer = Buffer.alloc(0);
   let samePackages = false;
-  const raw = readOwnFile(file);
-  if (raw) {
-    try {
-      const magic = raw.subarray(0, FILE_MAGIC.length).toString();
-      const headerLength = raw.readUInt32LE(FILE_MAGIC.length);
-      const start = FILE_MAGIC.length + 4;
-      const stored = JSON.parse(
-        raw.subarray(start, start + headerLength).toString(),
-      ) as CacheIndex;
-      if (magic === FILE_MAGIC) {
-        samePackages = stored.packages === packages;
-        index = {
-          packages,
-          resolved: samePackages ? stored.resolved : {},
-          code: stored.code,
-        };
-        code = raw.subarray(start + headerLength);
-      }
-    } catch {
-      index = { packages, resolved: {}, code: {} };
-    }
+  const cacheFile = CacheFile.open(file);
+  if (cacheFile) {
+    samePackages = cacheFile.index.packages === packages;
+    index = {
+      packages,
+      resolved: samePackages ? cacheFile.index.resolved : {},
+      code: cacheFile.index.code,
+    };
   }
 
   const stats = { hits: 0, compiled: 0, rejected: 0 };
@@ -281,7 +344,7 @@ export function installCompileCache(
     const stored = index.code[filename];
     const cachedData =
       stored && stored[0] === key
-        ? code.subarray(stored[1], stored[2])
+        ? cacheFile?.code(stored[1], stored[2])
         : undefined;
     let script: Script;
     try {
@@ -350,12 +413,13 @@ export function installCompileCache(
         },
       );
       renameSync(temporary, file);
+      prune(home, `${name}.cache`);
     } catch {
       // A cache that cannot be written only means the next start compiles again.
     }
   };
   // The cache is for the start only: later modules (SDKs loaded at first use) load as usual,
-  // and neither the hooks nor the file's ~10 MB stay in memory.
+  // and neither the hooks nor the index stay in memory.
   const finish = (): void => {
     if (loader._resolveFilename === resolveHook)
       loader._resolveFilename = originalResolve;
@@ -366,7 +430,7 @@ export function installCompileCache(
     scripts.clear();
     learned = {};
     index = { packages, resolved: {}, code: {} };
-    code = Buffer.alloc(0);
+    cacheFile?.close();
   };
   process.once('exit', save);
   return { save, stats };

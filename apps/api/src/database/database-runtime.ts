@@ -1,4 +1,3 @@
-import mongoose from 'mongoose';
 import type { DatabaseKind } from '@metatronos/shared-types';
 import { redactMongoUri } from '../config/app-config';
 import { StartupError } from '../startup-error';
@@ -21,6 +20,9 @@ export const DATABASE_RUNTIME = Symbol('DATABASE_RUNTIME');
 
 /** Pings a server once with a short timeout; throws a StartupError naming the (redacted) address. */
 export async function pingMongo(uri: string, timeoutMs = 5000): Promise<void> {
+  // Loaded here, not at the top: main.ts starts the embedded database before the app's modules
+  // (mongoose among them) load, so that the two overlap.
+  const { default: mongoose } = await import('mongoose');
   const client = new mongoose.mongo.MongoClient(uri, {
     serverSelectionTimeoutMS: timeoutMs,
   });
