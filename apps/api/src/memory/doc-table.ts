@@ -25,10 +25,10 @@ export interface SlotView {
 
 /** The saved form of a table's message slots (notes are never saved: they are read from the database). */
 export interface SavedMessages {
-  slots: number[];
-  flags: number[];
-  dates: number[];
-  chats: number[];
+  slots: Uint32Array;
+  flags: Uint8Array;
+  dates: Float64Array;
+  chats: Int32Array;
   ids: string[];
   chatIds: string[];
 }
@@ -203,19 +203,21 @@ export class DocTable {
   }
 
   saveMessages(): SavedMessages {
+    const count = this.messageSlots.size;
     const out: SavedMessages = {
-      slots: [],
-      flags: [],
-      dates: [],
-      chats: [],
+      slots: new Uint32Array(count),
+      flags: new Uint8Array(count),
+      dates: new Float64Array(count),
+      chats: new Int32Array(count),
       ids: [],
-      chatIds: this.chatIds,
+      chatIds: [...this.chatIds],
     };
+    let i = 0;
     for (const slot of this.messageSlots.values()) {
-      out.slots.push(slot);
-      out.flags.push(this.flags[slot]);
-      out.dates.push(this.dates[slot]);
-      out.chats.push(this.chats[slot]);
+      out.slots[i] = slot;
+      out.flags[i] = this.flags[slot];
+      out.dates[i] = this.dates[slot];
+      out.chats[i++] = this.chats[slot];
       out.ids.push(this.ids[slot] as string);
     }
     return out;
@@ -227,7 +229,8 @@ export class DocTable {
     const top = saved.slots.reduce((a, b) => Math.max(a, b + 1), 0);
     table.grow(top);
     table.next = top;
-    for (const [i, slot] of saved.slots.entries()) {
+    for (let i = 0; i < saved.slots.length; i++) {
+      const slot = saved.slots[i];
       table.flags[slot] = saved.flags[i] & (KIND | USER | INDEXED);
       table.dates[slot] = saved.dates[i];
       table.chats[slot] = saved.chats[i];
