@@ -70,14 +70,6 @@ export class DocTable {
     return (kind === 'note' ? this.noteSlots : this.messageSlots).get(id);
   }
 
-  /** The message with the greatest id (ids are time-ordered), or null. */
-  newestMessage(): string | null {
-    let best: string | null = null;
-    for (const id of this.messageSlots.keys())
-      if (!best || id > best) best = id;
-    return best;
-  }
-
   setMessage(
     id: string,
     chatId: string,
@@ -202,25 +194,27 @@ export class DocTable {
     return [...this.noteSlots.values()];
   }
 
-  saveMessages(): SavedMessages {
-    const count = this.messageSlots.size;
-    const out: SavedMessages = {
-      slots: new Uint32Array(count),
-      flags: new Uint8Array(count),
-      dates: new Float64Array(count),
-      chats: new Int32Array(count),
-      ids: [],
-      chatIds: [...this.chatIds],
-    };
-    let i = 0;
-    for (const slot of this.messageSlots.values()) {
-      out.slots[i] = slot;
-      out.flags[i] = this.flags[slot];
-      out.dates[i] = this.dates[slot];
-      out.chats[i++] = this.chats[slot];
-      out.ids.push(this.ids[slot] as string);
-    }
-    return out;
+  /** The message slots, for a writer that reads them one column at a time (`snapshotPieces`). */
+  messageSlotList(): IterableIterator<number> {
+    return this.messageSlots.values();
+  }
+
+  /** A slot's flags, chat number and id as saved (`SavedMessages`). */
+  savedFlags(slot: number): number {
+    return this.flags[slot];
+  }
+
+  savedChat(slot: number): number {
+    return this.chats[slot];
+  }
+
+  savedId(slot: number): string {
+    return this.ids[slot] as string;
+  }
+
+  /** The chats' ids, by the numbers `savedChat` gives. */
+  chatIdList(): readonly string[] {
+    return this.chatIds;
   }
 
   static load(saved: SavedMessages): DocTable {

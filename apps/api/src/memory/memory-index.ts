@@ -19,7 +19,7 @@ import { MessageRecord } from '../chats/schemas/message.schema';
 import { TURN_STORED, type StoredTurn } from '../chats/stored-turn';
 import { DocTable } from './doc-table';
 import { IndexSnapshotFiles, type JournalEntry } from './index-snapshot';
-import { SNAPSHOT_VERSION, snapshotPieces } from './snapshot-writer';
+import { snapshotPieces } from './snapshot-writer';
 import { PostingsStore } from './postings-store';
 import { MemoryNoteRecord } from './memory-note.schema';
 import { RankedSearch } from './ranked-search';
@@ -411,6 +411,8 @@ export class MemoryIndex
         await new Promise((resolve) => setImmediate(resolve));
       }
     }
+    // Runs grew by moving as the messages came: their old places are given back (tens of ms).
+    store.sweep();
     this.install(store, table, chatKinds);
     await this.readNotes();
     // Journal entries written so far are all in this build.
@@ -704,17 +706,14 @@ export class MemoryIndex
   }
 
   private serialize(seq: number, token: string): AsyncIterable<Uint8Array> {
-    const messages = this.table.saveMessages();
     const table = this.table;
     return snapshotPieces(
       {
-        version: SNAPSHOT_VERSION,
         seq,
         token,
         secrets: this.secretsHash,
-        newest: this.table.newestMessage(),
-        messages,
       },
+      table,
       this.store,
       // Messages only (a note removed while held is no longer indexed in the table).
       (slot) => table.isIndexed(slot) && !table.isNote(slot),

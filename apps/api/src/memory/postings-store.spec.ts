@@ -1,4 +1,5 @@
 import MiniSearch from 'minisearch';
+import { DocTable } from './doc-table';
 import { PostingsStore } from './postings-store';
 import { RankedSearch } from './ranked-search';
 import {
@@ -104,24 +105,17 @@ async function snapshotBytes(
   store: PostingsStore,
   keep: (slot: number) => boolean,
 ): Promise<Buffer> {
-  const head = {
-    version: SNAPSHOT_VERSION,
-    seq: 7,
-    token: 'tok',
-    secrets: 'sec',
-    newest: 'b',
-    messages: {
-      slots: Uint32Array.from([1, 2]),
-      flags: Uint8Array.from([9, 13]),
-      dates: Float64Array.from([1.5, 1_700_000_000_000]),
-      chats: Int32Array.from([0, -1]),
-      ids: ['a', 'bé'],
-      chatIds: ['c'],
-    },
-  };
+  const table = new DocTable();
+  table.setMessage('a', 'c', 1.5, true, true);
+  table.setMessage('bé', 'c2', 1_700_000_000_000, false, false);
   const pieces: Buffer[] = [];
   // A piece is valid until the next is asked for: copied.
-  for await (const piece of snapshotPieces(head, store, keep))
+  for await (const piece of snapshotPieces(
+    { seq: 7, token: 'tok', secrets: 'sec' },
+    table,
+    store,
+    keep,
+  ))
     pieces.push(Buffer.from(piece));
   return Buffer.concat(pieces);
 }
@@ -177,14 +171,15 @@ describe('PostingsStore', () => {
       seq: 7,
       token: 'tok',
       secrets: 'sec',
-      newest: 'b',
+      newest: 'bé',
       messages: {
-        slots: Uint32Array.from([1, 2]),
-        flags: Uint8Array.from([9, 13]),
+        slots: Uint32Array.from([0, 1]),
+        // A user's message with text; another's without.
+        flags: Uint8Array.from([13, 1]),
         dates: Float64Array.from([1.5, 1_700_000_000_000]),
-        chats: Int32Array.from([0, -1]),
+        chats: Int32Array.from([0, 1]),
         ids: ['a', 'bé'],
-        chatIds: ['c'],
+        chatIds: ['c', 'c2'],
       },
     });
     const kept = new Map([...docs].filter(([slot]) => keep(slot)));

@@ -1,4 +1,4 @@
-import type { SavedMessages } from './doc-table';
+import type { DocTable, SavedMessages } from './doc-table';
 import { PostingsLoader, type PostingsStore } from './postings-store';
 
 /** Bumped whenever the saved form or the term pipeline (word forms, stop words) changes. */
@@ -10,9 +10,11 @@ const SLICE_MS = 5;
 /** Bytes handed to the file at once. */
 const PIECE_BYTES = 1 << 16;
 /** Postings or entries written between two looks at the clock. */
-const CHECK_EVERY = 2048;
+const CHECK_EVERY = 4096;
+/** Postings of one run read or written at once. */
+const CHUNK = 4096;
 
-/** What a snapshot holds besides the postings. */
+/** What a snapshot holds besides the postings, as read. */
 export interface SnapshotHead {
   version: number;
   /** The last journal entry the snapshot includes. */
@@ -25,6 +27,12 @@ export interface SnapshotHead {
   newest: string | null;
   messages: SavedMessages;
 }
+
+/** What the writer is given: the head's small fields, the table's messages written from it. */
+export type SnapshotFields = Omit<
+  SnapshotHead,
+  'messages' | 'version' | 'newest'
+>;
 
 export interface LoadedSnapshot {
   head: SnapshotHead;
@@ -97,14 +105,17 @@ class Bytes {
  * and "MTMI" (a file cut short is refused).
  */
 export async function* snapshotPieces(
-  head: SnapshotHead,
+  fields: SnapshotFields,
+  table: DocTable,
   store: PostingsStore,
   keep: (slot: number) => boolean,
 ): AsyncGenerator<Uint8Array> {
   const out = new Bytes();
   let sliceStart = performance.now();
-  /** At a check point: the piece when it is full, a yield to the event loop when the slice is over. */
+  let work = 0;
+  /** Every CHECK_EVERY steps: the piece when it is full, a yield to the event loop when the slice is over. */
   async function* pause(): AsyncGenerator<Uint8Array> {
+    work = 0;
     if (out.pos >= PIECE_BYTES) {
       yield out.buf.subarray(0, out.pos);
       out.pos = 0;
@@ -117,85 +128,144 @@ export async function* snapshotPieces(
 
   const documents: number[] = [];
   const lengths: number[] = [];
-  for (const [slot, length] of store.liveDocs())
+  for (const [slot, length] of store.liveDocs()) {
     if (keep(slot)) {
       documents.push(slot);
       lengths.push(length);
     }
-  const { messages } = head;
-  const count = messages.slots.length;
+    if (++work >= CHECK_EVERY) yield* pause();
+  }
+  const count = table.messages;
+  const chatIds = table.chatIdList();
+  // The greatest message id (ids are time-ordered): newer messages are read after the snapshot.
+  let newest: string | null = null;
+  for (const slot of table.messageSlotList()) {
+    const id = table.savedId(slot);
+    if (newest === null || id > newest) newest = id;
+    if (++work >= CHECK_EVERY) yield* pause();
+  }
   const top = JSON.stringify({
-    seq: head.seq,
-    token: head.token,
-    secrets: head.secrets,
-    newest: head.newest,
-    chatIds: messages.chatIds,
+    seq: fields.seq,
+    token: fields.token,
+    secrets: fields.secrets,
+    newest,
+    chatIds,
     messages: count,
     documents: documents.length,
   });
   out.u32(MAGIC);
-  out.u32(head.version);
+  out.u32(SNAPSHOT_VERSION);
   const topBytes = Buffer.from(top, 'utf8');
   out.u32(topBytes.length);
   out.room(topBytes.length);
   out.pos += topBytes.copy(out.buf, out.pos);
 
-  const columns: Array<(i: number) => void> = [
-    (i) => out.u32(messages.slots[i]),
-    (i) => out.i32(messages.chats[i]),
-    (i) => out.u8(messages.flags[i]),
-    (i) => out.f64(messages.dates[i]),
-    (i) => out.text(messages.ids[i]),
+  // Column by column, each a walk of the table's message slots (it is held still meanwhile).
+  const columns: Array<(slot: number) => void> = [
+    (slot) => out.u32(slot),
+    (slot) => out.i32(table.savedChat(slot)),
+    (slot) => out.u8(table.savedFlags(slot)),
+    (slot) => out.f64(table.date(slot)),
+    (slot) => out.text(table.savedId(slot)),
   ];
-  for (const column of columns)
-    for (let i = 0; i < count; i++) {
-      column(i);
-      if (i % CHECK_EVERY === 0) yield* pause();
+  for (const column of columns) {
+    let written = 0;
+    for (const slot of table.messageSlotList()) {
+      column(slot);
+      written++;
+      if (++work >= CHECK_EVERY) yield* pause();
     }
+    if (written !== count) throw new Error('messages changed while written');
+  }
   for (const column of [documents, lengths])
-    for (let i = 0; i < column.length; i++) {
-      out.u32(column[i]);
-      if (i % CHECK_EVERY === 0) yield* pause();
+    for (const value of column) {
+      out.u32(value);
+      if (++work >= CHECK_EVERY) yield* pause();
     }
 
-  const docs = store.postingDocs;
-  const freqs = store.postingFreqs;
   let terms = 0;
   let postings = 0;
-  let work = 0;
   for (const [term, termId] of store.entries()) {
     const { start, count: size } = store.runOf(termId);
     const end = start + size;
+    // A common word has a posting in most documents: its run is read in chunks, a yield possible
+    // between two (plain loops in functions of their own, which V8 optimizes; not in this generator).
     let live = 0;
-    for (let i = start; i < end; i++) {
-      const slot = store.slotOfDoc(docs[i]);
-      if (slot >= 0 && keep(slot)) live++;
+    for (let from = start; from < end; from += CHUNK) {
+      live += liveIn(store, keep, from, Math.min(end, from + CHUNK));
+      work += CHUNK;
+      if (work >= CHECK_EVERY) yield* pause();
     }
-    work += size + 16;
     if (live) {
       terms++;
       postings += live;
       out.text(term);
       out.u32(live);
-      out.room(live * 6);
-      for (let i = start; i < end; i++) {
-        const slot = store.slotOfDoc(docs[i]);
-        if (slot >= 0 && keep(slot)) out.u32(slot);
-      }
-      for (let i = start; i < end; i++) {
-        const slot = store.slotOfDoc(docs[i]);
-        if (slot >= 0 && keep(slot)) out.u16(freqs[i]);
-      }
+      for (const write of [writeSlots, writeFreqs])
+        for (let from = start; from < end; from += CHUNK) {
+          write(out, store, keep, from, Math.min(end, from + CHUNK));
+          work += CHUNK;
+          if (work >= CHECK_EVERY) yield* pause();
+        }
     }
-    if (work >= CHECK_EVERY) {
-      work = 0;
-      yield* pause();
-    }
+    if (++work >= CHECK_EVERY) yield* pause();
   }
   out.u32(terms);
   out.u32(postings);
   out.u32(MAGIC);
   if (out.pos) yield out.buf.subarray(0, out.pos);
+}
+
+function liveIn(
+  store: PostingsStore,
+  keep: (slot: number) => boolean,
+  from: number,
+  to: number,
+): number {
+  const docs = store.postingDocs;
+  let live = 0;
+  for (let i = from; i < to; i++) {
+    const slot = store.slotOfDoc(docs[i]);
+    if (slot >= 0 && keep(slot)) live++;
+  }
+  return live;
+}
+
+function writeSlots(
+  out: Bytes,
+  store: PostingsStore,
+  keep: (slot: number) => boolean,
+  from: number,
+  to: number,
+): void {
+  const docs = store.postingDocs;
+  out.room((to - from) * 4);
+  const buf = out.buf;
+  let pos = out.pos;
+  for (let i = from; i < to; i++) {
+    const slot = store.slotOfDoc(docs[i]);
+    if (slot >= 0 && keep(slot)) pos = buf.writeUInt32LE(slot, pos);
+  }
+  out.pos = pos;
+}
+
+function writeFreqs(
+  out: Bytes,
+  store: PostingsStore,
+  keep: (slot: number) => boolean,
+  from: number,
+  to: number,
+): void {
+  const docs = store.postingDocs;
+  const freqs = store.postingFreqs;
+  out.room((to - from) * 2);
+  const buf = out.buf;
+  let pos = out.pos;
+  for (let i = from; i < to; i++) {
+    const slot = store.slotOfDoc(docs[i]);
+    if (slot >= 0 && keep(slot)) pos = buf.writeUInt16LE(freqs[i], pos);
+  }
+  out.pos = pos;
 }
 
 /** Reads a snapshot's bytes; throws when they are not a whole snapshot of this version. */
