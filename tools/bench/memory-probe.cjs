@@ -27,3 +27,6 @@ process.on('message', (message) => {
     process.send?.({ atOnce, ...sample() });
   }, IDLE_MS);
 });
+
+// The bench gone (it failed, or was stopped) while this API still runs: nothing will measure or end it.
+process.on('disconnect', () => process.exit(0));

@@ -1,6 +1,6 @@
 import type { MemorySearchResult } from '@metatronos/shared-types';
 import { getConnectionToken } from '@nestjs/mongoose';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Types, type Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
@@ -68,7 +68,7 @@ describe('memory index snapshot (start-up from DATA_DIR)', () => {
     chats = t.app.get(ChatsService);
     snapshotPath = join(
       t.app.get<AppConfig>(APP_CONFIG).dataDir,
-      'memory-index/snapshot.json',
+      'memory-index/snapshot.bin',
     );
     familyChat = (await chats.create('Family')).id;
     await addMessage(familyChat, 'The boiler was serviced by Heizung Meyer');
@@ -199,14 +199,36 @@ describe('memory index snapshot (start-up from DATA_DIR)', () => {
 
   it('does not use a snapshot written with other secrets (one saved while the app was down)', async () => {
     await index.rebuild();
-    const saved = JSON.parse(readFileSync(snapshotPath, 'utf8')) as {
-      secrets: string;
-    };
-    writeFileSync(
-      snapshotPath,
-      JSON.stringify({ ...saved, secrets: 'a digest of other secrets' }),
-    );
+    const bytes = readFileSync(snapshotPath);
+    const at = bytes.indexOf('"secrets":"') + '"secrets":"'.length;
+    expect(at).toBeGreaterThan(20);
+    // The digest in the head replaced by another of the same length.
+    bytes.fill('0', at, at + 64);
+    writeFileSync(snapshotPath, bytes);
     await index.restart();
     expect(index.stats().source).toBe('database');
+  });
+
+  it('a damaged snapshot (cut short) is not used: every message is read, and a new one written', async () => {
+    await index.rebuild();
+    const bytes = readFileSync(snapshotPath);
+    writeFileSync(snapshotPath, bytes.subarray(0, bytes.length - 100));
+    await index.restart();
+    expect(index.stats().source).toBe('database');
+    expect(await search('brave')).toHaveLength(1);
+    await index.saved();
+    await index.restart();
+    expect(index.stats().source).toBe('snapshot');
+  });
+
+  it("an older version's snapshot (version 1's JSON) is not read: every message is read, and it is removed", async () => {
+    await index.rebuild();
+    const oldPath = snapshotPath.replace(/snapshot\.bin$/, 'snapshot.json');
+    writeFileSync(oldPath, JSON.stringify({ version: 1, seq: 0, mini: {} }));
+    writeFileSync(snapshotPath, JSON.stringify({ version: 1, seq: 0 }));
+    await index.restart();
+    expect(index.stats().source).toBe('database');
+    expect(await search('brave')).toHaveLength(1);
+    expect(existsSync(oldPath)).toBe(false);
   });
 });

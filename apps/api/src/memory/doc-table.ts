@@ -25,10 +25,10 @@ export interface SlotView {
 
 /** The saved form of a table's message slots (notes are never saved: they are read from the database). */
 export interface SavedMessages {
-  slots: number[];
-  flags: number[];
-  dates: number[];
-  chats: number[];
+  slots: Uint32Array;
+  flags: Uint8Array;
+  dates: Float64Array;
+  chats: Int32Array;
   ids: string[];
   chatIds: string[];
 }
@@ -68,14 +68,6 @@ export class DocTable {
 
   slotOf(kind: 'note' | 'message', id: string): number | undefined {
     return (kind === 'note' ? this.noteSlots : this.messageSlots).get(id);
-  }
-
-  /** The message with the greatest id (ids are time-ordered), or null. */
-  newestMessage(): string | null {
-    let best: string | null = null;
-    for (const id of this.messageSlots.keys())
-      if (!best || id > best) best = id;
-    return best;
   }
 
   setMessage(
@@ -202,23 +194,27 @@ export class DocTable {
     return [...this.noteSlots.values()];
   }
 
-  saveMessages(): SavedMessages {
-    const out: SavedMessages = {
-      slots: [],
-      flags: [],
-      dates: [],
-      chats: [],
-      ids: [],
-      chatIds: this.chatIds,
-    };
-    for (const slot of this.messageSlots.values()) {
-      out.slots.push(slot);
-      out.flags.push(this.flags[slot]);
-      out.dates.push(this.dates[slot]);
-      out.chats.push(this.chats[slot]);
-      out.ids.push(this.ids[slot] as string);
-    }
-    return out;
+  /** The message slots, for a writer that reads them one column at a time (`snapshotPieces`). */
+  messageSlotList(): IterableIterator<number> {
+    return this.messageSlots.values();
+  }
+
+  /** A slot's flags, chat number and id as saved (`SavedMessages`). */
+  savedFlags(slot: number): number {
+    return this.flags[slot];
+  }
+
+  savedChat(slot: number): number {
+    return this.chats[slot];
+  }
+
+  savedId(slot: number): string {
+    return this.ids[slot] as string;
+  }
+
+  /** The chats' ids, by the numbers `savedChat` gives. */
+  chatIdList(): readonly string[] {
+    return this.chatIds;
   }
 
   static load(saved: SavedMessages): DocTable {
@@ -227,7 +223,8 @@ export class DocTable {
     const top = saved.slots.reduce((a, b) => Math.max(a, b + 1), 0);
     table.grow(top);
     table.next = top;
-    for (const [i, slot] of saved.slots.entries()) {
+    for (let i = 0; i < saved.slots.length; i++) {
+      const slot = saved.slots[i];
       table.flags[slot] = saved.flags[i] & (KIND | USER | INDEXED);
       table.dates[slot] = saved.dates[i];
       table.chats[slot] = saved.chats[i];

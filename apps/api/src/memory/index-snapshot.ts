@@ -1,35 +1,11 @@
 import type { FileHandle } from 'node:fs/promises';
-import type { AsPlainObject } from 'minisearch';
 import {
   FileAccessError,
   openDirBeneath,
   openFileBeneath,
   replaceFileBeneath,
 } from '../files/contained-file';
-import type { SavedMessages } from './doc-table';
-
-/** Bumped whenever the saved form or the term pipeline (word forms, stop words) changes. */
-export const SNAPSHOT_VERSION = 1;
-
-/**
- * The message part of the memory index, saved so a start need not read every message
- * again (100,000 messages took about 20 s to read from the embedded database; the
- * snapshot loads in about 2). Notes are never in it: they are few and read at each
- * start, so a forgotten note cannot come back from an older snapshot.
- */
-export interface IndexSnapshot {
-  version: number;
-  /** The last journal entry the snapshot includes. */
-  seq: number;
-  /** Also stored in the database when written: a snapshot whose token the database lacks is another database's. */
-  token: string;
-  /** A digest of the secrets its text was cleaned of: other secrets now, and it is not used. */
-  secrets: string;
-  /** The greatest message id it holds: newer messages are read at start. */
-  newest: string | null;
-  messages: SavedMessages;
-  mini: AsPlainObject;
-}
+import { readSnapshot, type LoadedSnapshot } from './snapshot-writer';
 
 /** A change to the messages the index followed after its snapshot (replayed at start). */
 export interface JournalEntry {
@@ -41,7 +17,15 @@ export interface JournalEntry {
 }
 
 const FOLDER = 'memory-index';
-const SNAPSHOT = 'snapshot.json';
+/**
+ * The message part of the memory index, saved so a start need not read every message again
+ * (100,000 messages took about 20 s to read from the embedded database; the snapshot loads in
+ * about 1). Binary since version 2 (`snapshotPieces`). Notes are never in it: they are few and
+ * read at each start, so a forgotten note cannot come back from an older snapshot.
+ */
+const SNAPSHOT = 'snapshot.bin';
+/** Version 1's JSON snapshot: never read now (the next start reads every message), removed with the rest. */
+const OLD_SNAPSHOT = 'snapshot.json';
 const JOURNAL = 'journal.ndjson';
 const DISPLAY = 'DATA_DIR';
 
@@ -60,38 +44,21 @@ export class IndexSnapshotFiles {
 
   constructor(private readonly dataDir: string) {}
 
-  async read(): Promise<IndexSnapshot | null> {
-    const text = await this.readText(SNAPSHOT);
-    if (!text) return null;
-    const parsed = JSON.parse(text) as Partial<IndexSnapshot>;
-    if (
-      parsed.version !== SNAPSHOT_VERSION ||
-      !parsed.messages ||
-      !parsed.mini ||
-      typeof parsed.seq !== 'number' ||
-      typeof parsed.secrets !== 'string' ||
-      typeof parsed.token !== 'string'
-    )
-      return null;
-    return parsed as IndexSnapshot;
+  /** The snapshot, or null when there is none of this version; throws when it is damaged. */
+  async read(): Promise<LoadedSnapshot | null> {
+    const bytes = await this.readBytes(SNAPSHOT);
+    return bytes ? readSnapshot(bytes) : null;
   }
 
   /** Replaces the snapshot (atomically: a temporary file renamed), written piece by piece as they come. */
-  async write(
-    snapshot: string | AsyncIterable<string | Uint8Array>,
-  ): Promise<void> {
+  async write(snapshot: AsyncIterable<Uint8Array>): Promise<void> {
     await replaceFileBeneath(
       this.dataDir,
       DISPLAY,
       `${FOLDER}/${SNAPSHOT}`,
       async (handle) => {
-        if (typeof snapshot === 'string')
-          return handle.writeFile(snapshot, 'utf8');
-        for await (const piece of snapshot)
-          if (typeof piece === 'string')
-            await handle.write(piece, null, 'utf8');
-          // Written before the next piece is asked for: a writer may reuse its buffer.
-          else await handle.write(piece);
+        // Written before the next piece is asked for: the writer reuses its buffer.
+        for await (const piece of snapshot) await handle.write(piece);
       },
       { createParents: true },
     );
@@ -188,7 +155,7 @@ export class IndexSnapshotFiles {
       throw error;
     }
     try {
-      for (const name of [SNAPSHOT, JOURNAL])
+      for (const name of [SNAPSHOT, OLD_SNAPSHOT, JOURNAL])
         await dir.remove(name).catch((error: unknown) => {
           if (!(error instanceof FileAccessError && error.reason === 'missing'))
             throw error;
@@ -199,6 +166,10 @@ export class IndexSnapshotFiles {
   }
 
   private async readText(name: string): Promise<string | null> {
+    return (await this.readBytes(name))?.toString('utf8') ?? null;
+  }
+
+  private async readBytes(name: string): Promise<Buffer | null> {
     let handle;
     try {
       handle = await openFileBeneath(
@@ -213,7 +184,7 @@ export class IndexSnapshotFiles {
       throw error;
     }
     try {
-      return await handle.readFile('utf8');
+      return await handle.readFile();
     } finally {
       await handle.close();
     }

@@ -9,7 +9,6 @@ import {
 import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import { createHash, randomBytes } from 'node:crypto';
-import MiniSearch from 'minisearch';
 import { Types, type Model } from 'mongoose';
 import type { AppEventMap, ChatKind } from '@metatronos/shared-types';
 import type { AppConfig } from '../config/app-config';
@@ -19,12 +18,9 @@ import { ChatRecord } from '../chats/schemas/chat.schema';
 import { MessageRecord } from '../chats/schemas/message.schema';
 import { TURN_STORED, type StoredTurn } from '../chats/stored-turn';
 import { DocTable } from './doc-table';
-import {
-  IndexSnapshotFiles,
-  SNAPSHOT_VERSION,
-  type JournalEntry,
-} from './index-snapshot';
+import { IndexSnapshotFiles, type JournalEntry } from './index-snapshot';
 import { snapshotPieces } from './snapshot-writer';
+import { PostingsStore } from './postings-store';
 import { MemoryNoteRecord } from './memory-note.schema';
 import { RankedSearch } from './ranked-search';
 import { indexTerm, words } from './word-forms';
@@ -126,9 +122,9 @@ type IndexedNote = Pick<MemoryNoteRecord, '_id' | keyof typeof NOTE_FIELDS>;
 
 /**
  * The full-text index of memory search: every note and every message's text, in
- * memory (MiniSearch: BM25 ranking, prefix and typo tolerance, word forms through
- * `indexTerm`; `RankedSearch` reads its top hits without a result object per match).
- * Documents are numbered slots of a `DocTable`.
+ * memory (`PostingsStore`: typed-array postings, terms in MiniSearch's radix tree;
+ * `RankedSearch` scores as MiniSearch does: BM25, prefix and typo tolerance, word forms
+ * through `indexTerm`). Documents are numbered slots of a `DocTable`.
  *
  * At start (in the background once the app listens: a search before it is ready waits)
  * the message part is loaded from its snapshot in `DATA_DIR/memory-index/` and caught up:
@@ -145,7 +141,7 @@ export class MemoryIndex
   implements OnApplicationBootstrap, OnModuleDestroy, OnApplicationShutdown
 {
   private readonly logger = new Logger(MemoryIndex.name);
-  private mini = MemoryIndex.create();
+  private store = new PostingsStore();
   private table = new DocTable();
   private readonly chatKinds = new Map<string, ChatKind>();
   private readonly ranking = new RankedSearch();
@@ -201,17 +197,6 @@ export class MemoryIndex
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.files = new IndexSnapshotFiles(config.dataDir);
-  }
-
-  private static readonly OPTIONS = {
-    fields: ['text'],
-    storeFields: [],
-    tokenize: (text: string) => words(text),
-    processTerm: (term: string) => indexTerm(term),
-  };
-
-  private static create(): MiniSearch<{ id: number; text: string }> {
-    return new MiniSearch<{ id: number; text: string }>(MemoryIndex.OPTIONS);
   }
 
   onApplicationBootstrap(): void {
@@ -305,9 +290,8 @@ export class MemoryIndex
   private slotAcceptor(
     query: IndexQuery,
     table: DocTable,
-  ): (id: unknown) => boolean {
-    return (id: unknown): boolean => {
-      const slot = id as number;
+  ): (slot: number) => boolean {
+    return (slot: number): boolean => {
       const date = table.date(slot);
       if (query.since !== undefined && date < query.since) return false;
       if (query.until !== undefined && date > query.until) return false;
@@ -347,7 +331,7 @@ export class MemoryIndex
   async restart(): Promise<void> {
     await this.refreshing;
     await this.saving;
-    this.mini = MemoryIndex.create();
+    this.store = new PostingsStore();
     this.table = new DocTable();
     this.chatKinds.clear();
     this.ready = null;
@@ -399,14 +383,14 @@ export class MemoryIndex
 
   /** Every chat, message and note from the database. */
   private async build(): Promise<void> {
-    const mini = MemoryIndex.create();
+    const store = new PostingsStore();
     const table = new DocTable();
     const chatKinds = await this.readChatKinds();
     const known = await this.secrets.values();
     const scrub = await this.secrets.scrubber();
     // What an older snapshot and journal held is replaced by this build.
     await this.files.clear();
-    const batch: Array<{ id: number; text: string }> = [];
+    let batch = 0;
     const cursor = this.messages
       .find({}, { chatId: 1, ...MESSAGE_FIELDS })
       .lean<IndexedMessage & Pick<MessageRecord, 'chatId'>>()
@@ -420,15 +404,16 @@ export class MemoryIndex
         message.role === 'user',
         !!text,
       );
-      if (text) batch.push({ id: slot, text });
-      if (batch.length >= BUILD_BATCH) {
-        mini.addAll(batch.splice(0));
+      if (text) store.add(slot, text);
+      if (++batch >= BUILD_BATCH) {
+        batch = 0;
         // Let requests in between batches: a start-up build must not freeze the API.
         await new Promise((resolve) => setImmediate(resolve));
       }
     }
-    mini.addAll(batch.splice(0));
-    this.install(mini, table, chatKinds);
+    // Runs grew by moving as the messages came: their old places are given back (tens of ms).
+    store.sweep();
+    this.install(store, table, chatKinds);
     await this.readNotes();
     // Journal entries written so far are all in this build.
     this.appliedSeq = this.seq;
@@ -440,8 +425,9 @@ export class MemoryIndex
    * null when there is no snapshot to trust (the caller then reads everything).
    */
   private async loadSnapshot(): Promise<number | null> {
-    const snapshot = await this.files.read();
-    if (!snapshot) return null;
+    const loaded = await this.files.read();
+    if (!loaded) return null;
+    const snapshot = loaded.head;
     const scrub = await this.secrets.scrubber();
     const secretsHash = hashSecrets(await this.secrets.values());
     if (snapshot.secrets !== secretsHash) {
@@ -459,14 +445,10 @@ export class MemoryIndex
       );
       return null;
     }
-    const mini = MiniSearch.loadJS<{ id: number; text: string }>(
-      snapshot.mini,
-      MemoryIndex.OPTIONS,
-    );
     const table = DocTable.load(snapshot.messages);
     const chatKinds = await this.readChatKinds();
     const count = await this.messages.estimatedDocumentCount().exec();
-    this.install(mini, table, chatKinds);
+    this.install(loaded.store, table, chatKinds);
     const newer = await this.readNewerThan(snapshot.newest, scrub);
     if (newer === null) {
       this.logger.log(
@@ -498,11 +480,11 @@ export class MemoryIndex
   }
 
   private install(
-    mini: MiniSearch<{ id: number; text: string }>,
+    store: PostingsStore,
     table: DocTable,
     chatKinds: Map<string, ChatKind>,
   ): void {
-    this.mini = mini;
+    this.store = store;
     this.table = table;
     this.chatKinds.clear();
     for (const [k, v] of chatKinds) this.chatKinds.set(k, v);
@@ -645,7 +627,7 @@ export class MemoryIndex
       this.held = null;
       this.heldUntil = null;
       // Discards first: a slot freed while held may be given to a note put while held.
-      for (const slot of this.heldDiscards.splice(0)) this.mini.discard(slot);
+      for (const slot of this.heldDiscards.splice(0)) this.store.discard(slot);
       for (const apply of queue) apply();
       done();
     };
@@ -724,19 +706,17 @@ export class MemoryIndex
   }
 
   private serialize(seq: number, token: string): AsyncIterable<Uint8Array> {
-    const messages = this.table.saveMessages();
-    const kept = new Set<unknown>(messages.slots);
+    const table = this.table;
     return snapshotPieces(
       {
-        version: SNAPSHOT_VERSION,
         seq,
         token,
         secrets: this.secretsHash,
-        newest: this.table.newestMessage(),
-        messages,
       },
-      this.mini,
-      (slot) => kept.has(slot),
+      table,
+      this.store,
+      // Messages only (a note removed while held is no longer indexed in the table).
+      (slot) => table.isIndexed(slot) && !table.isNote(slot),
     );
   }
 
@@ -813,7 +793,7 @@ export class MemoryIndex
     const old = this.table.slotOf('note', id);
     // Replaced in place (an edit, a status): its followers hear of the new version only.
     if (old !== undefined) {
-      if (this.table.isIndexed(old)) this.mini.discard(old);
+      if (this.table.isIndexed(old)) this.store.discard(old);
       this.table.remove(old);
     }
     if (note.status === 'proposed') {
@@ -830,7 +810,7 @@ export class MemoryIndex
         expiresAt: note.expiresAt ? new Date(note.expiresAt).getTime() : null,
       },
     );
-    this.mini.add({ id: slot, text: note.text });
+    this.store.add(slot, note.text);
     this.changed({ kind: 'note', id, removed: false });
   }
 
@@ -862,21 +842,21 @@ export class MemoryIndex
       accept,
     };
     // Exact words and prefixes first; typo tolerance only when they find too little (it costs the most).
-    let found = this.ranking.rank(this.mini, {
+    let found = this.ranking.rank(this.store, {
       ...options,
       fuzzy: () => false,
     });
     if (found.length < query.limit)
-      found = this.ranking.rank(this.mini, { ...options, fuzzy: fuzzyOf });
+      found = this.ranking.rank(this.store, { ...options, fuzzy: fuzzyOf });
     const hits: IndexHit[] = [];
     for (const result of found) {
-      const doc = table.view(result.id as number);
+      const doc = table.view(result.id);
       if (!doc) continue;
       const age = Math.max(0, query.now - doc.date);
       let score =
         result.score *
         (1 + RECENCY_WEIGHT * Math.pow(0.5, age / RECENCY_HALF_LIFE_MS));
-      if (doc.kind === 'note' && table.note(result.id as number)?.supersededBy)
+      if (doc.kind === 'note' && table.note(result.id)?.supersededBy)
         score *= SUPERSEDED_FACTOR;
       hits.push({
         kind: doc.kind,
@@ -945,7 +925,7 @@ export class MemoryIndex
   ): void {
     const id = String(message._id);
     const old = this.table.slotOf('message', id);
-    if (old !== undefined && this.table.isIndexed(old)) this.mini.discard(old);
+    if (old !== undefined && this.table.isIndexed(old)) this.store.discard(old);
     const text = searchableText(message, scrub);
     const slot = this.table.setMessage(
       id,
@@ -954,7 +934,7 @@ export class MemoryIndex
       message.role === 'user',
       !!text,
     );
-    if (text) this.mini.add({ id: slot, text });
+    if (text) this.store.add(slot, text);
     this.changed({ kind: 'message', id, removed: !text, text });
   }
 
@@ -986,7 +966,7 @@ export class MemoryIndex
 
   private dropSlot(slot: number): void {
     const doc = this.table.view(slot);
-    if (this.table.isIndexed(slot)) this.mini.discard(slot);
+    if (this.table.isIndexed(slot)) this.store.discard(slot);
     this.table.remove(slot);
     if (doc) this.changed({ kind: doc.kind, id: doc.id, removed: true });
   }

@@ -1,4 +1,5 @@
 import MiniSearch from 'minisearch';
+import { PostingsStore } from './postings-store';
 import { RankedSearch } from './ranked-search';
 import { indexTerm, words } from './word-forms';
 
@@ -49,6 +50,12 @@ const termsOf = (query: string) =>
     .map((w) => indexTerm(w))
     .filter((t): t is string => !!t);
 
+function storeOf(docs: Array<{ id: number; text: string }>): PostingsStore {
+  const store = new PostingsStore();
+  for (const doc of docs) store.add(doc.id, doc.text);
+  return store;
+}
+
 describe('RankedSearch', () => {
   it.each(QUERIES)(
     'scores "%s" as MiniSearch#search does, best first, with prefixes and typos',
@@ -56,7 +63,7 @@ describe('RankedSearch', () => {
       const mini = new MiniSearch<{ id: number; text: string }>(OPTIONS);
       mini.addAll(corpus(3000, 5));
       const expected = mini.search(query, { prefix, fuzzy, weights });
-      const got = new RankedSearch().rank(mini, {
+      const got = new RankedSearch().rank(storeOf(corpus(3000, 5)), {
         terms: termsOf(query),
         top: 50,
         prefix,
@@ -87,7 +94,7 @@ describe('RankedSearch', () => {
       filter: (r) => even(r.id),
     });
     let asked = 0;
-    const got = new RankedSearch().rank(mini, {
+    const got = new RankedSearch().rank(storeOf(corpus(3000, 9)), {
       terms: termsOf('coffee lunch'),
       top: 10,
       prefix,
@@ -108,34 +115,36 @@ describe('RankedSearch', () => {
     );
   });
 
-  it('skips discarded documents before MiniSearch vacuums them, scoring as an index without them', async () => {
+  it('skips discarded documents before the store sweeps them, scoring as an index without them', () => {
     const docs = corpus(2000, 13);
-    const mini = new MiniSearch<{ id: number; text: string }>({
-      ...OPTIONS,
-      autoVacuum: false,
-    });
-    mini.addAll(docs);
-    for (let id = 0; id < 2000; id += 3) mini.discard(id);
-    expect(mini.dirtCount).toBeGreaterThan(0);
+    const store = storeOf(docs);
+    // One in twenty: under the share that starts a sweep, so their postings stay.
+    for (let id = 0; id < 2000; id += 20) store.discard(id);
+    expect(store.dead).toBe(100);
     const fresh = new MiniSearch<{ id: number; text: string }>(OPTIONS);
-    fresh.addAll(docs.filter((d) => d.id % 3 !== 0));
+    fresh.addAll(docs.filter((d) => d.id % 20 !== 0));
+    const query = 'anna allergy garden';
+    const expected = fresh.search(query, { prefix, fuzzy, weights });
     const ranking = new RankedSearch();
-    const run = (index: MiniSearch<{ id: number; text: string }>) =>
-      ranking.rank(index, {
-        terms: termsOf('anna allergy garden'),
+    const run = () =>
+      ranking.rank(store, {
+        terms: termsOf(query),
         top: 30,
         prefix,
         fuzzy,
         weights,
         accept: () => true,
       });
-    const dirty = run(mini);
-    const clean = run(fresh);
-    expect(dirty.map((h) => h.score)).toEqual(
-      clean.map((h) => expect.closeTo(h.score, 6) as unknown as number),
-    );
-    expect(dirty.some((h) => (h.id as number) % 3 === 0)).toBe(false);
-    await mini.vacuum();
-    expect(run(mini).map((h) => h.id)).toEqual(dirty.map((h) => h.id));
+    const dirty = run();
+    const byId = new Map(expected.map((r) => [r.id as number, r.score]));
+    expect(dirty).toHaveLength(30);
+    for (const [i, hit] of dirty.entries()) {
+      expect(hit.score).toBeCloseTo(expected[i].score, 9);
+      expect(byId.get(hit.id)).toBeCloseTo(hit.score, 9);
+    }
+    expect(dirty.some((h) => h.id % 20 === 0)).toBe(false);
+    store.sweep();
+    expect(store.dead).toBe(0);
+    expect(run()).toEqual(dirty);
   });
 });

@@ -1,28 +1,4 @@
-import type MiniSearch from 'minisearch';
-
-/** A term's postings in MiniSearch's index: field id → (short document id → term frequency). */
-type FieldTermData = Map<number, Map<number, number>>;
-
-/**
- * What this ranking reads of a MiniSearch 7.2 instance. These members are not in its typed API;
- * `ranked-search.spec.ts` checks that the ranking still equals `MiniSearch#search`'s, so an upgrade
- * that changes them fails there rather than in production.
- */
-interface MiniSearchInternals {
-  _index: {
-    get(term: string): FieldTermData | undefined;
-    atPrefix(prefix: string): Iterable<[string, FieldTermData]>;
-    fuzzyGet(
-      term: string,
-      maxDistance: number,
-    ): Map<string, [FieldTermData, number]>;
-  };
-  _documentIds: Map<number, unknown>;
-  _fieldLength: Map<number, number[]>;
-  _avgFieldLength: number[];
-  _documentCount: number;
-  _nextId: number;
-}
+import type { PostingsStore } from './postings-store';
 
 export interface RankOptions {
   /** Query terms after the index's own term pipeline (duplicates count twice, as in MiniSearch). */
@@ -33,13 +9,13 @@ export interface RankOptions {
   /** The edit distance as a fraction of the term's length (MiniSearch's `fuzzy`), or false. */
   fuzzy: (term: string) => number | false;
   weights: { prefix: number; fuzzy: number };
-  /** Whether a document (by the id it was added with) may be returned. */
-  accept(id: unknown): boolean;
+  /** Whether a document (by its slot) may be returned. */
+  accept(slot: number): boolean;
 }
 
 export interface RankedHit {
-  /** The id the document was added with. */
-  id: unknown;
+  /** The document's slot. */
+  id: number;
   score: number;
   /** The query terms it matched. */
   terms: string[];
@@ -51,102 +27,93 @@ const MAX_TERMS = 30;
 
 /**
  * The best `top` documents for a query, scored exactly as `MiniSearch#search` scores them
- * (BM25 per field, prefix and typo weights, OR of the terms, times the number of query
- * terms matched), but without building a result object for every matching document:
- * scores add up in typed arrays and only a document that would enter the top is offered
- * to `accept`. A common word in 50,000 messages costs a few milliseconds instead of hundreds.
+ * (BM25+ on the one field, prefix and typo weights, OR of the terms, times the number of
+ * query terms matched; `ranked-search.spec.ts` compares with MiniSearch itself), from the
+ * typed-array `PostingsStore`: scores add up in typed arrays and only a document that would
+ * enter the top is offered to `accept`. A common word in 50,000 messages costs a few
+ * milliseconds instead of hundreds.
  */
 export class RankedSearch {
   private scores = new Float64Array(1024);
   private matched = new Uint32Array(1024);
   private touched = new Int32Array(1024);
-  private lengthCache = new Float32Array(0);
-  private lengthOwner: object | null = null;
 
-  rank(
-    mini: MiniSearch<never> | MiniSearch<{ id: unknown }>,
-    options: RankOptions,
-  ): RankedHit[] {
-    const index = mini as unknown as MiniSearchInternals;
-    this.ensureCapacity(index._nextId);
+  rank(store: PostingsStore, options: RankOptions): RankedHit[] {
+    this.ensureCapacity(store.docLimit);
     const terms = options.terms.slice(0, MAX_TERMS);
     const distinct = [...new Set(terms)];
     let touchedCount = 0;
-    // Discarded documents keep their postings until MiniSearch vacuums them: skip those only then.
-    const dirty = mini.dirtCount > 0;
-    const lengths = index._fieldLength;
-    const lengthCache = this.lengthsOf(mini);
+    // Discarded documents keep their postings until the store sweeps them: skipped, and not counted.
+    const dirty = store.dead > 0;
     const scores = this.scores;
     const matched = this.matched;
+    const docs = store.postingDocs;
+    const freqs = store.postingFreqs;
+    const documentCount = store.documentCount;
+    const norm = (BM25.k * BM25.b) / store.averageLength;
+    const base = BM25.k * (1 - BM25.b);
     const add = (
       bit: number,
-      data: FieldTermData | undefined,
+      termId: number | undefined,
       weight: number,
     ): void => {
-      if (!data) return;
-      for (const [fieldId, postings] of data) {
-        const avg = index._avgFieldLength[fieldId];
-        let live = postings.size;
-        if (dirty)
-          for (const docId of postings.keys())
-            if (!index._documentIds.has(docId)) live--;
-        const idf = Math.log(
-          1 + (index._documentCount - live + 0.5) / (live + 0.5),
-        );
-        const norm = (BM25.k * BM25.b) / avg;
-        const base = BM25.k * (1 - BM25.b);
-        for (const [docId, tf] of postings) {
-          if (dirty && !index._documentIds.has(docId)) continue;
-          // A short id is never reused, so its length, once read, stays true for this instance.
-          let length = fieldId === 0 ? lengthCache[docId] - 1 : -1;
-          if (length < 0) {
-            length = lengths.get(docId)?.[fieldId] ?? 0;
-            if (fieldId === 0) lengthCache[docId] = length + 1;
-          }
-          const score =
-            weight *
-            idf *
-            (BM25.d + (tf * (BM25.k + 1)) / (tf + base + norm * length));
-          if (matched[docId] === 0) {
-            if (touchedCount === this.touched.length) this.growTouched();
-            this.touched[touchedCount++] = docId;
-          }
-          scores[docId] += score;
-          matched[docId] |= 1 << bit;
+      if (termId === undefined) return;
+      const { start, count } = store.runOf(termId);
+      if (!count) return;
+      const end = start + count;
+      let live = count;
+      if (dirty)
+        for (let i = start; i < end; i++)
+          if (store.slotOfDoc(docs[i]) < 0) live--;
+      if (!live) return;
+      const idf = Math.log(1 + (documentCount - live + 0.5) / (live + 0.5));
+      for (let i = start; i < end; i++) {
+        const doc = docs[i];
+        if (dirty && store.slotOfDoc(doc) < 0) continue;
+        const tf = freqs[i];
+        const score =
+          weight *
+          idf *
+          (BM25.d +
+            (tf * (BM25.k + 1)) / (tf + base + norm * store.lengthOfDoc(doc)));
+        if (matched[doc] === 0) {
+          if (touchedCount === this.touched.length) this.growTouched();
+          this.touched[touchedCount++] = doc;
         }
+        scores[doc] += score;
+        matched[doc] |= 1 << bit;
       }
     };
     for (const term of terms) {
       const bit = distinct.indexOf(term);
-      add(bit, index._index.get(term), 1);
+      add(bit, store.termId(term), 1);
       const fuzzy = options.fuzzy(term);
-      let fuzzyMatches: Map<string, [FieldTermData, number]> | undefined;
+      let fuzzyMatches: Map<string, [number, number]> | undefined;
       if (fuzzy !== false) {
         const maxDistance =
           fuzzy < 1
             ? Math.min(MAX_FUZZY, Math.round(term.length * fuzzy))
             : fuzzy;
-        if (maxDistance)
-          fuzzyMatches = index._index.fuzzyGet(term, maxDistance);
+        if (maxDistance) fuzzyMatches = store.near(term, maxDistance);
       }
       if (options.prefix(term))
-        for (const [derived, data] of index._index.atPrefix(term)) {
+        for (const [derived, termId] of store.withPrefix(term)) {
           const distance = derived.length - term.length;
           if (!distance) continue;
           fuzzyMatches?.delete(derived);
           add(
             bit,
-            data,
+            termId,
             (options.weights.prefix * derived.length) /
               (derived.length + 0.3 * distance),
           );
         }
       if (fuzzyMatches)
-        for (const [derived, [data, distance]] of fuzzyMatches) {
+        for (const [derived, [termId, distance]] of fuzzyMatches) {
           if (!distance) continue;
           add(
             bit,
-            data,
+            termId,
             (options.weights.fuzzy * derived.length) /
               (derived.length + distance),
           );
@@ -162,7 +129,7 @@ export class RankedSearch {
         this.matched[doc] = 0;
         continue;
       }
-      if (!options.accept(index._documentIds.get(doc))) {
+      if (!options.accept(store.slotOfDoc(doc))) {
         this.matched[doc] = 0;
         continue;
       }
@@ -172,26 +139,12 @@ export class RankedSearch {
     }
     heap.sort((a, b) => b.score - a.score);
     const hits = heap.map(({ doc, score }) => ({
-      id: index._documentIds.get(doc),
+      id: store.slotOfDoc(doc),
       score,
       terms: distinct.filter((_, bit) => this.matched[doc] & (1 << bit)),
     }));
     for (let i = 0; i < touchedCount; i++) this.matched[this.touched[i]] = 0;
     return hits;
-  }
-
-  /** The first field's length by short id, plus one (0: not read yet). */
-  private lengthsOf(mini: object): Float32Array {
-    if (
-      this.lengthOwner !== mini ||
-      this.lengthCache.length < this.scores.length
-    ) {
-      const next = new Float32Array(this.scores.length);
-      if (this.lengthOwner === mini) next.set(this.lengthCache);
-      this.lengthCache = next;
-      this.lengthOwner = mini;
-    }
-    return this.lengthCache;
   }
 
   private ensureCapacity(size: number): void {

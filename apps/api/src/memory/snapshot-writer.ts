@@ -1,40 +1,53 @@
-import type MiniSearch from 'minisearch';
-import type { IndexSnapshot } from './index-snapshot';
+import type { DocTable, SavedMessages } from './doc-table';
+import { PostingsLoader, type PostingsStore } from './postings-store';
 
-/** What the writer reads of MiniSearch 7.2 (the fields its own `toJSON` reads). */
-interface MiniSearchInternals {
-  _documentCount: number;
-  _nextId: number;
-  _documentIds: Map<number, unknown>;
-  _fieldIds: Record<string, number>;
-  _fieldLength: Map<number, number[]>;
-  _avgFieldLength: number[];
-  _storedFields: Map<number, unknown>;
-  _dirtCount: number;
-  _index: Iterable<[string, Map<number, Map<number, number>>]>;
-}
+/** Bumped whenever the saved form or the term pipeline (word forms, stop words) changes. */
+export const SNAPSHOT_VERSION = 2;
+const MAGIC = 0x494d544d; // "MTMI" read as a little-endian u32
 
 /** Work done between two yields at most: well under the 50 ms a request may wait. */
-const SLICE_MS = 8;
+const SLICE_MS = 5;
 /** Bytes handed to the file at once. */
 const PIECE_BYTES = 1 << 16;
 /** Postings or entries written between two looks at the clock. */
-const CHECK_EVERY = 1024;
+const CHECK_EVERY = 4096;
+/** Postings of one run read or written at once. */
+const CHUNK = 4096;
 
-/** The snapshot without its index part (`mini`), which the writer makes from MiniSearch itself. */
-export type SnapshotHead = Omit<IndexSnapshot, 'mini'>;
+/** What a snapshot holds besides the postings, as read. */
+export interface SnapshotHead {
+  version: number;
+  /** The last journal entry the snapshot includes. */
+  seq: number;
+  /** Also stored in the database when written: a snapshot whose token the database lacks is another database's. */
+  token: string;
+  /** A digest of the secrets its text was cleaned of: other secrets now, and it is not used. */
+  secrets: string;
+  /** The greatest message id it holds: newer messages are read at start. */
+  newest: string | null;
+  messages: SavedMessages;
+}
+
+/** What the writer is given: the head's small fields, the table's messages written from it. */
+export type SnapshotFields = Omit<
+  SnapshotHead,
+  'messages' | 'version' | 'newest'
+>;
+
+export interface LoadedSnapshot {
+  head: SnapshotHead;
+  store: PostingsStore;
+}
 
 /**
- * JSON text written straight into one reused buffer: numbers digit by digit and strings by
- * `Buffer.write`, so a snapshot of 100,000 messages (millions of postings) makes almost no
- * garbage. A string per posting (the previous writer) made hundreds of megabytes of it, and
- * the collections it caused held the event loop longer than the work itself.
+ * Little-endian binary written into one reused buffer, handed out in pieces of about 64 KB.
+ * A piece is valid until the next one is asked for.
  */
-class JsonBytes {
+class Bytes {
   buf = Buffer.allocUnsafe(PIECE_BYTES * 2);
   pos = 0;
 
-  private room(bytes: number): void {
+  room(bytes: number): void {
     if (this.pos + bytes <= this.buf.length) return;
     const bigger = Buffer.allocUnsafe(
       Math.max(this.buf.length * 2, this.pos + bytes),
@@ -43,126 +56,66 @@ class JsonBytes {
     this.buf = bigger;
   }
 
-  /** Text known to be ASCII without anything to escape (punctuation, keys). */
-  raw(text: string): void {
-    this.room(text.length);
-    // Punctuation between postings: a loop costs less than a call into Buffer's native write.
-    if (text.length <= 16) {
-      const buf = this.buf;
-      for (let i = 0; i < text.length; i++)
-        buf[this.pos++] = text.charCodeAt(i);
-    } else this.pos += this.buf.write(text, this.pos, 'latin1');
-  }
-
-  byte(code: number): void {
+  u8(n: number): void {
     this.room(1);
-    this.buf[this.pos++] = code;
+    this.buf[this.pos++] = n;
   }
 
-  /** A number as `JSON.stringify` writes it (integers digit by digit; others, rare here, through it). */
-  number(n: number): void {
-    // Slot numbers and frequencies: small integers, in integer arithmetic (the common case by far).
-    if (n >= 0 && n <= 0x7fffffff && (n | 0) === n) {
-      this.room(10);
-      const buf = this.buf;
-      let at =
-        this.pos +
-        (n < 10
-          ? 1
-          : n < 100
-            ? 2
-            : n < 1000
-              ? 3
-              : n < 10_000
-                ? 4
-                : n < 100_000
-                  ? 5
-                  : n < 1_000_000
-                    ? 6
-                    : n < 10_000_000
-                      ? 7
-                      : n < 100_000_000
-                        ? 8
-                        : n < 1_000_000_000
-                          ? 9
-                          : 10);
-      this.pos = at;
-      while (n >= 10) {
-        const q = (n / 10) | 0;
-        buf[--at] = 0x30 + n - q * 10;
-        n = q;
-      }
-      buf[--at] = 0x30 + n;
-      return;
-    }
-    if (!Number.isSafeInteger(n)) {
-      this.raw(JSON.stringify(n));
-      return;
-    }
-    // Dates in milliseconds, negative numbers.
-    this.room(17);
-    if (n < 0) {
-      this.buf[this.pos++] = 0x2d;
-      n = -n;
-    }
-    let digits = 1;
-    for (let m = n; m >= 10; m = Math.floor(m / 10)) digits++;
-    let at = this.pos + digits;
-    this.pos = at;
-    do {
-      this.buf[--at] = 0x30 + (n % 10);
-      n = Math.floor(n / 10);
-    } while (n > 0);
+  u16(n: number): void {
+    this.room(2);
+    this.pos = this.buf.writeUInt16LE(n, this.pos);
   }
 
-  /** A JSON string: as UTF-8 unless it needs an escape (a quote, a control character, a lone surrogate). */
-  string(text: string): void {
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c < 0xe000)) {
-        this.raw(JSON.stringify(text));
-        return;
-      }
-    }
-    this.room(text.length * 3 + 2);
-    this.buf[this.pos++] = 0x22;
-    this.pos += this.buf.write(text, this.pos, 'utf8');
-    this.buf[this.pos++] = 0x22;
+  u32(n: number): void {
+    this.room(4);
+    this.pos = this.buf.writeUInt32LE(n, this.pos);
   }
 
-  /** JSON text already made (UTF-8). */
-  json(text: string): void {
-    this.room(text.length * 3);
-    this.pos += this.buf.write(text, this.pos, 'utf8');
+  i32(n: number): void {
+    this.room(4);
+    this.pos = this.buf.writeInt32LE(n, this.pos);
   }
 
-  /** Any JSON value (the head's few fields, stored fields). */
-  value(value: unknown): void {
-    if (typeof value === 'number') this.number(value);
-    else if (typeof value === 'string') this.string(value);
-    else this.json(JSON.stringify(value));
+  f64(n: number): void {
+    this.room(8);
+    this.pos = this.buf.writeDoubleLE(n, this.pos);
+  }
+
+  /** A string as UTF-8 after its byte length (u32). */
+  text(value: string): void {
+    const length = Buffer.byteLength(value, 'utf8');
+    this.u32(length);
+    this.room(length);
+    this.pos += this.buf.write(value, this.pos, 'utf8');
   }
 }
 
 /**
- * The snapshot's JSON as byte pieces of about 64 KB, made a slice of a few milliseconds at a time
- * with a yield to the event loop between slices: `JSON.stringify` of the whole index (and
- * MiniSearch's `toJSON` before it) held the loop for one to three seconds at 100,000 messages.
- * The same JSON as `JSON.stringify({ ...head, mini: toJSON() })` with the documents not in
- * `keep` (the notes) left out, as if never added: `MiniSearch.loadJS` reads it unchanged.
- * A piece is valid until the next one is asked for (one buffer is reused): write it, or copy it.
- * The caller keeps the index still until the last piece (its writes are held meanwhile).
+ * The snapshot's bytes in pieces, made a slice of a few milliseconds at a time with a yield to
+ * the event loop between slices. Binary (version 2): the JSON text of version 1 wrote every
+ * posting as digits (millions of them at 100,000 messages) and held the loop 80–200 ms at
+ * times under load; here a posting is six bytes copied. Only the documents in `keep` (the
+ * messages; notes are read from the database at each start) are written, and no discarded
+ * document's postings. The caller keeps the index still until the last piece.
+ *
+ * Layout, little-endian: "MTMI", u32 version, u32 + JSON of the head's small fields (with the
+ * counts below); the messages table (u32 slots, i32 chats, u8 flags, f64 dates, u32-prefixed
+ * ids); the documents (u32 slots, u32 lengths); the terms, each u32-prefixed UTF-8, u32 count,
+ * then that many u32 document slots and u16 frequencies; a footer of u32 terms, u32 postings
+ * and "MTMI" (a file cut short is refused).
  */
 export async function* snapshotPieces(
-  head: SnapshotHead,
-  mini: MiniSearch<{ id: number; text: string }>,
-  keep: (externalId: unknown) => boolean,
+  fields: SnapshotFields,
+  table: DocTable,
+  store: PostingsStore,
+  keep: (slot: number) => boolean,
 ): AsyncGenerator<Uint8Array> {
-  const index = mini as unknown as MiniSearchInternals;
-  const out = new JsonBytes();
+  const out = new Bytes();
   let sliceStart = performance.now();
-  /** At a check point: the piece when it is full, a yield to the event loop when the slice is over. */
+  let work = 0;
+  /** Every CHECK_EVERY steps: the piece when it is full, a yield to the event loop when the slice is over. */
   async function* pause(): AsyncGenerator<Uint8Array> {
+    work = 0;
     if (out.pos >= PIECE_BYTES) {
       yield out.buf.subarray(0, out.pos);
       out.pos = 0;
@@ -173,143 +126,277 @@ export async function* snapshotPieces(
     }
   }
 
-  const { messages, ...rest } = head;
-  const top = JSON.stringify(rest);
-  out.json(top.slice(0, -1));
-  out.raw(`${top === '{}' ? '' : ','}"messages":{`);
-  const arrays = Object.entries(messages) as Array<[string, unknown[]]>;
-  for (const [i, [name, values]] of arrays.entries()) {
-    if (i) out.byte(0x2c);
-    out.string(name);
-    out.raw(':[');
-    for (let k = 0; k < values.length; k++) {
-      if (k) out.byte(0x2c);
-      out.value(values[k]);
-      if (k % CHECK_EVERY === 0) yield* pause();
+  const documents: number[] = [];
+  const lengths: number[] = [];
+  for (const [slot, length] of store.liveDocs()) {
+    if (keep(slot)) {
+      documents.push(slot);
+      lengths.push(length);
     }
-    out.byte(0x5d);
+    if (++work >= CHECK_EVERY) yield* pause();
   }
-  out.byte(0x7d);
+  const count = table.messages;
+  const chatIds = table.chatIdList();
+  // The greatest message id (ids are time-ordered): newer messages are read after the snapshot.
+  let newest: string | null = null;
+  for (const slot of table.messageSlotList()) {
+    const id = table.savedId(slot);
+    if (newest === null || id > newest) newest = id;
+    if (++work >= CHECK_EVERY) yield* pause();
+  }
+  const top = JSON.stringify({
+    seq: fields.seq,
+    token: fields.token,
+    secrets: fields.secrets,
+    newest,
+    chatIds,
+    messages: count,
+    documents: documents.length,
+  });
+  out.u32(MAGIC);
+  out.u32(SNAPSHOT_VERSION);
+  const topBytes = Buffer.from(top, 'utf8');
+  out.u32(topBytes.length);
+  out.room(topBytes.length);
+  out.pos += topBytes.copy(out.buf, out.pos);
 
-  // The documents kept: their short ids, and the field lengths they take off the averages.
-  const dropped = new Set<number>();
-  /**
-   * Discarded documents whose postings are still in the index: left out as they go, instead of a
-   * `vacuum()` first (it walks a thousand terms' postings at a time without a yield: hundreds of
-   * milliseconds at 100,000 messages).
-   */
-  const dirty = index._dirtCount > 0;
-  const fields = index._avgFieldLength.length;
-  const droppedLength = new Array<number>(fields).fill(0);
-  let seen = 0;
-  for (const shortId of index._documentIds.keys()) {
-    if (!keep(index._documentIds.get(shortId))) {
-      dropped.add(shortId);
-      const lengths = index._fieldLength.get(shortId) ?? [];
-      for (let f = 0; f < fields; f++) droppedLength[f] += lengths[f] ?? 0;
+  // Column by column, each a walk of the table's message slots (it is held still meanwhile).
+  const columns: Array<(slot: number) => void> = [
+    (slot) => out.u32(slot),
+    (slot) => out.i32(table.savedChat(slot)),
+    (slot) => out.u8(table.savedFlags(slot)),
+    (slot) => out.f64(table.date(slot)),
+    (slot) => out.text(table.savedId(slot)),
+  ];
+  for (const column of columns) {
+    let written = 0;
+    for (const slot of table.messageSlotList()) {
+      column(slot);
+      written++;
+      if (++work >= CHECK_EVERY) yield* pause();
     }
-    if (++seen % 4096 === 0) yield* pause();
+    if (written !== count) throw new Error('messages changed while written');
   }
-  const before = index._documentCount;
-  const after = before - dropped.size;
-  const averages = dropped.size
-    ? index._avgFieldLength.map((avg, f) =>
-        after > 0 ? (avg * before - droppedLength[f]) / after : 0,
-      )
-    : index._avgFieldLength;
+  for (const column of [documents, lengths])
+    for (const value of column) {
+      out.u32(value);
+      if (++work >= CHECK_EVERY) yield* pause();
+    }
 
-  out.raw(',"mini":{"documentCount":');
-  out.number(after);
-  out.raw(',"nextId":');
-  out.number(index._nextId);
-  out.raw(',"documentIds":{');
-  yield* mapEntries(index._documentIds);
-  out.raw(`},"fieldIds":${JSON.stringify(index._fieldIds)},"fieldLength":{`);
-  yield* mapEntries(index._fieldLength);
-  out.raw(`},"averageFieldLength":`);
-  out.value(averages);
-  out.raw(',"storedFields":{');
-  yield* mapEntries(index._storedFields);
-  // The discarded documents' postings are left out below: the index written has no dirt.
-  out.raw('},"dirtCount":0');
-  out.raw(',"index":[');
-  let first = true;
-  let n = 0;
-  for (const [term, fieldIndex] of index._index) {
-    // A term only the left-out documents have is left out (as if they had never been added).
-    if (!anyKept(fieldIndex)) continue;
-    if (!first) out.byte(0x2c);
-    first = false;
-    out.byte(0x5b);
-    out.string(term);
-    out.raw(',{');
-    let firstField = true;
-    for (const fieldId of fieldIndex.keys()) {
-      const freqs = fieldIndex.get(fieldId) as Map<number, number>;
-      if ((dropped.size || dirty) && !kept(freqs)) continue;
-      if (!firstField) out.byte(0x2c);
-      firstField = false;
-      out.byte(0x22);
-      out.number(fieldId);
-      out.raw('":{');
-      let firstPosting = true;
-      for (const shortId of freqs.keys()) {
-        if (!live(shortId)) continue;
-        if (!firstPosting) out.byte(0x2c);
-        firstPosting = false;
-        out.byte(0x22);
-        out.number(shortId);
-        out.raw('":');
-        out.number(freqs.get(shortId) as number);
-        // A common word has a posting in most documents: a slice may end inside it.
-        if (++n % CHECK_EVERY === 0) yield* pause();
-      }
-      out.byte(0x7d);
+  let terms = 0;
+  let postings = 0;
+  for (const [term, termId] of store.entries()) {
+    const { start, count: size } = store.runOf(termId);
+    const end = start + size;
+    // A common word has a posting in most documents: its run is read in chunks, a yield possible
+    // between two (plain loops in functions of their own, which V8 optimizes; not in this generator).
+    let live = 0;
+    for (let from = start; from < end; from += CHUNK) {
+      live += liveIn(store, keep, from, Math.min(end, from + CHUNK));
+      work += CHUNK;
+      if (work >= CHECK_EVERY) yield* pause();
     }
-    out.raw('}]');
-    if (++n % 64 === 0) yield* pause();
+    if (live) {
+      terms++;
+      postings += live;
+      out.text(term);
+      out.u32(live);
+      for (const write of [writeSlots, writeFreqs])
+        for (let from = start; from < end; from += CHUNK) {
+          write(out, store, keep, from, Math.min(end, from + CHUNK));
+          work += CHUNK;
+          if (work >= CHECK_EVERY) yield* pause();
+        }
+    }
+    if (++work >= CHECK_EVERY) yield* pause();
   }
-  out.raw('],"serializationVersion":2}}');
+  out.u32(terms);
+  out.u32(postings);
+  out.u32(MAGIC);
   if (out.pos) yield out.buf.subarray(0, out.pos);
+}
 
-  /** Neither left out nor discarded (a discarded document keeps its postings until a vacuum). */
-  function live(shortId: number): boolean {
-    return !dropped.has(shortId) && (!dirty || index._documentIds.has(shortId));
+function liveIn(
+  store: PostingsStore,
+  keep: (slot: number) => boolean,
+  from: number,
+  to: number,
+): number {
+  const docs = store.postingDocs;
+  let live = 0;
+  for (let i = from; i < to; i++) {
+    const slot = store.slotOfDoc(docs[i]);
+    if (slot >= 0 && keep(slot)) live++;
   }
+  return live;
+}
 
-  function kept(freqs: Map<number, number>): boolean {
-    for (const shortId of freqs.keys()) if (live(shortId)) return true;
-    return false;
+function writeSlots(
+  out: Bytes,
+  store: PostingsStore,
+  keep: (slot: number) => boolean,
+  from: number,
+  to: number,
+): void {
+  const docs = store.postingDocs;
+  out.room((to - from) * 4);
+  const buf = out.buf;
+  let pos = out.pos;
+  for (let i = from; i < to; i++) {
+    const slot = store.slotOfDoc(docs[i]);
+    if (slot >= 0 && keep(slot)) pos = buf.writeUInt32LE(slot, pos);
   }
+  out.pos = pos;
+}
 
-  function anyKept(fieldIndex: Map<number, Map<number, number>>): boolean {
-    if (!dropped.size && !dirty) return true;
-    for (const freqs of fieldIndex.values()) if (kept(freqs)) return true;
-    return false;
+function writeFreqs(
+  out: Bytes,
+  store: PostingsStore,
+  keep: (slot: number) => boolean,
+  from: number,
+  to: number,
+): void {
+  const docs = store.postingDocs;
+  const freqs = store.postingFreqs;
+  out.room((to - from) * 2);
+  const buf = out.buf;
+  let pos = out.pos;
+  for (let i = from; i < to; i++) {
+    const slot = store.slotOfDoc(docs[i]);
+    if (slot >= 0 && keep(slot)) pos = buf.writeUInt16LE(freqs[i], pos);
   }
+  out.pos = pos;
+}
 
-  async function* mapEntries(
-    map: Map<number, unknown>,
-  ): AsyncGenerator<Uint8Array> {
-    let firstEntry = true;
-    let k = 0;
-    for (const shortId of map.keys()) {
-      if (dropped.has(shortId)) continue;
-      const value = map.get(shortId);
-      // As JSON.stringify of the object toJSON makes: an undefined value is left out.
-      if (value === undefined) continue;
-      if (!firstEntry) out.byte(0x2c);
-      out.byte(0x22);
-      out.number(shortId);
-      out.raw('":');
-      if (Array.isArray(value) && value.length === 1) {
-        // A field length list of one field: no string made for it.
-        out.byte(0x5b);
-        out.value(value[0]);
-        out.byte(0x5d);
-      } else out.value(value);
-      firstEntry = false;
-      if (++k % CHECK_EVERY === 0) yield* pause();
+/** Reads a snapshot's bytes; throws when they are not a whole snapshot of this version. */
+export function readSnapshot(bytes: Buffer): LoadedSnapshot | null {
+  const end = bytes.length;
+  let pos = 0;
+  const need = (n: number): void => {
+    if (n < 0 || pos + n > end) throw new Error('snapshot cut short');
+  };
+  const u32 = (): number => {
+    need(4);
+    const n = bytes.readUInt32LE(pos);
+    pos += 4;
+    return n;
+  };
+  const text = (): string => {
+    const length = u32();
+    need(length);
+    const value = bytes.toString('utf8', pos, pos + length);
+    pos += length;
+    return value;
+  };
+  if (end < 4 || bytes.readUInt32LE(0) !== MAGIC) return null;
+  pos = 4;
+  const version = u32();
+  if (version !== SNAPSHOT_VERSION) return null;
+  if (end < 24 || bytes.readUInt32LE(end - 4) !== MAGIC)
+    throw new Error('snapshot cut short');
+  const headLength = u32();
+  need(headLength);
+  const top = JSON.parse(bytes.toString('utf8', pos, pos + headLength)) as {
+    seq: unknown;
+    token: unknown;
+    secrets: unknown;
+    newest: unknown;
+    chatIds: unknown;
+    messages: unknown;
+    documents: unknown;
+  };
+  pos += headLength;
+  const count = top.messages;
+  const documents = top.documents;
+  if (
+    typeof top.seq !== 'number' ||
+    typeof top.token !== 'string' ||
+    typeof top.secrets !== 'string' ||
+    (top.newest !== null && typeof top.newest !== 'string') ||
+    !Array.isArray(top.chatIds) ||
+    !top.chatIds.every((id) => typeof id === 'string') ||
+    typeof count !== 'number' ||
+    typeof documents !== 'number' ||
+    !Number.isSafeInteger(count) ||
+    !Number.isSafeInteger(documents) ||
+    count < 0 ||
+    documents < 0
+  )
+    throw new Error('snapshot head malformed');
+  // Each message takes 21 bytes at least, each document 8: counts beyond the file are refused before any allocation.
+  need(count * 21 + documents * 8);
+  const chatIds = top.chatIds as string[];
+  const messages: SavedMessages = {
+    slots: new Uint32Array(count),
+    chats: new Int32Array(count),
+    flags: new Uint8Array(count),
+    dates: new Float64Array(count),
+    ids: new Array<string>(count),
+    chatIds,
+  };
+  for (let i = 0; i < count; i++) messages.slots[i] = u32();
+  for (let i = 0; i < count; i++) {
+    const chat = bytes.readInt32LE(pos);
+    pos += 4;
+    if (chat < -1 || chat >= chatIds.length)
+      throw new Error('snapshot chat out of range');
+    messages.chats[i] = chat;
+  }
+  for (let i = 0; i < count; i++) messages.flags[i] = bytes[pos++];
+  need(count * 8);
+  for (let i = 0; i < count; i++) {
+    messages.dates[i] = bytes.readDoubleLE(pos);
+    pos += 8;
+  }
+  for (let i = 0; i < count; i++) messages.ids[i] = text();
+  need(documents * 8);
+  const docSlots = new Uint32Array(documents);
+  const docLengths = new Uint32Array(documents);
+  for (let i = 0; i < documents; i++) docSlots[i] = u32();
+  for (let i = 0; i < documents; i++) docLengths[i] = u32();
+  const termTotal = bytes.readUInt32LE(end - 12);
+  const postingTotal = bytes.readUInt32LE(end - 8);
+  if (postingTotal * 6 > end - pos) throw new Error('snapshot cut short');
+  const loader = new PostingsLoader(
+    { slots: docSlots, lengths: docLengths },
+    postingTotal,
+  );
+  const body = end - 12;
+  let terms = 0;
+  let postings = 0;
+  while (pos < body) {
+    const term = text();
+    const size = u32();
+    need(size * 6);
+    if (postings + size > postingTotal) throw new Error('snapshot postings');
+    const at = loader.term(term, size);
+    const docs = loader.store.postingDocs;
+    const freqs = loader.store.postingFreqs;
+    for (let i = 0; i < size; i++) {
+      const slot = bytes.readUInt32LE(pos);
+      pos += 4;
+      if (!loader.store.has(slot))
+        throw new Error('snapshot posting of no document');
+      docs[at + i] = slot;
     }
+    for (let i = 0; i < size; i++) {
+      freqs[at + i] = bytes.readUInt16LE(pos);
+      pos += 2;
+    }
+    terms++;
+    postings += size;
   }
+  if (pos !== body || terms !== termTotal || postings !== postingTotal)
+    throw new Error('snapshot counts differ');
+  return {
+    head: {
+      version,
+      seq: top.seq,
+      token: top.token,
+      secrets: top.secrets,
+      newest: top.newest as string | null,
+      messages,
+    },
+    store: loader.store,
+  };
 }
