@@ -7,7 +7,13 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { API_MAIN, freePort, setUpOwner, waitForHealth } from './built-api';
+import {
+  API_MAIN,
+  START_NODE_ARGS,
+  freePort,
+  setUpOwner,
+  waitForHealth,
+} from './built-api';
 
 export interface ApiMemory {
   rss: number;
@@ -57,6 +63,7 @@ export async function measureApiMemory(options: {
   const child = spawn(
     process.execPath,
     [
+      ...START_NODE_ARGS,
       '--expose-gc',
       '-r',
       // Beside this file in the sources (a smoke run compiles this one elsewhere).

@@ -10,6 +10,8 @@ import type { FakeLlmServer } from '../fake-llm/fake-llm-server';
 
 /** The built API to start; BENCH_API_MAIN points at another build (a copy of dist/ from before a change) to compare. */
 export const API_MAIN = process.env.BENCH_API_MAIN ?? 'dist/apps/api/main.js';
+/** Node's flags as `npm start` runs the server (tools/scripts/start.sh): a bench measures what the owner runs. */
+export const START_NODE_ARGS = ['--max-semi-space-size=4'];
 const PASSWORD = 'bench password 1';
 
 export interface BuiltApi {
@@ -37,7 +39,7 @@ export async function startBuiltApi(
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    [...(options.nodeArgs ?? []), API_MAIN],
+    [...START_NODE_ARGS, ...(options.nodeArgs ?? []), API_MAIN],
     {
       cwd: process.cwd(),
       env: {
