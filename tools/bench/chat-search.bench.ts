@@ -19,6 +19,7 @@ import { ChatSearchIndex } from '../../apps/api/src/chats/chat-search-index';
 import { TURN_STORED } from '../../apps/api/src/chats/stored-turn';
 import { AppEventBus } from '../../apps/api/src/events/app-event-bus';
 import { MemoryIndex } from '../../apps/api/src/memory/memory-index';
+import { messageDoc } from '../../apps/api/test/support/message-doc';
 import { startFakeLlmServer } from '../fake-llm/fake-llm-server';
 import { startBenchApp } from './in-process-app';
 
@@ -89,18 +90,12 @@ async function main(): Promise<void> {
           // A rare word in 5 messages, a common one in every 10th.
           const extra =
             i % 4000 === 17 ? ' zanzibar' : i % 10 === 3 ? ' dentist' : '';
-          return {
-            _id: new Types.ObjectId(),
+          return messageDoc({
             chatId: chats[i % CHATS]._id,
             role: i % 2 ? 'assistant' : 'user',
             content: text(i, 300) + extra,
-            status: 'complete',
-            error: null,
-            model: null,
-            usage: null,
-            createdAt: at,
-            updatedAt: at,
-          };
+            at,
+          });
         },
       );
       await db.collection('messages').insertMany(batch);
@@ -143,18 +138,14 @@ async function main(): Promise<void> {
         before: async () => {
           const chatId = chats[(round * 37) % CHATS]._id;
           const at = new Date();
-          const turn = ['user', 'assistant'].map((role, k) => ({
-            _id: new Types.ObjectId(),
-            chatId,
-            role,
-            content: `${text(round * 2 + k, 300)} replyword${round}`,
-            status: 'complete',
-            error: null,
-            model: null,
-            usage: null,
-            createdAt: at,
-            updatedAt: at,
-          }));
+          const turn = (['user', 'assistant'] as const).map((role, k) =>
+            messageDoc({
+              chatId,
+              role,
+              content: `${text(round * 2 + k, 300)} replyword${round}`,
+              at,
+            }),
+          );
           await db.collection('messages').insertMany(turn);
           const messageIds = turn.map((m) => m._id.toHexString());
           const base = { chatId: chatId.toHexString(), messageIds };

@@ -3,48 +3,15 @@
 // app that cannot start. The kill points come from the test-only METATRON_TEST_RESTORE_PAUSE_AT hook
 // (apps/api/src/backup/restore-test-pause.ts): the restore stops there and prints `restore paused at <step>`.
 // Run by `nx run api:test-process` (builds the API and the database launcher first).
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { freePort, main, root, tempDir } from './support/built-server.mjs';
+import { ownerSession, startServer, tempDir } from './support/built-server.mjs';
 
 const PASSWORD = 'process test password';
 
-async function start(dataDir, env = {}) {
-  const port = await freePort();
-  const child = spawn(process.execPath, [main], {
-    cwd: root,
-    env: {
-      ...process.env,
-      LOG_LEVEL: 'warn',
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const out = { stdout: '', stderr: '' };
-  child.stdout.on('data', (c) => (out.stdout += c));
-  child.stderr.on('data', (c) => (out.stderr += c));
-  const exit = new Promise((done) =>
-    child.once('exit', (code, signal) => done({ code, signal })),
-  );
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`exited early: ${out.stderr}`);
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`not healthy in time: ${out.stderr}`);
-    }
-    const res = await fetch(`${url}/api/health`).catch(() => null);
-    if (res?.ok) break;
-    await new Promise((done) => setTimeout(done, 100));
-  }
-  return { child, out, exit, url };
-}
+const start = (dataDir, env = {}) => startServer(dataDir, env, 30000);
 
 async function stop(proc) {
   proc.child.kill('SIGTERM');
@@ -53,23 +20,7 @@ async function stop(proc) {
   clearTimeout(timer);
 }
 
-async function session(url) {
-  const body = JSON.stringify({ password: PASSWORD });
-  const headers = { 'content-type': 'application/json' };
-  let res = await fetch(`${url}/api/auth/setup`, {
-    method: 'POST',
-    headers,
-    body,
-  });
-  if (res.status === 409)
-    res = await fetch(`${url}/api/auth/login`, {
-      method: 'POST',
-      headers,
-      body,
-    });
-  assert.ok(res.ok, `login answered ${res.status}`);
-  return res.headers.get('set-cookie').split(';')[0];
-}
+const session = (url) => ownerSession(url, PASSWORD);
 
 async function api(proc, cookie, method, path, body) {
   const res = await fetch(`${proc.url}${path}`, {

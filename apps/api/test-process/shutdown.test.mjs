@@ -2,7 +2,6 @@
 // within 5 s with exit 0, end its event streams with a last event, store a stopped reply as
 // `stopped`, and release the data dir for the next start.
 // Run by `nx run api:test-process` (builds the API and the database launcher first).
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { connect } from 'node:net';
@@ -10,9 +9,9 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  freePort,
   main,
-  root,
+  ownerSession,
+  startServer,
   tempDir as newTempDir,
 } from './support/built-server.mjs';
 
@@ -21,40 +20,7 @@ const tempDir = () => newTempDir('metatron-stop-');
 const PASSWORD = 'process test password';
 const STOP_WITHIN_MS = 5000;
 
-/** Starts main.js on a loopback port; resolves once it is healthy. */
-async function start(dataDir, env = {}) {
-  const port = await freePort();
-  const child = spawn(process.execPath, [main], {
-    cwd: root,
-    env: {
-      ...process.env,
-      LOG_LEVEL: 'warn',
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const out = { stdout: '', stderr: '' };
-  child.stdout.on('data', (c) => (out.stdout += c));
-  child.stderr.on('data', (c) => (out.stderr += c));
-  const exit = new Promise((done) =>
-    child.once('exit', (code, signal) => done({ code, signal })),
-  );
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`exited early: ${out.stderr}`);
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`not healthy in time: ${out.stderr}`);
-    }
-    const res = await fetch(`${url}/api/health`).catch(() => null);
-    if (res?.ok) break;
-    await new Promise((done) => setTimeout(done, 50));
-  }
-  return { child, out, exit, url };
-}
+const start = (dataDir, env = {}) => startServer(dataDir, env);
 
 /** Sends the signal and measures how long the process takes to end. */
 async function stop(proc, signal) {
@@ -69,23 +35,7 @@ async function stop(proc, signal) {
 }
 
 /** The owner's session cookie: sets the owner up on a new data dir, logs in on a used one. */
-async function session(url) {
-  const body = JSON.stringify({ password: PASSWORD });
-  const headers = { 'content-type': 'application/json' };
-  let res = await fetch(`${url}/api/auth/setup`, {
-    method: 'POST',
-    headers,
-    body,
-  });
-  if (res.status === 409)
-    res = await fetch(`${url}/api/auth/login`, {
-      method: 'POST',
-      headers,
-      body,
-    });
-  assert.ok(res.ok, `owner session: ${res.status}`);
-  return res.headers.get('set-cookie').split(';')[0];
-}
+const session = (url) => ownerSession(url, PASSWORD);
 
 async function api(url, cookie, method, path, body) {
   const res = await fetch(`${url}${path}`, {

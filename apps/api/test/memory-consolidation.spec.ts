@@ -12,6 +12,7 @@ import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
 import { ChatsService } from '../src/chats/chats.service';
 import { SettingsService } from '../src/settings/settings.service';
 import { NO_CAPS, startFakeProviders, useModel } from './support/llm-test-kit';
+import { seedMessage } from './support/message-doc';
 import { createTestApp, type TestApp } from './support/test-app';
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
@@ -46,20 +47,9 @@ describe('memory consolidation with the model', () => {
     fields: Record<string, unknown>,
   ): Promise<string> {
     const at = t.clock.now();
-    const _id = idAt(at);
-    await db.collection('messages').insertOne({
-      _id,
-      chatId: new Types.ObjectId(chatId),
-      status: 'complete',
-      error: null,
-      model: null,
-      usage: null,
-      createdAt: at,
-      updatedAt: at,
-      ...fields,
-    });
+    const id = await seedMessage(db, { chatId, at, _id: idAt(at), ...fields });
     t.clock.advance(1000);
-    return _id.toHexString();
+    return id;
   }
 
   async function remember(text: string): Promise<string> {

@@ -12,13 +12,20 @@ import {
 } from '../../../tools/fake-llm/fake-llm-server';
 import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
 import type { AiToolContext } from '../src/ai-tools/ai-tool';
+import { ChatReplyService } from '../src/chats/chat-reply.service';
 import { ChatsService } from '../src/chats/chats.service';
 import { CombinedPromptBuilder } from '../src/system-instruction/combined-prompt.builder';
 import { AppEventBus } from '../src/events/app-event-bus';
 import { MemoryEmbeddings } from '../src/memory/embeddings/memory-embeddings';
 import { MemoryIndex } from '../src/memory/memory-index';
+import {
+  MemoryService,
+  RECALL_EMBEDDING_WAIT_MS,
+} from '../src/memory/memory.service';
 import { SettingsService } from '../src/settings/settings.service';
 import { WhatsAppPermissionsService } from '../src/whatsapp/permissions/whatsapp-permissions.service';
+import { chatClient } from './support/llm-test-kit';
+import { seedMessage } from './support/message-doc';
 import { createTestApp, type TestApp } from './support/test-app';
 
 const OPENAI_KEY = 'sk-embed-test-0123456789abcdefghij';
@@ -50,19 +57,7 @@ describe('memory embeddings (background vectors, hybrid search, forget)', () => 
     fields: Record<string, unknown>,
     at = start,
   ): Promise<string> {
-    const _id = new Types.ObjectId();
-    await db.collection('messages').insertOne({
-      _id,
-      chatId: new Types.ObjectId(chatId),
-      status: 'complete',
-      error: null,
-      model: null,
-      usage: null,
-      createdAt: at,
-      updatedAt: at,
-      ...fields,
-    });
-    ids[key] = _id.toHexString();
+    ids[key] = await seedMessage(db, { chatId, at, ...fields });
     return ids[key];
   }
 
@@ -116,6 +111,23 @@ describe('memory embeddings (background vectors, hybrid search, forget)', () => 
     }
     throw new Error('condition not met in 5 s');
   }
+
+  /** The owner's prompt for a message, as a chat turn builds it (recall included). */
+  const prompt = async (userMessage: string): Promise<string> =>
+    (await t.app.get(CombinedPromptBuilder).buildCombinedPrompt({
+      source: 'chat',
+      mode: 'default',
+      userMessage,
+    })) ?? '';
+
+  /** Milliseconds `work` took (a figure printed for the report, not a timed assertion). */
+  async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
+    const started = performance.now();
+    const value = await work();
+    return [value, Math.round(performance.now() - started)];
+  }
+
+  const figures: string[] = [];
 
   const memoryUsage = async () => {
     const usage = (await owner.get('/api/usage').expect(200))
@@ -197,6 +209,10 @@ describe('memory embeddings (background vectors, hybrid search, forget)', () => 
   });
 
   afterAll(async () => {
+    if (figures.length)
+      process.stdout.write(
+        `\nRecall prompt-build figures (fake provider):\n  ${figures.join('\n  ')}\n`,
+      );
     await t?.close();
     await fake?.close();
     for (const [name, env] of [
@@ -247,6 +263,23 @@ describe('memory embeddings (background vectors, hybrid search, forget)', () => 
     });
     const usage = await until(memoryUsage, (u) => (u?.inputTokens ?? 0) > 0);
     expect(usage?.costUsd).toBeGreaterThan(0);
+  });
+
+  it('asks no embedding for recall while no note has a vector (messages have some), so the prompt never waits for one', async () => {
+    expect(embeddings.status().vectors).toBeGreaterThan(0);
+    expect(embeddings.hasNoteVectors()).toBe(false);
+    const before = fake.openaiEmbeddings.requests.length;
+    try {
+      fake.openaiEmbeddings.fallback = { delayMs: 250 };
+      const [built, ms] = await timed(() =>
+        prompt('When is the instrument class?'),
+      );
+      expect(built).not.toContain('## Recalled Notes');
+      figures.push(`no notes, 250 ms provider: prompt built in ${ms} ms`);
+    } finally {
+      fake.openaiEmbeddings.fallback = {};
+    }
+    expect(fake.openaiEmbeddings.requests).toHaveLength(before);
   });
 
   it("never sends a secret or a stranger's words to the embedding endpoint", () => {
@@ -301,12 +334,6 @@ describe('memory embeddings (background vectors, hybrid search, forget)', () => 
     });
     const noteId = out['id'] as string;
     await embeddings.settle();
-    const prompt = async (userMessage: string) =>
-      (await t.app.get(CombinedPromptBuilder).buildCombinedPrompt({
-        source: 'chat',
-        mode: 'default',
-        userMessage,
-      })) ?? '';
     const paraphrase = 'When is the instrument class?';
     try {
       // Keywords alone miss it (no word in common), and still recall what shares words.
@@ -332,12 +359,155 @@ describe('memory embeddings (background vectors, hybrid search, forget)', () => 
     expect(fake.openaiEmbeddings.requests[before].body.input).toEqual([
       paraphrase,
     ]);
+    // The same words again (a regenerate): the cached vector, no second call.
+    expect(await prompt(paraphrase)).toContain(
+      'The cello lessons are on Sundays',
+    );
+    // No meaning of their own (small talk, a number, one content word): no call, keyword recall.
+    for (const message of ['ok thanks!', 'Yes please', '42', '👍', 'hi there'])
+      expect(await prompt(message)).not.toContain('## Recalled Notes');
+    expect(await prompt('cello?')).toContain(
+      'The cello lessons are on Sundays',
+    );
+    expect(fake.openaiEmbeddings.requests.slice(before)).toHaveLength(1);
+    // The wait counts from the message's acceptance (prepareRecall), not from the prompt's build.
+    const memory = t.app.get(MemoryService);
+    const sleep = (ms: number) =>
+      new Promise((resolve) => setTimeout(resolve, ms));
+    try {
+      fake.openaiEmbeddings.fallback = { delayMs: 250 };
+      const [late, lateMs] = await timed(() =>
+        prompt('When does the instrument class happen?'),
+      );
+      expect(late).toContain('The cello lessons are on Sundays');
+      figures.push(
+        `notes with vectors, 250 ms provider, embedding asked at the prompt's build: prompt built in ${lateMs} ms`,
+      );
+      const early = 'What day is the instrument class?';
+      memory.prepareRecall(early);
+      await sleep(100); // the turn's own work before its prompt (history, attachments, settings)
+      const [recalled, earlyMs] = await timed(() => prompt(early));
+      expect(recalled).toContain('The cello lessons are on Sundays');
+      figures.push(
+        `notes with vectors, 250 ms provider, embedding asked at acceptance, prompt 100 ms later: prompt built in ${earlyMs} ms`,
+      );
+      // A 5 s provider whose wait ran out while the turn did its other work: no wait left.
+      fake.openaiEmbeddings.fallback = { delayMs: 5_000 };
+      const gone = 'Who teaches the instrument class?';
+      memory.prepareRecall(gone);
+      await sleep(RECALL_EMBEDDING_WAIT_MS + 100);
+      const [, goneMs] = await timed(() => prompt(gone));
+      expect(goneMs).toBeLessThan(RECALL_EMBEDDING_WAIT_MS);
+      figures.push(
+        `5 s provider, asked at acceptance 400 ms before the prompt: prompt built in ${goneMs} ms`,
+      );
+    } finally {
+      fake.openaiEmbeddings.fallback = {};
+    }
     // Notes only: a message near in meaning (Eve's move, readable in search) is never recalled.
     const moved = await prompt('Which city do people relocate to?');
     expect(moved).not.toContain('Porto');
     expect(moved).not.toContain('Lisbon');
     await call('forget', { id: noteId });
     expect(await prompt(paraphrase)).not.toContain('cello lessons');
+  });
+
+  it('asks no embedding when the keyword hits already fill the recall with strong hits', async () => {
+    const schedule = (part: number) =>
+      `The cello lessons schedule, part ${part}: ` +
+      'Mondays and Thursdays at the music school with Ms Ito; bring the rosin, the folder and the tuner. '.repeat(
+        8,
+      );
+    const notes = [];
+    for (const part of [1, 2])
+      notes.push(
+        (
+          await call('remember', {
+            text: schedule(part),
+            source_message_ids: [ids['moved']],
+          })
+        )['id'] as string,
+      );
+    await embeddings.settle();
+    expect(embeddings.hasNoteVectors()).toBe(true);
+    const before = fake.openaiEmbeddings.requests.length;
+    // Both notes match every content word and the first already takes most of the 400 tokens.
+    const full = await prompt('What is the cello lessons schedule?');
+    expect(full).toContain('The cello lessons schedule, part');
+    expect(fake.openaiEmbeddings.requests).toHaveLength(before);
+    // Hits that match one word of four are weak: the meaning is asked (once).
+    await prompt('cello teacher phone number');
+    expect(fake.openaiEmbeddings.requests).toHaveLength(before + 1);
+    for (const id of notes) await call('forget', { id });
+  });
+
+  it("an owner's chat turn asks for its message's embedding when the message is accepted, before the prompt is built, once", async () => {
+    const noteId = (
+      await call('remember', {
+        text: 'The cello lessons are on Sundays',
+        source_message_ids: [ids['moved']],
+      })
+    )['id'] as string;
+    await embeddings.settle();
+    await owner
+      .patch('/api/settings')
+      .send({ primaryModel: 'gpt-4.1-mini', alwaysConfirm: false })
+      .expect(200);
+    const chat = (await t.app.get(ChatsService).create('Music')).id;
+    let modelRequest = '';
+    const answer = (request: { body: unknown }) => {
+      modelRequest = JSON.stringify(request.body);
+      return { text: ['On Sundays.'] };
+    };
+    // The real turn: prepare() accepts the message; its prompt is built only when run() starts.
+    fake.openaiEmbeddings.fallback = { delayMs: 100 };
+    fake.openai.enqueue(answer);
+    const before = fake.openaiEmbeddings.requests.length;
+    const prepared = await t.app
+      .get(ChatReplyService)
+      .prepare(chat, 'When is my instrument class?');
+    await until(
+      async () => fake.openaiEmbeddings.requests.length,
+      (n) => n > before,
+    );
+    const reply = await prepared.run();
+    fake.openaiEmbeddings.fallback = {};
+    expect(reply.status).toBe('complete');
+    expect(modelRequest).toContain('The cello lessons are on Sundays');
+    // One call for the turn (its messages are embedded later, in the background).
+    expect(fake.openaiEmbeddings.requests.slice(before)).toHaveLength(1);
+
+    // Over HTTP with a 250 ms provider: when the embedding is asked and the model called.
+    const client = await chatClient(t);
+    let embeddingAt = 0;
+    let modelAt = 0;
+    fake.openaiEmbeddings.enqueue(() => {
+      embeddingAt = performance.now();
+      return { delayMs: 250 };
+    });
+    fake.openai.enqueue((request) => {
+      modelAt = performance.now();
+      return answer(request);
+    });
+    const sent = performance.now();
+    await client.send(chat, 'Is the instrument class at the music school?');
+    expect(embeddingAt).toBeGreaterThan(0);
+    expect(modelAt).toBeGreaterThan(embeddingAt);
+    figures.push(
+      `a chat turn over HTTP, 250 ms provider: embedding asked ${Math.round(embeddingAt - sent)} ms and the model called ${Math.round(modelAt - sent)} ms after the POST`,
+    );
+    const turn = await db
+      .collection('messages')
+      .find({ chatId: new Types.ObjectId(chat) })
+      .toArray();
+    await call('forget', { id: noteId });
+    await owner.delete(`/api/chats/${chat}`).expect(204);
+    const gone = [`n:${noteId}`, ...turn.map((m) => `m:${String(m._id)}`)];
+    await embeddings.settle();
+    await until(
+      async () => (await stored()).map((d) => d._id),
+      (keys) => !keys.some((key) => gone.includes(key)),
+    );
   });
 
   it("drops a deleted chat's vectors", async () => {
@@ -418,9 +588,15 @@ describe('memory embeddings (background vectors, hybrid search, forget)', () => 
     ).toMatchObject({ taskType: 'RETRIEVAL_QUERY' });
     expect(sentTexts()).not.toContain(OPENAI_KEY);
     expect(sentTexts()).not.toContain('castle');
-    const usage = (await owner.get('/api/usage').expect(200))
-      .body as UsageReport;
-    expect(usage.byModel.map((m) => m.model)).toEqual(
+    // Usage is counted off the call's path: the last call's may land just after it answered.
+    const models = await until(
+      async () =>
+        (
+          (await owner.get('/api/usage').expect(200)).body as UsageReport
+        ).byModel.map((m) => m.model),
+      (found) => found.includes('gemini-embedding-001'),
+    );
+    expect(models).toEqual(
       expect.arrayContaining([
         'text-embedding-3-small',
         'gemini-embedding-001',

@@ -11,6 +11,7 @@ import { ChatsService } from '../src/chats/chats.service';
 import { AppEventBus } from '../src/events/app-event-bus';
 import { MemoryIndex } from '../src/memory/memory-index';
 import { SettingsService } from '../src/settings/settings.service';
+import { seedMessage } from './support/message-doc';
 import { createTestApp, type TestApp } from './support/test-app';
 
 /**
@@ -29,20 +30,7 @@ describe('memory index snapshot (start-up from DATA_DIR)', () => {
   const at = new Date('2026-10-01T10:00:00Z');
 
   async function addMessage(chatId: string, content: string): Promise<string> {
-    const _id = new Types.ObjectId();
-    await db.collection('messages').insertOne({
-      _id,
-      chatId: new Types.ObjectId(chatId),
-      role: 'user',
-      content,
-      status: 'complete',
-      error: null,
-      model: null,
-      usage: null,
-      createdAt: at,
-      updatedAt: at,
-    });
-    return _id.toHexString();
+    return seedMessage(db, { chatId, at, role: 'user', content });
   }
 
   async function search(query: string): Promise<MemorySearchResult[]> {

@@ -18,6 +18,7 @@ import { MemoryIndex } from '../src/memory/memory-index';
 import { SettingsService } from '../src/settings/settings.service';
 import { CombinedPromptBuilder } from '../src/system-instruction/combined-prompt.builder';
 import { WhatsAppPermissionsService } from '../src/whatsapp/permissions/whatsapp-permissions.service';
+import { seedMessage } from './support/message-doc';
 import { createTestApp, type TestApp } from './support/test-app';
 
 /**
@@ -42,19 +43,7 @@ describe('memory (notes, search, recall, /api/memories)', () => {
     fields: Record<string, unknown>,
     at: Date,
   ): Promise<string> {
-    const _id = new Types.ObjectId();
-    await db.collection('messages').insertOne({
-      _id,
-      chatId: new Types.ObjectId(chatId),
-      status: 'complete',
-      error: null,
-      model: null,
-      usage: null,
-      createdAt: at,
-      updatedAt: at,
-      ...fields,
-    });
-    ids[key] = _id.toHexString();
+    ids[key] = await seedMessage(db, { chatId, at, ...fields });
     return ids[key];
   }
 

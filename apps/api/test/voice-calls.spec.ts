@@ -1,8 +1,5 @@
-import { Injectable } from '@nestjs/common';
-import { z } from 'zod';
 import type { ChatMessage, UsageReport } from '@metatronos/shared-types';
 import type TestAgent from 'supertest/lib/agent';
-import { AiToolProvider, type AiTool } from '../src/ai-tools/ai-tool';
 import { VoiceCallsService } from '../src/voice/voice-calls.service';
 import {
   startFakeRealtimeServer,
@@ -11,23 +8,8 @@ import {
 } from '../../../tools/fake-realtime/fake-realtime-server';
 import { makeCaller } from '../../../tools/fake-realtime/fake-peer';
 import { OPENAI_TEST_KEY } from './support/llm-test-kit';
+import { CountTool } from './support/count-tool';
 import { createTestApp, type TestApp } from './support/test-app';
-
-/** A tool of the data mode that does no I/O and counts its runs, contributed by this test only. */
-@AiToolProvider()
-@Injectable()
-class CountTool implements AiTool {
-  readonly name = 'count_runs';
-  readonly modes = ['data'];
-  readonly description = 'Counts its runs';
-  readonly schema = z.object({ label: z.string() });
-  readonly promptLine = 'count a run.';
-  runs: string[] = [];
-  async execute({ label }: { label: string }): Promise<string> {
-    this.runs.push(label);
-    return JSON.stringify({ counted: label, total: this.runs.length });
-  }
-}
 
 /** A browser-like SDP offer; the fake provider answers it with a canned answer. */
 const OFFER = [

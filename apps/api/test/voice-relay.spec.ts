@@ -1,13 +1,10 @@
-import { Injectable } from '@nestjs/common';
 import WebSocket from 'ws';
-import { z } from 'zod';
 import type {
   ChatMessage,
   RelaySocketMessage,
   UsageReport,
 } from '@metatronos/shared-types';
 import type TestAgent from 'supertest/lib/agent';
-import { AiToolProvider, type AiTool } from '../src/ai-tools/ai-tool';
 import { GeminiRelayService } from '../src/voice/gemini-relay.service';
 import { VoiceCallsService } from '../src/voice/voice-calls.service';
 import {
@@ -16,23 +13,8 @@ import {
   type FakeLiveSession,
 } from '../../../tools/fake-gemini-live/fake-gemini-live-server';
 import { GEMINI_TEST_KEY } from './support/llm-test-kit';
+import { CountTool } from './support/count-tool';
 import { createTestApp, type TestApp } from './support/test-app';
-
-/** A tool of the data mode that does no I/O and counts its runs, contributed by this test only. */
-@AiToolProvider()
-@Injectable()
-class CountTool implements AiTool {
-  readonly name = 'count_runs';
-  readonly modes = ['data'];
-  readonly description = 'Counts its runs';
-  readonly schema = z.object({ label: z.string() });
-  readonly promptLine = 'count a run.';
-  runs: string[] = [];
-  async execute({ label }: { label: string }): Promise<string> {
-    this.runs.push(label);
-    return JSON.stringify({ counted: label, total: this.runs.length });
-  }
-}
 
 const LIVE_MODEL = 'gemini-live-2.5-flash-preview';
 

@@ -46,6 +46,7 @@ import {
 import { ChatRecord } from './schemas/chat.schema';
 import { MessageRecord, ON_PATH } from './schemas/message.schema';
 import { TURN_STORED, type StoredTurn } from './stored-turn';
+import { TURN_ACCEPTED, type AcceptedTurn } from './accepted-turn';
 
 export type { FinishedReply, ReplyEventSink } from './turn-recording';
 
@@ -284,6 +285,7 @@ export class ChatReplyService
     if (this.busy(chatId)) throw new ConflictException(BUSY);
     const modelId = await this.modelFor(options);
     const { controller, finish } = this.claimChat(chatId);
+    this.accepted(chatId, content, options);
     try {
       const now = this.clock.now();
       const userId = new Types.ObjectId();
@@ -454,6 +456,7 @@ export class ChatReplyService
     // Checked again: the lookups above awaited, and another reply may have started meanwhile.
     if (this.busy(chatId)) throw new ConflictException(BUSY);
     const { controller, finish } = this.claimChat(chatId);
+    this.accepted(chatId, options.content ?? user.content, sendOptions);
     try {
       const tree = await this.versions.tree(chat);
       // A switch or an edit while the checks above awaited may have hidden it.
@@ -670,6 +673,21 @@ export class ChatReplyService
     const done = new Promise<void>((resolve) => (finish = resolve));
     this.running.set(chatId, { controller, done });
     return { controller, finish };
+  }
+
+  /** Tells who prepares the prompt's parts (the memory's recall) that a turn will run: they start now. */
+  private accepted(
+    chatId: string,
+    content: string,
+    options: ReplyOptions,
+  ): void {
+    const turn: AcceptedTurn = {
+      chatId,
+      source: options.source ?? 'chat',
+      content,
+      toolsAllowed: options.prompt?.toolsAllowed !== false,
+    };
+    this.emitter.emit(TURN_ACCEPTED, turn);
   }
 
   /** Starts the chat's live turn; `run()` executes it and frees the chat at its end. */

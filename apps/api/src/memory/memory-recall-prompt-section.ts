@@ -1,9 +1,13 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { OnEvent } from '@nestjs/event-emitter';
+import { TURN_ACCEPTED, type AcceptedTurn } from '../chats/accepted-turn';
+import { audienceOf } from '../system-instruction/prompt-audience';
 import {
   PromptSectionProvider,
   type PromptContext,
   type PromptSection,
 } from '../system-instruction/prompt-section';
+import { SystemInstructionService } from '../system-instruction/system-instruction.service';
 import { MemoryService } from './memory.service';
 
 /**
@@ -20,7 +24,28 @@ export class MemoryRecallPromptSection implements PromptSection {
   readonly order = 950;
   readonly audiences = ['owner'] as const;
 
-  constructor(private readonly memory: MemoryService) {}
+  constructor(
+    private readonly memory: MemoryService,
+    private readonly instruction: SystemInstructionService,
+  ) {}
+
+  /**
+   * The recall of a turn this section will render starts when its message is accepted, while
+   * the turn reads its history: its embedding call (if any) is then under way before the prompt
+   * is built, and the prompt waits for what is left of it at most. Same conditions as `render`.
+   */
+  @OnEvent(TURN_ACCEPTED)
+  onTurnAccepted(turn: AcceptedTurn): void {
+    if (!turn.toolsAllowed || !turn.content.trim()) return;
+    if (!this.audiences.includes(audienceOf(turn.source) as 'owner')) return;
+    void this.instruction.getSystemInstruction().then(
+      (instruction) => {
+        if (instruction.memoryEnabled) this.memory.prepareRecall(turn.content);
+      },
+      (error: Error) =>
+        this.logger.warn(`Memory recall not begun early: ${error.message}`),
+    );
+  }
 
   async render({
     userMessage,

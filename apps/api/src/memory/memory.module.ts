@@ -10,6 +10,7 @@ import { SecretsModule } from '../secrets/secrets.module';
 import { UsageModule } from '../usage/usage.module';
 import { MemoryEmbeddings } from './embeddings/memory-embeddings';
 import { SettingsModule } from '../settings/settings.module';
+import { SystemInstructionModule } from '../system-instruction/system-instruction.module';
 import { MemoriesController } from './memories.controller';
 import { MemoryConsolidation } from './memory-consolidation';
 import { MemoryIndex } from './memory-index';
@@ -30,6 +31,8 @@ import { VisibleChats } from './visible-chats';
     DiscoveryModule,
     SettingsModule,
     SecretsModule,
+    // The recall begun at a message's acceptance checks the memory toggle the prompt obeys.
+    SystemInstructionModule,
     // The consolidation's model call is metered (source `memory`) and held to the budget.
     UsageModule,
     BudgetModule,

@@ -27,6 +27,7 @@ import { fuseHits } from './embeddings/hybrid-rank';
 import { MemoryEmbeddings } from './embeddings/memory-embeddings';
 import { MemoryIndex, type IndexHit, type IndexQuery } from './memory-index';
 import { MemoryNoteRecord } from './memory-note.schema';
+import { carriesMeaning, isStrongHit, meaningfulTerms } from './recall-query';
 import {
   sourceOfMessage,
   turnThirdPartySource,
@@ -68,6 +69,10 @@ const RECALL_MAX_NOTES = 8;
  * alone (well under MEMORY_EMBEDDING_TIMEOUT_MS: every turn would pay a slow provider's wait).
  */
 export const RECALL_EMBEDDING_WAIT_MS = 300;
+/** A recall begun at a message's acceptance is taken over by its prompt within this long. */
+const RECALL_PLAN_TTL_MS = 10_000;
+/** Recalls begun and not yet taken over, at most (turns that failed before their prompt). */
+const RECALL_PLANS_MAX = 32;
 /** Hits taken from each list (keywords, vectors) into the fusion. */
 const FUSION_DEPTH = 50;
 
@@ -92,6 +97,16 @@ type FoundMessage = Pick<
   | 'hiddenWith'
 >;
 
+/** A recall under way: begun when the message was accepted, finished when its prompt is built. */
+interface RecallPlan {
+  /** `performance.now()` at its start: the embedding wait counts from here. */
+  startedAt: number;
+  keyword: Promise<IndexHit[]>;
+  /** The keyword hits' notes, by id. */
+  notes: Promise<Map<string, MemoryNoteRecord>>;
+  vector: Promise<Float32Array | null>;
+}
+
 /**
  * The owner's memory notes: written by `remember` (the owner's words become notes,
  * anyone else's only proposals the owner approves), edited by superseding or by the
@@ -111,6 +126,9 @@ export class MemoryService {
     private readonly events: AppEventBus,
     private readonly embeddings: MemoryEmbeddings,
   ) {}
+
+  /** Recalls begun at a message's acceptance, by the message's text. */
+  private readonly plans = new Map<string, RecallPlan>();
 
   async list(limit = 200): Promise<MemoryNoteView[]> {
     const notes = await this.notes
@@ -311,27 +329,39 @@ export class MemoryService {
   }
 
   /**
+   * Begins the recall of an owner's message as soon as it is accepted (TURN_ACCEPTED), so its
+   * keyword hits and its embedding call run beside the turn's other work; `recall()` of the
+   * same text takes it over. Cheap and idempotent: a repeated text starts nothing new.
+   */
+  prepareRecall(message: string): void {
+    const query = recallQuery(message);
+    if (!query || this.plans.has(query)) return;
+    if (this.plans.size >= RECALL_PLANS_MAX)
+      this.plans.delete(this.plans.keys().next().value as string);
+    this.plans.set(query, this.planRecall(query));
+  }
+
+  /**
    * The active notes most relevant to an owner's message, within RECALL_MAX_TOKENS: keyword hits
    * fused with the nearest notes by meaning when the message's embedding arrives within
-   * RECALL_EMBEDDING_WAIT_MS (asked at once, beside the keyword search); later, failed or without
-   * a provider, the keyword hits alone, so a slow provider never holds the turn longer than that.
+   * RECALL_EMBEDDING_WAIT_MS of the recall's start (the message's acceptance when the turn
+   * announced it); later, failed, not asked (`recallVector`) or without a provider, the keyword
+   * hits alone, so a slow provider never holds the turn longer than that.
    * Messages are never recalled, by either half.
    */
   async recall(message: string): Promise<MemoryNoteView[]> {
-    const query = message.trim().slice(0, MEMORY_QUERY_MAX_LENGTH);
+    const query = recallQuery(message);
     if (!query) return [];
-    const indexQuery: IndexQuery = {
-      text: query,
-      limit: RECALL_MAX_NOTES * 2,
-      notesOnly: true,
-      chatVisible: () => false,
-      now: this.clock.now().getTime(),
-    };
-    const [keyword, vector] = await Promise.all([
-      this.index.search(indexQuery),
-      // A late vector is still cached: memory_search on the same words then needs no call.
-      within(this.embeddings.queryVector(query), RECALL_EMBEDDING_WAIT_MS),
-    ]);
+    const plan = this.takePlan(query) ?? this.planRecall(query);
+    const [keyword, notes] = await Promise.all([plan.keyword, plan.notes]);
+    const vector = await within(
+      plan.vector,
+      Math.max(
+        0,
+        plan.startedAt + RECALL_EMBEDDING_WAIT_MS - performance.now(),
+      ),
+    );
+    const indexQuery = recallIndexQuery(query, this.clock.now().getTime());
     const hits = vector
       ? fuseHits(
           keyword,
@@ -348,26 +378,77 @@ export class MemoryService {
         ).filter((hit) => hit.kind === 'note')
       : keyword;
     if (!hits.length) return [];
-    const byId = new Map(
-      (
-        await byIds<MemoryNoteRecord>(
-          this.noteModel(),
-          hits.map((h) => h.id),
-        )
-      ).map((n) => [n._id.toHexString(), n]),
-    );
+    const unread = hits.map((h) => h.id).filter((id) => !notes.has(id));
+    for (const note of await this.notesById(unread))
+      notes.set(note._id.toHexString(), note);
+    // A note forgotten or expired since the recall began is left out (forget acts at once).
+    const accept = this.index.acceptor(indexQuery);
     const out: MemoryNoteView[] = [];
     let budget = RECALL_MAX_TOKENS * 4;
     for (const hit of hits) {
-      const note = byId.get(hit.id);
-      if (!note || note.status !== 'active') continue;
-      const cost = note.text.length + 40;
+      const note = notes.get(hit.id);
+      if (!note || note.status !== 'active' || !accept('note', hit.id))
+        continue;
+      const cost = recallCost(note);
       if (cost > budget) continue;
       budget -= cost;
       out.push(toNoteView(note));
       if (out.length >= RECALL_MAX_NOTES) break;
     }
     return out;
+  }
+
+  private takePlan(query: string): RecallPlan | undefined {
+    const plan = this.plans.get(query);
+    this.plans.delete(query);
+    return plan && performance.now() - plan.startedAt < RECALL_PLAN_TTL_MS
+      ? plan
+      : undefined;
+  }
+
+  private planRecall(query: string): RecallPlan {
+    const startedAt = performance.now();
+    const keyword = this.index.search(
+      recallIndexQuery(query, this.clock.now().getTime()),
+    );
+    const notes = keyword
+      .then((hits) => this.notesById(hits.map((h) => h.id)))
+      .then((found) => new Map(found.map((n) => [n._id.toHexString(), n])));
+    const vector = this.recallVector(query, keyword, notes);
+    // A plan whose turn ended before its prompt (a failed store, a stop) is never awaited.
+    for (const promise of [keyword, notes, vector]) promise.catch(() => null);
+    return { startedAt, keyword, notes, vector };
+  }
+
+  /**
+   * The message's embedding when it can change what is recalled, else null with no call:
+   * not when no note has a vector, not for a message without meaning of its own
+   * (`carriesMeaning`: "ok thanks", one word), and not when the keyword hits already fill the
+   * recall with strong hits (each matching the message's content words, `isStrongHit`).
+   * A vector cached for the same words costs no call either (`queryVector`).
+   */
+  private async recallVector(
+    query: string,
+    keyword: Promise<IndexHit[]>,
+    notes: Promise<Map<string, MemoryNoteRecord>>,
+  ): Promise<Float32Array | null> {
+    if (!this.embeddings.hasNoteVectors() || !carriesMeaning(query))
+      return null;
+    const hits = await keyword;
+    const terms = meaningfulTerms(query);
+    if (
+      hits.length &&
+      isStrongHit(hits[0].terms, terms) &&
+      strongHitsFill(hits, await notes, terms)
+    )
+      return null;
+    return this.embeddings.queryVector(query);
+  }
+
+  private notesById(ids: readonly string[]): Promise<MemoryNoteRecord[]> {
+    return ids.length
+      ? byIds<MemoryNoteRecord>(this.noteModel(), ids)
+      : Promise.resolve([]);
   }
 
   private async hydrate(hits: IndexHit[]): Promise<MemorySearchResult[]> {
@@ -580,6 +661,49 @@ async function byIds<T>(
       ),
   );
   return found.filter((d): d is NonNullable<typeof d> => !!d) as T[];
+}
+
+function recallQuery(message: string): string {
+  return message.trim().slice(0, MEMORY_QUERY_MAX_LENGTH);
+}
+
+function recallIndexQuery(query: string, now: number): IndexQuery {
+  return {
+    text: query,
+    limit: RECALL_MAX_NOTES * 2,
+    notesOnly: true,
+    chatVisible: () => false,
+    now,
+  };
+}
+
+/** Characters a note takes of the recall's budget (its text and the line around it). */
+function recallCost(note: MemoryNoteRecord): number {
+  return note.text.length + 40;
+}
+
+/**
+ * Whether the keyword hits, in their order, fill the recall (RECALL_MAX_NOTES notes, or one
+ * that no longer fits the token budget) before any weak hit: a vector could only add a note
+ * the budget has no room for.
+ */
+function strongHitsFill(
+  hits: readonly IndexHit[],
+  notes: ReadonlyMap<string, MemoryNoteRecord>,
+  terms: readonly string[],
+): boolean {
+  let budget = RECALL_MAX_TOKENS * 4;
+  let count = 0;
+  for (const hit of hits) {
+    const note = notes.get(hit.id);
+    if (!note || note.status !== 'active') continue;
+    if (!isStrongHit(hit.terms, terms)) return false;
+    const cost = recallCost(note);
+    if (cost > budget) return true;
+    budget -= cost;
+    if (++count >= RECALL_MAX_NOTES) return true;
+  }
+  return false;
 }
 
 export function checkQuery(raw: unknown): string {

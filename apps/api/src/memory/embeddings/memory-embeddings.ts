@@ -126,6 +126,8 @@ export class MemoryEmbeddings
     string,
     { vector: Float32Array; at: number }
   >();
+  /** Query embeddings whose call is out, by cache key. */
+  private readonly asking = new Map<string, Promise<Float32Array | null>>();
   private abort = new AbortController();
 
   constructor(
@@ -190,7 +192,16 @@ export class MemoryEmbeddings
     await this.writes;
   }
 
-  /** The query's vector, or null: no provider, no vectors yet, refused, failed or too slow (keyword search then). */
+  /** Whether any note has a vector of the loaded model (recall by meaning can find nothing otherwise). */
+  hasNoteVectors(): boolean {
+    return (this.table?.notes ?? 0) > 0;
+  }
+
+  /**
+   * The query's vector, or null: no provider, no vectors yet, refused, failed or too slow (keyword
+   * search then). A text asked again within QUERY_CACHE_TTL_MS, or while its call is still out
+   * (a turn's recall, then its memory_search of the same words), costs no second call.
+   */
   async queryVector(text: string): Promise<Float32Array | null> {
     const model = await this.currentModel();
     if (!model || !this.model || !sameModel(model, this.model)) return null;
@@ -199,6 +210,20 @@ export class MemoryEmbeddings
     const cached = this.queries.get(cacheKey);
     if (cached && this.clock.now().getTime() - cached.at < QUERY_CACHE_TTL_MS)
       return cached.vector;
+    const asked = this.asking.get(cacheKey);
+    if (asked) return asked;
+    const asking = this.embedQuery(model, text, cacheKey).finally(() =>
+      this.asking.delete(cacheKey),
+    );
+    this.asking.set(cacheKey, asking);
+    return asking;
+  }
+
+  private async embedQuery(
+    model: EmbeddingModel,
+    text: string,
+    cacheKey: string,
+  ): Promise<Float32Array | null> {
     const scrub = await this.secrets.scrubber();
     const clean = scrub(text).slice(0, EMBEDDING_TEXT_MAX);
     const timeoutMs = this.config.memoryEmbeddings.queryTimeoutMs;

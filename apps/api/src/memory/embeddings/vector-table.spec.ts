@@ -54,7 +54,8 @@ describe('VectorTable', () => {
     });
   });
 
-  it('forgets a deleted vector and reuses its row', () => {
+  it('forgets a deleted vector and reuses its row (counting the notes among them)', () => {
+    expect(table.notes).toBe(0);
     expect(table.delete('m:m3')).toBe(true);
     expect(table.has('m:m3')).toBe(false);
     expect(
@@ -65,6 +66,11 @@ describe('VectorTable', () => {
     expect(table.textHash('n:n1')).toBe(42);
     expect(table.nearest(vectors[3], 1, () => true)[0].key).toBe('n:n1');
     expect(keyParts('n:n1')).toEqual({ kind: 'note', id: 'n1' });
+    table.set(vectorKey('note', 'n1'), vectors[4], 43);
+    expect(table.notes).toBe(1);
+    expect(table.delete('n:n1')).toBe(true);
+    expect(table.delete('n:n1')).toBe(false);
+    expect(table.notes).toBe(0);
   });
 
   it('refuses a vector of another size', () => {

@@ -1,4 +1,9 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { applyDecorators } from '@nestjs/common';
+import {
+  ApiProperty,
+  ApiPropertyOptional,
+  type ApiPropertyOptions,
+} from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -88,6 +93,93 @@ export class MailTriggerDto implements MailTriggerInput {
   folder?: string;
 }
 
+/*
+ * The fields a job is created with and changed by, checked and documented alike in both
+ * requests (one decorator each: the create and update bodies keep their own property order
+ * and `OptionalField`'s refusal of null, which `PartialType`'s `IsOptional` would drop).
+ */
+
+function CronExpressionField(
+  doc: Pick<ApiPropertyOptions, 'description' | 'example'>,
+): PropertyDecorator {
+  return applyDecorators(
+    ApiPropertyOptional({
+      type: String,
+      maxLength: CRON_EXPRESSION_MAX_LENGTH,
+      ...doc,
+    }),
+    OptionalField(),
+    IsString(),
+    MaxLength(CRON_EXPRESSION_MAX_LENGTH),
+  );
+}
+
+function MailTriggerField(description: string): PropertyDecorator {
+  return applyDecorators(
+    ApiPropertyOptional({ type: MailTriggerDto, description }),
+    OptionalField(),
+    IsObject(),
+    ValidateNested(),
+    Type(() => MailTriggerDto),
+  );
+}
+
+function ActOnOwnToolsField(): PropertyDecorator {
+  return applyDecorators(
+    ApiPropertyOptional({
+      type: [String],
+      // Stated here: the Swagger plugin reads the checks below only when they decorate the property itself.
+      maxItems: 50,
+      items: { type: 'string', maxLength: 64 },
+      example: ['whatsapp_send_message'],
+      description:
+        'Tools this job may use on its own (send, delete, move) instead of leaving a pending action for the owner; replaces the list. Registered tool names; permission tools are never allowed. One name or a list.',
+    }),
+    OptionalField(),
+    Transform(({ value }: { value: unknown }) =>
+      typeof value === 'string' ? [value] : value,
+    ),
+    IsArray(),
+    ArrayMaxSize(50),
+    IsString({ each: true }),
+    MaxLength(64, { each: true }),
+  );
+}
+
+function MaxRoundsField(): PropertyDecorator {
+  return applyDecorators(
+    ApiPropertyOptional({
+      minimum: JOB_MAX_ROUNDS_MIN,
+      maximum: JOB_MAX_ROUNDS_MAX,
+      default: DEFAULT_JOB_MAX_ROUNDS,
+      description:
+        'Tool rounds one run may use; a run that needs more stops with reason `max-rounds`. A number or a numeric string.',
+    }),
+    OptionalField(),
+    Transform(({ value }: { value: unknown }) => numeric(value)),
+    IsInt({ message: ROUNDS_MESSAGE }),
+    Min(JOB_MAX_ROUNDS_MIN, { message: ROUNDS_MESSAGE }),
+    Max(JOB_MAX_ROUNDS_MAX, { message: ROUNDS_MESSAGE }),
+  );
+}
+
+function MaxTokensPerRunField(): PropertyDecorator {
+  return applyDecorators(
+    ApiPropertyOptional({
+      minimum: JOB_MAX_TOKENS_PER_RUN_MIN,
+      maximum: JOB_MAX_TOKENS_PER_RUN_MAX,
+      default: DEFAULT_JOB_MAX_TOKENS_PER_RUN,
+      description:
+        'Tokens (input + output over all its model calls) one run may use; the call that would pass it is not sent and the run stops with reason `max-tokens`. A number or a numeric string ("200,000").',
+    }),
+    OptionalField(),
+    Transform(({ value }: { value: unknown }) => numeric(value)),
+    IsInt({ message: TOKENS_MESSAGE }),
+    Min(JOB_MAX_TOKENS_PER_RUN_MIN, { message: TOKENS_MESSAGE }),
+    Max(JOB_MAX_TOKENS_PER_RUN_MAX, { message: TOKENS_MESSAGE }),
+  );
+}
+
 export class CreateCronJobDto implements CreateCronJobRequest {
   @ApiProperty({
     maxLength: CRONJOB_NAME_MAX_LENGTH,
@@ -105,25 +197,13 @@ export class CreateCronJobDto implements CreateCronJobRequest {
   @MaxLength(CRONJOB_INSTRUCTION_MAX_LENGTH)
   instruction!: string;
 
-  @ApiPropertyOptional({
-    type: String,
-    maxLength: CRON_EXPRESSION_MAX_LENGTH,
+  @CronExpressionField({
     example: '0 8 * * 1-5',
     description: `${EXPRESSION_HELP} ${TRIGGER_HELP}`,
   })
-  @OptionalField()
-  @IsString()
-  @MaxLength(CRON_EXPRESSION_MAX_LENGTH)
   cronExpression?: string;
 
-  @ApiPropertyOptional({
-    type: MailTriggerDto,
-    description: `Run once per new message in this folder. ${TRIGGER_HELP}`,
-  })
-  @OptionalField()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => MailTriggerDto)
+  @MailTriggerField(`Run once per new message in this folder. ${TRIGGER_HELP}`)
   mailTrigger?: MailTriggerDto;
 
   @ApiPropertyOptional({ default: true })
@@ -142,48 +222,13 @@ export class CreateCronJobDto implements CreateCronJobRequest {
   @MaxLength(32)
   mode?: string;
 
-  @ApiPropertyOptional({
-    type: [String],
-    example: ['whatsapp_send_message'],
-    description:
-      'Tools this job may use on its own (send, delete, move) instead of leaving a pending action for the owner; replaces the list. Registered tool names; permission tools are never allowed. One name or a list.',
-  })
-  @OptionalField()
-  @Transform(({ value }: { value: unknown }) =>
-    typeof value === 'string' ? [value] : value,
-  )
-  @IsArray()
-  @ArrayMaxSize(50)
-  @IsString({ each: true })
-  @MaxLength(64, { each: true })
+  @ActOnOwnToolsField()
   actOnOwnTools?: string[];
 
-  @ApiPropertyOptional({
-    minimum: JOB_MAX_ROUNDS_MIN,
-    maximum: JOB_MAX_ROUNDS_MAX,
-    default: DEFAULT_JOB_MAX_ROUNDS,
-    description:
-      'Tool rounds one run may use; a run that needs more stops with reason `max-rounds`. A number or a numeric string.',
-  })
-  @OptionalField()
-  @Transform(({ value }: { value: unknown }) => numeric(value))
-  @IsInt({ message: ROUNDS_MESSAGE })
-  @Min(JOB_MAX_ROUNDS_MIN, { message: ROUNDS_MESSAGE })
-  @Max(JOB_MAX_ROUNDS_MAX, { message: ROUNDS_MESSAGE })
+  @MaxRoundsField()
   maxRounds?: number;
 
-  @ApiPropertyOptional({
-    minimum: JOB_MAX_TOKENS_PER_RUN_MIN,
-    maximum: JOB_MAX_TOKENS_PER_RUN_MAX,
-    default: DEFAULT_JOB_MAX_TOKENS_PER_RUN,
-    description:
-      'Tokens (input + output over all its model calls) one run may use; the call that would pass it is not sent and the run stops with reason `max-tokens`. A number or a numeric string ("200,000").',
-  })
-  @OptionalField()
-  @Transform(({ value }: { value: unknown }) => numeric(value))
-  @IsInt({ message: TOKENS_MESSAGE })
-  @Min(JOB_MAX_TOKENS_PER_RUN_MIN, { message: TOKENS_MESSAGE })
-  @Max(JOB_MAX_TOKENS_PER_RUN_MAX, { message: TOKENS_MESSAGE })
+  @MaxTokensPerRunField()
   maxTokensPerRun?: number;
 }
 
@@ -200,25 +245,14 @@ export class UpdateCronJobDto implements UpdateCronJobRequest {
   @MaxLength(CRONJOB_INSTRUCTION_MAX_LENGTH)
   instruction?: string;
 
-  @ApiPropertyOptional({
-    type: String,
-    maxLength: CRON_EXPRESSION_MAX_LENGTH,
+  @CronExpressionField({
     description: `${EXPRESSION_HELP} Giving it switches a mail-triggered job to this schedule.`,
   })
-  @OptionalField()
-  @IsString()
-  @MaxLength(CRON_EXPRESSION_MAX_LENGTH)
   cronExpression?: string;
 
-  @ApiPropertyOptional({
-    type: MailTriggerDto,
-    description:
-      'Giving it switches the job to run on new mail (its schedule is dropped). A job has exactly one trigger.',
-  })
-  @OptionalField()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => MailTriggerDto)
+  @MailTriggerField(
+    'Giving it switches the job to run on new mail (its schedule is dropped). A job has exactly one trigger.',
+  )
   mailTrigger?: MailTriggerDto;
 
   @ApiPropertyOptional({
@@ -238,48 +272,13 @@ export class UpdateCronJobDto implements UpdateCronJobRequest {
   @MaxLength(32)
   mode?: string;
 
-  @ApiPropertyOptional({
-    type: [String],
-    example: ['whatsapp_send_message'],
-    description:
-      'Tools this job may use on its own (send, delete, move) instead of leaving a pending action for the owner; replaces the list. Registered tool names; permission tools are never allowed. One name or a list.',
-  })
-  @OptionalField()
-  @Transform(({ value }: { value: unknown }) =>
-    typeof value === 'string' ? [value] : value,
-  )
-  @IsArray()
-  @ArrayMaxSize(50)
-  @IsString({ each: true })
-  @MaxLength(64, { each: true })
+  @ActOnOwnToolsField()
   actOnOwnTools?: string[];
 
-  @ApiPropertyOptional({
-    minimum: JOB_MAX_ROUNDS_MIN,
-    maximum: JOB_MAX_ROUNDS_MAX,
-    default: DEFAULT_JOB_MAX_ROUNDS,
-    description:
-      'Tool rounds one run may use; a run that needs more stops with reason `max-rounds`. A number or a numeric string.',
-  })
-  @OptionalField()
-  @Transform(({ value }: { value: unknown }) => numeric(value))
-  @IsInt({ message: ROUNDS_MESSAGE })
-  @Min(JOB_MAX_ROUNDS_MIN, { message: ROUNDS_MESSAGE })
-  @Max(JOB_MAX_ROUNDS_MAX, { message: ROUNDS_MESSAGE })
+  @MaxRoundsField()
   maxRounds?: number;
 
-  @ApiPropertyOptional({
-    minimum: JOB_MAX_TOKENS_PER_RUN_MIN,
-    maximum: JOB_MAX_TOKENS_PER_RUN_MAX,
-    default: DEFAULT_JOB_MAX_TOKENS_PER_RUN,
-    description:
-      'Tokens (input + output over all its model calls) one run may use; the call that would pass it is not sent and the run stops with reason `max-tokens`. A number or a numeric string ("200,000").',
-  })
-  @OptionalField()
-  @Transform(({ value }: { value: unknown }) => numeric(value))
-  @IsInt({ message: TOKENS_MESSAGE })
-  @Min(JOB_MAX_TOKENS_PER_RUN_MIN, { message: TOKENS_MESSAGE })
-  @Max(JOB_MAX_TOKENS_PER_RUN_MAX, { message: TOKENS_MESSAGE })
+  @MaxTokensPerRunField()
   maxTokensPerRun?: number;
 }
 
