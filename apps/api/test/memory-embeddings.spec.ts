@@ -295,18 +295,23 @@ describe('memory embeddings (background vectors, hybrid search, forget)', () => 
   });
 
   it("recalls into an owner's prompt, by meaning, a note keyword recall misses; a failing or slow provider leaves keyword recall and does not hold the turn", async () => {
-    const out = await call('remember', {
-      text: 'The cello lessons are on Sundays',
-      source_message_ids: [ids['moved']],
-    });
-    const noteId = out['id'] as string;
-    await embeddings.settle();
     const prompt = async (userMessage: string) =>
       (await t.app.get(CombinedPromptBuilder).buildCombinedPrompt({
         source: 'chat',
         mode: 'default',
         userMessage,
       })) ?? '';
+    // Messages have vectors, no note has one: recall (notes only) asks the provider nothing.
+    expect(embeddings.status().vectors).toBeGreaterThan(0);
+    const idle = fake.openaiEmbeddings.requests.length;
+    await prompt('When is the instrument class?');
+    expect(fake.openaiEmbeddings.requests).toHaveLength(idle);
+    const out = await call('remember', {
+      text: 'The cello lessons are on Sundays',
+      source_message_ids: [ids['moved']],
+    });
+    const noteId = out['id'] as string;
+    await embeddings.settle();
     const paraphrase = 'When is the instrument class?';
     try {
       // Keywords alone miss it (no word in common), and still recall what shares words.
@@ -337,7 +342,10 @@ describe('memory embeddings (background vectors, hybrid search, forget)', () => 
     expect(moved).not.toContain('Porto');
     expect(moved).not.toContain('Lisbon');
     await call('forget', { id: noteId });
+    const afterForget = fake.openaiEmbeddings.requests.length;
     expect(await prompt(paraphrase)).not.toContain('cello lessons');
+    // The last note's vector gone: no query embedding again.
+    expect(fake.openaiEmbeddings.requests).toHaveLength(afterForget);
   });
 
   it("drops a deleted chat's vectors", async () => {

@@ -329,8 +329,11 @@ export class MemoryService {
     };
     const [keyword, vector] = await Promise.all([
       this.index.search(indexQuery),
-      // A late vector is still cached: memory_search on the same words then needs no call.
-      within(this.embeddings.queryVector(query), RECALL_EMBEDDING_WAIT_MS),
+      // A late vector is still cached: memory_search on the same words then needs no call. No note
+      // with a vector: the provider call (and its wait) on every owner turn could find nothing.
+      this.embeddings.holdsNoteVectors()
+        ? within(this.embeddings.queryVector(query), RECALL_EMBEDDING_WAIT_MS)
+        : null,
     ]);
     const hits = vector
       ? fuseHits(

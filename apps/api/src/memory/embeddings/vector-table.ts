@@ -42,6 +42,8 @@ export class VectorTable {
   private readonly rowOf = new Map<VectorKey, number>();
   private readonly free: number[] = [];
   private next = 0;
+  /** Rows keyed `n:` (notes): recall, which finds notes only, has nothing to gain from a query vector without any. */
+  private noteRows = 0;
 
   constructor(readonly dimensions: number) {
     if (dimensions % 4 !== 0 || dimensions < 4)
@@ -54,6 +56,11 @@ export class VectorTable {
 
   get size(): number {
     return this.rowOf.size;
+  }
+
+  /** How many rows are notes' vectors (the rest are messages'). */
+  get notes(): number {
+    return this.noteRows;
   }
 
   has(key: VectorKey): boolean {
@@ -83,6 +90,7 @@ export class VectorTable {
       this.grow(row + 1);
       this.rowOf.set(key, row);
       this.keys[row] = key;
+      if (key[0] === 'n') this.noteRows++;
     }
     let norm = 0;
     let max = 0;
@@ -106,6 +114,7 @@ export class VectorTable {
     const row = this.rowOf.get(key);
     if (row === undefined) return false;
     this.rowOf.delete(key);
+    if (key[0] === 'n') this.noteRows--;
     this.keys[row] = undefined;
     this.scales[row] = 0;
     this.head.fill(0, row * this.headDims, (row + 1) * this.headDims);
