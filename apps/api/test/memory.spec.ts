@@ -15,6 +15,8 @@ import { AppEventBus } from '../src/events/app-event-bus';
 import type { TurnSource } from '../src/llm/turn-source';
 import { MemoryConsolidation } from '../src/memory/memory-consolidation';
 import { MemoryIndex } from '../src/memory/memory-index';
+import { MemoryService } from '../src/memory/memory.service';
+import { RankedSearch } from '../src/memory/ranked-search';
 import { SettingsService } from '../src/settings/settings.service';
 import { CombinedPromptBuilder } from '../src/system-instruction/combined-prompt.builder';
 import { WhatsAppPermissionsService } from '../src/whatsapp/permissions/whatsapp-permissions.service';
@@ -198,6 +200,21 @@ describe('memory (notes, search, recall, /api/memories)', () => {
     const own = await searchIn('Anna allergy');
     expect(own.outcome.taint).toBeNull();
     expect(own.turn.tainted).toBe(false);
+  });
+
+  it('recalls nothing, without ranking the messages, while no note exists', async () => {
+    const rank = jest.spyOn(RankedSearch.prototype, 'rank');
+    try {
+      expect(
+        await t.app.get(MemoryService).recall('Anna allergy peanuts'),
+      ).toEqual([]);
+      expect(rank).not.toHaveBeenCalled();
+      // A message search still ranks.
+      expect((await search('Anna allergy')).length).toBeGreaterThan(0);
+      expect(rank).toHaveBeenCalled();
+    } finally {
+      rank.mockRestore();
+    }
   });
 
   it("remembers the owner's words as an active note with its source message, found by search and recalled", async () => {

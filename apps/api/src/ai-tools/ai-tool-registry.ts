@@ -208,7 +208,14 @@ export class AiToolRegistry implements OnModuleInit {
   }
 
   hasMode(name: string): boolean {
-    return this.modes().some((m) => m.name === name);
+    // Asked several times a turn: no list built and sorted for a yes or no.
+    return (
+      this.modeList.has(name) ||
+      (MODE_NAME.test(name) &&
+        this.sources.some((source) =>
+          source.modes().some((m) => m.name === name),
+        ))
+    );
   }
 
   /** Each mode with its own tools (registration order), meta tools left out. */

@@ -58,6 +58,11 @@ export class DocTable {
     return this.messageCount;
   }
 
+  /** Notes held (a proposal is not: it is never searched). */
+  get noteCount(): number {
+    return this.notes.size;
+  }
+
   /** Documents in the full-text index. */
   get indexed(): number {
     let n = 0;

@@ -828,6 +828,9 @@ export class MemoryIndex
     // A refresh may have started a new build (a secret changed): its result, not the old index.
     await this.whenReady();
     const table = this.table;
+    // No note: a notes-only search (the prompt's recall, every owner turn) would rank every
+    // message, then again with typos, to accept none of them.
+    if (query.notesOnly && !table.noteCount) return [];
     const accept = this.slotAcceptor(query, table);
     const terms = words(query.text)
       .map((word) => indexTerm(word))

@@ -32,6 +32,7 @@ export class SetModeTool implements AiTool<SetModeSchema> {
     schema: SetModeSchema;
     description: string;
   } | null = null;
+  private registered: AiMode[] | null = null;
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -43,10 +44,14 @@ export class SetModeTool implements AiTool<SetModeSchema> {
    * exists) and again when the modes change (an MCP server added or removed).
    */
   private build(): { schema: SetModeSchema; description: string } {
-    const registered = this.discovery
-      .getProviders({ metadataKey: AiModeProvider.KEY })
-      .map((wrapper) => wrapper.instance as AiMode | undefined)
-      .filter((m): m is AiMode => typeof m?.name === 'string');
+    // The app's own modes are fixed once it has started; walking every provider for them on
+    // each model request (the description is read per request) cost every turn.
+    const registered = this.registered?.length
+      ? this.registered
+      : (this.registered = this.discovery
+          .getProviders({ metadataKey: AiModeProvider.KEY })
+          .map((wrapper) => wrapper.instance as AiMode | undefined)
+          .filter((m): m is AiMode => typeof m?.name === 'string'));
     const names = new Set(registered.map((m) => m.name));
     const modes = [
       ...registered,

@@ -73,6 +73,20 @@ describe('VectorTable', () => {
     expect(table.notes).toBe(0);
   });
 
+  it('counts the notes among its rows (a replaced note once, a deleted one no more)', () => {
+    const notes = new VectorTable(dims);
+    notes.set(vectorKey('message', 'a'), vectors[0]);
+    expect(notes.notes).toBe(0);
+    notes.set(vectorKey('note', 'b'), vectors[1]);
+    notes.set(vectorKey('note', 'b'), vectors[2]);
+    notes.set(vectorKey('note', 'c'), vectors[3]);
+    expect(notes.notes).toBe(2);
+    expect(notes.delete('n:b')).toBe(true);
+    expect(notes.delete('n:b')).toBe(false);
+    expect(notes.delete('m:a')).toBe(true);
+    expect(notes.notes).toBe(1);
+  });
+
   it('refuses a vector of another size', () => {
     expect(() => table.set('m:x', new Float32Array(3))).toThrow('3 dimensions');
   });
