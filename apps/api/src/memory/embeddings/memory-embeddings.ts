@@ -243,11 +243,6 @@ export class MemoryEmbeddings
     return vector;
   }
 
-  /** Whether any note has a vector: without one, a notes-only search by meaning finds nothing. */
-  holdsNoteVectors(): boolean {
-    return (this.table?.notes ?? 0) > 0;
-  }
-
   /** The documents nearest to `vector` that `accept` lets through, best first. */
   nearest(
     vector: Float32Array,
