@@ -41,6 +41,7 @@ import {
 import { MemoryIndex } from '../../apps/api/src/memory/memory-index';
 import { SettingsService } from '../../apps/api/src/settings/settings.service';
 import { fakeEmbedding, startFakeLlmServer } from '../fake-llm/fake-llm-server';
+import { messageDoc } from '../../apps/api/test/support/message-doc';
 import { measureApiMemory } from './api-memory';
 import { startBenchApp } from './in-process-app';
 import { loadavg } from 'node:os';
@@ -356,23 +357,21 @@ async function main(): Promise<void> {
     }));
     await db.collection('chats').insertMany(yearChats);
     const yearMessages: Record<string, unknown>[] = [];
-    const message = (at: number, content: string, role = 'user') => {
-      const _id = new Types.ObjectId();
-      yearMessages.push({
-        _id,
+    const message = (
+      at: number,
+      content: string,
+      role: 'user' | 'assistant' = 'user',
+    ) => {
+      const doc = messageDoc({
         chatId:
           yearChats[Math.min(23, Math.floor((at - yearStart) / (15 * DAY)))]
             ._id,
         role,
         content,
-        status: 'complete',
-        error: null,
-        model: null,
-        usage: null,
-        createdAt: new Date(at),
-        updatedAt: new Date(at),
+        at,
       });
-      return _id.toHexString();
+      yearMessages.push(doc);
+      return doc._id.toHexString();
     };
     for (let day = 0; day < 360; day++)
       for (let k = 0; k < 20; k++)
@@ -468,18 +467,12 @@ async function main(): Promise<void> {
           const at = new Date(yearStart + (i / MESSAGES) * 365 * DAY);
           // A word of its own in every 50th message: the vocabulary of a real year grows.
           const own = i % 50 === 0 ? ` code${i.toString(36)}` : '';
-          return {
-            _id: new Types.ObjectId(),
+          return messageDoc({
             chatId: scaleChats[i % CHATS]._id,
             role: i % 2 ? 'assistant' : 'user',
             content: count(noise(s) + ' ' + noise(s) + own),
-            status: 'complete',
-            error: null,
-            model: null,
-            usage: null,
-            createdAt: at,
-            updatedAt: at,
-          };
+            at,
+          });
         },
       );
       await db.collection('messages').insertMany(batch);
@@ -564,18 +557,14 @@ async function main(): Promise<void> {
     const late: Record<string, unknown>[] = [];
     for (let k = 0; k < LATE_MESSAGES; k++) {
       const at = new Date(yearStart + 366 * DAY + k * 60_000);
-      late.push({
-        _id: new Types.ObjectId(),
-        chatId: scaleChats[k % CHATS]._id,
-        role: k % 2 ? 'assistant' : 'user',
-        content: count(noise(s)),
-        status: 'complete',
-        error: null,
-        model: null,
-        usage: null,
-        createdAt: at,
-        updatedAt: at,
-      });
+      late.push(
+        messageDoc({
+          chatId: scaleChats[k % CHATS]._id,
+          role: k % 2 ? 'assistant' : 'user',
+          content: count(noise(s)),
+          at,
+        }),
+      );
     }
     await db.collection('messages').insertMany(late);
     const total = yearMessages.length + MESSAGES + LATE_MESSAGES;
