@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { MongoClient, type Collection } from 'mongodb';
 import { TEST_MONGODB_URI_ENV } from '../../test/support/test-database';
-import { GroupedUpdates } from './grouped-updates';
+import { GroupedUpdates, MAX_UPDATES_PER_COMMAND } from './grouped-updates';
 
 interface Doc {
   _id: string;
@@ -66,6 +66,25 @@ describe('GroupedUpdates (group commit of $set updates)', () => {
       { name: 'update', statements: 1 },
     ]);
     expect(await values()).toEqual(['a=a3', 'b=b1', 'c=c1']);
+  });
+
+  it('writes at most MAX_UPDATES_PER_COMMAND updates per command (FerretDB never answers a large one)', async () => {
+    const ids = Array.from(
+      { length: 26 },
+      (_, i) => `d${String(i).padStart(2, '0')}`,
+    );
+    await seed(ids);
+    const updates = new GroupedUpdates(() => collection);
+    commands.length = 0;
+    const first = updates.set(ids[0], { _id: ids[0] }, { value: 'x' });
+    await new Promise((resolve) => setImmediate(resolve));
+    await Promise.all([
+      first,
+      ...ids.slice(1).map((id) => updates.set(id, { _id: id }, { value: 'x' })),
+    ]);
+    expect(MAX_UPDATES_PER_COMMAND).toBe(10);
+    expect(commands.map((c) => c.statements)).toEqual([1, 10, 10, 5]);
+    expect(await values()).toEqual(ids.map((id) => `${id}=x`));
   });
 
   it('keeps the order of one document’s writes when a failed batch is written again one by one', async () => {

@@ -1,5 +1,14 @@
 import type { Collection, Document, Filter, UpdateFilter } from 'mongodb';
 
+/**
+ * Updates per command at most. FerretDB 1.24 (SQLite) keeps every statement's query open until
+ * the whole `update` command ends, each on one of its 100 SQLite connections per database, and
+ * the next statement waits for a free one: a batch of about 100 (or fewer, beside other commands)
+ * never finishes and every later command to that database waits behind it forever. Seen in the
+ * WhatsApp bench as a hang with all 100 connections held by one command (goroutine dump).
+ */
+export const MAX_UPDATES_PER_COMMAND = 10;
+
 interface PendingUpdate<T extends Document> {
   key: string;
   filter: Filter<T>;
@@ -54,13 +63,14 @@ export class GroupedUpdates<T extends Document> {
     });
   }
 
-  /** The queued writes, at most one per document; the others stay queued, in order. */
+  /** The queued writes, at most one per document and MAX_UPDATES_PER_COMMAND; the others stay queued, in order. */
   private take(): Array<PendingUpdate<T>> {
     const keys = new Set<string>();
     const batch: Array<PendingUpdate<T>> = [];
     const later: Array<PendingUpdate<T>> = [];
     for (const write of this.queue) {
-      if (keys.has(write.key)) later.push(write);
+      if (keys.has(write.key) || batch.length >= MAX_UPDATES_PER_COMMAND)
+        later.push(write);
       else {
         keys.add(write.key);
         batch.push(write);
