@@ -88,8 +88,15 @@ export interface ContactChannelPort<
   findContact(key: string): Promise<Contact | null>;
   setChatId(key: string, chatId: string): Promise<void>;
   pauseAutoReply(key: string, until: Date): Promise<void>;
-  /** Sends the answer; throws an Error with an owner-readable message when the channel refuses it. */
-  send(message: Message, text: string): Promise<void>;
+  /**
+   * Sends the answer; throws an Error with an owner-readable message when the channel refuses it.
+   * `settled`: the channel's own bookkeeping of the send still under way (never rejects), which
+   * the contact's next message does not wait for and `idle()` does.
+   */
+  send(
+    message: Message,
+    text: string,
+  ): Promise<void | { settled?: Promise<void> }>;
   /** The "## … Auto-Reply Context" block for the turn. */
   promptContext(contact: Contact, message: Message): string;
   author(contact: Contact, message: Message): MessageAuthor;
@@ -179,6 +186,8 @@ export class ContactAutoReply<
   private readonly logger: Logger;
   private readonly queues = new Map<string, Promise<void>>();
   private readonly queued = new Set<string>();
+  /** A sent reply's last writes (delivery mark, `done`), which its contact's queue does not wait for. */
+  private readonly tails = new Set<Promise<void>>();
   private readonly limits: ContactReplyLimits;
   private readonly slots: ContactTurnSlots;
   private readonly writes: InboundWrites;
@@ -215,7 +224,8 @@ export class ContactAutoReply<
 
   /** Resolves once every queue is empty (tests, the bench, shutdown). */
   async idle(): Promise<void> {
-    while (this.queues.size) await Promise.all([...this.queues.values()]);
+    while (this.queues.size || this.tails.size)
+      await Promise.all([...this.queues.values(), ...this.tails]);
   }
 
   /** `working` messages left by a crash: retried once unless a send had started. */
@@ -414,8 +424,9 @@ export class ContactAutoReply<
       replyMessageId,
       sendingAt: clock.now(),
     });
+    let sent: void | { settled?: Promise<void> };
     try {
-      await this.port.send(doc, text);
+      sent = await this.port.send(doc, text);
     } catch (error) {
       await delivered('failed', (error as Error).message);
       return this.finish(doc, 'failed', (error as Error).message, {
@@ -423,9 +434,31 @@ export class ContactAutoReply<
         sent: false,
       });
     }
-    await delivered('sent');
     await this.noteReply(key, contact);
-    await this.finish(doc, 'done', null, { chatId, sent: true });
+    // Sent, and `sendingAt` is stored: the contact's next message need not wait for the bookkeeping
+    // (a crash before it is written finds the message `working` with `sendingAt`, never sent twice).
+    this.afterwards(
+      Promise.all([
+        sent?.settled,
+        delivered('sent'),
+        this.finish(doc, 'done', null, { chatId, sent: true }),
+      ]),
+      doc._id,
+    );
+  }
+
+  /** Writes a queue no longer waits for; `idle()` (tests, the bench, shutdown) still does. */
+  private afterwards(work: Promise<unknown>, messageId: string): void {
+    const tracked: Promise<void> = work
+      .then(
+        () => undefined,
+        (error: unknown) =>
+          this.logger.error(
+            `Could not record the end of the auto-reply to ${messageId}: ${(error as Error).message}`,
+          ),
+      )
+      .finally(() => this.tails.delete(tracked));
+    this.tails.add(tracked);
   }
 
   /** Marks the answer in the contact's chat as sent or not; a failure here only loses that mark. */

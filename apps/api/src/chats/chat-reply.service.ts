@@ -11,6 +11,7 @@ import {
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
+import type { Collection } from 'mongodb';
 import {
   CONTACT_CHANNELS,
   type ChatMessage,
@@ -21,6 +22,7 @@ import {
 } from '@metatronos/shared-types';
 import { AttachmentsService } from '../attachments/attachments.service';
 import { Clock } from '../clock/clock';
+import { GroupedUpdates } from '../database/grouped-updates';
 import { AppEventBus } from '../events/app-event-bus';
 import type { LlmHistoryMessage } from '../llm/llm-adapter';
 import { TurnError } from '../llm/llm-errors';
@@ -150,6 +152,10 @@ export class ChatReplyService
   private readonly switching = new Set<string>();
   /** Set once the app is closing: replies stopped from now on were stopped by the shutdown. */
   shuttingDown = false;
+  /** The turns' activity-time writes to their chats, group-committed. */
+  private readonly chatWrites = new GroupedUpdates<ChatRecord>(
+    () => this.chats.collection as unknown as Collection<ChatRecord>,
+  );
 
   constructor(
     @InjectModel(ChatRecord.name) private readonly chats: Model<ChatRecord>,
@@ -323,6 +329,10 @@ export class ChatReplyService
         error: null,
         model: modelId,
         usage: null,
+        // The turn's initial marks (a contact's words) go in with the insert: no write of their own at the start.
+        ...(options.policy?.taint?.length
+          ? { taint: options.policy.taint.map((m) => ({ ...m })) }
+          : {}),
         createdAt: now,
         updatedAt: now,
       };
@@ -353,9 +363,10 @@ export class ChatReplyService
       const chatUpdated = stored.then(async (ok) => {
         if (!ok) return;
         this.cache.updateChat(chatId, chatFields);
-        // Through the driver: strings, a boolean and a date, nothing for mongoose to cast on every turn.
-        await this.chats.collection
-          .updateOne({ _id: chat._id }, { $set: chatFields })
+        // Through the driver: strings, a boolean and a date, nothing for mongoose to cast on every turn;
+        // grouped with other chats' turns starting meanwhile (many contacts' auto-replies at once).
+        await this.chatWrites
+          .set(chatId, { _id: chat._id }, chatFields)
           .catch((error: Error) =>
             this.logger.warn(`Could not update the chat: ${error.message}`),
           );

@@ -6,6 +6,7 @@ import {
 } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model, type Schema } from 'mongoose';
+import type { Collection } from 'mongodb';
 import {
   CHAT_SEARCH_MAX_RESULTS,
   type ChatKind,
@@ -18,6 +19,7 @@ import {
 import { DEFAULT_MODE } from '../ai-tools/ai-tool';
 import { ChatModes } from './chat-modes';
 import { schemaProblems } from '../database/stored-document-shape';
+import { GroupedUpdates } from '../database/grouped-updates';
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
 import { TurnError } from '../llm/llm-errors';
@@ -94,6 +96,11 @@ export class ChatsService {
     private readonly versions: ChatVersions,
     private readonly chatList: ChatList,
   ) {}
+
+  /** Delivery marks (a plain object each, nothing for mongoose to cast), written through the driver. */
+  private readonly deliveryMarks = new GroupedUpdates<MessageRecord>(
+    () => this.messages.collection as unknown as Collection<MessageRecord>,
+  );
 
   /**
    * The chats of one view (archived or not), pinned first, then the most recently active. With `q`: only the
@@ -330,12 +337,12 @@ export class ChatsService {
   ): Promise<void> {
     if (!Types.ObjectId.isValid(messageId)) return;
     const at = this.clock.now().toISOString();
-    await this.messages
-      .updateOne(
-        { _id: new Types.ObjectId(messageId), role: 'assistant' },
-        { $set: { delivery: { ...delivery, at } } },
-      )
-      .exec();
+    // Grouped with the marks other contacts' replies make meanwhile: one command for many under load.
+    await this.deliveryMarks.set(
+      messageId,
+      { _id: new Types.ObjectId(messageId), role: 'assistant' },
+      { delivery: { ...delivery, at } },
+    );
     this.events.emit('chats.changed', { chatId, change: 'delivery', at });
   }
 

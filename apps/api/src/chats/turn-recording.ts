@@ -67,6 +67,7 @@ export class TurnRecording {
     private readonly stored: Promise<boolean> = Promise.resolve(true),
   ) {
     this.messageId = (assistant._id as Types.ObjectId).toHexString();
+    this.taint = (assistant.taint ?? []).map((m) => ({ ...m }));
     this.writing = stored;
   }
 
@@ -140,6 +141,8 @@ export class TurnRecording {
       this.flush();
     },
     taint: (marks) => {
+      // The marks the message was inserted with (a contact's turn starts tainted): nothing new to write.
+      if (sameMarks(marks, this.taint)) return;
       this.taint = marks.map((m) => ({ ...m }));
       this.flush();
     },
@@ -278,4 +281,13 @@ export class TurnRecording {
       ...fields,
     });
   }
+}
+
+function sameMarks(a: readonly TaintMark[], b: readonly TaintMark[]): boolean {
+  return (
+    a.length === b.length &&
+    a.every(
+      (m, i) => m.by === b[i].by && m.text === b[i].text && m.at === b[i].at,
+    )
+  );
 }

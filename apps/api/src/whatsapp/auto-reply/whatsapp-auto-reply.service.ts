@@ -83,7 +83,11 @@ export class WhatsAppAutoReplyService
         pauseAutoReply: (phone, until) =>
           permissions.pauseAutoReply(phone, until),
         send: async (message, text) => {
-          await gateway.sendText(message.phone, text);
+          // The contact's next message need not wait for the sent one to be stored.
+          const { stored } = await gateway.sendText(message.phone, text, {
+            storeInBackground: true,
+          });
+          return { settled: stored };
         },
         promptContext: (permission) => autoReplyContext(permission),
         author: (permission): MessageAuthor => ({

@@ -11,11 +11,15 @@ export abstract class WhatsAppGateway {
   /**
    * Sends a text to a phone number (digits only) or a JID. Throws an Error with
    * an owner-readable message when not connected or when WhatsApp refuses it.
+   * The sent message is stored beside the received ones before it resolves; with
+   * `storeInBackground` it resolves once sent, and `stored` settles once stored
+   * (never rejects: a failed store is logged, the send is not undone).
    */
   abstract sendText(
     phoneOrJid: string,
     text: string,
-  ): Promise<{ success: true; jid: string }>;
+    options?: { storeInBackground?: boolean },
+  ): Promise<{ success: true; jid: string; stored?: Promise<void> }>;
   /**
    * Stored messages, oldest first, the last `limit`: only those whose sender or
    * recipient digits contain `contact` when given, and only from/to the phones

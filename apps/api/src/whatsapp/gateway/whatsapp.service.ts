@@ -230,7 +230,8 @@ export class WhatsAppService
   async sendText(
     phoneOrJid: string,
     text: string,
-  ): Promise<{ success: true; jid: string }> {
+    options: { storeInBackground?: boolean } = {},
+  ): Promise<{ success: true; jid: string; stored?: Promise<void> }> {
     const socket = this.socket;
     if (this.currentStatus !== 'connected' || !socket)
       throw new Error(NOT_CONNECTED_MESSAGE);
@@ -245,7 +246,9 @@ export class WhatsAppService
         `WhatsApp could not send the message: ${(error as Error).message}`,
       );
     }
-    await this.storeOwnMessage(socket, sent?.key?.id, jid, text);
+    const stored = this.storeOwnMessage(socket, sent?.key?.id, jid, text);
+    if (options.storeInBackground) return { success: true, jid, stored };
+    await stored;
     return { success: true, jid };
   }
 

@@ -1,0 +1,117 @@
+import type { Collection, Document, Filter, UpdateFilter } from 'mongodb';
+
+/**
+ * Updates per command at most. FerretDB 1.24 (SQLite) keeps every statement's query open until
+ * the whole `update` command ends, each on one of its 100 SQLite connections per database, and
+ * the next statement waits for a free one: a batch of about 100 (or fewer, beside other commands)
+ * never finishes and every later command to that database waits behind it forever. Seen in the
+ * WhatsApp bench as a hang with all 100 connections held by one command (goroutine dump).
+ */
+export const MAX_UPDATES_PER_COMMAND = 10;
+
+interface PendingUpdate<T extends Document> {
+  key: string;
+  filter: Filter<T>;
+  set: UpdateFilter<T>['$set'];
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+/**
+ * Group commit of `$set` updates to one collection. Each caller still waits until its own
+ * write is stored (or refused), so what a caller relies on being durable is exactly as with
+ * its own `updateOne`. One command is in flight at a time; the writes made meanwhile (by
+ * other contacts' turns, other chats' replies) go out together as the next one. Nothing
+ * waits for a batch to fill: an idle app writes at once, a busy one writes fewer, larger
+ * commands. Per-command cost (driver, wire, the database's command handling) is what a busy
+ * auto-reply spent most of its CPU on.
+ *
+ * Writes are `$set`s only, so a batch can be written again one by one: FerretDB stops a
+ * batch at its first refused write even when unordered and reports the wrong index, so
+ * after any failure nobody can tell which writes went in; each is then tried alone and its
+ * caller gets its own answer. Two writes to the same document (same `key`) never share a
+ * batch: the later one waits for the next, so their order holds even when written alone.
+ */
+export class GroupedUpdates<T extends Document> {
+  private queue: Array<PendingUpdate<T>> = [];
+  /** The command in flight: writes made meanwhile wait for it and go out together next. */
+  private writing: Promise<void> | null = null;
+
+  constructor(private readonly collection: () => Collection<T>) {}
+
+  /**
+   * Sets `fields` on the document `filter` matches (at most one; none is not an error);
+   * `key` names that document. Resolves once stored, rejects with the database's reason.
+   */
+  set(
+    key: string,
+    filter: Filter<T>,
+    fields: UpdateFilter<T>['$set'],
+  ): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ key, filter, set: fields, resolve, reject });
+      if (this.queue.length === 1 && !this.writing)
+        setImmediate(() => this.next());
+    });
+  }
+
+  private next(): void {
+    if (this.writing || this.queue.length === 0) return;
+    this.writing = this.flush().finally(() => {
+      this.writing = null;
+      this.next();
+    });
+  }
+
+  /** The queued writes, at most one per document and MAX_UPDATES_PER_COMMAND; the others stay queued, in order. */
+  private take(): Array<PendingUpdate<T>> {
+    const keys = new Set<string>();
+    const batch: Array<PendingUpdate<T>> = [];
+    const later: Array<PendingUpdate<T>> = [];
+    for (const write of this.queue) {
+      if (keys.has(write.key) || batch.length >= MAX_UPDATES_PER_COMMAND)
+        later.push(write);
+      else {
+        keys.add(write.key);
+        batch.push(write);
+      }
+    }
+    this.queue = later;
+    return batch;
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.take();
+    if (batch.length > 1) {
+      try {
+        await this.collection().bulkWrite(
+          batch.map(({ filter, set }) => ({
+            updateOne: { filter, update: { $set: set } as UpdateFilter<T> },
+          })),
+          { ordered: false },
+        );
+        for (const write of batch) write.resolve();
+        return;
+      } catch {
+        // Which writes went in is unknown: each is written again alone (a `$set` twice is the same).
+      }
+    }
+    await Promise.all(batch.map((write) => this.writeAlone(write)));
+  }
+
+  private async writeAlone({
+    filter,
+    set,
+    resolve,
+    reject,
+  }: PendingUpdate<T>): Promise<void> {
+    try {
+      await this.collection().updateOne(filter, {
+        $set: set,
+      } as UpdateFilter<T>);
+      resolve();
+    } catch (error) {
+      reject(error as Error);
+    }
+  }
+}
