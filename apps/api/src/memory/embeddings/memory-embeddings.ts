@@ -21,6 +21,7 @@ import { UsageRecorder } from '../../usage/usage-recorder';
 import { MemoryIndex, type IndexChange } from '../memory-index';
 import { MemoryNoteRecord } from '../memory-note.schema';
 import { VisibleChats } from '../visible-chats';
+import { MAX_UPDATES_PER_COMMAND } from '../../database/grouped-updates';
 import {
   EMBEDDING_TEXT_MAX,
   embedTexts,
@@ -528,10 +529,14 @@ export class MemoryEmbeddings
         },
       });
     }
-    if (ops.length)
+    // In commands of a few writes: FerretDB 1.24 holds each statement open until its whole command ends,
+    // and a large one can leave every other command waiting (database/grouped-updates.ts).
+    for (let at = 0; at < ops.length; at += MAX_UPDATES_PER_COMMAND) {
+      const chunk = ops.slice(at, at + MAX_UPDATES_PER_COMMAND);
       await this.enqueueWrite(() =>
-        this.collection().bulkWrite(ops, { ordered: false }),
+        this.collection().bulkWrite(chunk, { ordered: false }),
       );
+    }
     return true;
   }
 
