@@ -20,6 +20,8 @@ async function generate() {
   const { swaggerTransformer } = require('./swagger-plugin.cjs');
   require('ts-node').register({
     project: join(root, 'apps/api/tsconfig.app.json'),
+    // The project's own declaration files too (minisearch-searchable-map.d.ts), as tsc reads them.
+    files: true,
     // The plugin reads types, so it needs the whole program (as the webpack build does): no transpile-only.
     transformers: (program) => ({
       before: [swaggerTransformer(program)],
