@@ -19,6 +19,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Script, constants as vmConstants } from 'node:vm';
 import { crc32 } from 'node:zlib';
+import { SystemClock } from '../clock/clock';
 
 /**
  * Node 20 has no `module.enableCompileCache`, and loading ~2,100 CommonJS files was ~70 % of the
@@ -144,8 +145,9 @@ class CacheFile {
         throw new Error('short');
       const index = JSON.parse(header.toString()) as CacheIndex;
       // Pruning (see `prune`) keeps the files last used, so a file in use is marked as such.
-      if (Date.now() - stat.mtimeMs > TOUCH_AFTER_MS)
-        futimesSync(fd, new Date(), new Date());
+      const now = new SystemClock().now();
+      if (now.getTime() - stat.mtimeMs > TOUCH_AFTER_MS)
+        futimesSync(fd, now, now);
       return new CacheFile(fd, index, head.length + headerLength);
     } catch {
       if (fd !== undefined) closeSync(fd);
