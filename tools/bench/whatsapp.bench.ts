@@ -185,6 +185,24 @@ async function main(): Promise<void> {
       rateLimits: 'off (bench)',
     };
     console.log(JSON.stringify(result, null, 2));
+    // A lost message is named with the state and reason it ended in (a failed turn says why).
+    const lostBodies = run.texts
+      .filter((text) => !counts.has(text))
+      .map((text) => text.slice('re: '.length));
+    if (lostBodies.length)
+      console.log(
+        'lost:',
+        JSON.stringify(
+          await api.app
+            .get<Connection>(getConnectionToken())
+            .collection('whatsapp_messages')
+            .find(
+              { body: { $in: lostBodies.slice(0, 10) } },
+              { projection: { body: 1, processing: 1, reason: 1 } },
+            )
+            .toArray(),
+        ),
+      );
     if (
       lost !== 0 ||
       twice !== 0 ||

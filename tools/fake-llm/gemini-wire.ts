@@ -39,6 +39,17 @@ export function geminiError(res: ServerResponse, reply: FakeErrorReply): void {
       code: reply.status,
       message: reply.message,
       status: GEMINI_STATUS[reply.status] ?? 'UNKNOWN',
+      // Gemini names the wait in the body (google.rpc.RetryInfo), not in a header.
+      ...(reply.retryAfter
+        ? {
+            details: [
+              {
+                '@type': 'type.googleapis.com/google.rpc.RetryInfo',
+                retryDelay: `${reply.retryAfter}s`,
+              },
+            ],
+          }
+        : {}),
     },
   });
 }
@@ -55,6 +66,10 @@ export async function answerGemini(
   res: ServerResponse,
 ): Promise<void> {
   if (isErrorReply(reply)) return geminiError(res, reply);
+  if (reply.reset) {
+    res.socket?.destroy();
+    return;
+  }
 
   const usage = reply.usage ?? DEFAULT_USAGE;
   const modelVersion = req.model || 'gemini-fake';

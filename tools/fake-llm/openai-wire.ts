@@ -44,14 +44,19 @@ export function openAiError(res: ServerResponse, reply: FakeErrorReply): void {
     type: 'server_error',
     code: null,
   };
-  sendJson(res, reply.status, {
-    error: {
-      message: reply.message,
-      type: kind.type,
-      param: null,
-      code: kind.code,
+  sendJson(
+    res,
+    reply.status,
+    {
+      error: {
+        message: reply.message,
+        type: kind.type,
+        param: null,
+        code: kind.code,
+      },
     },
-  });
+    reply.retryAfter ? { 'retry-after': reply.retryAfter } : {},
+  );
 }
 
 /** Answers a chat completion: SSE chunks when `stream`, else one JSON completion. */
@@ -61,6 +66,10 @@ export async function answerOpenAi(
   res: ServerResponse,
 ): Promise<void> {
   if (isErrorReply(reply)) return openAiError(res, reply);
+  if (reply.reset) {
+    res.socket?.destroy();
+    return;
+  }
 
   const id = randomId('chatcmpl-');
   const created = Math.floor(Date.now() / 1000);

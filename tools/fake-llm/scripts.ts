@@ -37,12 +37,19 @@ export interface FakeModelReply {
    * connection open until the client goes away (0: silent once the headers are sent).
    */
   stallAfter?: number;
+  /**
+   * Destroys the connection before any response (a keep-alive socket reset under
+   * the client: it sees ECONNRESET / "socket hang up"); the other fields are ignored.
+   */
+  reset?: boolean;
 }
 
 /** An HTTP error answered in the provider's own error body shape. */
 export interface FakeErrorReply {
   status: number;
   message: string;
+  /** OpenAI: the `Retry-After` header (seconds, or an HTTP date); Gemini: a RetryInfo `retryDelay` of that many seconds. */
+  retryAfter?: string;
 }
 
 export type FakeReply = FakeModelReply | FakeErrorReply;

@@ -178,7 +178,9 @@ describe('failed replies, regenerate and edit-and-resend', () => {
 
     it('retries a reply that failed before any text', async () => {
       const chat = await newChat();
-      fake.openai.enqueue({ status: 503, message: 'overloaded' });
+      // The adapter sends a 503'd call twice more before the reply fails.
+      const overloaded = { status: 503, message: 'overloaded' };
+      fake.openai.enqueue(overloaded, overloaded, overloaded);
       const failed = eventsNamed(
         await client.send(chat.id, 'Hi'),
         'error',

@@ -463,7 +463,8 @@ describe('chats', () => {
         [429, /rate limit/i],
         [500, /server error/i],
       ] as const) {
-        fake.openai.enqueue({ status, message: 'upstream says no' });
+        // Every attempt gets it (a 429 or 5xx before any output is sent twice more).
+        fake.openai.fallback = { status, message: 'upstream says no' };
         const events = await client.send(chat.id, `try ${status}`);
         const error = eventsNamed(events, 'error')[0] as {
           message: string;

@@ -2,6 +2,7 @@ import { getConnectionToken } from '@nestjs/mongoose';
 import { mongo, Types, type Connection } from 'mongoose';
 import type { DatabaseRuntime } from '../src/database/database-runtime';
 import type { FakeRecordedRequest } from '../../../tools/fake-llm/fake-llm-server';
+import { ChatsService } from '../src/chats/chats.service';
 import { AppEventBus } from '../src/events/app-event-bus';
 import { WhatsAppAutoReplyService } from '../src/whatsapp/auto-reply/whatsapp-auto-reply.service';
 import { WhatsAppAutoReplySettings } from '../src/whatsapp/auto-reply/whatsapp-auto-reply.settings';
@@ -27,6 +28,10 @@ const ALICE = '14155551234';
 const BOB = '14155550000';
 const STRANGER = '15550001111';
 const CAROL = '14155557777';
+/** Contacts of the provider-failure tests (their own, so no other test's chat is touched). */
+const RESET = '14155552222';
+const FAILING = '14155553333';
+const THROWN = '14155554444';
 const jid = (phone: string) => `${phone}@s.whatsapp.net`;
 
 async function waitFor(
@@ -413,6 +418,113 @@ describe('WhatsApp auto-reply', () => {
         .patch(`/api/whatsapp/permissions/${perm.id}`)
         .send({ trusted: false })
         .expect(200);
+    });
+
+    describe('when the provider call fails', () => {
+      type Inbound = { id: string; processing: string; reason: string | null };
+      type ChatMessage = { role: string; status: string; content: string };
+      const inboundOf = async (id: string) =>
+        (
+          (await (await b.t.owner()).get('/api/whatsapp/inbound').expect(200))
+            .body as Inbound[]
+        ).find((m) => m.id === id);
+      const chatOf = async (phone: string) => {
+        const chatId = (await permissionOf(b.t, phone))?.chatId as string;
+        return (
+          await (await b.t.owner())
+            .get(`/api/chats/${chatId}/messages`)
+            .expect(200)
+        ).body as ChatMessage[];
+      };
+
+      it('answers once when the connection was reset before any output, and shows no failure', async () => {
+        await grant(b.t, RESET, 'Ray', { canRead: true, canReply: true });
+        fake.openai.enqueue({ reset: true });
+        fake.openai.fallback = echo();
+        b.socket.upsert([
+          incoming({
+            id: 'RETRY-1',
+            from: jid(RESET),
+            text: 'are you there?',
+            at: b.t.clock.now().getTime(),
+          }),
+        ]);
+        await settle(b);
+
+        expect(b.socket.sent).toEqual([
+          { jid: jid(RESET), content: { text: 're: are you there?' } },
+        ]);
+        expect(fake.openai.requests).toHaveLength(2);
+        expect(await inboundOf('RETRY-1')).toMatchObject({
+          processing: 'done',
+          reason: null,
+        });
+        expect(
+          (await chatOf(RESET)).map((m) => [m.role, m.status, m.content]),
+        ).toEqual([
+          ['user', 'complete', 'are you there?'],
+          ['assistant', 'complete', 're: are you there?'],
+        ]);
+      });
+
+      it('marks the message failed, with the reason on the channel page and in the chat, when the provider keeps failing', async () => {
+        await grant(b.t, FAILING, 'Fay', { canRead: true, canReply: true });
+        fake.openai.fallback = { status: 503, message: 'overloaded' };
+        b.socket.upsert([
+          incoming({
+            id: 'RETRY-2',
+            from: jid(FAILING),
+            text: 'hello?',
+            at: b.t.clock.now().getTime(),
+          }),
+        ]);
+        await settle(b);
+
+        expect(b.socket.sent).toEqual([]);
+        // The first attempt and two retries, then the turn fails.
+        expect(fake.openai.requests).toHaveLength(3);
+        expect(await inboundOf('RETRY-2')).toEqual(
+          expect.objectContaining({
+            processing: 'failed',
+            reason: 'OpenAI had a server error (503).',
+          }),
+        );
+        expect((await chatOf(FAILING)).map((m) => [m.role, m.status])).toEqual([
+          ['user', 'complete'],
+          ['assistant', 'error'],
+        ]);
+      });
+
+      it('marks the message failed instead of leaving it working when its handling throws outside the turn', async () => {
+        await grant(b.t, THROWN, 'Tom', { canRead: true, canReply: true });
+        fake.openai.fallback = echo();
+        // The contact's chat cannot be created (a database failure on the way to the turn).
+        const create = jest
+          .spyOn(b.t.app.get(ChatsService), 'create')
+          .mockRejectedValueOnce(new Error('the database did not answer'));
+        try {
+          b.socket.upsert([
+            incoming({
+              id: 'RETRY-3',
+              from: jid(THROWN),
+              text: 'anyone?',
+              at: b.t.clock.now().getTime(),
+            }),
+          ]);
+          await settle(b);
+        } finally {
+          create.mockRestore();
+        }
+
+        expect(b.socket.sent).toEqual([]);
+        expect(await inboundOf('RETRY-3')).toEqual(
+          expect.objectContaining({
+            processing: 'failed',
+            reason:
+              'The auto-reply could not finish: the database did not answer',
+          }),
+        );
+      });
     });
 
     it('never answers messages older than the stale window', async () => {

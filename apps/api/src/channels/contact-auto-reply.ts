@@ -241,7 +241,8 @@ export class ContactAutoReply<
         .toArray();
       await this.messages.updateMany(
         { processing: 'working', sendingAt: { $ne: null } },
-        { $set: { processing: 'failed', error: interrupted } },
+        // `reason`: the field the channel page shows ("Failed: …").
+        { $set: { processing: 'failed', reason: interrupted } },
       );
       for (const doc of cut)
         if (doc.chatId)
@@ -256,7 +257,7 @@ export class ContactAutoReply<
         {
           $set: {
             processing: 'failed',
-            error: 'The server stopped twice while answering this message.',
+            reason: 'The server stopped twice while answering this message.',
           },
         },
       );
@@ -320,8 +321,41 @@ export class ContactAutoReply<
     try {
       if (this.closing || !this.port.isConnected()) return;
       await this.answer(messageId, release);
+    } catch (error) {
+      await this.failThrown(messageId, error);
     } finally {
       release();
+    }
+  }
+
+  /**
+   * A claimed message whose handling threw (a database write or a look-up outside
+   * the turn, which reports its own failures): marked `failed` with the reason, so
+   * it shows on the channel page instead of staying `working` — answered by no one,
+   * shown as nothing — until the next start. Not once its send began: whether the
+   * contact got it is unknown, and `recover()` settles those.
+   */
+  private async failThrown(messageId: string, error: unknown): Promise<void> {
+    const reason = `The auto-reply could not finish: ${(error as Error | null)?.message ?? String(error)}`;
+    this.logger.error(
+      `Auto-reply to ${this.port.label} message ${messageId} failed: ${reason}`,
+    );
+    try {
+      const result = await this.messages.updateOne(
+        { _id: messageId, processing: 'working', sendingAt: null },
+        {
+          $set: {
+            processing: 'failed',
+            reason,
+            finishedAt: this.deps.clock.now(),
+          },
+        },
+      );
+      if (result.modifiedCount) this.announce(messageId, 'failed');
+    } catch (second) {
+      this.logger.error(
+        `Could not mark the ${this.port.label} message ${messageId} failed: ${(second as Error).message}`,
+      );
     }
   }
 

@@ -338,19 +338,20 @@ export function testAdapterContract(setup: AdapterContractSetup): void {
     [500, 'server', `${label} had a server error (500).`],
     [503, 'server', `${label} had a server error (503).`],
   ])('maps HTTP %i to %s without the key', async (status, kind, message) => {
+    // Every attempt gets the same answer (a 429 or 5xx is tried three times).
+    provider().fallback = {
+      status,
+      message: `Incorrect API key provided: ${apiKey}`,
+    };
     for (const tools of [null, TOOLS]) {
-      provider().enqueue({
-        status,
-        message: `Incorrect API key provided: ${apiKey}`,
-      });
       const error = await failure(
         adapter().streamTurn(turn({ tools }), createRecordingSink()),
       );
       expect(error).toMatchObject({ kind, message, status });
       expect(error.message).not.toContain(apiKey);
     }
-    // One request per turn: no silent retry by the SDK, no automatic continuation.
-    expect(provider().requests).toHaveLength(2);
+    // The SDK retries nothing itself and continues nothing: only the adapter's two retries of a transient status.
+    expect(provider().requests).toHaveLength(kind === 'auth' ? 2 : 6);
   });
 
   it('maps a 400 to bad-request with the provider message, the key removed', async () => {
@@ -388,6 +389,158 @@ export function testAdapterContract(setup: AdapterContractSetup): void {
       expect(provider().requests).toHaveLength(1);
     },
   );
+
+  describe('a transient failure before any output', () => {
+    /** A sink that counts the model calls the budget would reserve (`beforeCall`). */
+    const countingSink = (
+      answer?: Parameters<typeof createRecordingSink>[0],
+    ) => {
+      const sink: ReturnType<typeof createRecordingSink> & {
+        calls: number;
+        beforeCall(): Promise<void>;
+      } = Object.assign(createRecordingSink(answer), {
+        calls: 0,
+        beforeCall: async () => {
+          sink.calls += 1;
+        },
+      });
+      return sink;
+    };
+
+    it('sends the call again when the connection is reset before a response: one reply, no error', async () => {
+      provider().enqueue({ reset: true }, { text: ['Hel', 'lo'] });
+      const sink = countingSink();
+
+      const result = await adapter().streamTurn(turn(), sink);
+
+      expect(sink.deltas).toEqual(['Hel', 'lo']);
+      expect(result.usage).toBeDefined();
+      expect(provider().requests).toHaveLength(2);
+      // Each attempt is its own call for the budget.
+      expect(sink.calls).toBe(2);
+    });
+
+    it.each([[429], [500], [503], [408], [409]])(
+      'retries a %s with no output, at most twice',
+      async (status) => {
+        provider().enqueue(
+          { status, message: 'busy' },
+          { status, message: 'busy' },
+          { text: ['Fine.'] },
+        );
+        const sink = countingSink();
+        await adapter().streamTurn(turn(), sink);
+        expect(sink.text).toBe('Fine.');
+        expect(provider().requests).toHaveLength(3);
+        expect(sink.calls).toBe(3);
+      },
+    );
+
+    it('gives up after two retries with the last error', async () => {
+      provider().fallback = { status: 503, message: 'overloaded' };
+      const sink = countingSink();
+      const error = await failure(adapter().streamTurn(turn(), sink));
+      expect(error).toMatchObject({ kind: 'server', status: 503 });
+      expect(provider().requests).toHaveLength(3);
+    });
+
+    it.each([[400], [401], [403], [404], [422]])(
+      'never retries a %s',
+      async (status) => {
+        provider().enqueue({ status, message: 'no' }, { text: ['never'] });
+        const sink = countingSink();
+        await failure(adapter().streamTurn(turn(), sink));
+        expect(provider().requests).toHaveLength(1);
+        expect(sink.calls).toBe(1);
+        expect(sink.deltas).toEqual([]);
+      },
+    );
+
+    it('waits the Retry-After it is given, and fails at once when it asks for longer than 5 s', async () => {
+      provider().enqueue(
+        { status: 429, message: 'slow down', retryAfter: '1' },
+        { text: ['Fine.'] },
+      );
+      const started = Date.now();
+      await adapter().streamTurn(turn(), createRecordingSink());
+      expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+      expect(provider().requests).toHaveLength(2);
+
+      provider().reset();
+      provider().enqueue(
+        { status: 429, message: 'slow down', retryAfter: '60' },
+        { text: ['never'] },
+      );
+      const error = await failure(
+        adapter().streamTurn(turn(), createRecordingSink()),
+      );
+      expect(error.kind).toBe('rate-limit');
+      expect(provider().requests).toHaveLength(1);
+    });
+
+    it('retries a later call of a tool turn without running its tools again', async () => {
+      provider().enqueue(
+        {
+          text: ['Let me look.'],
+          toolCalls: [
+            call('call_1', 'db_query', {
+              operation: 'find',
+              collection: 'contacts',
+            }),
+          ],
+        },
+        { reset: true },
+        { text: ['Found Ann.'] },
+      );
+      const sink = countingSink(() => '[{"name":"Ann"}]');
+
+      await adapter().streamTurn(turn({ tools: TOOLS }), sink);
+
+      expect(sink.toolCalls).toHaveLength(1);
+      expect(sink.text).toBe('Let me look.Found Ann.');
+      expect(provider().requests).toHaveLength(3);
+      wire.oneRoundSentBack(provider().requests[2]);
+    });
+
+    it('never retries once a tool call streamed (the cut call fails, its tool does not run)', async () => {
+      provider().enqueue(
+        {
+          toolCalls: [
+            call('call_1', 'db_query', {
+              operation: 'find',
+              collection: 'contacts',
+            }),
+          ],
+          cutAfter: 1,
+        },
+        { text: ['never'] },
+      );
+      const sink = countingSink();
+      const error = await failure(
+        adapter().streamTurn(turn({ tools: TOOLS }), sink),
+      );
+      expect(error.kind).toBe('network');
+      expect(sink.toolCalls).toHaveLength(0);
+      expect(provider().requests).toHaveLength(1);
+    });
+
+    it('stops waiting to retry when the turn is aborted', async () => {
+      provider().fallback = { status: 503, message: 'overloaded' };
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 100);
+      const started = Date.now();
+      const error = await failure(
+        adapter().streamTurn(
+          turn({ signal: controller.signal }),
+          createRecordingSink(),
+        ),
+      );
+      expect(error.kind).toBe('aborted');
+      expect(Date.now() - started).toBeLessThan(1_000);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(provider().requests).toHaveLength(1);
+    });
+  });
 
   it('fails with network when nothing listens at the base URL', async () => {
     const port = await closedPort();

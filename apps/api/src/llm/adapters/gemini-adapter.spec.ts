@@ -187,8 +187,19 @@ describe('GeminiAdapter', () => {
     });
   });
 
-  it('fails with network when the stream is cut before any chunk, without re-sending', async () => {
-    fake.server.gemini.enqueue({ text: ['never'], cutAfter: 0 });
+  it('sends the call again when the stream is cut before any chunk (nothing reached anyone yet)', async () => {
+    fake.server.gemini.enqueue(
+      { text: ['never'], cutAfter: 0 },
+      { text: ['Fine.'] },
+    );
+    const sink = createRecordingSink();
+    await adapter(fake.server.geminiBaseUrl).streamTurn(turn(), sink);
+    expect(sink.deltas).toEqual(['Fine.']);
+    expect(fake.server.gemini.requests).toHaveLength(2);
+  });
+
+  it('fails with network when every attempt is cut before any chunk', async () => {
+    fake.server.gemini.fallback = { text: ['never'], cutAfter: 0 };
     const error = await failure(
       adapter(fake.server.geminiBaseUrl).streamTurn(
         turn(),
@@ -196,7 +207,7 @@ describe('GeminiAdapter', () => {
       ),
     );
     expect(error.kind).toBe('network');
-    expect(fake.server.gemini.requests).toHaveLength(1);
+    expect(fake.server.gemini.requests).toHaveLength(3);
   });
 
   it('maps earlier tool turns into functionCall / functionResponse contents and sends no system instruction for a null prompt', async () => {

@@ -17,6 +17,7 @@ import type {
   LlmTurnSink,
 } from '../llm-adapter';
 import { LlmProviderError } from '../llm-adapter';
+import { continueFrom, sendWithRetries } from './provider-retry';
 import {
   abortedError,
   connectError,
@@ -72,19 +73,32 @@ class PhasedError extends Error {
 export function parseGeminiError(text: string): {
   message: string;
   reason?: string;
+  /** The wait a 429 names (google.rpc.RetryInfo `retryDelay`, e.g. "1.5s"), in milliseconds. */
+  retryDelayMs?: number;
 } {
   const start = text.indexOf('{');
   if (start >= 0) {
     try {
       const body = JSON.parse(text.slice(start)) as {
-        error?: { message?: unknown; details?: { reason?: unknown }[] };
+        error?: {
+          message?: unknown;
+          details?: { reason?: unknown; retryDelay?: unknown }[];
+        };
       };
       const message =
         typeof body.error?.message === 'string' ? body.error.message : text;
       const reason = body.error?.details?.find(
         (d) => typeof d?.reason === 'string',
       )?.reason as string | undefined;
-      return { message, reason };
+      const delay = body.error?.details?.find(
+        (d) => typeof d?.retryDelay === 'string',
+      )?.retryDelay as string | undefined;
+      const seconds = delay ? /^(\d+(?:\.\d+)?)s$/.exec(delay) : null;
+      return {
+        message,
+        reason,
+        ...(seconds ? { retryDelayMs: Number(seconds[1]) * 1_000 } : {}),
+      };
     } catch {
       // not JSON: use the text
     }
@@ -206,7 +220,6 @@ export class GeminiAdapter implements LlmAdapter {
     let generatedIds = 0;
 
     for (;;) {
-      await sink.beforeCall?.();
       const reply = await this.streamReply(
         chat,
         message,
@@ -279,13 +292,36 @@ export class GeminiAdapter implements LlmAdapter {
     blockReason?: string;
     sawText: boolean;
   }> {
-    let stream: AsyncGenerator<GenerateContentResponse>;
-    try {
-      // The per-request config replaces the chat's (the SDK does not merge them).
-      stream = await chat.sendMessageStream({ message, config });
-    } catch (error) {
-      throw new PhasedError('connect', error);
-    }
+    // Sent again after a transient failure before its first chunk (nothing of it reached the sink
+    // yet, and the chat records a message in its history only once its reply is complete).
+    const stream = await sendWithRetries(
+      async () => {
+        await sink.beforeCall?.();
+        let chunks: AsyncGenerator<GenerateContentResponse>;
+        try {
+          // The per-request config replaces the chat's (the SDK does not merge them).
+          chunks = await chat.sendMessageStream({ message, config });
+        } catch (error) {
+          throw new PhasedError('connect', error);
+        }
+        try {
+          return continueFrom(await chunks.next(), chunks);
+        } catch (error) {
+          throw new PhasedError('stream', error);
+        }
+      },
+      {
+        signal: request.signal,
+        classify: (error) =>
+          error instanceof PhasedError || error instanceof LlmProviderError
+            ? this.toProviderError(error, this.provider, request.signal)
+            : null,
+        retryAfter: (error) =>
+          error instanceof PhasedError && error.original instanceof ApiError
+            ? parseGeminiError(error.original.message).retryDelayMs
+            : undefined,
+      },
+    );
     const calls: FunctionCall[] = [];
     let usage: GenerateContentResponse['usageMetadata'];
     let blockReason: string | undefined;

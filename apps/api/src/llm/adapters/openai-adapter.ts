@@ -7,6 +7,7 @@ import OpenAI, {
 import type { TokenUsage } from '@metatronos/shared-types';
 import type {
   ChatCompletionChunk,
+  ChatCompletionCreateParamsStreaming,
   ChatCompletionFunctionTool,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
@@ -33,6 +34,7 @@ import {
   unknownError,
 } from './adapter-support';
 import { untilAborted } from '../until-aborted';
+import { continueFrom, retryAfterMs, sendWithRetries } from './provider-retry';
 import { toOpenAiMessages } from './history-mapping';
 
 export interface OpenAiAdapterOptions {
@@ -98,7 +100,7 @@ export class OpenAiAdapter implements LlmAdapter {
       // The SDK refuses an empty key; local OpenAI-compatible servers often need none.
       apiKey: connection.apiKey || 'no-key',
       baseURL,
-      // The runner reports failures; a silently retried 429 or 500 would only delay that.
+      // Retried by `openCall` instead, so that each attempt goes through the budget's `beforeCall`.
       maxRetries: 0,
       ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
     });
@@ -175,8 +177,8 @@ export class OpenAiAdapter implements LlmAdapter {
     beforeCall?: () => Promise<void>,
   ): Promise<LlmTurnResult> {
     const usage = new UsageTotal();
-    await beforeCall?.();
-    const stream = await client.chat.completions.create(
+    const stream = await this.openCall(
+      client,
       {
         model: request.model,
         messages,
@@ -184,7 +186,9 @@ export class OpenAiAdapter implements LlmAdapter {
         stream: true,
         stream_options: { include_usage: true },
       },
-      { signal: request.signal },
+      request.signal,
+      provider,
+      beforeCall,
     );
     let finished = false;
     for await (const chunk of stream) {
@@ -221,8 +225,8 @@ export class OpenAiAdapter implements LlmAdapter {
     let generatedIds = 0;
 
     for (let round = 0; ; round++) {
-      await sink.beforeCall?.();
-      const stream = await client.chat.completions.create(
+      const stream = await this.openCall(
+        client,
         {
           model: request.model,
           messages: conversation,
@@ -231,7 +235,9 @@ export class OpenAiAdapter implements LlmAdapter {
           stream: true,
           stream_options: { include_usage: true },
         },
-        { signal },
+        signal,
+        this.provider,
+        sink.beforeCall?.bind(sink),
       );
       const reply = new StreamedReply();
       for await (const chunk of stream) {
@@ -289,6 +295,42 @@ export class OpenAiAdapter implements LlmAdapter {
         replaceSystemPrompt(conversation, next.systemPrompt);
       }
     }
+  }
+
+  /**
+   * One model call up to its first chunk, sent again after a transient failure
+   * (`sendWithRetries`): until that chunk nothing of the call reached the sink,
+   * so a new attempt cannot repeat text or a tool call. The SDK's own retries
+   * are off (`maxRetries: 0`) because they would bypass `beforeCall`, where the
+   * budget reserves each call.
+   */
+  private async openCall(
+    client: OpenAI,
+    body: ChatCompletionCreateParamsStreaming,
+    signal: AbortSignal,
+    provider: ProviderContext,
+    beforeCall?: () => Promise<void>,
+  ): Promise<AsyncIterable<ChatCompletionChunk>> {
+    return sendWithRetries(
+      async () => {
+        await beforeCall?.();
+        const stream = await client.chat.completions.create(body, { signal });
+        const chunks = stream[Symbol.asyncIterator]();
+        return continueFrom(await chunks.next(), chunks);
+      },
+      {
+        signal,
+        // The SDK's own request timeout is a deliberate limit, not a hiccup.
+        classify: (error) =>
+          error instanceof APIConnectionTimeoutError
+            ? null
+            : this.toProviderError(error, provider, signal),
+        retryAfter: (error) =>
+          error instanceof APIError && error.headers
+            ? retryAfterMs((name) => error.headers?.get(name))
+            : undefined,
+      },
+    );
   }
 
   /**
