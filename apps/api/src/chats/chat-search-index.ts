@@ -432,17 +432,21 @@ export function appended(
   const casedAt: number[] = [];
   const casedUnits: number[] = [];
   let written: Map<number, string> | null = null;
-  let text = chat.text;
+  const lowered: string[] = [];
+  let length = chat.text.length;
   for (let k = 0; k < added.length; k++) {
     const i = from + k;
-    if (i > 0) text += '\n';
-    starts[i] = text.length;
+    if (i > 0) length++;
+    starts[i] = length;
     const message = added[k];
     const lower = message.toLocaleLowerCase();
-    if (!markCase(message, lower, text.length, casedAt, casedUnits))
+    if (!markCase(message, lower, length, casedAt, casedUnits))
       (written ??= new Map(chat.written ?? [])).set(i, message);
-    text += lower;
+    lowered.push(lower);
+    length += lower.length;
   }
+  // Joined at once: a text grown piece by piece is slower to read (and hash) until flattened.
+  const text = from ? [chat.text, ...lowered].join('\n') : lowered.join('\n');
   const trigrams = chat.trigrams.slice();
   // The trigrams across the old text's end and the joining new line are new too.
   for (let i = Math.max(0, chat.text.length - 2); i + 2 < text.length; i++) {
@@ -477,6 +481,7 @@ function markCase(
   at: number[],
   units: number[],
 ): boolean {
+  if (lower === message) return true;
   if (lower.length !== message.length) return false;
   const mark = at.length;
   for (let j = 0; j < message.length; j++) {
