@@ -159,6 +159,45 @@ describe('chat list', () => {
       expect(await list('?q=wombat')).toEqual([]);
     });
 
+    it("cuts the snippet from the message as written, in its own case, after letters whose lower case is longer ('İ'), emoji and accents", async () => {
+      const chat = await newChat('Travel');
+      const mine = 'İİ İSTANBUL: meet ÅNNA at the Café Ünter 😀 ΣΟΦΙΑ';
+      const reply = 'Ånna AND Σοφια wait at the CAFÉ ÜNTER at NOON 🎉.';
+      fake.openai.enqueue({
+        text: ['Ånna AND Σοφια wait ', 'at the CAFÉ ÜNTER at NOON 🎉.'],
+      });
+      await client.send(chat.id, mine);
+      await t.app.get(ChatReplyService).waitForIdle(chat.id);
+      const snippets = async () =>
+        Promise.all(
+          [
+            'café%20ünter',
+            'AT%20NOON',
+            'σοφια%20wait',
+            '%F0%9F%8E%89',
+            'istanbul',
+          ].map(async (q) =>
+            (await list(`?q=${q}`)).map((c) => [c.id, c.snippet]),
+          ),
+        );
+      const expected = [
+        [[chat.id, mine]],
+        [[chat.id, reply]],
+        [[chat.id, reply]],
+        // Cut 40 characters before the match, at a space.
+        [[chat.id, '…Σοφια wait at the CAFÉ ÜNTER at NOON 🎉.']],
+        // Lower-cased, 'İ' is 'i̇' (two units): 'istanbul' is not in 'İSTANBUL', as before the index kept it once.
+        [],
+      ];
+      // From the turn as stored (put without a read), then from every message read again after a restore.
+      expect(await snippets()).toEqual(expected);
+      await t.app
+        .get(AppEventBus)
+        .emitAndWait('backup.restored', { at: new Date().toISOString() });
+      expect(await snippets()).toEqual(expected);
+      await owner.delete(`/api/chats/${chat.id}`).expect(204);
+    });
+
     it("finds the owner's words while the reply streams, and the whole reply once it ends", async () => {
       expect(await list('?q=echidna')).toEqual([]);
       const chat = await newChat('Monotremes');

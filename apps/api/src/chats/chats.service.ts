@@ -141,27 +141,23 @@ export class ChatsService {
   }
 
   /**
-   * The first message of the chat holding `needle`, cut around it: from the search index, else one read by
-   * the indexed `chatId`.
+   * The first message of the chat holding `needle`, cut around it: from the search index (the message as
+   * written, never its lower-cased text), else one read by the indexed `chatId`.
    */
   private async snippetIn(
     chatId: string,
     needle: string,
   ): Promise<string | null> {
-    const contents =
-      this.searchIndex.messagesFrom(chatId, needle) ??
-      (
-        await this.messages
-          .find(
-            { chatId: new Types.ObjectId(chatId), ...ON_PATH },
-            { content: 1 },
-          )
-          .sort({ _id: 1 })
-          .lean<Pick<MessageRecord, 'content'>[]>()
-          .exec()
-      ).map((message) => message.content ?? '');
-    for (const content of contents) {
-      const snippet = searchSnippet(content, needle);
+    const indexed = this.searchIndex.messageHolding(chatId, needle);
+    if (indexed !== undefined)
+      return indexed === null ? null : searchSnippet(indexed, needle);
+    const records = await this.messages
+      .find({ chatId: new Types.ObjectId(chatId), ...ON_PATH }, { content: 1 })
+      .sort({ _id: 1 })
+      .lean<Pick<MessageRecord, 'content'>[]>()
+      .exec();
+    for (const record of records) {
+      const snippet = searchSnippet(record.content ?? '', needle);
       if (snippet) return snippet;
     }
     return null;
