@@ -501,11 +501,13 @@ export class MemoryIndex
   }
 
   private async readNotes(): Promise<void> {
+    // A note is scrubbed when written, but only of the secrets known then.
+    const scrub = await this.secrets.scrubber();
     for (const note of await this.notes
       .find({ status: { $ne: 'proposed' } }, NOTE_FIELDS)
       .lean<IndexedNote[]>()
       .exec())
-      this.indexNote(note);
+      this.indexNote({ ...note, text: scrub(note.text) });
   }
 
   /** Messages with an id above `newest`, newest first, a page at a time (FerretDB reads those from its `_id` index); null past MAX_CATCH_UP. */
@@ -749,6 +751,14 @@ export class MemoryIndex
           `Memory index not read again after a secret changed: ${error.message}`,
         ),
       );
+  }
+
+  /** An email or calendar password, an MCP server's values: secrets too (read again only if they changed). */
+  @OnEvent('accounts.changed')
+  @OnEvent('mcp.changed')
+  onSecretsMayChange(event?: { change?: string }): void {
+    if (event?.change === 'status' || event?.change === 'tools') return;
+    this.onSettingsUpdated();
   }
 
   @OnEvent('backup.restored')

@@ -1,0 +1,228 @@
+import type { MemorySearchResult } from '@metatronos/shared-types';
+import { getConnectionToken } from '@nestjs/mongoose';
+import type { Connection } from 'mongoose';
+import type TestAgent from 'supertest/lib/agent';
+import {
+  startFakeLlmServer,
+  type FakeLlmServer,
+} from '../../../tools/fake-llm/fake-llm-server';
+import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
+import type { AiToolContext } from '../src/ai-tools/ai-tool';
+import { ChatsService } from '../src/chats/chats.service';
+import { MemoryEmbeddings } from '../src/memory/embeddings/memory-embeddings';
+import { MemoryIndex } from '../src/memory/memory-index';
+import { SettingsService } from '../src/settings/settings.service';
+import { seedMessage } from './support/message-doc';
+import { createTestApp, type TestApp } from './support/test-app';
+
+const OPENAI_KEY = 'sk-embed-test-0123456789abcdefghij';
+const NO_CAPS = { dailyUsd: null, monthlyUsd: null, unattendedDailyUsd: null };
+/** Told in a chat before the owner saved it as an auth profile's value (no credential shape). */
+const PROFILE_VALUE = 'Wq8zTx3vLm2pRtK7';
+/** Told before it became an API key setting (Brave's key: not one the embeddings use). */
+const BRAVE_KEY = 'Bv5nQy8rHs2kDf6J';
+
+interface StoredVector {
+  _id: string;
+  hash: number;
+  vector: { buffer: Buffer };
+  at: Date;
+}
+
+/**
+ * A secret saved after a text holding it was embedded: the vector made from that text is
+ * replaced by one of the scrubbed text (only those documents, in the background, through the
+ * real app, the real embedded database and the `openai` SDK against the fake's endpoint).
+ */
+describe('memory embeddings after a secret is saved', () => {
+  let t: TestApp;
+  let fake: FakeLlmServer;
+  let owner: TestAgent;
+  let db: Connection;
+  let embeddings: MemoryEmbeddings;
+  let chat: string;
+  const ids: Record<string, string> = {};
+  let saved: string | undefined;
+
+  async function search(query: string): Promise<MemorySearchResult[]> {
+    const context: AiToolContext = {
+      source: 'chat',
+      settings: await t.app.get(SettingsService).get(),
+      chatId: chat,
+      messageId: null,
+      signal: new AbortController().signal,
+    };
+    const out = JSON.parse(
+      await t.app
+        .get(AiToolRegistry)
+        .execute('memory_search', { query, limit: 5 }, context),
+    ) as { results?: MemorySearchResult[]; error?: string };
+    if (!out.results) throw new Error(String(out.error));
+    return out.results;
+  }
+
+  const stored = async (): Promise<Map<string, StoredVector>> =>
+    new Map(
+      (
+        await db
+          .collection<StoredVector>('memory_embeddings')
+          .find({})
+          .toArray()
+      ).map((doc) => [doc._id, doc]),
+    );
+
+  /** Every text sent to the embedding endpoint from request `from` on. */
+  const inputsFrom = (from: number): string[] =>
+    fake.openaiEmbeddings.requests
+      .slice(from)
+      .flatMap((r) => (r.body as { input: string | string[] }).input);
+
+  async function add(key: string, content: string): Promise<void> {
+    ids[key] = await seedMessage(db, {
+      chatId: chat,
+      at: new Date('2026-10-01T10:00:00Z'),
+      role: 'user',
+      content,
+    });
+  }
+
+  beforeAll(async () => {
+    fake = await startFakeLlmServer();
+    saved = process.env['OPENAI_BASE_URL'];
+    process.env['OPENAI_BASE_URL'] = fake.openaiBaseUrl;
+    t = await createTestApp({
+      now: new Date('2026-11-01T09:00:00Z'),
+      env: { MEMORY_EMBEDDINGS: 'auto', MEMORY_EMBEDDING_TIMEOUT_MS: '500' },
+    });
+    owner = await t.owner();
+    db = t.app.get<Connection>(getConnectionToken());
+    embeddings = t.app.get(MemoryEmbeddings);
+    chat = (await t.app.get(ChatsService).create('Home')).id;
+    await add('alarm', `The alarm code is ${PROFILE_VALUE}`);
+    await add('brave', `Brave search key for later: ${BRAVE_KEY}`);
+    await add('lisbon', 'We moved from Hamburg to Lisbon last spring.');
+    await add('plumber', 'The plumber comes on Tuesday');
+    await t.app.get(MemoryIndex).rebuild();
+    await owner
+      .patch('/api/settings')
+      .send({ openaiApiKey: OPENAI_KEY, budget: NO_CAPS })
+      .expect(200);
+    await embeddings.settle();
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    await fake?.close();
+    if (saved === undefined) delete process.env['OPENAI_BASE_URL'];
+    else process.env['OPENAI_BASE_URL'] = saved;
+  });
+
+  it('embedded the texts as they were while nothing in them was a known secret', async () => {
+    expect([...(await stored()).keys()].sort()).toEqual(
+      ['alarm', 'brave', 'lisbon', 'plumber'].map((k) => `m:${ids[k]}`).sort(),
+    );
+    expect(inputsFrom(0)).toContain(`The alarm code is ${PROFILE_VALUE}`);
+  });
+
+  it('a settings change that adds no secret re-embeds nothing', async () => {
+    const calls = fake.openaiEmbeddings.requests.length;
+    const before = await stored();
+    await owner
+      .patch('/api/settings')
+      .send({ urlFetchAllowHosts: ['127.0.0.1:9'] })
+      .expect(200);
+    await embeddings.settle();
+    expect(fake.openaiEmbeddings.requests).toHaveLength(calls);
+    expect(await stored()).toEqual(before);
+  });
+
+  it.each([
+    {
+      what: 'an auth profile value',
+      key: 'alarm',
+      secret: PROFILE_VALUE,
+      scrubbed: 'The alarm code is [redacted secret]',
+      patch: {
+        authProfiles: [
+          {
+            id: 'home',
+            urlPrefix: 'http://127.0.0.1:9/api/',
+            header: 'Authorization',
+            value: PROFILE_VALUE,
+          },
+        ],
+      },
+    },
+    {
+      what: 'an API key setting',
+      key: 'brave',
+      secret: BRAVE_KEY,
+      scrubbed: 'Brave search key for later: [redacted secret]',
+      patch: { braveApiKey: BRAVE_KEY },
+    },
+  ])(
+    'once $what is saved, the vector of the text holding it is replaced by one of the scrubbed text, and nothing else is embedded again',
+    async ({ key, secret, scrubbed, patch }) => {
+      const before = await stored();
+      const calls = fake.openaiEmbeddings.requests.length;
+      await owner.patch('/api/settings').send(patch).expect(200);
+      await embeddings.settle();
+      const after = await stored();
+      const id = `m:${ids[key]}`;
+      // Replaced: another text's hash and another vector, in the database and the table.
+      expect(after.get(id)?.hash).not.toBe(before.get(id)?.hash);
+      expect(after.get(id)?.vector.buffer).not.toEqual(
+        before.get(id)?.vector.buffer,
+      );
+      // Only that document was sent again, scrubbed; the others kept their vectors untouched.
+      expect(inputsFrom(calls)).toEqual([scrubbed]);
+      for (const [other, doc] of before)
+        if (other !== id) expect(after.get(other)).toEqual(doc);
+      expect(embeddings.status().vectors).toBe(before.size);
+      // The secret never reaches the provider again, not even as a search; searching it finds nothing.
+      const searched = fake.openaiEmbeddings.requests.length;
+      expect(await search(secret)).toEqual([]);
+      expect(JSON.stringify(inputsFrom(calls))).not.toContain(secret);
+      expect(fake.openaiEmbeddings.requests).toHaveLength(searched);
+      // The scrubbed text is still found by meaning and words.
+      const words = scrubbed.split(' ').slice(0, 2).join(' ');
+      expect((await search(words)).map((r) => r.id)).toContain(ids[key]);
+    },
+  );
+
+  it('checks again at a start without a record of the check: a vector of a text holding a secret, left by a crash, is replaced', async () => {
+    // What a crash leaves: a vector made from a secret's text, its check not recorded.
+    await add('late', `The gate opens with ${PROFILE_VALUE} twice`);
+    await t.app.get(MemoryIndex).rebuild();
+    const id = `m:${ids['late']}`;
+    const lisbon = (await stored()).get(`m:${ids['lisbon']}`) as StoredVector;
+    await db
+      .collection<StoredVector>('memory_embeddings')
+      .insertOne({ ...lisbon, _id: id, hash: 12345 });
+    // With the check recorded for these secrets, a start reads no text again (and trusts the record).
+    const calls = fake.openaiEmbeddings.requests.length;
+    embeddings.onRestored();
+    await embeddings.settle();
+    expect(inputsFrom(calls)).toEqual([]);
+    expect((await stored()).get(id)?.hash).toBe(12345);
+    // No record (a crash before it was written, a first start after an upgrade): every vector checked.
+    const before = await stored();
+    await db
+      .collection<{ _id: string }>('memory_index')
+      .deleteOne({ _id: 'embeddings-secrets' });
+    embeddings.onRestored();
+    await embeddings.settle();
+    expect(inputsFrom(calls)).toEqual([
+      'The gate opens with [redacted secret] twice',
+    ]);
+    const after = await stored();
+    expect(after.get(id)?.hash).not.toBe(12345);
+    for (const [other, doc] of before)
+      if (other !== id) expect(after.get(other)).toEqual(doc);
+    expect(
+      await db
+        .collection('memory_index')
+        .countDocuments({ _id: 'embeddings-secrets' } as never),
+    ).toBe(1);
+  });
+});
