@@ -44,7 +44,10 @@ describe('memory embeddings after a secret is saved', () => {
   const ids: Record<string, string> = {};
   let saved: string | undefined;
 
-  async function search(query: string): Promise<MemorySearchResult[]> {
+  async function call(
+    name: string,
+    args: unknown,
+  ): Promise<Record<string, unknown>> {
     const context: AiToolContext = {
       source: 'chat',
       settings: await t.app.get(SettingsService).get(),
@@ -52,13 +55,15 @@ describe('memory embeddings after a secret is saved', () => {
       messageId: null,
       signal: new AbortController().signal,
     };
-    const out = JSON.parse(
-      await t.app
-        .get(AiToolRegistry)
-        .execute('memory_search', { query, limit: 5 }, context),
-    ) as { results?: MemorySearchResult[]; error?: string };
-    if (!out.results) throw new Error(String(out.error));
-    return out.results;
+    return JSON.parse(
+      await t.app.get(AiToolRegistry).execute(name, args, context),
+    ) as Record<string, unknown>;
+  }
+
+  async function search(query: string): Promise<MemorySearchResult[]> {
+    const out = await call('memory_search', { query, limit: 5 });
+    if (!out['results']) throw new Error(String(out['error']));
+    return out['results'] as MemorySearchResult[];
   }
 
   const stored = async (): Promise<Map<string, StoredVector>> =>
@@ -103,6 +108,13 @@ describe('memory embeddings after a secret is saved', () => {
     await add('lisbon', 'We moved from Hamburg to Lisbon last spring.');
     await add('plumber', 'The plumber comes on Tuesday');
     await t.app.get(MemoryIndex).rebuild();
+    // A note keeps what it was told while nothing in it was a known secret.
+    const note = await call('remember', {
+      text: `The storage unit opens with ${PROFILE_VALUE}`,
+      source_message_ids: [ids['lisbon']],
+    });
+    expect(note).toMatchObject({ status: 'active' });
+    ids['note'] = note['id'] as string;
     await owner
       .patch('/api/settings')
       .send({ openaiApiKey: OPENAI_KEY, budget: NO_CAPS })
@@ -119,7 +131,10 @@ describe('memory embeddings after a secret is saved', () => {
 
   it('embedded the texts as they were while nothing in them was a known secret', async () => {
     expect([...(await stored()).keys()].sort()).toEqual(
-      ['alarm', 'brave', 'lisbon', 'plumber'].map((k) => `m:${ids[k]}`).sort(),
+      [
+        `n:${ids['note']}`,
+        ...['alarm', 'brave', 'lisbon', 'plumber'].map((k) => `m:${ids[k]}`),
+      ].sort(),
     );
     expect(inputsFrom(0)).toContain(`The alarm code is ${PROFILE_VALUE}`);
   });
@@ -139,9 +154,12 @@ describe('memory embeddings after a secret is saved', () => {
   it.each([
     {
       what: 'an auth profile value',
-      key: 'alarm',
+      keys: ['m:alarm', 'n:note'],
       secret: PROFILE_VALUE,
-      scrubbed: 'The alarm code is [redacted secret]',
+      scrubbed: [
+        'The alarm code is [redacted secret]',
+        'The storage unit opens with [redacted secret]',
+      ],
       patch: {
         authProfiles: [
           {
@@ -155,38 +173,47 @@ describe('memory embeddings after a secret is saved', () => {
     },
     {
       what: 'an API key setting',
-      key: 'brave',
+      keys: ['m:brave'],
       secret: BRAVE_KEY,
-      scrubbed: 'Brave search key for later: [redacted secret]',
+      scrubbed: ['Brave search key for later: [redacted secret]'],
       patch: { braveApiKey: BRAVE_KEY },
     },
   ])(
     'once $what is saved, the vector of the text holding it is replaced by one of the scrubbed text, and nothing else is embedded again',
-    async ({ key, secret, scrubbed, patch }) => {
+    async ({ keys, secret, scrubbed, patch }) => {
       const before = await stored();
       const calls = fake.openaiEmbeddings.requests.length;
       await owner.patch('/api/settings').send(patch).expect(200);
       await embeddings.settle();
       const after = await stored();
-      const id = `m:${ids[key]}`;
-      // Replaced: another text's hash and another vector, in the database and the table.
-      expect(after.get(id)?.hash).not.toBe(before.get(id)?.hash);
-      expect(after.get(id)?.vector.buffer).not.toEqual(
-        before.get(id)?.vector.buffer,
-      );
-      // Only that document was sent again, scrubbed; the others kept their vectors untouched.
-      expect(inputsFrom(calls)).toEqual([scrubbed]);
+      const replaced = keys.map((k) => {
+        const [kind, name] = k.split(':');
+        return `${kind}:${ids[name]}`;
+      });
+      for (const id of replaced) {
+        // Replaced: another text's hash and another vector, in the database and the table.
+        expect(after.get(id)?.hash).not.toBe(before.get(id)?.hash);
+        expect(after.get(id)?.vector.buffer).not.toEqual(
+          before.get(id)?.vector.buffer,
+        );
+      }
+      // Only those documents were sent again, scrubbed; the others kept their vectors untouched.
+      expect(inputsFrom(calls).sort()).toEqual([...scrubbed].sort());
       for (const [other, doc] of before)
-        if (other !== id) expect(after.get(other)).toEqual(doc);
+        if (!replaced.includes(other)) expect(after.get(other)).toEqual(doc);
       expect(embeddings.status().vectors).toBe(before.size);
       // The secret never reaches the provider again, not even as a search; searching it finds nothing.
       const searched = fake.openaiEmbeddings.requests.length;
       expect(await search(secret)).toEqual([]);
       expect(JSON.stringify(inputsFrom(calls))).not.toContain(secret);
       expect(fake.openaiEmbeddings.requests).toHaveLength(searched);
-      // The scrubbed text is still found by meaning and words.
-      const words = scrubbed.split(' ').slice(0, 2).join(' ');
-      expect((await search(words)).map((r) => r.id)).toContain(ids[key]);
+      // The scrubbed texts are still found by their other words.
+      for (const [i, text] of scrubbed.entries()) {
+        const words = text.split(' ').slice(1, 3).join(' ');
+        expect((await search(words)).map((r) => r.id)).toContain(
+          replaced[i].slice(2),
+        );
+      }
     },
   );
 

@@ -159,6 +159,11 @@ export class MemoryEmbeddings
 
   onApplicationBootstrap(): void {
     this.index.watch((change) => this.onIndexChange(change));
+    // A document dropped as stale while the index was rebuilt (a secret changed) is embedded again by this scan.
+    this.index.onBuilt(() => {
+      this.fullScan = true;
+      this.schedule(DEBOUNCE_MS);
+    });
     this.schedule(0);
   }
 
@@ -186,8 +191,9 @@ export class MemoryEmbeddings
 
   /** Runs passes until nothing is left to embed (tests and the bench; resolves early when paused). */
   async settle(): Promise<void> {
-    // A note written while the index saves a snapshot reaches it (and this) when the save is done.
-    await this.index.saved();
+    // A note written while the index saves a snapshot reaches it (and this) when the save is done;
+    // a build a secret change started is finished first.
+    await this.index.idle();
     for (let i = 0; i < 10_000; i++) {
       if (this.timer) {
         clearTimeout(this.timer);
