@@ -9,8 +9,10 @@ import {
 import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
 import type { AiToolContext } from '../src/ai-tools/ai-tool';
 import { ChatsService } from '../src/chats/chats.service';
+import { AppEventBus } from '../src/events/app-event-bus';
 import { MemoryEmbeddings } from '../src/memory/embeddings/memory-embeddings';
 import { MemoryIndex } from '../src/memory/memory-index';
+import { KnownSecrets } from '../src/secrets/known-secrets';
 import { SettingsService } from '../src/settings/settings.service';
 import { seedMessage } from './support/message-doc';
 import { createTestApp, type TestApp } from './support/test-app';
@@ -21,6 +23,8 @@ const NO_CAPS = { dailyUsd: null, monthlyUsd: null, unattendedDailyUsd: null };
 const PROFILE_VALUE = 'Wq8zTx3vLm2pRtK7';
 /** Told before it became an API key setting (Brave's key: not one the embeddings use). */
 const BRAVE_KEY = 'Bv5nQy8rHs2kDf6J';
+/** Became an MCP server's OAuth token (known through `KnownSecrets.contribute`, announced as a status change). */
+const MCP_TOKEN = 'Mc4pTk9wZr3nYb7H';
 
 interface StoredVector {
   _id: string;
@@ -216,6 +220,36 @@ describe('memory embeddings after a secret is saved', () => {
       }
     },
   );
+
+  it("a secret another module holds (an MCP server's token after a sign-in) is taken out of the index and the vectors too", async () => {
+    await add('mcp', `The notes server answers to ${MCP_TOKEN} now`);
+    await t.app.get(MemoryIndex).rebuild();
+    await embeddings.settle();
+    const id = `m:${ids['mcp']}`;
+    const before = await stored();
+    expect(before.has(id)).toBe(true);
+    expect((await search(MCP_TOKEN)).map((r) => r.id)).toContain(ids['mcp']);
+    const calls = fake.openaiEmbeddings.requests.length;
+    let tokens: string[] = [];
+    t.app.get(KnownSecrets).contribute(() => tokens);
+    tokens = [MCP_TOKEN];
+    t.app.get(AppEventBus).emit('mcp.changed', {
+      id: 'server',
+      name: 'notes',
+      change: 'status',
+      state: 'ready',
+      at: new Date().toISOString(),
+    });
+    await embeddings.settle();
+    expect(inputsFrom(calls)).toEqual([
+      'The notes server answers to [redacted secret] now',
+    ]);
+    const after = await stored();
+    expect(after.get(id)?.hash).not.toBe(before.get(id)?.hash);
+    for (const [other, doc] of before)
+      if (other !== id) expect(after.get(other)).toEqual(doc);
+    expect(await search(MCP_TOKEN)).toEqual([]);
+  });
 
   it('checks again at a start without a record of the check: a vector of a text holding a secret, left by a crash, is replaced', async () => {
     // What a crash leaves: a vector made from a secret's text, its check not recorded.

@@ -770,11 +770,13 @@ export class MemoryIndex
       );
   }
 
-  /** An email or calendar password, an MCP server's values: secrets too (read again only if they changed). */
+  /**
+   * An email or calendar password, an MCP server's values or OAuth tokens (a sign-in shows as a status
+   * change): secrets too. Read again only when the secrets' digest changed.
+   */
   @OnEvent('accounts.changed')
   @OnEvent('mcp.changed')
-  onSecretsMayChange(event?: { change?: string }): void {
-    if (event?.change === 'status' || event?.change === 'tools') return;
+  onSecretsMayChange(): void {
     this.onSettingsUpdated();
   }
 

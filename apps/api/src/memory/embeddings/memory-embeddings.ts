@@ -294,12 +294,13 @@ export class MemoryEmbeddings
     this.schedule(DEBOUNCE_MS);
   }
 
-  /** An email or calendar password, an MCP server's values: secrets too, checked at the next pass. */
+  /**
+   * An email or calendar password, an MCP server's values or OAuth tokens (a sign-in shows as a status
+   * change): secrets too. The next pass compares the secrets with those its vectors were checked against.
+   */
   @OnEvent('accounts.changed')
   @OnEvent('mcp.changed')
-  onSecretsMayChange(event?: { change?: string }): void {
-    if (event?.change === 'status' || event?.change === 'tools') return;
-    this.queries.clear();
+  onSecretsMayChange(): void {
     this.schedule(DEBOUNCE_MS);
   }
 
