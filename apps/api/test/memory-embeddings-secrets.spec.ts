@@ -1,4 +1,4 @@
-import type { MemorySearchResult } from '@metatronos/shared-types';
+import type { MemorySearchResult, UsageReport } from '@metatronos/shared-types';
 import { getConnectionToken } from '@nestjs/mongoose';
 import type { Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
@@ -85,6 +85,21 @@ describe('memory embeddings after a secret is saved', () => {
     fake.openaiEmbeddings.requests
       .slice(from)
       .flatMap((r) => (r.body as { input: string | string[] }).input);
+
+  /** Input tokens counted as usage source `memory` (counted off the call's path: polled). */
+  const memoryTokens = async (): Promise<number> =>
+    (
+      (await owner.get('/api/usage').expect(200)).body as UsageReport
+    ).bySource.find((s) => s.source === 'memory')?.inputTokens ?? 0;
+
+  async function tokensAbove(floor: number): Promise<number> {
+    for (let i = 0; i < 100; i++) {
+      const tokens = await memoryTokens();
+      if (tokens > floor) return tokens;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`no memory usage counted above ${floor} in 5 s`);
+  }
 
   async function add(key: string, content: string): Promise<void> {
     ids[key] = await seedMessage(db, {
@@ -187,6 +202,7 @@ describe('memory embeddings after a secret is saved', () => {
     async ({ keys, secret, scrubbed, patch }) => {
       const before = await stored();
       const calls = fake.openaiEmbeddings.requests.length;
+      const tokens = await tokensAbove(0);
       await owner.patch('/api/settings').send(patch).expect(200);
       await embeddings.settle();
       const after = await stored();
@@ -203,6 +219,7 @@ describe('memory embeddings after a secret is saved', () => {
       }
       // Only those documents were sent again, scrubbed; the others kept their vectors untouched.
       expect(inputsFrom(calls).sort()).toEqual([...scrubbed].sort());
+      expect(await tokensAbove(tokens)).toBeGreaterThan(tokens);
       for (const [other, doc] of before)
         if (!replaced.includes(other)) expect(after.get(other)).toEqual(doc);
       expect(embeddings.status().vectors).toBe(before.size);
