@@ -186,6 +186,7 @@ export class MemoryIndex
   /** A digest of the secrets the indexed text was cleaned of. */
   private secretsHash = '';
   private readonly watchers: Array<(change: IndexChange) => void> = [];
+  private readonly builtListeners: Array<() => void> = [];
 
   constructor(
     @InjectModel(MemoryNoteRecord.name)
@@ -236,6 +237,21 @@ export class MemoryIndex
   /** Calls `listener` for every document put in or taken out after this (not for builds at start). */
   watch(listener: (change: IndexChange) => void): void {
     this.watchers.push(listener);
+  }
+
+  /**
+   * Calls `listener` after each build (at start, after a secret changed, after a restore): a build
+   * announces no document one by one, so a follower compares all it holds then.
+   */
+  onBuilt(listener: () => void): void {
+    this.builtListeners.push(listener);
+  }
+
+  /** Resolves once a refresh queued now (a secret changed: a build) is done and the index ready. */
+  async idle(): Promise<void> {
+    await this.refreshing;
+    await this.whenReady();
+    await this.saving;
   }
 
   private changed(change: IndexChange): void {
@@ -370,6 +386,7 @@ export class MemoryIndex
     const replay = this.duringBuild ?? [];
     this.duringBuild = null;
     for (const apply of replay) apply();
+    for (const listener of this.builtListeners) listener();
     this.lastStats = {
       buildMs: performance.now() - started,
       documents: 0,
@@ -501,11 +518,13 @@ export class MemoryIndex
   }
 
   private async readNotes(): Promise<void> {
+    // A note is scrubbed when written, but only of the secrets known then.
+    const scrub = await this.secrets.scrubber();
     for (const note of await this.notes
       .find({ status: { $ne: 'proposed' } }, NOTE_FIELDS)
       .lean<IndexedNote[]>()
       .exec())
-      this.indexNote(note);
+      this.indexNote({ ...note, text: scrub(note.text) });
   }
 
   /** Messages with an id above `newest`, newest first, a page at a time (FerretDB reads those from its `_id` index); null past MAX_CATCH_UP. */
@@ -749,6 +768,16 @@ export class MemoryIndex
           `Memory index not read again after a secret changed: ${error.message}`,
         ),
       );
+  }
+
+  /**
+   * An email or calendar password, an MCP server's values or OAuth tokens (a sign-in shows as a status
+   * change): secrets too. Read again only when the secrets' digest changed.
+   */
+  @OnEvent('accounts.changed')
+  @OnEvent('mcp.changed')
+  onSecretsMayChange(): void {
+    this.onSettingsUpdated();
   }
 
   @OnEvent('backup.restored')

@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
+import { createHash, randomBytes } from 'node:crypto';
 import { Binary, type AnyBulkWriteOperation, type Collection } from 'mongodb';
 import type { Model } from 'mongoose';
 import { BudgetRefusal } from '../../budget/budget-refusal';
@@ -16,6 +17,7 @@ import { MessageRecord } from '../../chats/schemas/message.schema';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/app-config.provider';
 import { KnownSecrets } from '../../secrets/known-secrets';
+import { REDACTED_SECRET } from '../../secrets/secret-redaction';
 import { SettingsService } from '../../settings/settings.service';
 import { UsageRecorder } from '../../usage/usage-recorder';
 import { MemoryIndex, type IndexChange } from '../memory-index';
@@ -55,6 +57,15 @@ export interface EmbeddingDoc {
 }
 
 export const EMBEDDINGS_COLLECTION = 'memory_embeddings';
+/**
+ * Which secrets the stored vectors were last checked against (`memory_index`, scoped and left out of
+ * backups like the vectors): a salted digest, never a value.
+ */
+const SECRETS_STATE = { collection: 'memory_index', id: 'embeddings-secrets' };
+/** Texts read per batch when checking every vector after a secret change. */
+const SECRET_CHECK_BATCH = 2000;
+/** Texts scrubbed between two turns of the event loop (about 35 µs each: a slice stays under ~20 ms). */
+const SECRET_CHECK_SLICE = 500;
 
 /** Texts per provider call: small enough that a call is quick and a refusal cheap. */
 /**
@@ -130,6 +141,8 @@ export class MemoryEmbeddings
   /** Query embeddings whose call is out, by cache key. */
   private readonly asking = new Map<string, Promise<Float32Array | null>>();
   private abort = new AbortController();
+  /** The salted digest of the secrets the vectors were last checked against (read once from the database). */
+  private checked: { salt: string; digest: string } | null | undefined;
 
   constructor(
     @InjectModel(MemoryNoteRecord.name)
@@ -148,6 +161,11 @@ export class MemoryEmbeddings
 
   onApplicationBootstrap(): void {
     this.index.watch((change) => this.onIndexChange(change));
+    // A document dropped as stale while the index was rebuilt (a secret changed) is embedded again by this scan.
+    this.index.onBuilt(() => {
+      this.fullScan = true;
+      this.schedule(DEBOUNCE_MS);
+    });
     this.schedule(0);
   }
 
@@ -175,8 +193,9 @@ export class MemoryEmbeddings
 
   /** Runs passes until nothing is left to embed (tests and the bench; resolves early when paused). */
   async settle(): Promise<void> {
-    // A note written while the index saves a snapshot reaches it (and this) when the save is done.
-    await this.index.saved();
+    // A note written while the index saves a snapshot reaches it (and this) when the save is done;
+    // a build a secret change started is finished first.
+    await this.index.idle();
     for (let i = 0; i < 10_000; i++) {
       if (this.timer) {
         clearTimeout(this.timer);
@@ -226,7 +245,10 @@ export class MemoryEmbeddings
     cacheKey: string,
   ): Promise<Float32Array | null> {
     const scrub = await this.secrets.scrubber();
-    const clean = scrub(text).slice(0, EMBEDDING_TEXT_MAX);
+    // A secret in a query carries no meaning to search by, and its placeholder would find every
+    // text that held one: it is taken out, not replaced. Nothing left: keyword search alone.
+    const clean = withoutPlaceholders(scrub(text)).slice(0, EMBEDDING_TEXT_MAX);
+    if (!clean.trim()) return null;
     const timeoutMs = this.config.memoryEmbeddings.queryTimeoutMs;
     const result = await this.call(model, [clean], 'query', timeoutMs).catch(
       (error: Error) => {
@@ -262,11 +284,23 @@ export class MemoryEmbeddings
 
   @OnEvent('settings.updated')
   onSettingsUpdated(): void {
-    // A new key, provider or budget: try again now.
+    // A new key, provider or budget: try again now. A cached query vector may be of a text
+    // holding a secret saved now.
+    this.queries.clear();
     this.pausedUntil = 0;
     this.pauseReason = null;
     this.retryMs = RETRY_MS;
     this.fullScan = true;
+    this.schedule(DEBOUNCE_MS);
+  }
+
+  /**
+   * An email or calendar password, an MCP server's values or OAuth tokens (a sign-in shows as a status
+   * change): secrets too. The next pass compares the secrets with those its vectors were checked against.
+   */
+  @OnEvent('accounts.changed')
+  @OnEvent('mcp.changed')
+  onSecretsMayChange(): void {
     this.schedule(DEBOUNCE_MS);
   }
 
@@ -284,6 +318,7 @@ export class MemoryEmbeddings
     // The restored database has its own notes and messages: its vectors are read again.
     this.table = null;
     this.model = null;
+    this.checked = undefined;
     this.fullScan = true;
     this.schedule(DEBOUNCE_MS);
   }
@@ -415,6 +450,13 @@ export class MemoryEmbeddings
     const visible = await this.visible.predicate();
     const embeddable = (kind: 'note' | 'message', chatId: string | null) =>
       kind === 'note' || (chatId !== null && visible(chatId));
+    // Before anything is embedded: vectors made from a text holding a secret known since are dropped,
+    // and their documents embedded again from the scrubbed text (in this pass, with the others).
+    const stale = await this.dropVectorsOfNewSecrets();
+    for (const [key, text] of stale) {
+      this.pending.add(key);
+      this.pendingTexts.set(key, text);
+    }
     const todo: VectorKey[] = [];
     if (
       this.fullScan ||
@@ -589,6 +631,95 @@ export class MemoryEmbeddings
     return result;
   }
 
+  /**
+   * When the secrets held changed since the vectors were last checked (a key, an auth profile value,
+   * a password saved; checked at every pass, and at start against the digest in the database):
+   * every stored vector's text is read again and scrubbed with the secrets held now. A text the
+   * scrubber changes whose scrubbed form is not what was sent (the stored hash) was embedded before
+   * a secret in it was known: its vector is dropped at once, in memory and in the database, and its
+   * scrubbed text returned to be embedded again. The others keep their vectors (no call).
+   */
+  private async dropVectorsOfNewSecrets(): Promise<Map<VectorKey, string>> {
+    const stale = new Map<VectorKey, string>();
+    const values = await this.secrets.values();
+    this.checked ??= await this.readChecked();
+    if (
+      this.checked &&
+      secretsDigest(values, this.checked.salt) === this.checked.digest
+    )
+      return stale;
+    const scrub = await this.secrets.scrubber();
+    const hashes = new Map<VectorKey, number>();
+    for await (const doc of this.collection()
+      .find({}, { projection: { hash: 1 } })
+      .batchSize(SECRET_CHECK_BATCH))
+      hashes.set(doc._id, doc.hash);
+    const check = (key: VectorKey, raw: string | null | undefined): void => {
+      const hash = hashes.get(key);
+      if (hash === undefined || !raw?.trim()) return;
+      const clean = scrub(raw);
+      // No secret held now in it: whatever its vector was made from holds none either.
+      if (clean === raw) return;
+      const text = clean.slice(0, EMBEDDING_TEXT_MAX);
+      if (fnv1a(text) !== hash) stale.set(key, text);
+    };
+    if (hashes.size) {
+      // Through the driver: nothing for mongoose to cast, per text of 100,000.
+      for await (const note of this.notes.collection.find<
+        Pick<MemoryNoteRecord, '_id' | 'text'>
+      >({}, { projection: { text: 1 }, batchSize: SECRET_CHECK_BATCH }))
+        check(vectorKey('note', note._id.toHexString()), note.text);
+      let read = 0;
+      for await (const message of this.messages.collection.find<
+        Pick<MessageRecord, '_id' | 'content'>
+      >({}, { projection: { content: 1 }, batchSize: SECRET_CHECK_BATCH })) {
+        check(vectorKey('message', String(message._id)), message.content);
+        if (++read % SECRET_CHECK_SLICE === 0)
+          await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    for (const key of stale.keys()) this.drop(key);
+    this.queries.clear();
+    const salt = randomBytes(16).toString('hex');
+    const checked = { salt, digest: secretsDigest(values, salt) };
+    // Only once the stale vectors are gone from the database: a crash before this checks again.
+    await this.enqueueWrite(() =>
+      this.notes.db
+        .collection<{
+          _id: string;
+          salt: string;
+          digest: string;
+        }>(SECRETS_STATE.collection)
+        .updateOne(
+          { _id: SECRETS_STATE.id },
+          { $set: checked },
+          { upsert: true },
+        ),
+    );
+    this.checked = checked;
+    if (stale.size)
+      this.logger.log(
+        `Memory embeddings: ${stale.size} vectors made before a secret in their text was known dropped, to be embedded again scrubbed`,
+      );
+    return stale;
+  }
+
+  private async readChecked(): Promise<{
+    salt: string;
+    digest: string;
+  } | null> {
+    const state = await this.notes.db
+      .collection<{
+        _id: string;
+        salt?: unknown;
+        digest?: unknown;
+      }>(SECRETS_STATE.collection)
+      .findOne({ _id: SECRETS_STATE.id });
+    return typeof state?.salt === 'string' && typeof state.digest === 'string'
+      ? { salt: state.salt, digest: state.digest }
+      : null;
+  }
+
   private async textOf(key: VectorKey): Promise<string | null> {
     const { kind, id } = keyParts(key);
     if (kind === 'note') {
@@ -604,6 +735,19 @@ export class MemoryEmbeddings
       .exec();
     return message?.content ?? null;
   }
+}
+
+/** Which secrets are held, as a salted digest (what is stored never tells a value). */
+function secretsDigest(values: readonly string[], salt: string): string {
+  const hash = createHash('sha256').update(salt).update('\0');
+  for (const secret of [...new Set(values)].sort())
+    hash.update(secret).update('\0');
+  return hash.digest('hex');
+}
+
+/** A scrubbed query without the scrubber's placeholders (`[redacted secret]`, a credential's `[redacted]`). */
+function withoutPlaceholders(text: string): string {
+  return text.split(REDACTED_SECRET).join(' ').split('[redacted]').join(' ');
 }
 
 function fnv1a(text: string): number {
