@@ -1,4 +1,5 @@
 import type { LlmProviderError } from '../llm-adapter';
+import { SystemClock } from '../../clock/clock';
 
 /** A model call is sent at most this many times more after a transient failure. */
 export const PROVIDER_RETRIES = 2;
@@ -26,10 +27,13 @@ export function isTransient(error: LlmProviderError): boolean {
   }
 }
 
-/** A `Retry-After` (seconds or an HTTP date) or `retry-after-ms` header in milliseconds. */
+/**
+ * A `Retry-After` (seconds or an HTTP date) or `retry-after-ms` header in milliseconds. An HTTP date is
+ * the provider's wall clock, so it is compared with the system's (the adapters hold no Clock).
+ */
 export function retryAfterMs(
   header: (name: string) => string | null | undefined,
-  now = Date.now(),
+  now = new SystemClock().now().getTime(),
 ): number | undefined {
   const ms = Number(header('retry-after-ms'));
   if (header('retry-after-ms') && Number.isFinite(ms)) return Math.max(0, ms);
