@@ -23,6 +23,16 @@ function fail(message: string, code = 1): never {
   process.exit(code);
 }
 
+/** A start that cannot go on: the data dir's lock let go, then one line and exit. */
+function startFailed(error: unknown, lock: DataDirLock | undefined): never {
+  lock?.release();
+  return fail(
+    error instanceof StartupError
+      ? error.message
+      : `Start-up failed: ${(error as Error).message}`,
+  );
+}
+
 async function main(): Promise<void> {
   let config: AppConfig;
   try {
@@ -40,12 +50,7 @@ async function main(): Promise<void> {
     lock = DataDirLock.acquire(config.dataDir);
     starting = startDatabase(config);
   } catch (error) {
-    lock?.release();
-    fail(
-      error instanceof StartupError
-        ? error.message
-        : `Start-up failed: ${(error as Error).message}`,
-    );
+    startFailed(error, lock);
   }
   // Nest colours its output unless NO_COLOR is set; logs that go to a file or journal stay plain.
   if (!process.stdout.isTTY) process.env['NO_COLOR'] ??= '1';
@@ -98,12 +103,7 @@ async function main(): Promise<void> {
         `Embedded database ready at ${database.uri}: loopback TCP without authentication, every local user can connect`,
       );
   } catch (error) {
-    lock?.release();
-    fail(
-      error instanceof StartupError
-        ? error.message
-        : `Start-up failed: ${(error as Error).message}`,
-    );
+    startFailed(error, lock);
   }
 
   // Whatever ends the process from here on (process.exit anywhere), the lock goes with it.
