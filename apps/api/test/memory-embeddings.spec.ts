@@ -18,10 +18,7 @@ import { CombinedPromptBuilder } from '../src/system-instruction/combined-prompt
 import { AppEventBus } from '../src/events/app-event-bus';
 import { MemoryEmbeddings } from '../src/memory/embeddings/memory-embeddings';
 import { MemoryIndex } from '../src/memory/memory-index';
-import {
-  MemoryService,
-  RECALL_EMBEDDING_WAIT_MS,
-} from '../src/memory/memory.service';
+import { MemoryService } from '../src/memory/memory.service';
 import { SettingsService } from '../src/settings/settings.service';
 import { WhatsAppPermissionsService } from '../src/whatsapp/permissions/whatsapp-permissions.service';
 import { chatClient } from './support/llm-test-kit';
@@ -33,6 +30,14 @@ const GEMINI_KEY = 'AIzaSyEmbedTest0123456789abcdefghijk';
 const NO_CAPS = { dailyUsd: null, monthlyUsd: null, unattendedDailyUsd: null };
 /** Asked in other words than the message it should find: no word in common. */
 const PARAPHRASE = 'Which city is our home now?';
+/**
+ * A search's and a turn's wait for the query's embedding. Longer than the defaults (1.5 s and
+ * 300 ms) so that a busy machine (a full suite, CI) cannot turn a 250 ms fake provider into a
+ * miss; a slow provider is one far slower still (5 s).
+ */
+const QUERY_WAIT_MS = 1_500;
+const RECALL_WAIT_MS = 1_500;
+const SLOW_PROVIDER = { delayMs: 5_000 };
 
 /**
  * The vector half of memory search on the real app and embedded database, with the real
@@ -158,7 +163,11 @@ describe('memory embeddings (background vectors, hybrid search, forget)', () => 
     process.env['GOOGLE_GEMINI_BASE_URL'] = fake.geminiBaseUrl;
     t = await createTestApp({
       now: new Date('2026-11-01T09:00:00Z'),
-      env: { MEMORY_EMBEDDINGS: 'auto', MEMORY_EMBEDDING_TIMEOUT_MS: '500' },
+      env: {
+        MEMORY_EMBEDDINGS: 'auto',
+        MEMORY_EMBEDDING_TIMEOUT_MS: String(QUERY_WAIT_MS),
+        MEMORY_RECALL_WAIT_MS: String(RECALL_WAIT_MS),
+      },
     });
     owner = await t.owner();
     db = t.app.get<Connection>(getConnectionToken());
@@ -343,10 +352,10 @@ describe('memory embeddings (background vectors, hybrid search, forget)', () => 
         'The cello lessons are on Sundays',
       );
       // A provider slower than the turn's wait: keyword recall, without waiting for it.
-      fake.openaiEmbeddings.fallback = { delayMs: 5_000 };
+      fake.openaiEmbeddings.fallback = SLOW_PROVIDER;
       const started = Date.now();
       const slow = await prompt('Remind me about the cello lessons');
-      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(Date.now() - started).toBeLessThan(SLOW_PROVIDER.delayMs - 1_000);
       expect(slow).toContain('The cello lessons are on Sundays');
     } finally {
       fake.openaiEmbeddings.fallback = {};
@@ -392,14 +401,14 @@ describe('memory embeddings (background vectors, hybrid search, forget)', () => 
         `notes with vectors, 250 ms provider, embedding asked at acceptance, prompt 100 ms later: prompt built in ${earlyMs} ms`,
       );
       // A 5 s provider whose wait ran out while the turn did its other work: no wait left.
-      fake.openaiEmbeddings.fallback = { delayMs: 5_000 };
+      fake.openaiEmbeddings.fallback = SLOW_PROVIDER;
       const gone = 'Who teaches the instrument class?';
       memory.prepareRecall(gone);
-      await sleep(RECALL_EMBEDDING_WAIT_MS + 100);
+      await sleep(RECALL_WAIT_MS + 100);
       const [, goneMs] = await timed(() => prompt(gone));
-      expect(goneMs).toBeLessThan(RECALL_EMBEDDING_WAIT_MS);
+      expect(goneMs).toBeLessThan(RECALL_WAIT_MS);
       figures.push(
-        `5 s provider, asked at acceptance 400 ms before the prompt: prompt built in ${goneMs} ms`,
+        `5 s provider, asked at acceptance ${RECALL_WAIT_MS + 100} ms before the prompt (wait ${RECALL_WAIT_MS} ms): prompt built in ${goneMs} ms`,
       );
     } finally {
       fake.openaiEmbeddings.fallback = {};
@@ -529,10 +538,10 @@ describe('memory embeddings (background vectors, hybrid search, forget)', () => 
     fake.openaiEmbeddings.fallback = { status: 500, message: 'down' };
     const failed = await search('Lisbon city');
     expect(failed.map((r) => r.id)).toContain(ids['moved']);
-    fake.openaiEmbeddings.fallback = { delayMs: 5_000 };
+    fake.openaiEmbeddings.fallback = SLOW_PROVIDER;
     const started = Date.now();
     const slow = await search('Lisbon town');
-    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(Date.now() - started).toBeLessThan(SLOW_PROVIDER.delayMs - 1_000);
     expect(slow.map((r) => r.id)).toContain(ids['moved']);
     fake.openaiEmbeddings.fallback = {};
   });

@@ -127,18 +127,23 @@ describe('loadAppConfig', () => {
     expect(loadAppConfig({}).memoryEmbeddings).toEqual({
       mode: 'auto',
       queryTimeoutMs: 1500,
+      recallWaitMs: 300,
     });
     expect(
       loadAppConfig({
         MEMORY_EMBEDDINGS: 'off',
         MEMORY_EMBEDDING_TIMEOUT_MS: '300',
+        MEMORY_RECALL_WAIT_MS: '0',
       }).memoryEmbeddings,
-    ).toEqual({ mode: 'off', queryTimeoutMs: 300 });
+    ).toEqual({ mode: 'off', queryTimeoutMs: 300, recallWaitMs: 0 });
     expect(() => loadAppConfig({ MEMORY_EMBEDDINGS: 'always' })).toThrow(
       'MEMORY_EMBEDDINGS must be one of auto, openai, gemini, off (got "always")',
     );
     expect(() => loadAppConfig({ MEMORY_EMBEDDING_TIMEOUT_MS: '50' })).toThrow(
       'MEMORY_EMBEDDING_TIMEOUT_MS must be a whole number from 100',
+    );
+    expect(() => loadAppConfig({ MEMORY_RECALL_WAIT_MS: '20000' })).toThrow(
+      'MEMORY_RECALL_WAIT_MS must be a whole number from 0 to 10000',
     );
   });
 

@@ -51,6 +51,8 @@ export interface MemoryEmbeddingsConfig {
   mode: 'auto' | 'openai' | 'gemini' | 'off';
   /** MEMORY_EMBEDDING_TIMEOUT_MS: how long a search waits for its query's embedding before answering by keywords. */
   queryTimeoutMs: number;
+  /** MEMORY_RECALL_WAIT_MS: how long an owner's turn waits for its message's embedding before recalling notes by keywords. */
+  recallWaitMs: number;
 }
 
 /** Limits of one voice call. */
@@ -327,6 +329,7 @@ export function loadAppConfig(
         100,
         60_000,
       ),
+      recallWaitMs: integer('MEMORY_RECALL_WAIT_MS', 300, 0, 10_000),
     },
     whatsappSocketModule,
     bwrapPath,

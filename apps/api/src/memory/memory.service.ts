@@ -1,6 +1,7 @@
 import {
   BadRequestException,
   ConflictException,
+  Inject,
   Injectable,
   NotFoundException,
 } from '@nestjs/common';
@@ -17,6 +18,8 @@ import {
   type MemoryVersion,
 } from '@metatronos/shared-types';
 import { Clock } from '../clock/clock';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/app-config.provider';
 import { AppEventBus } from '../events/app-event-bus';
 import type { TurnSource } from '../llm/turn-source';
 import { KnownSecrets } from '../secrets/known-secrets';
@@ -64,11 +67,6 @@ const RESULT_TEXT_MAX = 600;
 /** Tokens of notes recalled into an owner's prompt at most (about four characters a token). */
 export const RECALL_MAX_TOKENS = 400;
 const RECALL_MAX_NOTES = 8;
-/**
- * How long an owner's turn waits for its message's embedding before recalling notes by keywords
- * alone (well under MEMORY_EMBEDDING_TIMEOUT_MS: every turn would pay a slow provider's wait).
- */
-export const RECALL_EMBEDDING_WAIT_MS = 300;
 /** A recall begun at a message's acceptance is taken over by its prompt within this long. */
 const RECALL_PLAN_TTL_MS = 10_000;
 /** Recalls begun and not yet taken over, at most (turns that failed before their prompt). */
@@ -125,7 +123,17 @@ export class MemoryService {
     private readonly clock: Clock,
     private readonly events: AppEventBus,
     private readonly embeddings: MemoryEmbeddings,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.recallWaitMs = config.memoryEmbeddings.recallWaitMs;
+  }
+
+  /**
+   * How long an owner's turn waits for its message's embedding before recalling notes by keywords
+   * alone (MEMORY_RECALL_WAIT_MS, well under MEMORY_EMBEDDING_TIMEOUT_MS: every turn would pay a
+   * slow provider's wait).
+   */
+  private readonly recallWaitMs: number;
 
   /** Recalls begun at a message's acceptance, by the message's text. */
   private readonly plans = new Map<string, RecallPlan>();
@@ -344,7 +352,7 @@ export class MemoryService {
   /**
    * The active notes most relevant to an owner's message, within RECALL_MAX_TOKENS: keyword hits
    * fused with the nearest notes by meaning when the message's embedding arrives within
-   * RECALL_EMBEDDING_WAIT_MS of the recall's start (the message's acceptance when the turn
+   * MEMORY_RECALL_WAIT_MS of the recall's start (the message's acceptance when the turn
    * announced it); later, failed, not asked (`recallVector`) or without a provider, the keyword
    * hits alone, so a slow provider never holds the turn longer than that.
    * Messages are never recalled, by either half.
@@ -356,10 +364,7 @@ export class MemoryService {
     const [keyword, notes] = await Promise.all([plan.keyword, plan.notes]);
     const vector = await within(
       plan.vector,
-      Math.max(
-        0,
-        plan.startedAt + RECALL_EMBEDDING_WAIT_MS - performance.now(),
-      ),
+      Math.max(0, plan.startedAt + this.recallWaitMs - performance.now()),
     );
     const indexQuery = recallIndexQuery(query, this.clock.now().getTime());
     const hits = vector
