@@ -179,6 +179,37 @@ describe('createProviderFetch', () => {
     },
   );
 
+  it.each(FETCHES)(
+    '%s: a response reads as fetch’s does: once, as text, bytes or a clone',
+    async (_, fetchFn) => {
+      routes.set('/json', (_req, res) => {
+        res.writeHead(200, 'Fine', { 'content-type': 'application/json' });
+        res.end('{"a":1}');
+      });
+      const first = await fetchFn(`${base}/json`);
+      expect(first).toMatchObject({
+        status: 200,
+        statusText: 'Fine',
+        url: `${base}/json`,
+        redirected: false,
+        bodyUsed: false,
+      });
+      const copy = first.clone();
+      expect(await first.text()).toBe('{"a":1}');
+      expect(first.bodyUsed).toBe(true);
+      await expect(first.text()).rejects.toMatchObject({ name: 'TypeError' });
+      expect(new TextDecoder().decode(await copy.arrayBuffer())).toBe(
+        '{"a":1}',
+      );
+
+      const streamed = await fetchFn(`${base}/json`);
+      expect(await readAll(streamed)).toBe('{"a":1}');
+      await expect(streamed.json()).rejects.toMatchObject({
+        name: 'TypeError',
+      });
+    },
+  );
+
   it.each(FETCHES)('%s: a 204 has no body', async (_, fetchFn) => {
     routes.set('/empty', (_req, res) => {
       res.writeHead(204);
@@ -310,6 +341,7 @@ describe('createProviderFetch', () => {
         body: 'payload',
       });
       expect(await response.text()).toBe('got payload');
+      expect(response).toMatchObject({ redirected: true });
       expect(received.map((r) => [r.method, r.url, r.body])).toEqual([
         ['POST', '/old', 'payload'],
         ['POST', '/new', 'payload'],
