@@ -226,7 +226,7 @@ class ProviderExchange {
       );
       if (noBody) {
         res.resume();
-        res.once('end', () => this.done());
+        res.once('close', () => this.done());
       }
     } catch (error) {
       // A status outside 200–599 or a header a Response refuses: a network error for fetch too.
