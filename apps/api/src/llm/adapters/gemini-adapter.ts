@@ -33,6 +33,10 @@ import {
 import { untilAborted } from '../until-aborted';
 import { geminiUserParts } from './attachment-parts';
 import { toGeminiFunctionResponse, toGeminiHistory } from './history-mapping';
+import { createProviderFetch } from './provider-fetch';
+
+/** No silence limit, as the SDK asks of Node's fetch: the stall guard and the turn's own limit bound a call. */
+const geminiFetch = createProviderFetch({ silenceTimeoutMs: 0 });
 
 export interface GeminiAdapterOptions {
   /** Per-request timeout in milliseconds (default none: the runner's signal bounds the turn). */
@@ -48,6 +52,7 @@ const UNDICI_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
  * with undici's idle timeouts turned off. In a VM context such as a Jest sandbox that dispatcher lives
  * on the outer realm and the SDK fails every request ("Undici globalDispatcher is not available");
  * there, hand the SDK plain `fetch` instead (undici's default 300 s idle timeouts then apply).
+ * For the image and embedding clients: the chat adapter gives the SDK its own `fetch`.
  */
 export function fetchFallback(): { fetch?: typeof fetch } {
   const scope = globalThis as unknown as Record<symbol, unknown>;
@@ -136,7 +141,7 @@ export class GeminiAdapter implements LlmAdapter {
       httpOptions: {
         baseUrl: this.baseUrl,
         ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
-        ...fetchFallback(),
+        fetch: geminiFetch,
       },
     });
     this.provider = {
