@@ -531,21 +531,17 @@ export class ChatReplyService
         ...(retitle ? { title: titleFrom(turnUser.content) } : {}),
       };
       this.cache.updateChat(chatId, chatFields);
-      const chatUpdated = this.chats
-        .updateOne({ _id: chat._id }, { $set: chatFields })
-        .exec()
-        .then(
-          () => {
-            if (retitle)
-              this.events.emit('chats.changed', {
-                chatId,
-                change: 'renamed',
-                at: now.toISOString(),
-              });
-          },
-          (error: Error) =>
-            this.logger.warn(`Could not update the chat: ${error.message}`),
-        );
+      // As a new turn's: the time alone at most once a minute, in line with the other writes of the chat.
+      const chatUpdated = this.activity
+        .record(chat._id, chatFields)
+        .then(() => {
+          if (retitle)
+            this.events.emit('chats.changed', {
+              chatId,
+              change: 'renamed',
+              at: now.toISOString(),
+            });
+        });
       return this.launch({
         chat: current,
         options: sendOptions,
