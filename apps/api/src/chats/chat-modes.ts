@@ -55,7 +55,8 @@ export class ChatModes {
       mode,
       ...(accountId !== undefined ? { accountId } : {}),
     };
-    await this.chats.updateOne({ _id: chat._id }, { $set: fields }).exec();
+    // Through the driver: a string and an id or null, nothing for mongoose to cast (a model's switch is mid-turn).
+    await this.chats.collection.updateOne({ _id: chat._id }, { $set: fields });
     this.cache.updateChat(chatId, fields);
     if (by === 'owner') {
       const event: MessageRecord = {

@@ -8,7 +8,7 @@ import {
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { EventEmitter2 } from '@nestjs/event-emitter';
+import { EventEmitter2, OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
 import type { Collection } from 'mongodb';
@@ -28,6 +28,7 @@ import type { LlmHistoryMessage } from '../llm/llm-adapter';
 import { TurnError } from '../llm/llm-errors';
 import { LlmRunner, type TurnRequest } from '../llm/llm-runner';
 import type { TurnSource } from '../llm/turn-source';
+import { ChatActivity } from './chat-activity';
 import { ChatModes } from './chat-modes';
 import { RunningReplies } from './chats.service';
 import { toChatMessage } from './chat-views';
@@ -152,9 +153,13 @@ export class ChatReplyService
   private readonly switching = new Set<string>();
   /** Set once the app is closing: replies stopped from now on were stopped by the shutdown. */
   shuttingDown = false;
-  /** The turns' activity-time writes to their chats, group-committed. */
-  private readonly chatWrites = new GroupedUpdates<ChatRecord>(
-    () => this.chats.collection as unknown as Collection<ChatRecord>,
+  /** The turns' writes to their chats (activity time, title), group-committed; the time alone at most once a minute. */
+  private readonly activity = new ChatActivity(
+    new GroupedUpdates<ChatRecord>(
+      () => this.chats.collection as unknown as Collection<ChatRecord>,
+    ),
+    this.logger,
+    (chatId) => this.busy(chatId),
   );
 
   constructor(
@@ -206,6 +211,13 @@ export class ChatReplyService
   async beforeApplicationShutdown(): Promise<void> {
     this.shuttingDown = true;
     await this.stopAll();
+    await this.activity.writeUnsaved(true);
+  }
+
+  /** A restored backup replaced every chat: an activity time not written yet is not written over it. */
+  @OnEvent('backup.restored')
+  forgetAfterRestore(): void {
+    this.activity.forget();
   }
 
   async stopAll(): Promise<void> {
@@ -365,11 +377,7 @@ export class ChatReplyService
         this.cache.updateChat(chatId, chatFields);
         // Through the driver: strings, a boolean and a date, nothing for mongoose to cast on every turn;
         // grouped with other chats' turns starting meanwhile (many contacts' auto-replies at once).
-        await this.chatWrites
-          .set(chatId, { _id: chat._id }, chatFields)
-          .catch((error: Error) =>
-            this.logger.warn(`Could not update the chat: ${error.message}`),
-          );
+        await this.activity.record(chat._id, chatFields);
         if (title)
           this.events.emit('chats.changed', {
             chatId,
@@ -523,21 +531,17 @@ export class ChatReplyService
         ...(retitle ? { title: titleFrom(turnUser.content) } : {}),
       };
       this.cache.updateChat(chatId, chatFields);
-      const chatUpdated = this.chats
-        .updateOne({ _id: chat._id }, { $set: chatFields })
-        .exec()
-        .then(
-          () => {
-            if (retitle)
-              this.events.emit('chats.changed', {
-                chatId,
-                change: 'renamed',
-                at: now.toISOString(),
-              });
-          },
-          (error: Error) =>
-            this.logger.warn(`Could not update the chat: ${error.message}`),
-        );
+      // As a new turn's: the time alone at most once a minute, in line with the other writes of the chat.
+      const chatUpdated = this.activity
+        .record(chat._id, chatFields)
+        .then(() => {
+          if (retitle)
+            this.events.emit('chats.changed', {
+              chatId,
+              change: 'renamed',
+              at: now.toISOString(),
+            });
+        });
       return this.launch({
         chat: current,
         options: sendOptions,

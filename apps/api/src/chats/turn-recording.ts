@@ -38,7 +38,12 @@ export interface FinishedReply {
   limitStopped?: 'rounds' | 'tokens';
 }
 
-/** How often a growing reply is written to the database while text streams. */
+/**
+ * How far the stored reply may lag behind what the listener saw while the turn runs: every change
+ * (text, a tool call or its result, a mode switch, new taint marks) is written at most this long
+ * after it came. A quick tool round (a lookup and the model's next call) costs no write of its own
+ * then: what changed within the interval goes out in one write, or with the end of the turn.
+ */
 export const FLUSH_INTERVAL_MS = 250;
 
 /**
@@ -88,7 +93,7 @@ export class TurnRecording {
       if (last?.type === 'text') last.text += delta;
       else this.parts.push({ type: 'text', text: delta });
       this.emit('delta', { text: delta });
-      this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_INTERVAL_MS);
+      this.changed();
     },
     toolCall: (call) => {
       this.parts.push({
@@ -105,12 +110,12 @@ export class TurnRecording {
         name: call.name,
         arguments: call.arguments,
       });
-      this.flush();
+      this.changed();
     },
     modeSwitch: (mode) => {
       this.parts.push({ type: 'mode', mode, by: 'model' });
       this.emit('mode', { mode, by: 'model' });
-      this.flush();
+      this.changed();
     },
     toolResult: (record) => {
       const part = this.parts.find(
@@ -138,13 +143,13 @@ export class TurnRecording {
         error: record.error,
         ...marks,
       });
-      this.flush();
+      this.changed();
     },
     taint: (marks) => {
       // The marks the message was inserted with (a contact's turn starts tainted): nothing new to write.
       if (sameMarks(marks, this.taint)) return;
       this.taint = marks.map((m) => ({ ...m }));
-      this.flush();
+      this.changed();
     },
   };
 
@@ -246,6 +251,11 @@ export class TurnRecording {
         .join(''),
       updatedAt: this.clock.now(),
     };
+  }
+
+  /** Something changed: written with whatever else changes within FLUSH_INTERVAL_MS (a crash loses at most that). */
+  private changed(): void {
+    this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_INTERVAL_MS);
   }
 
   /** Queues a write of the message as it stands; writes run one after the other. */

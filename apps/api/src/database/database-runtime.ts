@@ -14,6 +14,8 @@ export interface DatabaseRuntime {
   embedded?: EmbeddedDatabase;
   /** Delays before each restart of a crashed embedded server (tests shorten or lengthen them). */
   restartDelaysMs?: number[];
+  /** The driver emits `commandStarted` and the like on its client (a spec counts a turn's commands). */
+  monitorCommands?: boolean;
 }
 
 export const DATABASE_RUNTIME = Symbol('DATABASE_RUNTIME');

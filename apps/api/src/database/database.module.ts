@@ -39,6 +39,7 @@ export class DatabaseModule {
           ...(runtime.kind === 'embedded'
             ? { maxPoolSize: EMBEDDED_MAX_POOL_SIZE }
             : {}),
+          ...(runtime.monitorCommands ? { monitorCommands: true } : {}),
         }),
       ],
       providers: [
