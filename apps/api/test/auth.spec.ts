@@ -189,6 +189,22 @@ describe('owner auth (HTTP, embedded database)', () => {
       await agent.get('/api/system').expect(401);
     });
 
+    it('ends a session at its expiry to the second even while it is remembered as checked', async () => {
+      const agent = t.http();
+      await agent
+        .post('/api/auth/login')
+        .send({ password: OWNER_PASSWORD })
+        .expect(200);
+      // Checked against the database 10 s before the end: remembered for the next minute, not past the expiry.
+      t.clock.advance(t.config.sessionTtlDays * 24 * 3600 * 1000 - 10_000);
+      await agent.get('/api/system').expect(200);
+      t.clock.advance(9_000);
+      await agent.get('/api/system').expect(200);
+      t.clock.advance(2_000);
+      await agent.get('/api/system').expect(401);
+      await agent.get('/api/chats').expect(401);
+    });
+
     it('rate-limits failed logins per address, even refusing the right password, until the window passes', async () => {
       for (let i = 0; i < LOGIN_MAX_FAILURES; i++) {
         await t

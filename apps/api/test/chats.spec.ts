@@ -620,6 +620,31 @@ describe('chats', () => {
       ).toEqual({ stopped: false });
     });
 
+    it('sends the stream headers and the message event before the model says anything, and each event whole', async () => {
+      const chat = await newChat();
+      // The model opens its stream and then says nothing until the reply is stopped.
+      fake.openai.enqueue({ text: ['never sent'], stallAfter: 0 });
+      const stream = await client.open(chat.id, 'Anyone there?');
+      expect(stream.status).toBe(200);
+      expect(stream.headers.get('content-type')).toBe(
+        'text/event-stream; charset=utf-8',
+      );
+      expect(stream.headers.get('cache-control')).toBe(
+        'no-cache, no-transform',
+      );
+      expect(stream.headers.get('content-security-policy')).toContain(
+        "default-src 'self'",
+      );
+      const first = await stream.next(undefined, 2000);
+      expect(first.event).toBe('message');
+      expect(first.data).toMatchObject({ content: 'Anyone there?' });
+
+      await owner.post(`/api/chats/${chat.id}/stop`).expect(200);
+      const rest = await stream.rest();
+      expect(rest.map((e) => e.event)).toEqual(['done']);
+      expect(rest[0].data).toMatchObject({ stopped: true });
+    });
+
     it('offers no tools at all when memory is disabled', async () => {
       const chat = await newChat();
       await owner

@@ -8,7 +8,7 @@ import {
   UnauthorizedException,
 } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { Model } from 'mongoose';
 import { Clock } from '../clock/clock';
 import type { AppConfig } from '../config/app-config';
@@ -137,19 +137,26 @@ export class AuthService {
     );
   }
 
+  /**
+   * True when `token` names a session checked against the database within the
+   * last SESSION_RECHECK_MS and not expired since: answered without a database
+   * round trip or a promise, as the guard asks it on every request. False means
+   * "ask isValidSession", not "invalid".
+   */
+  isRecentlyValidSession(token: string | undefined): boolean {
+    if (!token) return false;
+    const known = this.recentlyChecked.get(hashToken(token));
+    if (!known) return false;
+    const now = this.clock.now().getTime();
+    return known.checkedAt + SESSION_RECHECK_MS > now && known.expiresAt > now;
+  }
+
   /** True when `token` names an open, unexpired session. */
   async isValidSession(token: string | undefined): Promise<boolean> {
     if (!token) return false;
+    if (this.isRecentlyValidSession(token)) return true;
     const id = hashToken(token);
     const now = this.clock.now().getTime();
-    // Every request asks this; a session seen lately is trusted without a database round trip.
-    const known = this.recentlyChecked.get(id);
-    if (
-      known &&
-      known.checkedAt + SESSION_RECHECK_MS > now &&
-      known.expiresAt > now
-    )
-      return true;
     const session = await this.sessions
       .findOne({ _id: id, expiresAt: { $gt: new Date(now) } }, { expiresAt: 1 })
       .lean()
@@ -240,5 +247,6 @@ export class WrongPasswordException extends UnauthorizedException {
 }
 
 function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  // The one-shot form: no Hash object per request (the guard hashes every request's cookie).
+  return hash('sha256', token, 'hex');
 }

@@ -311,24 +311,28 @@ async function streamReply(
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
   res.setHeader('Cache-Control', 'no-cache, no-transform');
   res.setHeader('X-Accel-Buffering', 'no');
-  res.flushHeaders();
   res.socket?.setNoDelay(true);
   // Events that come in one turn of the event loop (the deltas of one network read of the
   // model's stream) go out in one write: a socket write per delta was much of a turn's CPU.
+  // The headers wait for the first of them: run() emits `message` at once, so they leave in
+  // the same tick as before, in that event's write rather than a write of their own.
   let pending = '';
-  let flushing: NodeJS.Immediate | null = null;
   const flush = () => {
     flushing = null;
     const text = pending;
     pending = '';
-    if (text && !res.writableEnded && !res.destroyed) res.write(text);
+    if (res.writableEnded || res.destroyed) return;
+    if (text) res.write(text);
+    else if (!res.headersSent) res.flushHeaders();
   };
+  let flushing: NodeJS.Immediate | null = setImmediate(flush);
   const finished = await reply.run((event, data) => {
     pending += `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
     flushing ??= setImmediate(flush);
   });
   if (flushing) clearImmediate(flushing);
-  flush();
-  if (!res.writableEnded) res.end();
+  // The last events and the stream's end in one write.
+  if (!res.writableEnded && !res.destroyed) res.end(pending);
+  else if (!res.writableEnded) res.end();
   return finished;
 }

@@ -7,7 +7,6 @@ import {
 } from '@nestjs/swagger';
 import cookieParser from 'cookie-parser';
 import express from 'express';
-import helmet from 'helmet';
 import type { AppConfig } from '../config/app-config';
 import { SESSION_COOKIE } from '../auth/session-cookie';
 import { CHAT_EXTRA_MODELS } from '../chats/dto/chat.dto';
@@ -18,6 +17,7 @@ import { refuseDeepJson, refuseDeepQuery } from './json-depth';
 import { API_PREFIX } from './api-prefix';
 import { hostAllowlist } from './host-allowlist.middleware';
 import { requestOriginGuard } from './request-origin.middleware';
+import { HELMET_OPTIONS, securityHeaders } from './security-headers';
 import { serveConsole } from './serve-console';
 import { mountMcpEndpoint } from '../mcp-server/mount-mcp-endpoint';
 
@@ -31,20 +31,7 @@ export function configureApp(app: INestApplication, config: AppConfig): void {
       trustedOrigins: config.trustedOrigins,
     }),
   );
-  app.use(
-    helmet({
-      contentSecurityPolicy: {
-        directives: {
-          // Angular Material and Swagger UI set inline styles; scripts stay same-origin only.
-          'style-src': ["'self'", "'unsafe-inline'"],
-          'img-src': ["'self'", 'data:', 'blob:'],
-          'upgrade-insecure-requests': null,
-        },
-      },
-      // Served over plain HTTP on loopback by default: HSTS would lock a browser out.
-      strictTransportSecurity: false,
-    }),
-  );
+  app.use(securityHeaders(HELMET_OPTIONS));
   app.use(cookieParser());
   // Nest's own JSON parser with a depth check added: Nest sees a parser named jsonParser and adds none.
   app.use(express.json({ verify: refuseDeepJson }));

@@ -102,6 +102,11 @@ export function decideRequestOrigin(
 /** Express middleware applying `decideRequestOrigin`; answers 403/415 in the API's error shape. */
 export function requestOriginGuard(policy: RequestOriginPolicy) {
   return (req: Request, res: Response, next: NextFunction): void => {
+    // The decision for a read is "allowed" whatever the rest says: the facts (path, scheme) are not gathered for it.
+    if (SAFE_METHODS.has(req.method.toUpperCase())) {
+      next();
+      return;
+    }
     const facts: RequestFacts = {
       method: req.method,
       path: req.path,

@@ -24,22 +24,25 @@ export function serveConsole(
     );
     return false;
   }
-  app.use(
-    express.static(webDistDir, {
-      index: false,
-      // Hashed bundles never change; index.html must be revalidated to pick up a new build.
-      setHeaders: (res, path) =>
-        res.setHeader(
-          'Cache-Control',
-          path.endsWith('.html')
-            ? 'no-cache'
-            : 'public, max-age=31536000, immutable',
-        ),
-    }),
-  );
+  const assets = express.static(webDistDir, {
+    index: false,
+    // Hashed bundles never change; index.html must be revalidated to pick up a new build.
+    setHeaders: (res, path) =>
+      res.setHeader(
+        'Cache-Control',
+        path.endsWith('.html')
+          ? 'no-cache'
+          : 'public, max-age=31536000, immutable',
+      ),
+  });
+  // No file of the console's build lies under /api: an API request skips the file look-up
+  // (a GET would otherwise ask the file system for its path before reaching Nest).
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const isApi =
-      req.path === `/${API_PREFIX}` || req.path.startsWith(`/${API_PREFIX}/`);
+    if (isApiPath(req.path)) next();
+    else void assets(req, res, next);
+  });
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const isApi = isApiPath(req.path);
     const isPage =
       (req.method === 'GET' || req.method === 'HEAD') &&
       !isApi &&
@@ -52,4 +55,8 @@ export function serveConsole(
     res.sendFile(index);
   });
   return true;
+}
+
+function isApiPath(path: string): boolean {
+  return path === `/${API_PREFIX}` || path.startsWith(`/${API_PREFIX}/`);
 }
