@@ -277,13 +277,31 @@ export class AiToolRegistry implements OnModuleInit {
     tools: readonly AiTool[],
     context: AiToolAvailabilityContext,
   ): Promise<AiTool[]> {
-    const checks = tools.map(
-      (tool) => offeredTo(tool, context) && this.usable(tool, context),
-    );
-    const settled = checks.some((check) => typeof check !== 'boolean')
-      ? await Promise.all(checks)
-      : (checks as boolean[]);
-    return tools.filter((_, i) => settled[i]);
+    const unattended = isUnattended(context.source);
+    const disabled = context.settings.disabledTools;
+    const checks: Array<boolean | Promise<boolean>> = [];
+    const waiting: Array<Promise<void>> = [];
+    for (const tool of tools) {
+      // offeredTo() and usable(), with what they share asked once.
+      if (
+        (tool.grantsAccess && unattended) ||
+        (disabled?.length && disabled.includes(tool.name))
+      ) {
+        checks.push(false);
+        continue;
+      }
+      const check = tool.isAvailable?.(context) ?? true;
+      const at = checks.push(check) - 1;
+      // Only the tools that answer later are awaited (all at once, as before).
+      if (typeof check !== 'boolean')
+        waiting.push(
+          Promise.resolve(check).then((ok) => {
+            checks[at] = ok;
+          }),
+        );
+    }
+    if (waiting.length) await Promise.all(waiting);
+    return tools.filter((_, i) => !!checks[i]);
   }
 
   /** The tools a request of this mode offers: the meta tools first, then the mode's, each usable and allowed by the filter. */
