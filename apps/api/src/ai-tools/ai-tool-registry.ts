@@ -277,14 +277,13 @@ export class AiToolRegistry implements OnModuleInit {
     tools: readonly AiTool[],
     context: AiToolAvailabilityContext,
   ): Promise<AiTool[]> {
-    const unattended = isUnattended(context.source);
     const disabled = context.settings.disabledTools;
     const checks: Array<boolean | Promise<boolean>> = [];
     const waiting: Array<Promise<void>> = [];
     for (const tool of tools) {
-      // offeredTo() and usable(), with what they share asked once.
+      // offeredTo() and usable() without a promise per tool.
       if (
-        (tool.grantsAccess && unattended) ||
+        !offeredTo(tool, context) ||
         (disabled?.length && disabled.includes(tool.name))
       ) {
         checks.push(false);
