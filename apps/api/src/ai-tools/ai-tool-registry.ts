@@ -98,6 +98,12 @@ export class AiToolRegistry implements OnModuleInit {
   private readonly sourceSpecs = new WeakMap<AiTool, LlmToolSpec>();
   /** `modes()` as last sorted, with the sources' modes it was sorted with (read several times a turn). */
   private sortedModes: { fromSources: AiMode[]; modes: AiMode[] } | null = null;
+  /** `modeTools()` as last made, with the modes and tools it was made of. */
+  private lastModeTools: {
+    modes: readonly AiMode[];
+    all: AiTool[];
+    list: ModeTools[];
+  } | null = null;
   private readonly clock: Clock;
 
   constructor(
@@ -228,13 +234,26 @@ export class AiToolRegistry implements OnModuleInit {
     );
   }
 
-  /** Each mode with its own tools (registration order), meta tools left out. */
-  modeTools(): ModeTools[] {
+  /**
+   * Each mode with its own tools (registration order), meta tools left out. The same list (not to
+   * be changed) while the modes and tools stay the same: every owner turn's prompt reads it.
+   */
+  modeTools(): readonly ModeTools[] {
     const all = this.all();
-    return this.modes().map((mode) => ({
+    const modes = this.modes();
+    const last = this.lastModeTools;
+    if (
+      last?.modes === modes &&
+      last.all.length === all.length &&
+      last.all.every((t, i) => t === all[i])
+    )
+      return last.list;
+    const list = modes.map((mode) => ({
       mode,
       tools: all.filter((t) => t.modes?.includes(mode.name)),
     }));
+    this.lastModeTools = { modes, all, list };
+    return list;
   }
 
   /** The modes that hold the tool `name` (none for a meta tool or an unknown name). */
