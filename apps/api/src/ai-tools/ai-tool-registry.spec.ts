@@ -438,4 +438,98 @@ describe('modes checked at start-up', () => {
       error: "Unknown or unavailable tool 'plan'",
     });
   });
+
+  it("keeps its mode lists while nothing changes and follows a source's modes and tools when they do", async () => {
+    const registry = await registryWith(PlanTool);
+    let sourceModes: AiMode[] = [];
+    let sourceTools: AiTool[] = [];
+    registry.useToolSource({
+      // New objects on every read, as the MCP servers give them.
+      modes: () => sourceModes.map((m) => ({ ...m })),
+      tools: () => [...sourceTools],
+    });
+    const names = () => registry.modes().map((m) => m.name);
+    const listed = () =>
+      registry
+        .modeTools()
+        .map((m) => `${m.mode.name}: ${m.tools.map((t) => t.name).join()}`);
+    expect(registry.modes()).toBe(registry.modes());
+    expect(registry.modeTools()).toBe(registry.modeTools());
+    expect(names()).toEqual(['default', 'data']);
+
+    sourceModes = [mode('mcp_b', 'two tools'), mode('mcp_a', 'one tool')];
+    sourceTools = [toolIn('b_find', 'mcp_b')];
+    expect(names()).toEqual(['default', 'data', 'mcp_a', 'mcp_b']);
+    expect(listed()).toEqual([
+      'default: plan',
+      'data: ',
+      'mcp_a: ',
+      'mcp_b: b_find',
+    ]);
+    expect(registry.modes()).toBe(registry.modes());
+
+    // The same names with another description, then a tool added: both seen.
+    sourceModes = [mode('mcp_b', 'three tools'), mode('mcp_a', 'one tool')];
+    expect(registry.modes().find((m) => m.name === 'mcp_b')?.description).toBe(
+      'three tools',
+    );
+    sourceTools = [toolIn('b_find', 'mcp_b'), toolIn('a_get', 'mcp_a')];
+    expect(listed()).toEqual([
+      'default: plan',
+      'data: ',
+      'mcp_a: a_get',
+      'mcp_b: b_find',
+    ]);
+    sourceModes = [];
+    sourceTools = [];
+    expect(names()).toEqual(['default', 'data']);
+    expect(listed()).toEqual(['default: plan', 'data: ']);
+  });
+
+  it('asks every tool that answers later at once and keeps the order of those that answer at once', async () => {
+    const registry = await registryWith(PlanTool);
+    const answers: Array<(ok: boolean) => void> = [];
+    const later = (name: string): AiTool => ({
+      ...toolIn(name, 'data'),
+      isAvailable: () => new Promise<boolean>((r) => answers.push(r)),
+    });
+    const now = (name: string, ok: boolean): AiTool => ({
+      ...toolIn(name, 'data'),
+      isAvailable: () => ok,
+    });
+    registry.useToolSource({
+      modes: () => [],
+      tools: () => [
+        later('l1'),
+        now('n1', true),
+        later('l2'),
+        now('n2', false),
+        now('n3', true),
+      ],
+    });
+    const listed = registry.available(context);
+    await Promise.resolve();
+    expect(answers).toHaveLength(2);
+    answers[1](true);
+    answers[0](false);
+    expect((await listed).map((t) => t.name)).toEqual([
+      'plan',
+      'n1',
+      'l2',
+      'n3',
+    ]);
+    const failing = new AiToolRegistry(
+      (registry as unknown as { discovery: never }).discovery,
+    );
+    failing.useToolSource({
+      modes: () => [],
+      tools: () => [
+        {
+          ...toolIn('x', 'data'),
+          isAvailable: () => Promise.reject(new Error('down')),
+        },
+      ],
+    });
+    await expect(failing.available(context)).rejects.toThrow('down');
+  });
 });

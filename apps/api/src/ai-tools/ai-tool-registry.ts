@@ -96,6 +96,14 @@ export class AiToolRegistry implements OnModuleInit {
   private readonly sources: AiToolSource[] = [];
   /** Specs of source tools, made again when the tool object changes. */
   private readonly sourceSpecs = new WeakMap<AiTool, LlmToolSpec>();
+  /** `modes()` as last sorted, with the sources' modes it was sorted with (read several times a turn). */
+  private sortedModes: { fromSources: AiMode[]; modes: AiMode[] } | null = null;
+  /** `modeTools()` as last made, with the modes and tools it was made of. */
+  private lastModeTools: {
+    modes: readonly AiMode[];
+    all: AiTool[];
+    list: ModeTools[];
+  } | null = null;
   private readonly clock: Clock;
 
   constructor(
@@ -192,19 +200,27 @@ export class AiToolRegistry implements OnModuleInit {
       .filter((m): m is AiMode => typeof m?.name === 'string');
     checkModes(modes, [...this.tools.values()]);
     for (const mode of modes) this.modeList.set(mode.name, mode);
+    this.sortedModes = null;
     this.logger.debug(`Tools: ${[...this.tools.keys()].join(', ')}`);
   }
 
-  /** The registered modes, the default first, then by name. */
-  modes(): AiMode[] {
+  /**
+   * The registered modes, the default first, then by name. The same array (not to be changed)
+   * while the modes stay the same, so a caller may keep what it derived from it.
+   */
+  modes(): readonly AiMode[] {
     const fromSources = this.sources
       .flatMap((source) => source.modes())
       .filter((m) => !this.modeList.has(m.name) && MODE_NAME.test(m.name));
-    return [...this.modeList.values(), ...fromSources].sort(
+    const last = this.sortedModes;
+    if (last && sameModes(last.fromSources, fromSources)) return last.modes;
+    const modes = [...this.modeList.values(), ...fromSources].sort(
       (a, b) =>
         Number(b.name === DEFAULT_MODE) - Number(a.name === DEFAULT_MODE) ||
         a.name.localeCompare(b.name),
     );
+    this.sortedModes = { fromSources, modes };
+    return modes;
   }
 
   hasMode(name: string): boolean {
@@ -218,12 +234,26 @@ export class AiToolRegistry implements OnModuleInit {
     );
   }
 
-  /** Each mode with its own tools (registration order), meta tools left out. */
-  modeTools(): ModeTools[] {
-    return this.modes().map((mode) => ({
+  /**
+   * Each mode with its own tools (registration order), meta tools left out. The same list (not to
+   * be changed) while the modes and tools stay the same: every owner turn's prompt reads it.
+   */
+  modeTools(): readonly ModeTools[] {
+    const all = this.all();
+    const modes = this.modes();
+    const last = this.lastModeTools;
+    if (
+      last?.modes === modes &&
+      last.all.length === all.length &&
+      last.all.every((t, i) => t === all[i])
+    )
+      return last.list;
+    const list = modes.map((mode) => ({
       mode,
-      tools: this.all().filter((t) => t.modes?.includes(mode.name)),
+      tools: all.filter((t) => t.modes?.includes(mode.name)),
     }));
+    this.lastModeTools = { modes, all, list };
+    return list;
   }
 
   /** The modes that hold the tool `name` (none for a meta tool or an unknown name). */
@@ -249,8 +279,47 @@ export class AiToolRegistry implements OnModuleInit {
     tool: AiTool,
     context: AiToolAvailabilityContext,
   ): Promise<boolean> {
+    return await this.usable(tool, context);
+  }
+
+  /** `isUsable` without a promise when the tool answers at once (most do: no async step per tool and turn). */
+  private usable(
+    tool: AiTool,
+    context: AiToolAvailabilityContext,
+  ): boolean | Promise<boolean> {
     if (context.settings.disabledTools?.includes(tool.name)) return false;
-    return await (tool.isAvailable?.(context) ?? true);
+    return tool.isAvailable?.(context) ?? true;
+  }
+
+  /** Those of `tools` offered in this context (availability asked of each at once, order kept). */
+  private async usableOf(
+    tools: readonly AiTool[],
+    context: AiToolAvailabilityContext,
+  ): Promise<AiTool[]> {
+    const disabled = context.settings.disabledTools;
+    const checks: Array<boolean | Promise<boolean>> = [];
+    const waiting: Array<Promise<void>> = [];
+    for (const tool of tools) {
+      // offeredTo() and usable() without a promise per tool.
+      if (
+        !offeredTo(tool, context) ||
+        (disabled?.length && disabled.includes(tool.name))
+      ) {
+        checks.push(false);
+        continue;
+      }
+      const check = tool.isAvailable?.(context) ?? true;
+      const at = checks.push(check) - 1;
+      // Only the tools that answer later are awaited (all at once, as before).
+      if (typeof check !== 'boolean')
+        waiting.push(
+          Promise.resolve(check).then((ok) => {
+            checks[at] = ok;
+          }),
+        );
+    }
+    if (waiting.length) await Promise.all(waiting);
+    return tools.filter((_, i) => !!checks[i]);
   }
 
   /** The tools a request of this mode offers: the meta tools first, then the mode's, each usable and allowed by the filter. */
@@ -258,25 +327,30 @@ export class AiToolRegistry implements OnModuleInit {
     context: AiToolAvailabilityContext,
     selection: ToolSelection,
   ): Promise<AiTool[]> {
-    const inMode = this.all().filter(
-      (t) =>
-        t.modes?.includes(META_MODE) ||
-        (t.modes?.includes(selection.mode) && !t.onDemand),
+    const { filter } = selection;
+    const ordered = this.inMode(this.all(), selection.mode);
+    return this.usableOf(
+      filter ? ordered.filter((t) => filter(t.name)) : ordered,
+      context,
     );
-    const ordered = [
-      ...inMode.filter((t) => t.modes?.includes(META_MODE)),
-      ...inMode.filter((t) => !t.modes?.includes(META_MODE)),
-    ];
-    const checks = await Promise.all(
-      ordered.map(async (tool) =>
-        (!selection.filter || selection.filter(tool.name)) &&
-        offeredTo(tool, context) &&
-        (await this.isUsable(tool, context))
-          ? tool
-          : null,
-      ),
-    );
-    return checks.filter((t): t is AiTool => t !== null);
+  }
+
+  /**
+   * What `toolsFor(context, { mode })` answers, taken from `available(context)` already at hand
+   * (a turn lists every usable tool in its prompt too: their availability is asked once).
+   */
+  modeSelection(available: readonly AiTool[], mode: string): AiTool[] {
+    return this.inMode(available, mode);
+  }
+
+  /** The meta tools, then the mode's own (those loaded on demand left out), in the order given. */
+  private inMode(tools: readonly AiTool[], mode: string): AiTool[] {
+    const meta: AiTool[] = [];
+    const own: AiTool[] = [];
+    for (const t of tools)
+      if (t.modes?.includes(META_MODE)) meta.push(t);
+      else if (t.modes?.includes(mode) && !t.onDemand) own.push(t);
+    return meta.concat(own);
   }
 
   /** The provider specs of `tools`. */
@@ -294,15 +368,8 @@ export class AiToolRegistry implements OnModuleInit {
   }
 
   /** The tools offered in this context, in registration order. */
-  async available(context: AiToolAvailabilityContext): Promise<AiTool[]> {
-    const checks = await Promise.all(
-      this.all().map(async (tool) =>
-        offeredTo(tool, context) && (await this.isUsable(tool, context))
-          ? tool
-          : null,
-      ),
-    );
-    return checks.filter((t): t is AiTool => t !== null);
+  available(context: AiToolAvailabilityContext): Promise<AiTool[]> {
+    return this.usableOf(this.all(), context);
   }
 
   async specs(context: AiToolAvailabilityContext): Promise<LlmToolSpec[]> {
@@ -339,7 +406,7 @@ export class AiToolRegistry implements OnModuleInit {
       pendingActionId: null,
     });
     const tool = this.lookup(name);
-    if (!tool || !(await this.isUsable(tool, context)))
+    if (!tool || !(await this.usable(tool, context)))
       return answer(toolError(`Unknown or unavailable tool '${name}'`));
     const checked = parseToolArguments(tool.schema, args);
     if (!checked.ok) return answer(toolError(checked.error));
@@ -439,6 +506,16 @@ export class AiToolRegistry implements OnModuleInit {
     turn.addTaint(mark);
     return { result, taint: mark, pendingActionId: null };
   }
+}
+
+/** The same modes, in the same order, with the same descriptions (a source builds new objects each time). */
+function sameModes(a: readonly AiMode[], b: readonly AiMode[]): boolean {
+  return (
+    a.length === b.length &&
+    a.every(
+      (m, i) => m.name === b[i].name && m.description === b[i].description,
+    )
+  );
 }
 
 /** Tools that grant or change permissions are never offered to an unattended turn. */

@@ -28,9 +28,11 @@ export class AvailableToolsPromptSection implements PromptSection {
     toolFilter,
     mode,
     offeredTools,
+    availableTools,
   }: PromptContext): Promise<string | null> {
     if (!toolsEnabled) return null;
-    const usable = await this.registry.available({ source, settings });
+    const usable =
+      availableTools ?? (await this.registry.available({ source, settings }));
     const offered = offeredTools
       ? new Set(offeredTools)
       : new Set(

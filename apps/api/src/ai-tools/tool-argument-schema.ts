@@ -129,6 +129,8 @@ export function parseToolArguments<Schema extends AiToolSchema>(
 
 function withoutNullFields(raw: unknown): unknown {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return raw;
+  // Most calls have no null field: their arguments are checked as they are (the schema copies them).
+  if (!Object.values(raw).includes(null)) return raw;
   return Object.fromEntries(
     Object.entries(raw).filter(([, value]) => value !== null),
   );

@@ -36,6 +36,7 @@ import { TurnError } from './llm-errors';
 import { BudgetRefusal } from '../budget/budget-refusal';
 import type { TurnSource } from './turn-source';
 import { seconds, ToolSession } from './tool-session';
+import { linkAbort } from './abort-link';
 
 export interface TurnRequest {
   source: TurnSource;
@@ -176,12 +177,27 @@ export class LlmRunner {
   ): Promise<TurnOutcome> {
     const settings = await this.settings.get();
     const model = resolveModel(settings, request.model);
+    const { turnTimeoutMs } = this.config.llm;
+    // The caller's Stop or the turn's time limit; released when the turn ends (nothing reads it after).
+    const link = linkAbort([request.signal], turnTimeoutMs);
+    const signal = link.signal;
+    try {
+      return await this.runLinked(request, listener, settings, model, signal);
+    } finally {
+      link.dispose();
+    }
+  }
+
+  private async runLinked(
+    request: TurnRequest,
+    listener: TurnListener,
+    settings: AppSettings,
+    model: ResolvedModel,
+    signal: AbortSignal,
+  ): Promise<TurnOutcome> {
     const maxToolRounds =
       request.maxToolRounds ?? this.config.llm.maxToolRounds;
     const { turnTimeoutMs } = this.config.llm;
-    const timeout = AbortSignal.timeout(turnTimeoutMs);
-    const signal = AbortSignal.any([request.signal, timeout]);
-
     const instruction = await this.instruction.getSystemInstruction();
     const tools = await this.openToolSession(request, settings, {
       runId: request.messageId,

@@ -34,7 +34,12 @@ async function streamWatched(
   stallMs: number,
   providerName: string,
 ): Promise<LlmTurnResult> {
+  // The adapter's signal: aborted by a stall, or with the caller's reason when the caller aborts
+  // (one listener, released at the end, instead of a combined signal per call).
   const stalled = new AbortController();
+  const follow = () => stalled.abort(request.signal.reason);
+  if (request.signal.aborted) follow();
+  else request.signal.addEventListener('abort', follow, { once: true });
   let timer: NodeJS.Timeout | null = null;
   let toolsRunning = 0;
   /** When the provider last showed a sign of life (monotonic ms). */
@@ -67,7 +72,7 @@ async function streamWatched(
   watch();
   try {
     const result = await adapter.streamTurn(
-      { ...request, signal: AbortSignal.any([request.signal, stalled.signal]) },
+      { ...request, signal: stalled.signal },
       forwardingSink(sink, {
         onText: (delta) => {
           watch();
@@ -96,6 +101,7 @@ async function streamWatched(
     throw error;
   } finally {
     quiet();
+    request.signal.removeEventListener('abort', follow);
   }
 }
 

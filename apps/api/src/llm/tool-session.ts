@@ -17,6 +17,7 @@ import type { CombinedPromptBuilder } from '../system-instruction/combined-promp
 import type { LlmToolCall, LlmToolSpec } from './llm-adapter';
 import type { TurnRequest } from './llm-runner';
 import { untilAborted } from './until-aborted';
+import { linkAbort } from './abort-link';
 
 /** What a conversation's tool calls need to know: who runs them, in which chat, and how it is gated. */
 export interface ToolSessionOptions
@@ -174,7 +175,10 @@ export class ToolSession {
   ): Promise<ToolRun> {
     const started = performance.now();
     const limit = this.tools.timeoutOf(call.name, this.options.toolTimeoutMs);
-    const toolSignal = AbortSignal.any([signal, AbortSignal.timeout(limit)]);
+    // Released once the call has an outcome: a tool's work ends with its call (an abandoned one
+    // has seen the abort already).
+    const link = linkAbort([signal], limit);
+    const toolSignal = link.signal;
     const context = {
       ...this.options.availability,
       chatId: this.options.chatId,
@@ -192,15 +196,17 @@ export class ToolSession {
           ? this.tools.call(call.name, call.arguments, context)
           : this.runElsewhere(call, context),
       () => new Error('abandoned'),
-    ).catch(() =>
-      plain(
-        signal.aborted
-          ? toolError('The reply was cancelled before this tool finished.')
-          : toolError(
-              `The tool '${call.name}' did not finish within ${seconds(limit)} and was abandoned.`,
-            ),
-      ),
-    );
+    )
+      .catch(() =>
+        plain(
+          signal.aborted
+            ? toolError('The reply was cancelled before this tool finished.')
+            : toolError(
+                `The tool '${call.name}' did not finish within ${seconds(limit)} and was abandoned.`,
+              ),
+        ),
+      )
+      .finally(link.dispose);
     const { result } = outcome;
     if (this.turn.taint.length !== this.promptTaint) {
       // The next request's prompt names what marked the turn, so the model knows why its outward calls wait.
@@ -290,14 +296,14 @@ export class ToolSession {
   /** The tools and prompt of the next model request: the mode's tools (or the profile's), and the prompt that lists them. */
   private async build(): Promise<void> {
     const { availability, toolsAllowed, toolFilter: profile } = this.options;
+    // Every usable tool, asked once: the mode's come from it, and the prompt lists the others.
+    const usable = toolsAllowed ? await this.tools.available(availability) : [];
     const tools = !toolsAllowed
       ? []
       : profile
-        ? (await this.tools.available(availability)).filter((t) =>
-            profile(t.name),
-          )
+        ? usable.filter((t) => profile(t.name))
         : await this.withLoaded(
-            await this.tools.toolsFor(availability, { mode: this.state.mode }),
+            this.tools.modeSelection(usable, this.state.mode),
           );
     const systemPrompt = await this.prompt.buildCombinedPrompt({
       source: this.options.source,
@@ -306,6 +312,12 @@ export class ToolSession {
       toolFilter: profile,
       mode: profile ? undefined : this.state.mode,
       offeredTools: tools.map((t) => t.name),
+      availableTools:
+        toolsAllowed &&
+        (this.options.prompt?.source ?? this.options.source) ===
+          availability.source
+          ? usable
+          : undefined,
       accountId: profile ? undefined : this.state.accountId,
       userMessage: this.options.userMessage,
       taint: this.turn.taint,

@@ -2,6 +2,7 @@ import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import type { TaintMark } from '@metatronos/shared-types';
 import { DiscoveryService } from '@nestjs/core';
 import { Clock } from '../clock/clock';
+import type { AiTool } from '../ai-tools/ai-tool';
 import type { TurnSource } from '../llm/turn-source';
 import { SettingsService } from '../settings/settings.service';
 import { audienceOf, type PromptAudience } from './prompt-audience';
@@ -26,6 +27,8 @@ export interface CombinedPromptOptions {
   mode?: string;
   /** The tools the request offers (the runner's choice), listed by the tools section. */
   offeredTools?: readonly string[];
+  /** Every tool usable in this turn, whatever the mode, when the caller has asked already. */
+  availableTools?: readonly AiTool[];
   /** The conversation's selected account (for the accounts section). */
   accountId?: string | null;
   /** The message the turn answers (for the recalled-notes section). */
@@ -58,6 +61,8 @@ export function isShownTo(
 export class CombinedPromptBuilder implements OnModuleInit {
   private readonly logger = new Logger(CombinedPromptBuilder.name);
   private sections: PromptSection[] = [];
+  /** The sections of each audience and mode (both fixed once the app has started). */
+  private readonly shown = new Map<string, PromptSection[]>();
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -80,6 +85,7 @@ export class CombinedPromptBuilder implements OnModuleInit {
     this.sections = found.sort(
       (a, b) => a.order - b.order || a.id.localeCompare(b.id),
     );
+    this.shown.clear();
     this.logger.debug(
       `Prompt sections: ${this.sections.map((s) => s.id).join(', ')}`,
     );
@@ -90,6 +96,24 @@ export class CombinedPromptBuilder implements OnModuleInit {
     return this.sections
       .filter((s) => !audience || isShownTo(s, audience))
       .map((s) => s.id);
+  }
+
+  private sectionsFor(
+    audience: PromptAudience,
+    mode: string | undefined,
+  ): PromptSection[] {
+    const key = `${audience}\n${mode ?? ''}`;
+    let sections = this.shown.get(key);
+    if (!sections) {
+      sections = this.sections.filter(
+        (section) =>
+          isShownTo(section, audience) && isShownInMode(section, mode),
+      );
+      // A mode is a name the app or an MCP server gives: a few dozen at most; cleared past that anyway.
+      if (this.shown.size >= 256) this.shown.clear();
+      this.shown.set(key, sections);
+    }
+    return sections;
   }
 
   async buildCombinedPrompt(
@@ -113,14 +137,12 @@ export class CombinedPromptBuilder implements OnModuleInit {
       toolFilter: options.toolFilter,
       mode: options.mode,
       offeredTools: options.offeredTools,
+      availableTools: options.availableTools,
       accountId: options.accountId,
       userMessage: options.userMessage,
       taint: options.taint ?? [],
     };
-    const sections = this.sections.filter(
-      (section) =>
-        isShownTo(section, audience) && isShownInMode(section, options.mode),
-    );
+    const sections = this.sectionsFor(audience, options.mode);
     const rendered = await Promise.all(
       sections.map((section) => section.render(context)),
     );

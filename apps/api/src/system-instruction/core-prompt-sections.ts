@@ -12,8 +12,28 @@ import {
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
-/** "Saturday, 21 November 2026 at 14:05 (Europe/Paris, GMT+01:00)". Formatters are cached: this runs every turn. */
+/** Each zone's last text and the minute it shows: every turn in that minute reads the same text. */
+const lastFormatted = new Map<string, { minute: number; text: string }>();
+
+/**
+ * Since 1972 every zone's offset is a whole number of minutes, so a UTC minute is one local
+ * minute (before, some had seconds: Liberia's −0:44:30, Amsterdam's +0:19:32).
+ */
+const WHOLE_MINUTE_OFFSETS_SINCE = Date.UTC(1973, 0, 1);
+
+/** "Saturday, 21 November 2026 at 14:05 (Europe/Paris, GMT+01:00)". Cached per zone and minute: this runs every turn. */
 export function formatPromptDateTime(at: Date, timeZone: string): string {
+  const ms = at.getTime();
+  if (!(ms >= WHOLE_MINUTE_OFFSETS_SINCE)) return formatDateTime(at, timeZone);
+  const minute = Math.floor(ms / 60_000);
+  const last = lastFormatted.get(timeZone);
+  if (last?.minute === minute) return last.text;
+  const text = formatDateTime(at, timeZone);
+  lastFormatted.set(timeZone, { minute, text });
+  return text;
+}
+
+function formatDateTime(at: Date, timeZone: string): string {
   let format = formatters.get(timeZone);
   if (!format) {
     format = new Intl.DateTimeFormat('en-GB', {

@@ -1,5 +1,6 @@
 import { DiscoveryService } from '@nestjs/core';
 import type { SystemInstruction, TaintMark } from '@metatronos/shared-types';
+import type { AiTool } from '../ai-tools/ai-tool';
 import type { TurnSource } from '../llm/turn-source';
 import type { AppSettings } from '../settings/settings.service';
 import type { PromptAudience } from './prompt-audience';
@@ -22,6 +23,8 @@ export interface PromptContext {
   mode?: string;
   /** The names of the tools this request offers, when the runner chose them. */
   offeredTools?: readonly string[];
+  /** Every tool usable in this turn (any mode), when the runner has them: not asked again. */
+  availableTools?: readonly AiTool[];
   /** The account the conversation selected (select_account), when it has one. */
   accountId?: string | null;
   /** The message this turn answers (memory recall looks for notes about it). */

@@ -29,6 +29,8 @@ export class SetModeTool implements AiTool<SetModeSchema> {
     'switch the tools of this conversation to another mode.';
   private built: {
     key: string;
+    /** The registry's mode list it was built from: the same array means the same modes. */
+    from: readonly AiMode[];
     schema: SetModeSchema;
     description: string;
   } | null = null;
@@ -44,6 +46,9 @@ export class SetModeTool implements AiTool<SetModeSchema> {
    * exists) and again when the modes change (an MCP server added or removed).
    */
   private build(): { schema: SetModeSchema; description: string } {
+    const current = this.registry.modes();
+    if (this.built?.from === current && this.registered?.length)
+      return this.built;
     // The app's own modes are fixed once it has started; walking every provider for them on
     // each model request (the description is read per request) cost every turn.
     const registered = this.registered?.length
@@ -55,17 +60,21 @@ export class SetModeTool implements AiTool<SetModeSchema> {
     const names = new Set(registered.map((m) => m.name));
     const modes = [
       ...registered,
-      ...this.registry.modes().filter((m) => !names.has(m.name)),
+      ...current.filter((m) => !names.has(m.name)),
     ].sort(
       (a, b) =>
         Number(b.name === DEFAULT_MODE) - Number(a.name === DEFAULT_MODE) ||
         a.name.localeCompare(b.name),
     );
     const key = modes.map((m) => `${m.name}:${m.description}`).join('\n');
-    if (this.built?.key === key) return this.built;
+    if (this.built?.key === key) {
+      this.built.from = current;
+      return this.built;
+    }
     const enumNames = modes.length ? modes.map((m) => m.name) : [DEFAULT_MODE];
     this.built = {
       key,
+      from: current,
       schema: z.object({
         mode: z.enum(enumNames as [string, ...string[]]),
       }),
