@@ -14,6 +14,12 @@ export interface DatabaseRuntime {
   embedded?: EmbeddedDatabase;
   /** Delays before each restart of a crashed embedded server (tests shorten or lengthen them). */
   restartDelaysMs?: number[];
+  /**
+   * How long an operation waits for a reachable server (default 3 s: fail fast while the server
+   * is away). The test suites, which share one database on a busy machine, give it longer: a
+   * connection whose answer sits behind seconds of blocked event loop is not a dead server.
+   */
+  serverSelectionTimeoutMs?: number;
 }
 
 export const DATABASE_RUNTIME = Symbol('DATABASE_RUNTIME');
