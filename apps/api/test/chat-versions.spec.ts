@@ -338,9 +338,9 @@ describe('message versions (edit any message, regenerate any reply, switch ← n
       ) as { results?: MemorySearchResult[] };
       return (out.results ?? []).filter((r) => r.chatId === chat.id);
     };
-    /** The index follows changes through events: ask until it answers as expected (at most 5 s). */
+    /** The index follows changes through events: ask until it answers as expected (at most 15 s). */
     const eventually = async (check: () => Promise<boolean>) => {
-      for (let i = 0; i < 50 && !(await check()); i++)
+      for (let i = 0; i < 150 && !(await check()); i++)
         await new Promise((resolve) => setTimeout(resolve, 100));
       expect(await check()).toBe(true);
     };

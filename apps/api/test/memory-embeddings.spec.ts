@@ -109,12 +109,12 @@ describe('memory embeddings (background vectors, hybrid search, forget)', () => 
     read: () => Promise<T>,
     done: (value: T) => boolean,
   ): Promise<T> {
-    for (let i = 0; i < 100; i++) {
+    for (let i = 0; i < 300; i++) {
       const value = await read();
       if (done(value)) return value;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    throw new Error('condition not met in 5 s');
+    throw new Error('condition not met in 15 s');
   }
 
   /** The owner's prompt for a message, as a chat turn builds it (recall included). */

@@ -30,7 +30,7 @@ interface Console {
   ): Promise<RelaySocketMessage>;
 }
 
-async function until(done: () => boolean, timeoutMs = 5_000): Promise<void> {
+async function until(done: () => boolean, timeoutMs = 15_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!done()) {
     if (Date.now() > end) throw new Error('timed out');
@@ -119,7 +119,7 @@ describe('voice calls through the Gemini Live relay (fake Gemini, real SDK, rela
           messages,
           audio,
           closed,
-          waitFor: (match, timeoutMs = 5_000) =>
+          waitFor: (match, timeoutMs = 15_000) =>
             new Promise((ok, fail) => {
               const check = () => {
                 const found = messages.find(match);
