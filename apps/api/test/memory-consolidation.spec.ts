@@ -468,7 +468,8 @@ describe('memory consolidation with the model', () => {
     await filler(3);
     fake.openai.enqueue({
       text: ['{"duplicates":[],', '"contradictions":[],', '"proposals":[]}'],
-      chunkDelayMs: 400,
+      // The first run holds for 1.5 s after its request: room for a busy machine's second request.
+      chunkDelayMs: 750,
     });
     const first = owner.post('/api/memories/consolidate').then((r) => r);
     while (fake.openai.requests.length === 0)
