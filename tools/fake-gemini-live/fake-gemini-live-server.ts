@@ -153,7 +153,7 @@ export async function startFakeGeminiLiveServer(
         });
         return handle;
       },
-      waitFor(match, timeoutMs = 5_000) {
+      waitFor(match, timeoutMs = 15_000) {
         return new Promise((resolve, reject) => {
           const check = () => {
             const found = received.find(match);
@@ -239,7 +239,7 @@ export async function startFakeGeminiLiveServer(
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     sessions,
-    nextSession(timeoutMs = 5_000) {
+    nextSession(timeoutMs = 15_000) {
       const ready = untaken.shift();
       if (ready) return Promise.resolve(ready);
       return new Promise((resolve, reject) => {

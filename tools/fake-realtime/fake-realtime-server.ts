@@ -145,7 +145,7 @@ export async function startFakeRealtimeServer(): Promise<FakeRealtimeServer> {
     refuse(status, body) {
       refusal = { status, body };
     },
-    control(callId, timeoutMs = 5_000) {
+    control(callId, timeoutMs = 15_000) {
       const existing = controls.get(callId);
       if (existing) return Promise.resolve(existing);
       return new Promise((resolve, reject) => {
@@ -351,7 +351,7 @@ class FakeControlImpl implements FakeControl {
 
   waitFor(
     match: (event: Record<string, unknown>) => boolean,
-    timeoutMs = 5_000,
+    timeoutMs = 15_000,
   ): Promise<Record<string, unknown>> {
     return new Promise((resolve, reject) => {
       const check = () => {

@@ -426,7 +426,7 @@ export async function startFakeTelegram(
       failures.push({ ...failure });
     },
     pending: () => updates.length,
-    async waitFor(predicate, ms = 5000) {
+    async waitFor(predicate, ms = 15_000) {
       const deadline = Date.now() + ms;
       while (!predicate()) {
         if (Date.now() > deadline)

@@ -36,6 +36,7 @@ import {
   OWNER_PASSWORD,
   type TestApp,
 } from './support/test-app';
+import { sharedTestDatabase } from './support/test-database';
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
 
@@ -711,11 +712,7 @@ describe('pending actions: one policy for every tool call', () => {
     const dbName = t.app.get<Connection>(getConnectionToken()).name;
     const again = await createTestApp({
       now: t.clock.now(),
-      database: {
-        kind: 'embedded',
-        uri: process.env['METATRON_TEST_MONGODB_URI'] as string,
-        dbName,
-      },
+      database: sharedTestDatabase(dbName),
     });
     try {
       const agent = again.http();

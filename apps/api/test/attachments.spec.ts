@@ -299,7 +299,7 @@ describe('attachments', () => {
       });
     };
     const partFiles = () => files().filter((name) => name.endsWith('.part'));
-    const until = async (check: () => boolean, timeoutMs = 3000) => {
+    const until = async (check: () => boolean, timeoutMs = 15_000) => {
       const deadline = Date.now() + timeoutMs;
       while (!check()) {
         if (Date.now() > deadline) throw new Error('timed out waiting');

@@ -27,6 +27,7 @@ import {
   OWNER_PASSWORD,
   type TestApp,
 } from './support/test-app';
+import { sharedTestDatabase } from './support/test-database';
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
 
@@ -530,9 +531,8 @@ describe('Backup and restore (/api/backup)', () => {
       await first.app.close();
 
       // A new start on the same database comes up, with defaults for what is malformed.
-      const uri = process.env['METATRON_TEST_MONGODB_URI'] as string;
       const second = await createTestApp({
-        database: { kind: 'embedded', uri, dbName },
+        database: sharedTestDatabase(dbName),
       });
       try {
         const owner3 = await second.owner();

@@ -20,7 +20,7 @@ import {
 } from './support/llm-test-kit';
 import { openSse } from './support/sse';
 import { createTestApp, type TestApp } from './support/test-app';
-import { TEST_MONGODB_URI_ENV } from './support/test-database';
+import { sharedTestDatabase } from './support/test-database';
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
 
@@ -285,11 +285,7 @@ describe('uploads never sent', () => {
     createTestApp({
       now,
       env: { DATA_DIR: dataDir },
-      database: {
-        kind: 'embedded',
-        uri: process.env[TEST_MONGODB_URI_ENV] as string,
-        dbName,
-      },
+      database: sharedTestDatabase(dbName),
     });
   let fake: Fake;
 

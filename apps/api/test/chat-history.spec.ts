@@ -11,6 +11,7 @@ import {
   OWNER_PASSWORD,
   type TestApp,
 } from './support/test-app';
+import { sharedTestDatabase } from './support/test-database';
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
 const roles = (fake: Fake, index: number) =>
@@ -65,11 +66,7 @@ describe('chat history sent with each turn', () => {
     const dbName = t.app.get<Connection>(getConnectionToken()).name;
     const again = await createTestApp({
       env: { CHAT_HISTORY_LIMIT: '2' },
-      database: {
-        kind: 'embedded',
-        uri: process.env['METATRON_TEST_MONGODB_URI'] as string,
-        dbName,
-      },
+      database: sharedTestDatabase(dbName),
     });
     try {
       await again.app.listen(0, '127.0.0.1');

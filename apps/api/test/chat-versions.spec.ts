@@ -6,10 +6,8 @@ import type {
 import { getConnectionToken } from '@nestjs/mongoose';
 import { Types, type Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
-import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
 import { ChatCache } from '../src/chats/chat-cache';
 import { ChatReplyService } from '../src/chats/chat-reply.service';
-import { SettingsService } from '../src/settings/settings.service';
 import {
   chatClient,
   eventsNamed,
@@ -19,6 +17,7 @@ import {
 } from './support/llm-test-kit';
 import { openSse, type SseEvent } from './support/sse';
 import { createTestApp, type TestApp } from './support/test-app';
+import { callTool } from './support/call-tool';
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
 type SentMessage = { role: string; content: unknown };
@@ -320,27 +319,17 @@ describe('message versions (edit any message, regenerate any reply, switch ← n
         (await owner.get('/api/chats').query({ q }).expect(200))
           .body as ChatSummary[]
       ).map((c) => c.id);
-    const registry = t.app.get(AiToolRegistry);
-    const settings = t.app.get(SettingsService);
     const memory = async (query: string) => {
-      const out = JSON.parse(
-        await registry.execute(
-          'memory_search',
-          { query },
-          {
-            source: 'chat',
-            settings: await settings.get(),
-            chatId: null,
-            messageId: null,
-            signal: new AbortController().signal,
-          },
-        ),
-      ) as { results?: MemorySearchResult[] };
+      const out = await callTool<{ results?: MemorySearchResult[] }>(
+        t.app,
+        'memory_search',
+        { query },
+      );
       return (out.results ?? []).filter((r) => r.chatId === chat.id);
     };
-    /** The index follows changes through events: ask until it answers as expected (at most 5 s). */
+    /** The index follows changes through events: ask until it answers as expected (at most 15 s). */
     const eventually = async (check: () => Promise<boolean>) => {
-      for (let i = 0; i < 50 && !(await check()); i++)
+      for (let i = 0; i < 150 && !(await check()); i++)
         await new Promise((resolve) => setTimeout(resolve, 100));
       expect(await check()).toBe(true);
     };

@@ -3,7 +3,6 @@ import type TestAgent from 'supertest/lib/agent';
 import type { FakeRecordedRequest } from '../../../tools/fake-llm/fake-llm-server';
 import { ToolTurn } from '../src/actions/tool-turn';
 import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
-import type { AiToolContext } from '../src/ai-tools/ai-tool';
 import type { TurnSource } from '../src/llm/turn-source';
 import { SettingsService } from '../src/settings/settings.service';
 import { WhatsAppAutoReplyService } from '../src/whatsapp/auto-reply/whatsapp-auto-reply.service';
@@ -19,6 +18,7 @@ import {
 } from './support/fake-whatsapp-socket';
 import { startFakeProviders, useModel } from './support/llm-test-kit';
 import { createTestApp, type TestApp } from './support/test-app';
+import { callTool } from './support/call-tool';
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
 
@@ -96,22 +96,16 @@ describe('contacts_send', () => {
     source: TurnSource = 'chat',
     messageId: string | null = null,
   ): Promise<Record<string, unknown>> {
-    const context: AiToolContext = {
+    return callTool(t.app, 'contacts_send', args, {
       source,
-      settings: await t.app.get(SettingsService).get(),
-      chatId: null,
       messageId,
-      signal: new AbortController().signal,
       // A job the owner let send on its own (otherwise an unattended send waits: actions.spec.ts).
       turn: new ToolTurn({
         source,
         runId: messageId,
         actOnOwnTools: ['contacts_send'],
       }),
-    };
-    return JSON.parse(
-      await t.app.get(AiToolRegistry).execute('contacts_send', args, context),
-    );
+    });
   }
 
   it('sends to a contact with reply permission through the WhatsApp link', async () => {

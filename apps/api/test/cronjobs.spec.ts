@@ -663,7 +663,15 @@ describe('scheduled jobs', () => {
         chunkDelayMs: 1500,
       });
       await owner.post(`/api/cronjobs/${job.id}/run`).expect(202);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Stopped once the first words are written (the growing reply is flushed while it streams),
+      // however long a busy machine takes to get there: the second chunk is 1.5 s away.
+      const deadline = Date.now() + 15_000;
+      while (
+        (await messages(owner, job.chatId as string))[1]?.content !== 'Partial '
+      ) {
+        if (Date.now() > deadline) throw new Error('no partial reply written');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       await t.close();
 
       ({ t, owner } = await boot({ database }));

@@ -4,14 +4,13 @@ import {
   startGreenMail,
   type GreenMailServer,
 } from '../../../tools/mail-servers/mail-servers';
-import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
-import type { AiToolContext } from '../src/ai-tools/ai-tool';
 import { ImapPool } from '../src/accounts/email/imap-pool';
 import { AppEventBus } from '../src/events/app-event-bus';
 import { SettingsService } from '../src/settings/settings.service';
 import { storeEmailAccount } from './support/accounts-kit';
 import { withImap } from './support/mail-kit';
 import { createTestApp, type TestApp } from './support/test-app';
+import { callTool } from './support/call-tool';
 
 type Result = Record<string, unknown> & { error?: string };
 interface Summary {
@@ -68,22 +67,15 @@ describe('email_actions cache against GreenMail', () => {
   });
 
   async function call(args: Record<string, unknown>): Promise<Result> {
-    const context: AiToolContext = {
-      source: 'chat',
+    return callTool<Result>(t.app, 'email_actions', args, {
       // A reply is done at once, not held for the owner: what it answers is under test.
       settings: {
         ...(await t.app.get(SettingsService).get()),
         alwaysConfirm: false,
       },
-      chatId: null,
-      messageId: null,
       // Each call its own turn: one that has read mail would hold a reply for approval.
       turn: new ToolTurn({ source: 'chat', runId: null }),
-      signal: new AbortController().signal,
-    };
-    return JSON.parse(
-      await t.app.get(AiToolRegistry).execute('email_actions', args, context),
-    );
+    });
   }
   const search = (args: Record<string, unknown> = {}) =>
     call({ action: 'search', ...args });

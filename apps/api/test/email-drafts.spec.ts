@@ -14,16 +14,14 @@ import {
 import { AccountDoc } from '../src/accounts/schemas/account.schema';
 import { EMAIL_DRAFTS_COLLECTION } from '../src/accounts/email/drafts/email-draft.schema';
 import { DRAFT_SAVED_MESSAGE } from '../src/accounts/email/email-actions.tool';
-import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
-import type { AiToolContext } from '../src/ai-tools/ai-tool';
 import { AppEventBus } from '../src/events/app-event-bus';
 import type { TurnSource } from '../src/llm/turn-source';
-import { SettingsService } from '../src/settings/settings.service';
 import { storeEmailAccount } from './support/accounts-kit';
 import { settledRuns } from './support/automations-kit';
 import { startFakeProviders, useModel } from './support/llm-test-kit';
 import { deliver, mailIn, waitForMail } from './support/mail-kit';
 import { createTestApp, type TestApp } from './support/test-app';
+import { callTool } from './support/call-tool';
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
 type DraftEvent = AppEventMap['drafts.changed'];
@@ -75,12 +73,8 @@ describe('email drafts: unattended turns and /api/drafts', () => {
     source: TurnSource,
     accountId?: string,
   ): Promise<Record<string, unknown>> {
-    const context: AiToolContext = {
+    return callTool(t.app, name, args, {
       source,
-      settings: await t.app.get(SettingsService).get(),
-      chatId: null,
-      messageId: null,
-      signal: new AbortController().signal,
       conversation: accountId
         ? {
             mode: 'email',
@@ -89,10 +83,7 @@ describe('email drafts: unattended turns and /api/drafts', () => {
             selectAccount: async () => undefined,
           }
         : undefined,
-    };
-    return JSON.parse(
-      await t.app.get(AiToolRegistry).execute(name, args, context),
-    );
+    });
   }
 
   const drafts = async (query = ''): Promise<EmailDraftView[]> =>

@@ -1,11 +1,9 @@
 import type TestAgent from 'supertest/lib/agent';
 import { getModelToken } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
-import type { AiToolContext } from '../src/ai-tools/ai-tool';
 import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
 import { ToolTurn } from '../src/actions/tool-turn';
 import { FlashcardRecord } from '../src/learning/flashcard.schema';
-import { SettingsService } from '../src/settings/settings.service';
 import { VoiceCallsService } from '../src/voice/voice-calls.service';
 import {
   startFakeRealtimeServer,
@@ -17,6 +15,7 @@ import {
   OWNER_PASSWORD,
   type TestApp,
 } from './support/test-app';
+import { callTool } from './support/call-tool';
 
 // Seed 003's other modes: learning (flashcards, FSRS) and relax (no tools, calm, slower speech).
 
@@ -64,20 +63,11 @@ describe('learning and relax modes', () => {
     fake.reset();
   });
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tool results are read field by field
-  async function call(name: string, args: unknown): Promise<any> {
-    const context: AiToolContext = {
-      source: 'chat',
-      settings: await t.app.get(SettingsService).get(),
-      chatId: null,
-      messageId: null,
-      signal: new AbortController().signal,
+  const call = (name: string, args: unknown) =>
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tool results are read field by field
+    callTool<any>(t.app, name, args, {
       turn: new ToolTurn({ runId: null, source: 'chat' }),
-    };
-    return JSON.parse(
-      await t.app.get(AiToolRegistry).execute(name, args, context),
-    );
-  }
+    });
 
   it('registers both modes in plain words; relax has no tools of its own, learning its three', () => {
     const registry = t.app.get(AiToolRegistry);

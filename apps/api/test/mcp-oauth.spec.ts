@@ -16,6 +16,7 @@ import {
   type FakeOAuthMcpServer,
 } from '../../../tools/fake-oauth/fake-oauth-servers';
 import { createTestApp, type TestApp } from './support/test-app';
+import { sharedTestDatabase } from './support/test-database';
 
 async function waitFor<T>(
   check: () => Promise<T | null | undefined | false>,
@@ -382,11 +383,7 @@ describe('MCP servers behind OAuth 2.1 (PKCE): sign in from the console', () => 
     const dbName = t.app.get<Connection>(getConnectionToken()).name;
     const again = await createTestApp({
       now: t.clock.now(),
-      database: {
-        kind: 'embedded',
-        uri: process.env['METATRON_TEST_MONGODB_URI'] as string,
-        dbName,
-      },
+      database: sharedTestDatabase(dbName),
     });
     try {
       const agent = await again.owner();

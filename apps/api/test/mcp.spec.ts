@@ -28,6 +28,7 @@ import {
   type ChatClient,
 } from './support/llm-test-kit';
 import { createTestApp, type TestApp } from './support/test-app';
+import { sharedTestDatabase } from './support/test-database';
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
 
@@ -715,11 +716,7 @@ describe('MCP servers: the owner adds them, the model uses approved tools', () =
     const dbName = t.app.get<Connection>(getConnectionToken()).name;
     const again = await createTestApp({
       now: t.clock.now(),
-      database: {
-        kind: 'embedded',
-        uri: process.env['METATRON_TEST_MONGODB_URI'] as string,
-        dbName,
-      },
+      database: sharedTestDatabase(dbName),
     });
     try {
       const agent = await again.owner();

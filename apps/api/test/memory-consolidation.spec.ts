@@ -8,12 +8,11 @@ import { randomBytes } from 'node:crypto';
 import { Types, type Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
 import type { FakeRecordedRequest } from '../../../tools/fake-llm/fake-llm-server';
-import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
 import { ChatsService } from '../src/chats/chats.service';
-import { SettingsService } from '../src/settings/settings.service';
 import { NO_CAPS, startFakeProviders, useModel } from './support/llm-test-kit';
 import { seedMessage } from './support/message-doc';
 import { createTestApp, type TestApp } from './support/test-app';
+import { callTool } from './support/call-tool';
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
 
@@ -53,19 +52,7 @@ describe('memory consolidation with the model', () => {
   }
 
   async function remember(text: string): Promise<string> {
-    const out = JSON.parse(
-      await t.app.get(AiToolRegistry).execute(
-        'remember',
-        { text },
-        {
-          source: 'chat',
-          settings: await t.app.get(SettingsService).get(),
-          chatId: null,
-          messageId: null,
-          signal: new AbortController().signal,
-        },
-      ),
-    ) as { id: string };
+    const out = await callTool<{ id: string }>(t.app, 'remember', { text });
     t.clock.advance(60_000);
     return out.id;
   }
@@ -215,19 +202,12 @@ describe('memory consolidation with the model', () => {
       role: 'user',
       content: 'We live in Berlin, Kastanienallee.',
     });
-    const oldId = JSON.parse(
-      await t.app.get(AiToolRegistry).execute(
-        'remember',
-        { text: 'The family lives in Berlin', source_message_ids: [said] },
-        {
-          source: 'chat',
-          settings: await t.app.get(SettingsService).get(),
-          chatId: ownerChat,
-          messageId: null,
-          signal: new AbortController().signal,
-        },
-      ),
-    ).id as string;
+    const { id: oldId } = await callTool<{ id: string }>(
+      t.app,
+      'remember',
+      { text: 'The family lives in Berlin', source_message_ids: [said] },
+      { chatId: ownerChat },
+    );
     t.clock.advance(86_400_000 * 10);
     const newId = await remember('We moved to Lisbon in October');
     // The model names them the wrong way round: dates decide, not the model.
@@ -468,7 +448,8 @@ describe('memory consolidation with the model', () => {
     await filler(3);
     fake.openai.enqueue({
       text: ['{"duplicates":[],', '"contradictions":[],', '"proposals":[]}'],
-      chunkDelayMs: 400,
+      // The first run holds for 1.5 s after its request: room for a busy machine's second request.
+      chunkDelayMs: 750,
     });
     const first = owner.post('/api/memories/consolidate').then((r) => r);
     while (fake.openai.requests.length === 0)

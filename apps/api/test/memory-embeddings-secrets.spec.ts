@@ -6,16 +6,14 @@ import {
   startFakeLlmServer,
   type FakeLlmServer,
 } from '../../../tools/fake-llm/fake-llm-server';
-import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
-import type { AiToolContext } from '../src/ai-tools/ai-tool';
 import { ChatsService } from '../src/chats/chats.service';
 import { AppEventBus } from '../src/events/app-event-bus';
 import { MemoryEmbeddings } from '../src/memory/embeddings/memory-embeddings';
 import { MemoryIndex } from '../src/memory/memory-index';
 import { KnownSecrets } from '../src/secrets/known-secrets';
-import { SettingsService } from '../src/settings/settings.service';
 import { seedMessage } from './support/message-doc';
 import { createTestApp, type TestApp } from './support/test-app';
+import { callTool } from './support/call-tool';
 
 const OPENAI_KEY = 'sk-embed-test-0123456789abcdefghij';
 const NO_CAPS = { dailyUsd: null, monthlyUsd: null, unattendedDailyUsd: null };
@@ -48,21 +46,8 @@ describe('memory embeddings after a secret is saved', () => {
   const ids: Record<string, string> = {};
   let saved: string | undefined;
 
-  async function call(
-    name: string,
-    args: unknown,
-  ): Promise<Record<string, unknown>> {
-    const context: AiToolContext = {
-      source: 'chat',
-      settings: await t.app.get(SettingsService).get(),
-      chatId: chat,
-      messageId: null,
-      signal: new AbortController().signal,
-    };
-    return JSON.parse(
-      await t.app.get(AiToolRegistry).execute(name, args, context),
-    ) as Record<string, unknown>;
-  }
+  const call = (name: string, args: unknown) =>
+    callTool(t.app, name, args, { chatId: chat });
 
   async function search(query: string): Promise<MemorySearchResult[]> {
     const out = await call('memory_search', { query, limit: 5 });

@@ -10,8 +10,6 @@ import {
   startFakeLlmServer,
   type FakeLlmServer,
 } from '../../../tools/fake-llm/fake-llm-server';
-import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
-import type { AiToolContext } from '../src/ai-tools/ai-tool';
 import { ChatReplyService } from '../src/chats/chat-reply.service';
 import { ChatsService } from '../src/chats/chats.service';
 import { CombinedPromptBuilder } from '../src/system-instruction/combined-prompt.builder';
@@ -19,11 +17,11 @@ import { AppEventBus } from '../src/events/app-event-bus';
 import { MemoryEmbeddings } from '../src/memory/embeddings/memory-embeddings';
 import { MemoryIndex } from '../src/memory/memory-index';
 import { MemoryService } from '../src/memory/memory.service';
-import { SettingsService } from '../src/settings/settings.service';
 import { WhatsAppPermissionsService } from '../src/whatsapp/permissions/whatsapp-permissions.service';
 import { chatClient } from './support/llm-test-kit';
 import { seedMessage } from './support/message-doc';
 import { createTestApp, type TestApp } from './support/test-app';
+import { callTool } from './support/call-tool';
 
 const OPENAI_KEY = 'sk-embed-test-0123456789abcdefghij';
 const GEMINI_KEY = 'AIzaSyEmbedTest0123456789abcdefghijk';
@@ -66,21 +64,11 @@ describe('memory embeddings (background vectors, hybrid search, forget)', () => 
     return ids[key];
   }
 
-  async function call(
-    name: string,
-    args: unknown,
-  ): Promise<Record<string, unknown>> {
-    const context: AiToolContext = {
-      source: 'chat',
-      settings: await t.app.get(SettingsService).get(),
+  const call = (name: string, args: unknown) =>
+    callTool(t.app, name, args, {
       chatId: ownerChat,
       messageId: ids['reply'],
-      signal: new AbortController().signal,
-    };
-    return JSON.parse(
-      await t.app.get(AiToolRegistry).execute(name, args, context),
-    ) as Record<string, unknown>;
-  }
+    });
 
   async function search(query: string): Promise<MemorySearchResult[]> {
     const out = await call('memory_search', { query, limit: 5 });
@@ -109,12 +97,12 @@ describe('memory embeddings (background vectors, hybrid search, forget)', () => 
     read: () => Promise<T>,
     done: (value: T) => boolean,
   ): Promise<T> {
-    for (let i = 0; i < 100; i++) {
+    for (let i = 0; i < 300; i++) {
       const value = await read();
       if (done(value)) return value;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    throw new Error('condition not met in 5 s');
+    throw new Error('condition not met in 15 s');
   }
 
   /** The owner's prompt for a message, as a chat turn builds it (recall included). */

@@ -4,15 +4,14 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Types, type Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
-import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
 import { APP_CONFIG } from '../src/config/app-config.provider';
 import type { AppConfig } from '../src/config/app-config';
 import { ChatsService } from '../src/chats/chats.service';
 import { AppEventBus } from '../src/events/app-event-bus';
 import { MemoryIndex } from '../src/memory/memory-index';
-import { SettingsService } from '../src/settings/settings.service';
 import { seedMessage } from './support/message-doc';
 import { createTestApp, type TestApp } from './support/test-app';
+import { callTool } from './support/call-tool';
 
 /**
  * The memory index's snapshot in DATA_DIR on the real app and embedded database: a start
@@ -34,18 +33,13 @@ describe('memory index snapshot (start-up from DATA_DIR)', () => {
   }
 
   async function search(query: string): Promise<MemorySearchResult[]> {
-    const raw = await t.app.get(AiToolRegistry).execute(
-      'memory_search',
-      { query, limit: 10 },
-      {
-        source: 'chat',
-        settings: await t.app.get(SettingsService).get(),
-        chatId: null,
-        messageId: null,
-        signal: new AbortController().signal,
-      },
-    );
-    return (JSON.parse(raw) as { results: MemorySearchResult[] }).results;
+    return (
+      await callTool<{ results: MemorySearchResult[] }>(
+        t.app,
+        'memory_search',
+        { query, limit: 10 },
+      )
+    ).results;
   }
 
   beforeAll(async () => {
@@ -118,18 +112,9 @@ describe('memory index snapshot (start-up from DATA_DIR)', () => {
   });
 
   it('never writes notes into the snapshot: a forgotten note is gone after a restart too', async () => {
-    const raw = await t.app.get(AiToolRegistry).execute(
-      'remember',
-      { text: 'The quokka sanctuary hint is the blue door' },
-      {
-        source: 'chat',
-        settings: await t.app.get(SettingsService).get(),
-        chatId: null,
-        messageId: null,
-        signal: new AbortController().signal,
-      },
-    );
-    const id = (JSON.parse(raw) as { id: string }).id;
+    const { id } = await callTool<{ id: string }>(t.app, 'remember', {
+      text: 'The quokka sanctuary hint is the blue door',
+    });
     await index.rebuild();
     expect(readFileSync(snapshotPath, 'utf8')).not.toContain('quokka');
     await index.restart();

@@ -22,6 +22,7 @@ import { CombinedPromptBuilder } from '../src/system-instruction/combined-prompt
 import { WhatsAppPermissionsService } from '../src/whatsapp/permissions/whatsapp-permissions.service';
 import { seedMessage } from './support/message-doc';
 import { createTestApp, type TestApp } from './support/test-app';
+import { callTool, toolContext } from './support/call-tool';
 
 /**
  * Memory notes and memory search on the real app and embedded database: the
@@ -49,32 +50,20 @@ describe('memory (notes, search, recall, /api/memories)', () => {
     return ids[key];
   }
 
-  async function context(
+  const context = (
     source: TurnSource,
     chatId: string | null,
     messageId: string | null,
-  ): Promise<AiToolContext> {
-    return {
-      source,
-      settings: await t.app.get(SettingsService).get(),
-      chatId,
-      messageId,
-      signal: new AbortController().signal,
-    };
-  }
+  ): Promise<AiToolContext> =>
+    toolContext(t.app, { source, chatId, messageId });
 
-  async function call(
-    name: string,
-    args: unknown,
-    ctx?: AiToolContext,
-  ): Promise<Record<string, unknown>> {
-    const result = await registry.execute(
+  const call = (name: string, args: unknown, ctx?: AiToolContext) =>
+    callTool(
+      t.app,
       name,
       args,
-      ctx ?? (await context('chat', ownerChat, ids['reply'])),
+      ctx ?? { chatId: ownerChat, messageId: ids['reply'] },
     );
-    return JSON.parse(result) as Record<string, unknown>;
-  }
 
   async function search(query: string, limit = 10) {
     const out = await call('memory_search', { query, limit });

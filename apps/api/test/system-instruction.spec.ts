@@ -12,6 +12,7 @@ import {
   type PromptSection,
 } from '../src/system-instruction/prompt-section';
 import { createTestApp, type TestApp } from './support/test-app';
+import { sharedTestDatabase } from './support/test-database';
 
 describe('system instruction', () => {
   let t: TestApp;
@@ -303,11 +304,9 @@ describe('system instruction', () => {
       { $set: { dbSchema: '' } },
     );
     const fresh = await createTestApp({
-      database: {
-        kind: 'embedded',
-        uri: process.env['METATRON_TEST_MONGODB_URI'] as string,
-        dbName: t.app.get<Connection>(getConnectionToken()).name,
-      },
+      database: sharedTestDatabase(
+        t.app.get<Connection>(getConnectionToken()).name,
+      ),
     });
     try {
       const res = await (

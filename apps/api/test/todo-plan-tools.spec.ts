@@ -9,9 +9,6 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import type TestAgent from 'supertest/lib/agent';
-import { AiToolRegistry } from '../src/ai-tools/ai-tool-registry';
-import type { AiToolContext } from '../src/ai-tools/ai-tool';
-import { SettingsService } from '../src/settings/settings.service';
 import {
   chatClient,
   eventsNamed,
@@ -19,6 +16,7 @@ import {
   useModel,
 } from './support/llm-test-kit';
 import { createTestApp, type TestApp } from './support/test-app';
+import { callTool } from './support/call-tool';
 
 type Fake = Awaited<ReturnType<typeof startFakeProviders>>;
 
@@ -53,21 +51,7 @@ describe('todo_update and plan_create', () => {
   const readState = (name: string) =>
     existsSync(stateFile(name)) ? readFileSync(stateFile(name), 'utf8') : '';
 
-  async function call(
-    name: string,
-    args: unknown,
-  ): Promise<Record<string, unknown>> {
-    const context: AiToolContext = {
-      source: 'chat',
-      settings: await t.app.get(SettingsService).get(),
-      chatId: null,
-      messageId: null,
-      signal: new AbortController().signal,
-    };
-    return JSON.parse(
-      await t.app.get(AiToolRegistry).execute(name, args, context),
-    );
-  }
+  const call = (name: string, args: unknown) => callTool(t.app, name, args);
 
   const todo = (args: unknown) => call('todo_update', args);
   const lists = async () =>

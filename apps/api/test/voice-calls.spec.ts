@@ -26,7 +26,7 @@ const OFFER = [
 async function until<T>(
   read: () => Promise<T>,
   done: (value: T) => boolean,
-  timeoutMs = 5_000,
+  timeoutMs = 15_000,
 ): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
@@ -611,8 +611,10 @@ describe('voice call limits', () => {
       .send({ sdp: OFFER })
       .expect(201);
     const control = await fake.control(res.body.callId);
-    for (let i = 0; i < 3; i++) {
-      await new Promise((r) => setTimeout(r, 500));
+    // Words every 250 ms for 1.5 s, past the 1 s limit: each gap leaves 750 ms for a busy
+    // machine's late timers and messages before the limit could end the call.
+    for (let i = 0; i < 6; i++) {
+      await new Promise((r) => setTimeout(r, 250));
       control.send({
         type: 'input_audio_buffer.speech_started',
         item_id: `i${i}`,
@@ -621,9 +623,20 @@ describe('voice call limits', () => {
     expect(t.app.get(VoiceCallsService).current()?.callId).toBe(
       res.body.callId,
     );
-    await new Promise((r) => setTimeout(r, 1_500));
-    expect(t.app.get(VoiceCallsService).current()).toBeNull();
-    expect(fake.calls[0].hungUp).toBe(true);
+    // Then silence: the call ends on its own (waited for, not slept on).
+    const wordsEnded = Date.now();
+    const current = await until(
+      async () => t.app.get(VoiceCallsService).current(),
+      (call) => call === null,
+    );
+    expect(current).toBeNull();
+    expect(Date.now() - wordsEnded).toBeGreaterThanOrEqual(900);
+    expect(
+      await until(
+        async () => fake.calls[0].hungUp,
+        (hungUp) => hungUp,
+      ),
+    ).toBe(true);
   });
 
   it('stopping the API hangs up the live call, with its words stored', async () => {

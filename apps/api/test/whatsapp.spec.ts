@@ -45,7 +45,7 @@ const ROUTES: Array<['get' | 'post', string]> = [
 async function waitFor(
   check: () => boolean,
   what: string,
-  timeoutMs = 3000,
+  timeoutMs = 15_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {

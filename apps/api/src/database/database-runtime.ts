@@ -16,6 +16,12 @@ export interface DatabaseRuntime {
   restartDelaysMs?: number[];
   /** The driver emits `commandStarted` and the like on its client (a spec counts a turn's commands). */
   monitorCommands?: boolean;
+  /**
+   * How long an operation waits for a reachable server (default 3 s: fail fast while the server
+   * is away). The test suites, which share one database on a busy machine, give it longer: a
+   * connection whose answer sits behind seconds of blocked event loop is not a dead server.
+   */
+  serverSelectionTimeoutMs?: number;
 }
 
 export const DATABASE_RUNTIME = Symbol('DATABASE_RUNTIME');

@@ -29,7 +29,7 @@ export class DatabaseModule {
           dbName: runtime.dbName,
           // Fail fast instead of queueing operations while the server is away.
           bufferCommands: false,
-          serverSelectionTimeoutMS: 3000,
+          serverSelectionTimeoutMS: runtime.serverSelectionTimeoutMs ?? 3000,
           // Only the first connection retries: a database busy for a few seconds at start (the test
           // suites share one, and whole suites failed after 1 retry) is not a dead one.
           retryAttempts: 5,

@@ -52,17 +52,50 @@ const sink = (toolMs = 0): LlmTurnSink => ({
   },
 });
 
+/**
+ * Plays a turn on Jest's fake clock (timers and `performance.now`): the steps' waits and the
+ * guard's limit are compared exactly, so a busy machine's late timers cannot turn a 60 ms gap
+ * under a 100 ms limit into a stall. Resolves with how the turn ended.
+ */
+async function played(turn: Promise<unknown>, forMs = 5_000) {
+  const outcome = turn.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+  await jest.advanceTimersByTimeAsync(forMs);
+  return outcome;
+}
+
 describe('guardStalls', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
   it('fails with a readable stalled error when nothing arrives within the limit', async () => {
     const guarded = guardStalls(
       scripted([{ wait: 1000, then: 'text' }]),
       100,
       'Ollama',
     );
-    await expect(guarded.streamTurn(request(), sink())).rejects.toMatchObject({
-      kind: 'stalled',
-      message:
-        'Ollama sent nothing for 0.1 s, so the reply was stopped. Try again; if it keeps happening, the provider may be overloaded.',
+    expect(await played(guarded.streamTurn(request(), sink()))).toEqual({
+      error: expect.objectContaining({
+        kind: 'stalled',
+        message:
+          'Ollama sent nothing for 0.1 s, so the reply was stopped. Try again; if it keeps happening, the provider may be overloaded.',
+      }),
+    });
+  });
+
+  it('fails at the limit, not later', async () => {
+    const guarded = guardStalls(
+      scripted([
+        { wait: 60, then: 'text' },
+        { wait: 101, then: 'text' },
+      ]),
+      100,
+      'Ollama',
+    );
+    expect(await played(guarded.streamTurn(request(), sink()))).toEqual({
+      error: expect.objectContaining({ kind: 'stalled' }),
     });
   });
 
@@ -77,7 +110,9 @@ describe('guardStalls', () => {
       100,
       'OpenAI',
     );
-    await expect(guarded.streamTurn(request(), sink())).resolves.toEqual({});
+    expect(await played(guarded.streamTurn(request(), sink()))).toEqual({
+      value: {},
+    });
   });
 
   it('does not count the time a tool runs', async () => {
@@ -89,7 +124,9 @@ describe('guardStalls', () => {
       100,
       'OpenAI',
     );
-    await expect(guarded.streamTurn(request(), sink(300))).resolves.toEqual({});
+    expect(await played(guarded.streamTurn(request(), sink(300)))).toEqual({
+      value: {},
+    });
   });
 
   it("leaves the caller's own abort as it is, and 0 turns the guard off", async () => {
@@ -101,7 +138,9 @@ describe('guardStalls', () => {
     );
     const turn = guarded.streamTurn(request(controller.signal), sink());
     setTimeout(() => controller.abort(), 20);
-    await expect(turn).rejects.toMatchObject({ kind: 'aborted' });
+    expect(await played(turn)).toEqual({
+      error: expect.objectContaining({ kind: 'aborted' }),
+    });
 
     const inner = scripted([]);
     expect(guardStalls(inner, 0, 'OpenAI')).toBe(inner);

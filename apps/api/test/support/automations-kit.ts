@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { DateTime } from 'luxon';
 import type { CronRunView } from '@metatronos/shared-types';
 import type TestAgent from 'supertest/lib/agent';
@@ -6,7 +5,7 @@ import { AutomationTicker } from '../../src/automations/automation-ticker';
 import type { DatabaseRuntime } from '../../src/database/database-runtime';
 import { useModel } from './llm-test-kit';
 import { createTestApp, type TestApp, type TestAppOptions } from './test-app';
-import { TEST_MONGODB_URI_ENV } from './test-database';
+import { sharedTestDatabase } from './test-database';
 
 /** Moves the app's clock to `at` and runs the ticker once, as its timer would. */
 export async function tickAt(t: TestApp, at: Date | string): Promise<void> {
@@ -16,13 +15,7 @@ export async function tickAt(t: TestApp, at: Date | string): Promise<void> {
 
 /** A database kept across app restarts in one test (dropped by `dropKeptDatabase`). */
 export function keptDatabase(): DatabaseRuntime {
-  const uri = process.env[TEST_MONGODB_URI_ENV];
-  if (!uri) throw new Error(`${TEST_MONGODB_URI_ENV} is not set`);
-  return {
-    kind: 'embedded',
-    uri,
-    dbName: `test_${randomBytes(6).toString('hex')}`,
-  };
+  return sharedTestDatabase();
 }
 
 /** Waits until `read` returns runs of which none is still running (and at least `count`). */

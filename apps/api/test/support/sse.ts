@@ -76,7 +76,7 @@ export async function openSse(
   return {
     status: res.status,
     headers: res.headers,
-    async next(match = () => true, timeoutMs = 5000) {
+    async next(match = () => true, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const index = queue.findIndex(match);

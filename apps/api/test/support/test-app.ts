@@ -2,7 +2,6 @@ import { StartUpWork } from '../../src/database/start-up-work';
 import { Module, type INestApplication, type Provider } from '@nestjs/common';
 import { getConnectionToken } from '@nestjs/mongoose';
 import { NestFactory } from '@nestjs/core';
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +15,7 @@ import { loadAppConfig, type AppConfig } from '../../src/config/app-config';
 import type { DatabaseRuntime } from '../../src/database/database-runtime';
 import { configureApp } from '../../src/http/configure-app';
 import type { WhatsAppGateway } from '../../src/whatsapp/gateway/whatsapp-gateway';
-import { TEST_MONGODB_URI_ENV } from './test-database';
+import { sharedTestDatabase } from './test-database';
 
 /** Holds the app and the extra providers a test hands in. */
 @Module({})
@@ -74,16 +73,7 @@ export async function createTestApp(
     MEMORY_EMBEDDINGS: 'off',
     ...options.env,
   });
-  const uri = process.env[TEST_MONGODB_URI_ENV];
-  if (!options.database && !uri)
-    throw new Error(
-      `${TEST_MONGODB_URI_ENV} is not set: is the Jest globalSetup configured?`,
-    );
-  const database: DatabaseRuntime = options.database ?? {
-    kind: 'embedded',
-    uri: uri as string,
-    dbName: `test_${randomBytes(6).toString('hex')}`,
-  };
+  const database: DatabaseRuntime = options.database ?? sharedTestDatabase();
   const clock = new ManualClock(options.now ?? new Date());
 
   // NestFactory, as in main.ts: the testing module would build the static-file loader before the HTTP adapter exists.

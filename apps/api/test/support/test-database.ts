@@ -1,7 +1,18 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { DatabaseRuntime } from '../../src/database/database-runtime';
 
 export const TEST_MONGODB_URI_ENV = 'METATRON_TEST_MONGODB_URI';
+
+/**
+ * Server selection for apps on the shared test database. Every Jest worker boots apps on the one
+ * FerretDB while the machine is busy: at load ~57 a first connection's answer sat unread behind
+ * seconds of blocked event loop (Nest instantiating the app), the 3 s production limit fired
+ * first, and a suite's beforeAll ran out of time in retries. Selection ends as soon as the server
+ * answers, so a longer limit costs nothing on a normal start.
+ */
+export const SHARED_DB_SERVER_SELECTION_MS = 20_000;
 
 /** The launcher built by tools/ferretdb/build.sh (the test command builds it first). */
 export function ferretdbBinary(): string {
@@ -14,4 +25,21 @@ export function ferretdbBinary(): string {
     );
   }
   return bin;
+}
+
+/** A database of its own (a fresh name unless given) on the suite's shared server. */
+export function sharedTestDatabase(
+  dbName = `test_${randomBytes(6).toString('hex')}`,
+): DatabaseRuntime {
+  const uri = process.env[TEST_MONGODB_URI_ENV];
+  if (!uri)
+    throw new Error(
+      `${TEST_MONGODB_URI_ENV} is not set: is the Jest globalSetup configured?`,
+    );
+  return {
+    kind: 'embedded',
+    uri,
+    dbName,
+    serverSelectionTimeoutMs: SHARED_DB_SERVER_SELECTION_MS,
+  };
 }

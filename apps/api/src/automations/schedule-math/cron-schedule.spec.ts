@@ -277,7 +277,9 @@ describe('checkCronExpression', () => {
       expect(errorOf('0 0 30,31 feb *')).toBe(
         'Cron expression "0 0 30,31 feb *" never runs: there is no day 30 or 31 in February.',
       );
-      expect(performance.now() - started).toBeLessThan(100);
+      // The messages show the static check answered (the 8-year search says otherwise); the bound
+      // only catches a pathological one, with room for a busy machine's scheduling and GC pauses.
+      expect(performance.now() - started).toBeLessThan(1_000);
     });
   });
 
