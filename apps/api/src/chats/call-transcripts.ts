@@ -9,6 +9,7 @@ import type {
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
 import { ChatCache } from './chat-cache';
+import { ChatWrites } from './chat-writes';
 import { ChatModes } from './chat-modes';
 import { ChatsService } from './chats.service';
 import { ChatRecord } from './schemas/chat.schema';
@@ -45,6 +46,7 @@ export class CallTranscripts {
     private readonly modes: ChatModes,
     private readonly clock: Clock,
     private readonly events: AppEventBus,
+    private readonly chatWrites: ChatWrites,
   ) {}
 
   /** The owner's chat `chatId`, or 400 when there is none. */
@@ -118,9 +120,11 @@ export class CallTranscripts {
         { upsert: true },
       )
       .exec();
-    await this.chats
-      .updateOne({ _id: chat._id }, { $set: { updatedAt: now } })
-      .exec();
+    await this.chatWrites.run(chat._id, () =>
+      this.chats
+        .updateOne({ _id: chat._id }, { $set: { updatedAt: now } })
+        .exec(),
+    );
     this.cache.updateChat(chat._id.toHexString(), { updatedAt: now });
     // Words may land out of order (a transcript arrives after the answer to it): the next typed turn reads the history afresh.
     this.cache.forget(chat._id.toHexString());

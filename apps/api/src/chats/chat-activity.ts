@@ -22,8 +22,11 @@ interface UnsavedActivity {
  * account writes at once, as before.
  *
  * A late write only moves the time forward (a rename's newer time stays), and skips a chat while a
- * reply runs in it or its path is being changed: those write the chat document themselves, and
- * FerretDB rewrites the whole document on update, so two writes at once would lose one.
+ * reply runs in it or its path is being changed, whose own writes come next. It can still come at
+ * any moment beside the owner's rename, pin or mode switch, a version's mark or a call transcript:
+ * FerretDB rewrites the whole document on update, so two writes at once would lose one, and every
+ * write of a chat (this one too, through `writes`) goes through ChatWrites, which runs them one
+ * after another.
  */
 export class ChatActivity {
   /** When each chat's activity time was last written (monotonic ms): the next within the interval waits. */
@@ -32,7 +35,8 @@ export class ChatActivity {
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly writes: GroupedUpdates<ChatRecord>,
+    /** The chat's writes, each after the one before it (ChatWrites): a late write never meets another. */
+    private readonly writes: Pick<GroupedUpdates<ChatRecord>, 'set'>,
     private readonly logger: Logger,
     /** A reply runs in the chat, or its shown path is being changed. */
     private readonly busy: (chatId: string) => boolean,

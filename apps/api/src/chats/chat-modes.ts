@@ -7,6 +7,7 @@ import { AiToolRegistry } from '../ai-tools/ai-tool-registry';
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
 import { ChatCache } from './chat-cache';
+import { ChatWrites } from './chat-writes';
 import { ChatRecord } from './schemas/chat.schema';
 import { MessageRecord } from './schemas/message.schema';
 
@@ -21,6 +22,7 @@ export class ChatModes {
     private readonly clock: Clock,
     private readonly events: AppEventBus,
     private readonly tools: AiToolRegistry,
+    private readonly chatWrites: ChatWrites,
   ) {}
 
   hasMode(mode: string): boolean {
@@ -56,7 +58,9 @@ export class ChatModes {
       ...(accountId !== undefined ? { accountId } : {}),
     };
     // Through the driver: a string and an id or null, nothing for mongoose to cast (a model's switch is mid-turn).
-    await this.chats.collection.updateOne({ _id: chat._id }, { $set: fields });
+    await this.chatWrites.run(chat._id, () =>
+      this.chats.collection.updateOne({ _id: chat._id }, { $set: fields }),
+    );
     this.cache.updateChat(chatId, fields);
     if (by === 'owner') {
       const event: MessageRecord = {

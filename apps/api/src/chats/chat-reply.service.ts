@@ -11,7 +11,6 @@ import {
 import { EventEmitter2, OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
-import type { Collection } from 'mongodb';
 import {
   CONTACT_CHANNELS,
   type ChatMessage,
@@ -22,13 +21,13 @@ import {
 } from '@metatronos/shared-types';
 import { AttachmentsService } from '../attachments/attachments.service';
 import { Clock } from '../clock/clock';
-import { GroupedUpdates } from '../database/grouped-updates';
 import { AppEventBus } from '../events/app-event-bus';
 import type { LlmHistoryMessage } from '../llm/llm-adapter';
 import { TurnError } from '../llm/llm-errors';
 import { LlmRunner, type TurnRequest } from '../llm/llm-runner';
 import type { TurnSource } from '../llm/turn-source';
 import { ChatActivity } from './chat-activity';
+import { ChatWrites } from './chat-writes';
 import { ChatModes } from './chat-modes';
 import { RunningReplies } from './chats.service';
 import { toChatMessage } from './chat-views';
@@ -154,13 +153,7 @@ export class ChatReplyService
   /** Set once the app is closing: replies stopped from now on were stopped by the shutdown. */
   shuttingDown = false;
   /** The turns' writes to their chats (activity time, title), group-committed; the time alone at most once a minute. */
-  private readonly activity = new ChatActivity(
-    new GroupedUpdates<ChatRecord>(
-      () => this.chats.collection as unknown as Collection<ChatRecord>,
-    ),
-    this.logger,
-    (chatId) => this.busy(chatId),
-  );
+  private readonly activity: ChatActivity;
 
   constructor(
     @InjectModel(ChatRecord.name) private readonly chats: Model<ChatRecord>,
@@ -175,8 +168,12 @@ export class ChatReplyService
     private readonly versions: ChatVersions,
     private readonly liveCall: LiveVoiceCall,
     private readonly emitter: EventEmitter2,
+    private readonly chatWrites: ChatWrites,
   ) {
     super();
+    this.activity = new ChatActivity(chatWrites, this.logger, (chatId) =>
+      this.busy(chatId),
+    );
   }
 
   /** Replies cut off by a crash or restart would stay "streaming" forever: close them. */
@@ -635,9 +632,8 @@ export class ChatReplyService
     if (from?.role !== 'user' || to?.role !== 'user') return;
     if (current.title !== titleFrom(from.content)) return;
     const title = titleFrom(to.content);
-    await this.chats.collection.updateOne(
-      { _id: chat._id },
-      { $set: { title } },
+    await this.chatWrites.run(chat._id, () =>
+      this.chats.collection.updateOne({ _id: chat._id }, { $set: { title } }),
     );
     this.cache.updateChat(chat._id.toHexString(), { title });
     this.events.emit('chats.changed', {

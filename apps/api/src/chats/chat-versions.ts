@@ -3,6 +3,7 @@ import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model } from 'mongoose';
 import type { MessageVersions } from '@metatronos/shared-types';
 import { ChatCache } from './chat-cache';
+import { ChatWrites } from './chat-writes';
 import { ChatRecord } from './schemas/chat.schema';
 import { MessageRecord, ON_PATH } from './schemas/message.schema';
 
@@ -102,6 +103,7 @@ export class ChatVersions {
     @InjectModel(MessageRecord.name)
     private readonly messages: Model<MessageRecord>,
     private readonly cache: ChatCache,
+    private readonly chatWrites: ChatWrites,
   ) {}
 
   /** The chat's tree, read in one query by the indexed `chatId`. */
@@ -222,9 +224,11 @@ export class ChatVersions {
 
   private async markForked(chat: ChatRecord): Promise<void> {
     if (chat.forked) return;
-    await this.chats.collection.updateOne(
-      { _id: chat._id },
-      { $set: { forked: true } },
+    await this.chatWrites.run(chat._id, () =>
+      this.chats.collection.updateOne(
+        { _id: chat._id },
+        { $set: { forked: true } },
+      ),
     );
     this.cache.updateChat(chat._id.toHexString(), { forked: true });
   }

@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
-import { MongooseModule } from '@nestjs/mongoose';
+import { MongooseModule, getModelToken } from '@nestjs/mongoose';
+import type { Collection } from 'mongodb';
+import type { Model } from 'mongoose';
 import { AiToolsModule } from '../ai-tools/ai-tools.module';
 import { AttachmentsModule } from '../attachments/attachments.module';
 import { LlmModule } from '../llm/llm.module';
@@ -13,6 +15,7 @@ import { ChatReplyService } from './chat-reply.service';
 import { ChatSearchIndex } from './chat-search-index';
 import { LiveVoiceCall } from './live-voice-call';
 import { ChatVersions } from './chat-versions';
+import { ChatWrites } from './chat-writes';
 import { ChatsController } from './chats.controller';
 import { ChatsService, RunningReplies } from './chats.service';
 import { ChatRecord, ChatSchema } from './schemas/chat.schema';
@@ -41,6 +44,14 @@ import { MessageRecord, MessageSchema } from './schemas/message.schema';
     ChatVersions,
     CallTranscripts,
     LiveVoiceCall,
+    {
+      provide: ChatWrites,
+      useFactory: (chats: Model<ChatRecord>) =>
+        new ChatWrites(
+          () => chats.collection as unknown as Collection<ChatRecord>,
+        ),
+      inject: [getModelToken(ChatRecord.name)],
+    },
     { provide: RunningReplies, useExisting: ChatReplyService },
   ],
   exports: [ChatsService, ChatReplyService, CallTranscripts, LiveVoiceCall],

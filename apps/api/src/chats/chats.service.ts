@@ -25,6 +25,7 @@ import { AppEventBus } from '../events/app-event-bus';
 import { TurnError } from '../llm/llm-errors';
 import { LlmRunner } from '../llm/llm-runner';
 import { ChatCache } from './chat-cache';
+import { ChatWrites } from './chat-writes';
 import { ChatList } from './chat-list';
 import { ChatSearchIndex, escapeRegExp } from './chat-search-index';
 import { ChatVersions } from './chat-versions';
@@ -95,6 +96,7 @@ export class ChatsService {
     private readonly searchIndex: ChatSearchIndex,
     private readonly versions: ChatVersions,
     private readonly chatList: ChatList,
+    private readonly chatWrites: ChatWrites,
   ) {}
 
   /** Delivery marks (a plain object each, nothing for mongoose to cast), written through the driver. */
@@ -204,7 +206,10 @@ export class ChatsService {
 
   /** Removes a chat made by `createQuietly()` whose first message was refused (it has no messages). */
   async discard(chatId: string): Promise<void> {
-    await this.chats.deleteOne({ _id: new Types.ObjectId(chatId) }).exec();
+    const id = new Types.ObjectId(chatId);
+    await this.chatWrites.run(id, () =>
+      this.chats.deleteOne({ _id: id }).exec(),
+    );
     this.cache.deleted(chatId);
   }
 
@@ -283,10 +288,12 @@ export class ChatsService {
   ): Promise<ChatSummary> {
     let chat: ChatRecord = current;
     if (Object.keys(fields).length > 0) {
-      const updated = await this.chats
-        .findByIdAndUpdate(chatId, { $set: fields }, { new: true })
-        .lean<ChatRecord>()
-        .exec();
+      const updated = await this.chatWrites.run(current._id, () =>
+        this.chats
+          .findByIdAndUpdate(current._id, { $set: fields }, { new: true })
+          .lean<ChatRecord>()
+          .exec(),
+      );
       if (!updated) throw new NotFoundException(`Chat '${chatId}' not found`);
       chat = updated;
       this.cache.updateChat(chatId, fields);
@@ -347,7 +354,9 @@ export class ChatsService {
     const chat = await this.get(chatId);
     await this.running.stopAndWait(chatId);
     await this.messages.deleteMany({ chatId: chat._id }).exec();
-    await this.chats.deleteOne({ _id: chat._id }).exec();
+    await this.chatWrites.run(chat._id, () =>
+      this.chats.deleteOne({ _id: chat._id }).exec(),
+    );
     this.cache.deleted(chatId);
     this.events.emit('chats.changed', {
       chatId,
