@@ -1,29 +1,21 @@
-import { randomBytes } from 'node:crypto';
-import { MongoClient, type Collection } from 'mongodb';
-import { TEST_MONGODB_URI_ENV } from '../../test/support/test-database';
+import type { Collection } from 'mongodb';
+import {
+  watchedTestDatabase,
+  type WatchedTestDatabase,
+} from '../../test/support/test-database';
 import type { InboundMessage } from './contact-auto-reply';
 import { InboundWrites } from './inbound-writes';
 
 describe('InboundWrites (group commit of inbound message states)', () => {
-  let client: MongoClient;
+  let database: WatchedTestDatabase;
   let collection: Collection<InboundMessage>;
-  const dbName = `test_inbound_writes_${randomBytes(6).toString('hex')}`;
-  const commands: string[] = [];
 
   beforeAll(async () => {
-    const uri = process.env[TEST_MONGODB_URI_ENV];
-    if (!uri) throw new Error(`${TEST_MONGODB_URI_ENV} is not set`);
-    client = await new MongoClient(uri, { monitorCommands: true }).connect();
-    client.on('commandStarted', (event) => {
-      if (event.databaseName === dbName) commands.push(event.commandName);
-    });
-    collection = client.db(dbName).collection<InboundMessage>('inbound');
+    database = await watchedTestDatabase('test_inbound_writes');
+    collection = database.db.collection<InboundMessage>('inbound');
   });
 
-  afterAll(async () => {
-    await client.db(dbName).dropDatabase();
-    await client.close();
-  });
+  afterAll(() => database.close());
 
   const seed = async (ids: string[]) => {
     await collection.deleteMany({});
@@ -47,7 +39,7 @@ describe('InboundWrites (group commit of inbound message states)', () => {
   it('stores the writes made while one is in flight with one command', async () => {
     await seed(['a', 'b', 'c', 'd']);
     const writes = new InboundWrites(() => collection);
-    commands.length = 0;
+    database.commands.length = 0;
     // The first goes out at once; the three made while it is in flight go together next.
     const first = writes.set('a', { processing: 'done' });
     await new Promise((resolve) => setImmediate(resolve));
@@ -57,7 +49,10 @@ describe('InboundWrites (group commit of inbound message states)', () => {
       writes.set('d', { processing: 'skipped' }),
       first,
     ]);
-    expect(commands).toEqual(['update', 'update']);
+    expect(database.commands.map((c) => c.commandName)).toEqual([
+      'update',
+      'update',
+    ]);
     expect(await stored()).toEqual([
       ['a', 'done', 1],
       ['b', 'done', 1],

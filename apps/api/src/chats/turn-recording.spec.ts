@@ -1,10 +1,12 @@
-import { randomBytes } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { MongoClient, ObjectId, type Collection } from 'mongodb';
+import { ObjectId, type Collection } from 'mongodb';
 import type { Model, Types } from 'mongoose';
 import { SystemClock } from '../clock/clock';
 import { TurnError } from '../llm/llm-errors';
-import { TEST_MONGODB_URI_ENV } from '../../test/support/test-database';
+import {
+  watchedTestDatabase,
+  type WatchedTestDatabase,
+} from '../../test/support/test-database';
 import type { ChatCache } from './chat-cache';
 import type { MessageRecord } from './schemas/message.schema';
 import { FLUSH_INTERVAL_MS, TurnRecording } from './turn-recording';
@@ -14,27 +16,17 @@ import { FLUSH_INTERVAL_MS, TurnRecording } from './turn-recording';
  * leaves it, marked `error` at the next start), and how many writes that costs.
  */
 describe('TurnRecording (the reply as stored while it runs)', () => {
-  let client: MongoClient;
+  let database: WatchedTestDatabase;
   let messages: Collection<MessageRecord>;
-  const dbName = `test_turn_recording_${randomBytes(6).toString('hex')}`;
   /** `update` commands to `messages` in this test's database. */
-  let updates = 0;
+  const updates = () => database.count('update');
 
   beforeAll(async () => {
-    const uri = process.env[TEST_MONGODB_URI_ENV];
-    if (!uri) throw new Error(`${TEST_MONGODB_URI_ENV} is not set`);
-    client = await new MongoClient(uri, { monitorCommands: true }).connect();
-    client.on('commandStarted', (event) => {
-      if (event.databaseName === dbName && event.commandName === 'update')
-        updates++;
-    });
-    messages = client.db(dbName).collection<MessageRecord>('messages');
+    database = await watchedTestDatabase('test_turn_recording');
+    messages = database.db.collection<MessageRecord>('messages');
   });
 
-  afterAll(async () => {
-    await client.db(dbName).dropDatabase();
-    await client.close();
-  });
+  afterAll(() => database.close());
 
   /** A reply inserted as a turn starts it (empty, `streaming`), and its recording. */
   const start = async () => {
@@ -65,7 +57,7 @@ describe('TurnRecording (the reply as stored while it runs)', () => {
       assistant,
       undefined,
     );
-    updates = 0;
+    database.commands.length = 0;
     return { recording, id: assistant._id, appended };
   };
   const stored = (id: Types.ObjectId) =>
@@ -103,7 +95,7 @@ describe('TurnRecording (the reply as stored while it runs)', () => {
       outputTokens: 4,
       totalTokens: 14,
     });
-    expect(updates).toBe(1);
+    expect(updates()).toBe(1);
     expect(reply.status).toBe('complete');
     const message = await stored(id);
     expect(message).toMatchObject({
@@ -147,7 +139,7 @@ describe('TurnRecording (the reply as stored while it runs)', () => {
     expect(later.status).toBe('streaming');
     expect(later.parts?.[0]).toMatchObject({ result: '{"rows":[]}' });
     // One write per interval that saw a change: the call, then the result with the text.
-    expect(updates).toBe(2);
+    expect(updates()).toBe(2);
     await recording.finish(null, undefined);
     expect(await stored(id)).toMatchObject({
       status: 'complete',

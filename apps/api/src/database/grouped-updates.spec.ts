@@ -1,6 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { MongoClient, type Collection } from 'mongodb';
-import { TEST_MONGODB_URI_ENV } from '../../test/support/test-database';
+import type { Collection } from 'mongodb';
+import {
+  watchedTestDatabase,
+  type WatchedTestDatabase,
+} from '../../test/support/test-database';
 import { GroupedUpdates, MAX_UPDATES_PER_COMMAND } from './grouped-updates';
 
 interface Doc {
@@ -9,30 +11,25 @@ interface Doc {
 }
 
 describe('GroupedUpdates (group commit of $set updates)', () => {
-  let client: MongoClient;
+  let database: WatchedTestDatabase;
   let collection: Collection<Doc>;
-  const dbName = `test_grouped_updates_${randomBytes(6).toString('hex')}`;
-  const commands: Array<{ name: string; statements: number }> = [];
+  /** The commands sent since the last clear, with their number of update statements. */
+  const commands = {
+    clear: () => (database.commands.length = 0),
+    list: () =>
+      database.commands.map((event) => ({
+        name: event.commandName,
+        statements:
+          (event.command as { updates?: unknown[] }).updates?.length ?? 0,
+      })),
+  };
 
   beforeAll(async () => {
-    const uri = process.env[TEST_MONGODB_URI_ENV];
-    if (!uri) throw new Error(`${TEST_MONGODB_URI_ENV} is not set`);
-    client = await new MongoClient(uri, { monitorCommands: true }).connect();
-    client.on('commandStarted', (event) => {
-      if (event.databaseName !== dbName) return;
-      const updates = (event.command as { updates?: unknown[] }).updates;
-      commands.push({
-        name: event.commandName,
-        statements: updates?.length ?? 0,
-      });
-    });
-    collection = client.db(dbName).collection<Doc>('docs');
+    database = await watchedTestDatabase('test_grouped_updates');
+    collection = database.db.collection<Doc>('docs');
   });
 
-  afterAll(async () => {
-    await client.db(dbName).dropDatabase();
-    await client.close();
-  });
+  afterAll(() => database.close());
 
   const seed = async (ids: string[]) => {
     await collection.deleteMany({});
@@ -48,7 +45,7 @@ describe('GroupedUpdates (group commit of $set updates)', () => {
     const updates = new GroupedUpdates(() => collection);
     const set = (id: string, value: string) =>
       updates.set(id, { _id: id }, { value });
-    commands.length = 0;
+    commands.clear();
     const first = set('a', 'a1');
     await new Promise((resolve) => setImmediate(resolve));
     // Made while the first is in flight: b and c go together; a's second write waits for the next
@@ -60,7 +57,7 @@ describe('GroupedUpdates (group commit of $set updates)', () => {
       set('c', 'c1'),
       set('a', 'a3'),
     ]);
-    expect(commands).toEqual([
+    expect(commands.list()).toEqual([
       { name: 'update', statements: 1 },
       { name: 'update', statements: 3 },
       { name: 'update', statements: 1 },
@@ -75,7 +72,7 @@ describe('GroupedUpdates (group commit of $set updates)', () => {
     );
     await seed(ids);
     const updates = new GroupedUpdates(() => collection);
-    commands.length = 0;
+    commands.clear();
     const first = updates.set(ids[0], { _id: ids[0] }, { value: 'x' });
     await new Promise((resolve) => setImmediate(resolve));
     await Promise.all([
@@ -83,7 +80,7 @@ describe('GroupedUpdates (group commit of $set updates)', () => {
       ...ids.slice(1).map((id) => updates.set(id, { _id: id }, { value: 'x' })),
     ]);
     expect(MAX_UPDATES_PER_COMMAND).toBe(10);
-    expect(commands.map((c) => c.statements)).toEqual([1, 10, 10, 5]);
+    expect(commands.list().map((c) => c.statements)).toEqual([1, 10, 10, 5]);
     expect(await values()).toEqual(ids.map((id) => `${id}=x`));
   });
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { MongoClient, type CommandStartedEvent, type Db } from 'mongodb';
 import type { DatabaseRuntime } from '../../src/database/database-runtime';
 
 export const TEST_MONGODB_URI_ENV = 'METATRON_TEST_MONGODB_URI';
@@ -41,5 +42,44 @@ export function sharedTestDatabase(
     uri,
     dbName,
     serverSelectionTimeoutMs: SHARED_DB_SERVER_SELECTION_MS,
+  };
+}
+
+/** A fresh database on the suite's shared server, through a driver client that records its commands. */
+export interface WatchedTestDatabase {
+  client: MongoClient;
+  db: Db;
+  /** Every command sent to this database, in order (clear it with `commands.length = 0`). */
+  commands: CommandStartedEvent[];
+  /** How many `name` commands were recorded. */
+  count(name: string): number;
+  /** Drops the database and closes the client. */
+  close(): Promise<void>;
+}
+
+export async function watchedTestDatabase(
+  prefix: string,
+): Promise<WatchedTestDatabase> {
+  const uri = process.env[TEST_MONGODB_URI_ENV];
+  if (!uri) throw new Error(`${TEST_MONGODB_URI_ENV} is not set`);
+  const dbName = `${prefix}_${randomBytes(6).toString('hex')}`;
+  const client = await new MongoClient(uri, {
+    monitorCommands: true,
+    serverSelectionTimeoutMS: SHARED_DB_SERVER_SELECTION_MS,
+  }).connect();
+  const commands: CommandStartedEvent[] = [];
+  client.on('commandStarted', (event) => {
+    if (event.databaseName === dbName) commands.push(event);
+  });
+  const db = client.db(dbName);
+  return {
+    client,
+    db,
+    commands,
+    count: (name) => commands.filter((c) => c.commandName === name).length,
+    close: async () => {
+      await db.dropDatabase();
+      await client.close();
+    },
   };
 }
