@@ -115,6 +115,8 @@ test.describe('Accounts', () => {
     });
 
     await item.getByTestId('remove-account').click();
+    // Escape is the confirmation's own key: pressed once it has the focus (its Cancel button).
+    await expect(page.getByTestId('cancel-remove-account')).toBeFocused();
     await page.keyboard.press('Escape');
     await expect(page.getByTestId('remove-account-confirm')).toHaveCount(0);
     await expect(item.getByTestId('remove-account')).toBeFocused();
