@@ -21,12 +21,11 @@ interface UnsavedActivity {
  * a chat's stored time up to an interval old. A turn that renames the chat or changes its mode or
  * account writes at once, as before.
  *
- * A late write only moves the time forward (a rename's newer time stays), and skips a chat while a
- * reply runs in it or its path is being changed, whose own writes come next. It can still come at
- * any moment beside the owner's rename, pin or mode switch, a version's mark or a call transcript:
- * FerretDB rewrites the whole document on update, so two writes at once would lose one, and every
- * write of a chat (this one too, through `writes`) goes through ChatWrites, which runs them one
- * after another.
+ * A late write only moves the time forward (a rename's newer time stays). It can come at any
+ * moment beside a turn's own write, the owner's rename, pin or mode switch, a version's mark or a
+ * call transcript: FerretDB rewrites the whole document on update, so two writes at once would
+ * lose one, and every write of a chat (this one too, through `writes`) goes through ChatWrites,
+ * which runs them one after another.
  */
 export class ChatActivity {
   /** When each chat's activity time was last written (monotonic ms): the next within the interval waits. */
@@ -38,8 +37,6 @@ export class ChatActivity {
     /** The chat's writes, each after the one before it (ChatWrites): a late write never meets another. */
     private readonly writes: Pick<GroupedUpdates<ChatRecord>, 'set'>,
     private readonly logger: Logger,
-    /** A reply runs in the chat, or its shown path is being changed. */
-    private readonly busy: (chatId: string) => boolean,
     private readonly intervalMs = ACTIVITY_WRITE_INTERVAL_MS,
   ) {}
 
@@ -71,17 +68,13 @@ export class ChatActivity {
       );
   }
 
-  /**
-   * Writes every activity time not written yet (the end of an interval; the app stopping, with
-   * `all`, once no reply runs). A busy chat's waits for the next interval.
-   */
-  async writeUnsaved(all = false): Promise<void> {
+  /** Writes every activity time not written yet (the end of an interval; the app stopping). */
+  async writeUnsaved(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const writes: Promise<void>[] = [];
     const now = performance.now();
     for (const [key, { id, at }] of this.unsaved) {
-      if (!all && this.busy(key)) continue;
       this.unsaved.delete(key);
       this.writtenAt.set(key, now);
       writes.push(
@@ -98,10 +91,6 @@ export class ChatActivity {
     for (const [key, at] of this.writtenAt)
       if (now - at >= this.intervalMs && !this.unsaved.has(key))
         this.writtenAt.delete(key);
-    if (this.unsaved.size) {
-      this.timer = setTimeout(() => void this.writeUnsaved(), this.intervalMs);
-      this.timer.unref();
-    }
     await Promise.all(writes);
   }
 

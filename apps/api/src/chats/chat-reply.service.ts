@@ -171,9 +171,7 @@ export class ChatReplyService
     private readonly chatWrites: ChatWrites,
   ) {
     super();
-    this.activity = new ChatActivity(chatWrites, this.logger, (chatId) =>
-      this.busy(chatId),
-    );
+    this.activity = new ChatActivity(chatWrites, this.logger);
   }
 
   /** Replies cut off by a crash or restart would stay "streaming" forever: close them. */
@@ -208,7 +206,7 @@ export class ChatReplyService
   async beforeApplicationShutdown(): Promise<void> {
     this.shuttingDown = true;
     await this.stopAll();
-    await this.activity.writeUnsaved(true);
+    await this.activity.writeUnsaved();
   }
 
   /** A restored backup replaced every chat: an activity time not written yet is not written over it. */

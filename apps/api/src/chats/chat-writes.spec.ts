@@ -54,7 +54,6 @@ describe('ChatWrites (one write of a chat document at a time, on the real databa
     const activity = new ChatActivity(
       writes,
       new Logger('ChatWritesSpec'),
-      () => false,
       INTERVAL_MS,
     );
     const ids = await newChats();
