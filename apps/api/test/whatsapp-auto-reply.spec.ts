@@ -437,19 +437,24 @@ describe('WhatsApp auto-reply', () => {
         ).body as ChatMessage[];
       };
 
-      it('answers once when the connection was reset before any output, and shows no failure', async () => {
-        await grant(b.t, RESET, 'Ray', { canRead: true, canReply: true });
-        fake.openai.enqueue({ reset: true });
-        fake.openai.fallback = echo();
+      /** One message from `phone`, received now, handled to its end. */
+      const receive = async (id: string, phone: string, text: string) => {
         b.socket.upsert([
           incoming({
-            id: 'RETRY-1',
-            from: jid(RESET),
-            text: 'are you there?',
+            id,
+            from: jid(phone),
+            text,
             at: b.t.clock.now().getTime(),
           }),
         ]);
         await settle(b);
+      };
+
+      it('answers once when the connection was reset before any output, and shows no failure', async () => {
+        await grant(b.t, RESET, 'Ray', { canRead: true, canReply: true });
+        fake.openai.enqueue({ reset: true });
+        fake.openai.fallback = echo();
+        await receive('RETRY-1', RESET, 'are you there?');
 
         expect(b.socket.sent).toEqual([
           { jid: jid(RESET), content: { text: 're: are you there?' } },
@@ -470,15 +475,7 @@ describe('WhatsApp auto-reply', () => {
       it('marks the message failed, with the reason on the channel page and in the chat, when the provider keeps failing', async () => {
         await grant(b.t, FAILING, 'Fay', { canRead: true, canReply: true });
         fake.openai.fallback = { status: 503, message: 'overloaded' };
-        b.socket.upsert([
-          incoming({
-            id: 'RETRY-2',
-            from: jid(FAILING),
-            text: 'hello?',
-            at: b.t.clock.now().getTime(),
-          }),
-        ]);
-        await settle(b);
+        await receive('RETRY-2', FAILING, 'hello?');
 
         expect(b.socket.sent).toEqual([]);
         // The first attempt and two retries, then the turn fails.
@@ -503,15 +500,7 @@ describe('WhatsApp auto-reply', () => {
           .spyOn(b.t.app.get(ChatsService), 'create')
           .mockRejectedValueOnce(new Error('the database did not answer'));
         try {
-          b.socket.upsert([
-            incoming({
-              id: 'RETRY-3',
-              from: jid(THROWN),
-              text: 'anyone?',
-              at: b.t.clock.now().getTime(),
-            }),
-          ]);
-          await settle(b);
+          await receive('RETRY-3', THROWN, 'anyone?');
         } finally {
           create.mockRestore();
         }
