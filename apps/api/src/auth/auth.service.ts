@@ -144,8 +144,11 @@ export class AuthService {
    * "ask isValidSession", not "invalid".
    */
   isRecentlyValidSession(token: string | undefined): boolean {
-    if (!token) return false;
-    const known = this.recentlyChecked.get(hashToken(token));
+    return !!token && this.recentlyValid(hashToken(token));
+  }
+
+  private recentlyValid(id: string): boolean {
+    const known = this.recentlyChecked.get(id);
     if (!known) return false;
     const now = this.clock.now().getTime();
     return known.checkedAt + SESSION_RECHECK_MS > now && known.expiresAt > now;
@@ -154,8 +157,8 @@ export class AuthService {
   /** True when `token` names an open, unexpired session. */
   async isValidSession(token: string | undefined): Promise<boolean> {
     if (!token) return false;
-    if (this.isRecentlyValidSession(token)) return true;
     const id = hashToken(token);
+    if (this.recentlyValid(id)) return true;
     const now = this.clock.now().getTime();
     const session = await this.sessions
       .findOne({ _id: id, expiresAt: { $gt: new Date(now) } }, { expiresAt: 1 })

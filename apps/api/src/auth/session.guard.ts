@@ -13,15 +13,6 @@ import { sessionTokenFrom } from './session-cookie';
 /** Global guard: every route needs the owner's session unless it is marked @Public(). */
 @Injectable()
 export class SessionGuard implements CanActivate {
-  /**
-   * @Public() per controller class and handler, read once: the decorators are fixed when the
-   * module loads. Keyed by class too: a handler inherited by two controllers may differ by class.
-   */
-  private readonly publicRoutes = new WeakMap<
-    object,
-    WeakMap<object, boolean>
-  >();
-
   constructor(
     private readonly auth: AuthService,
     private readonly reflector: Reflector,
@@ -41,23 +32,11 @@ export class SessionGuard implements CanActivate {
   }
 
   private isPublic(context: ExecutionContext): boolean {
-    const controller = context.getClass();
-    const handler = context.getHandler();
-    let handlers = this.publicRoutes.get(controller);
-    if (!handlers) {
-      handlers = new WeakMap();
-      this.publicRoutes.set(controller, handlers);
-    }
-    let isPublic = handlers.get(handler);
-    if (isPublic === undefined) {
-      isPublic = Boolean(
-        this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [
-          handler,
-          controller,
-        ]),
-      );
-      handlers.set(handler, isPublic);
-    }
-    return isPublic;
+    return Boolean(
+      this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [
+        context.getHandler(),
+        context.getClass(),
+      ]),
+    );
   }
 }
