@@ -296,19 +296,11 @@ export class AiToolRegistry implements OnModuleInit {
     tools: readonly AiTool[],
     context: AiToolAvailabilityContext,
   ): Promise<AiTool[]> {
-    const disabled = context.settings.disabledTools;
     const checks: Array<boolean | Promise<boolean>> = [];
     const waiting: Array<Promise<void>> = [];
     for (const tool of tools) {
       // offeredTo() and usable() without a promise per tool.
-      if (
-        !offeredTo(tool, context) ||
-        (disabled?.length && disabled.includes(tool.name))
-      ) {
-        checks.push(false);
-        continue;
-      }
-      const check = tool.isAvailable?.(context) ?? true;
+      const check = offeredTo(tool, context) && this.usable(tool, context);
       const at = checks.push(check) - 1;
       // Only the tools that answer later are awaited (all at once, as before).
       if (typeof check !== 'boolean')
@@ -328,7 +320,7 @@ export class AiToolRegistry implements OnModuleInit {
     selection: ToolSelection,
   ): Promise<AiTool[]> {
     const { filter } = selection;
-    const ordered = this.inMode(this.all(), selection.mode);
+    const ordered = this.modeSelection(this.all(), selection.mode);
     return this.usableOf(
       filter ? ordered.filter((t) => filter(t.name)) : ordered,
       context,
@@ -336,15 +328,11 @@ export class AiToolRegistry implements OnModuleInit {
   }
 
   /**
-   * What `toolsFor(context, { mode })` answers, taken from `available(context)` already at hand
-   * (a turn lists every usable tool in its prompt too: their availability is asked once).
+   * Of `tools`, the meta tools, then the mode's own (those loaded on demand left out), in the order
+   * given. From `available(context)` already at hand it answers what `toolsFor(context, { mode })`
+   * does (a turn lists every usable tool in its prompt too: their availability is asked once).
    */
-  modeSelection(available: readonly AiTool[], mode: string): AiTool[] {
-    return this.inMode(available, mode);
-  }
-
-  /** The meta tools, then the mode's own (those loaded on demand left out), in the order given. */
-  private inMode(tools: readonly AiTool[], mode: string): AiTool[] {
+  modeSelection(tools: readonly AiTool[], mode: string): AiTool[] {
     const meta: AiTool[] = [];
     const own: AiTool[] = [];
     for (const t of tools)
