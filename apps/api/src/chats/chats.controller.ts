@@ -314,25 +314,31 @@ async function streamReply(
   res.socket?.setNoDelay(true);
   // Events that come in one turn of the event loop (the deltas of one network read of the
   // model's stream) go out in one write: a socket write per delta was much of a turn's CPU.
-  // The headers wait for the first of them: run() emits `message` at once, so they leave in
-  // the same tick as before, in that event's write rather than a write of their own.
+  // The write waits only for the promise continuations of that read (a tick), not for the
+  // rest of the loop's I/O: with many streams at once, a reply's first words then leave as
+  // soon as they are parsed rather than after every other stream's work of that loop turn.
+  // The headers wait for the first event: run() emits `message` at once, in the same tick.
   let pending = '';
+  let scheduled = true;
   const flush = () => {
-    flushing = null;
+    scheduled = false;
     const text = pending;
     pending = '';
     if (res.writableEnded || res.destroyed) return;
     if (text) res.write(text);
     else if (!res.headersSent) res.flushHeaders();
   };
-  let flushing: NodeJS.Immediate | null = setImmediate(flush);
+  process.nextTick(flush);
   const finished = await reply.run((event, data) => {
     pending += `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-    flushing ??= setImmediate(flush);
+    if (!scheduled) {
+      scheduled = true;
+      process.nextTick(flush);
+    }
   });
-  if (flushing) clearImmediate(flushing);
   // The last events and the stream's end in one write.
   if (!res.writableEnded && !res.destroyed) res.end(pending);
   else if (!res.writableEnded) res.end();
+  pending = '';
   return finished;
 }
