@@ -49,6 +49,7 @@ import { ChatRecord } from './schemas/chat.schema';
 import { MessageRecord, ON_PATH } from './schemas/message.schema';
 import { TURN_STORED, type StoredTurn } from './stored-turn';
 import { TURN_ACCEPTED, type AcceptedTurn } from './accepted-turn';
+import { driverCollection } from '../database/driver-collection';
 
 export type { FinishedReply, ReplyEventSink } from './turn-recording';
 
@@ -817,26 +818,28 @@ export class ChatReplyService
     controller: AbortController,
   ): Promise<boolean> {
     const [user] = records;
-    return this.messages.collection.insertMany(records).then(
-      () => {
-        this.cache.append(user.chatId, user);
-        return true;
-      },
-      async (error: Error) => {
-        this.logger.error(`Could not store a message: ${error.message}`);
-        controller.abort();
-        await this.forgetMessages(records);
-        if (claimedFiles)
-          await this.attachments
-            .release(user._id as Types.ObjectId)
-            .catch((failure: Error) =>
-              this.logger.warn(
-                `Could not release the files of a message that was not stored: ${failure.message}`,
-              ),
-            );
-        return false;
-      },
-    );
+    return driverCollection(this.messages.collection)
+      .insertMany(records)
+      .then(
+        () => {
+          this.cache.append(user.chatId, user);
+          return true;
+        },
+        async (error: Error) => {
+          this.logger.error(`Could not store a message: ${error.message}`);
+          controller.abort();
+          await this.forgetMessages(records);
+          if (claimedFiles)
+            await this.attachments
+              .release(user._id as Types.ObjectId)
+              .catch((failure: Error) =>
+                this.logger.warn(
+                  `Could not release the files of a message that was not stored: ${failure.message}`,
+                ),
+              );
+          return false;
+        },
+      );
   }
 
   /** Removes whatever part of a turn's messages was written. */

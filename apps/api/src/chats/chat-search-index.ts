@@ -172,6 +172,17 @@ export class ChatSearchIndex
     if (!texts || this.building || this.reading === chatId) return false;
     if (this.stale.has(chatId)) return true;
     const old = texts.get(chatId);
+    const fresh = newAtEnd(old, turn);
+    if (fresh) {
+      // A reply's usual end: no copy of the chat's message list to place them, no search for their ids.
+      this.drop(chatId);
+      const chat = old
+        ? appended(old, old.ids.concat(fresh.ids), fresh.texts)
+        : indexed(fresh.texts, fresh.ids);
+      texts.set(chatId, chat);
+      this.size += chat.text.length + 1;
+      return true;
+    }
     const ids = old ? [...old.ids] : [];
     // A message of the entry by its index there (taken back out of it only if the chat is indexed anew),
     // or the turn's text.
@@ -468,6 +479,27 @@ export function appended(
     casedUnits: allUnits,
     written: written ?? chat.written,
   };
+}
+
+/**
+ * The turn's messages (ids and texts) when every one is shown, in id order and newer than the chat's
+ * last: what `put` would append as they are. Null otherwise (or for none), and `put` places them.
+ */
+function newAtEnd(
+  chat: IndexedChat | undefined,
+  turn: StoredTurn['messages'],
+): { ids: string[]; texts: string[] } | null {
+  let last = chat?.ids[chat.ids.length - 1] ?? '';
+  const ids: string[] = [];
+  const texts: string[] = [];
+  for (const message of turn) {
+    const id = String(message._id);
+    if (message.hiddenWith || id <= last) return null;
+    ids.push(id);
+    texts.push(message.content ?? '');
+    last = id;
+  }
+  return ids.length ? { ids, texts } : null;
 }
 
 /**

@@ -13,6 +13,7 @@ import type { TurnListener } from '../llm/llm-runner';
 import type { ChatCache } from './chat-cache';
 import { encodeParts } from './stored-parts';
 import type { MessageRecord } from './schemas/message.schema';
+import { driverCollection } from '../database/driver-collection';
 
 /** Receives the reply's events; the SSE controller writes them, others may pass none. */
 export type ReplyEventSink = <K extends ChatStreamEventName>(
@@ -278,7 +279,7 @@ export class TurnRecording {
    * `Mixed` or a plain string or date, which mongoose would not cast, only cost a turn CPU for.
    */
   private async write(fields: Partial<MessageRecord>): Promise<void> {
-    await this.messages.collection.updateOne(
+    await driverCollection(this.messages.collection).updateOne(
       { _id: this.assistant._id },
       { $set: fields },
     );

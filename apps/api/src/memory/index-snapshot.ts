@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import {
   FileAccessError,
@@ -93,7 +94,7 @@ export class IndexSnapshotFiles {
     const opening = (this.journalHandle ??= this.openJournal());
     try {
       // O_APPEND: each write lands at the end of the file.
-      await (await opening).appendFile(line, 'utf8');
+      appendLine(await opening, line);
     } catch (error) {
       // Opened again next time: a failed open or write is not kept.
       if (this.journalHandle === opening) await this.closeJournal();
@@ -188,5 +189,23 @@ export class IndexSnapshotFiles {
     } finally {
       await handle.close();
     }
+  }
+}
+
+/**
+ * Appends `line` with a synchronous `write`: a line of about a hundred bytes lands in the page
+ * cache in microseconds, where the asynchronous write (`appendFile`) went through libuv's thread
+ * pool, waking a thread and settling promises on every turn (about 0.3 ms of the turn's sampled
+ * time). `fd` is -1 once the handle's close has begun: the write then fails instead of reaching a
+ * descriptor number that another file may be given.
+ */
+function appendLine(handle: FileHandle, line: string): void {
+  const bytes = Buffer.from(line, 'utf8');
+  for (let at = 0; at < bytes.length; ) {
+    const { fd } = handle;
+    if (fd < 0) throw new Error('the journal was closed');
+    const written = writeSync(fd, bytes, at, bytes.length - at);
+    if (written <= 0) throw new Error('the journal took no bytes');
+    at += written;
   }
 }

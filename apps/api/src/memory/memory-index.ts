@@ -598,6 +598,11 @@ export class MemoryIndex
         // Before the first build there is nothing to refresh: the build reads this chat.
         if (!this.ready) return;
         await this.ready;
+        // Background work: a reply's end is indexed on the loop's next turn, once the response's
+        // last bytes have left. Straight on, its journal line and indexing would run in the same
+        // run of promise jobs, ahead of the socket write the SSE response queued (Node uncorks it
+        // on the tick queue, after those jobs).
+        await new Promise((resolve) => setImmediate(resolve));
         if (change === 'created') {
           await this.unheld(() => this.readMessages(chatId, []));
           return;

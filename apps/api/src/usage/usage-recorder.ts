@@ -21,6 +21,7 @@ import {
   usageRollupId,
 } from './schemas/usage-rollup.schema';
 import { UsageRollups, type UsageRollupRow } from './usage-rollups';
+import { driverCollection } from '../database/driver-collection';
 
 export interface UsageEntry {
   source: TurnSource;
@@ -169,7 +170,7 @@ export class UsageRecorder {
       rollup.next = null;
       // Through the driver: numbers and strings, nothing for mongoose to cast, once per turn.
       const write = () =>
-        this.model.collection.updateOne(
+        driverCollection(this.model.collection).updateOne(
           { _id: id } as object,
           { $inc: { ...batch.inc }, $setOnInsert: batch.setOnInsert },
           { upsert: true },
