@@ -18,7 +18,10 @@ import { AppModule } from '../../apps/api/src/app/app.module';
 import { PasswordHasher } from '../../apps/api/src/auth/password-hasher';
 import { loadAppConfig } from '../../apps/api/src/config/app-config';
 import { EmbeddedDatabase } from '../../apps/api/src/database/embedded-database';
-import { configureApp } from '../../apps/api/src/http/configure-app';
+import {
+  configureApp,
+  HTTP_APP_OPTIONS,
+} from '../../apps/api/src/http/configure-app';
 import { WhatsAppAutoReplySettings } from '../../apps/api/src/whatsapp/auto-reply/whatsapp-auto-reply.settings';
 import type { ReplaceableSocketFactory } from '../../apps/api/src/whatsapp/gateway/replaceable-socket.factory';
 import { WhatsAppSocketFactory } from '../../apps/api/src/whatsapp/gateway/whatsapp-socket';
@@ -97,7 +100,10 @@ export async function startBenchApp(
           providers: options.providers,
         }
       : root,
-    { logger: new BenchLogger({ logLevels: ['error', 'warn'] }) },
+    {
+      ...HTTP_APP_OPTIONS,
+      logger: new BenchLogger({ logLevels: ['error', 'warn'] }),
+    },
   );
   configureApp(app, config);
   options.beforeInit?.(app);

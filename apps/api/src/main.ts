@@ -56,8 +56,14 @@ async function main(): Promise<void> {
   if (!process.stdout.isTTY) process.env['NO_COLOR'] ??= '1';
   // Awaited below, once the modules are loaded; a failure meanwhile is not an unhandled rejection.
   starting.catch(() => undefined);
-  const { AppLogger, AppModule, Logger, NestFactory, configureApp } =
-    await import('./boot/server-modules');
+  const {
+    AppLogger,
+    AppModule,
+    HTTP_APP_OPTIONS,
+    Logger,
+    NestFactory,
+    configureApp,
+  } = await import('./boot/server-modules');
 
   const logger = new AppLogger('MetatronOS', {
     json: config.logFormat === 'json',
@@ -115,6 +121,7 @@ async function main(): Promise<void> {
     app = await NestFactory.create<NestExpressApplication>(
       AppModule.forRoot({ config, database }),
       {
+        ...HTTP_APP_OPTIONS,
         logger,
         abortOnError: false,
       },

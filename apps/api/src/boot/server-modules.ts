@@ -8,4 +8,4 @@ export { Logger } from '@nestjs/common';
 export { NestFactory } from '@nestjs/core';
 export { AppLogger } from '../app-logger';
 export { AppModule } from '../app/app.module';
-export { configureApp } from '../http/configure-app';
+export { configureApp, HTTP_APP_OPTIONS } from '../http/configure-app';

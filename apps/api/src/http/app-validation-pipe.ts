@@ -5,6 +5,7 @@ import {
   type ValidationError,
 } from '@nestjs/common';
 import { inPlainWords } from './field-labels';
+import { cacheValidationMetadataLookups } from './validation-metadata-cache';
 
 /**
  * Keys class-transformer skips when it builds a DTO (against prototype
@@ -22,6 +23,7 @@ const SKIPPED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 export class AppValidationPipe extends ValidationPipe {
   constructor() {
     super({ whitelist: true, forbidNonWhitelisted: true, transform: true });
+    cacheValidationMetadataLookups();
   }
 
   override async transform(

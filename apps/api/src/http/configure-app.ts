@@ -1,4 +1,4 @@
-import type { INestApplication } from '@nestjs/common';
+import type { INestApplication, NestApplicationOptions } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import {
   DocumentBuilder,
@@ -19,23 +19,37 @@ import { hostAllowlist } from './host-allowlist.middleware';
 import { requestOriginGuard } from './request-origin.middleware';
 import { HELMET_OPTIONS, securityHeaders } from './security-headers';
 import { serveConsole } from './serve-console';
+import { inOneLayer } from './one-layer';
 import { mountMcpEndpoint } from '../mcp-server/mount-mcp-endpoint';
+
+/**
+ * Options for `NestFactory.create` with every app that `configureApp` configures: Nest's own body
+ * parsers stay out (configureApp registers the JSON parser with its depth check; Nest would add an
+ * urlencoded parser that every request passes through, and that only a GET, HEAD or OPTIONS could
+ * reach, since the request-origin guard answers 415 to a form body on any other method).
+ */
+export const HTTP_APP_OPTIONS = {
+  bodyParser: false,
+} as const satisfies NestApplicationOptions;
 
 /** Everything main.ts and the tests both need on the app before it listens. */
 export function configureApp(app: INestApplication, config: AppConfig): void {
-  app.use(hostAllowlist(config.allowedHosts));
-  // Request forgery: state-changing requests from another origin, or with a form's body type, stop here (before body parsing).
+  // Every request passes these, in this order, from one router layer (see inOneLayer).
   app.use(
-    requestOriginGuard({
-      allowedHosts: config.allowedHosts,
-      trustedOrigins: config.trustedOrigins,
-    }),
+    inOneLayer(
+      hostAllowlist(config.allowedHosts),
+      // Request forgery: state-changing requests from another origin, or with a form's body type, stop here (before body parsing).
+      requestOriginGuard({
+        allowedHosts: config.allowedHosts,
+        trustedOrigins: config.trustedOrigins,
+      }),
+      securityHeaders(HELMET_OPTIONS),
+      cookieParser(),
+      // The JSON parser, with a depth check added (Nest's are off: HTTP_APP_OPTIONS).
+      express.json({ verify: refuseDeepJson }),
+      refuseDeepQuery,
+    ),
   );
-  app.use(securityHeaders(HELMET_OPTIONS));
-  app.use(cookieParser());
-  // Nest's own JSON parser with a depth check added: Nest sees a parser named jsonParser and adds none.
-  app.use(express.json({ verify: refuseDeepJson }));
-  app.use(refuseDeepQuery);
   // /mcp (for the owner's other agents) sits at the root, before the console's page fallback.
   mountMcpEndpoint(app);
   serveConsole(app, config.webDistDir);

@@ -13,7 +13,7 @@ import { PasswordHasher } from '../../src/auth/password-hasher';
 import { ManualClock } from '../../src/clock/clock';
 import { loadAppConfig, type AppConfig } from '../../src/config/app-config';
 import type { DatabaseRuntime } from '../../src/database/database-runtime';
-import { configureApp } from '../../src/http/configure-app';
+import { configureApp, HTTP_APP_OPTIONS } from '../../src/http/configure-app';
 import type { WhatsAppGateway } from '../../src/whatsapp/gateway/whatsapp-gateway';
 import { sharedTestDatabase } from './test-database';
 
@@ -91,7 +91,7 @@ export async function createTestApp(
       ],
       providers: options.providers ?? [],
     },
-    { logger: ['error'], abortOnError: false },
+    { ...HTTP_APP_OPTIONS, logger: ['error'], abortOnError: false },
   );
   configureApp(app, config);
   await options.beforeInit?.(app);
