@@ -8,13 +8,15 @@ type Step =
   | 'router'
   | 'throw'
   | 'answer'
-  | 'later';
+  | 'later'
+  | 'reject';
 const boom = new Error('boom');
 
 /** A handler that records its turn and then does what `step` says. */
 function handler(name: string, step: Step, seen: string[]): RequestHandler {
-  return (_req: Request, _res: Response, next: NextFunction): void => {
+  return (_req: Request, _res: Response, next: NextFunction) => {
     seen.push(name);
+    if (step === 'reject') return Promise.reject(boom);
     if (step === 'next') next();
     else if (step === 'error') next(boom);
     else if (step === 'route') next('route');
@@ -22,6 +24,7 @@ function handler(name: string, step: Step, seen: string[]): RequestHandler {
     else if (step === 'throw') throw boom;
     else if (step === 'later') setImmediate(() => next());
     // 'answer': the handler ends the request itself
+    return undefined;
   };
 }
 
@@ -57,6 +60,12 @@ describe('inOneLayer', () => {
       [[boom]],
     ],
     ['a throw is an error', ['throw', 'next'], ['h0'], [[boom]]],
+    [
+      "an async handler's rejection is an error",
+      ['reject', 'next'],
+      ['h0'],
+      [[boom]],
+    ],
     [
       "next('route') goes on, as at the router's level",
       ['route', 'next'],

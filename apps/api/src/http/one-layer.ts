@@ -6,7 +6,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
  * these run for every path anyway. They run in order as separate layers would: `next()` goes on to
  * the following one, `next(error)` leaves the sequence with the error (the layers after it are
  * skipped, as Express skips plain middlewares when an error is pending), `next('router')` leaves the
- * router, a synchronous throw becomes `next(error)`. Only root-mounted request handlers belong here
+ * router, a synchronous throw or a rejected promise becomes `next(error)`. Only root-mounted request handlers belong here
  * (no path, no error handler).
  */
 export function inOneLayer(...handlers: RequestHandler[]): RequestHandler {
@@ -23,7 +23,9 @@ export function inOneLayer(...handlers: RequestHandler[]): RequestHandler {
         return;
       }
       try {
-        void handler(req, res, step);
+        // An async handler's rejection is passed on, as Express 5 does for a layer's promise.
+        const returned: unknown = handler(req, res, step);
+        if (returned instanceof Promise) returned.catch(next);
       } catch (thrown) {
         next(thrown);
       }
