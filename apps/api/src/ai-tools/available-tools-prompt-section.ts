@@ -5,7 +5,18 @@ import {
   type PromptSection,
 } from '../system-instruction/prompt-section';
 import { OWNER_AND_UNATTENDED } from '../system-instruction/prompt-audience';
-import { AiToolRegistry } from './ai-tool-registry';
+import type { AiTool } from './ai-tool';
+import { AiToolRegistry, type ModeTools } from './ai-tool-registry';
+
+/** What a section was written from: the same inputs write the same text (tools and modes are not changed in place). */
+interface Written {
+  usable: readonly AiTool[];
+  offered: readonly string[];
+  mode: string | undefined;
+  filtered: boolean;
+  modeTools: readonly ModeTools[] | null;
+  text: string | null;
+}
 
 /**
  * "## Available Tools": the conversation's mode, the other modes (one line each,
@@ -21,6 +32,9 @@ export class AvailableToolsPromptSection implements PromptSection {
 
   constructor(private readonly registry: AiToolRegistry) {}
 
+  /** The last section written for a turn: every turn of a mode offers the same tools until a tool, a mode or a setting changes. */
+  private last: Written | null = null;
+
   async render({
     toolsEnabled,
     source,
@@ -31,6 +45,35 @@ export class AvailableToolsPromptSection implements PromptSection {
     availableTools,
   }: PromptContext): Promise<string | null> {
     if (!toolsEnabled) return null;
+    if (availableTools && offeredTools) {
+      const filtered = !!toolFilter;
+      const modeTools = mode && !filtered ? this.registry.modeTools() : null;
+      const last = this.last;
+      if (
+        last &&
+        last.mode === mode &&
+        last.filtered === filtered &&
+        last.modeTools === modeTools &&
+        sameItems(last.usable, availableTools) &&
+        sameItems(last.offered, offeredTools)
+      )
+        return last.text;
+      const text = this.write(
+        availableTools,
+        new Set(offeredTools),
+        mode,
+        modeTools,
+      );
+      this.last = {
+        usable: [...availableTools],
+        offered: [...offeredTools],
+        mode,
+        filtered,
+        modeTools,
+        text,
+      };
+      return text;
+    }
     const usable =
       availableTools ?? (await this.registry.available({ source, settings }));
     const offered = offeredTools
@@ -41,13 +84,27 @@ export class AvailableToolsPromptSection implements PromptSection {
             : usable.filter((t) => !toolFilter || toolFilter(t.name))
           ).map((t) => t.name),
         );
+    return this.write(
+      usable,
+      offered,
+      mode,
+      mode && !toolFilter ? this.registry.modeTools() : null,
+    );
+  }
+
+  /** The section: `modeTools` when the mode and the other modes are listed (no fixed tool profile). */
+  private write(
+    usable: readonly AiTool[],
+    offered: ReadonlySet<string>,
+    mode: string | undefined,
+    modeTools: readonly ModeTools[] | null,
+  ): string | null {
     const tools = usable.filter((t) => offered.has(t.name));
     if (tools.length === 0) return null;
     const lines = ['## Available Tools'];
-    if (mode && !toolFilter) {
+    if (mode && modeTools) {
       const usableNames = new Set(usable.map((t) => t.name));
-      const others = this.registry
-        .modeTools()
+      const others = modeTools
         .filter((m) => m.mode.name !== mode)
         .map((m) => ({
           name: m.mode.name,
@@ -68,4 +125,10 @@ export class AvailableToolsPromptSection implements PromptSection {
     lines.push(...tools.map((t) => `- **${t.name}**: ${t.promptLine}`));
     return lines.join('\n');
   }
+}
+
+function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

@@ -24,6 +24,7 @@ import {
   LlmProviderError,
   type LlmAdapter,
   type LlmTurnRequest,
+  type LlmToolSpec,
   type LlmTurnSink,
 } from '../llm/llm-adapter';
 import { isAttended, type TurnSource } from '../llm/turn-source';
@@ -669,15 +670,13 @@ class GuardedTurn {
     private readonly unattended: boolean,
   ) {
     this.systemBytes = bytes(request.systemPrompt ?? '');
-    this.toolBytes = request.tools?.length
-      ? bytes(JSON.stringify(request.tools))
-      : 0;
+    this.toolBytes = request.tools?.length ? toolsBytes(request.tools) : 0;
     let history = 0;
     for (const message of request.history)
       history +=
         message.role === 'user'
           ? bytes(message.text)
-          : bytes(JSON.stringify(message.parts));
+          : sizedOnce(message.parts);
     let attached = 0;
     for (const file of request.attachments ?? [])
       attached +=
@@ -768,9 +767,7 @@ class GuardedTurn {
               const next = (await outer.nextRequest?.()) ?? null;
               if (next) {
                 this.systemBytes = bytes(next.systemPrompt ?? '');
-                this.toolBytes = next.tools.length
-                  ? bytes(JSON.stringify(next.tools))
-                  : 0;
+                this.toolBytes = next.tools.length ? toolsBytes(next.tools) : 0;
               }
               return next;
             },
@@ -814,6 +811,28 @@ class GuardedTurn {
 
 function bytes(text: string): number {
   return Buffer.byteLength(text, 'utf8');
+}
+
+/**
+ * The JSON size of values never changed in place once made: the registry's cached tool specs and the
+ * history's decoded reply parts (toLlmHistory keeps one array per stored reply). Sized once, not on every turn.
+ */
+const jsonBytes = new WeakMap<object, number>();
+
+function sizedOnce(value: object): number {
+  let size = jsonBytes.get(value);
+  if (size === undefined) {
+    size = bytes(JSON.stringify(value));
+    jsonBytes.set(value, size);
+  }
+  return size;
+}
+
+/** `bytes(JSON.stringify(tools))`, from each spec's own size: `[`, `]` and a comma between two. */
+function toolsBytes(tools: readonly LlmToolSpec[]): number {
+  let size = tools.length + 1;
+  for (const tool of tools) size += sizedOnce(tool);
+  return size;
 }
 
 function round(usd: number): number {

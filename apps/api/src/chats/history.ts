@@ -32,14 +32,31 @@ export function toLlmHistory(
     }
     // A call that never finished (result null) is given to the model as an error by the adapters (toolResultText).
     // Mode switches are the console's; the model learns its mode from the tools it is offered.
-    const parts = decodeParts(message.parts).filter(
-      (part): part is TextPart | ToolCallPart =>
-        part.type === 'tool_call' || (part.type === 'text' && part.text !== ''),
-    );
+    const parts = modelParts(message);
     if (parts.length === 0 || history.length === 0) continue;
     history.push({ role: 'assistant', parts });
   }
   return history;
+}
+
+/**
+ * A stored reply's parts are never changed in place (a write stores a new array), so they are
+ * decoded once: every later turn gets the same array, which nothing downstream changes either
+ * (the adapters only read it; the budget sizes it once).
+ */
+const decoded = new WeakMap<object, (TextPart | ToolCallPart)[]>();
+
+function modelParts(message: MessageRecord): (TextPart | ToolCallPart)[] {
+  const stored = message.parts;
+  let parts = stored ? decoded.get(stored) : undefined;
+  if (!parts) {
+    parts = decodeParts(stored).filter(
+      (part): part is TextPart | ToolCallPart =>
+        part.type === 'tool_call' || (part.type === 'text' && part.text !== ''),
+    );
+    if (stored) decoded.set(stored, parts);
+  }
+  return parts;
 }
 
 /** Files are given to the model with their own turn only; later turns keep a note of what was attached (images with their id, for edit_image). */

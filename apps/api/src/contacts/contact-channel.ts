@@ -34,6 +34,8 @@ export const ContactChannelProvider = DiscoveryService.createDecorator<void>();
 @Injectable()
 export class ContactChannelRouter implements OnModuleInit {
   private readonly channels = new Map<string, ContactChannel>();
+  /** Sorted once: the channels are all known at start, and `contacts_send` asks on every turn whether one is connected. */
+  private sorted: readonly ContactChannel[] = [];
 
   constructor(private readonly discovery: DiscoveryService) {}
 
@@ -49,13 +51,14 @@ export class ContactChannelRouter implements OnModuleInit {
         );
       this.channels.set(channel.prefix, channel);
     }
+    this.sorted = [...this.channels.values()].sort((a, b) =>
+      a.prefix.localeCompare(b.prefix),
+    );
   }
 
   /** Sorted by prefix, so messages that list them read the same on every start. */
-  all(): ContactChannel[] {
-    return [...this.channels.values()].sort((a, b) =>
-      a.prefix.localeCompare(b.prefix),
-    );
+  all(): readonly ContactChannel[] {
+    return this.sorted;
   }
 
   /** The channel and address of a contact id, or the reason it names none. */

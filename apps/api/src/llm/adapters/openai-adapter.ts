@@ -11,6 +11,7 @@ import type {
   ChatCompletionFunctionTool,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
+import type { Stream } from 'openai/streaming';
 import type {
   LlmAdapter,
   LlmConnection,
@@ -241,13 +242,13 @@ export class OpenAiAdapter implements LlmAdapter {
           model: request.model,
           messages: conversation,
           ...this.outputLimit(request),
-          ...(tools.length ? { tools: tools.map(toOpenAiTool) } : {}),
           stream: true,
           stream_options: { include_usage: true },
         },
         signal,
         this.provider,
         sink.beforeCall?.bind(sink),
+        tools,
       );
       const reply = new StreamedReply();
       for await (const chunk of stream) {
@@ -320,11 +321,23 @@ export class OpenAiAdapter implements LlmAdapter {
     signal: AbortSignal,
     provider: ProviderContext,
     beforeCall?: () => Promise<void>,
+    /** Offered as `tools`, their JSON made once per spec (see `encodedBody`). */
+    tools: readonly LlmToolSpec[] = [],
   ): Promise<AsyncIterable<ChatCompletionChunk>> {
     return sendWithRetries(
       async () => {
         await beforeCall?.();
-        const stream = await client.chat.completions.create(body, { signal });
+        const stream = tools.length
+          ? await client.post<Stream<ChatCompletionChunk>>(
+              '/chat/completions',
+              {
+                body: encodedBody(body, tools),
+                headers: JSON_BODY,
+                stream: true,
+                signal,
+              },
+            )
+          : await client.chat.completions.create(body, { signal });
         const chunks = stream[Symbol.asyncIterator]();
         return continueFrom(await chunks.next(), chunks);
       },
@@ -511,6 +524,34 @@ function addChunkUsage(
       ...(cached ? { cachedInputTokens: cached } : {}),
     });
   }
+}
+
+const JSON_BODY = { 'content-type': 'application/json' };
+
+/** Each spec's `tools` entry as JSON: specs are the registry's cached objects, never changed in place. */
+const toolJson = new WeakMap<LlmToolSpec, string>();
+
+/**
+ * The request's JSON with `tools` spliced in from each spec's JSON made once: the tool list is
+ * most of a request and the same on every turn of a mode, and the SDK would serialise it anew
+ * each time. Sent through `client.post` as `chat.completions.create` does, a string body with
+ * its content type passing through the SDK unchanged.
+ */
+function encodedBody(
+  body: ChatCompletionCreateParamsStreaming,
+  tools: readonly LlmToolSpec[],
+): string {
+  const entries: string[] = [];
+  for (const spec of tools) {
+    let json = toolJson.get(spec);
+    if (json === undefined) {
+      json = JSON.stringify(toOpenAiTool(spec));
+      toolJson.set(spec, json);
+    }
+    entries.push(json);
+  }
+  const rest = JSON.stringify(body);
+  return `${rest.slice(0, -1)},"tools":[${entries.join(',')}]}`;
 }
 
 function toOpenAiTool(spec: LlmToolSpec): ChatCompletionFunctionTool {
