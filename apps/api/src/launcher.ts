@@ -4,7 +4,7 @@ import {
   compileCacheDir,
   installCompileCache,
 } from './boot/compile-cache';
-import { deferPhoneNumbers } from './boot/deferred-phone-numbers';
+import { deferModules } from './boot/deferred-modules';
 
 /**
  * The built server's entry (`dist/apps/api/main.js`): it installs the compile cache first, then
@@ -16,5 +16,5 @@ declare const __non_webpack_require__: NodeJS.Require;
 const server = join(__dirname, 'server.js');
 const cache = installCompileCache(compileCacheDir(process.env), server);
 if (cache) Object.assign(globalThis, { [COMPILE_CACHE_GLOBAL]: cache });
-deferPhoneNumbers(server);
+deferModules(server);
 __non_webpack_require__(server);

@@ -5,7 +5,7 @@ import {
   type WriteStream,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Parser, type ReadEntry } from 'tar';
+import type { ReadEntry } from 'tar';
 import { BACKUP_FILE_DIRS } from '@metatronos/shared-types';
 import { mongo } from 'mongoose';
 import type { BackupLimits } from './backup-limits';
@@ -81,6 +81,8 @@ export async function unpackArchive(
   let refusal: BackupArchiveError | null = null;
   const writes: Promise<void>[] = [];
   const outputs: WriteStream[] = [];
+  // tar loads with the first restore: ~1 MB of heap the server would hold from its start.
+  const { Parser } = await import('tar');
   const parser = new Parser({
     strict: true,
     maxDecompressionRatio: limits.maxCompressionRatio,

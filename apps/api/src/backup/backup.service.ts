@@ -25,7 +25,6 @@ import type { IncomingMessage } from 'node:http';
 import { dirname, join, resolve } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { mongo, type Connection } from 'mongoose';
-import { create as createTar } from 'tar';
 import {
   BACKUP_FILE_DIRS,
   BACKUP_FORMAT,
@@ -274,6 +273,8 @@ export class BackupService implements OnModuleInit, OnApplicationBootstrap {
         JSON.stringify(manifest, null, 2),
         { mode: 0o600 },
       );
+      // tar loads with the first backup: ~1 MB of heap the server would hold from its start.
+      const { create: createTar } = await import('tar');
       const stream = createTar(
         {
           gzip: true,
