@@ -10,9 +10,10 @@
 const acorn = require('acorn');
 
 const WIDE = /[\u0100-\uffff]/;
+const EVERY_WIDE = /[\u0100-\uffff]/g;
 const escapeWide = (text) =>
   text.replace(
-    /[\u0100-\uffff]/g,
+    EVERY_WIDE,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
 
@@ -66,7 +67,7 @@ function latin1Replacements(code) {
     if (piece.kind === 'comment')
       replacements.push({
         ...piece,
-        text: text.replace(/[\u0100-\uffff]/g, '?'),
+        text: text.replace(EVERY_WIDE, '?'),
       });
     else if (piece.kind === 'string' || piece.kind === 'regexp')
       replacements.push({ ...piece, text: escapeWide(text) });
@@ -102,12 +103,9 @@ function meaning(kind, text) {
   }`;
 }
 
-/** `code` with `latin1Replacements` applied; checked: every rewritten token means what it meant. */
-function toLatin1Source(code) {
-  const replacements = latin1Replacements(code);
-  let out = '';
-  let from = 0;
-  for (const { start, end, kind, text } of replacements) {
+/** Throws unless every rewritten string, template and regex of `replacements` means what it meant in `code`. */
+function checkMeaning(code, replacements) {
+  for (const { start, end, kind, text } of replacements)
     if (
       kind !== 'comment' &&
       meaning(kind, text) !== meaning(kind, code.slice(start, end))
@@ -115,6 +113,15 @@ function toLatin1Source(code) {
       throw new Error(
         `rewriting ${JSON.stringify(code.slice(start, end))} as Latin-1 changed its meaning`,
       );
+}
+
+/** `code` with `latin1Replacements` applied, checked by `checkMeaning`. */
+function toLatin1Source(code) {
+  const replacements = latin1Replacements(code);
+  checkMeaning(code, replacements);
+  let out = '';
+  let from = 0;
+  for (const { start, end, text } of replacements) {
     out += code.slice(from, start) + text;
     from = end;
   }
@@ -137,7 +144,7 @@ class Latin1SourcePlugin {
             const code = asset.source().toString();
             const replacements = latin1Replacements(code);
             if (!replacements.length) continue;
-            toLatin1Source(code); // the check: throws when a token would change its meaning
+            checkMeaning(code, replacements);
             const source = new sources.ReplaceSource(asset);
             for (const { start, end, text } of replacements)
               source.replace(start, end - 1, text);
