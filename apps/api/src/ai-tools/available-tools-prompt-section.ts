@@ -13,7 +13,6 @@ interface Written {
   usable: readonly AiTool[];
   offered: readonly string[];
   mode: string | undefined;
-  filtered: boolean;
   modeTools: readonly ModeTools[] | null;
   text: string | null;
 }
@@ -45,14 +44,14 @@ export class AvailableToolsPromptSection implements PromptSection {
     availableTools,
   }: PromptContext): Promise<string | null> {
     if (!toolsEnabled) return null;
+    // The mode and the other modes are listed unless a fixed tool profile (a filter) applies.
+    const modeTools = mode && !toolFilter ? this.registry.modeTools() : null;
     if (availableTools && offeredTools) {
-      const filtered = !!toolFilter;
-      const modeTools = mode && !filtered ? this.registry.modeTools() : null;
+      // The filter only matters through modeTools here: the offered tools are given.
       const last = this.last;
       if (
         last &&
         last.mode === mode &&
-        last.filtered === filtered &&
         last.modeTools === modeTools &&
         sameItems(last.usable, availableTools) &&
         sameItems(last.offered, offeredTools)
@@ -68,7 +67,6 @@ export class AvailableToolsPromptSection implements PromptSection {
         usable: [...availableTools],
         offered: [...offeredTools],
         mode,
-        filtered,
         modeTools,
         text,
       };
@@ -79,17 +77,12 @@ export class AvailableToolsPromptSection implements PromptSection {
     const offered = offeredTools
       ? new Set(offeredTools)
       : new Set(
-          (mode && !toolFilter
+          (mode && modeTools
             ? await this.registry.toolsFor({ source, settings }, { mode })
             : usable.filter((t) => !toolFilter || toolFilter(t.name))
           ).map((t) => t.name),
         );
-    return this.write(
-      usable,
-      offered,
-      mode,
-      mode && !toolFilter ? this.registry.modeTools() : null,
-    );
+    return this.write(usable, offered, mode, modeTools);
   }
 
   /** The section: `modeTools` when the mode and the other modes are listed (no fixed tool profile). */
