@@ -123,20 +123,17 @@ describe('cacheValidationMetadataLookups', () => {
     class Late {
       title!: string;
     }
-    const before = storage.getTargetValidationMetadatas(
-      Late,
-      undefined as never,
-      false,
-      false,
-    );
+    const rulesOfLate = () =>
+      storage.getTargetValidationMetadatas(
+        Late,
+        undefined as never,
+        false,
+        false,
+      );
+    const before = rulesOfLate();
     expect(before).toHaveLength(0);
     IsString()(Late.prototype, 'title');
-    const after = storage.getTargetValidationMetadatas(
-      Late,
-      undefined as never,
-      false,
-      false,
-    );
+    const after = rulesOfLate();
     expect(after).toHaveLength(1);
     expect(storage.groupByPropertyName(after)).toHaveProperty('title');
     const errors = await validate(plainToInstance(Late, { title: 3 }));
