@@ -83,7 +83,7 @@ function parseArguments(raw: string): ParsedArguments {
  * OpenAI chat completions (and any OpenAI-compatible endpoint: only the base URL and key differ).
  *
  * With tools, the adapter's own loop (`runWithTools`) streams each model call and executes its tools one at
- * a time in the order the model listed them; the tool set may change between calls (a mode switch). Without tools, one streamed `chat.completions.create()`.
+ * a time in the order the model listed them; the tool set may change between calls (a mode switch). Without tools, one streamed call.
  * Abort: rejects with `LlmProviderError('aborted')` as soon as `request.signal` aborts, runs no further tool.
  */
 export class OpenAiAdapter implements LlmAdapter {
@@ -218,7 +218,7 @@ export class OpenAiAdapter implements LlmAdapter {
   /**
    * The tool loop, written here rather than with the SDK's `runTools()`: that runner fixes the
    * tools for the whole run, and a mode switch must change them for the very next request.
-   * Each model call is one streamed `chat.completions.create()`; its tool calls run one at a
+   * Each model call is one streamed `/chat/completions` request; its tool calls run one at a
    * time in the order the model listed them, their results go back as `tool` messages.
    */
   private async runWithTools(
@@ -327,17 +327,16 @@ export class OpenAiAdapter implements LlmAdapter {
     return sendWithRetries(
       async () => {
         await beforeCall?.();
-        const stream = tools.length
-          ? await client.post<Stream<ChatCompletionChunk>>(
-              '/chat/completions',
-              {
-                body: encodedBody(body, tools),
-                headers: JSON_BODY,
-                stream: true,
-                signal,
-              },
-            )
-          : await client.chat.completions.create(body, { signal });
+        // What `chat.completions.create()` posts, with the body already JSON (see encodedBody).
+        const stream = await client.post<Stream<ChatCompletionChunk>>(
+          '/chat/completions',
+          {
+            body: encodedBody(body, tools),
+            headers: JSON_BODY,
+            stream: true,
+            signal,
+          },
+        );
         const chunks = stream[Symbol.asyncIterator]();
         return continueFrom(await chunks.next(), chunks);
       },
@@ -551,6 +550,8 @@ function encodedBody(
     entries.push(json);
   }
   const rest = JSON.stringify(body);
+  // No `tools` key without tools (OpenAI refuses an empty list).
+  if (!entries.length) return rest;
   return `${rest.slice(0, -1)},"tools":[${entries.join(',')}]}`;
 }
 
