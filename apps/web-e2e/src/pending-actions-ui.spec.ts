@@ -72,7 +72,9 @@ async function serveActions(
 ): Promise<{ approved: string[]; stillListed: Set<string> }> {
   const approved: string[] = [];
   // Actions the list keeps showing as waiting after they changed elsewhere (a page that has not re-read
-  // its list yet), whatever refreshes it meanwhile.
+  // its list yet), whatever refreshes it meanwhile: listed as they were, still pending. (The console
+  // drops an action listed with another status, and the page reloads its list when the event stream
+  // opens, which on a busy machine can come after the change.)
   const stillListed = new Set<string>();
   await page.route('**/api/actions**', async (route: Route) => {
     const request = route.request();
@@ -85,11 +87,13 @@ async function serveActions(
     if (!id && request.method() === 'GET') {
       const chatId = url.searchParams.get('chatId');
       return route.fulfill({
-        json: actions.filter(
-          (a) =>
-            (a.status === 'pending' || stillListed.has(a.id)) &&
-            (!chatId || a.chatId === chatId),
-        ),
+        json: actions
+          .filter(
+            (a) =>
+              (a.status === 'pending' || stillListed.has(a.id)) &&
+              (!chatId || a.chatId === chatId),
+          )
+          .map((a) => ({ ...a, status: 'pending' })),
       });
     }
     if (!found)
