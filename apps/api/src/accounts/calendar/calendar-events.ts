@@ -1,4 +1,4 @@
-import ICAL from 'ical.js';
+import { ICAL } from './ical';
 import type { DateTime } from 'luxon';
 import {
   icalTimeFields,

@@ -1,4 +1,4 @@
-import ICAL from 'ical.js';
+import { ICAL } from './ical';
 import { DateTime, IANAZone } from 'luxon';
 
 /**
