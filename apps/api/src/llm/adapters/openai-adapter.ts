@@ -11,7 +11,6 @@ import type {
   ChatCompletionFunctionTool,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
-import type { Stream } from 'openai/streaming';
 import type {
   LlmAdapter,
   LlmConnection,
@@ -36,6 +35,7 @@ import {
 } from './adapter-support';
 import { untilAborted } from '../until-aborted';
 import { continueFrom, retryAfterMs, sendWithRetries } from './provider-retry';
+import { sseJsonEvents } from './sse-json-events';
 import { toOpenAiMessages } from './history-mapping';
 import {
   createProviderFetch,
@@ -209,7 +209,7 @@ export class OpenAiAdapter implements LlmAdapter {
       if (choice?.delta?.content) onText(choice.delta.content);
       if (choice?.finish_reason) finished = true;
     }
-    // The SDK ends the iteration quietly on abort.
+    // The events end quietly on abort (as the SDK's stream did).
     if (request.signal.aborted) throw abortedError(provider);
     if (!finished) throw cutError(provider);
     return { usage: usage.toUsage() };
@@ -257,7 +257,7 @@ export class OpenAiAdapter implements LlmAdapter {
         const content = reply.add(chunk);
         if (content) onText(content);
       }
-      // The SDK ends the iteration quietly on abort.
+      // The events end quietly on abort (as the SDK's stream did).
       if (signal.aborted) throw new APIUserAbortError();
       const message = reply.message();
       const calls = message.toolCalls.flatMap((call) =>
@@ -327,17 +327,17 @@ export class OpenAiAdapter implements LlmAdapter {
     return sendWithRetries(
       async () => {
         await beforeCall?.();
-        // What `chat.completions.create()` posts, with the body already JSON (see encodedBody).
-        const stream = await client.post<Stream<ChatCompletionChunk>>(
-          '/chat/completions',
-          {
+        // What `chat.completions.create()` posts, with the body already JSON (see encodedBody); the
+        // reply's events are read from the response as the SDK's `Stream` reads them (sseJsonEvents).
+        const response = await client
+          .post('/chat/completions', {
             body: encodedBody(body, tools),
             headers: JSON_BODY,
             stream: true,
             signal,
-          },
-        );
-        const chunks = stream[Symbol.asyncIterator]();
+          })
+          .asResponse();
+        const chunks = sseJsonEvents<ChatCompletionChunk>(response);
         return continueFrom(await chunks.next(), chunks);
       },
       {
