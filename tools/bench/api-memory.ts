@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   API_MAIN,
+  START_ENV,
   START_NODE_ARGS,
   freePort,
   setUpOwner,
@@ -73,6 +74,7 @@ export async function measureApiMemory(options: {
     {
       cwd: process.cwd(),
       env: {
+        ...START_ENV,
         ...process.env,
         PORT: String(port),
         DATA_DIR: dataDir,

@@ -12,6 +12,11 @@ import type { FakeLlmServer } from '../fake-llm/fake-llm-server';
 export const API_MAIN = process.env.BENCH_API_MAIN ?? 'dist/apps/api/main.js';
 /** Node's flags as `npm start` runs the server (tools/scripts/start.sh): a bench measures what the owner runs. */
 export const START_NODE_ARGS = ['--max-semi-space-size=4'];
+/** glibc's malloc limits `npm start` sets (tools/scripts/start.sh); a value in the bench's environment wins. */
+export const START_ENV: Readonly<Record<string, string>> = {
+  MALLOC_MMAP_THRESHOLD_: '131072',
+  MALLOC_TRIM_THRESHOLD_: '1048576',
+};
 const PASSWORD = 'bench password 1';
 
 export interface BuiltApi {
@@ -43,6 +48,7 @@ export async function startBuiltApi(
     {
       cwd: process.cwd(),
       env: {
+        ...START_ENV,
         ...process.env,
         PORT: String(port),
         DATA_DIR: dataDir,
