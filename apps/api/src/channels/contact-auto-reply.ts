@@ -13,7 +13,7 @@ import type { WhatsAppAutoReplyLimits } from '../config/app-config';
 import { audienceOf } from '../system-instruction/prompt-audience';
 import { contactToolFilter } from '../chats/contact-chat';
 import { ContactReplyLimits } from './contact-reply-limits';
-import { ContactTurnSlots } from './contact-turn-slots';
+import { ContactTurnSlots, contactsStopController } from './contact-turn-slots';
 import { InboundWrites } from './inbound-writes';
 
 /**
@@ -192,7 +192,7 @@ export class ContactAutoReply<
   private readonly slots: ContactTurnSlots;
   private readonly writes: InboundWrites;
   private closing = false;
-  private readonly stopping = new AbortController();
+  private readonly stopping = contactsStopController();
 
   constructor(
     private readonly port: ContactChannelPort<Message, Contact>,

@@ -1,4 +1,5 @@
-import { ContactTurnSlots } from './contact-turn-slots';
+import { getMaxListeners } from 'node:events';
+import { ContactTurnSlots, contactsStopController } from './contact-turn-slots';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -52,6 +53,23 @@ describe('ContactTurnSlots', () => {
     expect(slots.inUse).toBe(0);
     // Aborted already: nothing is taken.
     (await slots.acquire(stop.signal))();
+    expect(slots.inUse).toBe(0);
+  });
+
+  it('many contacts wait on the channel’s stop signal, without Node’s leak warning; the stop frees them all', async () => {
+    const stop = contactsStopController();
+    // Node warns past this many listeners on one signal (10 by default).
+    expect(getMaxListeners(stop.signal)).toBe(Infinity);
+    expect(getMaxListeners(new AbortController().signal)).toBe(10);
+    const slots = new ContactTurnSlots(() => 1);
+    const first = await slots.acquire(stop.signal);
+    const waiting = Array.from({ length: 30 }, () =>
+      slots.acquire(stop.signal),
+    );
+    await tick();
+    stop.abort();
+    await Promise.all(waiting);
+    first();
     expect(slots.inUse).toBe(0);
   });
 });

@@ -1,3 +1,5 @@
+import { setMaxListeners } from 'node:events';
+
 /**
  * How many contacts' turns run at once, over all contacts of one channel. Each contact's
  * queue stays serial; different contacts share these slots, first come first served, so a
@@ -48,4 +50,16 @@ export class ContactTurnSlots {
       else this.running--;
     };
   }
+}
+
+/**
+ * The stop signal of a channel's auto-replies: every contact waiting for a slot or pausing between
+ * replies listens to it (one listener each, removed when the wait ends), so a burst from many contacts
+ * holds many at once. Node warns of a possible leak past 10 listeners on one signal; here that many
+ * is the design, so the limit is off.
+ */
+export function contactsStopController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(Infinity, controller.signal);
+  return controller;
 }
