@@ -54,6 +54,7 @@ export async function startBuiltApi(
         DATA_DIR: dataDir,
         LOG_LEVEL: 'warn',
         OPENAI_BASE_URL: fake.openaiBaseUrl,
+        GOOGLE_GEMINI_BASE_URL: fake.geminiBaseUrl,
       },
       stdio: ['ignore', 'ignore', 'inherit'],
     },

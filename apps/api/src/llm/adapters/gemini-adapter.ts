@@ -5,7 +5,7 @@ import {
   FunctionCallingConfigMode,
   type GenerateContentConfig,
   type GenerateContentResponse,
-  GoogleGenAI,
+  type GoogleGenAI,
   type Part,
 } from '@google/genai';
 import type {
@@ -33,6 +33,7 @@ import {
 import { untilAborted } from '../until-aborted';
 import { geminiUserParts } from './attachment-parts';
 import { toGeminiFunctionResponse, toGeminiHistory } from './history-mapping';
+import { GeminiClient } from './gemini-stream';
 import { createProviderFetch } from './provider-fetch';
 
 /** No silence limit, as the SDK asks of Node's fetch: the stall guard and the turn's own limit bound a call. */
@@ -133,7 +134,7 @@ export class GeminiAdapter implements LlmAdapter {
       process.env['GOOGLE_GEMINI_BASE_URL']?.trim() ||
       undefined;
     this.baseUrl = baseUrl ?? DEFAULT_GEMINI_URL;
-    this.ai = new GoogleGenAI({
+    this.ai = new GeminiClient({
       apiKey: connection.apiKey,
       // Never the Vertex backend, whatever GOOGLE_GENAI_USE_VERTEXAI says.
       vertexai: false,
