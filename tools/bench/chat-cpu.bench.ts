@@ -74,7 +74,7 @@ async function measure(
     Array.from({ length: 10 }, () => newChat(api)),
   );
   // Warm-up (JIT, pools, the SDKs loaded at first use), then a pause past the one-off work a fresh
-  // start does a second after it (the compile cache's save: ~300 ms of CPU, 3 ms a turn if counted).
+  // start does a second after it (the compile cache's save at its first quiet moment: ~300 ms of CPU, 3 ms a turn if counted).
   for (let i = 0; i < WARM_UP_TURNS; i++) await run(chats[i % chats.length]);
   await new Promise((resume) => setTimeout(resume, SMOKE ? 0 : 1500));
   const pid = api.child.pid as number;

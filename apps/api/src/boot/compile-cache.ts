@@ -20,6 +20,7 @@ import { dirname, join } from 'node:path';
 import { Script, constants as vmConstants } from 'node:vm';
 import { crc32 } from 'node:zlib';
 import { SystemClock } from '../clock/clock';
+import { atQuietMoment } from './quiet-moment';
 
 /**
  * Node 20 has no `module.enableCompileCache`, and loading ~2,100 CommonJS files was ~70 % of the
@@ -440,8 +441,10 @@ export function installCompileCache(
 
 /**
  * Called once the server listens: writes the cache soon after (only when this start compiled
- * something new), so it holds what a start runs rather than what later requests need. Returns
- * what this start took from the cache (undefined: no cache).
+ * something new), so it holds what a start runs rather than what later requests need. Making the
+ * code of every module is ~100 ms of the main thread, so the save waits for a quiet moment
+ * (`atQuietMoment`) instead of stalling the first requests' replies. Returns what this start took
+ * from the cache (undefined: no cache).
  */
 export function saveCompileCacheSoon(
   delayMs = 1000,
@@ -450,6 +453,6 @@ export function saveCompileCacheSoon(
     COMPILE_CACHE_GLOBAL
   ];
   if (!cache) return undefined;
-  setTimeout(() => cache.save(), delayMs).unref();
+  atQuietMoment(() => cache.save(), delayMs);
   return { ...cache.stats };
 }
