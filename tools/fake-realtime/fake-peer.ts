@@ -25,6 +25,7 @@ const LOOPBACK_ONLY: RTCPeerConnectionConfig = {
   iceInterfaceAddresses: { udp4: '127.0.0.1' },
   iceAdditionalHostAddresses: ['127.0.0.1'],
   iceFilterCandidatePair: (pair) => pair.remoteCandidate.host === '127.0.0.1',
+  bundlePolicy: 'max-bundle',
 };
 
 export interface FakePeer {
