@@ -36,6 +36,8 @@ export interface StopTargets {
 export class ProcessStop {
   private stopping: Promise<void> | null = null;
   private exited = false;
+  /** The orderly stop's own timers, cleared when it ends either way. */
+  private readonly timers: Array<ReturnType<typeof setTimeout>> = [];
 
   constructor(
     private readonly targets: StopTargets,
@@ -50,9 +52,14 @@ export class ProcessStop {
   exitNow(code: number): void {
     if (this.exited) return;
     this.exited = true;
+    this.clearTimers();
     void this.targets.stopDatabase(0).catch(() => undefined);
     this.targets.releaseLock();
     this.targets.exit(code);
+  }
+
+  private clearTimers(): void {
+    for (const timer of this.timers.splice(0)) clearTimeout(timer);
   }
 
   /** A signal: the first one stops in order, a second one exits at once. */
@@ -85,11 +92,13 @@ export class ProcessStop {
     server?.close();
     // A connection whose answer just ended (an event stream, a reply) stays open as keep-alive: close it then.
     server?.closeIdleConnections();
+    // Not unref'd: while the app closes they keep the process up until the guard's exit at the latest.
     const idle = setInterval(() => server?.closeIdleConnections(), 50);
     const cut = setTimeout(
       () => server?.closeAllConnections(),
       connectionGraceMs,
     );
+    this.timers.push(guard, idle, cut);
     // The app (and its database connections) closes before the database stops under it.
     await this.targets
       .closeApp()
@@ -106,7 +115,7 @@ export class ProcessStop {
         ),
       );
     if (this.exited) return;
-    clearTimeout(guard);
+    this.clearTimers();
     this.exited = true;
     this.targets.releaseLock();
     this.targets.exit(exitCode);
