@@ -1,35 +1,9 @@
 import { APIError } from 'openai';
 import { Stream } from 'openai/streaming';
 import { sseJsonEvents } from './sse-json-events';
+import { body, everyByte, splitsOf } from '../../../test/support/stream-bodies';
 
 const encoder = new TextEncoder();
-
-/** A body that hands over `bytes` in the pieces `cuts` makes (offsets), then ends or fails. */
-function body(
-  bytes: Uint8Array,
-  cuts: number[],
-  failWith?: unknown,
-): { stream: ReadableStream<Uint8Array>; cancelled: () => boolean } {
-  const pieces: Uint8Array[] = [];
-  let from = 0;
-  for (const cut of [...cuts, bytes.length]) {
-    if (cut > from) pieces.push(bytes.slice(from, cut));
-    from = Math.max(from, cut);
-  }
-  let cancelled = false;
-  const stream = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      const piece = pieces.shift();
-      if (piece) controller.enqueue(piece);
-      else if (failWith) controller.error(failWith);
-      else controller.close();
-    },
-    cancel() {
-      cancelled = true;
-    },
-  });
-  return { stream, cancelled: () => cancelled };
-}
 
 type Outcome = { events: unknown[]; error?: string };
 
@@ -110,31 +84,11 @@ const CASES: Array<[name: string, text: string]> = [
   ['nothing', ''],
 ];
 
-/** A small seeded generator, so a failing split can be run again. */
-function cutsFor(length: number, seed: number): number[] {
-  let state = seed;
-  const cuts: number[] = [];
-  for (let at = 0; at < length; ) {
-    state = (state * 1103515245 + 12345) % 2 ** 31;
-    at += 1 + (state % 9);
-    cuts.push(at);
-  }
-  return cuts;
-}
-
 describe('sseJsonEvents: the events the SDK reads, read straight from the body', () => {
   it.each(CASES)(
     '%s: the same events and error as the SDK',
     async (_name, text) => {
-      const length = encoder.encode(text).length;
-      const splits = [
-        [],
-        Array.from({ length }, (_, i) => i + 1),
-        cutsFor(length, 1),
-        cutsFor(length, 2),
-        cutsFor(length, 3),
-      ];
-      for (const cuts of splits) {
+      for (const cuts of splitsOf(encoder.encode(text).length)) {
         const [sdk, ours] = await both(text, cuts);
         expect({ cuts, ...ours }).toEqual({ cuts, ...sdk });
       }
@@ -190,10 +144,7 @@ describe('sseJsonEvents: the events the SDK reads, read straight from the body',
       `data: ${chunk('a')}\n\ndata: ${chunk('b')}\n\n`,
     );
     // In small pieces, so the body has not ended when the reader stops.
-    const early = body(
-      bytes,
-      Array.from({ length: bytes.length }, (_, i) => i + 1),
-    );
+    const early = body(bytes, everyByte(bytes));
     for await (const event of sseJsonEvents(new Response(early.stream))) {
       expect(event).toEqual(JSON.parse(chunk('a')));
       break;
