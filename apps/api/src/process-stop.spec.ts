@@ -76,6 +76,19 @@ function targets(server: Server, closeApp: () => Promise<void>) {
   return { t, calls, exits };
 }
 
+/** How many times the stop swept the server's idle connections within the next `ms`. */
+async function idleSweepsAfter(server: Server, ms: number): Promise<number> {
+  let sweeps = 0;
+  const sweep = server.closeIdleConnections.bind(server);
+  server.closeIdleConnections = () => {
+    sweeps++;
+    sweep();
+  };
+  await new Promise((done) => setTimeout(done, ms));
+  server.closeIdleConnections = sweep;
+  return sweeps;
+}
+
 const until = async (check: () => boolean, timeoutMs = 15_000) => {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
@@ -162,6 +175,8 @@ describe('ProcessStop', () => {
       'db:0',
       'lock',
     ]);
+    // The stop's own timers end with it: no more sweeps of idle connections after the exit.
+    expect(await idleSweepsAfter(server, 300)).toBe(0);
   });
 
   it('exits 1 at once on a second signal', async () => {
@@ -182,5 +197,6 @@ describe('ProcessStop', () => {
     // The guard does not exit a second time.
     await new Promise((done) => setTimeout(done, TIMINGS.hardExitMs + 100));
     expect(exits).toHaveLength(1);
+    expect(await idleSweepsAfter(server, 300)).toBe(0);
   });
 });
