@@ -4,8 +4,8 @@
 // is shared: a wall figure is printed beside the load average only as context.
 // First the plain turn right after the start (20 turns in): V8 is still compiling the turn's code then, on its own
 // threads, and that one-off cost is printed but has no goal. Then a running server: 150 rounds of one turn of each
-// kind, side by side, then each kind measured in 5 alternating blocks of 20 turns (the order no longer decides which
-// kind pays for the compiling or a major GC). CPU is every thread's run time from /proc/<pid>/task/*/schedstat.
+// kind, side by side, then each kind measured over 200 turns in 40 alternating blocks of 5 (the order no longer decides
+// which kind pays for the compiling or a major GC, and a GC's cost is spread over many blocks). CPU is every thread's run time from /proc/<pid>/task/*/schedstat.
 // Goals (the running server): ≤ 5 ms per plain turn (either provider), ≤ 2 ms more per tool round. Exits 1 on a miss.
 // BENCH_SMOKE=1: a few turns, no goals (part of `npm test`). BENCH_API_MAIN=<main.js>: another build, for a before/after.
 // BENCH_CPU_PROF=<dir>: the API runs with --cpu-prof into that directory (the profile is written when it stops).
@@ -17,6 +17,9 @@ import { startFakeLlmServer } from '../fake-llm/fake-llm-server';
 const SMOKE = process.env.BENCH_SMOKE === '1';
 const PROFILE_DIR = process.env.BENCH_CPU_PROF;
 const TURNS = SMOKE ? 5 : Number(process.env.BENCH_TURNS ?? 100);
+/** Turns of each kind on the running server, and how many a block of one kind runs before the next kind's. */
+const SIDE_BY_SIDE_TURNS = SMOKE ? 5 : 2 * TURNS;
+const BLOCK_TURNS = 5;
 const WARM_UP_TURNS = SMOKE ? 2 : 20;
 /** Rounds of one turn of each kind before the running server's figures (V8 done compiling the turn's code). */
 const STEADY_WARM_UP_ROUNDS = SMOKE ? 2 : 150;
@@ -118,20 +121,22 @@ async function measure(
 }
 
 /**
- * The API's CPU per turn of each kind over TURNS turns each, run in `blocks` alternating blocks
+ * The API's CPU per turn of each kind over `turns` turns each, run in `blocks` alternating blocks
  * (a, b, c, a, b, c, …): a major GC or a compile lands in whichever block it falls in, so no kind pays
- * for the moment it was measured at.
+ * for the moment it was measured at. Short blocks spread a GC's cost: with five blocks of 20, where two
+ * or three major GCs fell decided the tool round's figure (+1.5 to +4.1 ms in one hour, one build).
  */
 async function measureSideBySide(
   api: BuiltApi,
   kinds: TurnKind[],
   blocks: number,
   labels = kinds.map((kind) => kind.label),
+  turnsEach = TURNS,
 ): Promise<number[]> {
   const pid = api.child.pid as number;
   const cpu = kinds.map(() => 0);
   const wall = kinds.map(() => 0);
-  const perBlock = Math.max(1, Math.round(TURNS / blocks));
+  const perBlock = Math.max(1, Math.round(turnsEach / blocks));
   for (let block = 0; block < blocks; block++)
     for (const [k, kind] of kinds.entries()) {
       const cpuBefore = cpuMs(pid);
@@ -241,17 +246,19 @@ async function main() {
     const [plainMs, toolMs, geminiMs] = await measureSideBySide(
       api,
       [plain, tool, gemini],
-      SMOKE ? 1 : 5,
+      Math.max(1, Math.round(SIDE_BY_SIDE_TURNS / BLOCK_TURNS)),
+      undefined,
+      SIDE_BY_SIDE_TURNS,
     );
     const geminiCalls = fake.gemini.requests.length;
-    if (geminiCalls < TURNS + STEADY_WARM_UP_ROUNDS)
+    if (geminiCalls < SIDE_BY_SIDE_TURNS + STEADY_WARM_UP_ROUNDS)
       throw new Error(
         `the Gemini turns did not reach the fake Gemini (${geminiCalls} requests)`,
       );
     const toolRounds = fake.openai.requests.filter(
       (request) => request.body?.messages?.at(-1)?.role === 'tool',
     ).length;
-    if (toolRounds < TURNS + STEADY_WARM_UP_ROUNDS)
+    if (toolRounds < SIDE_BY_SIDE_TURNS + STEADY_WARM_UP_ROUNDS)
       throw new Error(`the tool turns ran ${toolRounds} tool rounds`);
     const round = toolMs - plainMs;
     console.log(`one tool round adds ${round.toFixed(2)} ms of API CPU`);
