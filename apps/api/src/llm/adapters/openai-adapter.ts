@@ -1,4 +1,4 @@
-import OpenAI, {
+import {
   APIConnectionError,
   APIConnectionTimeoutError,
   APIError,
@@ -36,6 +36,7 @@ import {
 import { untilAborted } from '../until-aborted';
 import { continueFrom, retryAfterMs, sendWithRetries } from './provider-retry';
 import { sseJsonEvents } from './sse-json-events';
+import { OpenAiClient } from './openai-client';
 import { toOpenAiMessages } from './history-mapping';
 import {
   createProviderFetch,
@@ -87,7 +88,7 @@ function parseArguments(raw: string): ParsedArguments {
  * Abort: rejects with `LlmProviderError('aborted')` as soon as `request.signal` aborts, runs no further tool.
  */
 export class OpenAiAdapter implements LlmAdapter {
-  private readonly client: OpenAI;
+  private readonly client: OpenAiClient;
   private readonly provider: ProviderContext;
   /** OpenAI's own API (no endpoint base URL) reads PDF attachments; compatible endpoints do not. */
   private readonly pdfInline: boolean;
@@ -106,7 +107,7 @@ export class OpenAiAdapter implements LlmAdapter {
       connection.baseUrl?.trim() ||
       process.env['OPENAI_BASE_URL']?.trim() ||
       undefined;
-    this.client = new OpenAI({
+    this.client = new OpenAiClient({
       // The SDK refuses an empty key; local OpenAI-compatible servers often need none.
       apiKey: connection.apiKey || 'no-key',
       baseURL,
@@ -178,7 +179,7 @@ export class OpenAiAdapter implements LlmAdapter {
   }
 
   private async runPlain(
-    client: OpenAI,
+    client: OpenAiClient,
     request: LlmTurnRequest,
     messages: ChatCompletionMessageParam[],
     onText: (delta: string) => void,
@@ -222,7 +223,7 @@ export class OpenAiAdapter implements LlmAdapter {
    * time in the order the model listed them, their results go back as `tool` messages.
    */
   private async runWithTools(
-    client: OpenAI,
+    client: OpenAiClient,
     request: LlmTurnRequest,
     specs: LlmToolSpec[],
     messages: ChatCompletionMessageParam[],
@@ -316,7 +317,7 @@ export class OpenAiAdapter implements LlmAdapter {
    * budget reserves each call.
    */
   private async openCall(
-    client: OpenAI,
+    client: OpenAiClient,
     body: ChatCompletionCreateParamsStreaming,
     signal: AbortSignal,
     provider: ProviderContext,
@@ -327,16 +328,14 @@ export class OpenAiAdapter implements LlmAdapter {
     return sendWithRetries(
       async () => {
         await beforeCall?.();
-        // What `chat.completions.create()` posts, with the body already JSON (see encodedBody); the
-        // reply's events are read from the response as the SDK's `Stream` reads them (sseJsonEvents).
-        const response = await client
-          .post('/chat/completions', {
-            body: encodedBody(body, tools),
-            headers: JSON_BODY,
-            stream: true,
-            signal,
-          })
-          .asResponse();
+        // What `chat.completions.create()` posts, with the body already JSON (see encodedBody), by the
+        // SDK's URL, headers and time limit made once (OpenAiClient); the reply's events are read from
+        // the response as the SDK's `Stream` reads them (sseJsonEvents).
+        const response = await client.postJsonStream(
+          '/chat/completions',
+          encodedBody(body, tools),
+          signal,
+        );
         const chunks = sseJsonEvents<ChatCompletionChunk>(response);
         return continueFrom(await chunks.next(), chunks);
       },
@@ -524,8 +523,6 @@ function addChunkUsage(
     });
   }
 }
-
-const JSON_BODY = { 'content-type': 'application/json' };
 
 /** Each spec's `tools` entry as UTF-8 JSON: specs are the registry's cached objects, never changed in place. */
 const toolJson = new WeakMap<LlmToolSpec, Buffer>();
