@@ -533,9 +533,8 @@ const TOOLS_CLOSE = Buffer.from(']}');
  * The request's JSON as bytes, with `tools` spliced in from each spec's JSON made once: the tool
  * list is most of a request and the same on every turn of a mode, and the SDK would serialise it
  * anew each time. One buffer, written once: a string spliced from the parts was flattened again to
- * measure its length and encoded again to write it (~40 KB of garbage a request of 11 KB). Sent
- * through `client.post` as `chat.completions.create` does: bytes with their content type pass
- * through the SDK unchanged.
+ * measure its length and encoded again to write it (~40 KB of garbage a request of 11 KB). Posted
+ * by `OpenAiClient.postJsonStream` as `chat.completions.create` posts its JSON.
  */
 export function encodedBody(
   body: ChatCompletionCreateParamsStreaming,
