@@ -28,8 +28,8 @@ const JSON_BODY = { 'content-type': 'application/json' };
  * (its time limit up to the response's headers, the caller's abort). Nothing else of the SDK's
  * path applies to these calls: its hooks (`prepareOptions`, `prepareRequest`) do nothing in
  * `OpenAI`, retries are the adapter's own, and the key is a fixed one (no token to refresh). The
- * SDK's own log lines for these calls (`OPENAI_LOG=info` or `debug`) are not written; the app logs
- * a failed call itself.
+ * SDK's own log lines for these calls (`OPENAI_LOG=info` or `debug`) are not written; a failed
+ * call reaches the owner as the reply's error, as before.
  */
 export class OpenAiClient extends OpenAI {
   private readonly shapes = new Map<string, Promise<PostShape>>();
