@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createProviderFetch } from './provider-fetch';
-import { OpenAiClient } from './openai-client';
+import { asError, failedCall, OpenAiClient } from './openai-client';
 
 /** What the local server does with the next request. */
 type Answer =
@@ -206,5 +206,62 @@ describe('OpenAiClient.postJsonStream answers as the SDK’s client.post(…).as
     expect(response.status).toBe(200);
     await response.text();
     expect(build).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe('failedCall: the SDK error for a fetch that failed', () => {
+  const abortError = () => {
+    const error = new Error('This operation was aborted');
+    error.name = 'AbortError';
+    return error;
+  };
+  it.each([
+    [
+      'the time limit’s abort (AbortError)',
+      abortError(),
+      'APIConnectionTimeoutError',
+    ],
+    [
+      'a message that says it timed out',
+      new Error('connect ETIMEDOUT: timed out'),
+      'APIConnectionTimeoutError',
+    ],
+    [
+      'a cause that says it timed out',
+      new TypeError('fetch failed', {
+        cause: new Error('Connect Timeout Error'),
+      }),
+      'APIConnectionTimeoutError',
+    ],
+    [
+      'a refused connection',
+      new TypeError('fetch failed', {
+        cause: new Error('connect ECONNREFUSED 127.0.0.1:1'),
+      }),
+      'APIConnectionError',
+    ],
+    ['a cut reply', new TypeError('terminated'), 'APIConnectionError'],
+  ])('%s → %s', (_, error, expected) => {
+    const failure = failedCall(error);
+    expect(failure.constructor.name).toBe(expected);
+    if (expected === 'APIConnectionError')
+      expect((failure as Error & { cause?: unknown }).cause).toBe(error);
+  });
+
+  it('the caller’s abort wins over any other reading', () => {
+    expect(failedCall(abortError(), AbortSignal.abort()).constructor.name).toBe(
+      'APIUserAbortError',
+    );
+    expect(
+      failedCall(new TypeError('fetch failed'), AbortSignal.abort()).constructor
+        .name,
+    ).toBe('APIUserAbortError');
+  });
+
+  it('asError keeps an Error, names a plain error-shaped object, and wraps anything else', () => {
+    const error = new Error('x');
+    expect(asError(error)).toBe(error);
+    expect(asError({ a: 1 }).message).toBe('{"a":1}');
+    expect(asError('text').message).toBe('text');
   });
 });

@@ -53,11 +53,7 @@ export class OpenAiClient extends OpenAI {
       shape.timeout,
       new AbortController(),
     ).catch(asError);
-    if (response instanceof Error) {
-      if (signal?.aborted) throw new APIUserAbortError();
-      if (isTimeout(response)) throw new APIConnectionTimeoutError();
-      throw new APIConnectionError({ cause: response });
-    }
+    if (response instanceof Error) throw failedCall(response, signal);
     if (!response.ok) {
       const text = await response
         .text()
@@ -98,8 +94,22 @@ export class OpenAiClient extends OpenAI {
   }
 }
 
+/**
+ * The SDK's error for a call whose fetch failed (its `makeRequest`): the caller's abort, a
+ * connection that timed out (its own time limit's abort, or a message that says so), or any other
+ * connection failure.
+ */
+export function failedCall(
+  error: Error,
+  signal?: AbortSignal,
+): APIUserAbortError | APIConnectionTimeoutError | APIConnectionError {
+  if (signal?.aborted) return new APIUserAbortError();
+  if (isTimeout(error)) return new APIConnectionTimeoutError();
+  return new APIConnectionError({ cause: error });
+}
+
 /** The SDK's `castToError`, for what a fetch rejects with. */
-function asError(error: unknown): Error {
+export function asError(error: unknown): Error {
   if (error instanceof Error) return error;
   if (typeof error === 'object' && error !== null) {
     if (Object.prototype.toString.call(error) === '[object Error]') {
