@@ -122,11 +122,14 @@ async function measure(
   kind: TurnKind,
   label = kind.label,
 ): Promise<number> {
-  return (await measureSideBySide(api, [kind], 1, [label]))[0];
+  return (
+    await measureSideBySide(api, [kind], { blocks: 1, labels: [label] })
+  )[0];
 }
 
 /**
- * The API's CPU per turn of each kind over `turns` turns each, run in `blocks` alternating blocks
+ * The API's CPU per turn of each kind over `turns` turns each (TURNS unless given), run in `blocks`
+ * alternating blocks
  * (a, b, c, a, b, c, …): a major GC or a compile lands in whichever block it falls in, so no kind pays
  * for the moment it was measured at. Short blocks spread a GC's cost: with five blocks of 20, where two
  * or three major GCs fell decided the tool round's figure (+1.5 to +4.1 ms in one hour, one build).
@@ -134,9 +137,11 @@ async function measure(
 async function measureSideBySide(
   api: BuiltApi,
   kinds: TurnKind[],
-  blocks: number,
-  labels = kinds.map((kind) => kind.label),
-  turnsEach = TURNS,
+  {
+    blocks,
+    turns: turnsEach = TURNS,
+    labels = kinds.map((kind) => kind.label),
+  }: { blocks: number; turns?: number; labels?: string[] },
 ): Promise<number[]> {
   const pid = api.child.pid as number;
   const cpu = kinds.map(() => 0);
@@ -277,9 +282,10 @@ async function main() {
     const [plainMs, toolMs, geminiMs] = await measureSideBySide(
       api,
       [plain, tool, gemini],
-      Math.max(1, Math.round(SIDE_BY_SIDE_TURNS / BLOCK_TURNS)),
-      undefined,
-      SIDE_BY_SIDE_TURNS,
+      {
+        blocks: Math.max(1, Math.round(SIDE_BY_SIDE_TURNS / BLOCK_TURNS)),
+        turns: SIDE_BY_SIDE_TURNS,
+      },
     );
     const geminiCalls = fake.gemini.requests.length;
     if (geminiCalls < SIDE_BY_SIDE_TURNS + STEADY_WARM_UP_ROUNDS)
