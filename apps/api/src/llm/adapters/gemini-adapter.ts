@@ -2,10 +2,8 @@ import {
   ApiError,
   type Content,
   type FunctionCall,
-  FunctionCallingConfigMode,
-  type GenerateContentConfig,
   type GenerateContentResponse,
-  type GoogleGenAI,
+  type HttpResponse,
   type Part,
 } from '@google/genai';
 import type {
@@ -17,7 +15,7 @@ import type {
   LlmTurnSink,
 } from '../llm-adapter';
 import { LlmProviderError } from '../llm-adapter';
-import { continueFrom, sendWithRetries } from './provider-retry';
+import { sendWithRetries } from './provider-retry';
 import {
   abortedError,
   connectError,
@@ -34,6 +32,11 @@ import { untilAborted } from '../until-aborted';
 import { geminiUserParts } from './attachment-parts';
 import { toGeminiFunctionResponse, toGeminiHistory } from './history-mapping';
 import { GeminiClient } from './gemini-stream';
+import {
+  GeminiConversation,
+  geminiRequestBody,
+  type GeminiRequestConfig,
+} from './gemini-request';
 import { createProviderFetch } from './provider-fetch';
 
 /** No silence limit, as the SDK asks of Node's fetch: the stall guard and the turn's own limit bound a call. */
@@ -61,6 +64,21 @@ export function fetchFallback(): { fetch?: typeof fetch } {
   new Headers(); // makes Node initialise its dispatcher lazily, as the SDK does
   if (scope[UNDICI_DISPATCHER]) return {};
   return { fetch: (input, init) => fetch(input, init) };
+}
+
+/** The next streamed piece's JSON, or undefined at the end of the reply. */
+async function nextPiece(
+  pieces: AsyncGenerator<HttpResponse>,
+): Promise<GenerateContentResponse | undefined> {
+  const next = await pieces.next();
+  if (next.done) return undefined;
+  try {
+    return (await next.value.json()) as GenerateContentResponse;
+  } catch (error) {
+    // A piece that is not JSON ends the reply: its body is cancelled, as the SDK's reader does.
+    await pieces.return(undefined);
+    throw error;
+  }
 }
 
 /** Where the request failed: before the reply started (connect/HTTP status) or while it streamed. */
@@ -119,7 +137,7 @@ export function parseGeminiError(text: string): {
  * Abort: rejects with `LlmProviderError('aborted')` as soon as `request.signal` aborts, runs no further tool.
  */
 export class GeminiAdapter implements LlmAdapter {
-  private readonly ai: GoogleGenAI;
+  private readonly ai: GeminiClient;
   private readonly provider: ProviderContext;
   /** The base URL requests go to (`connection.baseUrl`, else `GOOGLE_GEMINI_BASE_URL`, else Google's). */
   readonly baseUrl: string;
@@ -175,35 +193,16 @@ export class GeminiAdapter implements LlmAdapter {
     sink: LlmTurnSink,
   ): Promise<LlmTurnResult> {
     const { signal } = request;
-    const { ai } = this;
     // A turn that starts with tools keeps calling them, even when a mode switch leaves none for a request.
     const hasTools = Boolean(request.tools?.length);
     const configFor = (
       systemPrompt: string | null,
       tools: LlmToolSpec[] | null,
-    ): GenerateContentConfig => ({
-      abortSignal: signal,
-      // Continuation would silently re-send a request whose stream dropped before any content.
-      automaticContinuation: false,
+    ): GeminiRequestConfig => ({
+      systemPrompt,
+      tools,
       ...(request.maxOutputTokens
         ? { maxOutputTokens: request.maxOutputTokens }
-        : {}),
-      ...(systemPrompt ? { systemInstruction: systemPrompt } : {}),
-      ...(tools?.length
-        ? {
-            tools: [
-              {
-                functionDeclarations: tools.map((tool) => ({
-                  name: tool.name,
-                  description: tool.description,
-                  parametersJsonSchema: tool.parameters,
-                })),
-              },
-            ],
-            toolConfig: {
-              functionCallingConfig: { mode: FunctionCallingConfigMode.AUTO },
-            },
-          }
         : {}),
     });
     let config = configFor(request.systemPrompt, request.tools);
@@ -220,14 +219,14 @@ export class GeminiAdapter implements LlmAdapter {
       ...geminiUserParts(request.userMessage, request.attachments),
     ];
 
-    const chat = ai.chats.create({ model: request.model, history, config });
+    const conversation = new GeminiConversation(history);
     const usage = new UsageTotal();
     let rounds = 0;
     let generatedIds = 0;
 
     for (;;) {
       const reply = await this.streamReply(
-        chat,
+        conversation,
         message,
         config,
         request,
@@ -287,9 +286,9 @@ export class GeminiAdapter implements LlmAdapter {
 
   /** Sends one message and streams the reply: text to the sink, function calls and usage collected. */
   private async streamReply(
-    chat: ReturnType<GoogleGenAI['chats']['create']>,
+    conversation: GeminiConversation,
     message: Part[],
-    config: GenerateContentConfig,
+    config: GeminiRequestConfig,
     request: LlmTurnRequest,
     sink: LlmTurnSink,
   ): Promise<{
@@ -298,20 +297,25 @@ export class GeminiAdapter implements LlmAdapter {
     blockReason?: string;
     sawText: boolean;
   }> {
-    // Sent again after a transient failure before its first chunk (nothing of it reached the sink
-    // yet, and the chat records a message in its history only once its reply is complete).
-    const stream = await sendWithRetries(
+    const { contents, input } = conversation.contentsFor(message);
+    const body = geminiRequestBody(contents, config);
+    // Sent again after a transient failure before its first piece (nothing of it reached the sink
+    // yet, and the conversation records a message only once its reply was read to the end).
+    const { pieces, first } = await sendWithRetries(
       async () => {
         await sink.beforeCall?.();
-        let chunks: AsyncGenerator<GenerateContentResponse>;
+        let pieces: AsyncGenerator<HttpResponse>;
         try {
-          // The per-request config replaces the chat's (the SDK does not merge them).
-          chunks = await chat.sendMessageStream({ message, config });
+          pieces = await this.ai.streamGenerateContent(
+            request.model,
+            body,
+            request.signal,
+          );
         } catch (error) {
           throw new PhasedError('connect', error);
         }
         try {
-          return continueFrom(await chunks.next(), chunks);
+          return { pieces, first: await nextPiece(pieces) };
         } catch (error) {
           throw new PhasedError('stream', error);
         }
@@ -329,12 +333,17 @@ export class GeminiAdapter implements LlmAdapter {
       },
     );
     const calls: FunctionCall[] = [];
+    const read: GenerateContentResponse[] = [];
     let usage: GenerateContentResponse['usageMetadata'];
     let blockReason: string | undefined;
     let sawText = false;
     let finished = false;
+    let chunk = first;
+    // Whether the pieces may still hold the response's body (their generator has not ended).
+    let open = chunk !== undefined;
     try {
-      for await (const chunk of stream) {
+      while (chunk !== undefined) {
+        read.push(chunk);
         sink.onActivity?.();
         if (request.signal.aborted) break;
         const candidate = chunk.candidates?.[0];
@@ -351,12 +360,23 @@ export class GeminiAdapter implements LlmAdapter {
         if (chunk.usageMetadata) usage = chunk.usageMetadata;
         if (chunk.promptFeedback?.blockReason)
           blockReason = chunk.promptFeedback.blockReason;
+        try {
+          chunk = await nextPiece(pieces);
+        } catch (error) {
+          open = false;
+          throw error;
+        }
+        if (chunk === undefined) open = false;
       }
     } catch (error) {
       throw new PhasedError('stream', error);
+    } finally {
+      // Left early (an abort, a sink's error): the pieces cancel the response's body.
+      if (open) await pieces.return(undefined);
     }
     if (request.signal.aborted)
       throw new LlmProviderError('aborted', 'aborted');
+    conversation.record(input, read);
     // A stream that closed without a finish reason (and was not blocked) was cut short.
     if (!finished && !blockReason)
       throw new PhasedError('stream', new Error('terminated'));

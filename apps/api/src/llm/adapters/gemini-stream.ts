@@ -4,6 +4,7 @@ import {
   type GoogleGenAIOptions,
   type HttpResponse,
 } from '@google/genai';
+import { geminiModelPath } from './gemini-request';
 
 /**
  * `GoogleGenAI` whose streamed replies are read by `geminiStreamPieces`: the SDK's own reader
@@ -19,6 +20,24 @@ export class GeminiClient extends GoogleGenAI {
     // models module, which reads only each piece's `json()` and `headers`.
     this.apiClient.processStreamResponse = (response: Response) =>
       geminiStreamPieces(response);
+  }
+
+  /**
+   * Sends one `streamGenerateContent` request whose body is built (`geminiRequestBody`) and returns
+   * its pieces: the URL, the headers, the fetch, the timeout and a failed status's `ApiError` are
+   * the SDK's, as `models.generateContentStream` makes them.
+   */
+  streamGenerateContent(
+    model: string,
+    body: string,
+    signal: AbortSignal,
+  ): Promise<AsyncGenerator<HttpResponse>> {
+    return this.apiClient.requestStream({
+      path: `${geminiModelPath(model)}:streamGenerateContent?alt=sse`,
+      body,
+      httpMethod: 'POST',
+      abortSignal: signal,
+    });
   }
 }
 
