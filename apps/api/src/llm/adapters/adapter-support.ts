@@ -246,3 +246,36 @@ export class UsageTotal {
     };
   }
 }
+
+/**
+ * The few latest values made from a text, found again by the text itself. A system prompt is built
+ * anew for every request, a new string each time, yet stays the same over many (it changes with the
+ * minute, the mode, a setting): escaping and encoding its 5–10 KB was two thirds of a request body's
+ * cost (stop 42). A lookup compares the text with the kept ones, a memory compare; the newest is
+ * tried first.
+ */
+export class RecentByText<T> {
+  private readonly entries: { text: string; value: T }[] = [];
+
+  constructor(
+    private readonly make: (text: string) => T,
+    private readonly size = 4,
+  ) {}
+
+  get(text: string): T {
+    const { entries } = this;
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i];
+      if (entry.text !== text) continue;
+      if (i > 0) {
+        entries.splice(i, 1);
+        entries.unshift(entry);
+      }
+      return entry.value;
+    }
+    const value = this.make(text);
+    entries.unshift({ text, value });
+    if (entries.length > this.size) entries.pop();
+    return value;
+  }
+}

@@ -1,5 +1,6 @@
 import type { Content, GenerateContentResponse, Part } from '@google/genai';
 import type { LlmToolSpec } from '../llm-adapter';
+import { RecentByText } from './adapter-support';
 
 /**
  * The Gemini Developer API's `streamGenerateContent` request of a turn, and the conversation it carries,
@@ -93,6 +94,11 @@ function wireContent(content: Content): Record<string, unknown> {
   return wire;
 }
 
+/** The latest system instructions as JSON, by their text (a prompt is built anew for each request). */
+const instructionJson = new RecentByText((text) =>
+  JSON.stringify({ parts: [{ text }], role: 'user' }),
+);
+
 /** Each tool's declaration as JSON, made once per spec (a turn's specs are the registry's own objects). */
 const declarationJson = new WeakMap<LlmToolSpec, string>();
 
@@ -121,7 +127,7 @@ export function geminiRequestBody(
   if (!contents.length) throw new Error('contents are required');
   let body = `{"contents":${JSON.stringify(contents.map(wireContent))}`;
   if (config.systemPrompt)
-    body += `,"systemInstruction":${JSON.stringify({ parts: [{ text: config.systemPrompt }], role: 'user' })}`;
+    body += `,"systemInstruction":${instructionJson.get(config.systemPrompt)}`;
   if (config.tools?.length)
     body += `,"tools":[{"functionDeclarations":[${config.tools.map(declarationOf).join(',')}]}],"toolConfig":{"functionCallingConfig":{"mode":"AUTO"}}`;
   body += `,"generationConfig":${config.maxOutputTokens ? `{"maxOutputTokens":${JSON.stringify(config.maxOutputTokens)}}` : '{}'}}`;

@@ -29,6 +29,7 @@ import {
   isAbortFailure,
   isNetworkFailure,
   type ProviderContext,
+  RecentByText,
   statusError,
   UsageTotal,
   unknownError,
@@ -526,44 +527,67 @@ function addChunkUsage(
 
 /** Each spec's `tools` entry as UTF-8 JSON: specs are the registry's cached objects, never changed in place. */
 const toolJson = new WeakMap<LlmToolSpec, Buffer>();
+/** The latest system messages as UTF-8 JSON, by their text. */
+const systemMessageJson = new RecentByText((content) =>
+  Buffer.from(JSON.stringify({ role: 'system', content })),
+);
+const MESSAGES_OPEN = '"messages":[';
+const COMMA = Buffer.from(',');
 const TOOLS_OPEN = Buffer.from(',"tools":[');
 const TOOLS_CLOSE = Buffer.from(']}');
 
 /**
- * The request's JSON as bytes, with `tools` spliced in from each spec's JSON made once: the tool
- * list is most of a request and the same on every turn of a mode, and the SDK would serialise it
- * anew each time. One buffer, written once: a string spliced from the parts was flattened again to
- * measure its length and encoded again to write it (~40 KB of garbage a request of 11 KB). Posted
- * by `OpenAiClient.postJsonStream` as `chat.completions.create` posts its JSON.
+ * The request's JSON as bytes, with the system message and `tools` spliced in from JSON made once:
+ * each tool's once per spec (the tool list is most of a request and the same on every turn of a
+ * mode), the system message's once per prompt text (`RecentByText`). One buffer, written once: a
+ * string spliced from the parts was flattened again to measure its length and encoded again to write
+ * it (~40 KB of garbage a request of 11 KB). Posted by `OpenAiClient.postJsonStream` as
+ * `chat.completions.create` posts its JSON.
  */
 export function encodedBody(
   body: ChatCompletionCreateParamsStreaming,
   tools: readonly LlmToolSpec[],
 ): Buffer {
-  const rest = JSON.stringify(body);
+  const pieces: (string | Buffer)[] = [];
+  const [first] = body.messages;
+  let rest: string;
+  if (
+    first?.role === 'system' &&
+    typeof first.content === 'string' &&
+    Object.keys(first).length === 2
+  ) {
+    rest = JSON.stringify({ ...body, messages: body.messages.slice(1) });
+    // The key's first match is the key: inside a string value every quote is escaped.
+    const at = rest.indexOf(MESSAGES_OPEN) + MESSAGES_OPEN.length;
+    pieces.push(rest.slice(0, at), systemMessageJson.get(first.content));
+    if (rest[at] !== ']') pieces.push(COMMA);
+    rest = rest.slice(at);
+  } else rest = JSON.stringify(body);
   // No `tools` key without tools (OpenAI refuses an empty list).
-  if (!tools.length) return Buffer.from(rest);
-  const entries: Buffer[] = [];
-  // The rest without its closing brace, the tools' key, each tool and a comma between, the end.
-  let size = Buffer.byteLength(rest) - 1 + TOOLS_OPEN.length + tools.length - 1;
-  for (const spec of tools) {
-    let json = toolJson.get(spec);
-    if (json === undefined) {
-      json = Buffer.from(JSON.stringify(toOpenAiTool(spec)));
-      toolJson.set(spec, json);
+  if (!tools.length) pieces.push(rest);
+  else {
+    pieces.push(rest.slice(0, -1), TOOLS_OPEN);
+    for (const [i, spec] of tools.entries()) {
+      let json = toolJson.get(spec);
+      if (json === undefined) {
+        json = Buffer.from(JSON.stringify(toOpenAiTool(spec)));
+        toolJson.set(spec, json);
+      }
+      if (i) pieces.push(COMMA);
+      pieces.push(json);
     }
-    entries.push(json);
-    size += json.length;
+    pieces.push(TOOLS_CLOSE);
   }
-  size += TOOLS_CLOSE.length;
+  let size = 0;
+  for (const piece of pieces)
+    size += typeof piece === 'string' ? Buffer.byteLength(piece) : piece.length;
   const bytes = Buffer.allocUnsafe(size);
-  let at = bytes.write(rest) - 1;
-  at += TOOLS_OPEN.copy(bytes, at);
-  for (const [i, json] of entries.entries()) {
-    if (i) bytes[at++] = 0x2c; // ,
-    at += json.copy(bytes, at);
-  }
-  TOOLS_CLOSE.copy(bytes, at);
+  let at = 0;
+  for (const piece of pieces)
+    at +=
+      typeof piece === 'string'
+        ? bytes.write(piece, at)
+        : piece.copy(bytes, at);
   return bytes;
 }
 

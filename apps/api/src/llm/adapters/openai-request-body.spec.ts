@@ -70,6 +70,71 @@ describe('the OpenAI request body (encodedBody)', () => {
     if (!tools.length) expect(bytes.toString('utf8')).not.toContain('tools');
   });
 
+  it.each<[string, ChatCompletionCreateParamsStreaming]>([
+    [
+      'a system message alone',
+      {
+        ...request('x'),
+        messages: [{ role: 'system', content: 'Only «this»' }],
+      },
+    ],
+    [
+      'a system message with a name (not kept, written as it is)',
+      {
+        ...request('x'),
+        messages: [
+          { role: 'system', content: 'You are Metatron.', name: 'core' },
+          { role: 'user', content: 'hi' },
+        ],
+      },
+    ],
+    [
+      'no system message',
+      { ...request('x'), messages: [{ role: 'user', content: 'hi' }] },
+    ],
+    [
+      'a model name and a prompt holding the messages key',
+      {
+        ...request('"messages":[ \\"messages\\":['),
+        model: 'm"messages":[x',
+        messages: [
+          { role: 'system', content: '"messages":[{"role":"user"}]' },
+          { role: 'user', content: '"messages":[' },
+        ],
+      },
+    ],
+  ])('%s: the same JSON as the SDK would send', (_, body) => {
+    for (const tools of [[], [tool('db_query', 'Reads')]])
+      expect(JSON.parse(encodedBody(body, tools).toString('utf8'))).toEqual(
+        JSON.parse(JSON.stringify(expected(body, tools))),
+      );
+  });
+
+  it('a system prompt’s JSON is kept by its text, whichever string holds it', () => {
+    const prompt = (minute: number) =>
+      ['You are Metatron.', `It is 10:0${minute}.`, '“Quoted” ✓'].join('\n');
+    const withPrompt = (text: string): ChatCompletionCreateParamsStreaming => ({
+      ...request('hello'),
+      messages: [
+        { role: 'system', content: text },
+        { role: 'user', content: 'hello' },
+      ],
+    });
+    const first = encodedBody(withPrompt(prompt(1)), []).toString();
+    // Built anew, equal text: the same bytes.
+    expect(encodedBody(withPrompt(prompt(1)), []).toString()).toBe(first);
+    // Another text (the next minute) is never answered with a kept one, nor after more prompts than are kept.
+    for (let minute = 2; minute <= 8; minute++)
+      expect(
+        JSON.parse(encodedBody(withPrompt(prompt(minute)), []).toString())
+          .messages[0].content,
+      ).toBe(prompt(minute));
+    expect(
+      JSON.parse(encodedBody(withPrompt(prompt(1)), []).toString()).messages[0]
+        .content,
+    ).toBe(prompt(1));
+  });
+
   it('a spec’s JSON is made once and reused; another spec gets its own', () => {
     const spec = tool('db_query', 'Reads');
     const first = encodedBody(request('one'), [spec]).toString();
