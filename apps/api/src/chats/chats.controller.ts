@@ -24,6 +24,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { SsePacer } from './sse-pacer';
 import type {
   ChatMessage,
   ChatPromptPreview,
@@ -302,7 +303,7 @@ export class ChatsController {
   }
 }
 
-/** Runs a prepared reply, writing its events to the response as Server-Sent Events. */
+/** Runs a prepared reply, writing its events to the response as Server-Sent Events (paced by `SsePacer`). */
 async function streamReply(
   reply: PreparedReply,
   res: Response,
@@ -312,33 +313,22 @@ async function streamReply(
   res.setHeader('Cache-Control', 'no-cache, no-transform');
   res.setHeader('X-Accel-Buffering', 'no');
   res.socket?.setNoDelay(true);
-  // Events that come in one turn of the event loop (the deltas of one network read of the
-  // model's stream) go out in one write: a socket write per delta was much of a turn's CPU.
-  // The write waits only for the promise continuations of that read (a tick), not for the
-  // rest of the loop's I/O: with many streams at once, a reply's first words then leave as
-  // soon as they are parsed rather than after every other stream's work of that loop turn.
   // The headers wait for the first event: run() emits `message` at once, in the same tick.
-  let pending = '';
-  let scheduled = true;
-  const flush = () => {
-    scheduled = false;
-    const text = pending;
-    pending = '';
-    if (res.writableEnded || res.destroyed) return;
-    if (text) res.write(text);
-    else if (!res.headersSent) res.flushHeaders();
-  };
-  process.nextTick(flush);
-  const finished = await reply.run((event, data) => {
-    pending += `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-    if (!scheduled) {
-      scheduled = true;
-      process.nextTick(flush);
-    }
+  const pacer = new SsePacer({
+    write: (text) => res.write(text),
+    flushHeaders: () => res.flushHeaders(),
+    get headersSent() {
+      return res.headersSent;
+    },
+    get closed() {
+      return res.writableEnded || res.destroyed;
+    },
   });
+  pacer.start();
+  const finished = await reply.run((event, data) => pacer.event(event, data));
   // The last events and the stream's end in one write.
-  if (!res.writableEnded && !res.destroyed) res.end(pending);
+  const rest = pacer.end();
+  if (!res.writableEnded && !res.destroyed) res.end(rest);
   else if (!res.writableEnded) res.end();
-  pending = '';
   return finished;
 }
