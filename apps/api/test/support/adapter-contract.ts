@@ -22,6 +22,17 @@ import {
 } from '../../src/llm/llm-adapter';
 
 /** The tools offered in the tool tests. */
+/** A tool with one string argument, described by `description` (for the request-body specs). */
+export const toolSpec = (name: string, description: string): LlmToolSpec => ({
+  name,
+  description,
+  parameters: {
+    type: 'object',
+    properties: { query: { type: 'string', description } },
+    required: ['query'],
+  },
+});
+
 export const TOOLS: LlmToolSpec[] = [
   {
     name: 'db_query',

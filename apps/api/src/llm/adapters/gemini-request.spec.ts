@@ -5,7 +5,7 @@ import {
   GoogleGenAI,
   type Part,
 } from '@google/genai';
-import type { LlmToolSpec } from '../llm-adapter';
+import { toolSpec } from '../../../test/support/adapter-contract';
 import {
   GeminiConversation,
   geminiModelPath,
@@ -101,15 +101,7 @@ async function sdkBody(
   return wire.sent[0].body;
 }
 
-const tool = (name: string, description: string): LlmToolSpec => ({
-  name,
-  description,
-  parameters: {
-    type: 'object',
-    properties: { query: { type: 'string', description } },
-    required: ['query'],
-  },
-});
+const tool = toolSpec;
 
 const user = (...parts: Part[]): Content => ({ role: 'user', parts });
 const model = (...parts: Part[]): Content => ({ role: 'model', parts });

@@ -1,5 +1,6 @@
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import type { LlmToolSpec } from '../llm-adapter';
+import { toolSpec } from '../../../test/support/adapter-contract';
 import { encodedBody } from './openai-adapter';
 
 /** A streamed request's body as the SDK's `chat.completions.create` would send it. */
@@ -22,15 +23,7 @@ function expected(
     : body;
 }
 
-const tool = (name: string, description: string): LlmToolSpec => ({
-  name,
-  description,
-  parameters: {
-    type: 'object',
-    properties: { query: { type: 'string', description } },
-    required: ['query'],
-  },
-});
+const tool = toolSpec;
 
 const request = (content: string): ChatCompletionCreateParamsStreaming => ({
   model: 'gpt-4.1-mini',
