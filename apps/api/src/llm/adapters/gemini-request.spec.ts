@@ -338,6 +338,22 @@ describe('the conversation (GeminiConversation)', () => {
     },
   );
 
+  it('leaves out a reply whose content has another role, where the SDK chat would loop for ever', () => {
+    const conversation = new GeminiConversation([
+      user({ text: 'kept' }),
+      model({ text: 'yes' }),
+    ]);
+    const first = conversation.contentsFor([{ text: 'Go' }]);
+    conversation.record(first.input, [
+      piece({ role: 'tool', parts: [{ text: 'odd' }] }, 'STOP'),
+    ] as never);
+    expect(conversation.contentsFor([{ text: 'next' }]).contents).toEqual([
+      user({ text: 'kept' }),
+      model({ text: 'yes' }),
+      user({ text: 'next' }),
+    ]);
+  });
+
   it('refuses a role the SDK refuses, and an empty message', () => {
     expect(
       () =>

@@ -144,7 +144,8 @@ function isValidContent(content: Content): boolean {
 
 /**
  * The history a request carries (the SDK's `extractCuratedHistory`): a run of model contents with an
- * invalid one is left out, together with the user content before it.
+ * invalid one is left out, together with the user content before it. A content of another role
+ * counts as an invalid model content.
  */
 export function curatedHistory(history: readonly Content[]): Content[] {
   const curated: Content[] = [];
@@ -157,9 +158,12 @@ export function curatedHistory(history: readonly Content[]): Content[] {
     }
     const output: Content[] = [];
     let valid = true;
-    while (i < history.length && history[i].role === 'model') {
+    // The SDK's loop takes only `model` contents here and never ends on another role (a reply can
+    // name any role): such a content is taken as an invalid model one.
+    while (i < history.length && history[i].role !== 'user') {
       output.push(history[i]);
-      if (valid && !isValidContent(history[i])) valid = false;
+      if (valid && (history[i].role !== 'model' || !isValidContent(history[i])))
+        valid = false;
       i++;
     }
     if (valid) curated.push(...output);
