@@ -7,6 +7,7 @@ import {
   turnBuilder,
   useFakeLlmServer,
 } from '../../../test/support/adapter-contract';
+import { createServer, type Server } from 'node:http';
 import { GeminiAdapter } from './gemini-adapter';
 
 const KEY = 'AIzaSyTestSecretKey0123456789';
@@ -289,5 +290,45 @@ describe('GeminiAdapter', () => {
         ],
       },
     ]);
+  });
+});
+
+describe('GeminiAdapter, a reply piece that is not JSON', () => {
+  let server: Server;
+  let baseUrl: string;
+  let closed: Promise<void>;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      closed = new Promise((done) => res.once('close', () => done()));
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(
+        `data: ${JSON.stringify({ candidates: [{ content: { role: 'model', parts: [{ text: 'Hel' }] } }] })}\n\n`,
+      );
+      // A broken piece, then the connection is kept open: only the reader's cancel ends it.
+      setTimeout(() => res.write('data: {"candidates": [\n\n'), 20);
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const { port } = server.address() as { port: number };
+    baseUrl = `http://127.0.0.1:${port}`;
+  });
+
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((done) => server.close(done));
+  });
+
+  it('fails the turn with a readable error, keeps the text before it, and closes the response', async () => {
+    const sink = createRecordingSink();
+    const error = await failure(
+      new GeminiAdapter({ apiKey: KEY, baseUrl }).streamTurn(turn(), sink),
+    );
+    expect(error.kind).toBe('unknown');
+    expect(error.message).toMatch(/^Gemini failed: /);
+    expect(error.message).not.toContain(KEY);
+    expect(sink.text).toBe('Hel');
+    // The body was cancelled: the server sees its response closed without waiting for an end.
+    await closed;
   });
 });
