@@ -12,7 +12,7 @@ import {
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import { createHash, randomUUID } from 'node:crypto';
-import { createWriteStream, type ReadStream } from 'node:fs';
+import { createWriteStream, type ReadStream, type WriteStream } from 'node:fs';
 import { mkdir, rename, rm, unlink, type FileHandle } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
@@ -569,11 +569,13 @@ export class AttachmentsService
         }
       },
     });
+    let out: WriteStream | undefined;
     try {
       // The stream may have been ended by the parser (body cut short) while the directory was made.
       if (source.destroyed)
         throw new BadRequestException('The upload was interrupted.');
-      await pipeline(source, check, createWriteStream(temp, { flags: 'wx' }));
+      out = createWriteStream(temp, { flags: 'wx' });
+      await pipeline(source, check, out);
       const sha256 = hash.digest('hex');
       const decided = type as AttachmentType | null;
       if (!decided)
@@ -582,6 +584,10 @@ export class AttachmentsService
         );
       return { ...decided, name, size, sha256, temp };
     } catch (error) {
+      // A check that fails on the first chunk can beat the file's open: the stream creates the file
+      // after the unlink unless the unlink waits for it to close (a refused upload left its `.part`).
+      if (out && !out.closed)
+        await new Promise<void>((closed) => out?.once('close', () => closed()));
       await unlink(temp).catch(() => undefined);
       source.resume();
       throw error;
