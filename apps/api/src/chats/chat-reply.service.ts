@@ -28,6 +28,7 @@ import { LlmRunner, type TurnRequest } from '../llm/llm-runner';
 import type { TurnSource } from '../llm/turn-source';
 import { ChatActivity } from './chat-activity';
 import { ChatWrites } from './chat-writes';
+import { MessageWrites } from './message-writes';
 import { ChatModes } from './chat-modes';
 import { RunningReplies } from './chats.service';
 import { toChatMessage } from './chat-views';
@@ -49,7 +50,6 @@ import { ChatRecord } from './schemas/chat.schema';
 import { MessageRecord, ON_PATH } from './schemas/message.schema';
 import { TURN_STORED, type StoredTurn } from './stored-turn';
 import { TURN_ACCEPTED, type AcceptedTurn } from './accepted-turn';
-import { driverCollection } from '../database/driver-collection';
 
 export type { FinishedReply, ReplyEventSink } from './turn-recording';
 
@@ -170,6 +170,7 @@ export class ChatReplyService
     private readonly liveCall: LiveVoiceCall,
     private readonly emitter: EventEmitter2,
     private readonly chatWrites: ChatWrites,
+    private readonly messageWrites: MessageWrites,
   ) {
     super();
     this.activity = new ChatActivity(chatWrites, this.logger);
@@ -793,7 +794,7 @@ export class ChatReplyService
     sink: ReplyEventSink | undefined,
   ): Promise<FinishedReply> {
     const recording = new TurnRecording(
-      this.messages,
+      this.messageWrites,
       this.cache,
       this.clock,
       this.logger,
@@ -819,34 +820,31 @@ export class ChatReplyService
     controller: AbortController,
   ): Promise<boolean> {
     const [user] = records;
-    // Building and writing the insert costs the driver ~0.2 ms of this thread. Nothing waits for its answer
-    // before the model call, so it is sent once the request's own work is done (the call has left when nothing
-    // before it waited on I/O): with many turns arriving at once, no first token waits behind their inserts.
-    // What is stored when is unchanged: the insert was never acknowledged before the call left.
-    return new Promise<void>((start) => setImmediate(start))
-      .then(() =>
-        driverCollection(this.messages.collection).insertMany(records),
-      )
-      .then(
-        () => {
-          this.cache.append(user.chatId, user);
-          return true;
-        },
-        async (error: Error) => {
-          this.logger.error(`Could not store a message: ${error.message}`);
-          controller.abort();
-          await this.forgetMessages(records);
-          if (claimedFiles)
-            await this.attachments
-              .release(user._id as Types.ObjectId)
-              .catch((failure: Error) =>
-                this.logger.warn(
-                  `Could not release the files of a message that was not stored: ${failure.message}`,
-                ),
-              );
-          return false;
-        },
-      );
+    // Nothing waits for the insert's answer before the model call: it is sent once the request's own work is
+    // done (the call has left when nothing before it waited on I/O), grouped with the other turns' inserts
+    // made meanwhile (MessageWrites). With many turns arriving at once, no first token waits behind their
+    // inserts, and twenty turns' messages cost the database two commands, not twenty. What is stored when is
+    // unchanged: the insert was never acknowledged before the call left.
+    return this.messageWrites.insert(records).then(
+      () => {
+        this.cache.append(user.chatId, user);
+        return true;
+      },
+      async (error: Error) => {
+        this.logger.error(`Could not store a message: ${error.message}`);
+        controller.abort();
+        await this.forgetMessages(records);
+        if (claimedFiles)
+          await this.attachments
+            .release(user._id as Types.ObjectId)
+            .catch((failure: Error) =>
+              this.logger.warn(
+                `Could not release the files of a message that was not stored: ${failure.message}`,
+              ),
+            );
+        return false;
+      },
+    );
   }
 
   /** Removes whatever part of a turn's messages was written. */

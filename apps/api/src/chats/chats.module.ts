@@ -4,6 +4,7 @@ import type { Collection } from 'mongodb';
 import type { Model } from 'mongoose';
 import { AiToolsModule } from '../ai-tools/ai-tools.module';
 import { AttachmentsModule } from '../attachments/attachments.module';
+import { driverCollection } from '../database/driver-collection';
 import { LlmModule } from '../llm/llm.module';
 import { SystemInstructionModule } from '../system-instruction/system-instruction.module';
 import { CallTranscripts } from './call-transcripts';
@@ -17,6 +18,7 @@ import { LiveVoiceCall } from './live-voice-call';
 import { ChatVersions } from './chat-versions';
 import { ChatWrites } from './chat-writes';
 import { ChatsController } from './chats.controller';
+import { MessageWrites } from './message-writes';
 import { ChatsService, RunningReplies } from './chats.service';
 import { ChatRecord, ChatSchema } from './schemas/chat.schema';
 import { MessageRecord, MessageSchema } from './schemas/message.schema';
@@ -51,6 +53,16 @@ import { MessageRecord, MessageSchema } from './schemas/message.schema';
           () => chats.collection as unknown as Collection<ChatRecord>,
         ),
       inject: [getModelToken(ChatRecord.name)],
+    },
+    {
+      provide: MessageWrites,
+      useFactory: (messages: Model<MessageRecord>) =>
+        new MessageWrites(() =>
+          driverCollection(
+            messages.collection as unknown as Collection<MessageRecord>,
+          ),
+        ),
+      inject: [getModelToken(MessageRecord.name)],
     },
     { provide: RunningReplies, useExisting: ChatReplyService },
   ],

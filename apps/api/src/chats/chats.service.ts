@@ -6,7 +6,6 @@ import {
 } from '@nestjs/common';
 import { InjectModel } from '@nestjs/mongoose';
 import { Types, type Model, type Schema } from 'mongoose';
-import type { Collection } from 'mongodb';
 import {
   CHAT_SEARCH_MAX_RESULTS,
   type ChatKind,
@@ -19,13 +18,13 @@ import {
 import { DEFAULT_MODE } from '../ai-tools/ai-tool';
 import { ChatModes } from './chat-modes';
 import { schemaProblems } from '../database/stored-document-shape';
-import { GroupedUpdates } from '../database/grouped-updates';
 import { Clock } from '../clock/clock';
 import { AppEventBus } from '../events/app-event-bus';
 import { TurnError } from '../llm/llm-errors';
 import { LlmRunner } from '../llm/llm-runner';
 import { ChatCache } from './chat-cache';
 import { ChatWrites } from './chat-writes';
+import { MessageWrites } from './message-writes';
 import { ChatList } from './chat-list';
 import { ChatSearchIndex, escapeRegExp } from './chat-search-index';
 import { ChatVersions } from './chat-versions';
@@ -97,12 +96,8 @@ export class ChatsService {
     private readonly versions: ChatVersions,
     private readonly chatList: ChatList,
     private readonly chatWrites: ChatWrites,
+    private readonly messageWrites: MessageWrites,
   ) {}
-
-  /** Delivery marks (a plain object each, nothing for mongoose to cast), written through the driver. */
-  private readonly deliveryMarks = new GroupedUpdates<MessageRecord>(
-    () => this.messages.collection as unknown as Collection<MessageRecord>,
-  );
 
   /**
    * The chats of one view (archived or not), pinned first, then the most recently active. With `q`: only the
@@ -341,7 +336,7 @@ export class ChatsService {
     if (!Types.ObjectId.isValid(messageId)) return;
     const at = this.clock.now().toISOString();
     // Grouped with the marks other contacts' replies make meanwhile: one command for many under load.
-    await this.deliveryMarks.set(
+    await this.messageWrites.set(
       messageId,
       { _id: new Types.ObjectId(messageId), role: 'assistant' },
       { delivery: { ...delivery, at } },

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { ObjectId, type Collection } from 'mongodb';
-import type { Model, Types } from 'mongoose';
+import type { Types } from 'mongoose';
 import { SystemClock } from '../clock/clock';
 import { TurnError } from '../llm/llm-errors';
 import {
@@ -8,6 +8,7 @@ import {
   type WatchedTestDatabase,
 } from '../../test/support/test-database';
 import type { ChatCache } from './chat-cache';
+import { MessageWrites } from './message-writes';
 import type { MessageRecord } from './schemas/message.schema';
 import { FLUSH_INTERVAL_MS, TurnRecording } from './turn-recording';
 
@@ -47,7 +48,7 @@ describe('TurnRecording (the reply as stored while it runs)', () => {
     await messages.insertOne(assistant);
     const appended: MessageRecord[] = [];
     const recording = new TurnRecording(
-      { collection: messages } as unknown as Model<MessageRecord>,
+      new MessageWrites(() => messages),
       {
         append: (_chatId: Types.ObjectId, record: MessageRecord) =>
           appended.push(record),

@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import type { Model, Types } from 'mongoose';
+import type { Types } from 'mongoose';
 import type {
   AssistantPart,
   TaintMark,
@@ -11,9 +11,9 @@ import type { Clock } from '../clock/clock';
 import type { TurnError } from '../llm/llm-errors';
 import type { TurnListener } from '../llm/llm-runner';
 import type { ChatCache } from './chat-cache';
+import type { MessageWrites } from './message-writes';
 import { encodeParts } from './stored-parts';
 import type { MessageRecord } from './schemas/message.schema';
-import { driverCollection } from '../database/driver-collection';
 
 /** Receives the reply's events; the SSE controller writes them, others may pass none. */
 export type ReplyEventSink = <K extends ChatStreamEventName>(
@@ -63,7 +63,7 @@ export class TurnRecording {
   private writing: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly messages: Model<MessageRecord>,
+    private readonly writes: Pick<MessageWrites, 'set'>,
     private readonly cache: ChatCache,
     private readonly clock: Clock,
     private readonly logger: Logger,
@@ -275,14 +275,11 @@ export class TurnRecording {
   }
 
   /**
-   * Sets fields of the assistant message through the driver: every field written here is
-   * `Mixed` or a plain string or date, which mongoose would not cast, only cost a turn CPU for.
+   * Sets fields of the assistant message through the driver (every field written here is `Mixed`
+   * or a plain string or date, which mongoose would not cast), grouped with other turns' writes.
    */
   private async write(fields: Partial<MessageRecord>): Promise<void> {
-    await driverCollection(this.messages.collection).updateOne(
-      { _id: this.assistant._id },
-      { $set: fields },
-    );
+    await this.writes.set(this.messageId, { _id: this.assistant._id }, fields);
   }
 
   private async store(fields: Partial<MessageRecord>): Promise<void> {
