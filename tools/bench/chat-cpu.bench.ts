@@ -9,9 +9,10 @@
 // Goals (the running server): ≤ 5 ms per plain turn (either provider), ≤ 2 ms more per tool round. Exits 1 on a miss.
 // BENCH_SMOKE=1: a few turns, no goals (part of `npm test`). BENCH_API_MAIN=<main.js>: another build, for a before/after.
 // BENCH_CPU_PROF=<dir>: the API runs with --cpu-prof into that directory (the profile is written when it stops).
-import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { startBuiltApi, type BuiltApi } from './built-api';
+import { cpuMs } from './process-cpu';
 import { startFakeLlmServer } from '../fake-llm/fake-llm-server';
 
 const SMOKE = process.env.BENCH_SMOKE === '1';
@@ -31,36 +32,6 @@ const STEADY_WARM_UP_ROUNDS = SMOKE ? 2 : 500;
 const TOOL_ASK = 'Look up my contacts';
 const PLAIN_GOAL_MS = 5;
 const TOOL_ROUND_GOAL_MS = 2;
-/** Whether this kernel keeps per-thread run times (`schedstat`); decided once, so one source serves a whole run. */
-const HAS_SCHEDSTAT = existsSync(`/proc/${process.pid}/schedstat`);
-
-/**
- * CPU of a process so far, in ms: the sum of its threads' run time from /proc/<pid>/task/<tid>/schedstat
- * (nanoseconds), so a block of a few turns is measured to the microsecond (a thread that ends between the
- * listing and the read is skipped); without schedstat, user + system from /proc/<pid>/stat (10 ms ticks).
- */
-function cpuMs(pid: number): number {
-  if (!HAS_SCHEDSTAT) {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Clock ticks per second for /proc/<pid>/stat: USER_HZ, 100 on Linux.
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  }
-  let ns = 0;
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      ns += Number(
-        readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(
-          ' ',
-        )[0],
-      );
-    } catch {
-      // The thread ended after the listing.
-    }
-  }
-  return ns / 1e6;
-}
-
 async function newChat(api: BuiltApi): Promise<string> {
   const res = await fetch(`${api.url}/api/chats`, {
     method: 'POST',

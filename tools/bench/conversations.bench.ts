@@ -26,6 +26,7 @@ import { MongoSandboxService } from '../../apps/api/src/mongo-sandbox/mongo-sand
 import { CombinedPromptBuilder } from '../../apps/api/src/system-instruction/combined-prompt.builder';
 import { SystemInstructionService } from '../../apps/api/src/system-instruction/system-instruction.service';
 import { startBuiltApi } from './built-api';
+import { cpuSplit, cpuSpent, type CpuSplit } from './process-cpu';
 import {
   startFakeLlmServer,
   type FakeLlmServer,
@@ -64,6 +65,16 @@ const percentile = (xs: number[], p: number) => {
 };
 const fmt = (xs: number[]) =>
   `p50 ${percentile(xs, 50).toFixed(2)} ms, p95 ${percentile(xs, 95).toFixed(2)} ms (n=${xs.length})`;
+
+const sumSplits = (a: CpuSplit | null, b: CpuSplit): CpuSplit =>
+  a
+    ? {
+        apiMain: a.apiMain + b.apiMain,
+        apiOther: a.apiOther + b.apiOther,
+        database: a.database + b.database,
+        bench: a.bench + b.bench,
+      }
+    : b;
 
 /** Reads an SSE body until the first `delta` event; returns ms since `started`, then drains the rest. */
 async function firstDelta(res: Response, started: number): Promise<number> {
@@ -139,8 +150,13 @@ async function ttft(
   }
   const apiTimes: number[] = [];
   const directTimes: number[] = [];
+  const pid = api.child.pid as number;
+  let spent: CpuSplit | null = null;
   for (let r = 0; r < rounds; r++) {
+    const before = cpuSplit(pid);
     apiTimes.push(...(await Promise.all(chats.map((id) => viaApi(id)))));
+    const after = cpuSplit(pid);
+    if (before && after) spent = sumSplits(spent, cpuSpent(before, after));
     directTimes.push(...(await Promise.all(chats.map(() => direct()))));
   }
   api.child.kill('SIGTERM');
@@ -151,6 +167,17 @@ async function ttft(
   console.log(
     `TTFT at ${concurrency} concurrent: via API ${fmt(apiTimes)}; direct SDK ${fmt(directTimes)}; added at p95 ${added95.toFixed(2)} ms (goal ≤ ${goalMs} ms; load average ${loadavg()[0].toFixed(2)})`,
   );
+  if (rounds > 1 && concurrency > 1)
+    console.log(
+      `  via API, first round p95 ${percentile(apiTimes.slice(0, concurrency), 95).toFixed(2)} ms, later rounds p95 ${percentile(apiTimes.slice(concurrency), 95).toFixed(2)} ms (the first runs on a server warmed by 5 turns)`,
+    );
+  if (spent) {
+    const turns = rounds * concurrency;
+    const per = (ms: number) => (ms / turns).toFixed(2);
+    console.log(
+      `  CPU a turn during the API rounds: API main thread ${per(spent.apiMain)} ms, its other threads ${per(spent.apiOther)} ms (V8's compiler and GC), database ${per(spent.database)} ms, this process ${per(spent.bench)} ms (client and fake provider)`,
+    );
+  }
   goal(
     `time to first token added at ${concurrency} streams, p95`,
     added95,
