@@ -50,7 +50,13 @@ export interface CpuSplit {
 function descendants(pid: number): number[] {
   const found: number[] = [];
   const visit = (parent: number) => {
-    for (const task of readdirSync(`/proc/${parent}/task`)) {
+    let tasks: string[];
+    try {
+      tasks = readdirSync(`/proc/${parent}/task`);
+    } catch {
+      return; // The process ended after its parent listed it.
+    }
+    for (const task of tasks) {
       let children: string;
       try {
         children = readFileSync(
