@@ -12,14 +12,18 @@ import {
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import { createHash, randomUUID } from 'node:crypto';
-import { createWriteStream, type ReadStream, type WriteStream } from 'node:fs';
+import type { ReadStream } from 'node:fs';
 import { mkdir, rename, rm, unlink, type FileHandle } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Types, type Model } from 'mongoose';
-import { FileAccessError, openFileBeneath } from '../files/contained-file';
+import {
+  FileAccessError,
+  openFileBeneath,
+  writeChunks,
+} from '../files/contained-file';
 import type {
   MessageAttachment,
   UploadedAttachment,
@@ -519,7 +523,8 @@ export class AttachmentsService
   /** Streams one file to a temporary name, hashing and checking it on the way; upload() renames it to its SHA-256. */
   private async store(source: Readable, name: string): Promise<StoredFile> {
     await mkdir(this.directory, { recursive: true });
-    const temp = join(this.directory, `.upload-${randomUUID()}.part`);
+    const tempName = `.upload-${randomUUID()}.part`;
+    const temp = join(this.directory, tempName);
     const hash = createHash('sha256');
     const maxBytes = this.maxBytes;
     let size = 0;
@@ -569,13 +574,23 @@ export class AttachmentsService
         }
       },
     });
-    let out: WriteStream | undefined;
+    let out: FileHandle | undefined;
     try {
       // The stream may have been ended by the parser (body cut short) while the directory was made.
       if (source.destroyed)
         throw new BadRequestException('The upload was interrupted.');
-      out = createWriteStream(temp, { flags: 'wx' });
-      await pipeline(source, check, out);
+      // A new file (O_EXCL), opened without following a link and written only through its handle. It
+      // exists before the first byte is read, so a refusal's unlink below always finds it.
+      out = await openFileBeneath(
+        this.directory,
+        'attachments',
+        tempName,
+        'create',
+      );
+      const handle = out;
+      await pipeline(source, check, async (chunks: AsyncIterable<Buffer>) => {
+        await writeChunks(handle, chunks);
+      });
       const sha256 = hash.digest('hex');
       const decided = type as AttachmentType | null;
       if (!decided)
@@ -584,13 +599,11 @@ export class AttachmentsService
         );
       return { ...decided, name, size, sha256, temp };
     } catch (error) {
-      // A check that fails on the first chunk can beat the file's open: the stream creates the file
-      // after the unlink unless the unlink waits for it to close (a refused upload left its `.part`).
-      if (out && !out.closed)
-        await new Promise<void>((closed) => out?.once('close', () => closed()));
       await unlink(temp).catch(() => undefined);
       source.resume();
       throw error;
+    } finally {
+      await out?.close();
     }
   }
 }
