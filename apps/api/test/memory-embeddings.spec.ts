@@ -507,6 +507,45 @@ describe('memory embeddings (background vectors, hybrid search, forget)', () => 
     );
   });
 
+  it("stores a new message's vector once, and an edited message's vector in place of the old one", async () => {
+    const chat = (await t.app.get(ChatsService).create('Garden')).id;
+    await announce(chat, 'garden', 'The tomatoes need staking this week');
+    await embeddings.settle();
+    const key = `m:${ids['garden']}`;
+    const before = (await stored()).find((d) => d._id === key) as unknown as {
+      hash: number;
+    };
+    expect(before).toBeDefined();
+    const count = (await stored()).length;
+
+    await db
+      .collection('messages')
+      .updateOne(
+        { _id: new Types.ObjectId(ids['garden']) },
+        { $set: { content: 'The courgettes need watering every evening' } },
+      );
+    t.app.get(AppEventBus).emit('chats.changed', {
+      chatId: chat,
+      change: 'reply-ended',
+      messageIds: [ids['garden']],
+      at: new Date().toISOString(),
+    });
+    const after = await until(
+      async () =>
+        (await stored()).find((d) => d._id === key) as unknown as {
+          hash: number;
+        },
+      (doc) => doc.hash !== before.hash,
+    );
+    expect(after.hash).not.toBe(before.hash);
+    expect(await stored()).toHaveLength(count);
+    expect((await search('courgettes watering')).map((r) => r.id)).toContain(
+      ids['garden'],
+    );
+    await owner.delete(`/api/chats/${chat}`).expect(204);
+    await until(stored, (docs) => docs.length === count - 1);
+  });
+
   it("drops a deleted chat's vectors", async () => {
     const chat = (await t.app.get(ChatsService).create('Errands')).id;
     await announce(chat, 'errand', 'Buy a new bicycle bell');

@@ -9,7 +9,7 @@ import {
 import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import { createHash, randomBytes } from 'node:crypto';
-import { Binary, type AnyBulkWriteOperation, type Collection } from 'mongodb';
+import { Binary, type Collection, type MongoBulkWriteError } from 'mongodb';
 import type { Model } from 'mongoose';
 import { BudgetRefusal } from '../../budget/budget-refusal';
 import { BudgetService, type SpendHold } from '../../budget/budget.service';
@@ -75,6 +75,8 @@ const SECRET_CHECK_SLICE = 500;
  */
 const MIN_SIMILARITY = 0.25;
 const BATCH = 64;
+/** MongoDB's duplicate key error. */
+const DUPLICATE_KEY = 11000;
 const DOCUMENT_TIMEOUT_MS = 30_000;
 /** A pass after writes waits this long, so a burst of messages is one batch. */
 const DEBOUNCE_MS = 2_000;
@@ -545,41 +547,69 @@ export class MemoryEmbeddings
       return false;
     }
     const now = this.clock.now();
-    const ops: AnyBulkWriteOperation<EmbeddingDoc>[] = [];
+    const fresh: EmbeddingDoc[] = [];
+    const again: EmbeddingDoc[] = [];
     for (const [i, item] of items.entries()) {
       const { kind, id } = keyParts(item.key);
       // Forgotten while the call was out: it is not stored again.
       if (!this.index.describe(kind, id) || this.table !== table) continue;
       const vector = result.vectors[i];
-      table.set(item.key, vector, item.hash);
-      ops.push({
-        replaceOne: {
-          filter: { _id: item.key },
-          replacement: {
-            kind,
-            ref: id,
-            provider: model.provider,
-            model: model.model,
-            dims: model.dimensions,
-            hash: item.hash,
-            vector: new Binary(
-              Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength),
-            ),
-            at: now,
-          },
-          upsert: true,
-        },
+      // The table holds every stored vector of this model: a key it lacks is new.
+      (table.has(item.key) ? again : fresh).push({
+        _id: item.key,
+        kind,
+        ref: id,
+        provider: model.provider,
+        model: model.model,
+        dims: model.dimensions,
+        hash: item.hash,
+        vector: new Binary(
+          Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength),
+        ),
+        at: now,
       });
+      table.set(item.key, vector, item.hash);
     }
+    if (fresh.length)
+      await this.enqueueWrite(async () =>
+        this.replace(await this.insertNew(fresh)),
+      );
+    if (again.length) await this.enqueueWrite(() => this.replace(again));
+    return true;
+  }
+
+  /**
+   * New vectors in one `insert`: the embedded database stores them in one transaction, where an
+   * upsert costs each one a look-up and a transaction of its own. Returns those whose key is
+   * already taken (another model's vector, after a switch), to be replaced.
+   */
+  private async insertNew(docs: EmbeddingDoc[]): Promise<EmbeddingDoc[]> {
+    try {
+      await this.collection().insertMany(docs, { ordered: false });
+      return [];
+    } catch (error) {
+      const failed = (error as MongoBulkWriteError).writeErrors;
+      // Not a per-document refusal (the database is away): nothing is known to be stored.
+      if (!failed) throw error;
+      const refused = [failed].flat();
+      if (refused.some((e) => e.code !== DUPLICATE_KEY)) throw error;
+      return refused.map((e) => docs[e.index]);
+    }
+  }
+
+  private async replace(docs: EmbeddingDoc[]): Promise<void> {
     // In commands of a few writes: FerretDB 1.24 holds each statement open until its whole command ends,
     // and a large one can leave every other command waiting (database/grouped-updates.ts).
-    for (let at = 0; at < ops.length; at += MAX_UPDATES_PER_COMMAND) {
-      const chunk = ops.slice(at, at + MAX_UPDATES_PER_COMMAND);
-      await this.enqueueWrite(() =>
-        this.collection().bulkWrite(chunk, { ordered: false }),
+    for (let at = 0; at < docs.length; at += MAX_UPDATES_PER_COMMAND) {
+      await this.collection().bulkWrite(
+        docs
+          .slice(at, at + MAX_UPDATES_PER_COMMAND)
+          .map(({ _id, ...replacement }) => ({
+            replaceOne: { filter: { _id }, replacement, upsert: true },
+          })),
+        { ordered: false },
       );
     }
-    return true;
   }
 
   private pause(reason: string, ms: number): void {
