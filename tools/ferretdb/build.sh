@@ -13,9 +13,14 @@ cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")"
 bin=bin/ferretdb-launcher
 
 # --test: also run the Go tests that the patches add (always rebuilds).
+# --test-only: run those tests and leave the binary as it is (npm test).
 run_tests=0
+test_only=0
 if [[ "${1:-}" == "--test" ]]; then
   run_tests=1
+elif [[ "${1:-}" == "--test-only" ]]; then
+  run_tests=1
+  test_only=1
 fi
 
 if [[ -x "$bin" && "$run_tests" == 0 ]]; then
@@ -62,7 +67,10 @@ if [[ "$run_tests" == 1 ]]; then
   echo "v1.24.2" >"$work/ferretdb/build/version/version.txt"
   # and its test helpers look for the repository root by a .git entry.
   mkdir -p "$work/ferretdb/.git"
-  (cd "$work/ferretdb" && CGO_ENABLED=0 GOFLAGS=-mod=mod go test -count=1 -run 'TestPrepareWhereClause' ./internal/backends/sqlite/)
+  (cd "$work/ferretdb" && CGO_ENABLED=0 GOFLAGS=-mod=mod go test -count=1 -run 'TestPrepareWhereClause' ./internal/backends/sqlite/ && CGO_ENABLED=0 GOFLAGS=-mod=mod go test -count=1 -run 'TestHeldUpdate' ./internal/handler/)
+  if [[ "$test_only" == 1 ]]; then
+    exit 0
+  fi
 fi
 cp go.mod "$work/go.mod"
 cp go.sum "$work/go.sum"

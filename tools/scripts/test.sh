@@ -23,6 +23,8 @@ say "OpenAPI document (docs/openapi.json matches the code)"
 step npm run --silent openapi:check
 say "Lint and type-check"
 step npx nx run-many -t lint typecheck --outputStyle=static
+say "Embedded database patches (Go tests of tools/ferretdb/patches)"
+step bash tools/ferretdb/build.sh --test-only
 say "Unit and integration tests (Jest, real embedded database)"
 step npx nx run-many -t test --outputStyle=static
 say "Build"

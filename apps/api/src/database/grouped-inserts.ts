@@ -1,9 +1,8 @@
 import type { Collection, Document, OptionalUnlessRequiredId } from 'mongodb';
 
 /**
- * Callers per command at most. FerretDB 1.24 (SQLite) holds one of its connections per statement
- * until a command ends (see MAX_UPDATES_PER_COMMAND); a turn inserts two documents, so a command
- * carries at most 20.
+ * Callers per command at most: a bound on how long one command keeps the next waiting. A turn
+ * inserts two documents, so a command carries at most 20.
  */
 export const MAX_INSERTS_PER_COMMAND = 10;
 

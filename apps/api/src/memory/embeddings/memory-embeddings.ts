@@ -598,8 +598,7 @@ export class MemoryEmbeddings
   }
 
   private async replace(docs: EmbeddingDoc[]): Promise<void> {
-    // In commands of a few writes: FerretDB 1.24 holds each statement open until its whole command ends,
-    // and a large one can leave every other command waiting (database/grouped-updates.ts).
+    // In commands of at most MAX_UPDATES_PER_COMMAND, so that no other command waits long behind one.
     for (let at = 0; at < docs.length; at += MAX_UPDATES_PER_COMMAND) {
       await this.collection().bulkWrite(
         docs
