@@ -312,7 +312,7 @@ func (h *quietResponses) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (h *quietResponses) WithAttrs(as []slog.Attr) slog.Handler {
-	return &quietResponses{h.Handler.WithAttrs(as)}
+	return &quietResponses{withLazyAttrs(h.Handler, as)}
 }
 
 func (h *quietResponses) WithGroup(name string) slog.Handler {
