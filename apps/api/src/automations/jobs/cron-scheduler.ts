@@ -301,7 +301,8 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
     const decisions = due
       .map((entry) => this.decide(entry, now, timezone))
       .filter((d): d is Decision => d !== null);
-    // One write per distinct due time (usually one): FerretDB 1.24 never answers a bulkWrite of many updates.
+    // One `updateMany` per distinct due time (usually one) instead of a statement per job. (Upstream FerretDB
+    // 1.24 never answered a bulkWrite of ~100 updates; the launcher's update-held-writes patch mends that.)
     const byTime = new Map<number, Types.ObjectId[]>();
     for (const d of decisions)
       byTime.set(d.latest.getTime(), [
