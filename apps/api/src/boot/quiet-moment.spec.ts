@@ -62,6 +62,27 @@ describe('atQuietMoment', () => {
     expect(task).toHaveBeenCalledTimes(1);
   });
 
+  it('runs the task after a shorter longest wait when one is given', () => {
+    const task = jest.fn();
+    atQuietMoment(task, 1000, readings(1), 500);
+    jest.advanceTimersByTime(1000 + 500 - QUIET_CHECK_MS);
+    expect(task).not.toHaveBeenCalled();
+    jest.advanceTimersByTime(QUIET_CHECK_MS);
+    expect(task).toHaveBeenCalledTimes(1);
+  });
+
+  it('never runs a cancelled task, whether cancelled before the delay ends or while it waits', () => {
+    const early = jest.fn();
+    atQuietMoment(early, 1000, readings(1, 0))();
+    const waiting = jest.fn();
+    const cancel = atQuietMoment(waiting, 1000, readings(1));
+    jest.advanceTimersByTime(1000 + 3 * QUIET_CHECK_MS);
+    cancel();
+    jest.advanceTimersByTime(2 * QUIET_MAX_WAIT_MS);
+    expect(early).not.toHaveBeenCalled();
+    expect(waiting).not.toHaveBeenCalled();
+  });
+
   it('keeps no timer that holds the process open', async () => {
     jest.useRealTimers();
     const made: NodeJS.Timeout[] = [];

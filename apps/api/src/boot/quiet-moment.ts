@@ -21,27 +21,31 @@ export function eventLoopUse(): () => number {
 /**
  * Runs `task` once, at the first quiet moment at least `afterMs` from now: a check (every
  * QUIET_CHECK_MS) that finds the event loop busy less than QUIET_UTILIZATION of the time since the
- * previous one, or QUIET_MAX_WAIT_MS after `afterMs` at the latest. For one-off synchronous work
- * that would otherwise stall the requests in flight (the compile cache's save: ~100 ms of
- * main-thread CPU). The timers do not keep the process alive.
+ * previous one, or `maxWaitMs` (QUIET_MAX_WAIT_MS) after `afterMs` at the latest. For work that
+ * can wait and would otherwise take the CPU from the requests in flight (the compile cache's save:
+ * ~100 ms of main-thread CPU; a pass of memory embeddings). Returns a cancel. The timers do not
+ * keep the process alive.
  */
 export function atQuietMoment(
   task: () => void,
   afterMs: number,
   use: () => number = eventLoopUse(),
-): void {
+  maxWaitMs = QUIET_MAX_WAIT_MS,
+): () => void {
   let waited = 0;
+  let timer: NodeJS.Timeout;
   const check = () => {
-    if (use() < QUIET_UTILIZATION || waited >= QUIET_MAX_WAIT_MS) return task();
+    if (use() < QUIET_UTILIZATION || waited >= maxWaitMs) return task();
     waited += QUIET_CHECK_MS;
-    setTimeout(check, QUIET_CHECK_MS).unref();
+    timer = setTimeout(check, QUIET_CHECK_MS).unref();
   };
-  setTimeout(
+  timer = setTimeout(
     () => {
       // The reading over the start's busy first moments does not count: a fresh window.
       use();
-      setTimeout(check, QUIET_CHECK_MS).unref();
+      timer = setTimeout(check, QUIET_CHECK_MS).unref();
     },
     Math.max(0, afterMs - QUIET_CHECK_MS),
   ).unref();
+  return () => clearTimeout(timer);
 }

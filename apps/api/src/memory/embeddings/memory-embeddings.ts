@@ -23,6 +23,7 @@ import { UsageRecorder } from '../../usage/usage-recorder';
 import { MemoryIndex, type IndexChange } from '../memory-index';
 import { MemoryNoteRecord } from '../memory-note.schema';
 import { VisibleChats } from '../visible-chats';
+import { atQuietMoment, eventLoopUse } from '../../boot/quiet-moment';
 import { MAX_UPDATES_PER_COMMAND } from '../../database/grouped-updates';
 import {
   EMBEDDING_TEXT_MAX,
@@ -80,6 +81,8 @@ const DUPLICATE_KEY = 11000;
 const DOCUMENT_TIMEOUT_MS = 30_000;
 /** A pass after writes waits this long, so a burst of messages is one batch. */
 const DEBOUNCE_MS = 2_000;
+/** Then for a quiet moment (boot/quiet-moment.ts), this long at most: a busy server still embeds. */
+const PASS_QUIET_MAX_WAIT_MS = 10_000;
 /** After a failed call, the next attempt waits this long (doubling up to the maximum). */
 const RETRY_MS = 60_000;
 const RETRY_MAX_MS = 30 * 60_000;
@@ -127,7 +130,8 @@ export class MemoryEmbeddings
    */
   private fullScan = true;
   private lastFullScan = 0;
-  private timer: NodeJS.Timeout | null = null;
+  /** Cancels the pass that waits for its time and a quiet moment. */
+  private timer: (() => void) | null = null;
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = false;
@@ -174,7 +178,7 @@ export class MemoryEmbeddings
   onModuleDestroy(): void {
     this.stopped = true;
     this.abort.abort();
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.();
   }
 
   private collection(): Collection<EmbeddingDoc> {
@@ -200,7 +204,7 @@ export class MemoryEmbeddings
     await this.index.idle();
     for (let i = 0; i < 10_000; i++) {
       if (this.timer) {
-        clearTimeout(this.timer);
+        this.timer();
         this.timer = null;
       }
       await this.run();
@@ -363,11 +367,17 @@ export class MemoryEmbeddings
       delayMs,
       this.pausedUntil - this.clock.now().getTime(),
     );
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.run();
-    }, wait);
-    this.timer.unref();
+    // At a quiet moment: a pass (the provider's answer read, the vectors stored) takes the CPU from
+    // the turns in flight, and a burst of turns is when most messages wait to be embedded.
+    this.timer = atQuietMoment(
+      () => {
+        this.timer = null;
+        void this.run();
+      },
+      wait,
+      eventLoopUse(),
+      PASS_QUIET_MAX_WAIT_MS,
+    );
   }
 
   private run(): Promise<void> {
