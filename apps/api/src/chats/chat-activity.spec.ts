@@ -71,6 +71,25 @@ describe('ChatActivity (a chat’s activity time, written at most once an interv
     expect(await storedTime(id)).toBe(at(3).toISOString());
   });
 
+  it('counts the interval from the end of a write, so a slow write does not make the next turn’s time a write', async () => {
+    const written: string[] = [];
+    const slow = new ChatActivity(
+      {
+        set: async (_key, _filter, fields) => {
+          written.push((fields?.updatedAt as Date).toISOString());
+          await sleep(INTERVAL_MS + 100);
+        },
+      },
+      new Logger('ChatActivitySpec'),
+      INTERVAL_MS,
+    );
+    const id = new ObjectId() as unknown as Types.ObjectId;
+    await slow.record(id, { updatedAt: at(1) });
+    await slow.record(id, { updatedAt: at(2) });
+    expect(written).toEqual([at(1).toISOString()]);
+    slow.forget();
+  });
+
   it('a title (or any other field) goes out at once, with the time', async () => {
     const id = await newChat();
     await activity.record(id, { updatedAt: at(1) });

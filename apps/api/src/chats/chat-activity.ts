@@ -66,6 +66,9 @@ export class ChatActivity {
       .catch((error: Error) =>
         this.logger.warn(`Could not update the chat: ${error.message}`),
       );
+    // The interval runs from the write's end: a write that took longer than the interval (a busy
+    // database) does not make the next turn's time a write of its own.
+    if (this.writtenAt.has(key)) this.writtenAt.set(key, performance.now());
   }
 
   /** Writes every activity time not written yet (the end of an interval; the app stopping). */
