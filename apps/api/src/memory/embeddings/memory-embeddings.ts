@@ -9,7 +9,7 @@ import {
 import { OnEvent } from '@nestjs/event-emitter';
 import { InjectModel } from '@nestjs/mongoose';
 import { createHash, randomBytes } from 'node:crypto';
-import { Binary, type Collection, type MongoBulkWriteError } from 'mongodb';
+import { Binary, type Collection } from 'mongodb';
 import type { Model } from 'mongoose';
 import { BudgetRefusal } from '../../budget/budget-refusal';
 import { BudgetService, type SpendHold } from '../../budget/budget.service';
@@ -25,6 +25,10 @@ import { MemoryNoteRecord } from '../memory-note.schema';
 import { VisibleChats } from '../visible-chats';
 import { atQuietMoment, eventLoopUse } from '../../boot/quiet-moment';
 import { MAX_UPDATES_PER_COMMAND } from '../../database/grouped-updates';
+import {
+  DUPLICATE_KEY,
+  insertUnordered,
+} from '../../database/unordered-insert';
 import {
   EMBEDDING_TEXT_MAX,
   embedTexts,
@@ -76,8 +80,6 @@ const SECRET_CHECK_SLICE = 500;
  */
 const MIN_SIMILARITY = 0.25;
 const BATCH = 64;
-/** MongoDB's duplicate key error. */
-const DUPLICATE_KEY = 11000;
 const DOCUMENT_TIMEOUT_MS = 30_000;
 /** A pass after writes waits this long, so a burst of messages is one batch. */
 const DEBOUNCE_MS = 2_000;
@@ -594,17 +596,10 @@ export class MemoryEmbeddings
    * already taken (another model's vector, after a switch), to be replaced.
    */
   private async insertNew(docs: EmbeddingDoc[]): Promise<EmbeddingDoc[]> {
-    try {
-      await this.collection().insertMany(docs, { ordered: false });
-      return [];
-    } catch (error) {
-      const failed = (error as MongoBulkWriteError).writeErrors;
-      // Not a per-document refusal (the database is away): nothing is known to be stored.
-      if (!failed) throw error;
-      const refused = [failed].flat();
-      if (refused.some((e) => e.code !== DUPLICATE_KEY)) throw error;
-      return refused.map((e) => docs[e.index]);
-    }
+    const refused = await insertUnordered(this.collection(), docs);
+    const other = refused.find((e) => e.code !== DUPLICATE_KEY);
+    if (other) throw new Error(other.errmsg ?? `error ${other.code}`);
+    return refused.map((e) => docs[e.index]);
   }
 
   private async replace(docs: EmbeddingDoc[]): Promise<void> {

@@ -4,6 +4,10 @@ import type { Model } from 'mongoose';
 import type { BufferedMessage } from '@metatronos/shared-types';
 import { StartUpWork } from '../../database/start-up-work';
 import {
+  DUPLICATE_KEY,
+  insertUnordered,
+} from '../../database/unordered-insert';
+import {
   WhatsAppMessageRecord,
   type WhatsAppMessageProcessing,
 } from './schemas/whatsapp-message.schema';
@@ -29,8 +33,6 @@ export interface WhatsAppMessageQuery {
   limit: number;
   onlyPhones?: readonly string[];
 }
-
-const DUPLICATE_KEY = 11000;
 
 /** `whatsapp_messages`: every message the socket delivered, once per message id. */
 @Injectable()
@@ -81,15 +83,7 @@ export class WhatsAppMessageStore implements OnApplicationBootstrap {
         processing,
       }),
     );
-    let errors: Array<{ index: number; code?: number; errmsg?: string }> = [];
-    try {
-      await this.model.collection.insertMany(docs, { ordered: false });
-    } catch (error) {
-      const writeErrors = (error as { writeErrors?: unknown }).writeErrors;
-      // Not a per-document refusal (the database is away): nothing is known to be stored.
-      if (!Array.isArray(writeErrors)) throw error;
-      errors = writeErrors as typeof errors;
-    }
+    const errors = await insertUnordered(this.model.collection, docs);
     const refused = new Map(errors.map((e) => [e.index, e]));
     if (this.addresses) {
       const known = await this.addresses.catch(() => undefined);
