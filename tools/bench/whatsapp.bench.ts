@@ -5,9 +5,11 @@
 // ~7.9 and then ~5.1 (the contact's initial taint goes in with the reply's insert, delivery marks and
 // the chat's activity time are group-committed, a sent reply's last writes no longer hold up the
 // contact's next message, at most 16 connections to the embedded FerretDB). What bounds it is FerretDB's
-// single SQLite writer (one transaction, one fsync, per updated document), not the API's CPU: measured
-// alternately with main at load 1.6-6.4, 9.1-16.5x (main 6.4-13.0x) the computed serial queue, about
-// 15-21 ms of CPU per message (API + fake provider ~7-10, FerretDB ~9-11; main ~20-26). On a machine
+// single SQLite writer, not the API's CPU: measured alternately with main at load 1.6-6.4, 9.1-16.5x
+// (main 6.4-13.0x) the computed serial queue, about 15-21 ms of CPU per message (API + fake provider
+// ~7-10, FerretDB ~9-11; main ~20-26). Stop 44's launcher (an `update` command's writes in one
+// transaction, logging that formats only what it writes) gave 18.2-19.2x, FerretDB ~7.3-7.6 ms a message,
+// against 14.3-15.5x and 9.5-10.0 ms for the launcher before it (the app the same). On a machine
 // shared at load 10+ every figure drops (CPU per message rises with the load). The serial reference is
 // the same pipeline with one contact (one queue); the load runs at most AUTO_REPLY_CONCURRENCY
 // (default 32) contacts' turns at once.
