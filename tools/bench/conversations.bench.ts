@@ -148,6 +148,12 @@ async function ttft(
     await viaApi(chats[0]);
     await direct();
   }
+  // This process's own connections, one per stream on each path, opened by a cheap request each
+  // (`GET /api/health`, the fake's `GET /v1/models`). Otherwise the first round also timed this
+  // one thread (client and fake provider) opening them, which spread the requests' arrival over
+  // ~400 ms at 50 streams. The API's own connections to the provider stay cold: that is its work.
+  for (const url of [`${api.url}/api/health`, `${fake.openaiBaseUrl}/models`])
+    await Promise.all(chats.map(async () => (await fetch(url)).arrayBuffer()));
   const apiTimes: number[] = [];
   const directTimes: number[] = [];
   const pid = api.child.pid as number;
