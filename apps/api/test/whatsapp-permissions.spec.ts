@@ -272,6 +272,25 @@ describe('WhatsApp permissions', () => {
       expect(events).toHaveLength(1);
     });
 
+    it('two creates of one number at once: one is stored, the other answers 409', async () => {
+      const statuses = (
+        await Promise.all(
+          ['Twin A', 'Twin B'].map((displayName) =>
+            owner
+              .post('/api/whatsapp/permissions')
+              .send({ phoneNumber: '14155550101', displayName }),
+          ),
+        )
+      )
+        .map((res) => res.status)
+        .sort();
+      expect(statuses).toEqual([200, 409]);
+      expect(
+        await collection().countDocuments({ phoneNumber: '14155550101' }),
+      ).toBe(1);
+      expect(await list()).toHaveLength(1);
+    });
+
     it('takes a phone number given as a JSON number', async () => {
       const created = await create({
         phoneNumber: 14155559876,

@@ -11,6 +11,7 @@ import { InjectModel } from '@nestjs/mongoose';
 import { hash, randomBytes } from 'node:crypto';
 import type { Model } from 'mongoose';
 import { Clock } from '../clock/clock';
+import { isDuplicateKey } from '../database/duplicate-key';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/app-config.provider';
 import { AppEventBus } from '../events/app-event-bus';
@@ -84,7 +85,7 @@ export class AuthService {
       try {
         await this.owners.create({ _id: OWNER_ID, passwordHash });
       } catch (error) {
-        if ((error as { code?: number }).code === 11000) {
+        if (isDuplicateKey(error)) {
           throw new ConflictException(
             'The owner password is already set; log in instead.',
           );

@@ -3,7 +3,8 @@ import {
   watchedTestDatabase,
   type WatchedTestDatabase,
 } from '../../test/support/test-database';
-import { DUPLICATE_KEY, insertUnordered } from './unordered-insert';
+import { DUPLICATE_KEY } from './duplicate-key';
+import { insertUnordered } from './unordered-insert';
 
 describe('insertUnordered (one unordered insert, the refusals by index)', () => {
   let database: WatchedTestDatabase;

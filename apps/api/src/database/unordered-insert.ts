@@ -1,8 +1,5 @@
 import type { Collection, Document, OptionalUnlessRequiredId } from 'mongodb';
 
-/** MongoDB's duplicate key error. */
-export const DUPLICATE_KEY = 11000;
-
 /** A document an unordered insert refused, by its index in what was given. */
 export interface RefusedInsert {
   index: number;

@@ -24,6 +24,7 @@ import {
 import type { AiMode, AiTool, AiToolSource } from '../ai-tools/ai-tool';
 import { AiToolRegistry } from '../ai-tools/ai-tool-registry';
 import { Clock } from '../clock/clock';
+import { isDuplicateKey } from '../database/duplicate-key';
 import { AppEventBus } from '../events/app-event-bus';
 import { KnownSecrets } from '../secrets/known-secrets';
 import { isMaskedSecret, maskSecret } from '../settings/secret-mask';
@@ -327,7 +328,7 @@ export class McpServersService
         updatedAt: now,
       });
     } catch (error) {
-      if ((error as { code?: unknown }).code === 11000)
+      if (isDuplicateKey(error))
         throw new ConflictException(
           `An MCP server named '${input.name}' already exists`,
         );

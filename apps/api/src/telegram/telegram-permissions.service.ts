@@ -14,6 +14,7 @@ import type {
   UpdateTelegramPermissionRequest,
 } from '@metatronos/shared-types';
 import { Clock } from '../clock/clock';
+import { isDuplicateKey } from '../database/duplicate-key';
 import { StartUpWork } from '../database/start-up-work';
 import { AppEventBus } from '../events/app-event-bus';
 import { TelegramPermissionRecord } from './schemas/telegram-permission.schema';
@@ -163,7 +164,7 @@ export class TelegramPermissionsService implements OnApplicationBootstrap {
         })
       ).toObject();
     } catch (error) {
-      if ((error as { code?: number }).code === 11000)
+      if (isDuplicateKey(error))
         throw new ConflictException(TELEGRAM_PERMISSION_EXISTS);
       throw error;
     } finally {

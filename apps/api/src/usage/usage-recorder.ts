@@ -22,6 +22,7 @@ import {
 } from './schemas/usage-rollup.schema';
 import { UsageRollups, type UsageRollupRow } from './usage-rollups';
 import { driverCollection } from '../database/driver-collection';
+import { isDuplicateKey } from '../database/duplicate-key';
 
 export interface UsageEntry {
   source: TurnSource;
@@ -178,8 +179,8 @@ export class UsageRecorder {
       try {
         // Two first replies of a day racing to insert: the loser's upsert becomes an update.
         const writeOnce = () =>
-          write().catch((error: { code?: number }) => {
-            if (error?.code === 11000) return write();
+          write().catch((error: unknown) => {
+            if (isDuplicateKey(error)) return write();
             throw error;
           });
         // The in-memory copy (`GET /api/usage`) adds the counts once the database has them.

@@ -25,10 +25,8 @@ import { MemoryNoteRecord } from '../memory-note.schema';
 import { VisibleChats } from '../visible-chats';
 import { atQuietMoment, eventLoopUse } from '../../boot/quiet-moment';
 import { MAX_UPDATES_PER_COMMAND } from '../../database/grouped-updates';
-import {
-  DUPLICATE_KEY,
-  insertUnordered,
-} from '../../database/unordered-insert';
+import { DUPLICATE_KEY } from '../../database/duplicate-key';
+import { insertUnordered } from '../../database/unordered-insert';
 import {
   EMBEDDING_TEXT_MAX,
   embedTexts,

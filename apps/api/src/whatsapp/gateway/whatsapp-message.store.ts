@@ -3,10 +3,8 @@ import { InjectModel } from '@nestjs/mongoose';
 import type { Model } from 'mongoose';
 import type { BufferedMessage } from '@metatronos/shared-types';
 import { StartUpWork } from '../../database/start-up-work';
-import {
-  DUPLICATE_KEY,
-  insertUnordered,
-} from '../../database/unordered-insert';
+import { DUPLICATE_KEY } from '../../database/duplicate-key';
+import { insertUnordered } from '../../database/unordered-insert';
 import {
   WhatsAppMessageRecord,
   type WhatsAppMessageProcessing,

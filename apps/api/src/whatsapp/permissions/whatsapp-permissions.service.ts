@@ -13,6 +13,7 @@ import type {
   WhatsAppPermission,
 } from '@metatronos/shared-types';
 import { Clock } from '../../clock/clock';
+import { isDuplicateKey } from '../../database/duplicate-key';
 import { StartUpWork } from '../../database/start-up-work';
 import { AppEventBus } from '../../events/app-event-bus';
 import { WhatsAppPermissionRecord } from './schemas/whatsapp-permission.schema';
@@ -192,8 +193,7 @@ export class WhatsAppPermissionsService implements OnApplicationBootstrap {
     try {
       await this.write(() => this.permissions.collection.insertOne(record));
     } catch (error) {
-      if ((error as { code?: number }).code === 11000)
-        throw new ConflictException(PERMISSION_EXISTS);
+      if (isDuplicateKey(error)) throw new ConflictException(PERMISSION_EXISTS);
       throw error;
     }
     this.changed(record, 'created', by);
