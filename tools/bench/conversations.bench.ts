@@ -4,6 +4,8 @@
 //     while it is stored) and a new chat's history read; on the shared 2-core machine that moved "added at p95" at 50 streams from
 //     +888…+1535 ms to +322…+569 ms and at 1 stream from +10…+30 ms to +10…+19 ms (noisy; see docs/operations.md, "Performance").
 //     What is left at 50 streams is CPU shared by the API, FerretDB, the fake and this client, not a queue.
+//     Before the timed rounds, each stream's connection (this client to the API, the SDK to the fake) is opened by a cheap
+//     request: until stop 45 the first round also timed this one thread opening them (docs/operations.md, "Stop 45").
 //  2. buildCombinedPrompt() p95 with all sections;
 //  3. db_query find through the sandbox vs the raw driver call.
 // Goals (issue 30 for the time to first token added at 1/20/50 streams: ≤ 10/60/150 ms at p95): a miss is printed and the bench
