@@ -3,6 +3,7 @@
 // the owner set up and the OpenAI key pointed at the fake provider.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,13 +11,17 @@ import type { FakeLlmServer } from '../fake-llm/fake-llm-server';
 
 /** The built API to start; BENCH_API_MAIN points at another build (a copy of dist/ from before a change) to compare. */
 export const API_MAIN = process.env.BENCH_API_MAIN ?? 'dist/apps/api/main.js';
-/** Node's flags as `npm start` runs the server (tools/scripts/start.sh): a bench measures what the owner runs. */
-export const START_NODE_ARGS = ['--max-semi-space-size=4'];
-/** glibc's malloc limits `npm start` sets (tools/scripts/start.sh); a value in the bench's environment wins. */
-export const START_ENV: Readonly<Record<string, string>> = {
-  MALLOC_MMAP_THRESHOLD_: '131072',
-  MALLOC_TRIM_THRESHOLD_: '1048576',
+/** What tools/bench/start-options.cjs reads from tools/scripts/start.sh (loaded by path: also from dist/bench). */
+const { startOptions } = createRequire(__filename)(
+  join(process.cwd(), 'tools/bench/start-options.cjs'),
+) as {
+  startOptions(): { nodeArgs: string[]; env: Record<string, string> };
 };
+const START_OPTIONS = startOptions();
+/** Node's flags as `npm start` runs the server (tools/scripts/start.sh): a bench measures what the owner runs. */
+export const START_NODE_ARGS: readonly string[] = START_OPTIONS.nodeArgs;
+/** glibc's malloc limits `npm start` sets (tools/scripts/start.sh); a value in the bench's environment wins. */
+export const START_ENV: Readonly<Record<string, string>> = START_OPTIONS.env;
 const PASSWORD = 'bench password 1';
 
 export interface BuiltApi {

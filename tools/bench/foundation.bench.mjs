@@ -8,6 +8,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { freePort } from './free-port.mjs';
+import { startOptions } from './start-options.cjs';
 
 const root = process.cwd();
 const SMOKE = process.env.BENCH_SMOKE === '1';
@@ -16,13 +17,8 @@ const RUNS = SMOKE ? 1 : 5;
 const COLD_START_GOAL_MS = 1000;
 const INITIAL_JS_GOAL_KB = 250;
 const misses = [];
-/** The flags `npm start` runs the server with (tools/scripts/start.sh). */
-const NODE_ARGS = ['--max-semi-space-size=4'];
-/** And glibc's malloc limits it sets (a value in this process's environment wins). */
-const START_ENV = {
-  MALLOC_MMAP_THRESHOLD_: '131072',
-  MALLOC_TRIM_THRESHOLD_: '1048576',
-};
+/** The flags `npm start` runs the server with and glibc's malloc limits it sets (a value in this process's environment wins). */
+const { nodeArgs: NODE_ARGS, env: START_ENV } = startOptions();
 
 /** User + system CPU of a process so far, in ms (clock ticks are 10 ms on Linux). */
 const cpuMs = (pid) => {

@@ -24,6 +24,8 @@ say "Starting MetatronOS"
 # given back past 1 MiB. By default glibc raises both limits (to 32 and 64 MiB) as large blocks are freed, then keeps
 # what it freed: idle RSS ~131 -> ~126 MiB, ~50 MB less after a year of memory is loaded, for about one more syscall a
 # turn (docs/operations.md, "Running"). Other C libraries ignore them; a value already set wins.
+# The benches start the built server with what these lines set (tools/bench/start-options.cjs reads them: keep
+# their shape, `export NAME="${NAME:-value}"` and `exec node [flags] dist/apps/api/main.js`).
 export MALLOC_MMAP_THRESHOLD_="${MALLOC_MMAP_THRESHOLD_:-131072}"
 export MALLOC_TRIM_THRESHOLD_="${MALLOC_TRIM_THRESHOLD_:-1048576}"
 exec node --max-semi-space-size=4 dist/apps/api/main.js
