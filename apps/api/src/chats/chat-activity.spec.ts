@@ -90,6 +90,29 @@ describe('ChatActivity (a chat’s activity time, written at most once an interv
     slow.forget();
   });
 
+  it('counts the interval from the end of a late write too', async () => {
+    const written: string[] = [];
+    const slowLate = new ChatActivity(
+      {
+        set: async (_key, filter, fields) => {
+          written.push((fields?.updatedAt as Date).toISOString());
+          // The end-of-interval write (it only moves the time forward) is the slow one.
+          if ((filter as { updatedAt?: unknown }).updatedAt)
+            await sleep(INTERVAL_MS + 100);
+        },
+      },
+      new Logger('ChatActivitySpec'),
+      INTERVAL_MS,
+    );
+    const id = new ObjectId() as unknown as Types.ObjectId;
+    await slowLate.record(id, { updatedAt: at(1) });
+    await slowLate.record(id, { updatedAt: at(2) });
+    await slowLate.writeUnsaved();
+    await slowLate.record(id, { updatedAt: at(3) });
+    expect(written).toEqual([at(1).toISOString(), at(2).toISOString()]);
+    slowLate.forget();
+  });
+
   it('a title (or any other field) goes out at once, with the time', async () => {
     const id = await newChat();
     await activity.record(id, { updatedAt: at(1) });

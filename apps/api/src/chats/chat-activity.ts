@@ -66,8 +66,15 @@ export class ChatActivity {
       .catch((error: Error) =>
         this.logger.warn(`Could not update the chat: ${error.message}`),
       );
-    // The interval runs from the write's end: a write that took longer than the interval (a busy
-    // database) does not make the next turn's time a write of its own.
+    this.writeEnded(key);
+  }
+
+  /**
+   * The interval runs from a write's end: a write that took longer than the interval (a busy
+   * database) does not make the next turn's time a write of its own. Its start is marked too, so
+   * two turns at once make one write; a chat forgotten meanwhile stays forgotten.
+   */
+  private writeEnded(key: string): void {
     if (this.writtenAt.has(key)) this.writtenAt.set(key, performance.now());
   }
 
@@ -87,7 +94,8 @@ export class ChatActivity {
             this.logger.warn(
               `Could not store a chat's activity time: ${error.message}`,
             ),
-          ),
+          )
+          .then(() => this.writeEnded(key)),
       );
     }
     // Chats written long ago need no entry: their next turn writes at once anyway.
