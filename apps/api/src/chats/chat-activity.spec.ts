@@ -71,18 +71,24 @@ describe('ChatActivity (a chat’s activity time, written at most once an interv
     expect(await storedTime(id)).toBe(at(3).toISOString());
   });
 
-  it('counts the interval from the end of a write, so a slow write does not make the next turn’s time a write', async () => {
+  /** An activity whose writes are recorded (their times), and last longer than the interval when `slow(filter)`. */
+  const withSlowWrites = (slow: (filter: object) => boolean) => {
     const written: string[] = [];
-    const slow = new ChatActivity(
+    const slowActivity = new ChatActivity(
       {
-        set: async (_key, _filter, fields) => {
+        set: async (_key, filter, fields) => {
           written.push((fields?.updatedAt as Date).toISOString());
-          await sleep(INTERVAL_MS + 100);
+          if (slow(filter as object)) await sleep(INTERVAL_MS + 100);
         },
       },
       new Logger('ChatActivitySpec'),
       INTERVAL_MS,
     );
+    return { slowActivity, written };
+  };
+
+  it('counts the interval from the end of a write, so a slow write does not make the next turn’s time a write', async () => {
+    const { slowActivity: slow, written } = withSlowWrites(() => true);
     const id = new ObjectId() as unknown as Types.ObjectId;
     await slow.record(id, { updatedAt: at(1) });
     await slow.record(id, { updatedAt: at(2) });
@@ -91,18 +97,9 @@ describe('ChatActivity (a chat’s activity time, written at most once an interv
   });
 
   it('counts the interval from the end of a late write too', async () => {
-    const written: string[] = [];
-    const slowLate = new ChatActivity(
-      {
-        set: async (_key, filter, fields) => {
-          written.push((fields?.updatedAt as Date).toISOString());
-          // The end-of-interval write (it only moves the time forward) is the slow one.
-          if ((filter as { updatedAt?: unknown }).updatedAt)
-            await sleep(INTERVAL_MS + 100);
-        },
-      },
-      new Logger('ChatActivitySpec'),
-      INTERVAL_MS,
+    // The end-of-interval write (it only moves the time forward: a filter on updatedAt) is the slow one.
+    const { slowActivity: slowLate, written } = withSlowWrites(
+      (filter) => 'updatedAt' in filter,
     );
     const id = new ObjectId() as unknown as Types.ObjectId;
     await slowLate.record(id, { updatedAt: at(1) });
