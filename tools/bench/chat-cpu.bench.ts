@@ -13,6 +13,7 @@ import { rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { startBuiltApi, type BuiltApi } from './built-api';
 import { cpuMs } from './process-cpu';
+import { hostSpeedLine, hostSpeedMs } from './host-speed';
 import { startFakeLlmServer } from '../fake-llm/fake-llm-server';
 
 const SMOKE = process.env.BENCH_SMOKE === '1';
@@ -140,31 +141,6 @@ async function measureSideBySide(
   });
 }
 
-/**
- * How fast this host runs now: the bench process's CPU for a fixed piece of work (JSON and string
- * handling, like a turn's), in ms, the best of three. Printed beside the figures, no goal: on this
- * shared machine the same build's turn has measured 3.2 to 5.0 ms within one run, and this says
- * whether a figure moved with the host.
- */
-function hostSpeedMs(): number {
-  const sample = {
-    id: 'chatcmpl-0123456789',
-    choices: [{ index: 0, delta: { content: ' word' }, finish_reason: null }],
-    text: 'Metatron ’s reply — with “quotes”. '.repeat(20),
-  };
-  let best = Infinity;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const before = process.cpuUsage();
-    let length = 0;
-    for (let i = 0; i < 20_000; i++)
-      length += JSON.stringify(JSON.parse(JSON.stringify(sample))).length;
-    const used = process.cpuUsage(before);
-    if (length === 0) throw new Error('unreachable');
-    best = Math.min(best, (used.user + used.system) / 1000);
-  }
-  return best;
-}
-
 /** The text of the conversation's last user message (a string, or text parts). */
 function lastUserText(messages: Array<{ role: string; content?: unknown }>) {
   const last = [...messages].reverse().find((m) => m.role === 'user');
@@ -270,9 +246,7 @@ async function main() {
       throw new Error(`the tool turns ran ${toolRounds} tool rounds`);
     const round = toolMs - plainMs;
     console.log(`one tool round adds ${round.toFixed(2)} ms of API CPU`);
-    console.log(
-      `host speed (a fixed piece of work in the bench process, lower is faster; no goal): ${speedBefore.toFixed(0)} ms before, ${hostSpeedMs().toFixed(0)} ms after`,
-    );
+    console.log(hostSpeedLine(speedBefore, hostSpeedMs()));
     if (plainMs > PLAIN_GOAL_MS)
       misses.push(
         `plain turn ${plainMs.toFixed(2)} ms > ${PLAIN_GOAL_MS} ms of CPU`,

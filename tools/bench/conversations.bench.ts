@@ -28,6 +28,7 @@ import { MongoSandboxService } from '../../apps/api/src/mongo-sandbox/mongo-sand
 import { CombinedPromptBuilder } from '../../apps/api/src/system-instruction/combined-prompt.builder';
 import { SystemInstructionService } from '../../apps/api/src/system-instruction/system-instruction.service';
 import { startBuiltApi } from './built-api';
+import { hostSpeedLine, hostSpeedMs } from './host-speed';
 import { cpuSplit, cpuSpent, type CpuSplit } from './process-cpu';
 import {
   startFakeLlmServer,
@@ -288,12 +289,15 @@ async function internals() {
 async function main() {
   if (ONLY !== 'ttft') await internals();
   const fake = await startFakeLlmServer();
+  // These figures move with the host more than with most changes: its speed is printed beside them.
+  const speedBefore = hostSpeedMs();
   try {
     for (const [streams, rounds, goalMs] of TTFT_GOALS)
       await ttft(fake, streams, rounds, goalMs);
   } finally {
     await fake.close();
   }
+  console.log(hostSpeedLine(speedBefore, hostSpeedMs()));
   if (SMOKE) console.log('smoke run: goals not checked');
   else if (misses.length) {
     console.log(`goals missed:\n- ${misses.join('\n- ')}`);
