@@ -2,7 +2,8 @@
 //  1. scheduling drift: 100 jobs `* * * * *` made through REST fire at the next minute boundary on the
 //     production SystemClock; drift = startedAt − dueAt per run (p50/p95/max), how many ran, time until all finished;
 //  2. Pulse prompt size: GET /api/pulse/prompt with every section filled, counted with gpt-tokenizer, per `## ` section.
-// Goals (a miss exits 1): every run starts, drift p95 ≤ 1000 ms (issue 30: 100 jobs due at once start within 1 s p95);
+// Goals (a miss exits 1): every run starts, drift p95 ≤ 1000 ms (issue 30: 100 jobs due at once start within 1 s p95), and
+// so does the stricter figure, each turn's user message (made when the turn has begun, just before its model call) − dueAt;
 // the Pulse prompt ≤ 4000 tokens. BENCH_SMOKE=1 (npm test): part 2 only, no goal (part 1 waits for a minute boundary).
 // Run by `npm run bench` (ts-node, paths from apps/api/tsconfig.app.json); alone: `node tools/bench/run-all.mjs automations`
 // (builds first), or without the build: TS_NODE_PROJECT=apps/api/tsconfig.app.json TS_NODE_TRANSPILE_ONLY=true
@@ -161,7 +162,8 @@ async function schedulingDrift(
       misses.push(
         `${started.length}/${JOBS} jobs started, drift p95 ${driftP95} ms (goal all, p95 ≤ ${DRIFT_GOAL_P95_MS} ms)`,
       );
-    // Stricter: when each turn's user message was stored (the chat turn has begun and the model call follows).
+    // Stricter: when each turn's user message was made (the chat turn has begun and the model call follows). startedAt is
+    // when the scheduler decided to run the job; until stop 46 the turns began 1.3–2.3 s after it (see docs/operations.md).
     const chatIds = started.map(
       (r) => (r as RunRow & { chatId: Types.ObjectId }).chatId,
     );
@@ -178,9 +180,15 @@ async function schedulingDrift(
     const turnDrift = userMessages.map(
       (m) => m.createdAt.getTime() - boundaryMs,
     );
-    if (turnDrift.length)
-      console.log(
-        `Turn begun (user message stored) − dueAt: p50 ${percentile(turnDrift, 50)} ms, p95 ${percentile(turnDrift, 95)} ms, max ${Math.max(...turnDrift)} ms over ${turnDrift.length} turns`,
+    const turnP95 = turnDrift.length ? percentile(turnDrift, 95) : Infinity;
+    console.log(
+      turnDrift.length
+        ? `Turn begun (its user message's createdAt) − dueAt: p50 ${percentile(turnDrift, 50)} ms, p95 ${turnP95} ms, max ${Math.max(...turnDrift)} ms over ${turnDrift.length} turns (goal p95 ≤ ${DRIFT_GOAL_P95_MS} ms)`
+        : 'Turn begun: no user message stored for the runs',
+    );
+    if (turnDrift.length < started.length || turnP95 > DRIFT_GOAL_P95_MS)
+      misses.push(
+        `${turnDrift.length}/${started.length} turns begun, p95 ${turnP95} ms after the due time (goal p95 ≤ ${DRIFT_GOAL_P95_MS} ms)`,
       );
     const failed = rows.find((r) => r.error || r.reason);
     console.log(

@@ -5,6 +5,7 @@ import type {
   CronRunView,
 } from '@metatronos/shared-types';
 import { getConnectionToken } from '@nestjs/mongoose';
+import { Collection } from 'mongodb';
 import { Types, type Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
 import {
@@ -299,6 +300,71 @@ describe('scheduled jobs', () => {
         ['success', null, week.at(0, '10:01')],
       ]);
       await owner.delete(`/api/cronjobs/${job.id}`).expect(204);
+    });
+
+    it('starts the jobs due in one minute together: one query asks whether another job has their chats, their runs go in ten to an insert', async () => {
+      t.clock.set(new Date(week.at(2, '06:30')));
+      const burst: CronJobView[] = [];
+      for (let i = 0; i < 12; i++)
+        burst.push(
+          await create(owner, {
+            name: `Burst ${i}`,
+            instruction: 'Say hi.',
+            cronExpression: '0 7 * * 3',
+          }),
+        );
+      fake.openai.fallback = { text: ['Hi.'] };
+      const chatIds = new Set(burst.map((job) => job.chatId));
+      const jobIds = new Set(burst.map((job) => job.id));
+      const finds = jest.spyOn(Collection.prototype, 'find');
+      const counts = jest.spyOn(Collection.prototype, 'countDocuments');
+      const insertMany = jest.spyOn(Collection.prototype, 'insertMany');
+      const insertOne = jest.spyOn(Collection.prototype, 'insertOne');
+      try {
+        await tickAt(t, week.at(2, '07:00:00.100'));
+        for (const job of burst) await settledRuns(runsOf(owner, job.id));
+        // The chat checks: one find of the jobs whose chatId is among the burst's chats, no count.
+        const chatQueries = finds.mock.calls
+          .map(
+            ([filter]) =>
+              (filter as { chatId?: { $in?: unknown[] } })?.chatId?.$in,
+          )
+          .filter((ids): ids is unknown[] => Array.isArray(ids))
+          .filter((ids) => ids.some((id) => chatIds.has(String(id))));
+        expect(chatQueries).toHaveLength(1);
+        expect(new Set(chatQueries[0].map(String))).toEqual(chatIds);
+        expect(
+          counts.mock.calls.filter(([filter]) =>
+            chatIds.has(String((filter as { chatId?: unknown })?.chatId)),
+          ),
+        ).toHaveLength(0);
+        // The runs' records: 12 in two inserts (ten, then two), none alone.
+        const runInserts = insertMany.mock.calls
+          .map(([docs]) => docs as Array<{ jobId?: unknown }>)
+          .filter((docs) => docs.some((doc) => jobIds.has(String(doc.jobId))));
+        expect(runInserts.map((docs) => docs.length)).toEqual([10, 2]);
+        expect(
+          insertOne.mock.calls.filter(([doc]) =>
+            jobIds.has(String((doc as { jobId?: unknown }).jobId)),
+          ),
+        ).toHaveLength(0);
+      } finally {
+        for (const spy of [finds, counts, insertMany, insertOne])
+          spy.mockRestore();
+      }
+      for (const job of burst) {
+        const [run] = await runsOf(owner, job.id)();
+        expect(run).toMatchObject({
+          outcome: 'success',
+          trigger: 'schedule',
+          dueAt: week.at(2, '07:00'),
+          chatId: job.chatId,
+        });
+        expect(
+          (await messages(owner, job.chatId as string)).map((m) => m.content),
+        ).toEqual(['Say hi.', 'Hi.']);
+        await owner.delete(`/api/cronjobs/${job.id}`).expect(204);
+      }
     });
 
     it('"run now" twice at once starts one run: the other click gets 409 "already running"', async () => {

@@ -20,6 +20,9 @@ import {
   ChatReplyService,
   type ReplyOptions,
 } from '../chats/chat-reply.service';
+import type { Collection } from 'mongodb';
+import { driverCollection } from '../database/driver-collection';
+import { GroupedInserts } from '../database/grouped-inserts';
 import { StartUpWork } from '../database/start-up-work';
 import { BudgetService } from '../budget/budget.service';
 import { ChatsService } from '../chats/chats.service';
@@ -64,6 +67,15 @@ export class AutomationRunsService
   private readonly logger = new Logger(AutomationRunsService.name);
   private readonly inFlight = new Set<Promise<CronRunView>>();
   private shuttingDown = false;
+  /**
+   * The runs' records: the runs a minute starts (100 jobs due at once) go in ten to a command rather
+   * than one command each, which FerretDB runs one after another (~0.6 s for 100, stop 46).
+   */
+  private readonly inserts = new GroupedInserts<AutomationRunRecord>(() =>
+    driverCollection(
+      this.runs.collection as unknown as Collection<AutomationRunRecord>,
+    ),
+  );
 
   constructor(
     @InjectModel(AutomationRunRecord.name)
@@ -307,7 +319,7 @@ export class AutomationRunsService
       startedAt: fields.startedAt,
       finishedAt: fields.finishedAt,
     };
-    await this.runs.collection.insertOne(run);
+    await this.inserts.insert([run]);
     return run;
   }
 

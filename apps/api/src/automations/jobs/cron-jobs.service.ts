@@ -40,7 +40,7 @@ import type { TurnSource } from '../../llm/turn-source';
 import { SettingsService } from '../../settings/settings.service';
 import { checkCronJobInput, type CronJobFields } from './cron-job-input';
 import { CronScheduler, cronChatTitle } from './cron-scheduler';
-import { jobOwnChat } from './job-chat';
+import { jobOwnChat, OtherJobsOfChat } from './job-chat';
 import {
   actOnOwnToolsOf,
   runLimitsOf,
@@ -81,6 +81,8 @@ const REMEMBERED_TURNS = 1000;
 @Injectable()
 export class CronJobsService implements OnApplicationBootstrap {
   private readonly logger = new Logger(CronJobsService.name);
+  /** Whether another job points at a job's chat (see OtherJobsOfChat). */
+  private readonly otherJobs = new OtherJobsOfChat(() => this.jobs.collection);
 
   constructor(
     @InjectModel(CronJobRecord.name)
@@ -404,7 +406,7 @@ export class CronJobsService implements OnApplicationBootstrap {
   }
 
   private ownChatId(job: CronJobRecord): Promise<Types.ObjectId | null> {
-    return jobOwnChat(this.jobs.collection, this.chats, job);
+    return jobOwnChat(this.otherJobs, this.chats, job);
   }
 
   async runNow(id: string): Promise<CronRunView> {

@@ -34,7 +34,7 @@ import { APP_CONFIG } from '../../config/app-config.provider';
 import { AppEventBus } from '../../events/app-event-bus';
 import { formatPromptDateTime } from '../../system-instruction/core-prompt-sections';
 import { SettingsService } from '../../settings/settings.service';
-import { jobOwnChat } from './job-chat';
+import { jobOwnChat, OtherJobsOfChat } from './job-chat';
 import {
   actOnOwnToolsOf,
   jobIdOf,
@@ -100,6 +100,9 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
   private readonly running = new Set<string>();
   /** Loads, changes and ticks run one after another, so none reads a due time another is moving. */
   private queue: Promise<void> = Promise.resolve();
+
+  /** Whether another job points at a run's chat: the runs a minute starts ask in one query. */
+  private readonly otherJobs = new OtherJobsOfChat(() => this.jobs.collection);
 
   constructor(
     @InjectModel(CronJobRecord.name)
@@ -556,7 +559,7 @@ export class CronScheduler implements Schedulable, OnApplicationBootstrap {
   /** The job's chat, made again if the owner deleted it. */
   private async ensureChat(job: RunnableJob): Promise<string> {
     const { chatId, created } = await this.runs.chatFor(
-      await jobOwnChat(this.jobs.collection, this.chats, job),
+      await jobOwnChat(this.otherJobs, this.chats, job),
       cronChatTitle(job.name),
       'cron',
     );
