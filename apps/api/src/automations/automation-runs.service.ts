@@ -68,13 +68,16 @@ export class AutomationRunsService
   private readonly inFlight = new Set<Promise<CronRunView>>();
   private shuttingDown = false;
   /**
-   * The runs' records: the runs a minute starts (100 jobs due at once) go in ten to a command rather
-   * than one command each, which FerretDB runs one after another (~0.6 s for 100, stop 46).
+   * The runs' records, grouped: the runs a minute starts (100 jobs due at once) go in one insert
+   * of up to 100, and their turns begin together. One insert each, which FerretDB runs one after
+   * another, kept the last of 100 turns waiting ~0.6 s; ten to an insert, ~0.5 s (stop 46).
    */
-  private readonly inserts = new GroupedInserts<AutomationRunRecord>(() =>
-    driverCollection(
-      this.runs.collection as unknown as Collection<AutomationRunRecord>,
-    ),
+  private readonly inserts = new GroupedInserts<AutomationRunRecord>(
+    () =>
+      driverCollection(
+        this.runs.collection as unknown as Collection<AutomationRunRecord>,
+      ),
+    100,
   );
 
   constructor(

@@ -82,6 +82,15 @@ describe('GroupedInserts (group commit of inserts)', () => {
     expect((await stored()).length).toBe(46);
   });
 
+  it('takes another bound per command when given one', async () => {
+    const grouped = new GroupedInserts(() => collection, 4);
+    await Promise.all(
+      Array.from({ length: 9 }, (_, i) => grouped.insert([doc(`m${i}`)])),
+    );
+    expect(inserts().map((docs) => docs.length)).toEqual([4, 4, 1]);
+    expect((await stored()).length).toBe(9);
+  });
+
   it('after a refused grouped command, each caller gets its own answer: nothing lost, nothing twice', async () => {
     await collection.insertOne(doc('taken'));
     database.commands.length = 0;

@@ -32,7 +32,11 @@ export class GroupedInserts<T extends Document & { _id: unknown }> {
   /** The command in flight: inserts made meanwhile wait for it and go out together next. */
   private writing: Promise<void> | null = null;
 
-  constructor(private readonly collection: () => Collection<T>) {}
+  constructor(
+    private readonly collection: () => Collection<T>,
+    /** Callers per command at most. */
+    private readonly maxPerCommand = MAX_INSERTS_PER_COMMAND,
+  ) {}
 
   /** Inserts `docs` in order; resolves once all are stored, rejects with the database's reason. */
   insert(docs: readonly T[]): Promise<void> {
@@ -47,7 +51,7 @@ export class GroupedInserts<T extends Document & { _id: unknown }> {
 
   private next(): void {
     if (this.writing || this.queue.length === 0) return;
-    const batch = this.queue.splice(0, MAX_INSERTS_PER_COMMAND);
+    const batch = this.queue.splice(0, this.maxPerCommand);
     this.writing = this.flush(batch).finally(() => {
       this.writing = null;
       this.next();
