@@ -1,4 +1,5 @@
 import type { Collection, Document, OptionalUnlessRequiredId } from 'mongodb';
+import { GroupCommit, firstOf } from './group-commit';
 
 /**
  * Callers per command at most: a bound on how long one command keeps the next waiting. A turn
@@ -28,34 +29,25 @@ interface PendingInsert<T extends Document> {
  * new ids only.
  */
 export class GroupedInserts<T extends Document & { _id: unknown }> {
-  private queue: Array<PendingInsert<T>> = [];
-  /** The command in flight: inserts made meanwhile wait for it and go out together next. */
-  private writing: Promise<void> | null = null;
+  private readonly commands: GroupCommit<PendingInsert<T>>;
 
   constructor(
     private readonly collection: () => Collection<T>,
     /** Callers per command at most. */
-    private readonly maxPerCommand = MAX_INSERTS_PER_COMMAND,
-  ) {}
+    maxPerCommand = MAX_INSERTS_PER_COMMAND,
+  ) {
+    this.commands = new GroupCommit(
+      (batch) => this.flush(batch),
+      firstOf(maxPerCommand),
+    );
+  }
 
   /** Inserts `docs` in order; resolves once all are stored, rejects with the database's reason. */
   insert(docs: readonly T[]): Promise<void> {
     if (!docs.length) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      this.queue.push({ docs: [...docs], resolve, reject });
-      // Sent once the caller's own work is done (its tick ends): what its tick queues joins it.
-      if (this.queue.length === 1 && !this.writing)
-        setImmediate(() => this.next());
-    });
-  }
-
-  private next(): void {
-    if (this.writing || this.queue.length === 0) return;
-    const batch = this.queue.splice(0, this.maxPerCommand);
-    this.writing = this.flush(batch).finally(() => {
-      this.writing = null;
-      this.next();
-    });
+    return new Promise<void>((resolve, reject) =>
+      this.commands.add({ docs: [...docs], resolve, reject }),
+    );
   }
 
   private async flush(batch: Array<PendingInsert<T>>): Promise<void> {

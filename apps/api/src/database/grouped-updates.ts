@@ -1,4 +1,5 @@
 import type { Collection, Document, Filter, UpdateFilter } from 'mongodb';
+import { GroupCommit } from './group-commit';
 
 /**
  * Updates per command at most: a bound on how long one command keeps the next waiting. Upstream
@@ -35,9 +36,10 @@ interface PendingUpdate<T extends Document> {
  * batch: the later one waits for the next, so their order holds even when written alone.
  */
 export class GroupedUpdates<T extends Document> {
-  private queue: Array<PendingUpdate<T>> = [];
-  /** The command in flight: writes made meanwhile wait for it and go out together next. */
-  private writing: Promise<void> | null = null;
+  private readonly commands = new GroupCommit<PendingUpdate<T>>(
+    (batch) => this.flush(batch),
+    take,
+  );
 
   constructor(private readonly collection: () => Collection<T>) {}
 
@@ -50,40 +52,12 @@ export class GroupedUpdates<T extends Document> {
     filter: Filter<T>,
     fields: UpdateFilter<T>['$set'],
   ): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.queue.push({ key, filter, set: fields, resolve, reject });
-      if (this.queue.length === 1 && !this.writing)
-        setImmediate(() => this.next());
-    });
+    return new Promise<void>((resolve, reject) =>
+      this.commands.add({ key, filter, set: fields, resolve, reject }),
+    );
   }
 
-  private next(): void {
-    if (this.writing || this.queue.length === 0) return;
-    this.writing = this.flush().finally(() => {
-      this.writing = null;
-      this.next();
-    });
-  }
-
-  /** The queued writes, at most one per document and MAX_UPDATES_PER_COMMAND; the others stay queued, in order. */
-  private take(): Array<PendingUpdate<T>> {
-    const keys = new Set<string>();
-    const batch: Array<PendingUpdate<T>> = [];
-    const later: Array<PendingUpdate<T>> = [];
-    for (const write of this.queue) {
-      if (keys.has(write.key) || batch.length >= MAX_UPDATES_PER_COMMAND)
-        later.push(write);
-      else {
-        keys.add(write.key);
-        batch.push(write);
-      }
-    }
-    this.queue = later;
-    return batch;
-  }
-
-  private async flush(): Promise<void> {
-    const batch = this.take();
+  private async flush(batch: Array<PendingUpdate<T>>): Promise<void> {
     if (batch.length > 1) {
       try {
         await this.collection().bulkWrite(
@@ -116,4 +90,22 @@ export class GroupedUpdates<T extends Document> {
       reject(error as Error);
     }
   }
+}
+
+/** The queued writes, at most one per document and MAX_UPDATES_PER_COMMAND; the others stay queued, in order. */
+function take<W extends { key: string }>(
+  queue: readonly W[],
+): { batch: W[]; rest: W[] } {
+  const keys = new Set<string>();
+  const batch: W[] = [];
+  const rest: W[] = [];
+  for (const write of queue) {
+    if (keys.has(write.key) || batch.length >= MAX_UPDATES_PER_COMMAND)
+      rest.push(write);
+    else {
+      keys.add(write.key);
+      batch.push(write);
+    }
+  }
+  return { batch, rest };
 }

@@ -1,5 +1,6 @@
 import { Types, type mongo } from 'mongoose';
 import type { ChatsService } from '../../chats/chats.service';
+import { GroupCommit, firstOf } from '../../database/group-commit';
 import type { CronJobRecord } from './schemas/cron-job.schema';
 
 /** Chats asked about per query at most (a bound on one `$in`). */
@@ -21,29 +22,18 @@ interface PendingQuestion {
  * starts ask in one query. An idle app asks at once, one query per question as before.
  */
 export class OtherJobsOfChat {
-  private queue: PendingQuestion[] = [];
-  /** The query out: questions asked meanwhile wait for it and go together next. */
-  private reading: Promise<void> | null = null;
+  private readonly queries = new GroupCommit<PendingQuestion>(
+    (batch) => this.read(batch),
+    firstOf(MAX_CHATS_PER_QUERY),
+  );
 
   constructor(private readonly jobs: () => mongo.Collection) {}
 
   /** True when a stored job other than `jobId` has `chatId` as its chat; rejects with the database's error. */
   has(chatId: Types.ObjectId, jobId: unknown): Promise<boolean> {
-    return new Promise<boolean>((resolve, reject) => {
-      this.queue.push({ chatId, jobId, resolve, reject });
-      // Sent once the caller's tick is done: what that tick asks goes with it.
-      if (this.queue.length === 1 && !this.reading)
-        setImmediate(() => this.next());
-    });
-  }
-
-  private next(): void {
-    if (this.reading || this.queue.length === 0) return;
-    const batch = this.queue.splice(0, MAX_CHATS_PER_QUERY);
-    this.reading = this.read(batch).finally(() => {
-      this.reading = null;
-      this.next();
-    });
+    return new Promise<boolean>((resolve, reject) =>
+      this.queries.add({ chatId, jobId, resolve, reject }),
+    );
   }
 
   private async read(batch: PendingQuestion[]): Promise<void> {
