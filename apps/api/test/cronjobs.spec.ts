@@ -6,6 +6,7 @@ import type {
 } from '@metatronos/shared-types';
 import { getConnectionToken } from '@nestjs/mongoose';
 import { Collection } from 'mongodb';
+import { EmbeddedWire } from '../src/database/embedded-wire';
 import { Types, type Connection } from 'mongoose';
 import type TestAgent from 'supertest/lib/agent';
 import {
@@ -320,6 +321,8 @@ describe('scheduled jobs', () => {
       const counts = jest.spyOn(Collection.prototype, 'countDocuments');
       const insertMany = jest.spyOn(Collection.prototype, 'insertMany');
       const insertOne = jest.spyOn(Collection.prototype, 'insertOne');
+      // On the embedded database the writes of `driverCollection` go through its wire.
+      const wireCommands = jest.spyOn(EmbeddedWire.prototype, 'command');
       try {
         await tickAt(t, week.at(2, '07:00:00.100'));
         for (const job of burst) await settledRuns(runsOf(owner, job.id));
@@ -338,9 +341,14 @@ describe('scheduled jobs', () => {
             chatIds.has(String((filter as { chatId?: unknown })?.chatId)),
           ),
         ).toHaveLength(0);
-        // The runs' records: all 12 in one insert, none alone.
-        const runInserts = insertMany.mock.calls
-          .map(([docs]) => docs as Array<{ jobId?: unknown }>)
+        // The runs' records: all 12 in one insert, none alone (by the driver or by the wire).
+        const runInserts = [
+          ...insertMany.mock.calls.map(([docs]) => docs),
+          ...wireCommands.mock.calls.map(([, command]) =>
+            command['insert'] ? command['documents'] : [],
+          ),
+        ]
+          .map((docs) => docs as Array<{ jobId?: unknown }>)
           .filter((docs) => docs.some((doc) => jobIds.has(String(doc.jobId))));
         expect(runInserts.map((docs) => docs.length)).toEqual([12]);
         expect(
@@ -349,7 +357,7 @@ describe('scheduled jobs', () => {
           ),
         ).toHaveLength(0);
       } finally {
-        for (const spy of [finds, counts, insertMany, insertOne])
+        for (const spy of [finds, counts, insertMany, insertOne, wireCommands])
           spy.mockRestore();
       }
       for (const job of burst) {

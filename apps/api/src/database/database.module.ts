@@ -3,6 +3,7 @@ import { MongooseModule } from '@nestjs/mongoose';
 import { DatabaseAvailableGuard } from './database-available.guard';
 import { DatabaseHealthService } from './database-health.service';
 import { EmbeddedDatabaseSupervisor } from './embedded-database-supervisor';
+import { EmbeddedWireProvider } from './embedded-wire.provider';
 import { DATABASE_RUNTIME, type DatabaseRuntime } from './database-runtime';
 import { StartUpWork } from './start-up-work';
 
@@ -47,6 +48,7 @@ export class DatabaseModule {
         DatabaseHealthService,
         DatabaseAvailableGuard,
         EmbeddedDatabaseSupervisor,
+        EmbeddedWireProvider,
         StartUpWork,
       ],
       exports: [

@@ -1,4 +1,32 @@
-import type { Collection as DriverCollection, Document } from 'mongodb';
+import {
+  MongoServerError,
+  type BulkWriteOptions,
+  type Collection as DriverCollection,
+  type Document,
+  type Filter,
+  type InsertManyResult,
+  type MongoClient,
+  type OptionalUnlessRequiredId,
+  type UpdateFilter,
+  type UpdateOptions,
+  type UpdateResult,
+} from 'mongodb';
+import { CommandTooLarge, type EmbeddedWire } from './embedded-wire';
+
+/** The embedded database's wire, by the driver client whose database it is (set at start, see DatabaseModule). */
+const wires = new WeakMap<MongoClient, EmbeddedWire>();
+const wired = new WeakMap<object, DriverCollection<Document>>();
+/** The wire behind each collection `driverCollection` made. */
+const wireOf = new WeakMap<object, EmbeddedWire>();
+
+/** Sends `driverCollection`'s writes on `client`'s database through `wire` from now on. */
+export function useEmbeddedWire(client: MongoClient, wire: EmbeddedWire): void {
+  wires.set(client, wire);
+}
+
+export function stopUsingEmbeddedWire(client: MongoClient): void {
+  wires.delete(client);
+}
 
 /**
  * The MongoDB driver's own collection behind a mongoose model's `collection`, for the writes every
@@ -7,12 +35,177 @@ import type { Collection as DriverCollection, Document } from 'mongodb';
  * about a tenth of a command's CPU. None of it does anything here: commands are not buffered
  * (`bufferCommands: false`), mongoose's debug log is off and nothing listens to those events.
  * Before the connection's first open it is the wrapper, which throws its usual error.
+ *
+ * On the embedded database its `insertMany` and `updateOne` go through `EmbeddedWire`, one OP_MSG
+ * each, with the driver's results and errors (a refused write as a `MongoServerError` with its
+ * `code` and `writeErrors`); so does `updateEach`. Anything else they are given (a session, a
+ * write concern, a document without `_id`, an update pipeline) and every other method is the
+ * driver's own.
  */
 export function driverCollection<T extends Document>(
   collection: DriverCollection<T>,
 ): DriverCollection<T> {
-  return (
+  const driver =
     (collection as unknown as { collection?: DriverCollection<T> | null })
-      .collection ?? collection
+      .collection ?? collection;
+  const client = (driver as unknown as { client?: MongoClient }).client;
+  const wire = client && wires.get(client);
+  if (!wire) return driver;
+  let fast = wired.get(driver) as DriverCollection<T> | undefined;
+  if (!fast) {
+    fast = wireCollection(driver, wire);
+    wired.set(driver, fast as unknown as DriverCollection<Document>);
+  }
+  return fast;
+}
+
+/** `driver` with its two hot writes sent through `wire`. */
+function wireCollection<T extends Document>(
+  driver: DriverCollection<T>,
+  wire: EmbeddedWire,
+): DriverCollection<T> {
+  const fast = Object.create(driver) as DriverCollection<T>;
+  wireOf.set(fast, wire);
+  const name = driver.collectionName;
+  const db = driver.dbName;
+
+  fast.insertMany = async function (
+    docs: readonly OptionalUnlessRequiredId<T>[],
+    options?: BulkWriteOptions,
+  ): Promise<InsertManyResult<T>> {
+    const ordered = onlyOrdered(options);
+    if (ordered === undefined || !docs.length || !docs.every(hasId))
+      return driver.insertMany(docs, options);
+    const reply = await sent(wire, db, {
+      insert: name,
+      documents: docs,
+      ordered,
+    });
+    if (!reply) return driver.insertMany(docs, options);
+    refusedWrites(reply);
+    const insertedIds: Record<number, unknown> = {};
+    docs.forEach((doc, i) => (insertedIds[i] = (doc as Document)['_id']));
+    return {
+      acknowledged: true,
+      insertedCount: reply['n'] as number,
+      insertedIds: insertedIds as InsertManyResult<T>['insertedIds'],
+    };
+  } as typeof driver.insertMany;
+
+  fast.updateOne = async function (
+    filter: Filter<T>,
+    update: UpdateFilter<T> | Document[],
+    options?: UpdateOptions,
+  ): Promise<UpdateResult<T>> {
+    const upsert = onlyUpsert(options);
+    if (upsert === undefined || !isOperatorUpdate(update))
+      return driver.updateOne(filter, update, options);
+    const reply = await sent(wire, db, {
+      update: name,
+      updates: [{ q: filter, u: update, ...(upsert ? { upsert } : {}) }],
+      ordered: true,
+    });
+    if (!reply) return driver.updateOne(filter, update, options);
+    refusedWrites(reply);
+    const upserted =
+      (reply['upserted'] as { _id: unknown }[] | undefined) ?? [];
+    return {
+      acknowledged: true,
+      matchedCount: (reply['n'] as number) - upserted.length,
+      modifiedCount: (reply['nModified'] as number | undefined) ?? 0,
+      upsertedCount: upserted.length,
+      upsertedId: (upserted[0]?._id ?? null) as UpdateResult<T>['upsertedId'],
+    };
+  } as typeof driver.updateOne;
+
+  return fast;
+}
+
+/**
+ * Applies each `$set` in one unordered `update` command (a `bulkWrite` of `updateOne`s through the
+ * driver); resolves once all are stored, rejects when any was refused (which ones is then unknown).
+ */
+export async function updateEach<T extends Document>(
+  collection: DriverCollection<T>,
+  updates: readonly { filter: Filter<T>; set: UpdateFilter<T>['$set'] }[],
+): Promise<void> {
+  const wire = wireOf.get(collection);
+  const reply =
+    wire &&
+    (await sent(wire, collection.dbName, {
+      update: collection.collectionName,
+      updates: updates.map(({ filter, set }) => ({
+        q: filter,
+        u: { $set: set },
+      })),
+      ordered: false,
+    }));
+  if (reply) {
+    refusedWrites(reply);
+    return;
+  }
+  await collection.bulkWrite(
+    updates.map(({ filter, set }) => ({
+      updateOne: { filter, update: { $set: set } as UpdateFilter<T> },
+    })),
+    { ordered: false },
   );
+}
+
+/** The wire's reply, or undefined for a command too large for it (the driver sends that one). */
+async function sent(
+  wire: EmbeddedWire,
+  db: string,
+  command: Document,
+): Promise<Document | undefined> {
+  try {
+    return await wire.command(db, command);
+  } catch (error) {
+    if (error instanceof CommandTooLarge) return undefined;
+    throw error;
+  }
+}
+
+/** `ordered` (default true) when the options hold nothing else; undefined when they do. */
+function onlyOrdered(
+  options: BulkWriteOptions | undefined,
+): boolean | undefined {
+  if (!options) return true;
+  const keys = Object.keys(options);
+  if (keys.some((key) => key !== 'ordered')) return undefined;
+  return options.ordered ?? true;
+}
+
+/** `upsert` (default false) when the options hold nothing else; undefined when they do. */
+function onlyUpsert(options: UpdateOptions | undefined): boolean | undefined {
+  if (!options) return false;
+  if (Object.keys(options).some((key) => key !== 'upsert')) return undefined;
+  return options.upsert === true;
+}
+
+function hasId(doc: unknown): boolean {
+  return (doc as Document)['_id'] !== undefined;
+}
+
+/** An update of operators only (`$set`, `$inc`…): what the driver would send as it is. */
+function isOperatorUpdate(update: unknown): update is Document {
+  if (!update || typeof update !== 'object' || Array.isArray(update))
+    return false;
+  const keys = Object.keys(update);
+  return keys.length > 0 && keys.every((key) => key.startsWith('$'));
+}
+
+/** A reply with refused writes, as the driver reports them: a `MongoServerError` of the first, all in `writeErrors`. */
+function refusedWrites(reply: Document): void {
+  const writeErrors = reply['writeErrors'] as
+    | { index: number; code: number; errmsg: string }[]
+    | undefined;
+  if (!writeErrors?.length) return;
+  const [first] = writeErrors;
+  throw new MongoServerError({
+    message: first.errmsg,
+    errmsg: first.errmsg,
+    code: first.code,
+    writeErrors,
+  });
 }

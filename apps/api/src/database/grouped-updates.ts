@@ -1,4 +1,5 @@
 import type { Collection, Document, Filter, UpdateFilter } from 'mongodb';
+import { updateEach } from './driver-collection';
 import { GroupCommit } from './group-commit';
 
 /**
@@ -60,12 +61,7 @@ export class GroupedUpdates<T extends Document> {
   private async flush(batch: Array<PendingUpdate<T>>): Promise<void> {
     if (batch.length > 1) {
       try {
-        await this.collection().bulkWrite(
-          batch.map(({ filter, set }) => ({
-            updateOne: { filter, update: { $set: set } as UpdateFilter<T> },
-          })),
-          { ordered: false },
-        );
+        await updateEach(this.collection(), batch);
         for (const write of batch) write.resolve();
         return;
       } catch {
