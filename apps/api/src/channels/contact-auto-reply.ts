@@ -15,6 +15,7 @@ import { contactToolFilter } from '../chats/contact-chat';
 import { ContactReplyLimits } from './contact-reply-limits';
 import { ContactTurnSlots, contactsStopController } from './contact-turn-slots';
 import { InboundWrites } from './inbound-writes';
+import { driverCollection } from '../database/driver-collection';
 
 /**
  * Where the auto-reply stands with a stored inbound message: `pending` until it takes it
@@ -201,7 +202,8 @@ export class ContactAutoReply<
     this.logger = new Logger(`${port.label}AutoReply`);
     this.limits = new ContactReplyLimits(deps.clock, deps.limits);
     this.slots = new ContactTurnSlots(() => deps.limits.concurrentTurns);
-    this.writes = new InboundWrites(() => this.messages);
+    // Through the driver's own collection (and on the embedded database its wire), as a chat turn's writes.
+    this.writes = new InboundWrites(() => driverCollection(this.messages));
   }
 
   /** Turns running now, over all contacts (tests, the bench). */

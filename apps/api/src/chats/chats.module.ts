@@ -49,8 +49,10 @@ import { MessageRecord, MessageSchema } from './schemas/message.schema';
     {
       provide: ChatWrites,
       useFactory: (chats: Model<ChatRecord>) =>
-        new ChatWrites(
-          () => chats.collection as unknown as Collection<ChatRecord>,
+        new ChatWrites(() =>
+          driverCollection(
+            chats.collection as unknown as Collection<ChatRecord>,
+          ),
         ),
       inject: [getModelToken(ChatRecord.name)],
     },
