@@ -52,7 +52,7 @@ export function driverCollection<T extends Document>(
   const wire = client && wires.get(client);
   if (!wire) return driver;
   let fast = wired.get(driver) as DriverCollection<T> | undefined;
-  if (!fast) {
+  if (!fast || wireOf.get(fast) !== wire) {
     fast = wireCollection(driver, wire);
     wired.set(driver, fast as unknown as DriverCollection<Document>);
   }
