@@ -240,6 +240,25 @@ describe.each(['driver', 'wire'] as const)(
       expect((await raw.findOne({ _id: 'b' }))?.u).toBe('two');
     });
 
+    it('sends the writes of a collection kept by a caller through the driver once the wire is stopped', async () => {
+      stopUsingEmbeddedWire(database.client);
+      try {
+        expect(
+          await viaDriver('insert', () =>
+            collection.insertMany([{ _id: 'a', n: 1 }]),
+          ),
+        ).toBe(1);
+        expect(
+          await viaDriver('update', () =>
+            updateEach(collection, [{ filter: { _id: 'a' }, set: { n: 2 } }]),
+          ),
+        ).toBe(1);
+        expect(await stored()).toEqual([{ _id: 'a', n: 2 }]);
+      } finally {
+        if (wire) useEmbeddedWire(database.client, wire);
+      }
+    });
+
     it('leaves other writes to the driver: options it does not know, and bulkWrite', async () => {
       await raw.insertMany([
         { _id: 'a', n: 1 },

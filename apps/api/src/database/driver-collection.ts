@@ -15,9 +15,8 @@ import { CommandTooLarge, type EmbeddedWire } from './embedded-wire';
 
 /** The embedded database's wire, by the driver client whose database it is (set at start, see DatabaseModule). */
 const wires = new WeakMap<MongoClient, EmbeddedWire>();
+/** The wire-backed collection made for each driver collection (it asks for the wire at each call). */
 const wired = new WeakMap<object, DriverCollection<Document>>();
-/** The wire behind each collection `driverCollection` made. */
-const wireOf = new WeakMap<object, EmbeddedWire>();
 
 /** Sends `driverCollection`'s writes on `client`'s database through `wire` from now on. */
 export function useEmbeddedWire(client: MongoClient, wire: EmbeddedWire): void {
@@ -26,6 +25,14 @@ export function useEmbeddedWire(client: MongoClient, wire: EmbeddedWire): void {
 
 export function stopUsingEmbeddedWire(client: MongoClient): void {
   wires.delete(client);
+}
+
+/** The wire for `collection`'s client, if it has one now. */
+function wireFor(
+  collection: DriverCollection<Document>,
+): EmbeddedWire | undefined {
+  const client = (collection as unknown as { client?: MongoClient }).client;
+  return client && wires.get(client);
 }
 
 /**
@@ -48,39 +55,41 @@ export function driverCollection<T extends Document>(
   const driver =
     (collection as unknown as { collection?: DriverCollection<T> | null })
       .collection ?? collection;
-  const client = (driver as unknown as { client?: MongoClient }).client;
-  const wire = client && wires.get(client);
-  if (!wire) return driver;
+  if (!wireFor(driver as unknown as DriverCollection<Document>)) return driver;
   let fast = wired.get(driver) as DriverCollection<T> | undefined;
-  if (!fast || wireOf.get(fast) !== wire) {
-    fast = wireCollection(driver, wire);
+  if (!fast) {
+    fast = wireCollection(driver);
     wired.set(driver, fast as unknown as DriverCollection<Document>);
   }
   return fast;
 }
 
-/** `driver` with its two hot writes sent through `wire`. */
+/**
+ * `driver` with its two hot writes sent through its client's wire, looked up at each call: once the
+ * wire is gone (the connection closed) they are the driver's again, even for a caller that kept it.
+ */
 function wireCollection<T extends Document>(
   driver: DriverCollection<T>,
-  wire: EmbeddedWire,
 ): DriverCollection<T> {
   const fast = Object.create(driver) as DriverCollection<T>;
-  wireOf.set(fast, wire);
   const name = driver.collectionName;
   const db = driver.dbName;
+  const wire = () => wireFor(driver as unknown as DriverCollection<Document>);
 
   fast.insertMany = async function (
     docs: readonly OptionalUnlessRequiredId<T>[],
     options?: BulkWriteOptions,
   ): Promise<InsertManyResult<T>> {
     const ordered = onlyOrdered(options);
-    if (ordered === undefined || !docs.length || !docs.every(hasId))
-      return driver.insertMany(docs, options);
-    const reply = await sent(wire, db, {
-      insert: name,
-      documents: docs,
-      ordered,
-    });
+    const reply =
+      ordered !== undefined &&
+      docs.length > 0 &&
+      docs.every(hasId) &&
+      (await sent(wire(), db, {
+        insert: name,
+        documents: docs,
+        ordered,
+      }));
     if (!reply) return driver.insertMany(docs, options);
     refusedWrites(reply);
     const insertedIds: Record<number, unknown> = {};
@@ -98,13 +107,14 @@ function wireCollection<T extends Document>(
     options?: UpdateOptions,
   ): Promise<UpdateResult<T>> {
     const upsert = onlyUpsert(options);
-    if (upsert === undefined || !isOperatorUpdate(update))
-      return driver.updateOne(filter, update, options);
-    const reply = await sent(wire, db, {
-      update: name,
-      updates: [{ q: filter, u: update, ...(upsert ? { upsert } : {}) }],
-      ordered: true,
-    });
+    const reply =
+      upsert !== undefined &&
+      isOperatorUpdate(update) &&
+      (await sent(wire(), db, {
+        update: name,
+        updates: [{ q: filter, u: update, ...(upsert ? { upsert } : {}) }],
+        ordered: true,
+      }));
     if (!reply) return driver.updateOne(filter, update, options);
     refusedWrites(reply);
     const upserted =
@@ -129,17 +139,18 @@ export async function updateEach<T extends Document>(
   collection: DriverCollection<T>,
   updates: readonly { filter: Filter<T>; set: UpdateFilter<T>['$set'] }[],
 ): Promise<void> {
-  const wire = wireOf.get(collection);
-  const reply =
-    wire &&
-    (await sent(wire, collection.dbName, {
+  const reply = await sent(
+    wireFor(collection as unknown as DriverCollection<Document>),
+    collection.dbName,
+    {
       update: collection.collectionName,
       updates: updates.map(({ filter, set }) => ({
         q: filter,
         u: { $set: set },
       })),
       ordered: false,
-    }));
+    },
+  );
   if (reply) {
     refusedWrites(reply);
     return;
@@ -152,12 +163,16 @@ export async function updateEach<T extends Document>(
   );
 }
 
-/** The wire's reply, or undefined for a command too large for it (the driver sends that one). */
+/**
+ * The wire's reply, or undefined when the driver is to send the command: no wire now, or a command
+ * too large for it.
+ */
 async function sent(
-  wire: EmbeddedWire,
+  wire: EmbeddedWire | undefined,
   db: string,
   command: Document,
 ): Promise<Document | undefined> {
+  if (!wire) return undefined;
   try {
     return await wire.command(db, command);
   } catch (error) {

@@ -29,6 +29,8 @@ describe('embeddedWireAddress (the embedded database only: no credentials, optio
       'mongodb://127.0.0.1:40123/metatronos',
       { host: '127.0.0.1', port: 40123 },
     ],
+    ['mongodb://127.0.0.1:99999/', undefined],
+    ['mongodb://127.0.0.1:0/', undefined],
     ['mongodb://user:secret@127.0.0.1:27017/', undefined],
     ['mongodb://%2Ftmp%2Fm%2Fferretdb.sock/?tls=true', undefined],
     ['mongodb://127.0.0.1:27017/?replicaSet=rs0', undefined],

@@ -61,8 +61,8 @@ export function embeddedWireAddress(uri: string): WireAddress | undefined {
   if (!match) return undefined;
   const host = decodeURIComponent(match[1]);
   if (host.startsWith('/') && host.endsWith('.sock')) return { path: host };
-  const tcp = /^127\.0\.0\.1:(\d{1,5})$/.exec(host);
-  return tcp ? { host: '127.0.0.1', port: Number(tcp[1]) } : undefined;
+  const port = Number(/^127\.0\.0\.1:(\d{1,5})$/.exec(host)?.[1]);
+  return port >= 1 && port <= 65535 ? { host: '127.0.0.1', port } : undefined;
 }
 
 /**
