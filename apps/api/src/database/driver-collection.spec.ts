@@ -6,6 +6,7 @@ import {
 } from '../../test/support/test-database';
 import {
   driverCollection,
+  findAll,
   stopUsingEmbeddedWire,
   updateEach,
   useEmbeddedWire,
@@ -257,6 +258,111 @@ describe.each(['driver', 'wire'] as const)(
       } finally {
         if (wire) useEmbeddedWire(database.client, wire);
       }
+    });
+
+    it('finds with a filter, sort, projection, skip and limit as find().toArray() does', async () => {
+      const at = new Date('2026-11-30T09:00:00.000Z');
+      const id = new ObjectId();
+      await raw.insertMany([
+        { _id: 'a', n: 1, tags: ['x'] },
+        { _id: 'b', n: 2, at, tags: ['y'] },
+        { _id: 'c', n: 3, gone: null },
+        { _id: id, n: 4, u: 'one' },
+        { _id: 'e', n: 5 },
+      ]);
+      const options = {
+        sort: { n: -1 as const },
+        projection: { tags: 0 },
+        skip: 1,
+        limit: 3,
+        maxTimeMS: 5000,
+      };
+      let docs: Doc[] = [];
+      const sent = await viaDriver('find', async () => {
+        docs = await findAll(collection, { n: { $gte: 2 } }, options);
+      });
+      expect(sent).toBe(way === 'wire' ? 0 : 1);
+      expect(docs).toEqual([
+        { _id: id, n: 4, u: 'one' },
+        { _id: 'c', n: 3, gone: null },
+        { _id: 'b', n: 2, at },
+      ]);
+      expect(docs[0]._id).toBeInstanceOf(ObjectId);
+      expect(docs[2].at).toBeInstanceOf(Date);
+      expect(docs).toEqual(
+        await raw.find({ n: { $gte: 2 } }, options).toArray(),
+      );
+      expect(await findAll(collection, { n: 9 })).toEqual([]);
+    });
+
+    it('reads every batch of a long result, and stops at its limit', async () => {
+      const docs = Array.from({ length: 230 }, (_, i) => ({
+        _id: `d${String(i).padStart(3, '0')}`,
+        n: i,
+      }));
+      await raw.insertMany(docs);
+      let all: Doc[] = [];
+      const viaWire = wire && jest.spyOn(wire, 'command');
+      const sent = await viaDriver('getMore', async () => {
+        all = await findAll(collection, {}, { sort: { _id: 1 } });
+      });
+      // The first batch holds 101 documents, as the driver's does.
+      expect(sent).toBe(way === 'wire' ? 0 : 1);
+      if (viaWire) {
+        expect(
+          viaWire.mock.calls.filter(([, command]) => 'getMore' in command),
+        ).toHaveLength(1);
+        viaWire.mockRestore();
+      }
+      expect(all).toEqual(docs);
+      expect(
+        await findAll(collection, {}, { sort: { n: 1 }, limit: 150 }),
+      ).toEqual(docs.slice(0, 150));
+      expect(
+        await findAll(collection, {}, { sort: { n: 1 }, limit: 101 }),
+      ).toEqual(docs.slice(0, 101));
+      expect(
+        await findAll(collection, {}, { sort: { n: -1 }, skip: 200 }),
+      ).toEqual(docs.slice(0, 30).reverse());
+    });
+
+    it("refuses a query the database refuses with the driver's error", async () => {
+      await raw.insertMany([{ _id: 'a', n: 1 }]);
+      const refusal = await raw
+        .find({ n: { $nope: 1 } } as never)
+        .toArray()
+        .catch((error: unknown) => error);
+      expect(refusal).toBeInstanceOf(MongoServerError);
+      const error = await findAll(collection, {
+        n: { $nope: 1 },
+      } as never).catch((failure: unknown) => failure);
+      expect(error).toBeInstanceOf(MongoServerError);
+      expect((error as MongoServerError).code).toBe(
+        (refusal as MongoServerError).code,
+      );
+      expect((error as MongoServerError).message).toBe(
+        (refusal as MongoServerError).message,
+      );
+    });
+
+    it('leaves a sort the driver translates, and a negative limit, to the driver', async () => {
+      await raw.insertMany([
+        { _id: 'a', n: 1 },
+        { _id: 'b', n: 2 },
+      ]);
+      let docs: Doc[] = [];
+      expect(
+        await viaDriver('find', async () => {
+          docs = await findAll(collection, {}, { sort: { n: 'desc' } });
+        }),
+      ).toBe(1);
+      expect(docs.map((doc) => doc._id)).toEqual(['b', 'a']);
+      expect(
+        await viaDriver('find', async () => {
+          docs = await findAll(collection, {}, { sort: { n: 1 }, limit: -1 });
+        }),
+      ).toBe(1);
+      expect(docs.map((doc) => doc._id)).toEqual(['a']);
     });
 
     it('leaves other writes to the driver: options it does not know, and bulkWrite', async () => {

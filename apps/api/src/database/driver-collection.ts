@@ -1,4 +1,5 @@
 import {
+  Long,
   MongoServerError,
   type BulkWriteOptions,
   type Collection as DriverCollection,
@@ -10,6 +11,7 @@ import {
   type UpdateFilter,
   type UpdateOptions,
   type UpdateResult,
+  type WithId,
 } from 'mongodb';
 import { CommandTooLarge, type EmbeddedWire } from './embedded-wire';
 
@@ -161,6 +163,88 @@ export async function updateEach<T extends Document>(
     })),
     { ordered: false },
   );
+}
+
+/** The options of `findAll`: those of a `find` the AI's `db_query` sends. */
+export interface FindAllOptions {
+  projection?: Document;
+  sort?: Document;
+  skip?: number;
+  limit?: number;
+  maxTimeMS?: number;
+}
+
+/**
+ * Every document `collection.find(filter, options).toArray()` answers, in the same order and form.
+ * On the embedded database it is one `find` through the wire (with a `getMore` per further batch);
+ * a sort the driver would first translate (`'asc'`, `{ $meta }`…), a negative limit (the driver's
+ * single batch) and a missing wire leave it to the driver.
+ */
+export async function findAll<T extends Document>(
+  collection: DriverCollection<T>,
+  filter: Filter<T>,
+  options: FindAllOptions = {},
+): Promise<WithId<T>[]> {
+  const wire = wireFor(collection as unknown as DriverCollection<Document>);
+  const { projection, sort, skip, limit, maxTimeMS } = options;
+  if (
+    !wire ||
+    (sort !== undefined && !plainSort(sort)) ||
+    (limit !== undefined && limit < 0)
+  )
+    return collection.find(filter, options).toArray();
+  const db = collection.dbName;
+  const name = collection.collectionName;
+  const reply = await sent(wire, db, {
+    find: name,
+    filter,
+    ...(sort !== undefined && { sort }),
+    ...(projection !== undefined && { projection }),
+    ...(skip !== undefined && { skip }),
+    ...(limit !== undefined && { limit }),
+    ...(maxTimeMS !== undefined && { maxTimeMS }),
+  });
+  if (!reply) return collection.find(filter, options).toArray();
+  let cursor = reply['cursor'] as WireCursor;
+  const docs = cursor.firstBatch as WithId<T>[];
+  while (!cursorDone(cursor.id)) {
+    if (limit && docs.length >= limit) {
+      await wire.command(db, {
+        killCursors: name,
+        cursors: [cursorId(cursor.id)],
+      });
+      break;
+    }
+    // As the driver's: no maxTimeMS (MongoDB takes it only for a tailable cursor's getMore).
+    const more = await wire.command(db, {
+      getMore: cursorId(cursor.id),
+      collection: name,
+    });
+    cursor = more['cursor'] as WireCursor;
+    for (const doc of cursor.nextBatch as WithId<T>[]) docs.push(doc);
+  }
+  return docs;
+}
+
+interface WireCursor {
+  id: number | Long;
+  firstBatch?: Document[];
+  nextBatch?: Document[];
+}
+
+function cursorDone(id: number | Long): boolean {
+  return typeof id === 'number' ? id === 0 : id.isZero();
+}
+
+/** A cursor id as the server wants it back: a 64-bit integer (the reply's small ones come as numbers). */
+function cursorId(id: number | Long): Long {
+  return typeof id === 'number' ? Long.fromNumber(id) : id;
+}
+
+/** A sort the driver sends as it is: a document of 1s and -1s. */
+function plainSort(sort: Document): boolean {
+  if (!sort || typeof sort !== 'object' || Array.isArray(sort)) return false;
+  return Object.values(sort).every((way) => way === 1 || way === -1);
 }
 
 /**

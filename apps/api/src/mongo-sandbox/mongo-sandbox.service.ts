@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { InjectConnection } from '@nestjs/mongoose';
 import type { Connection, mongo } from 'mongoose';
+import { findAll } from '../database/driver-collection';
 import { SETTINGS_COLLECTION, collectionAccess } from './collection-access';
 import {
   MONGO_DOCUMENT_WRITES,
@@ -159,22 +160,21 @@ export class MongoSandboxService {
     const filter = scopedFilter(op.collection, op.filter ?? {}, scopes);
     switch (op.operation) {
       case 'find': {
-        const docs = await collection
-          .find(filter, {
-            projection: options.projection,
-            sort: options.sort as mongo.Sort | undefined,
-            skip: options.skip,
-            limit: readLimit(options.limit),
-            maxTimeMS: QUERY_TIME_LIMIT_MS,
-          })
-          .toArray();
+        const docs = await findAll(collection, filter, {
+          projection: options.projection,
+          sort: options.sort,
+          skip: options.skip,
+          limit: readLimit(options.limit),
+          maxTimeMS: QUERY_TIME_LIMIT_MS,
+        });
         return this.rows(op.collection, docs, await secrets);
       }
       case 'findOne': {
-        const doc = await collection.findOne(filter, {
+        const [doc = null] = await findAll(collection, filter, {
           projection: options.projection,
-          sort: options.sort as mongo.Sort | undefined,
+          sort: options.sort,
           skip: options.skip,
+          limit: 1,
           maxTimeMS: QUERY_TIME_LIMIT_MS,
         });
         const redactor = new ResultRedactor(
