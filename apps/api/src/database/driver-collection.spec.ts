@@ -1,4 +1,9 @@
-import { MongoServerError, ObjectId, type Collection } from 'mongodb';
+import {
+  MongoNetworkError,
+  MongoServerError,
+  ObjectId,
+  type Collection,
+} from 'mongodb';
 import {
   TEST_MONGODB_URI_ENV,
   watchedTestDatabase,
@@ -343,6 +348,23 @@ describe.each(['driver', 'wire'] as const)(
       expect((error as MongoServerError).message).toBe(
         (refusal as MongoServerError).message,
       );
+    });
+
+    it('reads again once after a broken connection, as the driver retries a read', async () => {
+      await raw.insertMany([{ _id: 'a', n: 1 }]);
+      if (wire) {
+        const sent = jest
+          .spyOn(wire, 'command')
+          .mockRejectedValueOnce(new MongoNetworkError('broken'));
+        expect(await findAll(collection, {})).toEqual([{ _id: 'a', n: 1 }]);
+        expect(sent).toHaveBeenCalledTimes(2);
+        sent
+          .mockRejectedValueOnce(new MongoNetworkError('broken'))
+          .mockRejectedValueOnce(new MongoNetworkError('still broken'));
+        await expect(findAll(collection, {})).rejects.toThrow('still broken');
+        sent.mockRestore();
+      } else
+        expect(await findAll(collection, {})).toEqual([{ _id: 'a', n: 1 }]);
     });
 
     it('leaves a sort the driver translates, and a negative limit, to the driver', async () => {

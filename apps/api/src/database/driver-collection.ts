@@ -1,5 +1,6 @@
 import {
   Long,
+  MongoNetworkError,
   MongoServerError,
   type BulkWriteOptions,
   type Collection as DriverCollection,
@@ -176,7 +177,8 @@ export interface FindAllOptions {
 
 /**
  * Every document `collection.find(filter, options).toArray()` answers, in the same order and form.
- * On the embedded database it is one `find` through the wire (with a `getMore` per further batch);
+ * On the embedded database it is one `find` through the wire (with a `getMore` per further batch;
+ * the `find` sent again once after a broken connection, as the driver retries a read);
  * a sort the driver would first translate (`'asc'`, `{ $meta }`…), a negative limit (the driver's
  * single batch) and a missing wire leave it to the driver.
  */
@@ -195,7 +197,7 @@ export async function findAll<T extends Document>(
     return collection.find(filter, options).toArray();
   const db = collection.dbName;
   const name = collection.collectionName;
-  const reply = await sent(wire, db, {
+  const find = {
     find: name,
     filter,
     ...(sort !== undefined && { sort }),
@@ -203,6 +205,11 @@ export async function findAll<T extends Document>(
     ...(skip !== undefined && { skip }),
     ...(limit !== undefined && { limit }),
     ...(maxTimeMS !== undefined && { maxTimeMS }),
+  };
+  // Sent again once after a broken connection, as the driver retries a read (on a new connection).
+  const reply = await sent(wire, db, find).catch((error: unknown) => {
+    if (error instanceof MongoNetworkError) return sent(wire, db, find);
+    throw error;
   });
   if (!reply) return collection.find(filter, options).toArray();
   let cursor = reply['cursor'] as WireCursor;
