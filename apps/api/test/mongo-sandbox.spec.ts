@@ -199,7 +199,7 @@ describe.each(['driver', 'wire'] as const)(
       return EJSON.stringify(parts, { relaxed: false });
     }
 
-    it('reads find and findOne through the wire when there is one', async () => {
+    it('reads (find, findOne, countDocuments, aggregate) through the wire when there is one', async () => {
       const sent = wire && jest.spyOn(wire, 'command');
       const found = await sandbox.execute({
         operation: 'find',
@@ -215,10 +215,27 @@ describe.each(['driver', 'wire'] as const)(
         options: { sort: { createdAt: -1 }, projection: { title: 1, _id: 0 } },
       });
       expect(one).toEqual({ row: { title: 'Groceries' } });
+      expect(
+        await sandbox.execute({
+          operation: 'countDocuments',
+          collection: 'chats',
+          filter: {},
+        }),
+      ).toEqual({ count: 2 });
+      expect(
+        await sandbox.execute({
+          operation: 'aggregate',
+          collection: 'chats',
+          pipeline: [
+            { $match: { title: 'Groceries' } },
+            { $project: { _id: 0, title: 1 } },
+          ],
+        }),
+      ).toEqual({ rows: [{ title: 'Groceries' }] });
       if (sent) {
         expect(
           sent.mock.calls.map(([, command]) => Object.keys(command)[0]),
-        ).toEqual(['find', 'find']);
+        ).toEqual(['find', 'find', 'aggregate', 'aggregate']);
         sent.mockRestore();
       }
     });

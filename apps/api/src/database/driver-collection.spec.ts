@@ -3,6 +3,7 @@ import {
   MongoServerError,
   ObjectId,
   type Collection,
+  type Document,
 } from 'mongodb';
 import {
   TEST_MONGODB_URI_ENV,
@@ -10,6 +11,8 @@ import {
   type WatchedTestDatabase,
 } from '../../test/support/test-database';
 import {
+  aggregateAll,
+  countAll,
   driverCollection,
   findAll,
   stopUsingEmbeddedWire,
@@ -365,6 +368,77 @@ describe.each(['driver', 'wire'] as const)(
         sent.mockRestore();
       } else
         expect(await findAll(collection, {})).toEqual([{ _id: 'a', n: 1 }]);
+    });
+
+    it('aggregates and counts as aggregate().toArray() and countDocuments() do', async () => {
+      const docs = Array.from({ length: 130 }, (_, i) => ({
+        _id: `d${String(i).padStart(3, '0')}`,
+        n: i % 4,
+      }));
+      await raw.insertMany(docs);
+      const groups = [
+        { $group: { _id: '$n', count: { $sum: 1 } } },
+        { $sort: { _id: -1 } },
+      ];
+      let grouped: Document[] = [];
+      expect(
+        await viaDriver('aggregate', async () => {
+          grouped = await aggregateAll(collection, groups, {
+            maxTimeMS: 5000,
+          });
+        }),
+      ).toBe(way === 'wire' ? 0 : 1);
+      expect(grouped).toEqual([
+        { _id: 3, count: 32 },
+        { _id: 2, count: 32 },
+        { _id: 1, count: 33 },
+        { _id: 0, count: 33 },
+      ]);
+      // Past the first batch of 101.
+      const all = await aggregateAll(collection, [{ $sort: { _id: 1 } }]);
+      expect(all).toEqual(docs);
+      expect(all).toEqual(
+        await raw.aggregate([{ $sort: { _id: 1 } }]).toArray(),
+      );
+      for (const [filter, options] of [
+        [{}, {}],
+        [{ n: 1 }, {}],
+        [{ n: { $gte: 2 } }, { skip: 10, limit: 20 }],
+        [{ n: 9 }, {}],
+      ] as const) {
+        let count = -1;
+        expect(
+          await viaDriver('aggregate', async () => {
+            count = await countAll(collection, filter, options);
+          }),
+        ).toBe(way === 'wire' ? 0 : 1);
+        expect(count).toBe(await raw.countDocuments(filter, options));
+      }
+      const refused = (await raw
+        .aggregate([{ $nope: 1 }])
+        .toArray()
+        .catch((error: unknown) => error)) as MongoServerError;
+      const error = (await aggregateAll(collection, [{ $nope: 1 }]).catch(
+        (failure: unknown) => failure,
+      )) as MongoServerError;
+      expect(error).toBeInstanceOf(MongoServerError);
+      expect([error.code, error.message]).toEqual([
+        refused.code,
+        refused.message,
+      ]);
+    });
+
+    it('leaves a pipeline that writes to the driver', async () => {
+      await raw.insertMany([{ _id: 'a', n: 1 }]);
+      // The embedded database has no $out ("not implemented yet"): what matters is who sent it.
+      for (const last of [{ $out: 'docs_copy' }, { $merge: 'docs_copy' }])
+        expect(
+          await viaDriver('aggregate', () =>
+            aggregateAll(collection, [{ $match: {} }, last]).catch(
+              () => undefined,
+            ),
+          ),
+        ).toBe(1);
     });
 
     it('leaves a sort the driver translates, and a negative limit, to the driver', async () => {

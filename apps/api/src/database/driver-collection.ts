@@ -177,8 +177,8 @@ export interface FindAllOptions {
 
 /**
  * Every document `collection.find(filter, options).toArray()` answers, in the same order and form.
- * On the embedded database it is one `find` through the wire (with a `getMore` per further batch;
- * the `find` sent again once after a broken connection, as the driver retries a read);
+ * On the embedded database it is one `find` through the wire (`readCursor`: a `getMore` per further
+ * batch, the `find` sent again once after a broken connection, as the driver retries a read);
  * a sort the driver would first translate (`'asc'`, `{ $meta }`…), a negative limit (the driver's
  * single batch) and a missing wire leave it to the driver.
  */
@@ -195,25 +195,95 @@ export async function findAll<T extends Document>(
     (limit !== undefined && limit < 0)
   )
     return collection.find(filter, options).toArray();
-  const db = collection.dbName;
   const name = collection.collectionName;
-  const find = {
-    find: name,
-    filter,
-    ...(sort !== undefined && { sort }),
-    ...(projection !== undefined && { projection }),
-    ...(skip !== undefined && { skip }),
-    ...(limit !== undefined && { limit }),
-    ...(maxTimeMS !== undefined && { maxTimeMS }),
-  };
-  // Sent again once after a broken connection, as the driver retries a read (on a new connection).
-  const reply = await sent(wire, db, find).catch((error: unknown) => {
-    if (error instanceof MongoNetworkError) return sent(wire, db, find);
+  const docs = await readCursor<WithId<T>>(
+    wire,
+    collection.dbName,
+    name,
+    {
+      find: name,
+      filter,
+      ...(sort !== undefined && { sort }),
+      ...(projection !== undefined && { projection }),
+      ...(skip !== undefined && { skip }),
+      ...(limit !== undefined && { limit }),
+      ...(maxTimeMS !== undefined && { maxTimeMS }),
+    },
+    limit,
+  );
+  return docs ?? collection.find(filter, options).toArray();
+}
+
+/**
+ * Every document `collection.aggregate(pipeline, { maxTimeMS }).toArray()` answers, through the wire
+ * on the embedded database as `findAll` reads. A pipeline that writes (`$out`, `$merge`: the driver adds
+ * a write concern and does not retry it) and a missing wire leave it to the driver.
+ */
+export async function aggregateAll<
+  T extends Document = Document,
+  C extends Document = Document,
+>(
+  collection: DriverCollection<C>,
+  pipeline: readonly Document[],
+  options: { maxTimeMS?: number } = {},
+): Promise<T[]> {
+  const wire = wireFor(collection as unknown as DriverCollection<Document>);
+  const last = pipeline[pipeline.length - 1];
+  const writes = !!last && ('$out' in last || '$merge' in last);
+  const { maxTimeMS } = options;
+  const name = collection.collectionName;
+  const docs =
+    wire && !writes
+      ? await readCursor<T>(wire, collection.dbName, name, {
+          aggregate: name,
+          pipeline,
+          cursor: {},
+          ...(maxTimeMS !== undefined && { maxTimeMS }),
+        })
+      : undefined;
+  return docs ?? collection.aggregate<T>([...pipeline], options).toArray();
+}
+
+/**
+ * `collection.countDocuments(filter, options)`: the driver's own pipeline (`$match`, `$skip`, `$limit`,
+ * one `$group`) run by `aggregateAll`.
+ */
+export async function countAll<C extends Document>(
+  collection: DriverCollection<C>,
+  filter: Document,
+  options: { skip?: number; limit?: number; maxTimeMS?: number } = {},
+): Promise<number> {
+  const { skip, limit, maxTimeMS } = options;
+  const pipeline: Document[] = [{ $match: filter }];
+  if (typeof skip === 'number') pipeline.push({ $skip: skip });
+  if (typeof limit === 'number') pipeline.push({ $limit: limit });
+  pipeline.push({ $group: { _id: 1, n: { $sum: 1 } } });
+  const [result] = await aggregateAll<{ n: number }, C>(collection, pipeline, {
+    maxTimeMS,
+  });
+  return result?.n ?? 0;
+}
+
+/**
+ * The documents of a cursor command (`find`, `aggregate`) sent through the wire, its further batches
+ * read with `getMore` (closed with `killCursors` once `limit` are in); undefined when the command is
+ * too large for the wire (the driver is to send it). Sent again once after a broken connection, as
+ * the driver retries a read (on a new connection).
+ */
+async function readCursor<T>(
+  wire: EmbeddedWire,
+  db: string,
+  name: string,
+  command: Document,
+  limit?: number,
+): Promise<T[] | undefined> {
+  const reply = await sent(wire, db, command).catch((error: unknown) => {
+    if (error instanceof MongoNetworkError) return sent(wire, db, command);
     throw error;
   });
-  if (!reply) return collection.find(filter, options).toArray();
+  if (!reply) return undefined;
   let cursor = reply['cursor'] as WireCursor;
-  const docs = cursor.firstBatch as WithId<T>[];
+  const docs = cursor.firstBatch as T[];
   while (!cursorDone(cursor.id)) {
     if (limit && docs.length >= limit) {
       await wire.command(db, {
@@ -228,7 +298,7 @@ export async function findAll<T extends Document>(
       collection: name,
     });
     cursor = more['cursor'] as WireCursor;
-    for (const doc of cursor.nextBatch as WithId<T>[]) docs.push(doc);
+    for (const doc of cursor.nextBatch as T[]) docs.push(doc);
   }
   return docs;
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { InjectConnection } from '@nestjs/mongoose';
 import type { Connection, mongo } from 'mongoose';
-import { findAll } from '../database/driver-collection';
+import { aggregateAll, countAll, findAll } from '../database/driver-collection';
 import { SETTINGS_COLLECTION, collectionAccess } from './collection-access';
 import {
   MONGO_DOCUMENT_WRITES,
@@ -196,13 +196,13 @@ export class MongoSandboxService {
           ...scopedPipeline(op.collection, op.pipeline ?? [], scopes),
           { $limit: readLimit(options.limit) },
         ];
-        const docs = await collection
-          .aggregate(pipeline, { maxTimeMS: QUERY_TIME_LIMIT_MS })
-          .toArray();
+        const docs = await aggregateAll(collection, pipeline, {
+          maxTimeMS: QUERY_TIME_LIMIT_MS,
+        });
         return this.rows(op.collection, docs, await secrets);
       }
       case 'countDocuments': {
-        const count = await collection.countDocuments(filter, {
+        const count = await countAll(collection, filter, {
           limit: options.limit,
           skip: options.skip,
           maxTimeMS: QUERY_TIME_LIMIT_MS,
