@@ -21,7 +21,10 @@ const wires = new WeakMap<MongoClient, EmbeddedWire>();
 /** The wire-backed collection made for each driver collection (it asks for the wire at each call). */
 const wired = new WeakMap<object, DriverCollection<Document>>();
 
-/** Sends `driverCollection`'s writes on `client`'s database through `wire` from now on. */
+/**
+ * Sends `client`'s commands through `wire` from now on: `driverCollection`'s writes, `updateEach`,
+ * and the reads of `findAll`, `aggregateAll` and `countAll`.
+ */
 export function useEmbeddedWire(client: MongoClient, wire: EmbeddedWire): void {
   wires.set(client, wire);
 }
@@ -31,9 +34,7 @@ export function stopUsingEmbeddedWire(client: MongoClient): void {
 }
 
 /** The wire for `collection`'s client, if it has one now. */
-function wireFor(
-  collection: DriverCollection<Document>,
-): EmbeddedWire | undefined {
+function wireFor(collection: object): EmbeddedWire | undefined {
   const client = (collection as unknown as { client?: MongoClient }).client;
   return client && wires.get(client);
 }
@@ -58,7 +59,7 @@ export function driverCollection<T extends Document>(
   const driver =
     (collection as unknown as { collection?: DriverCollection<T> | null })
       .collection ?? collection;
-  if (!wireFor(driver as unknown as DriverCollection<Document>)) return driver;
+  if (!wireFor(driver)) return driver;
   let fast = wired.get(driver) as DriverCollection<T> | undefined;
   if (!fast) {
     fast = wireCollection(driver);
@@ -77,7 +78,7 @@ function wireCollection<T extends Document>(
   const fast = Object.create(driver) as DriverCollection<T>;
   const name = driver.collectionName;
   const db = driver.dbName;
-  const wire = () => wireFor(driver as unknown as DriverCollection<Document>);
+  const wire = () => wireFor(driver);
 
   fast.insertMany = async function (
     docs: readonly OptionalUnlessRequiredId<T>[],
@@ -142,18 +143,14 @@ export async function updateEach<T extends Document>(
   collection: DriverCollection<T>,
   updates: readonly { filter: Filter<T>; set: UpdateFilter<T>['$set'] }[],
 ): Promise<void> {
-  const reply = await sent(
-    wireFor(collection as unknown as DriverCollection<Document>),
-    collection.dbName,
-    {
-      update: collection.collectionName,
-      updates: updates.map(({ filter, set }) => ({
-        q: filter,
-        u: { $set: set },
-      })),
-      ordered: false,
-    },
-  );
+  const reply = await sent(wireFor(collection), collection.dbName, {
+    update: collection.collectionName,
+    updates: updates.map(({ filter, set }) => ({
+      q: filter,
+      u: { $set: set },
+    })),
+    ordered: false,
+  });
   if (reply) {
     refusedWrites(reply);
     return;
@@ -187,30 +184,30 @@ export async function findAll<T extends Document>(
   filter: Filter<T>,
   options: FindAllOptions = {},
 ): Promise<WithId<T>[]> {
-  const wire = wireFor(collection as unknown as DriverCollection<Document>);
+  const wire = wireFor(collection);
   const { projection, sort, skip, limit, maxTimeMS } = options;
-  if (
-    !wire ||
-    (sort !== undefined && !plainSort(sort)) ||
-    (limit !== undefined && limit < 0)
-  )
-    return collection.find(filter, options).toArray();
+  const asSent =
+    (sort === undefined || plainSort(sort)) &&
+    (limit === undefined || limit >= 0);
   const name = collection.collectionName;
-  const docs = await readCursor<WithId<T>>(
-    wire,
-    collection.dbName,
-    name,
-    {
-      find: name,
-      filter,
-      ...(sort !== undefined && { sort }),
-      ...(projection !== undefined && { projection }),
-      ...(skip !== undefined && { skip }),
-      ...(limit !== undefined && { limit }),
-      ...(maxTimeMS !== undefined && { maxTimeMS }),
-    },
-    limit,
-  );
+  const docs =
+    wire && asSent
+      ? await readCursor<WithId<T>>(
+          wire,
+          collection.dbName,
+          name,
+          {
+            find: name,
+            filter,
+            ...(sort !== undefined && { sort }),
+            ...(projection !== undefined && { projection }),
+            ...(skip !== undefined && { skip }),
+            ...(limit !== undefined && { limit }),
+            ...(maxTimeMS !== undefined && { maxTimeMS }),
+          },
+          limit,
+        )
+      : undefined;
   return docs ?? collection.find(filter, options).toArray();
 }
 
@@ -227,7 +224,7 @@ export async function aggregateAll<
   pipeline: readonly Document[],
   options: { maxTimeMS?: number } = {},
 ): Promise<T[]> {
-  const wire = wireFor(collection as unknown as DriverCollection<Document>);
+  const wire = wireFor(collection);
   const last = pipeline[pipeline.length - 1];
   const writes = !!last && ('$out' in last || '$merge' in last);
   const { maxTimeMS } = options;

@@ -11,7 +11,8 @@ import {
 } from './embedded-wire';
 
 /**
- * Opens the embedded database's own wire (`EmbeddedWire`) for the hot writes of `driverCollection`,
+ * Opens the embedded database's own wire (`EmbeddedWire`) for the hot writes of `driverCollection`
+ * and the reads of `findAll`, `aggregateAll` and `countAll`,
  * on the embedded database only (an external MongoDB keeps the driver for everything: credentials,
  * TLS, replica sets). With `monitorCommands` its commands are announced on the driver client as
  * the driver's own are (`commandStarted`, `commandSucceeded`, `commandFailed`).

@@ -70,7 +70,8 @@ export function embeddedWireAddress(uri: string): WireAddress | undefined {
  * layers (server selection with its timer, the pool's check-out and events, an implicit session,
  * options merged at four levels): one OP_MSG out, one back, ~45 µs of CPU against the driver's
  * ~240 µs for a `ping` on this machine. Only for a database with no credentials and no TLS, which
- * is what the embedded one is; the writes every chat turn makes go through it (`driverCollection`).
+ * is what the embedded one is; the writes every chat turn makes go through it (`driverCollection`),
+ * and so do the AI's `db_query` reads (`findAll`, `aggregateAll`, `countAll`).
  *
  * Each reply is matched to its request by `responseTo`. A connection that closes or breaks fails
  * the commands in flight on it with a `MongoNetworkError` (as the driver's would), and the next
